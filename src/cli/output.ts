@@ -1,0 +1,42 @@
+/** Printing for the CLI: JSON for scripts, plain lines for people. */
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function printLines(lines: Iterable<string>): void {
+  for (const line of lines) process.stdout.write(`${line}\n`);
+}
+
+/** Messages that are not the command's result go to stderr, so stdout stays parseable. */
+export function note(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+export function warn(message: string): void {
+  process.stderr.write(`warning: ${message}\n`);
+}
+
+/** Parses a positive integer option, with the option's name in the error. */
+export function parseIntOption(name: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value)) throw new InvalidOption(`${name} takes a whole number, not "${value}".`);
+    return Number(value);
+  };
+}
+
+/** Parses a byte size such as 1048576, 512M, 2GiB. */
+export function parseByteSize(value: string): number {
+  const match = /^(\d+)\s*([kKmMgGtT]?)(i?[bB])?$/.exec(value.trim());
+  if (!match) throw new InvalidOption(`"${value}" is not a size; use bytes or a suffix such as 512M or 2G.`);
+  const power = { '': 0, k: 1, m: 2, g: 3, t: 4 }[match[2]!.toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
+  return Number(match[1]) * 1024 ** power;
+}
+
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** commander reports an InvalidArgumentError thrown by an option parser as a usage error. */
+import { InvalidArgumentError } from 'commander';
+export class InvalidOption extends InvalidArgumentError {}

@@ -1,0 +1,36 @@
+import { Command, CommanderError } from 'commander';
+import { DepotkitError, EXIT } from '../util/errors.js';
+// One line per capability: each file registers its own command group.
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('depotkit')
+    .description('Build, certify, serve, check and push air-gapped software depots')
+    .version(process.env.npm_package_version ?? '0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version are not failures; every other commander error is bad usage.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+      return EXIT.usage;
+    }
+    if (err instanceof DepotkitError) {
+      process.stderr.write(`depotkit: ${err.message}\n`);
+      if (err.hint) process.stderr.write(`  ${err.hint}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`depotkit: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (process.env.DEPOTKIT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    return EXIT.problems;
+  }
+}

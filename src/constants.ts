@@ -1,0 +1,201 @@
+/**
+ * Every literal of the external interfaces lives here: depot paths, component
+ * names, installer and management-server API paths, headers, error codes.
+ * Sources: the two specification documents and shared/reference/field-notes.md.
+ * Nothing else in the code base spells these values.
+ */
+
+// ---------------------------------------------------------------- depot tree
+
+export const DEPOT_ROOT_DIR = 'PROD';
+
+/** Paths relative to the folder that contains PROD/ (the web root). */
+export const DEPOT_PATHS = {
+  comp: 'PROD/COMP',
+  manifest: 'PROD/metadata/manifest/v1/vcfManifest.json',
+  catalog: 'PROD/metadata/productVersionCatalog/v1/productVersionCatalog.json',
+  catalogSig: 'PROD/metadata/productVersionCatalog/v1/productVersionCatalog.sig',
+  hclAll: 'PROD/vsan/hcl/all.json',
+  hclLastUpdated: 'PROD/vsan/hcl/lastupdatedtime.json',
+  hclDir: 'PROD/vsan/hcl',
+  compatibility: 'PROD/COMP/SDDC_MANAGER_VCF/Compatibility/VmwareCompatibilityData.json',
+  /** Extra copies the vendor's metadata archive carries. */
+  metadataCompatibilityDirs: ['PROD/metadata/Compatibility/v1', 'PROD/metadata/Compatibility/v2'],
+  metadataHclDir: 'PROD/metadata/vsan/hcl',
+} as const;
+
+/** Folder of a component's binaries, relative to the web root. */
+export function componentDir(component: string): string {
+  return `${DEPOT_PATHS.comp}/${component}`;
+}
+
+/** The seed's seven component folders: the installer's minimum. */
+export const REQUIRED_COMPONENTS = [
+  'NSX_T_MANAGER',
+  'SDDC_MANAGER_VCF',
+  'VCENTER',
+  'VCF_OPS_CLOUD_PROXY',
+  'VRA',
+  'VROPS',
+  'VRSLCM',
+] as const;
+
+export const COMPONENTS_9_0 = [
+  'ESX_HOST',
+  'HCX',
+  'NSX_T_MANAGER',
+  'SDDC_MANAGER_VCF',
+  'VCENTER',
+  'VCFDT',
+  'VCF_OPS_CLOUD_PROXY',
+  'VIDB',
+  'VMTOOLS',
+  'VRA',
+  'VRLI',
+  'VRNI',
+  'VRO',
+  'VROPS',
+  'VRSLCM',
+  'VSAN_FILE_SERVICES',
+] as const;
+
+/** 9.1 drops VRSLCM and adds the fleet services. */
+export const COMPONENTS_9_1 = [
+  ...COMPONENTS_9_0.filter((c) => c !== 'VRSLCM'),
+  'DEPOT_SERVICE',
+  'TELEMETRY_ACCEPTOR',
+  'VCF_FLEET_LCM',
+  'VCF_SDDC_LCM',
+  'VCF_SALT',
+  'VCF_SALT_RAAS',
+  'VCF_SERVICE_VCD_MIGRATION_BACKEND',
+  'VCF_LICENSE_SERVER',
+  'VSP',
+] as const;
+
+export const RELEASES = ['9.0', '9.1'] as const;
+export type Release = (typeof RELEASES)[number];
+
+export function componentsOf(release: Release): readonly string[] {
+  return release === '9.0' ? COMPONENTS_9_0 : COMPONENTS_9_1;
+}
+
+/** Every component name the toolkit knows, for misspelling suggestions. */
+export const KNOWN_COMPONENTS: readonly string[] = [...new Set<string>([...COMPONENTS_9_0, ...COMPONENTS_9_1])].sort();
+
+/** The catalog's bundle types. */
+export const BUNDLE_TYPES = ['INSTALL', 'PATCH'] as const;
+
+/** HCL files older than this are reported as rejected (third-party report). */
+export const HCL_MAX_AGE_DAYS = 90;
+
+/** The vendor's metadata archive name pattern. */
+export const METADATA_ZIP_PATTERN = /^vcf-.*-offline-depot-metadata\.zip$/;
+
+/** Prefix of every temporary file the toolkit writes; never served, never left behind. */
+export const TEMP_PREFIX = '.depotkit-tmp-';
+
+// ----------------------------------------------------------- installer API
+
+export const INSTALLER_API = {
+  tokens: '/v1/tokens',
+  refreshAccessToken: '/v1/tokens/access-token/refresh',
+  refreshToken: '/v1/tokens/refresh-token',
+  trustedCertificates: '/v1/sddc-manager/trusted-certificates',
+  depotSettings: '/v1/system/settings/depot',
+  depotSyncInfo: '/v1/system/settings/depot/depot-sync-info',
+  applianceInfo: '/v1/system/appliance-info',
+} as const;
+
+export const TRUSTED_FOR_OUTBOUND = 'TRUSTED_FOR_OUTBOUND';
+export const TRUSTED_FOR_INBOUND = 'TRUSTED_FOR_INBOUND';
+
+export const INSTALLER_DEFAULT_USER = 'admin@local';
+
+/** JWT details of the vendor's sample token. */
+export const INSTALLER_JWT = {
+  alg: 'HS256',
+  iss: 'vcf-auth',
+  aud: 'sddc-services',
+  lifetimeSeconds: 3600,
+  refreshLifetimeSeconds: 24 * 3600,
+  scopes: ['CERT_READ', 'CERT_WRITE', 'CA_READ', 'CA_WRITE', 'DEPOT_READ', 'DEPOT_WRITE', 'SYSTEM_READ'],
+  writeScopes: ['CA_WRITE', 'CERT_WRITE'],
+  role: 'ADMIN',
+} as const;
+
+/** The alias the seed describes: `<prefix>_<name from the certificate>_<64 hex>`. */
+export const TRUSTED_CERT_ALIAS_PREFIX = 'vcf';
+
+export const DEPOT_STATUS = {
+  unknownHost: 'DEPOT_UNKNOWN_HOST',
+  notAvailable: 'DEPOT_NOT_AVAILABLE',
+  userNotSet: 'DEPOT_USER_NOT_SET',
+  invalidCredential: 'DEPOT_INVALID_CREDENTIAL',
+  unknownFailure: 'UNKNOWN_FAILURE',
+  connectionSuccessful: 'DEPOT_CONNECTION_SUCCESSFUL',
+} as const;
+export type DepotStatus = (typeof DEPOT_STATUS)[keyof typeof DEPOT_STATUS];
+
+export const INSTALLER_ERROR_CODES = {
+  depotConnectFailure: 'VMWARE_DEPOT_CONNECT_FAILURE',
+  depotInvalidCredential: 'DEPOT_INVALID_CREDENTIAL',
+  depotUnknownHost: 'DEPOT_UNKNOWN_HOST',
+  depotNotAvailable: 'DEPOT_NOT_AVAILABLE',
+  invalidCredentials: 'INVALID_CREDENTIALS',
+  unauthorized: 'UNAUTHORIZED',
+  forbidden: 'FORBIDDEN',
+  certificateAlreadyExists: 'TRUSTED_CERTIFICATE_ALREADY_EXISTS',
+  invalidCertificate: 'INVALID_CERTIFICATE',
+  certificateNotFound: 'TRUSTED_CERTIFICATE_NOT_FOUND',
+  refreshTokenNotFound: 'REFRESH_TOKEN_NOT_FOUND',
+  badRequest: 'BAD_REQUEST',
+  notFound: 'NOT_FOUND',
+} as const;
+
+export const INSTALLER_MESSAGES = {
+  depotConnectFailure:
+    'Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error, check logs for more details.',
+  secureProtocolError: 'Secure protocol communication error',
+} as const;
+
+export const APPLIANCE_ROLES = { installer: 'VcfInstaller', manager: 'SddcManager' } as const;
+
+// -------------------------------------------------- management server API
+
+export const MGMT_HEADERS = {
+  sessionId: 'vmware-api-session-id',
+  useHeaderAuthn: 'vmware-use-header-authn',
+} as const;
+
+export const MGMT_API = {
+  rest: {
+    session: '/rest/com/vmware/cis/session',
+    tlsCsr: '/rest/vcenter/certificate-management/vcenter/tls-csr',
+    tls: '/rest/vcenter/certificate-management/vcenter/tls',
+  },
+  api: {
+    session: '/api/session',
+    tlsCsr: '/api/vcenter/certificate-management/vcenter/tls-csr',
+    tls: '/api/vcenter/certificate-management/vcenter/tls',
+  },
+} as const;
+export type MgmtApiGeneration = keyof typeof MGMT_API;
+
+/** /rest error types are `com.vmware.vapi.std.errors.<kind>`. */
+export const MGMT_REST_ERROR_PREFIX = 'com.vmware.vapi.std.errors.';
+
+export const MGMT_ERROR_TYPES = {
+  invalidArgument: 'INVALID_ARGUMENT',
+  unauthenticated: 'UNAUTHENTICATED',
+  unauthorized: 'UNAUTHORIZED',
+  notFound: 'NOT_FOUND',
+  error: 'ERROR',
+  serviceUnavailable: 'SERVICE_UNAVAILABLE',
+} as const;
+
+/** CSR key sizes the management server accepts; 3072 is the newer default. */
+export const MGMT_CSR_KEY_SIZES = [2048, 3072, 4096] as const;
+export const MGMT_CSR_DEFAULT_KEY_SIZE = 3072;
+/** Validity of a certificate made from a server-generated CSR. */
+export const MGMT_CSR_VALIDITY_DAYS = 730;

@@ -1,0 +1,4 @@
+// The library: every capability is usable without the CLI.
+export * from './constants.js';
+export * from './util/errors.js';
+export * from './util/findings.js';

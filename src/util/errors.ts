@@ -1,0 +1,48 @@
+/** Exit codes of every command. */
+export const EXIT = { ok: 0, problems: 1, usage: 2 } as const;
+
+/**
+ * An expected failure: one clear sentence for the user, an exit code, and
+ * optionally what to do about it. The CLI prints these without a stack trace.
+ */
+export class DepotkitError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.usage,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = 'DepotkitError';
+  }
+}
+
+/** Bad usage or input: exit 2. */
+export function usageError(message: string, hint?: string): DepotkitError {
+  return new DepotkitError(message, EXIT.usage, hint);
+}
+
+/** Turns a Node system error about `path` into one sentence a user can act on. */
+export function describeFsError(err: unknown, path: string): DepotkitError {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return usageError(`${path} does not exist.`);
+    case 'EACCES':
+    case 'EPERM':
+      return usageError(`${path} cannot be read or written: permission denied.`, 'Check the file mode and owner.');
+    case 'ENOSPC':
+      return new DepotkitError(`No space left on the device while writing ${path}.`, EXIT.problems, 'Free some space and run the command again; nothing partial was left behind.');
+    case 'EISDIR':
+      return usageError(`${path} is a folder, a file was expected.`);
+    case 'ENOTDIR':
+      return usageError(`${path} is not a folder.`);
+    case 'EEXIST':
+      return usageError(`${path} already exists.`, 'Use --force to replace it.');
+    default:
+      return new DepotkitError(`${path}: ${(err as Error)?.message ?? String(err)}`, EXIT.problems);
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
