@@ -199,3 +199,39 @@ export const MGMT_CSR_KEY_SIZES = [2048, 3072, 4096] as const;
 export const MGMT_CSR_DEFAULT_KEY_SIZE = 3072;
 /** Validity of a certificate made from a server-generated CSR. */
 export const MGMT_CSR_VALIDITY_DAYS = 730;
+
+// ------------------------------------------------- vendor binary naming
+
+/**
+ * The vendor's file-name pattern for each component's main binary, with
+ * `{v}` for the full version (e.g. 9.0.0.0.24755229). Demo depots use them so
+ * that a lab depot looks like a real one.
+ */
+export const BINARY_NAME_PATTERNS: Readonly<Record<string, readonly string[]>> = {
+  ESX_HOST: ['VMware-VMvisor-Installer-{v}.x86_64.iso'],
+  HCX: ['VMware-HCX-Connector-{v}.ova'],
+  NSX_T_MANAGER: ['nsx-unified-appliance-{v}.ova'],
+  SDDC_MANAGER_VCF: ['VCF-SDDC-Manager-Appliance-{v}.ova'],
+  VCENTER: ['VMware-VCSA-all-{v}.iso'],
+  VCFDT: ['vcf-download-tool-{v}.tar.gz'],
+  VCF_OPS_CLOUD_PROXY: ['Operations-Cloud-Proxy-{v}.ova'],
+  VIDB: ['vidb-appliance-{v}.ova'],
+  VMTOOLS: ['VMware-Tools-windows-{v}.zip'],
+  VRA: ['vmsp-vcfa-combined-{v}.tar'],
+  VRLI: ['Operations-for-Logs-Appliance-{v}.ova'],
+  VRNI: ['Operations-for-Networks-Appliance-{v}.ova'],
+  VRO: ['O11N_VA-{v}.ova'],
+  VROPS: ['Operations-Appliance-{v}.ova'],
+  VRSLCM: ['VCF-OPS-Lifecycle-Manager-Appliance-{v}.ova'],
+  VSAN_FILE_SERVICES: ['VMware-vSAN-File-Services-Appliance-{v}.ova'],
+  // 9.1 fleet services ship as a yaml descriptor plus a tgz image set.
+  DEPOT_SERVICE: ['depot-service-{v}.yaml', 'depot-service-{v}.tgz'],
+  TELEMETRY_ACCEPTOR: ['telemetry-acceptor-{v}.yaml', 'telemetry-acceptor-{v}.tgz'],
+  VCF_FLEET_LCM: ['vcf-fleet-lcm-{v}.yaml', 'vcf-fleet-lcm-{v}.tgz'],
+  VCF_SDDC_LCM: ['vcf-sddc-lcm-{v}.yaml', 'vcf-sddc-lcm-{v}.tgz'],
+  VCF_SALT: ['vcf-salt-{v}.yaml', 'vcf-salt-{v}.tgz'],
+  VCF_SALT_RAAS: ['vcf-salt-raas-{v}.yaml', 'vcf-salt-raas-{v}.tgz'],
+  VCF_SERVICE_VCD_MIGRATION_BACKEND: ['vcd-migration-backend-{v}.yaml', 'vcd-migration-backend-{v}.tgz'],
+  VCF_LICENSE_SERVER: ['vcf-license-server-{v}.yaml', 'vcf-license-server-{v}.tgz'],
+  VSP: ['vsp-{v}.yaml', 'vsp-{v}.tgz'],
+};

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { DepotkitError, EXIT } from '../util/errors.js';
 // One line per capability: each file registers its own command group.
+import { registerDepotCommands } from './depot.js';
+import { registerStartCommand } from './start.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -10,6 +12,8 @@ export function buildProgram(): Command {
     .version(process.env.npm_package_version ?? '0.1.0')
     .showHelpAfterError()
     .exitOverride();
+  registerDepotCommands(program);
+  registerStartCommand(program);
   return program;
 }
 

@@ -1,0 +1,146 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { RELEASES, type Release } from '../constants.js';
+import { buildDepot, type BuildReport } from '../depot/build.js';
+import { DEFAULT_DEMO_BINARY_SIZE, makeDemoDepot } from '../depot/demo.js';
+import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
+import { verifyDepot, type VerifyResult } from '../depot/verify.js';
+import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { countBySeverity, formatFinding } from '../util/findings.js';
+import { byteProgress, formatBytes, type Progress } from '../util/progress.js';
+import { InvalidOption, collect, parseByteSize, printJson, printLines } from './output.js';
+
+export function registerDepotCommands(program: Command): void {
+  const depot = program.command('depot').description('make, build and verify the depot tree (PROD/...)');
+
+  depot
+    .command('demo <dir>')
+    .description('make a complete self-signed demo/lab depot with synthetic binaries')
+    .option('--release <release>', `release whose components to lay out (${RELEASES.join(' or ')})`, '9.0')
+    .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
+    .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
+    .option('--force', 'write into a folder that is not empty')
+    .option('--json', 'print the result as JSON')
+    .action(async (dir: string, opts: { release: string; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
+      if (!RELEASES.includes(opts.release as Release)) throw usageError(`--release must be one of ${RELEASES.join(', ')}, not "${opts.release}".`);
+      let progress: Progress | undefined;
+      try {
+        const result = await makeDemoDepot(dir, {
+          release: opts.release as Release,
+          binarySize: opts.binarySize,
+          force: opts.force,
+          signingDir: opts.signingDir,
+          onStart: (total) => (progress = opts.json ? undefined : byteProgress('writing', total)),
+          onBytes: (n) => progress?.tick(n),
+        });
+        progress?.stop();
+        if (opts.json) return printJson(result);
+        printLines([
+          `Made a ${result.release} demo depot in ${result.dir}: ${result.components.length} components, ${result.binaries} binaries, ${formatBytes(result.totalBytes)}.`,
+          `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
+        ]);
+      } finally {
+        progress?.stop();
+      }
+    });
+
+  depot
+    .command('build')
+    .description("lay out the vendor's metadata and place each catalog binary at PROD/COMP/<component>/<fileName>")
+    .requiredOption('--metadata <zip-or-dir>', "the vendor's metadata zip, or the folder it was extracted to")
+    .requiredOption('--binaries <dir>', 'a folder searched recursively for binaries (repeatable)', collect, [])
+    .requiredOption('--out <dir>', 'the depot root (the folder that will contain PROD/)')
+    .option('--mode <mode>', `how binaries are placed: ${PLACE_MODES.join(', ')}`, parseMode, 'copy')
+    .option('--checksum', 'also hash binaries placed as links (copies are always hashed)')
+    .option('--force', 'replace metadata or binaries that differ from what is given')
+    .option('--json', 'print the report as JSON')
+    .action(async (opts: { metadata: string; binaries: string[]; out: string; mode: PlaceMode; checksum?: boolean; force?: boolean; json?: boolean }) => {
+      let progress: Progress | undefined;
+      try {
+        const report = await buildDepot({
+          metadata: opts.metadata,
+          binaries: opts.binaries,
+          out: opts.out,
+          mode: opts.mode,
+          force: opts.force,
+          checksumLinks: opts.checksum,
+          onStart: (total) => (progress = opts.json ? undefined : byteProgress('placing', total)),
+          onBytes: (n) => progress?.tick(n),
+        });
+        progress?.stop();
+        if (opts.json) printJson(report);
+        else printLines(formatBuildReport(report));
+        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+      } finally {
+        progress?.stop();
+      }
+    });
+
+  depot
+    .command('verify <dir>')
+    .description('check a depot tree: layout, metadata, HCL age, every binary (and with --deep its SHA-256)')
+    .option('--deep', 'hash every binary and compare with the catalog')
+    .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog')
+    .option('--json', 'print the findings as JSON')
+    .action(async (dir: string, opts: { deep?: boolean; signingCert?: string; json?: boolean }) => {
+      let signingCertPem: string | undefined;
+      if (opts.signingCert) {
+        try {
+          signingCertPem = await readFile(opts.signingCert, 'utf8');
+        } catch (err) {
+          throw describeFsError(err, opts.signingCert);
+        }
+      }
+      let progress: Progress | undefined;
+      try {
+        const result = await verifyDepot(dir, {
+          deep: opts.deep,
+          signingCertPem,
+          onHashStart: (total) => (progress = opts.json ? undefined : byteProgress('hashing', total)),
+          onBytes: (n) => progress?.tick(n),
+        });
+        progress?.stop();
+        if (opts.json) printJson(result);
+        else printLines(formatVerifyResult(result));
+        process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
+      } finally {
+        progress?.stop();
+      }
+    });
+}
+
+function parseMode(value: string): PlaceMode {
+  if (!PLACE_MODES.includes(value as PlaceMode)) throw new InvalidOption(`--mode must be one of ${PLACE_MODES.join(', ')}.`);
+  return value as PlaceMode;
+}
+
+export function formatVerifyResult(result: VerifyResult): string[] {
+  const counts = countBySeverity(result.findings);
+  const lines = result.findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
+  lines.push(
+    `${result.ok ? 'OK' : 'FAILED'}: ${result.dir}: ${result.stats.present}/${result.stats.binaries} binaries present with the right size (${formatBytes(result.stats.bytes)})` +
+      `${result.stats.hashed ? `, ${result.stats.hashed} hashed` : ''}; ${counts.error} errors, ${counts.warning} warnings.`,
+  );
+  return lines;
+}
+
+export function formatBuildReport(report: BuildReport): string[] {
+  const lines: string[] = [];
+  const list = (label: string, entries: { path: string; source?: string; actualSize?: number; size: number }[], detail?: (e: (typeof entries)[number]) => string) => {
+    if (entries.length === 0) return;
+    lines.push(`${label}: ${entries.length}`);
+    for (const e of entries.slice(0, 20)) lines.push(`  ${e.path}${detail ? ` ${detail(e)}` : ''}`);
+    if (entries.length > 20) lines.push(`  ... and ${entries.length - 20} more (use --json for all)`);
+  };
+  lines.push(`Metadata: ${report.metadata.written.length} files written, ${report.metadata.unchanged.length} unchanged.`);
+  list('Placed', report.placed);
+  list('Already in place', report.alreadyInPlace);
+  list('Missing (not found under --binaries)', report.missing);
+  list('Wrong size (not placed)', report.wrongSize, (e) => `is ${e.actualSize} bytes in ${e.source}, the catalog says ${e.size}`);
+  list('Wrong checksum (not placed)', report.wrongChecksum, (e) => `from ${e.source}`);
+  list('Different file already in place (use --force to replace)', report.conflicts);
+  if (report.notInCatalog.length) lines.push(`Found but not in the catalog: ${report.notInCatalog.length} files (ignored)`);
+  if (!report.contentChecked && report.placed.length) lines.push(`Links were size-checked only; run: depotkit depot verify ${report.out} --deep`);
+  lines.push(report.ok ? `OK: ${report.out} is complete.` : `INCOMPLETE: ${report.out} is missing binaries or has wrong ones (see above).`);
+  return lines;
+}

@@ -1,0 +1,225 @@
+import { mkdir, readFile, realpath, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import fg from 'fast-glob';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
+import { usageError } from '../util/errors.js';
+import { isDirectory, writeFileAtomic } from '../util/fs.js';
+import { sha256Files } from '../util/hash.js';
+import { type CatalogBinary, catalogBinaries, parseCatalog } from './catalog.js';
+import { readMetadata } from './metadata.js';
+import { type PlaceMode, PLACE_MODES, VerifiedState, placeFile, removeIfPresent, stateFileFor } from './place.js';
+
+export interface BuildOptions {
+  /** The vendor's metadata zip, or the folder it was extracted to. */
+  metadata: string;
+  /** Folders searched recursively for the binaries, by file name. */
+  binaries: string[];
+  out: string;
+  mode?: PlaceMode;
+  force?: boolean;
+  /**
+   * Hash linked binaries too. Copies are always hashed (while copying, at no
+   * extra cost); links do not read the data, so by default only sizes are
+   * checked and `depot verify --deep` checks the content.
+   */
+  checksumLinks?: boolean;
+  /** Announces the bytes about to be copied or hashed, for a progress bar. */
+  onStart?: (totalBytes: number) => void;
+  onBytes?: (n: number) => void;
+}
+
+export interface BinaryEntry {
+  path: string;
+  component: string;
+  size: number;
+  source?: string;
+  actualSize?: number;
+  actualSha256?: string;
+}
+
+export interface BuildReport {
+  out: string;
+  mode: PlaceMode;
+  ok: boolean;
+  metadata: { written: string[]; unchanged: string[] };
+  placed: BinaryEntry[];
+  alreadyInPlace: BinaryEntry[];
+  missing: BinaryEntry[];
+  wrongSize: BinaryEntry[];
+  wrongChecksum: BinaryEntry[];
+  /** A different file is already at the final path; --force replaces it. */
+  conflicts: BinaryEntry[];
+  /** Files found under --binaries that the catalog does not name. */
+  notInCatalog: string[];
+  /** Whether the content of placed links was hashed. */
+  contentChecked: boolean;
+}
+
+async function indexBinaries(folders: string[]): Promise<Map<string, string[]>> {
+  const index = new Map<string, string[]>();
+  for (const folder of folders) {
+    if (!(await isDirectory(folder))) throw usageError(`--binaries ${folder} is not a folder.`);
+    const files = await fg('**/*', { cwd: folder, absolute: true, onlyFiles: true, followSymbolicLinks: true, dot: false, suppressErrors: true, ignore: [`**/${TEMP_PREFIX}*`] });
+    for (const file of files) {
+      const name = basename(file);
+      index.set(name, [...(index.get(name) ?? []), file]);
+    }
+  }
+  return index;
+}
+
+async function sizeOf(path: string): Promise<number | undefined> {
+  try {
+    const info = await stat(path);
+    return info.isFile() ? info.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Lays out the metadata byte for byte, refusing to replace different files without `force`. */
+async function layoutMetadata(files: Map<string, Buffer>, out: string, force: boolean): Promise<BuildReport['metadata']> {
+  const written: string[] = [];
+  const unchanged: string[] = [];
+  const conflicts: string[] = [];
+  const toWrite: [string, Buffer][] = [];
+  for (const [path, data] of files) {
+    let current: Buffer | undefined;
+    try {
+      current = await readFile(join(out, path));
+    } catch {
+      current = undefined;
+    }
+    if (current?.equals(data)) unchanged.push(path);
+    else {
+      if (current && !force) conflicts.push(path);
+      toWrite.push([path, data]);
+    }
+  }
+  if (conflicts.length) {
+    throw usageError(
+      `${out} already holds different metadata (${conflicts.slice(0, 3).join(', ')}${conflicts.length > 3 ? `, and ${conflicts.length - 3} more` : ''}).`,
+      'Use --force to replace it with the metadata given, or choose another --out.',
+    );
+  }
+  for (const [path, data] of toWrite) {
+    await writeFileAtomic(join(out, path), data, { force: true });
+    written.push(path);
+  }
+  return { written, unchanged };
+}
+
+/** Builds the depot tree at `out` from the vendor metadata and downloaded binaries. */
+export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
+  const mode = options.mode ?? 'copy';
+  if (!PLACE_MODES.includes(mode)) throw usageError(`--mode must be one of ${PLACE_MODES.join(', ')}, not "${mode}".`);
+  if (options.binaries.length === 0) throw usageError('Give at least one --binaries folder.');
+  const out = resolve(options.out);
+  const force = options.force ?? false;
+  if ((await sizeOf(out)) !== undefined) throw usageError(`--out ${out} is a file, not a folder.`);
+
+  const metadata = await readMetadata(options.metadata);
+  const catalog = parseCatalog(metadata.get(DEPOT_PATHS.catalog)!.toString('utf8'), `${options.metadata}: ${DEPOT_PATHS.catalog}`);
+  const binaries = catalogBinaries(catalog);
+  const index = await indexBinaries(options.binaries.map((b) => resolve(b)));
+
+  await mkdir(out, { recursive: true });
+  // An interrupted run leaves temporary files only; clear them before starting again.
+  for (const leftover of await fg(`${DEPOT_ROOT_DIR}/**/${TEMP_PREFIX}*`, { cwd: out, absolute: true, dot: true, suppressErrors: true })) {
+    await rm(leftover, { force: true });
+  }
+  const report: BuildReport = {
+    out,
+    mode,
+    ok: false,
+    metadata: await layoutMetadata(metadata, out, force),
+    placed: [],
+    alreadyInPlace: [],
+    missing: [],
+    wrongSize: [],
+    wrongChecksum: [],
+    conflicts: [],
+    notInCatalog: [],
+    contentChecked: mode === 'copy' || (options.checksumLinks ?? false),
+  };
+  const hashLinks = report.contentChecked;
+  const state = await VerifiedState.load(stateFileFor(out));
+
+  // First pass: what is already in place, and what needs work.
+  const work: { binary: CatalogBinary; candidates: string[] }[] = [];
+  for (const binary of binaries) {
+    const dest = join(out, binary.path);
+    const entry: BinaryEntry = { path: binary.path, component: binary.component, size: binary.size };
+    const destSize = await sizeOf(dest);
+    const candidates = index.get(binary.fileName) ?? [];
+    if (destSize !== undefined) {
+      if (destSize === binary.size && (await isInPlace(dest, binary, candidates, mode, hashLinks, state))) {
+        report.alreadyInPlace.push(entry);
+        continue;
+      }
+      if (!force) {
+        report.conflicts.push({ ...entry, actualSize: destSize });
+        continue;
+      }
+    }
+    if (candidates.length === 0) {
+      report.missing.push(entry);
+      continue;
+    }
+    const rightSize = [];
+    for (const candidate of candidates) if ((await sizeOf(candidate)) === binary.size) rightSize.push(candidate);
+    if (rightSize.length === 0) {
+      report.wrongSize.push({ ...entry, source: candidates[0], actualSize: await sizeOf(candidates[0]!) });
+      continue;
+    }
+    work.push({ binary, candidates: rightSize });
+  }
+
+  options.onStart?.(work.reduce((sum, w) => sum + (mode === 'copy' || hashLinks ? w.binary.size : 0), 0));
+  for (const { binary, candidates } of work) {
+    const dest = join(out, binary.path);
+    await mkdir(dirname(dest), { recursive: true });
+    const entry: BinaryEntry = { path: binary.path, component: binary.component, size: binary.size };
+    let lastMismatch: { source: string; sha256: string } | undefined;
+    for (const candidate of candidates) {
+      const source = await realpath(candidate);
+      if (force) await removeIfPresent(dest);
+      const result = await placeFile(source, dest, mode, mode === 'copy' || hashLinks ? binary.checksum : undefined, options.onBytes);
+      if (result.placed) {
+        if (mode === 'copy' || hashLinks) await state.remember(dest, binary.checksum);
+        report.placed.push({ ...entry, source });
+        lastMismatch = undefined;
+        break;
+      }
+      lastMismatch = { source, sha256: result.actualSha256 };
+    }
+    if (lastMismatch) report.wrongChecksum.push({ ...entry, source: lastMismatch.source, actualSha256: lastMismatch.sha256 });
+  }
+  await state.save();
+
+  const named = new Set(binaries.map((b) => b.fileName));
+  for (const [name, paths] of index) if (!named.has(name)) report.notInCatalog.push(...paths);
+  report.ok = report.missing.length + report.wrongSize.length + report.wrongChecksum.length + report.conflicts.length === 0;
+  return report;
+}
+
+/** Is the file at `dest` already the right one? Cheap checks first, hashing last. */
+async function isInPlace(dest: string, binary: CatalogBinary, candidates: string[], mode: PlaceMode, hashLinks: boolean, state: VerifiedState): Promise<boolean> {
+  if (await state.matches(dest, binary.checksum)) return true;
+  if (mode !== 'copy' && !hashLinks) {
+    // A link to one of the candidates is in place without reading any data.
+    const destReal = await realpath(dest).catch(() => dest);
+    const destInfo = await stat(dest);
+    for (const candidate of candidates) {
+      const info = await stat(candidate).catch(() => undefined);
+      if (info && ((info.ino === destInfo.ino && info.dev === destInfo.dev) || (await realpath(candidate)) === destReal)) return true;
+    }
+    return false;
+  }
+  const [hash] = await sha256Files([dest], { concurrency: 1 });
+  if (hash?.sha256 === binary.checksum) {
+    await state.remember(dest, binary.checksum);
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import {
+  BINARY_NAME_PATTERNS,
+  DEPOT_PATHS,
+  type Release,
+  RELEASES,
+  componentDir,
+  componentsOf,
+} from '../constants.js';
+import { usageError } from '../util/errors.js';
+import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
+import type { Catalog, CatalogBundle } from './catalog.js';
+import { hclTimestamps } from './hcl.js';
+import { ensureSigningKey, signCatalog } from './signature.js';
+import { writeSyntheticFile } from './synthetic.js';
+
+export interface DemoOptions {
+  release?: Release;
+  /** Size of every synthetic binary, in bytes. */
+  binarySize?: number;
+  force?: boolean;
+  /** Where the catalog signing key lives; default `<dir>-signing`, outside the web root. */
+  signingDir?: string;
+  now?: Date;
+  /** Announces the bytes about to be written, for a progress bar. */
+  onStart?: (totalBytes: number) => void;
+  onBytes?: (n: number) => void;
+}
+
+export interface DemoResult {
+  dir: string;
+  release: Release;
+  components: string[];
+  binaries: number;
+  totalBytes: number;
+  signingKey: string;
+  signingPublicKey: string;
+}
+
+export const DEFAULT_DEMO_BINARY_SIZE = 1 << 20;
+
+/** Field-notes build numbers for the seed's seven; the rest are derived from the name. */
+const KNOWN_BUILDS: Record<string, number> = {
+  ESX_HOST: 24755229,
+  NSX_T_MANAGER: 24733065,
+  SDDC_MANAGER_VCF: 24703748,
+  VCENTER: 24755230,
+  VCF_OPS_CLOUD_PROXY: 24695833,
+  VRA: 24701403,
+  VROPS: 24695812,
+  VRSLCM: 24695816,
+};
+
+export function demoVersion(release: Release, component: string): string {
+  const base = release === '9.0' ? 0 : 660000;
+  const build =
+    (KNOWN_BUILDS[component] ?? 24700000 + (createHash('sha256').update(component).digest().readUInt32BE(0) % 90000)) + base;
+  return `${release}.0.0.${build}`;
+}
+
+export function demoFileNames(component: string, version: string): string[] {
+  const patterns = BINARY_NAME_PATTERNS[component] ?? [`${component.toLowerCase()}-{v}.bin`];
+  return patterns.map((p) => p.replace('{v}', version));
+}
+
+/** Makes a complete, self-signed depot for labs, demos, tests and benchmarks. */
+export async function makeDemoDepot(dir: string, options: DemoOptions = {}): Promise<DemoResult> {
+  const release = options.release ?? '9.0';
+  if (!RELEASES.includes(release)) throw usageError(`Unknown release "${release}"; use one of ${RELEASES.join(', ')}.`);
+  const binarySize = options.binarySize ?? DEFAULT_DEMO_BINARY_SIZE;
+  if (!Number.isSafeInteger(binarySize) || binarySize < 0) throw usageError(`--binary-size must be a whole number of bytes, not ${binarySize}.`);
+  const root = resolve(dir);
+  const signingDir = resolve(options.signingDir ?? join(dirname(root), `${basename(root)}-signing`));
+  const now = options.now ?? new Date();
+  await prepareOutputDir(root, options.force ?? false);
+  const write = { force: true };
+
+  const components = [...componentsOf(release)];
+  const fileCount = components.reduce((sum, c) => sum + demoFileNames(c, demoVersion(release, c)).length, 0);
+  options.onStart?.(fileCount * binarySize);
+  const patches: Catalog['patches'] = {};
+  const bom: { name: string; version: string }[] = [];
+  let binaries = 0;
+  for (const component of components) {
+    const version = demoVersion(release, component);
+    await mkdir(join(root, componentDir(component)), { recursive: true });
+    const bundle: CatalogBundle = { name: `bundle-${component}-${version}`, type: 'INSTALL', binaries: [] };
+    for (const fileName of demoFileNames(component, version)) {
+      const checksum = await writeSyntheticFile(join(root, componentDir(component), fileName), binarySize, options.onBytes);
+      bundle.binaries.push({ fileName, size: binarySize, checksum });
+      binaries++;
+    }
+    patches[component] = [{ productVersion: version, releaseDate: now.toISOString().slice(0, 10), artifacts: { bundles: [bundle] } }];
+    bom.push({ name: component, version });
+  }
+
+  const catalogText = `${JSON.stringify({ patches }, null, 2)}\n`;
+  await writeFileAtomic(join(root, DEPOT_PATHS.catalog), catalogText, write);
+  const key = await ensureSigningKey(signingDir);
+  const signature = signCatalog(Buffer.from(catalogText), key.privateKeyPem, now);
+  await writeJsonAtomic(join(root, DEPOT_PATHS.catalogSig), signature, write);
+
+  const releaseVersion = `${release}.0.0`;
+  await writeJsonAtomic(
+    join(root, DEPOT_PATHS.manifest),
+    { releases: [{ version: releaseVersion, minInstallerVersion: releaseVersion, releaseDate: now.toISOString().slice(0, 10), bom }], generatedBy: 'depotkit demo' },
+    write,
+  );
+
+  const times = hclTimestamps(now);
+  await writeJsonAtomic(join(root, DEPOT_PATHS.hclAll), { ...times, data: { controller: [], hdd: [], ssd: [] } }, write);
+  await writeJsonAtomic(join(root, DEPOT_PATHS.hclLastUpdated), times, write);
+  await writeJsonAtomic(
+    join(root, DEPOT_PATHS.compatibility),
+    { generatedBy: 'depotkit demo', release: releaseVersion, compatibilities: bom.map((b) => ({ component: b.name, version: b.version, compatibleWith: [releaseVersion] })) },
+    write,
+  );
+
+  return {
+    dir: root,
+    release,
+    components,
+    binaries,
+    totalBytes: binaries * binarySize,
+    signingKey: key.keyPath,
+    signingPublicKey: key.publicPath,
+  };
+}

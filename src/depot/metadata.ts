@@ -1,0 +1,101 @@
+import { open as openFile, readFile } from 'node:fs/promises';
+import { basename, join, posix, resolve } from 'node:path';
+import fg from 'fast-glob';
+import yauzl from 'yauzl';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
+import { DepotkitError, describeFsError, usageError } from '../util/errors.js';
+import { isDirectory } from '../util/fs.js';
+
+/** Metadata files by web-root-relative path (`PROD/...`), exactly as shipped. */
+export type MetadataFiles = Map<string, Buffer>;
+
+/** The vendor's archive holds metadata only (a few MB); anything far larger is not one. */
+const MAX_METADATA_BYTES = 1 << 30;
+
+export async function readMetadata(source: string): Promise<MetadataFiles> {
+  const path = resolve(source);
+  const files = (await isDirectory(path)) ? await readMetadataDir(path) : await readMetadataZip(path);
+  if (!files.has(DEPOT_PATHS.catalog)) {
+    throw usageError(`${source} has no ${DEPOT_PATHS.catalog}: it is not the vendor's depot metadata.`, 'Pass the vcf-<version>-offline-depot-metadata.zip archive or the folder it was extracted to.');
+  }
+  return files;
+}
+
+async function readMetadataDir(dir: string): Promise<MetadataFiles> {
+  // Accept the folder that contains PROD/ as well as PROD/ itself.
+  const root = (await isDirectory(join(dir, DEPOT_ROOT_DIR))) ? dir : basename(dir) === DEPOT_ROOT_DIR ? resolve(dir, '..') : undefined;
+  if (!root) throw usageError(`${dir} has no ${DEPOT_ROOT_DIR}/ folder: it is not extracted depot metadata.`);
+  const names = await fg(`${DEPOT_ROOT_DIR}/**/*`, { cwd: root, onlyFiles: true, dot: false, ignore: [`**/${TEMP_PREFIX}*`] });
+  const files: MetadataFiles = new Map();
+  let total = 0;
+  for (const name of names.sort()) {
+    const file = join(root, name);
+    let data: Buffer;
+    try {
+      data = await readFile(file);
+    } catch (err) {
+      throw describeFsError(err, file);
+    }
+    total += data.length;
+    if (total > MAX_METADATA_BYTES) throw usageError(`${dir} holds more than 1 GiB under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`);
+    files.set(name, data);
+  }
+  return files;
+}
+
+function openZip(path: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolvePromise, reject) => {
+    yauzl.open(path, { lazyEntries: true, autoClose: true, validateEntrySizes: true }, (err, zip) => (err ? reject(err) : resolvePromise(zip)));
+  });
+}
+
+async function readMetadataZip(path: string): Promise<MetadataFiles> {
+  // A clear error for a missing or unreadable file before yauzl's generic one.
+  try {
+    await (await openFile(path, 'r')).close();
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+  let zip: yauzl.ZipFile;
+  try {
+    zip = await openZip(path);
+  } catch (err) {
+    throw usageError(`${path} is not a readable zip archive (${(err as Error).message}).`, 'Download the metadata archive again.');
+  }
+  const files: MetadataFiles = new Map();
+  let total = 0;
+  try {
+    await new Promise<void>((resolvePromise, reject) => {
+      zip.on('error', reject);
+      zip.on('end', () => resolvePromise());
+      zip.on('entry', (entry: yauzl.Entry) => {
+        // yauzl has already refused absolute paths and `..` in entry names.
+        const name = entry.fileName;
+        // The archive may wrap PROD/ in a top folder: keep what starts at PROD/.
+        const at = name.startsWith(`${DEPOT_ROOT_DIR}/`) ? 0 : name.indexOf(`/${DEPOT_ROOT_DIR}/`) + 1;
+        const underRoot = at > 0 || name.startsWith(`${DEPOT_ROOT_DIR}/`);
+        if (name.endsWith('/') || !underRoot) return zip.readEntry();
+        const relative = posix.normalize(name.slice(at));
+        total += entry.uncompressedSize;
+        if (total > MAX_METADATA_BYTES) return reject(usageError(`${path} unpacks to more than 1 GiB: it is not a metadata archive.`));
+        zip.openReadStream(entry, (err, stream) => {
+          if (err) return reject(err);
+          const chunks: Buffer[] = [];
+          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+          stream.on('error', reject);
+          stream.on('end', () => {
+            files.set(relative, Buffer.concat(chunks));
+            zip.readEntry();
+          });
+        });
+      });
+      zip.readEntry();
+    });
+  } catch (err) {
+    if (err instanceof DepotkitError) throw err;
+    throw usageError(`${path} is a damaged zip archive (${(err as Error).message}).`, 'Download the metadata archive again.');
+  } finally {
+    zip.close();
+  }
+  return files;
+}
