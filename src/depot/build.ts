@@ -1,6 +1,7 @@
 import { mkdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import fg from 'fast-glob';
+import pLimit from 'p-limit';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { isDirectory, writeFileAtomic } from '../util/fs.js';
@@ -8,6 +9,8 @@ import { sha256Files } from '../util/hash.js';
 import { type CatalogBinary, catalogBinaries, parseCatalog } from './catalog.js';
 import { readMetadata } from './metadata.js';
 import { type PlaceMode, PLACE_MODES, VerifiedState, placeFile, removeIfPresent, stateFileFor } from './place.js';
+
+const PLACE_CONCURRENCY = 2;
 
 export interface BuildOptions {
   /** The vendor's metadata zip, or the folder it was extracted to. */
@@ -145,6 +148,26 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   const hashLinks = report.contentChecked;
   const state = await VerifiedState.load(stateFileFor(out));
 
+  const placeBinary = async (binary: CatalogBinary, candidates: string[]) => {
+    const dest = join(out, binary.path);
+    await mkdir(dirname(dest), { recursive: true });
+    const entry: BinaryEntry = { path: binary.path, component: binary.component, size: binary.size };
+    const hash = mode === 'copy' || hashLinks;
+    let lastMismatch: { source: string; sha256: string } | undefined;
+    for (const candidate of candidates) {
+      const source = await realpath(candidate);
+      if (force) await removeIfPresent(dest);
+      const result = await placeFile(source, dest, mode, hash ? binary.checksum : undefined, options.onBytes);
+      if (result.placed) {
+        if (hash) await state.remember(dest, binary.checksum);
+        report.placed.push({ ...entry, source });
+        return;
+      }
+      lastMismatch = { source, sha256: result.actualSha256 };
+    }
+    if (lastMismatch) report.wrongChecksum.push({ ...entry, source: lastMismatch.source, actualSha256: lastMismatch.sha256 });
+  };
+
   // First pass: what is already in place, and what needs work.
   const work: { binary: CatalogBinary; candidates: string[] }[] = [];
   for (const binary of binaries) {
@@ -176,25 +199,10 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   }
 
   options.onStart?.(work.reduce((sum, w) => sum + (mode === 'copy' || hashLinks ? w.binary.size : 0), 0));
-  for (const { binary, candidates } of work) {
-    const dest = join(out, binary.path);
-    await mkdir(dirname(dest), { recursive: true });
-    const entry: BinaryEntry = { path: binary.path, component: binary.component, size: binary.size };
-    let lastMismatch: { source: string; sha256: string } | undefined;
-    for (const candidate of candidates) {
-      const source = await realpath(candidate);
-      if (force) await removeIfPresent(dest);
-      const result = await placeFile(source, dest, mode, mode === 'copy' || hashLinks ? binary.checksum : undefined, options.onBytes);
-      if (result.placed) {
-        if (mode === 'copy' || hashLinks) await state.remember(dest, binary.checksum);
-        report.placed.push({ ...entry, source });
-        lastMismatch = undefined;
-        break;
-      }
-      lastMismatch = { source, sha256: result.actualSha256 };
-    }
-    if (lastMismatch) report.wrongChecksum.push({ ...entry, source: lastMismatch.source, actualSha256: lastMismatch.sha256 });
-  }
+  // Two files at a time: one is copied and hashed while the other is flushed to disk.
+  const limit = pLimit(PLACE_CONCURRENCY);
+  await Promise.all(work.map(({ binary, candidates }) => limit(() => placeBinary(binary, candidates))));
+  for (const list of [report.placed, report.wrongChecksum]) list.sort((a, b) => a.path.localeCompare(b.path));
   await state.save();
 
   const named = new Set(binaries.map((b) => b.fileName));
