@@ -2,15 +2,14 @@ import { constants as fsConstants } from 'node:fs';
 import { access, readFile, readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import fg from 'fast-glob';
-import { DEPOT_PATHS, DEPOT_ROOT_DIR, HCL_MAX_AGE_DAYS, KNOWN_COMPONENTS, REQUIRED_COMPONENTS, TEMP_PREFIX } from '../constants.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, KNOWN_COMPONENTS, REQUIRED_COMPONENTS, TEMP_PREFIX } from '../constants.js';
 import { DepotkitError } from '../util/errors.js';
 import type { Finding } from '../util/findings.js';
 import { isDirectory } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
 import { type Catalog, type CatalogBinary, catalogBinaries, parseCatalog } from './catalog.js';
-import { type HclTimes, hclAgeDays } from './hcl.js';
+import { checkHclContent } from './hcl.js';
 import { suggestComponent } from './names.js';
-import { describeSchemaErrors, validateHclAll, validateHclLastUpdated } from './schemas.js';
 import { parseSignatureFile, verifyCatalogSignature } from './signature.js';
 
 export interface VerifyOptions {
@@ -188,42 +187,7 @@ async function checkTempFiles(root: string, findings: Finding[]): Promise<void> 
 async function checkHcl(root: string, findings: Finding[], now: Date): Promise<void> {
   const all = await readJson(root, DEPOT_PATHS.hclAll, findings, 'hcl');
   const last = await readJson(root, DEPOT_PATHS.hclLastUpdated, findings, 'hcl');
-  let times: HclTimes | undefined;
-  if (all !== undefined) {
-    if (validateHclAll(all)) times = all as HclTimes;
-    else findings.push({ id: 'hcl.schema.invalid', severity: 'error', path: DEPOT_PATHS.hclAll, message: `${DEPOT_PATHS.hclAll}: ${describeSchemaErrors(validateHclAll.errors)}.` });
-  }
-  if (last !== undefined) {
-    if (!validateHclLastUpdated(last)) {
-      findings.push({ id: 'hcl.schema.invalid', severity: 'error', path: DEPOT_PATHS.hclLastUpdated, message: `${DEPOT_PATHS.hclLastUpdated}: ${describeSchemaErrors(validateHclLastUpdated.errors)}.` });
-    } else if (times) {
-      const l = last as HclTimes;
-      if (l.timestamp !== times.timestamp || l.jsonUpdatedTime !== times.jsonUpdatedTime) {
-        findings.push({
-          id: 'hcl.timestamp.mismatch',
-          severity: 'error',
-          path: DEPOT_PATHS.hclLastUpdated,
-          message: `${DEPOT_PATHS.hclLastUpdated} does not carry the same timestamp and jsonUpdatedTime as all.json.`,
-          evidence: { allJson: { timestamp: times.timestamp, jsonUpdatedTime: times.jsonUpdatedTime }, lastUpdated: l },
-          fix: 'Copy both HCL files from the same download.',
-        });
-      }
-    }
-  }
-  if (times) {
-    const age = hclAgeDays(times, now);
-    if (age > HCL_MAX_AGE_DAYS) {
-      findings.push({
-        id: 'hcl.stale',
-        severity: 'warning',
-        path: DEPOT_PATHS.hclAll,
-        message: `The vSAN HCL is ${Math.floor(age)} days old (more than ${HCL_MAX_AGE_DAYS}).`,
-        evidence: { ageDays: Math.floor(age), timestamp: times.timestamp },
-        installer: 'reports the HCL as out of date and may refuse vSAN validation',
-        fix: 'Download a current all.json and lastupdatedtime.json and replace both.',
-      });
-    }
-  }
+  findings.push(...checkHclContent(all, last, now));
 }
 
 async function checkSignature(root: string, catalogBytes: Buffer, findings: Finding[], signingCertPem?: string): Promise<void> {
