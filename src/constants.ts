@@ -235,3 +235,10 @@ export const BINARY_NAME_PATTERNS: Readonly<Record<string, readonly string[]>> =
   VCF_LICENSE_SERVER: ['vcf-license-server-{v}.yaml', 'vcf-license-server-{v}.tgz'],
   VSP: ['vsp-{v}.yaml', 'vsp-{v}.tgz'],
 };
+
+// ------------------------------------------------------------ certificates
+
+/** Default validity of a server certificate: the most browsers accept, and the installer too. */
+export const SERVER_CERT_DEFAULT_DAYS = 825;
+/** Smallest RSA key the installer and the management server accept. */
+export const INSTALLER_MIN_RSA_BITS = 2048;

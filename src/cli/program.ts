@@ -2,7 +2,9 @@ import { Command, CommanderError } from 'commander';
 import { DepotkitError, EXIT } from '../util/errors.js';
 // One line per capability: each file registers its own command group.
 import { registerDepotCommands } from './depot.js';
+import { registerCertCommands } from './cert.js';
 import { registerStartCommand } from './start.js';
+import { registerCheckCommand } from './check.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -13,7 +15,9 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .exitOverride();
   registerDepotCommands(program);
+  registerCertCommands(program);
   registerStartCommand(program);
+  registerCheckCommand(program);
   return program;
 }
 

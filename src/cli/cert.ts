@@ -1,0 +1,159 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { MGMT_CSR_VALIDITY_DAYS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
+import { createCa, DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, loadCaDir, writeCaDir } from '../pki/ca.js';
+import { signCsr } from '../pki/csr.js';
+import { CA_CERT_FILE } from '../pki/files.js';
+import { inspectCertificate, type CertInfo } from '../pki/inspect.js';
+import { issueServerCert, writeServerDir } from '../pki/issue.js';
+import { RSA_KEY_SIZES, type RsaKeySize } from '../pki/keys.js';
+import { lintServerCertificate } from '../pki/lint.js';
+import { readPemFile } from '../pki/pem.js';
+import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { countBySeverity, formatFinding, hasErrors } from '../util/findings.js';
+import { InvalidOption, collect, parseIntOption, printJson, printLines, warn } from './output.js';
+
+function parseKeySize(value: string): RsaKeySize {
+  const bits = Number(value);
+  if (!(RSA_KEY_SIZES as readonly number[]).includes(bits)) throw new InvalidOption(`--key-size must be one of ${RSA_KEY_SIZES.join(', ')}, not "${value}".`);
+  return bits as RsaKeySize;
+}
+
+const parseDays = (value: string): number => {
+  const days = parseIntOption('--days')(value);
+  if (days < 1) throw new InvalidOption('--days must be at least 1.');
+  return days;
+};
+
+export function registerCertCommands(program: Command): void {
+  const cert = program.command('cert').description('a private CA, server certificates, CSR signing, inspection');
+
+  cert
+    .command('ca')
+    .description('make a private CA: <out>/ca-key.pem (0600) and <out>/ca-cert.pem')
+    .requiredOption('--out <dir>', 'the CA folder')
+    .option('--cn <name>', 'the CA common name', DEFAULT_CA_CN)
+    .option('--days <n>', 'validity in days', parseDays, DEFAULT_CA_DAYS)
+    .option('--key-size <bits>', `RSA key size (${RSA_KEY_SIZES.join(', ')})`, parseKeySize, DEFAULT_CA_KEY_SIZE)
+    .option('--force', 'replace an existing CA in <dir>')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { out: string; cn: string; days: number; keySize: RsaKeySize; force?: boolean; json?: boolean }) => {
+      const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: opts.keySize });
+      const paths = await writeCaDir(opts.out, ca, { force: opts.force });
+      const info = inspectCertificate(ca.certPem);
+      if (opts.json) return printJson({ ...paths, certificate: info });
+      printLines([
+        `Made CA ${info.subject}, valid until ${info.notAfter.toISOString()}.`,
+        `  key:         ${paths.keyPath} (mode 0600; keep it offline)`,
+        `  certificate: ${paths.certPath}`,
+        `  SHA-256:     ${info.fingerprints.sha256}`,
+        `Import ${paths.certPath} into the installer as TRUSTED_FOR_OUTBOUND, then: depotkit cert issue --ca ${opts.out} --dns <depot FQDN> --out <dir>`,
+      ]);
+    });
+
+  cert
+    .command('issue')
+    .description('issue a server certificate: <out>/server-key.pem (0600), server-cert.pem, server-chain.pem (leaf + CA)')
+    .requiredOption('--ca <dir>', 'the CA folder (from cert ca)')
+    .option('--dns <name>', 'a DNS name; the first is the CN (repeatable)', collect, [])
+    .option('--ip <addr>', 'an IP address for the SAN (repeatable)', collect, [])
+    .requiredOption('--out <dir>', 'the folder to write to')
+    .option('--days <n>', 'validity in days', parseDays, SERVER_CERT_DEFAULT_DAYS)
+    .option('--key-size <bits>', `RSA key size (${RSA_KEY_SIZES.join(', ')})`, parseKeySize, 2048)
+    .option('--allow-ip-only', 'allow a certificate without a DNS name (the installer rejects it)')
+    .option('--force', 'replace existing files in <out>')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: RsaKeySize; allowIpOnly?: boolean; force?: boolean; json?: boolean }) => {
+      const ca = await loadCaDir(opts.ca);
+      const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: opts.keySize, allowIpOnly: opts.allowIpOnly });
+      const paths = await writeServerDir(opts.out, material, { force: opts.force });
+      const info = inspectCertificate(material.certPem);
+      if (info.commonName !== undefined && info.san.dns.length === 0) {
+        warn(`the certificate has no DNS name and its CN is the IP ${info.commonName}: the installer will reject it.`);
+      }
+      if (opts.json) return printJson({ ...paths, certificate: info });
+      printLines([
+        `Issued ${info.subject} by ${info.issuer}, valid until ${info.notAfter.toISOString()}.`,
+        `  SAN:         ${[...info.san.dns.map((d) => `DNS:${d}`), ...info.san.ips.map((i) => `IP:${i}`)].join(', ')}`,
+        `  key:         ${paths.keyPath} (mode 0600)`,
+        `  certificate: ${paths.certPath}`,
+        `  chain:       ${paths.chainPath} (serve this one)`,
+        `  SHA-256:     ${info.fingerprints.sha256}`,
+      ]);
+    });
+
+  cert
+    .command('sign-csr')
+    .description(`sign a PKCS#10 request with the server profile (default ${MGMT_CSR_VALIDITY_DAYS} days)`)
+    .requiredOption('--ca <dir>', 'the CA folder (from cert ca)')
+    .requiredOption('--csr <file>', 'the request, PEM')
+    .requiredOption('--out <file>', 'where to write the certificate, PEM')
+    .option('--days <n>', 'validity in days', parseDays, MGMT_CSR_VALIDITY_DAYS)
+    .option('--allow-no-san', 'sign a request without SANs (its CN becomes the SAN)')
+    .option('--force', 'replace an existing <file>')
+    .option('--json', 'print the result as JSON')
+    .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; force?: boolean; json?: boolean }) => {
+      const ca = await loadCaDir(opts.ca);
+      let csrText: string;
+      try {
+        csrText = await readFile(opts.csr, 'utf8');
+      } catch (err) {
+        throw describeFsError(err, opts.csr);
+      }
+      const certPem = await signCsr(ca, csrText, { days: opts.days, allowNoSan: opts.allowNoSan });
+      await writeFileAtomic(opts.out, certPem, { force: opts.force });
+      const info = inspectCertificate(certPem);
+      if (opts.json) return printJson({ certPath: opts.out, certificate: info });
+      printLines([
+        `Signed ${info.subject}, valid until ${info.notAfter.toISOString()}: ${opts.out}`,
+        `  SAN:     ${[...info.san.dns.map((d) => `DNS:${d}`), ...info.san.ips.map((i) => `IP:${i}`)].join(', ') || '(none)'}`,
+        `  SHA-256: ${info.fingerprints.sha256}`,
+        `The CA certificate to send with it: ${join(opts.ca, CA_CERT_FILE)}`,
+      ]);
+    });
+
+  cert
+    .command('inspect <pem>')
+    .description('show a certificate (the first of a chain file); with --host or --ca, lint it as the installer would (exit 1 on errors)')
+    .option('--host <name>', 'the host name (or IP) the installer connects to')
+    .option('--ca <file>', 'a CA certificate file the installer trusts (repeatable)', collect, [])
+    .option('--json', 'print the result as JSON')
+    .action(async (file: string, opts: { host?: string; ca: string[]; json?: boolean }) => {
+      const blocks = await readPemFile(file, 'CERTIFICATE');
+      const infos = blocks.map((b, i) => inspectCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
+      const caPems = opts.ca.length > 0 ? (await Promise.all(opts.ca.map((f) => readPemFile(f, 'CERTIFICATE')))).flat() : undefined;
+      const lint = opts.host !== undefined || caPems !== undefined;
+      if (opts.host !== undefined && opts.host.trim() === '') throw usageError('--host must not be empty.');
+      const findings = lint ? lintServerCertificate(blocks.join(''), { host: opts.host, caPems }) : [];
+      if (opts.json) {
+        printJson({ certificate: infos[0], chain: infos.slice(1), ...(lint ? { ok: !hasErrors(findings), findings } : {}) });
+      } else {
+        infos.forEach((info, i) => printLines([...(i > 0 ? ['', `Chain certificate ${i}:`] : []), ...formatCertInfo(info)]));
+        if (lint) {
+          const counts = countBySeverity(findings);
+          printLines(['', findings.length === 0 ? `Lint: no problems${opts.host ? ` for ${opts.host}` : ''}.` : `Lint: ${counts.error} error(s), ${counts.warning} warning(s), ${counts.info} note(s).`]);
+          printLines(findings.flatMap(formatFinding));
+        }
+      }
+      process.exitCode = hasErrors(findings) ? EXIT.problems : EXIT.ok;
+    });
+}
+
+export function formatCertInfo(info: CertInfo): string[] {
+  const san = [...info.san.dns.map((d) => `DNS:${d}`), ...info.san.ips.map((i) => `IP:${i}`)].join(', ');
+  return [
+    `Subject:      ${info.subject}`,
+    `Issuer:       ${info.issuer}${info.selfSigned ? ' (self-signed)' : ''}`,
+    `SAN:          ${san || '(none)'}`,
+    `Valid:        ${info.notBefore.toISOString()} to ${info.notAfter.toISOString()}`,
+    `Serial:       ${info.serial}`,
+    `Key:          ${info.key.type.toUpperCase()} ${info.key.bits} bits${info.key.curve ? ` (${info.key.curve})` : ''}`,
+    `Key usage:    ${info.keyUsage.join(', ') || '(none)'}`,
+    `Ext. usage:   ${info.extKeyUsage.join(', ') || '(none)'}`,
+    `CA:           ${info.isCa ? `yes${info.pathLen !== undefined ? `, path length ${info.pathLen}` : ''}` : 'no'}`,
+    `SHA-256:      ${info.fingerprints.sha256}`,
+    `SHA-1:        ${info.fingerprints.sha1}`,
+  ];
+}

@@ -1,0 +1,115 @@
+import { join } from 'node:path';
+import type { KeyObject, X509Certificate } from 'node:crypto';
+import forge from 'node-forge';
+import { usageError } from '../util/errors.js';
+import { exists, writeFileAtomic } from '../util/fs.js';
+import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
+import { inspectCertificate, parseCertificate } from './inspect.js';
+import { assertKeySize, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
+import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
+import { forgeCertificate, nameAttributes, randomSerialHex, setValidity, signCertificate } from './x509.js';
+
+/** A CA's private key and certificate, both PEM. */
+export interface CaMaterial {
+  keyPem: string;
+  certPem: string;
+}
+
+export const DEFAULT_CA_CN = 'depotkit private CA';
+export const DEFAULT_CA_DAYS = 3650;
+export const DEFAULT_CA_KEY_SIZE = 3072;
+/** Certificates start an hour early so that a client whose clock lags a little still accepts them. */
+export const BACKDATE_MS = 3_600_000;
+
+export async function createCa(opts: { cn?: string; days?: number; keySize?: 2048 | 3072 | 4096 } = {}): Promise<CaMaterial> {
+  const keySize = opts.keySize ?? DEFAULT_CA_KEY_SIZE;
+  assertKeySize(keySize);
+  const cn = (opts.cn ?? DEFAULT_CA_CN).trim();
+  if (cn === '') throw usageError('The CA common name must not be empty.');
+  const keyPem = await generateKeyPem(keySize);
+  const key = parsePrivateKey(keyPem);
+  const cert = forge.pki.createCertificate();
+  cert.serialNumber = randomSerialHex();
+  setValidity(cert, new Date(Date.now() - BACKDATE_MS), opts.days ?? DEFAULT_CA_DAYS);
+  const name = nameAttributes([['CN', cn]]);
+  cert.setSubject(name);
+  cert.setIssuer(name);
+  cert.publicKey = forgePublicKey(key);
+  const keyId = cert.generateSubjectKeyIdentifier().getBytes();
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
+    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+    { name: 'subjectKeyIdentifier' },
+    { name: 'authorityKeyIdentifier', keyIdentifier: keyId },
+  ]);
+  signCertificate(cert, key);
+  return { keyPem, certPem: forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n') };
+}
+
+/** A CA ready to sign: checked to be a CA, valid now, and holding the matching key. */
+export interface CaSigner {
+  cert: forge.pki.Certificate;
+  x509: X509Certificate;
+  key: KeyObject;
+  certPem: string;
+}
+
+/**
+ * Checks CA material before it signs anything; each problem is one sentence
+ * naming `source` (the folder, when loaded from one).
+ */
+export function openCa(ca: CaMaterial, source = 'The CA', now = new Date()): CaSigner {
+  const certName = `${source} certificate`;
+  const certPem = normalizePem(ca.certPem);
+  const x509 = parseCertificate(certPem, certName);
+  const info = inspectCertificate(certPem, certName);
+  if (!info.isCa) {
+    throw usageError(`${certName} (${info.subject}) is not a CA certificate: it lacks basicConstraints CA:TRUE, so it cannot sign certificates.`, 'Make a CA with: depotkit cert ca --out <dir>');
+  }
+  if (info.extensions.some((e) => e.name === 'keyUsage') && !info.keyUsage.includes('keyCertSign')) {
+    throw usageError(`${certName} (${info.subject}) is not allowed to sign certificates: its keyUsage lacks keyCertSign.`);
+  }
+  if (now > info.notAfter) {
+    throw usageError(`${certName} (${info.subject}) expired on ${info.notAfter.toISOString()}.`, 'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.');
+  }
+  if (now < info.notBefore) {
+    throw usageError(`${certName} (${info.subject}) is not valid before ${info.notBefore.toISOString()}; check this machine's clock.`);
+  }
+  const key = parsePrivateKey(ca.keyPem, `${source} key`);
+  if (!x509.checkPrivateKey(key)) {
+    throw usageError(`${source} key does not belong to ${certName}: they are not a pair.`);
+  }
+  return { cert: forgeCertificate(certPem, certName), x509, key, certPem: splitPemBlocks(certPem, 'CERTIFICATE')[0]! };
+}
+
+/** Reads `<dir>/ca-key.pem` and `<dir>/ca-cert.pem` and checks them as {@link openCa} does. */
+export async function loadCaDir(dir: string): Promise<CaMaterial> {
+  const certPath = join(dir, CA_CERT_FILE);
+  const keyPath = join(dir, CA_KEY_FILE);
+  for (const path of [certPath, keyPath]) {
+    if (!(await exists(path))) throw usageError(`${path} does not exist; ${dir} is not a CA folder.`, 'Make one with: depotkit cert ca --out <dir>');
+  }
+  const [certPem] = await readPemFile(certPath, 'CERTIFICATE');
+  const [keyPem] = await readPemFile(keyPath, ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY']);
+  const ca = { keyPem: keyPem!, certPem: certPem! };
+  openCa(ca, `The CA in ${dir}`);
+  return ca;
+}
+
+/** Writes a CA folder: the key with mode 0600, the certificate 0644; nothing is replaced without `force`. */
+export async function writeCaDir(dir: string, ca: CaMaterial, options: { force?: boolean } = {}): Promise<{ keyPath: string; certPath: string }> {
+  const keyPath = join(dir, CA_KEY_FILE);
+  const certPath = join(dir, CA_CERT_FILE);
+  await refuseExisting([keyPath, certPath], options.force);
+  await writeFileAtomic(keyPath, normalizePem(ca.keyPem), { mode: PRIVATE_KEY_MODE, force: options.force });
+  await writeFileAtomic(certPath, normalizePem(ca.certPem), { mode: PUBLIC_FILE_MODE, force: options.force });
+  return { keyPath, certPath };
+}
+
+/** Checks every target first, so that a refusal leaves no half-written folder. */
+export async function refuseExisting(paths: string[], force: boolean | undefined): Promise<void> {
+  if (force) return;
+  for (const path of paths) {
+    if (await exists(path)) throw usageError(`${path} already exists.`, 'Use --force to replace it.');
+  }
+}

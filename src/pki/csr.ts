@@ -1,0 +1,113 @@
+import forge from 'node-forge';
+import { MGMT_CSR_VALIDITY_DAYS } from '../constants.js';
+import { usageError } from '../util/errors.js';
+import { openCa, type CaMaterial } from './ca.js';
+import { buildServerCertificate } from './issue.js';
+import { forgePublicKey, parsePrivateKey } from './keys.js';
+import { parsePemBlocks } from './pem.js';
+import { altNameEntries, nameAttributes, normalizeDnsNames, normalizeIps, signRequest, type AltNames } from './x509.js';
+import { isIP } from 'node:net';
+
+export interface CsrOptions {
+  keyPem: string;
+  commonName: string;
+  dns?: string[];
+  ips?: string[];
+  country?: string;
+  state?: string;
+  locality?: string;
+  organization?: string;
+  organizationUnit?: string;
+  email?: string;
+}
+
+const CSR_LABELS = ['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'];
+
+/** A PKCS#10 request (PEM) signed with `keyPem`, requesting the given SANs. */
+export function generateCsr(opts: CsrOptions): string {
+  const key = parsePrivateKey(opts.keyPem);
+  if (opts.commonName.trim() === '') throw usageError('The CSR common name must not be empty.');
+  if (opts.country !== undefined && opts.country !== '' && !/^[A-Za-z]{2}$/.test(opts.country)) {
+    throw usageError(`The country must be a two-letter code, not "${opts.country}".`);
+  }
+  const names: AltNames = { dns: normalizeDnsNames(opts.dns ?? []), ips: normalizeIps(opts.ips ?? []) };
+  const csr = forge.pki.createCertificationRequest();
+  csr.publicKey = forgePublicKey(key);
+  csr.setSubject(
+    nameAttributes([
+      ['C', opts.country?.toUpperCase()],
+      ['ST', opts.state],
+      ['L', opts.locality],
+      ['O', opts.organization],
+      ['OU', opts.organizationUnit],
+      ['CN', opts.commonName.trim()],
+      ['E', opts.email],
+    ]),
+  );
+  if (names.dns.length + names.ips.length > 0) {
+    csr.setAttributes([{ name: 'extensionRequest', extensions: [{ name: 'subjectAltName', altNames: altNameEntries(names) }] }]);
+  }
+  signRequest(csr, key);
+  return forge.pki.certificationRequestToPem(csr).replace(/\r\n/g, '\n');
+}
+
+/** The subject and requested SANs of a CSR whose self-signature verifies. */
+export function readCsr(csrPem: string, source = 'The CSR'): { csr: forge.pki.CertificateSigningRequest; names: AltNames } {
+  const block = parsePemBlocks(csrPem, source).find((b) => CSR_LABELS.includes(b.label));
+  if (!block) throw usageError(`${source} holds no CERTIFICATE REQUEST PEM block.`);
+  let csr: forge.pki.CertificateSigningRequest;
+  try {
+    csr = forge.pki.certificationRequestFromAsn1(forge.asn1.fromDer(block.der.toString('binary')), true);
+  } catch (err) {
+    const why = /OID is not RSA/.test((err as Error).message) ? 'its key is not RSA, and depotkit signs RSA requests only' : 'it is not a readable PKCS#10 request';
+    throw usageError(`${source} cannot be signed: ${why}.`);
+  }
+  let verified = false;
+  try {
+    verified = csr.verify();
+  } catch {
+    verified = false;
+  }
+  if (!verified) throw usageError(`${source}'s signature does not verify: the request was altered or not signed by its own key.`);
+  const names: AltNames = { dns: [], ips: [] };
+  const request = csr.getAttribute({ name: 'extensionRequest' }) as { extensions?: Array<{ name?: string; altNames?: Array<{ type: number; value: string; ip?: string }> }> } | null;
+  for (const alt of request?.extensions?.find((e) => e.name === 'subjectAltName')?.altNames ?? []) {
+    if (alt.type === 2) names.dns.push(alt.value);
+    else if (alt.type === 7 && alt.ip) names.ips.push(alt.ip);
+  }
+  return { csr, names };
+}
+
+/**
+ * Signs a CSR with the server profile after verifying its self-signature.
+ * Subject and requested SANs are copied; other requested extensions are not.
+ * A CSR without SANs is refused unless `allowNoSan`: then its CN, when it is
+ * a host name or an IP, becomes the only SAN, because clients ignore the CN.
+ */
+export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: number; allowNoSan?: boolean } = {}): Promise<string> {
+  const { csr, names } = readCsr(csrPem);
+  const cn = csr.subject.getField('CN') as { value: string } | null;
+  if (names.dns.length + names.ips.length === 0) {
+    if (!opts.allowNoSan) {
+      throw usageError(
+        `The CSR${cn ? ` for ${cn.value}` : ''} requests no subject alternative names; the installer matches host names against the SAN only.`,
+        'Make the request with the host name as a SAN, or pass --allow-no-san to use its CN as the SAN.',
+      );
+    }
+    if (cn && isIP(cn.value)) names.ips.push(cn.value);
+    else if (cn) {
+      try {
+        names.dns.push(...normalizeDnsNames([cn.value]));
+      } catch {
+        // A CN that is no host name cannot become a SAN; the certificate then has none.
+      }
+    }
+  }
+  const signer = openCa(ca);
+  return buildServerCertificate(signer, {
+    subject: csr.subject.attributes,
+    names,
+    publicKey: csr.publicKey!,
+    days: opts.days ?? MGMT_CSR_VALIDITY_DAYS,
+  });
+}

@@ -1,0 +1,68 @@
+import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
+import forge from 'node-forge';
+import { usageError } from '../util/errors.js';
+import { parsePemBlocks } from './pem.js';
+
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+/** RSA sizes the toolkit makes; the installer and the management server accept them all. */
+export const RSA_KEY_SIZES = [2048, 3072, 4096] as const;
+export type RsaKeySize = (typeof RSA_KEY_SIZES)[number];
+
+const PRIVATE_KEY_LABELS = ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY'];
+
+export function assertKeySize(bits: number): asserts bits is RsaKeySize {
+  if (!(RSA_KEY_SIZES as readonly number[]).includes(bits)) {
+    throw usageError(`The key size must be one of ${RSA_KEY_SIZES.join(', ')} bits, not ${bits}.`);
+  }
+}
+
+/**
+ * A new RSA private key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`),
+ * generated natively by node:crypto off the main thread.
+ */
+export async function generateKeyPem(bits: number): Promise<string> {
+  assertKeySize(bits);
+  const { privateKey } = await generateKeyPairAsync('rsa', {
+    modulusLength: bits,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return privateKey;
+}
+
+/**
+ * Parses an unencrypted RSA private key (PKCS#8 or PKCS#1 PEM). An encrypted
+ * key, a non-RSA key or damaged text each get one sentence naming `source`.
+ */
+export function parsePrivateKey(pem: string, source = 'The private key'): KeyObject {
+  const block = parsePemBlocks(pem, source).find((b) => PRIVATE_KEY_LABELS.includes(b.label));
+  if (!block) throw usageError(`${source} holds no private key PEM block.`);
+  if (block.label === 'ENCRYPTED PRIVATE KEY' || block.headers.some((h) => /^Proc-Type:.*ENCRYPTED/i.test(h))) {
+    throw usageError(
+      `${source} is encrypted and no passphrase can be given; depotkit needs an unencrypted key.`,
+      'Decrypt a copy first, e.g. openssl pkey -in KEY -out KEY.plain, and keep it mode 0600.',
+    );
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: block.pem, format: 'pem' });
+  } catch {
+    throw usageError(`${source} is not a readable private key.`);
+  }
+  if (key.asymmetricKeyType !== 'rsa') {
+    throw usageError(`${source} is a ${key.asymmetricKeyType ?? 'unknown'} key; depotkit signs with RSA keys only.`);
+  }
+  return key;
+}
+
+/** The public half of `key` as a node-forge key, which forge needs to build certificates. */
+export function forgePublicKey(key: KeyObject): forge.pki.rsa.PublicKey {
+  const spki = createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString();
+  return forge.pki.publicKeyFromPem(spki) as forge.pki.rsa.PublicKey;
+}
+
+export function rsaBits(key: KeyObject): number {
+  return key.asymmetricKeyDetails?.modulusLength ?? 0;
+}

@@ -1,0 +1,101 @@
+import { readFile } from 'node:fs/promises';
+import { describeFsError, usageError } from '../util/errors.js';
+
+/**
+ * PEM handling in one place. Input may use CRLF or LF, carry stray whitespace
+ * or text between blocks (openssl's "Bag Attributes", comments), and hold
+ * several blocks (a chain). Output is always LF, 64-column base64, with a
+ * final newline.
+ */
+
+export interface PemBlock {
+  label: string;
+  /** RFC 1421 headers such as `Proc-Type: 4,ENCRYPTED` (legacy encrypted keys). */
+  headers: string[];
+  der: Buffer;
+  /** The block re-encoded canonically. */
+  pem: string;
+}
+
+const BEGIN = /^-----BEGIN ([A-Z0-9 ]+)-----$/;
+const END = /^-----END ([A-Z0-9 ]+)-----$/;
+const BASE64_LINE = /^[A-Za-z0-9+/=]+$/;
+
+/** Parses every PEM block of `text`; throws one sentence on a malformed block. */
+export function parsePemBlocks(text: string, source = 'The PEM text'): PemBlock[] {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trim());
+  const blocks: PemBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const begin = BEGIN.exec(lines[i]!);
+    if (!begin) continue;
+    const label = begin[1]!;
+    const headers: string[] = [];
+    const body: string[] = [];
+    let closed = false;
+    for (i++; i < lines.length; i++) {
+      const line = lines[i]!;
+      const end = END.exec(line);
+      if (end) {
+        if (end[1] !== label) throw usageError(`${source} is malformed: a ${label} block ends with END ${end[1]}.`);
+        closed = true;
+        break;
+      }
+      if (BEGIN.test(line)) break;
+      if (line === '') continue;
+      if (body.length === 0 && /^[A-Za-z-]+:/.test(line)) headers.push(line);
+      else if (BASE64_LINE.test(line.replace(/\s+/g, ''))) body.push(line.replace(/\s+/g, ''));
+      else throw usageError(`${source} is malformed: the ${label} block holds a line that is not base64.`);
+    }
+    if (!closed) throw usageError(`${source} is malformed: the ${label} block has no END line.`);
+    const b64 = body.join('');
+    const der = Buffer.from(b64, 'base64');
+    if (der.length === 0 || der.toString('base64') !== b64) {
+      throw usageError(`${source} is malformed: the ${label} block's base64 is damaged.`);
+    }
+    blocks.push({ label, headers, der, pem: encodePem(label, der, headers) });
+  }
+  return blocks;
+}
+
+/** Canonical PEM of `der`: LF line ends, 64 columns, final newline. */
+export function encodePem(label: string, der: Uint8Array, headers: string[] = []): string {
+  const b64 = Buffer.from(der).toString('base64');
+  const rows = b64.match(/.{1,64}/g) ?? [];
+  const head = headers.length > 0 ? `${headers.join('\n')}\n\n` : '';
+  return `-----BEGIN ${label}-----\n${head}${rows.join('\n')}\n-----END ${label}-----\n`;
+}
+
+/** The canonical PEM of every block (of `label`, when given) in `text`. */
+export function splitPemBlocks(text: string, label?: string): string[] {
+  return parsePemBlocks(text)
+    .filter((b) => label === undefined || b.label === label)
+    .map((b) => b.pem);
+}
+
+/** CRLF to LF, stray whitespace and text between blocks removed, final newline. */
+export function normalizePem(text: string): string {
+  const blocks = parsePemBlocks(text);
+  if (blocks.length === 0) throw usageError('The text holds no PEM block (a -----BEGIN ...----- line).');
+  return blocks.map((b) => b.pem).join('');
+}
+
+/**
+ * Reads the blocks labelled `label` (or one of several labels) from `path`,
+ * in file order; throws one sentence when the file is missing or has none.
+ */
+export async function readPemFile(path: string, label: string | readonly string[]): Promise<string[]> {
+  return (await readPemBlocks(path, label)).map((b) => b.pem);
+}
+
+export async function readPemBlocks(path: string, label: string | readonly string[]): Promise<PemBlock[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+  const labels = typeof label === 'string' ? [label] : label;
+  const blocks = parsePemBlocks(text, path).filter((b) => labels.includes(b.label));
+  if (blocks.length === 0) throw usageError(`${path} holds no ${labels.join(' or ')} PEM block.`);
+  return blocks;
+}

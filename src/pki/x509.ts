@@ -1,0 +1,145 @@
+import { randomBytes, sign, type KeyObject } from 'node:crypto';
+import { isIP } from 'node:net';
+import forge from 'node-forge';
+import { usageError } from '../util/errors.js';
+
+/**
+ * Building X.509 structures with node-forge, signing natively with
+ * node:crypto (forge's pure-JS RSA is slow). Also the fixes for forge's
+ * known traps: serial 00, notAfter = notBefore, and an authority key id taken
+ * from the leaf instead of the issuer.
+ */
+
+const { asn1, pki } = forge;
+
+// forge exports these but its type definitions leave them out.
+const forgePki = pki as unknown as {
+  getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1;
+  getCertificationRequestInfo(csr: forge.pki.CertificateSigningRequest): forge.asn1.Asn1;
+  certificateExtensionsFromAsn1(exts: forge.asn1.Asn1): ForgeExtension[];
+};
+
+const forgeUtil = forge.util as unknown as { bytesToIP(bytes: string): string; bytesFromIP(ip: string): string };
+
+/** An extension as forge parses it: `name` plus fields that depend on it. */
+export type ForgeExtension = { id: string; name?: string; critical?: boolean; value: string } & Record<string, unknown>;
+
+export function certificateExtensionsFromAsn1(exts: forge.asn1.Asn1): ForgeExtension[] {
+  return forgePki.certificateExtensionsFromAsn1(exts);
+}
+
+/** 16 bytes, top bit clear (a positive INTEGER without a 00 pad), second bit set (no leading zero byte). */
+export function randomSerialHex(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0]! & 0x7f) | 0x40;
+  return bytes.toString('hex');
+}
+
+/** Sets notBefore and notAfter explicitly (forge's default notAfter equals notBefore). */
+export function setValidity(cert: forge.pki.Certificate, notBefore: Date, days: number): void {
+  if (!Number.isInteger(days) || days < 1) throw usageError(`The validity must be a whole number of days, at least 1, not ${days}.`);
+  const start = new Date(Math.floor(notBefore.getTime() / 1000) * 1000);
+  cert.validity.notBefore = start;
+  cert.validity.notAfter = new Date(start.getTime() + days * 86_400_000);
+}
+
+/** Subject attributes as UTF8String (PrintableString cannot hold `*`, `_` or `@`); country stays PrintableString. */
+export function nameAttributes(fields: Array<[shortName: string, value: string | undefined]>): forge.pki.CertificateField[] {
+  return fields
+    .filter((f): f is [string, string] => f[1] !== undefined && f[1] !== '')
+    .map(([shortName, value]) => ({
+      shortName,
+      value,
+      valueTagClass: (shortName === 'C' ? asn1.Type.PRINTABLESTRING : asn1.Type.UTF8) as unknown as forge.asn1.Class,
+    }));
+}
+
+export interface AltNames {
+  dns: string[];
+  ips: string[];
+}
+
+export function altNameEntries(names: AltNames): Array<{ type: number; value?: string; ip?: string }> {
+  return [...names.dns.map((value) => ({ type: 2, value })), ...names.ips.map((ip) => ({ type: 7, ip }))];
+}
+
+/** The key id of an issuer: its own subjectKeyIdentifier, else the RFC 5280 method-1 hash of its key. */
+export function issuerKeyId(issuer: forge.pki.Certificate): string {
+  const ski = issuer.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | null;
+  if (ski?.subjectKeyIdentifier) return forge.util.hexToBytes(ski.subjectKeyIdentifier);
+  return issuer.generateSubjectKeyIdentifier().getBytes();
+}
+
+/** The server-certificate profile the installer's strict client and browsers accept. */
+export function serverExtensions(names: AltNames, issuerKeyIdBytes: string): object[] {
+  const extensions: object[] = [
+    { name: 'basicConstraints', cA: false, critical: true },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'subjectKeyIdentifier' },
+    { name: 'authorityKeyIdentifier', keyIdentifier: issuerKeyIdBytes },
+  ];
+  if (names.dns.length + names.ips.length > 0) {
+    extensions.push({ name: 'subjectAltName', altNames: altNameEntries(names) });
+  }
+  return extensions;
+}
+
+const SHA256_WITH_RSA = pki.oids.sha256WithRSAEncryption!;
+
+/** Signs `cert` with SHA-256/RSA using node:crypto, leaving it as forge's own sign() would. */
+export function signCertificate(cert: forge.pki.Certificate, key: KeyObject): void {
+  const c = cert as forge.pki.Certificate & { md: unknown; signatureOid: string; tbsCertificate: forge.asn1.Asn1 };
+  c.md = forge.md.sha256.create();
+  c.signatureOid = c.siginfo.algorithmOid = SHA256_WITH_RSA;
+  c.tbsCertificate = forgePki.getTBSCertificate(cert);
+  const tbs = Buffer.from(asn1.toDer(c.tbsCertificate).getBytes(), 'binary');
+  c.signature = sign('sha256', tbs, key).toString('binary');
+}
+
+export function signRequest(csr: forge.pki.CertificateSigningRequest, key: KeyObject): void {
+  const r = csr as forge.pki.CertificateSigningRequest & { md: unknown; signatureOid: string; siginfo: { algorithmOid: string }; certificationRequestInfo: forge.asn1.Asn1 };
+  r.md = forge.md.sha256.create();
+  r.signatureOid = r.siginfo.algorithmOid = SHA256_WITH_RSA;
+  r.certificationRequestInfo = forgePki.getCertificationRequestInfo(csr);
+  const info = Buffer.from(asn1.toDer(r.certificationRequestInfo).getBytes(), 'binary');
+  r.signature = sign('sha256', info, key).toString('binary');
+}
+
+/** Parses one RSA certificate with forge; `source` names it in the error. */
+export function forgeCertificate(pem: string, source: string): forge.pki.Certificate {
+  try {
+    return pki.certificateFromPem(pem);
+  } catch (err) {
+    const why = /OID is not RSA/.test((err as Error).message) ? 'its key is not RSA, and depotkit signs with RSA keys only' : 'it is not a readable X.509 certificate';
+    throw usageError(`${source} cannot be used: ${why}.`);
+  }
+}
+
+const DNS_LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** Lower-cases, checks and de-duplicates DNS names; a wildcard is allowed as the leftmost label only. */
+export function normalizeDnsNames(names: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const raw of names) {
+    const name = raw.trim().toLowerCase().replace(/\.$/, '');
+    const labels = name.split('.');
+    const ok = name.length <= 253 && labels.every((l, i) => (i === 0 && l === '*' && labels.length > 2) || DNS_LABEL.test(l));
+    if (!ok) throw usageError(`"${raw}" is not a valid DNS name.`);
+    if (isIP(name)) throw usageError(`"${raw}" is an IP address; give it with --ip, not --dns.`);
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
+/** Checks and de-duplicates IP addresses (IPv4 or IPv6), in a canonical spelling. */
+export function normalizeIps(ips: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const raw of ips) {
+    const ip = raw.trim();
+    if (isIP(ip) === 0) throw usageError(`"${raw}" is not an IP address.`);
+    const canonical = forgeUtil.bytesToIP(forgeUtil.bytesFromIP(ip));
+    if (!out.includes(canonical)) out.push(canonical);
+  }
+  return out;
+}
