@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { checkDepot, type CheckResult } from '../probe/check.js';
+import { readPemFile } from '../pki/pem.js';
+import { EXIT, usageError } from '../util/errors.js';
+import { countBySeverity, formatFinding } from '../util/findings.js';
+import { byteProgress, formatBytes, type Progress } from '../util/progress.js';
+import { readSecret } from '../util/secrets.js';
+import { collect, parseIntOption, printJson, printLines } from './output.js';
+
+interface CheckCliOptions {
+  ca: string[];
+  user?: string;
+  passwordFile?: string;
+  passwordEnv?: string;
+  asHost?: string;
+  deep?: boolean;
+  concurrency: number;
+  timeout: number;
+  json?: boolean;
+}
+
+export function registerCheckCommand(program: Command): void {
+  program
+    .command('check <depot-url>')
+    .description('check a depot exactly as the installer does (TLS trust, host name, auth, HEAD then GET, catalog, every binary)')
+    .option('--ca <file>', "a CA certificate the installer trusts (repeatable); trust comes only from these, as in the installer's store", collect, [])
+    .option('--user <name>', 'the depot user (the installer\'s offlineAccount)')
+    .option('--password-file <file>', 'file whose first line is the depot password')
+    .option('--password-env <name>', 'environment variable that holds the depot password')
+    .option('--as-host <name>', 'the host name the installer will use, when it differs from the URL\'s')
+    .option('--deep', 'download every binary and compare its SHA-256 with the catalog')
+    .option('--concurrency <n>', 'requests in flight at once', parseIntOption('--concurrency'), 16)
+    .option('--timeout <ms>', 'connect and handshake timeout', parseIntOption('--timeout'), 10_000)
+    .option('--json', 'print the findings as JSON')
+    .action(async (url: string, opts: CheckCliOptions) => {
+      if (opts.user === undefined && (opts.passwordFile || opts.passwordEnv)) throw usageError('A password was given without --user.');
+      const password = opts.user !== undefined ? await readSecret({ file: opts.passwordFile, env: opts.passwordEnv }, 'depot password') : undefined;
+      const caPems = (await Promise.all(opts.ca.map((file) => readPemFile(file, 'CERTIFICATE')))).flat();
+      let progress: Progress | undefined;
+      try {
+        const result = await checkDepot(url, {
+          caPems,
+          user: opts.user,
+          password,
+          asHost: opts.asHost,
+          deep: opts.deep,
+          concurrency: opts.concurrency,
+          timeoutMs: opts.timeout,
+          onHashStart: (total) => (progress = opts.json ? undefined : byteProgress('downloading', total)),
+          onBytes: (n) => progress?.tick(n),
+        });
+        progress?.stop();
+        if (opts.json) printJson(result);
+        else printLines(formatCheckResult(result));
+        process.exitCode = result.accepted ? EXIT.ok : EXIT.problems;
+      } finally {
+        progress?.stop();
+      }
+    });
+}
+
+export function formatCheckResult(result: CheckResult): string[] {
+  const lines: string[] = [`Depot ${result.base}`];
+  if (result.tls) {
+    lines.push(`  TLS ${result.tls.protocol} ${result.tls.cipher}; certificate ${result.tls.subject}, issued by ${result.tls.issuer}`);
+    lines.push(`  SAN DNS: ${result.tls.dnsNames.join(', ') || '(none)'}; IP: ${result.tls.ipAddresses.join(', ') || '(none)'}; SHA-256 ${result.tls.sha256}`);
+  }
+  if (result.stats.binaries) {
+    lines.push(`  ${result.stats.checked}/${result.stats.binaries} binaries checked (${formatBytes(result.stats.bytes)} with the right size)${result.stats.hashed ? `, ${result.stats.hashed} downloaded and hashed` : ''}`);
+  }
+  lines.push(...result.findings.flatMap(formatFinding));
+  const counts = countBySeverity(result.findings);
+  lines.push(result.accepted ? `ACCEPT: the installer would accept this depot (${counts.warning} warnings).` : `REJECT: the installer would not accept this depot (${counts.error} errors, ${counts.warning} warnings).`);
+  return lines;
+}

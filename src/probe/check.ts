@@ -1,0 +1,289 @@
+import { createHash } from 'node:crypto';
+import pLimit from 'p-limit';
+import type { Dispatcher } from 'undici';
+import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../constants.js';
+import { type CatalogBinary, catalogBinaries, parseCatalog } from '../depot/catalog.js';
+import { checkHclContent } from '../depot/hcl.js';
+import { lintServerCertificate, inspectCertificate } from '../pki/index.js';
+import { DepotkitError, errorMessage } from '../util/errors.js';
+import { type Finding, hasErrors } from '../util/findings.js';
+import { resolveAndConnect, tlsSnapshot } from './connect.js';
+import { basicAuth, contentLength, depotAgent, fetchFile, streamFile } from './http.js';
+import { type DepotUrl, depotFileUrl, parseDepotUrl } from './url.js';
+
+export interface CheckOptions {
+  /** PEM text of the CA certificates the installer trusts (its own store). */
+  caPems?: string[];
+  user?: string;
+  password?: string;
+  /** The host name the installer will use, when it differs from the URL's. */
+  asHost?: string;
+  deep?: boolean;
+  concurrency?: number;
+  timeoutMs?: number;
+  now?: Date;
+  onHashStart?: (totalBytes: number) => void;
+  onBytes?: (n: number) => void;
+}
+
+export interface CheckResult {
+  url: string;
+  base: string;
+  /** Would the installer accept this depot? */
+  accepted: boolean;
+  findings: Finding[];
+  tls?: { protocol: string | null; cipher: string; subject: string; issuer: string; dnsNames: string[]; ipAddresses: string[]; sha256: string };
+  stats: { binaries: number; checked: number; hashed: number; bytes: number };
+}
+
+const TLS_REJECTION = `the depot settings update fails with ${INSTALLER_ERROR_CODES.depotConnectFailure}: "${INSTALLER_MESSAGES.secureProtocolError}"`;
+
+/** Checks a depot over the network exactly as the installer does, then goes further. */
+export async function checkDepot(urlText: string, options: CheckOptions = {}): Promise<CheckResult> {
+  const { url: depot, findings } = parseDepotUrl(urlText);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const hostName = options.asHost ?? depot.host;
+  const result: CheckResult = { url: urlText, base: depot.base.href, accepted: false, findings, stats: { binaries: 0, checked: 0, hashed: 0, bytes: 0 } };
+  const finish = () => ({ ...result, accepted: !hasErrors(findings) });
+
+  // 1. DNS and TCP.
+  const connected = await resolveAndConnect(depot, timeoutMs);
+  if (!connected.ok) {
+    findings.push(connectFinding(depot, connected.reason, connected.detail));
+    return finish();
+  }
+
+  // 2. TLS, judged only against the given CAs, as the installer's own store.
+  if (depot.https) {
+    try {
+      const snapshot = await tlsSnapshot(depot, connected.address, hostName, timeoutMs);
+      const leaf = snapshot.chainPems[0];
+      if (!leaf) throw new Error('the server sent no certificate');
+      const info = inspectCertificate(leaf);
+      result.tls = { protocol: snapshot.protocol, cipher: snapshot.cipher, subject: info.subject, issuer: info.issuer, dnsNames: info.san.dns, ipAddresses: info.san.ips, sha256: info.fingerprints.sha256 };
+      findings.push(...tlsFindings(snapshot.protocol, leaf, snapshot.chainPems.slice(1), snapshot.publicRoot, hostName, options));
+    } catch (err) {
+      if (err instanceof DepotkitError) throw err;
+      findings.push({
+        id: 'tls.handshake-failed',
+        severity: 'error',
+        message: `The TLS handshake with ${depot.host}:${depot.port} failed: ${errorMessage(err)}.`,
+        installer: TLS_REJECTION,
+        fix: 'Check that the server speaks TLS 1.2 or 1.3 on this port (is it plain HTTP?).',
+      });
+      return finish();
+    }
+  } else {
+    findings.push({
+      id: 'http.plain',
+      severity: 'warning',
+      message: 'The depot is served over plain HTTP.',
+      installer: 'accepts it only through the 9.1 API (the depot settings `url` field); the UI and 9.0 need HTTPS',
+      fix: 'Serve it over HTTPS: depotkit serve <dir> --ca <ca-dir>.',
+    });
+    if (options.user) {
+      findings.push({ id: 'auth.cleartext', severity: 'warning', message: 'Basic credentials would cross the network in clear text over HTTP.', fix: 'Use HTTPS when the depot needs a password.' });
+    }
+  }
+
+  const agent = depotAgent(depot, hostName, Math.max(1, options.concurrency ?? 16));
+  try {
+    await checkContent(agent, depot, options, result);
+  } finally {
+    await agent.close();
+  }
+  return finish();
+}
+
+function connectFinding(depot: DepotUrl, reason: string, detail: string): Finding {
+  const where = `${depot.host}:${depot.port}`;
+  switch (reason) {
+    case 'unknown-host':
+      return { id: 'net.unknown-host', severity: 'error', message: `${depot.host} does not resolve (${detail}).`, installer: `reports ${DEPOT_STATUS.unknownHost}`, fix: `Add ${depot.host} to DNS or to the installer's /etc/hosts (and to this machine's), or use the name that resolves.` };
+    case 'refused':
+      return { id: 'net.refused', severity: 'error', message: `${where} refused the connection: nothing listens there.`, installer: `reports ${DEPOT_STATUS.notAvailable}`, fix: 'Start the server (depotkit serve) or fix the port in the URL.' };
+    case 'timeout':
+      return { id: 'net.timeout', severity: 'error', message: `${where} did not answer (${detail}).`, installer: `reports ${DEPOT_STATUS.notAvailable}`, fix: 'Check firewalls between the installer and the depot, and the address.' };
+    default:
+      return { id: 'net.unreachable', severity: 'error', message: `${where} cannot be reached: ${detail}.`, installer: `reports ${DEPOT_STATUS.notAvailable}`, fix: 'Check the address and the routes.' };
+  }
+}
+
+function tlsFindings(protocol: string | null, leaf: string, intermediates: string[], publicRoot: boolean, hostName: string, options: CheckOptions): Finding[] {
+  const findings: Finding[] = [];
+  if (protocol !== 'TLSv1.2' && protocol !== 'TLSv1.3') {
+    findings.push({ id: 'tls.version', severity: 'error', message: `The server negotiated ${protocol}; the installer speaks TLS 1.2 and 1.3 only.`, installer: TLS_REJECTION, fix: 'Enable TLS 1.2 or 1.3 on the server.' });
+  }
+  const lint = lintServerCertificate(leaf, { host: hostName, caPems: options.caPems?.length ? options.caPems : undefined, chainPems: intermediates, now: options.now });
+  for (const f of lint) findings.push(f.severity === 'error' ? { ...f, installer: f.installer ?? TLS_REJECTION } : f);
+  if (!options.caPems?.length) {
+    const top = inspectCertificate(intermediates.at(-1) ?? leaf);
+    findings.push({
+      id: 'tls.ca.not-given',
+      severity: 'error',
+      message: `No --ca given: the installer trusts only CAs imported into its own store, so this check cannot say it would. The certificate was issued by "${top.issuer}"${publicRoot ? ' and chains to a public root' : ', which is not a public root'}.`,
+      evidence: { issuer: top.issuer, topCertificateSha256: top.fingerprints.sha256, chainsToPublicRoot: publicRoot },
+      installer: `${TLS_REJECTION}, unless that CA is in its store`,
+      fix: 'Pass --ca with the CA certificate that you import into the installer (depotkit installer trust --ca FILE).',
+    });
+  }
+  return findings;
+}
+
+async function checkContent(agent: Dispatcher, depot: DepotUrl, options: CheckOptions, result: CheckResult): Promise<void> {
+  const { findings } = result;
+  const auth = options.user !== undefined ? basicAuth(options.user, options.password ?? '') : undefined;
+  const at = (path: string) => depotFileUrl(depot, path);
+  const catalogUrl = at(DEPOT_PATHS.catalog);
+
+  // 3. HEAD of the catalog, with the credentials, as the installer's first request.
+  let head;
+  try {
+    head = await fetchFile(agent, catalogUrl, 'HEAD', auth);
+  } catch (err) {
+    findings.push({ id: 'http.failed', severity: 'error', path: DEPOT_PATHS.catalog, message: `HEAD ${catalogUrl} failed: ${errorMessage(err)}.`, installer: `reports ${DEPOT_STATUS.notAvailable}` });
+    return;
+  }
+  const anonymousHead = auth ? await fetchFile(agent, catalogUrl, 'HEAD') : head;
+  const anonymousGet = anonymousHead.status === 200 ? await fetchFile(agent, catalogUrl, 'GET') : undefined;
+  if (anonymousHead.status === 200 && anonymousGet?.status === 401) {
+    findings.push({
+      id: 'auth.head-unauthenticated',
+      severity: 'warning',
+      path: DEPOT_PATHS.catalog,
+      message: 'The server answers HEAD without credentials while GET needs them.',
+      installer: "passes its HEAD here, but other tools and proxies differ: HEAD must be authenticated exactly like GET",
+      fix: 'Serve the depot with depotkit serve, or protect HEAD like GET in the web server configuration.',
+    });
+  }
+  if (head.status === 401) {
+    findings.push(
+      auth
+        ? { id: 'auth.rejected', severity: 'error', path: DEPOT_PATHS.catalog, message: `The depot refused the credentials of user "${options.user}" (401).`, installer: `reports ${INSTALLER_ERROR_CODES.depotInvalidCredential}`, fix: 'Check the user and password; give them to the installer in offlineAccount.' }
+        : { id: 'auth.required', severity: 'error', path: DEPOT_PATHS.catalog, message: 'The depot needs credentials (401) and none were given.', installer: `reports ${DEPOT_STATUS.userNotSet} or ${INSTALLER_ERROR_CODES.depotInvalidCredential} unless offlineAccount holds them`, fix: 'Pass --user and --password-file; configure the same in the installer\'s offlineAccount.' },
+    );
+    return;
+  }
+  if (head.status !== 200) {
+    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'HEAD', head.status));
+    return;
+  }
+  const headLength = contentLength(head);
+  if (headLength === undefined) {
+    findings.push({ id: 'catalog.head.no-length', severity: 'error', path: DEPOT_PATHS.catalog, message: 'HEAD of the catalog has no Content-Length.', fix: 'Serve the depot with a server that answers HEAD like GET (depotkit serve).' });
+  }
+
+  // 4. GET of the catalog, its signature, the manifest, the HCL and Compatibility data.
+  const get = await fetchFile(agent, catalogUrl, 'GET', auth);
+  if (get.status !== 200 || !get.body) {
+    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'GET', get.status));
+    return;
+  }
+  if (headLength !== undefined && headLength !== get.body.length) {
+    findings.push({ id: 'catalog.length-mismatch', severity: 'error', path: DEPOT_PATHS.catalog, message: `HEAD says ${headLength} bytes but GET returned ${get.body.length}.`, evidence: { head: headLength, get: get.body.length }, fix: 'Serve HEAD and GET from the same file (depotkit serve).' });
+  }
+  let binaries: CatalogBinary[] = [];
+  try {
+    binaries = catalogBinaries(parseCatalog(get.body.toString('utf8')));
+  } catch (err) {
+    const notJson = errorMessage(err).includes('not valid JSON');
+    findings.push({ id: notJson ? 'catalog.json.invalid' : 'catalog.schema.invalid', severity: 'error', path: DEPOT_PATHS.catalog, message: errorMessage(err), installer: 'cannot read the catalog and refuses the depot', fix: 'Copy the catalog again from the vendor metadata (depotkit depot build).' });
+  }
+
+  const sig = await fetchFile(agent, at(DEPOT_PATHS.catalogSig), 'GET', auth);
+  if (sig.status !== 200) findings.push(statusFinding('catalog.sig', DEPOT_PATHS.catalogSig, 'GET', sig.status));
+  await fetchJson(agent, at(DEPOT_PATHS.manifest), auth, 'manifest', DEPOT_PATHS.manifest, findings);
+  await fetchJson(agent, at(DEPOT_PATHS.compatibility), auth, 'compatibility', DEPOT_PATHS.compatibility, findings);
+  const all = await fetchJson(agent, at(DEPOT_PATHS.hclAll), auth, 'hcl', DEPOT_PATHS.hclAll, findings);
+  const last = await fetchJson(agent, at(DEPOT_PATHS.hclLastUpdated), auth, 'hcl', DEPOT_PATHS.hclLastUpdated, findings);
+  findings.push(...checkHclContent(all, last, options.now ?? new Date()));
+
+  // 5. Every binary the catalog names: present, with the catalog's size; --deep: its SHA-256.
+  await checkBinaries(agent, depot, binaries, auth, options, result);
+}
+
+async function fetchJson(agent: Dispatcher, url: string, auth: string | undefined, idPrefix: string, path: string, findings: Finding[]): Promise<unknown> {
+  const answer = await fetchFile(agent, url, 'GET', auth);
+  if (answer.status !== 200 || !answer.body) {
+    findings.push(statusFinding(idPrefix, path, 'GET', answer.status));
+    return undefined;
+  }
+  try {
+    return JSON.parse(answer.body.toString('utf8'));
+  } catch (err) {
+    findings.push({ id: `${idPrefix}.json.invalid`, severity: 'error', path, message: `${path} is not valid JSON: ${errorMessage(err)}.`, fix: 'Copy it again from the vendor metadata.' });
+    return undefined;
+  }
+}
+
+function statusFinding(idPrefix: string, path: string, method: string, status: number): Finding {
+  if (status === 404) {
+    return { id: `${idPrefix}.missing`, severity: 'error', path, message: `${method} ${path}: 404, the file is not there.`, installer: idPrefix === 'catalog' ? 'cannot read the catalog and refuses the depot' : 'fails when it needs this file', fix: 'Lay out the metadata with depotkit depot build; check that the URL points at the folder that contains PROD/.' };
+  }
+  if (status === 403) {
+    return { id: `${idPrefix}.forbidden`, severity: 'error', path, message: `${method} ${path}: 403, the server may not read the file.`, fix: 'Make the depot files readable by the web server (chmod -R a+rX).' };
+  }
+  return { id: `${idPrefix}.status`, severity: 'error', path, message: `${method} ${path} answered ${status}.`, evidence: { status } };
+}
+
+async function checkBinaries(agent: Dispatcher, depot: DepotUrl, binaries: CatalogBinary[], auth: string | undefined, options: CheckOptions, result: CheckResult): Promise<void> {
+  const { stats } = result;
+  // Collected apart and sorted, so concurrent requests still give a stable report.
+  const findings: Finding[] = [];
+  stats.binaries = binaries.length;
+  const limit = pLimit(Math.max(1, options.concurrency ?? 16));
+  const present: CatalogBinary[] = [];
+  await Promise.all(
+    binaries.map((binary) =>
+      limit(async () => {
+        let head;
+        try {
+          head = await fetchFile(agent, depotFileUrl(depot, binary.path), 'HEAD', auth);
+        } catch (err) {
+          findings.push({ id: 'binary.failed', severity: 'error', path: binary.path, message: `HEAD ${binary.path} failed: ${errorMessage(err)}.` });
+          return;
+        }
+        stats.checked++;
+        if (head.status !== 200) {
+          const f = statusFinding('binary', binary.path, 'HEAD', head.status);
+          findings.push({ ...f, installer: `fails the ${binary.component} download`, fix: f.id === 'binary.missing' ? `Place ${binary.fileName} at ${binary.path} (depotkit depot build --binaries <folder>).` : f.fix });
+          return;
+        }
+        const length = contentLength(head);
+        if (length !== binary.size) {
+          findings.push({ id: 'binary.size-mismatch', severity: 'error', path: binary.path, message: `${binary.path} is served with ${length ?? 'no'} Content-Length; the catalog says ${binary.size} bytes.`, evidence: { served: length, expected: binary.size }, installer: `fails the ${binary.component} download's size check`, fix: 'Download the file again and place it with depotkit depot build.' });
+          return;
+        }
+        present.push(binary);
+      }),
+    ),
+  );
+  stats.bytes = present.reduce((sum, b) => sum + b.size, 0);
+  const report = () => {
+    result.findings.push(...findings.sort((a, b) => (a.path ?? '').localeCompare(b.path ?? '')));
+  };
+  if (!options.deep) return report();
+  options.onHashStart?.(stats.bytes);
+  const hashLimit = pLimit(Math.max(1, Math.min(4, options.concurrency ?? 4)));
+  await Promise.all(
+    present.map((binary) =>
+      hashLimit(async () => {
+        const hash = createHash('sha256');
+        const status = await streamFile(agent, depotFileUrl(depot, binary.path), auth, (chunk) => {
+          hash.update(chunk);
+          options.onBytes?.(chunk.length);
+        });
+        if (status !== 200) {
+          findings.push(statusFinding('binary', binary.path, 'GET', status));
+          return;
+        }
+        stats.hashed++;
+        const actual = hash.digest('hex');
+        if (actual !== binary.checksum) {
+          findings.push({ id: 'binary.checksum-mismatch', severity: 'error', path: binary.path, message: `${binary.path} is served with the wrong content (SHA-256 ${actual}, the catalog says ${binary.checksum}).`, evidence: { actual, expected: binary.checksum }, installer: `fails the ${binary.component} checksum check after the download`, fix: 'Download the file again; depotkit depot build checks it before placing it.' });
+        }
+      }),
+    ),
+  );
+  report();
+}

@@ -1,0 +1,83 @@
+import { lookup } from 'node:dns/promises';
+import { X509Certificate } from 'node:crypto';
+import { connect as netConnect } from 'node:net';
+import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
+import type { DepotUrl } from './url.js';
+
+export type ConnectOutcome =
+  | { ok: true; address: string }
+  | { ok: false; reason: 'unknown-host' | 'refused' | 'timeout' | 'unreachable'; detail: string };
+
+/** Resolves the host and opens a TCP connection, as the installer's first step. */
+export async function resolveAndConnect(depot: DepotUrl, timeoutMs: number): Promise<ConnectOutcome> {
+  let address = depot.host;
+  if (!depot.isIp) {
+    try {
+      address = (await lookup(depot.host)).address;
+    } catch (err) {
+      return { ok: false, reason: 'unknown-host', detail: (err as NodeJS.ErrnoException).code ?? (err as Error).message };
+    }
+  }
+  return new Promise((resolve) => {
+    const socket = netConnect({ host: address, port: depot.port });
+    const done = (outcome: ConnectOutcome) => {
+      socket.destroy();
+      resolve(outcome);
+    };
+    socket.setTimeout(timeoutMs, () => done({ ok: false, reason: 'timeout', detail: `no answer from ${address}:${depot.port} within ${timeoutMs} ms` }));
+    socket.once('connect', () => done({ ok: true, address }));
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      done({ ok: false, reason: err.code === 'ECONNREFUSED' ? 'refused' : 'unreachable', detail: `${err.code ?? ''} ${err.message}`.trim() }),
+    );
+  });
+}
+
+export interface TlsSnapshot {
+  protocol: string | null;
+  cipher: string;
+  /** Leaf first, as the server sent it, PEM. */
+  chainPems: string[];
+  /** Chains to a root of Node's public store? (Only used to tell the user.) */
+  publicRoot: boolean;
+  publicRootError?: string;
+}
+
+/**
+ * Handshakes without rejecting, to see what the server presents; judging
+ * trust and names is left to the certificate lint, against the given CA only.
+ */
+export function tlsSnapshot(depot: DepotUrl, address: string, serverName: string, timeoutMs: number): Promise<TlsSnapshot> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({
+      host: address,
+      port: depot.port,
+      servername: serverName && !depot.isIp ? serverName : undefined,
+      rejectUnauthorized: false,
+      ALPNProtocols: ['http/1.1'],
+    });
+    socket.setTimeout(timeoutMs, () => {
+      socket.destroy();
+      reject(new Error(`TLS handshake with ${address}:${depot.port} timed out after ${timeoutMs} ms`));
+    });
+    socket.once('error', reject);
+    socket.once('secureConnect', () => {
+      const chainPems: string[] = [];
+      let cert: PeerCertificate | undefined = socket.getPeerCertificate(true);
+      const seen = new Set<string>();
+      while (cert?.raw && !seen.has(cert.fingerprint256)) {
+        seen.add(cert.fingerprint256);
+        chainPems.push(new X509Certificate(cert.raw).toString());
+        cert = (cert as PeerCertificate & { issuerCertificate?: PeerCertificate }).issuerCertificate;
+      }
+      const snapshot: TlsSnapshot = {
+        protocol: socket.getProtocol(),
+        cipher: socket.getCipher().name,
+        chainPems,
+        publicRoot: socket.authorized,
+        publicRootError: socket.authorizationError ? String(socket.authorizationError) : undefined,
+      };
+      socket.end();
+      resolve(snapshot);
+    });
+  });
+}
