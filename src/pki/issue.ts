@@ -28,7 +28,8 @@ export interface IssueOptions {
 
 /**
  * A new key and server certificate signed by `ca`: CN = the first DNS name,
- * SAN = every DNS name and IP, the server profile, 825 days by default.
+ * SAN = every DNS name and IP, the server profile, 825 days by default
+ * (capped at the CA's own end of validity).
  */
 export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promise<ServerMaterial> {
   const names: AltNames = { dns: normalizeDnsNames(opts.dns), ips: normalizeIps(opts.ips ?? []) };
@@ -59,12 +60,8 @@ export function buildServerCertificate(
   const cert = forge.pki.createCertificate();
   cert.serialNumber = randomSerialHex();
   setValidity(cert, spec.notBefore ?? new Date(Date.now() - BACKDATE_MS), spec.days);
-  if (cert.validity.notAfter > signer.cert.validity.notAfter) {
-    throw usageError(
-      `The certificate would outlive its CA, which expires on ${signer.cert.validity.notAfter.toISOString()}.`,
-      'Give fewer --days, or make a new CA.',
-    );
-  }
+  // A certificate cannot be trusted past its CA's end, so it is not made to claim more.
+  if (cert.validity.notAfter > signer.cert.validity.notAfter) cert.validity.notAfter = signer.cert.validity.notAfter;
   cert.setSubject(spec.subject);
   cert.setIssuer(signer.cert.subject.attributes);
   cert.publicKey = spec.publicKey;

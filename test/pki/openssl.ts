@@ -1,0 +1,29 @@
+import { spawnSync } from 'node:child_process';
+
+export interface ToolResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the system openssl, an independent implementation to check ours against. */
+export function openssl(args: string[], input?: string): ToolResult {
+  const r = spawnSync('openssl', args, { input, encoding: 'utf8' });
+  if (r.error) throw r.error;
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** openssl's `-text` dump of a certificate file. */
+export function x509Text(path: string): string {
+  const r = openssl(['x509', '-in', path, '-noout', '-text']);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return r.stdout;
+}
+
+/** The value lines under an `X509v3 <name>:` heading of a `-text` dump. */
+export function extensionText(text: string, name: string): { header: string; value: string } | undefined {
+  const lines = text.split('\n');
+  const i = lines.findIndex((l) => l.trim().startsWith(`X509v3 ${name}:`));
+  if (i < 0) return undefined;
+  return { header: lines[i]!.trim(), value: lines[i + 1]!.trim() };
+}
