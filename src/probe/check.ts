@@ -115,7 +115,8 @@ function tlsFindings(protocol: string | null, leaf: string, intermediates: strin
     findings.push({ id: 'tls.version', severity: 'error', message: `The server negotiated ${protocol}; the installer speaks TLS 1.2 and 1.3 only.`, installer: TLS_REJECTION, fix: 'Enable TLS 1.2 or 1.3 on the server.' });
   }
   const lint = lintServerCertificate(leaf, { host: hostName, caPems: options.caPems?.length ? options.caPems : undefined, chainPems: intermediates, now: options.now });
-  for (const f of lint) findings.push(f.severity === 'error' ? { ...f, installer: f.installer ?? TLS_REJECTION } : f);
+  // In a check the consequence is always the depot update's error, keyed on its code.
+  for (const f of lint) findings.push(f.severity === 'error' ? { ...f, installer: TLS_REJECTION } : f);
   if (!options.caPems?.length) {
     const top = inspectCertificate(intermediates.at(-1) ?? leaf);
     findings.push({

@@ -1,0 +1,184 @@
+import { cp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPOT_PATHS } from '../../src/constants.js';
+import { makeDemoDepot } from '../../src/depot/demo.js';
+import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
+import { checkDepot, type CheckResult } from '../../src/probe/check.js';
+import { brokenServerCert } from '../helpers/certs.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { NGINX, startNginx } from '../helpers/nginx.js';
+import { readCatalogBinaries } from '../depot/helpers.js';
+
+const HOST = 'depot.test';
+const USER = 'depot';
+const PASSWORD = 'correct horse battery';
+
+let base: string;
+let cleanup: () => Promise<void>;
+let pristine: string;
+let ca: CaMaterial;
+let good: { certPem: string; keyPem: string };
+let caFile: string;
+let passwordFile: string;
+let n = 0;
+
+beforeAll(async () => {
+  ({ dir: base, cleanup } = await tempDir());
+  pristine = join(base, 'pristine');
+  await makeDemoDepot(pristine, { binarySize: 4096 });
+  ca = await createCa({ keySize: 2048 });
+  const issued = await issueServerCert(ca, { dns: [HOST], keySize: 2048 });
+  good = { certPem: issued.chainPem, keyPem: issued.keyPem };
+  caFile = join(base, 'ca.pem');
+  await writeFile(caFile, ca.certPem);
+  passwordFile = join(base, 'password');
+  await writeFile(passwordFile, `${PASSWORD}\n`);
+});
+afterAll(() => cleanup());
+
+async function depotCopy(): Promise<string> {
+  const dir = join(base, `depot-${n++}`);
+  await cp(pristine, dir, { recursive: true });
+  return dir;
+}
+
+interface Scenario {
+  root?: string;
+  cert?: { certPem: string; keyPem: string };
+  auth?: boolean;
+  openHead?: boolean;
+}
+
+/** Serves a depot with nginx (an independent server) and checks it. */
+async function checkServed(s: Scenario, urlSuffix: string, options: Parameters<typeof checkDepot>[1]): Promise<CheckResult> {
+  const server = await startNginx({ root: s.root ?? pristine, ...(s.cert ?? good), auth: s.auth === false ? undefined : { user: USER, password: PASSWORD }, openHead: s.openHead });
+  try {
+    return await checkDepot(`${server.url}${urlSuffix}`, { asHost: HOST, caPems: [ca.certPem], user: USER, password: PASSWORD, ...options });
+  } finally {
+    await server.stop();
+  }
+}
+
+const ids = (r: CheckResult) => r.findings.filter((f) => f.severity !== 'info').map((f) => f.id);
+
+describe.skipIf(!NGINX)('depot check against nginx', () => {
+  it('accepts a correct depot: trusted CA, SAN with the host, credentials, every binary', async () => {
+    const result = await checkServed({}, '', { deep: true });
+    expect(ids(result)).toEqual([]);
+    expect(result.accepted).toBe(true);
+    expect(result.stats.hashed).toBe(result.stats.binaries);
+    expect(result.tls?.dnsNames).toEqual([HOST]);
+  });
+
+  it.each([
+    ['no-san', 'cert.san.missing'],
+    ['wrong-host', 'cert.san.host-missing'],
+    ['ip-cn', 'cert.cn.ip'],
+    ['expired', 'cert.expired'],
+  ] as const)('a %s certificate gives %s and a rejection', async (kind, id) => {
+    const result = await checkServed({ cert: await brokenServerCert(ca, kind, HOST) }, '', {});
+    expect(ids(result)).toContain(id);
+    expect(result.accepted).toBe(false);
+    expect(result.findings.find((f) => f.id === id)!.installer).toContain('VMWARE_DEPOT_CONNECT_FAILURE');
+  });
+
+  it('without --ca it names the issuer to import and rejects', async () => {
+    const result = await checkServed({}, '', { caPems: [] });
+    const f = result.findings.find((x) => x.id === 'tls.ca.not-given')!;
+    expect(f.severity).toBe('error');
+    expect(f.evidence!.chainsToPublicRoot).toBe(false);
+    expect(String(f.evidence!.issuer)).toContain('CN=');
+  });
+
+  it('tells a wrong password from missing credentials', async () => {
+    expect(ids(await checkServed({}, '', { password: 'wrong' }))).toEqual(['auth.rejected']);
+    expect(ids(await checkServed({}, '', { user: undefined, password: undefined }))).toEqual(['auth.required']);
+  });
+
+  it('flags a server that answers HEAD without credentials while GET needs them', async () => {
+    const result = await checkServed({ openHead: true }, '', {});
+    expect(ids(result)).toEqual(['auth.head-unauthenticated']);
+    expect(result.accepted).toBe(true); // a warning: the installer's own HEAD passes
+  });
+
+  it('reports a URL that ends in /PROD, and checks the right base anyway', async () => {
+    const result = await checkServed({}, '/PROD', {});
+    expect(ids(result)).toEqual(['url.ends-with-prod']);
+    expect(result.stats.checked).toBe(result.stats.binaries);
+  });
+
+  it('reports a missing catalog, a catalog that is not JSON and a missing signature', async () => {
+    const noCatalog = await depotCopy();
+    await rm(join(noCatalog, DEPOT_PATHS.catalog));
+    expect(ids(await checkServed({ root: noCatalog }, '', {}))).toEqual(['catalog.missing']);
+
+    const notJson = await depotCopy();
+    await writeFile(join(notJson, DEPOT_PATHS.catalog), '<html>not json</html>');
+    expect(ids(await checkServed({ root: notJson }, '', {}))).toContain('catalog.json.invalid');
+
+    const noSig = await depotCopy();
+    await rm(join(noSig, DEPOT_PATHS.catalogSig));
+    expect(ids(await checkServed({ root: noSig }, '', {}))).toEqual(['catalog.sig.missing']);
+  });
+
+  it('reports a missing binary, one of the wrong size, and (deep) one with the wrong content', async () => {
+    const dir = await depotCopy();
+    const [missing, short, corrupt] = await readCatalogBinaries(dir);
+    await rm(join(dir, missing!.path));
+    await truncate(join(dir, short!.path), 10);
+    const data = await readFile(join(dir, corrupt!.path));
+    data[7] = data[7]! ^ 0x55;
+    await writeFile(join(dir, corrupt!.path), data);
+    const shallow = await checkServed({ root: dir }, '', {});
+    expect(ids(shallow).sort()).toEqual(['binary.missing', 'binary.size-mismatch'].sort());
+    const deep = await checkServed({ root: dir }, '', { deep: true });
+    expect(deep.findings.filter((f) => f.id === 'binary.checksum-mismatch').map((f) => f.path)).toEqual([corrupt!.path]);
+  });
+
+  it('warns about a stale HCL', async () => {
+    const dir = await depotCopy();
+    const old = { timestamp: Math.floor(Date.now() / 1000) - 200 * 86400, jsonUpdatedTime: 'old' };
+    await writeFile(join(dir, DEPOT_PATHS.hclAll), JSON.stringify({ ...old, data: {} }));
+    await writeFile(join(dir, DEPOT_PATHS.hclLastUpdated), JSON.stringify(old));
+    expect(ids(await checkServed({ root: dir }, '', {}))).toEqual(['hcl.stale']);
+  });
+
+  it('notes a plain HTTP depot and its clear-text credentials', async () => {
+    const server = await startNginx({ root: pristine });
+    try {
+      const result = await checkDepot(server.url, { user: USER, password: PASSWORD });
+      expect(ids(result)).toEqual(['http.plain', 'auth.cleartext']);
+      expect(result.accepted).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('CLI: exit 0 when accepted, 1 with findings, 2 for bad usage; never prints the password', async () => {
+    const server = await startNginx({ root: pristine, ...good, auth: { user: USER, password: PASSWORD } });
+    try {
+      const args = [server.url, '--as-host', HOST, '--ca', caFile, '--user', USER, '--password-file', passwordFile];
+      const ok = await runCli(['check', ...args]);
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toContain('ACCEPT');
+      const noCa = await runCli(['check', server.url, '--as-host', HOST, '--user', USER, '--password-file', passwordFile, '--json']);
+      expect(noCa.code).toBe(1);
+      expect(JSON.parse(noCa.stdout).findings.map((f: { id: string }) => f.id)).toContain('tls.ca.not-given');
+      for (const r of [ok, noCa]) expect(r.stdout + r.stderr).not.toContain(PASSWORD);
+    } finally {
+      await server.stop();
+    }
+    const bad = await runCli(['check', 'ftp://x']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('must start with https:// or http://');
+  });
+
+  it('reports a refused connection and an unknown host', async () => {
+    const server = await startNginx({ root: pristine });
+    const url = server.url;
+    await server.stop();
+    expect(ids(await checkDepot(url))).toEqual(['net.refused']);
+    expect(ids(await checkDepot('https://no-such-host.invalid'))).toEqual(['net.unknown-host']);
+  });
+});
