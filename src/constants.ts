@@ -242,3 +242,26 @@ export const BINARY_NAME_PATTERNS: Readonly<Record<string, readonly string[]>> =
 export const SERVER_CERT_DEFAULT_DAYS = 825;
 /** Smallest RSA key the installer and the management server accept. */
 export const INSTALLER_MIN_RSA_BITS = 2048;
+
+// ------------------------------- management server: simulator and client (issue 7)
+
+/** Value the client sends in MGMT_HEADERS.useHeaderAuthn, as the vendor's examples do. */
+export const MGMT_USE_HEADER_AUTHN_VALUE = 'true';
+
+/** The management server's built-in SSO administrator: the simulator's default user. */
+export const MGMT_DEFAULT_USER = 'administrator@vsphere.local';
+
+/** The private-key field of the replace request (field notes §5; not named in the seed). */
+export const MGMT_TLS_KEY_FIELD = 'key';
+
+/** Message ids and texts of the server's errors that clients and users recognise. */
+export const MGMT_MESSAGE_IDS = {
+  authenticationRequired: 'com.vmware.vapi.endpoint.method.authentication.required',
+  notFound: 'com.vmware.vapi.rest.httpNotFound',
+  badRequest: 'com.vmware.vapi.rest.badRequest',
+  tlsInvalid: 'com.vmware.vcenter.certificate_management.tls.invalid',
+  csrInvalid: 'com.vmware.vcenter.certificate_management.tls_csr.invalid',
+} as const;
+
+/** The real server's words when root_cert does not end in a self-signed root (field notes §5). */
+export const MGMT_TRUST_ANCHORS_MESSAGE = 'the trustAnchors parameter must be non-empty';

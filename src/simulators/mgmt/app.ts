@@ -1,0 +1,127 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { MGMT_API, MGMT_ERROR_TYPES, MGMT_HEADERS, MGMT_MESSAGE_IDS, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../../constants.js';
+import { errorBody, isObject, message, wrapValue, type CsrSpec, type MgmtErrorType, type TlsReplaceSpec } from '../../mgmt/wire.js';
+import { InvalidArgument, checkReplace, makeCsr, tlsInfo, type ServedCertificate } from './certs.js';
+import { SessionStore, checkCredentials, parseBasicAuth } from './sessions.js';
+
+/** The simulated server's state that outlives one listening period. */
+export interface MgmtState {
+  hostname: string;
+  users: Readonly<Record<string, string>>;
+  generations: readonly MgmtApiGeneration[];
+  sessions: SessionStore;
+  current: ServedCertificate;
+  /** The key of the last CSR, kept for the certificate that comes back signed. */
+  pendingKeyPem?: string;
+  trustedRoots: string[];
+  /** Called once the response to a successful replace has gone out. */
+  onReplaced(): void;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: MgmtErrorType,
+    readonly id: string,
+    text: string,
+  ) {
+    super(text);
+  }
+}
+
+const unauthenticated = (text: string) => new HttpError(401, MGMT_ERROR_TYPES.unauthenticated, MGMT_MESSAGE_IDS.authenticationRequired, text);
+const badRequest = (text: string, id: string = MGMT_MESSAGE_IDS.badRequest) => new HttpError(400, MGMT_ERROR_TYPES.invalidArgument, id, text);
+
+function generationOf(req: Request): MgmtApiGeneration {
+  return req.path.startsWith('/rest/') ? 'rest' : 'api';
+}
+
+/** The express app for both API generations, each on its own paths (field notes §5). */
+export function mgmtApp(state: MgmtState): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(express.json({ limit: '1mb', strict: false }));
+
+  for (const generation of state.generations) {
+    const paths = MGMT_API[generation];
+    const ok = generation === 'rest' ? 200 : 201;
+    const done = generation === 'rest' ? 200 : 204;
+
+    app.post(paths.session, (req, res) => {
+      const creds = parseBasicAuth(req.get('authorization'));
+      if (generation === 'rest' && req.get(MGMT_HEADERS.useHeaderAuthn) === undefined) {
+        throw unauthenticated(`Session creation needs the ${MGMT_HEADERS.useHeaderAuthn} header.`);
+      }
+      if (!creds || !checkCredentials(state.users, creds.user, creds.password)) {
+        throw unauthenticated('Authentication required: the user name or password is not correct.');
+      }
+      res.status(ok).json(wrapValue(generation, state.sessions.create()));
+    });
+
+    app.delete(paths.session, (req, res) => {
+      state.sessions.delete(requireSession(req));
+      res.status(done).end();
+    });
+
+    app.post(paths.tlsCsr, async (req, res) => {
+      requireSession(req);
+      const spec = specOf(req, generation) as CsrSpec;
+      const { csrPem, keyPem } = await makeCsr(spec, state.hostname);
+      state.pendingKeyPem = keyPem;
+      res.status(ok).json(wrapValue(generation, { csr: csrPem }));
+    });
+
+    app.get(paths.tls, (req, res) => {
+      requireSession(req);
+      res.status(200).json(wrapValue(generation, tlsInfo(state.current.certPem)));
+    });
+
+    app.put(paths.tls, (req, res) => {
+      requireSession(req);
+      const spec = specOf(req, generation);
+      const request: TlsReplaceSpec = { cert: spec.cert as string, root_cert: spec.root_cert as string | undefined, key: spec[MGMT_TLS_KEY_FIELD] as string | undefined };
+      const next = checkReplace(request, state);
+      state.current = { certPem: next.certPem, keyPem: next.keyPem };
+      state.pendingKeyPem = undefined;
+      state.trustedRoots.push(...next.rootPems);
+      // The restart must not cut this response off: close the connection after it, then restart.
+      res.set('Connection', 'close');
+      res.on('close', () => state.onReplaced());
+      res.status(done).end();
+    });
+  }
+
+  app.use((req) => {
+    throw new HttpError(404, MGMT_ERROR_TYPES.notFound, MGMT_MESSAGE_IDS.notFound, `No operation at ${req.method} ${req.path}.`);
+  });
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let error: HttpError;
+    if (err instanceof HttpError) error = err;
+    else if (err instanceof InvalidArgument) error = badRequest(err.message, req.path.endsWith('-csr') ? MGMT_MESSAGE_IDS.csrInvalid : MGMT_MESSAGE_IDS.tlsInvalid);
+    else if (isObject(err) && err.type === 'entity.parse.failed') error = badRequest('The request body is not valid JSON.');
+    else error = new HttpError(500, MGMT_ERROR_TYPES.error, MGMT_MESSAGE_IDS.badRequest, 'Internal error in the simulator.');
+    res.status(error.status).json(errorBody(generationOf(req), error.type, [message(error.id, error.message)]));
+  });
+
+  function requireSession(req: Request): string {
+    const id = req.get(MGMT_HEADERS.sessionId);
+    if (!state.sessions.touch(id)) {
+      throw unauthenticated(id ? 'Authentication required: the session has expired or is not valid.' : 'Authentication required.');
+    }
+    return id!;
+  }
+
+  return app;
+}
+
+/** The request's spec: wrapped in `spec` on /rest, the body itself on /api. */
+function specOf(req: Request, generation: MgmtApiGeneration): Record<string, unknown> {
+  if (!req.is('application/json')) throw badRequest('The request needs a JSON body with Content-Type: application/json.');
+  const body: unknown = req.body;
+  const spec = generation === 'rest' ? (isObject(body) ? body.spec : undefined) : body;
+  if (!isObject(spec)) {
+    throw badRequest(generation === 'rest' ? 'The request body must be an object with a "spec" field.' : 'The request body must be a JSON object.');
+  }
+  return spec;
+}

@@ -1,0 +1,213 @@
+import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import { MGMT_CSR_DEFAULT_KEY_SIZE, MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TRUST_ANCHORS_MESSAGE, INSTALLER_MIN_RSA_BITS } from '../../constants.js';
+import type { CsrSpec, TlsInfo, TlsReplaceSpec } from '../../mgmt/wire.js';
+import {
+  certificateCoversHost,
+  createCa,
+  generateCsr,
+  generateKeyPem,
+  inspectCertificate,
+  normalizePem,
+  parsePrivateKey,
+  sha256Fingerprint,
+  signCsr,
+  splitPemBlocks,
+} from '../../pki/index.js';
+import { DepotkitError, errorMessage } from '../../util/errors.js';
+
+/** A refusal the simulator answers with 400 INVALID_ARGUMENT and this sentence. */
+export class InvalidArgument extends Error {}
+
+export interface ServedCertificate {
+  certPem: string;
+  keyPem: string;
+}
+
+/** Splits names into DNS names and IP addresses, as a certificate's SAN holds them. */
+function namesOf(names: readonly string[]): { dns: string[]; ips: string[] } {
+  return { dns: names.filter((n) => isIP(n) === 0), ips: names.filter((n) => isIP(n) !== 0) };
+}
+
+/**
+ * The server's first certificate: self-signed (subject = issuer, signed by
+ * its own key), with the server's name as CN and SAN. Made by signing a CSR
+ * of the CA key with that same CA, so that pki's builders do all the X.509 work.
+ */
+export async function selfSignedCertificate(hostname: string): Promise<ServedCertificate> {
+  const ca = await createCa({ cn: hostname, keySize: 2048, days: MGMT_CSR_VALIDITY_DAYS + 1 });
+  const csr = generateCsr({ keyPem: ca.keyPem, commonName: hostname, ...namesOf([hostname]) });
+  return { certPem: await signCsr(ca, csr, { days: MGMT_CSR_VALIDITY_DAYS }), keyPem: ca.keyPem };
+}
+
+/** Generates a key and a PKCS#10 request from a CSR spec; the caller keeps the key. */
+export async function makeCsr(spec: CsrSpec, hostname: string): Promise<{ csrPem: string; keyPem: string }> {
+  const keySize = spec.key_size ?? MGMT_CSR_DEFAULT_KEY_SIZE;
+  if (!(MGMT_CSR_KEY_SIZES as readonly number[]).includes(keySize)) {
+    throw new InvalidArgument(`key_size must be one of ${MGMT_CSR_KEY_SIZES.join(', ')}, not ${String(spec.key_size)}.`);
+  }
+  for (const field of ['common_name', 'country', 'email_address', 'locality', 'organization', 'organization_unit', 'state_or_province'] as const) {
+    if (spec[field] !== undefined && typeof spec[field] !== 'string') throw new InvalidArgument(`${field} must be a string.`);
+  }
+  const sans = spec.subject_alt_name ?? [hostname];
+  if (!Array.isArray(sans) || sans.some((s) => typeof s !== 'string' || s.trim() === '')) {
+    throw new InvalidArgument('subject_alt_name must be a list of host names.');
+  }
+  const keyPem = await generateKeyPem(keySize);
+  try {
+    const csrPem = generateCsr({
+      keyPem,
+      commonName: spec.common_name || hostname,
+      ...namesOf(sans.map((s) => s.trim())),
+      country: spec.country,
+      state: spec.state_or_province,
+      locality: spec.locality,
+      organization: spec.organization,
+      organizationUnit: spec.organization_unit,
+      email: spec.email_address,
+    });
+    return { csrPem, keyPem };
+  } catch (err) {
+    if (err instanceof DepotkitError) throw new InvalidArgument(err.message);
+    throw err;
+  }
+}
+
+/** Where the replace request is checked against: what the server serves, the CSR key it keeps, the roots it trusts. */
+export interface ReplaceContext {
+  hostname: string;
+  current: ServedCertificate;
+  pendingKeyPem?: string;
+  trustedRoots: string[];
+}
+
+/**
+ * Checks a replace request as the real server does and returns what to serve
+ * next; throws InvalidArgument with the server's sentence otherwise.
+ */
+export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedCertificate & { rootPems: string[] } {
+  for (const field of ['cert', 'root_cert', 'key'] as const) {
+    const value = spec[field];
+    if (value === undefined && field !== 'cert') continue;
+    if (typeof value !== 'string' || value.trim() === '') throw new InvalidArgument(`${field} must be PEM text.`);
+    // The seed's "known line-ending problem": the real server cannot parse PEM with CRLF.
+    if (value.includes('\r')) throw new InvalidArgument(`${field} has CRLF line endings; the server accepts PEM with LF line breaks only.`);
+  }
+  const certPem = firstCertificate(spec.cert, 'cert');
+  const x509 = new X509Certificate(certPem);
+  if (sha256Fingerprint(certPem) === sha256Fingerprint(ctx.current.certPem)) {
+    throw new InvalidArgument('The certificate is the same as the current machine certificate; nothing to replace.');
+  }
+  checkProfile(certPem, ctx.hostname);
+
+  let keyPem: string;
+  if (spec.key !== undefined) {
+    keyPem = readKey(spec.key);
+    if (!x509.checkPrivateKey(parsePrivateKey(keyPem))) throw new InvalidArgument('The private key does not match the certificate.');
+  } else {
+    if (!ctx.pendingKeyPem || !x509.checkPrivateKey(parsePrivateKey(ctx.pendingKeyPem))) {
+      throw new InvalidArgument(
+        'The certificate does not match the private key of the last CSR this server generated; a certificate made outside the server needs its key.',
+      );
+    }
+    keyPem = ctx.pendingKeyPem;
+  }
+
+  const rootPems = spec.root_cert === undefined ? [] : certificates(spec.root_cert, 'root_cert');
+  if (rootPems.length > 0 && !isSelfSigned(new X509Certificate(rootPems[rootPems.length - 1]!))) {
+    throw new InvalidArgument(`root_cert does not end in a self-signed root certificate: ${MGMT_TRUST_ANCHORS_MESSAGE}.`);
+  }
+  const pool = [...rootPems, ...ctx.trustedRoots].map((p) => new X509Certificate(p));
+  if (!chainsToRoot(x509, pool)) {
+    throw new InvalidArgument(
+      rootPems.length > 0
+        ? `The certificate chain does not verify against root_cert: ${MGMT_TRUST_ANCHORS_MESSAGE}.`
+        : `No root_cert given and the certificate's issuer is not trusted by the server: ${MGMT_TRUST_ANCHORS_MESSAGE}.`,
+    );
+  }
+  return { certPem, keyPem: normalizePem(keyPem), rootPems: rootPems.filter((p) => isSelfSigned(new X509Certificate(p))) };
+}
+
+/** The real server's requirements for a machine certificate (field notes §5). */
+function checkProfile(certPem: string, hostname: string): void {
+  const info = inspectCertificate(certPem);
+  if (info.version !== 3) throw new InvalidArgument('The certificate must be X.509 version 3.');
+  if (info.key.type !== 'rsa' || info.key.bits < INSTALLER_MIN_RSA_BITS) {
+    throw new InvalidArgument(`The certificate's key must be RSA with at least ${INSTALLER_MIN_RSA_BITS} bits.`);
+  }
+  if (!certificateCoversHost(info, hostname)) {
+    throw new InvalidArgument(`The certificate's subject alternative names do not include the server's name ${hostname}.`);
+  }
+  if (info.keyUsage.length > 0 && !(info.keyUsage.includes('digitalSignature') && info.keyUsage.includes('keyEncipherment'))) {
+    throw new InvalidArgument('The certificate\'s key usage must include Digital Signature and Key Encipherment.');
+  }
+  const now = new Date();
+  if (now < info.notBefore || now > info.notAfter) throw new InvalidArgument('The certificate is not valid at this time.');
+}
+
+/** Walks issuer links up the pool until a self-signed root; every signature must verify. */
+function chainsToRoot(leaf: X509Certificate, pool: X509Certificate[]): boolean {
+  let cert = leaf;
+  for (let depth = 0; depth <= pool.length; depth++) {
+    const issuer = pool.find((c) => c.ca && cert.checkIssued(c) && cert.verify(c.publicKey));
+    if (!issuer) return false;
+    if (isSelfSigned(issuer)) return true;
+    cert = issuer;
+  }
+  return false;
+}
+
+function isSelfSigned(cert: X509Certificate): boolean {
+  return cert.subject === cert.issuer && cert.verify(cert.publicKey);
+}
+
+function certificates(text: string, field: string): string[] {
+  let blocks: string[];
+  try {
+    blocks = splitPemBlocks(text, 'CERTIFICATE');
+  } catch (err) {
+    throw new InvalidArgument(`${field} is not valid PEM: ${errorMessage(err)}`);
+  }
+  if (blocks.length === 0) throw new InvalidArgument(`${field} holds no certificate.`);
+  for (const pem of blocks) {
+    try {
+      new X509Certificate(pem);
+    } catch {
+      throw new InvalidArgument(`${field} holds a block that is not an X.509 certificate.`);
+    }
+  }
+  return blocks;
+}
+
+function firstCertificate(text: string, field: string): string {
+  return certificates(text, field)[0]!;
+}
+
+function readKey(text: string): string {
+  try {
+    parsePrivateKey(text, 'key');
+    return text;
+  } catch (err) {
+    throw new InvalidArgument(errorMessage(err));
+  }
+}
+
+/** The details `GET .../tls` reports. */
+export function tlsInfo(certPem: string): TlsInfo {
+  const info = inspectCertificate(certPem);
+  return {
+    version: info.version,
+    serial_number: info.serial,
+    signature_algorithm: info.signatureAlgorithm,
+    subject_dn: info.subject,
+    issuer_dn: info.issuer,
+    valid_from: info.notBefore.toISOString(),
+    valid_to: info.notAfter.toISOString(),
+    thumbprint: info.fingerprints.sha1,
+    is_CA: info.isCa,
+    key_usage: info.keyUsage,
+    extended_key_usage: info.extKeyUsage,
+    subject_alternative_name: [...info.san.dns, ...info.san.ips],
+    cert: normalizePem(certPem),
+  };
+}

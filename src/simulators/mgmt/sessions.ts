@@ -1,0 +1,59 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * API sessions with an idle lifetime: each use extends a session, as on the
+ * real server. A restart of the server's services drops them all.
+ */
+export class SessionStore {
+  private readonly lastUse = new Map<string, number>();
+  /** How many sessions were ever created; tests use it to see a client log in again. */
+  created = 0;
+
+  constructor(private readonly idleMs: number) {}
+
+  create(): string {
+    const id = randomBytes(16).toString('hex');
+    this.lastUse.set(id, Date.now());
+    this.created++;
+    return id;
+  }
+
+  /** True when `id` names a live session; using it extends its life. */
+  touch(id: string | undefined): boolean {
+    if (!id) return false;
+    const last = this.lastUse.get(id);
+    if (last === undefined) return false;
+    if (Date.now() - last > this.idleMs) {
+      this.lastUse.delete(id);
+      return false;
+    }
+    this.lastUse.set(id, Date.now());
+    return true;
+  }
+
+  delete(id: string): void {
+    this.lastUse.delete(id);
+  }
+
+  clear(): void {
+    this.lastUse.clear();
+  }
+}
+
+/** Checks Basic credentials in constant time per user, so timing tells nothing about the password. */
+export function checkCredentials(users: Readonly<Record<string, string>>, user: string, password: string): boolean {
+  const expected = Object.hasOwn(users, user) ? users[user]! : undefined;
+  const a = createHash('sha256').update(password).digest();
+  const b = createHash('sha256').update(expected ?? randomBytes(16)).digest();
+  return timingSafeEqual(a, b) && expected !== undefined;
+}
+
+/** Decodes an `Authorization: Basic ...` header; undefined when absent or malformed. */
+export function parseBasicAuth(header: string | undefined): { user: string; password: string } | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
