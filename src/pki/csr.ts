@@ -5,7 +5,7 @@ import { openCa, type CaMaterial } from './ca.js';
 import { buildServerCertificate } from './issue.js';
 import { forgePublicKey, parsePrivateKey } from './keys.js';
 import { parsePemBlocks } from './pem.js';
-import { altNameEntries, nameAttributes, normalizeDnsNames, normalizeIps, signRequest, type AltNames } from './x509.js';
+import { altNameEntries, copyName, nameAttributes, normalizeDnsNames, normalizeIps, signRequest, type AltNames } from './x509.js';
 import { isIP } from 'node:net';
 
 export interface CsrOptions {
@@ -105,7 +105,7 @@ export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: num
   }
   const signer = openCa(ca);
   return buildServerCertificate(signer, {
-    subject: csr.subject.attributes,
+    subject: copyName(csr.subject.attributes),
     names,
     publicKey: csr.publicKey!,
     days: opts.days ?? MGMT_CSR_VALIDITY_DAYS,

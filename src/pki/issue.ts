@@ -7,7 +7,7 @@ import { BACKDATE_MS, openCa, refuseExisting, type CaMaterial, type CaSigner } f
 import { PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from './files.js';
 import { forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem } from './pem.js';
-import { issuerKeyId, nameAttributes, normalizeDnsNames, normalizeIps, randomSerialHex, serverExtensions, setValidity, signCertificate, type AltNames } from './x509.js';
+import { copyName, issuerKeyId, nameAttributes, normalizeDnsNames, normalizeIps, randomSerialHex, serverExtensions, setValidity, signCertificate, type AltNames } from './x509.js';
 
 export interface ServerMaterial {
   keyPem: string;
@@ -63,7 +63,7 @@ export function buildServerCertificate(
   // A certificate cannot be trusted past its CA's end, so it is not made to claim more.
   if (cert.validity.notAfter > signer.cert.validity.notAfter) cert.validity.notAfter = signer.cert.validity.notAfter;
   cert.setSubject(spec.subject);
-  cert.setIssuer(signer.cert.subject.attributes);
+  cert.setIssuer(copyName(signer.cert.subject.attributes));
   cert.publicKey = spec.publicKey;
   cert.setExtensions(serverExtensions(spec.names, issuerKeyId(signer.cert)));
   signCertificate(cert, signer.key);

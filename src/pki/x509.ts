@@ -54,6 +54,17 @@ export function nameAttributes(fields: Array<[shortName: string, value: string |
     }));
 }
 
+/**
+ * A parsed name's attributes made ready to encode again: forge reads UTF8String
+ * values as raw bytes but encodes them as text, so they are decoded first;
+ * otherwise a copied issuer name would no longer match its CA byte for byte.
+ */
+export function copyName(attributes: forge.pki.CertificateField[]): forge.pki.CertificateField[] {
+  return attributes.map((a) =>
+    (a.valueTagClass as unknown as number) === asn1.Type.UTF8 ? { ...a, value: forge.util.decodeUtf8(a.value as string) } : { ...a },
+  );
+}
+
 export interface AltNames {
   dns: string[];
   ips: string[];
