@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { checkDepot, type CheckResult } from '../probe/check.js';
-import { readPemFile } from '../pki/pem.js';
+import type { CheckResult } from '../probe/check.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { byteProgress, formatBytes, type Progress } from '../util/progress.js';
@@ -35,6 +34,8 @@ export function registerCheckCommand(program: Command): void {
     .action(async (url: string, opts: CheckCliOptions) => {
       if (opts.user === undefined && (opts.passwordFile || opts.passwordEnv)) throw usageError('A password was given without --user.');
       const password = opts.user !== undefined ? await readSecret({ file: opts.passwordFile, env: opts.passwordEnv }, 'depot password') : undefined;
+      // Imported here so that the CLI starts fast for every other command.
+      const [{ checkDepot }, { readPemFile }] = await Promise.all([import('../probe/check.js'), import('../pki/pem.js')]);
       const caPems = (await Promise.all(opts.ca.map((file) => readPemFile(file, 'CERTIFICATE')))).flat();
       let progress: Progress | undefined;
       try {

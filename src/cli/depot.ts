@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { RELEASES, type Release } from '../constants.js';
-import { buildDepot, type BuildReport } from '../depot/build.js';
-import { DEFAULT_DEMO_BINARY_SIZE, makeDemoDepot } from '../depot/demo.js';
+// Libraries are imported when a command runs, so that `depotkit --help` and
+// every other command start fast.
+import type { BuildReport } from '../depot/build.js';
+import { DEFAULT_DEMO_BINARY_SIZE } from '../depot/demo.js';
 import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
-import { verifyDepot, type VerifyResult } from '../depot/verify.js';
+import type { VerifyResult } from '../depot/verify.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { byteProgress, formatBytes, type Progress } from '../util/progress.js';
@@ -23,6 +25,7 @@ export function registerDepotCommands(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (dir: string, opts: { release: string; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
       if (!RELEASES.includes(opts.release as Release)) throw usageError(`--release must be one of ${RELEASES.join(', ')}, not "${opts.release}".`);
+      const { makeDemoDepot } = await import('../depot/demo.js');
       let progress: Progress | undefined;
       try {
         const result = await makeDemoDepot(dir, {
@@ -55,6 +58,7 @@ export function registerDepotCommands(program: Command): void {
     .option('--force', 'replace metadata or binaries that differ from what is given')
     .option('--json', 'print the report as JSON')
     .action(async (opts: { metadata: string; binaries: string[]; out: string; mode: PlaceMode; checksum?: boolean; force?: boolean; json?: boolean }) => {
+      const { buildDepot } = await import('../depot/build.js');
       let progress: Progress | undefined;
       try {
         const report = await buildDepot({
@@ -91,6 +95,7 @@ export function registerDepotCommands(program: Command): void {
           throw describeFsError(err, opts.signingCert);
         }
       }
+      const { verifyDepot } = await import('../depot/verify.js');
       let progress: Progress | undefined;
       try {
         const result = await verifyDepot(dir, {

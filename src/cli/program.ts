@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { DepotkitError, EXIT } from '../util/errors.js';
 // One line per capability: each file registers its own command group.
@@ -11,7 +12,7 @@ export function buildProgram(): Command {
   program
     .name('depotkit')
     .description('Build, certify, serve, check and push air-gapped software depots')
-    .version(process.env.npm_package_version ?? '0.1.0')
+    .version((createRequire(import.meta.url)('../../package.json') as { version: string }).version)
     .showHelpAfterError()
     .exitOverride();
   registerDepotCommands(program);

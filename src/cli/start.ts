@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEPOT_ROOT_DIR } from '../constants.js';
-import { makeDemoDepot } from '../depot/demo.js';
-import { verifyDepot } from '../depot/verify.js';
 import { EXIT } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { formatVerifyResult } from './depot.js';
@@ -16,6 +14,7 @@ export function registerStartCommand(program: Command): void {
     .command('start')
     .description(`make ./${DEMO_DEPOT_DIR} if it is not there, verify it, and say what to do next`)
     .action(async () => {
+      const [{ makeDemoDepot }, { verifyDepot }] = await Promise.all([import('../depot/demo.js'), import('../depot/verify.js')]);
       const dir = resolve(DEMO_DEPOT_DIR);
       if (await isDirectory(resolve(dir, DEPOT_ROOT_DIR))) {
         note(`Using the existing demo depot in ${dir}.`);

@@ -1,4 +1,5 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { BUNDLE_TYPES } from '../constants.js';
 
 /**
@@ -99,12 +100,33 @@ export const signatureSchema = {
   },
 } as const;
 
-const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+let ajv: Ajv | undefined;
 
-export const validateCatalog: ValidateFunction = ajv.compile(catalogSchema);
-export const validateHclLastUpdated: ValidateFunction = ajv.compile(hclLastUpdatedSchema);
-export const validateHclAll: ValidateFunction = ajv.compile(hclAllSchema);
-export const validateSignature: ValidateFunction = ajv.compile(signatureSchema);
+export interface Validator {
+  (data: unknown): boolean;
+  errors: ErrorObject[] | null | undefined;
+}
+
+/** Compiles on first use: compiling every schema at start-up would slow every command down. */
+function lazyValidator(schema: object): Validator {
+  let compiled: ValidateFunction | undefined;
+  const validate: Validator = Object.assign(
+    (data: unknown) => {
+      ajv ??= new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+      compiled ??= ajv.compile(schema);
+      const ok = compiled(data);
+      validate.errors = compiled.errors;
+      return ok;
+    },
+    { errors: null },
+  );
+  return validate;
+}
+
+export const validateCatalog = lazyValidator(catalogSchema);
+export const validateHclLastUpdated = lazyValidator(hclLastUpdatedSchema);
+export const validateHclAll = lazyValidator(hclAllSchema);
+export const validateSignature = lazyValidator(signatureSchema);
 
 /** The first few schema errors as one readable sentence. */
 export function describeSchemaErrors(errors: ErrorObject[] | null | undefined, limit = 3): string {
