@@ -202,7 +202,20 @@ function lintChain(info: CertInfo, leaf: X509Certificate, intermediatePems: stri
   for (let depth = 0; depth <= intermediates.length; depth++) {
     const anchor = anchors.find((a) => issues(current, a) || a.x509.raw.equals(current.raw));
     if (anchor) {
-      const expired = [...path, anchor.info].find((c) => now > c.notAfter || now < c.notBefore);
+      const cas = anchor.x509.raw.equals(current.raw) ? path : [...path, anchor.info];
+      const tooDeep = cas.find((c, i) => c.pathLen !== undefined && c.pathLen < i);
+      if (tooDeep) {
+        return [
+          {
+            id: 'cert.chain.path-length',
+            severity: 'error',
+            message: `${tooDeep.subject} allows ${tooDeep.pathLen} CA certificate(s) below it, but the chain has ${cas.indexOf(tooDeep)}.`,
+            installer: 'Refuses the chain: "unable to find valid certification path".',
+            fix: `Issue the server certificate directly from a CA the installer trusts: ${fix}`,
+          },
+        ];
+      }
+      const expired = cas.find((c) => now > c.notAfter || now < c.notBefore);
       if (!expired) return [];
       return [
         {
