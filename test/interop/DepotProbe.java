@@ -1,0 +1,45 @@
+// The installer's own client, as closely as Java allows: it trusts only the CA
+// certificates given (like the installer's store), verifies the host name
+// strictly (HttpsURLConnection's default verifier), and sends HEAD then GET of
+// the catalog with Basic credentials. Run: java DepotProbe.java <ca.pem> <url> [user] [password]
+import java.io.FileInputStream;
+import java.io.InputStream;
+import java.net.URL;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.util.Base64;
+import javax.net.ssl.HttpsURLConnection;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+public class DepotProbe {
+  public static void main(String[] args) throws Exception {
+    KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+    store.load(null, null);
+    try (InputStream in = new FileInputStream(args[0])) {
+      int i = 0;
+      for (Certificate cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) store.setCertificateEntry("ca" + i++, cert);
+    }
+    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(store);
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, tmf.getTrustManagers(), null);
+    URL catalog = new URL(args[1] + "/PROD/metadata/productVersionCatalog/v1/productVersionCatalog.json");
+    for (String method : new String[] {"HEAD", "GET"}) {
+      HttpsURLConnection c = (HttpsURLConnection) catalog.openConnection();
+      c.setSSLSocketFactory(context.getSocketFactory());
+      c.setRequestMethod(method);
+      if (args.length > 3) c.setRequestProperty("Authorization", "Basic " + Base64.getEncoder().encodeToString((args[2] + ":" + args[3]).getBytes("UTF-8")));
+      try {
+        int status = c.getResponseCode();
+        long length = c.getContentLengthLong();
+        if (method.equals("GET") && status == 200) try (InputStream body = c.getInputStream()) { length = body.readAllBytes().length; }
+        System.out.println(method + " " + status + " " + length);
+      } catch (javax.net.ssl.SSLException e) {
+        System.out.println(method + " TLS-ERROR " + e.getMessage());
+        System.exit(3);
+      }
+    }
+  }
+}
