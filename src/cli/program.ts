@@ -6,6 +6,7 @@ import { registerDepotCommands } from './depot.js';
 import { registerCertCommands } from './cert.js';
 import { registerStartCommand } from './start.js';
 import { registerCheckCommand } from './check.js';
+import { registerMgmtCommands } from './mgmt.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerCertCommands(program);
   registerStartCommand(program);
   registerCheckCommand(program);
+  registerMgmtCommands(program);
   return program;
 }
 

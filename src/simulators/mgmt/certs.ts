@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { MGMT_CSR_DEFAULT_KEY_SIZE, MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TRUST_ANCHORS_MESSAGE, INSTALLER_MIN_RSA_BITS } from '../../constants.js';
+import { chainsToRoot, isSelfSigned } from '../../mgmt/chain.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from '../../mgmt/wire.js';
 import {
   certificateCoversHost,
@@ -143,22 +144,6 @@ function checkProfile(certPem: string, hostname: string): void {
   }
   const now = new Date();
   if (now < info.notBefore || now > info.notAfter) throw new InvalidArgument('The certificate is not valid at this time.');
-}
-
-/** Walks issuer links up the pool until a self-signed root; every signature must verify. */
-function chainsToRoot(leaf: X509Certificate, pool: X509Certificate[]): boolean {
-  let cert = leaf;
-  for (let depth = 0; depth <= pool.length; depth++) {
-    const issuer = pool.find((c) => c.ca && cert.checkIssued(c) && cert.verify(c.publicKey));
-    if (!issuer) return false;
-    if (isSelfSigned(issuer)) return true;
-    cert = issuer;
-  }
-  return false;
-}
-
-function isSelfSigned(cert: X509Certificate): boolean {
-  return cert.subject === cert.issuer && cert.verify(cert.publicKey);
 }
 
 function certificates(text: string, field: string): string[] {

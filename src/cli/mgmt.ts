@@ -1,0 +1,208 @@
+import { readFile, stat } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_DEFAULT_USER } from '../constants.js';
+import { API_CHOICES, replaceCertificate, type ApiChoice, type ReplaceCertReport } from '../mgmt/index.js';
+import { loadCaDir, readPemFile } from '../pki/index.js';
+import { startMgmtSimulator } from '../simulators/mgmt/index.js';
+import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { promptSecret, readSecret } from '../util/secrets.js';
+import { collect, note, parseIntOption, printJson, printLines, warn } from './output.js';
+
+interface ReplaceCertFlags {
+  server: string;
+  user: string;
+  passwordFile?: string;
+  ca: string;
+  cn?: string;
+  san?: string[];
+  org?: string;
+  orgUnit?: string;
+  country?: string;
+  state?: string;
+  locality?: string;
+  email?: string;
+  keySize?: number;
+  days: number;
+  api: ApiChoice;
+  serverCa?: string;
+  insecure?: boolean;
+  dryRun?: boolean;
+  cert?: string;
+  key?: string;
+  waitTimeout: number;
+  json?: boolean;
+}
+
+export function registerMgmtCommands(program: Command): void {
+  const mgmt = program.command('mgmt').description("the management server: replace its machine TLS certificate through its API");
+
+  mgmt
+    .command('replace-cert')
+    .description("have the server make a CSR, sign it with the toolkit's CA, install it, and wait until the restarted server serves it")
+    .requiredOption('--server <url>', 'the management server, https://host[:port]')
+    .option('--user <name>', 'a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER)
+    .option('--password-file <file>', "a file whose first line is the user's password (asked on a terminal otherwise)")
+    .requiredOption('--ca <dir>', "the toolkit's CA folder (with --cert, a CA certificate file is enough)")
+    .option('--cn <name>', 'subject common name (default: the host name of --server)')
+    .option('--san <name>', 'a subject alternative name (repeatable); the host name of --server is always included', collect, [])
+    .option('--org <name>', 'organization')
+    .option('--org-unit <name>', 'organizational unit')
+    .option('--country <code>', 'two-letter country code')
+    .option('--state <name>', 'state or province')
+    .option('--locality <name>', 'locality')
+    .option('--email <address>', 'e-mail address')
+    .option('--key-size <bits>', `key size the server generates: ${MGMT_CSR_KEY_SIZES.join(', ')} (default: the server's)`, parseIntOption('--key-size'))
+    .option('--days <n>', 'validity of the signed certificate', parseIntOption('--days'), MGMT_CSR_VALIDITY_DAYS)
+    .addOption(new Option('--api <generation>', 'API generation: auto uses the newer /api when the server has it').choices(API_CHOICES as string[]).default('auto'))
+    .option('--server-ca <file>', "certificate(s) to trust the server's current certificate with")
+    .option('--insecure', "do not validate the server's current certificate (the new one is always checked)")
+    .option('--dry-run', 'connect, log in and show what would be done; request no CSR and replace nothing')
+    .option('--cert <file>', 'install this certificate made elsewhere (leaf first, intermediates may follow) instead of a CSR')
+    .option('--key <file>', 'the private key of --cert')
+    .option('--wait-timeout <seconds>', 'how long to wait for the restarted server', parseIntOption('--wait-timeout'), 900)
+    .option('--json', 'print the report as JSON')
+    .action(async (flags: ReplaceCertFlags) => {
+      if (flags.serverCa && flags.insecure) throw usageError('Give --server-ca or --insecure, not both.');
+      if (!!flags.cert !== !!flags.key) throw usageError('--cert and --key go together: a certificate made elsewhere is installed with its key.');
+      const ca = await readCa(flags.ca, !!flags.cert);
+      const custom = flags.cert && flags.key ? { certPem: await readText(flags.cert), keyPem: await readText(flags.key) } : undefined;
+      const serverCaPems = flags.serverCa ? await readPemFile(flags.serverCa, 'CERTIFICATE') : undefined;
+      const password = flags.passwordFile ? await readSecret({ file: flags.passwordFile }, 'password') : await promptSecret(`Password of ${flags.user}`);
+      if (flags.insecure && !flags.json) warn("not validating the server's current certificate (--insecure).");
+      const waiting = waitLine(!flags.json && process.stderr.isTTY === true);
+      try {
+        const report = await replaceCertificate({
+          server: flags.server,
+          user: flags.user,
+          password,
+          ca,
+          custom,
+          subject: {
+            cn: flags.cn,
+            san: flags.san,
+            organization: flags.org,
+            organizationUnit: flags.orgUnit,
+            country: flags.country,
+            state: flags.state,
+            locality: flags.locality,
+            email: flags.email,
+          },
+          keySize: flags.keySize,
+          days: flags.days,
+          api: flags.api,
+          serverCaPems,
+          insecure: flags.insecure,
+          dryRun: flags.dryRun,
+          waitTimeoutMs: flags.waitTimeout * 1000,
+          onStep: flags.json ? undefined : (s) => (waiting.clear(), note(s)),
+          onWait: (s) => waiting.show(`  waiting ${Math.round(s.elapsedMs / 1000)} s: ${s.last}`),
+        });
+        waiting.clear();
+        if (flags.json) printJson(report);
+        else printLines(formatReport(report));
+        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+      } finally {
+        waiting.clear();
+      }
+    });
+}
+
+/** `depotkit sim mgmt`: added to the `sim` command group. */
+export function registerSimMgmtCommand(sim: Command): void {
+  sim
+    .command('mgmt')
+    .description('a management server with the certificate API of both generations, on HTTPS, until interrupted')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--port <n>', 'port (0 picks a free one)', parseIntOption('--port'), 0)
+    .option('--hostname <name>', "the server's own name: default CN and SAN of its CSRs (default: --host)")
+    .option('--user <name>', 'the user that may log in', MGMT_DEFAULT_USER)
+    .requiredOption('--password-file <file>', "a file whose first line is that user's password")
+    .option('--restart-ms <n>', 'how long the server stops listening after a replacement', parseIntOption('--restart-ms'), 2000)
+    .option('--cert-out <file>', "write the server's initial self-signed certificate here (to pass as --server-ca)")
+    .option('--json', 'print the address as JSON')
+    .action(async (flags: { host: string; port: number; hostname?: string; user: string; passwordFile: string; restartMs: number; certOut?: string; json?: boolean }) => {
+      const password = await readSecret({ file: flags.passwordFile }, 'password');
+      const sim = await startMgmtSimulator({
+        host: flags.host,
+        port: flags.port,
+        hostname: flags.hostname,
+        users: { [flags.user]: password },
+        restartMs: flags.restartMs,
+      });
+      if (flags.certOut) await writeFileAtomic(flags.certOut, sim.currentCertPem(), { mode: 0o644, force: true });
+      if (flags.json) printJson({ url: sim.url, port: sim.port, hostname: sim.hostname, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
+      else {
+        printLines([`Management server simulator on ${sim.url} (name ${sim.hostname}), user ${flags.user}.`]);
+        note('Stop it with Ctrl-C.');
+      }
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await sim.close();
+    });
+}
+
+/** A CA folder, or (for --cert) a file with the CA certificate only. */
+async function readCa(path: string, certOnly: boolean): Promise<{ certPem: string; keyPem?: string }> {
+  let isDir: boolean;
+  try {
+    isDir = (await stat(path)).isDirectory();
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+  if (isDir) return loadCaDir(path);
+  if (!certOnly) throw usageError(`--ca ${path} is a file; signing the server's CSR needs a CA folder with its key.`, 'Make one with: depotkit cert ca --out <dir>');
+  return { certPem: (await readPemFile(path, 'CERTIFICATE')).join('') };
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+}
+
+/** One line on a terminal, rewritten in place while the server restarts. */
+function waitLine(enabled: boolean): { show(text: string): void; clear(): void } {
+  let shown = false;
+  return {
+    show(text) {
+      if (!enabled) return;
+      process.stderr.write(`\r\x1b[2K${text}`);
+      shown = true;
+    },
+    clear() {
+      if (shown) process.stderr.write('\r\x1b[2K');
+      shown = false;
+    },
+  };
+}
+
+export function formatReport(r: ReplaceCertReport): string[] {
+  const lines: string[] = [];
+  const cert = r.certificate;
+  if (r.dryRun) {
+    lines.push(`Dry run on ${r.server} (/${r.api} API): logged in, nothing changed.`);
+    lines.push(`  serving now: ${r.previous.subject}, issued by ${r.previous.issuer}, valid to ${r.previous.notAfter}`);
+    if (r.csrSpec) {
+      lines.push(`  would request a CSR for ${r.csrSpec.common_name} (SAN ${r.csrSpec.subject_alt_name?.join(', ')}), sign it with the CA and install it`);
+    }
+    if (cert) lines.push(`  would install: ${cert.subject}, issued by ${cert.issuer}, SAN ${cert.san.join(', ')}, valid to ${cert.notAfter}`);
+  } else if (cert) {
+    lines.push(`Replaced the certificate of ${r.server} (/${r.api} API).`);
+    lines.push(`  before: ${r.previous.subject}, issued by ${r.previous.issuer}, SHA-256 ${r.previous.sha256}`);
+    lines.push(`  now:    ${cert.subject}, issued by ${cert.issuer}, SAN ${cert.san.join(', ')}, valid to ${cert.notAfter}, SHA-256 ${cert.sha256}`);
+    if (r.restart) lines.push(`  restart: served after ${(r.restart.waitedMs / 1000).toFixed(1)} s`);
+    if (r.verified?.trusted && r.verified.hostname) lines.push('  verified: trusted by the CA and valid for the host name');
+  }
+  for (const p of r.problems) lines.push(`  problem: ${p}`);
+  return lines;
+}

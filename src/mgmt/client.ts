@@ -1,0 +1,252 @@
+import { Agent, request } from 'undici';
+import { MGMT_API, MGMT_HEADERS, MGMT_USE_HEADER_AUTHN_VALUE, type MgmtApiGeneration } from '../constants.js';
+import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { isObject, parseErrorBody, unwrapValue, wrapSpec, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './wire.js';
+
+export type ApiChoice = 'auto' | MgmtApiGeneration;
+export const API_CHOICES: readonly ApiChoice[] = ['auto', 'rest', 'api'];
+
+/** Which certificates the client trusts for the server's current certificate. */
+export interface MgmtTrust {
+  /** CA (or self-signed server) certificates, PEM; the system store when absent. */
+  caPems?: string[];
+  /** Skip certificate validation (the seed allows it for a server not trusted yet). */
+  insecure?: boolean;
+}
+
+export interface MgmtClientOptions {
+  /** `https://host[:port]`; a path is ignored. */
+  server: string;
+  user: string;
+  password: string;
+  /** `auto` (the default) uses the newer /api generation when the server has it. */
+  api?: ApiChoice;
+  trust?: MgmtTrust;
+  /** Per-request timeout; 120 s by default (a 4096-bit CSR takes the server a while). */
+  timeoutMs?: number;
+  /** Log in again once when a session has expired (true by default). */
+  reauthenticate?: boolean;
+}
+
+/** The server refused a call: its HTTP status, error type and messages. */
+export class MgmtApiError extends DepotkitError {
+  constructor(
+    readonly operation: string,
+    readonly status: number,
+    readonly type: string | undefined,
+    readonly messages: string[],
+  ) {
+    const detail = messages.length > 0 ? `: ${messages.join(' ')}` : '.';
+    super(`${operation} failed: the server answered ${status}${type ? ` ${type}` : ''}${detail}`, EXIT.problems);
+    this.name = 'MgmtApiError';
+  }
+}
+
+/** The server's origin from a URL; only https is accepted, since the API needs it. */
+export function parseServerUrl(server: string): URL {
+  let url: URL;
+  try {
+    url = new URL(/^[a-z]+:\/\//i.test(server) ? server : `https://${server}`);
+  } catch {
+    throw usageError(`"${server}" is not a server URL; give it as https://host[:port].`);
+  }
+  if (url.protocol !== 'https:') throw usageError(`The management server is reached over HTTPS, not ${url.protocol.slice(0, -1)}: use https://${url.host}.`);
+  return new URL(url.origin);
+}
+
+/** The URL's host name as a certificate must name it (no IPv6 brackets). */
+export function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * A client of the management server's certificate API, either generation.
+ * The password stays in memory only, to log in again after a session expires
+ * or the server restarts; it is never part of an error or a report.
+ */
+export class MgmtClient {
+  private sessionId?: string;
+  /** How many sessions this client opened. */
+  logins = 0;
+
+  private constructor(
+    readonly origin: URL,
+    public generation: MgmtApiGeneration,
+    private readonly agent: Agent,
+    private readonly credentials: { user: string; password: string },
+    private readonly reauthenticate: boolean,
+  ) {}
+
+  /** Opens a session; with `api: auto`, tries the newer generation first. */
+  static async connect(opts: MgmtClientOptions): Promise<MgmtClient> {
+    const origin = parseServerUrl(opts.server);
+    const timeout = opts.timeoutMs ?? 120_000;
+    const agent = new Agent({
+      connect: { ca: opts.trust?.caPems, rejectUnauthorized: !opts.trust?.insecure },
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+    });
+    const choice = opts.api ?? 'auto';
+    const client = new MgmtClient(origin, choice === 'auto' ? 'api' : choice, agent, { user: opts.user, password: opts.password }, opts.reauthenticate ?? true);
+    try {
+      if (choice === 'auto' && !(await client.login(true))) {
+        client.generation = 'rest';
+        await client.login();
+      } else if (choice !== 'auto') {
+        await client.login();
+      }
+    } catch (err) {
+      await agent.close();
+      throw err;
+    }
+    return client;
+  }
+
+  /**
+   * Creates a session. With `probe`, a 404 means the generation is absent and
+   * returns false instead of failing.
+   */
+  async login(probe = false): Promise<boolean> {
+    const basic = Buffer.from(`${this.credentials.user}:${this.credentials.password}`).toString('base64');
+    const headers: Record<string, string> = { authorization: `Basic ${basic}` };
+    if (this.generation === 'rest') headers[MGMT_HEADERS.useHeaderAuthn] = MGMT_USE_HEADER_AUTHN_VALUE;
+    const reply = await this.send('POST', MGMT_API[this.generation].session, headers);
+    if (probe && (reply.status === 404 || reply.status === 405)) return false;
+    if (reply.status === 401) {
+      throw new DepotkitError(`The server refused the user name or password of ${this.credentials.user}.`, EXIT.problems, 'Check --user and the password file.');
+    }
+    check('Opening a session', reply);
+    const id = unwrapValue(this.generation, reply.body);
+    if (typeof id !== 'string' || id === '') throw new DepotkitError('Opening a session failed: the server answered without a session id.', EXIT.problems);
+    this.sessionId = id;
+    this.logins++;
+    return true;
+  }
+
+  /** Asks the server for a CSR; it keeps the private key. Returns the PEM. */
+  async createCsr(spec: CsrSpec): Promise<string> {
+    const reply = await this.call('Requesting a CSR', 'POST', MGMT_API[this.generation].tlsCsr, wrapSpec(this.generation, spec));
+    const value = unwrapValue(this.generation, reply.body);
+    const csr = isObject(value) ? value.csr : undefined;
+    if (typeof csr !== 'string' || !csr.includes('CERTIFICATE REQUEST')) {
+      throw new DepotkitError('Requesting a CSR failed: the server answered without a PEM certificate request.', EXIT.problems);
+    }
+    return csr;
+  }
+
+  /** Installs a certificate; on success the server restarts its services. */
+  async replaceTls(spec: TlsReplaceSpec): Promise<void> {
+    await this.call('Replacing the certificate', 'PUT', MGMT_API[this.generation].tls, wrapSpec(this.generation, spec));
+  }
+
+  /** The details of the certificate the server serves. */
+  async getTls(): Promise<TlsInfo> {
+    const reply = await this.call('Reading the certificate', 'GET', MGMT_API[this.generation].tls);
+    const value = unwrapValue(this.generation, reply.body);
+    if (!isObject(value) || typeof value.cert !== 'string') {
+      throw new DepotkitError('Reading the certificate failed: the server answered without the certificate.', EXIT.problems);
+    }
+    return value as unknown as TlsInfo;
+  }
+
+  /** Ends the session (best effort: a restarted server has dropped it already) and closes connections. */
+  async close(): Promise<void> {
+    if (this.sessionId) {
+      try {
+        await this.send('DELETE', MGMT_API[this.generation].session, { [MGMT_HEADERS.sessionId]: this.sessionId });
+      } catch {
+        // The session dies with its idle timeout anyway.
+      }
+      this.sessionId = undefined;
+    }
+    await this.agent.close();
+  }
+
+  /** A call with the session; after a 401 it logs in once more and retries, when allowed. */
+  private async call(operation: string, method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<Reply> {
+    for (let attempt = 0; ; attempt++) {
+      if (!this.sessionId) await this.login();
+      const headers: Record<string, string> = { [MGMT_HEADERS.sessionId]: this.sessionId! };
+      const reply = await this.send(method, path, headers, body);
+      if (reply.status === 401 && attempt === 0 && this.reauthenticate) {
+        this.sessionId = undefined;
+        continue;
+      }
+      if (reply.status === 401) {
+        const { messages } = parseErrorBody(reply.body);
+        throw new MgmtApiError(operation, 401, 'UNAUTHENTICATED', messages.length > 0 ? messages : ['the session has expired or is not valid.']);
+      }
+      check(operation, reply);
+      return reply;
+    }
+  }
+
+  private async send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+    const allHeaders: Record<string, string> = { accept: 'application/json', ...headers };
+    if (body !== undefined) allHeaders['content-type'] = 'application/json';
+    let response;
+    try {
+      response = await request(new URL(path, this.origin), {
+        method,
+        headers: allHeaders,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher: this.agent,
+      });
+    } catch (err) {
+      throw connectionError(this.origin, err);
+    }
+    const text = await response.body.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      // Not JSON (a proxy's HTML page, say): keep the text for the message.
+    }
+    return { status: response.statusCode, body: parsed };
+  }
+}
+
+function check(operation: string, reply: Reply): void {
+  if (reply.status >= 200 && reply.status < 300) return;
+  const { type, messages } = parseErrorBody(reply.body);
+  throw new MgmtApiError(operation, reply.status, type, messages);
+}
+
+const TRUST_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** One sentence for a network or TLS failure, with what to do about it. */
+export function connectionError(origin: URL, err: unknown): DepotkitError {
+  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  const code = e.code && e.code.startsWith('UND_ERR') && e.cause?.code ? e.cause.code : (e.code ?? e.cause?.code);
+  if (code && TRUST_CODES.has(code)) {
+    return new DepotkitError(
+      `${origin.host} presents a certificate this client does not trust (${code}).`,
+      EXIT.problems,
+      'Pass --server-ca FILE with the certificate of its CA (or the server certificate itself), or --insecure for a server not trusted yet.',
+    );
+  }
+  const what: Record<string, string> = {
+    ECONNREFUSED: 'the connection was refused',
+    ENOTFOUND: 'the host name does not resolve',
+    EAI_AGAIN: 'the host name does not resolve',
+    ETIMEDOUT: 'the connection timed out',
+    ECONNRESET: 'the connection was reset',
+    EHOSTUNREACH: 'the host is unreachable',
+    UND_ERR_HEADERS_TIMEOUT: 'the server did not answer in time',
+    UND_ERR_BODY_TIMEOUT: 'the server did not answer in time',
+    UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+  };
+  return new DepotkitError(`Cannot reach ${origin.host}: ${(code && what[code]) ?? e.message ?? String(err)}.`, EXIT.problems);
+}

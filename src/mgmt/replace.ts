@@ -1,0 +1,221 @@
+import { X509Certificate } from 'node:crypto';
+import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, type MgmtApiGeneration } from '../constants.js';
+import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, sha256Fingerprint, signCsr, splitPemBlocks, type CertInfo } from '../pki/index.js';
+import { usageError } from '../util/errors.js';
+import { chainsToRoot, isSelfSigned } from './chain.js';
+import { MgmtClient, hostOf, parseServerUrl, type ApiChoice } from './client.js';
+import { handshake, waitForCertificate, type WaitStatus } from './served.js';
+import type { CsrSpec, TlsInfo, TlsReplaceSpec } from './wire.js';
+
+/** Subject fields of the CSR; the server's host name fills CN and SAN by default. */
+export interface CsrSubject {
+  cn?: string;
+  san?: string[];
+  organization?: string;
+  organizationUnit?: string;
+  country?: string;
+  state?: string;
+  locality?: string;
+  email?: string;
+}
+
+export interface ReplaceCertOptions {
+  server: string;
+  user: string;
+  password: string;
+  /**
+   * The toolkit's CA. Its certificate (PEM, a chain ending in the root
+   * allowed) goes out as root_cert and is what the new certificate is
+   * verified against; its key signs the CSR (not needed with `custom`).
+   */
+  ca: { certPem: string; keyPem?: string };
+  subject?: CsrSubject;
+  /** Key size the server generates; the server's default (3072 on current versions) when absent. */
+  keySize?: number;
+  /** Validity of the certificate signed for the CSR; 730 days (the server's fixed two years) by default. */
+  days?: number;
+  api?: ApiChoice;
+  /** Trust for the server's current certificate. */
+  serverCaPems?: string[];
+  insecure?: boolean;
+  /** Check and show what would be done; request no CSR, replace nothing. */
+  dryRun?: boolean;
+  /** A certificate made elsewhere (leaf first, intermediates may follow) and its private key. */
+  custom?: { certPem: string; keyPem: string };
+  /** How long to wait for the restarted server to serve the new certificate; 15 minutes by default. */
+  waitTimeoutMs?: number;
+  pollMs?: number;
+  requestTimeoutMs?: number;
+  /** Progress: one line per step. */
+  onStep?: (step: string) => void;
+  onWait?: (status: WaitStatus) => void;
+}
+
+export interface CertSummary {
+  subject: string;
+  issuer: string;
+  san: string[];
+  notBefore: string;
+  notAfter: string;
+  sha256: string;
+}
+
+export interface ReplaceCertReport {
+  server: string;
+  api: MgmtApiGeneration;
+  mode: 'csr' | 'custom';
+  dryRun: boolean;
+  /** The certificate served before. */
+  previous: CertSummary;
+  /** The CSR specification sent (or that would be sent). */
+  csrSpec?: CsrSpec;
+  /** The certificate installed (or that would be, with `custom`). */
+  certificate?: CertSummary;
+  restart?: { waitedMs: number; polls: number };
+  /** The TLS check of the served certificate against the CA and the host name. */
+  verified?: { trusted: boolean; hostname: boolean; detail?: string };
+  /** Why a dry run would fail, or what went wrong after the restart. */
+  problems: string[];
+  ok: boolean;
+}
+
+const DEFAULT_WAIT_MS = 15 * 60_000;
+
+/**
+ * The whole replacement: session, CSR (or a certificate made elsewhere),
+ * signing with the toolkit's CA, LF-only PEM, replace, waiting through the
+ * restart, and a TLS check of what the server then serves.
+ */
+export async function replaceCertificate(opts: ReplaceCertOptions): Promise<ReplaceCertReport> {
+  const origin = parseServerUrl(opts.server);
+  const host = hostOf(origin);
+  const step = opts.onStep ?? (() => {});
+  const caPems = splitPemBlocks(normalizePem(opts.ca.certPem), 'CERTIFICATE');
+  if (caPems.length === 0) throw usageError('The CA holds no certificate.');
+  if (!opts.custom && !opts.ca.keyPem) throw usageError('Signing the server\'s CSR needs the CA key; give a CA folder with --ca, or --cert and --key.');
+  if (opts.keySize !== undefined && !(MGMT_CSR_KEY_SIZES as readonly number[]).includes(opts.keySize)) {
+    throw usageError(`The key size must be one of ${MGMT_CSR_KEY_SIZES.join(', ')}, not ${opts.keySize}.`);
+  }
+  const custom = opts.custom ? checkCustom(opts.custom, caPems, host) : undefined;
+
+  step(`Opening a session on ${origin.host}...`);
+  const client = await MgmtClient.connect({
+    server: opts.server,
+    user: opts.user,
+    password: opts.password,
+    api: opts.api,
+    trust: { caPems: opts.serverCaPems, insecure: opts.insecure },
+    timeoutMs: opts.requestTimeoutMs,
+  });
+  const report: ReplaceCertReport = {
+    server: origin.origin,
+    api: client.generation,
+    mode: custom ? 'custom' : 'csr',
+    dryRun: opts.dryRun === true,
+    previous: summaryOfTls(await client.getTls()),
+    problems: [],
+    ok: false,
+  };
+  try {
+    let spec: TlsReplaceSpec;
+    let certPem: string;
+    if (custom) {
+      certPem = custom.spec.cert;
+      spec = custom.spec;
+      report.certificate = summary(custom.info);
+      if (report.certificate.sha256 === report.previous.sha256) report.problems.push('The certificate is the one the server serves already.');
+    } else {
+      report.csrSpec = csrSpec(opts.subject ?? {}, host, opts.keySize);
+      if (opts.dryRun) return finish(report);
+      step(`Requesting a CSR (${report.csrSpec.key_size ?? 'server default'} bits) for ${report.csrSpec.subject_alt_name!.join(', ')}...`);
+      const csrPem = await client.createCsr(report.csrSpec);
+      certPem = normalizePem(await signCsr({ certPem: caPems[0]!, keyPem: opts.ca.keyPem! }, csrPem, { days: opts.days ?? MGMT_CSR_VALIDITY_DAYS }));
+      const info = inspectCertificate(certPem);
+      report.certificate = summary(info);
+      if (!certificateCoversHost(info, host)) {
+        throw usageError(`The server's CSR does not request the name ${host}; clients would reject the certificate, so it was not installed.`);
+      }
+      spec = { cert: certPem, root_cert: caPems.join('') };
+    }
+    if (opts.dryRun) return finish(report);
+
+    step(`Replacing the certificate (${report.certificate.subject}, valid to ${report.certificate.notAfter})...`);
+    await client.replaceTls(spec);
+    step('Waiting for the server to restart and serve the new certificate...');
+    report.restart = await waitForCertificate(origin, sha256Fingerprint(certPem), {
+      timeoutMs: opts.waitTimeoutMs ?? DEFAULT_WAIT_MS,
+      pollMs: opts.pollMs,
+      onPoll: opts.onWait,
+    });
+    const shake = await handshake(origin, { caPems });
+    report.verified = shake.ok
+      ? {
+          trusted: shake.authorized,
+          hostname: shake.identityError === undefined,
+          ...(shake.authorizationError || shake.identityError ? { detail: shake.authorizationError ?? shake.identityError } : {}),
+        }
+      : { trusted: false, hostname: false, detail: shake.reason };
+    if (!report.verified.trusted) report.problems.push(`The served certificate does not verify against the CA: ${report.verified.detail}.`);
+    else if (!report.verified.hostname) report.problems.push(`The served certificate does not match ${host}: ${report.verified.detail}.`);
+    step(`The server serves the new certificate${report.problems.length === 0 ? ', trusted by the CA and valid for ' + host : ''}.`);
+    return finish(report);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Sets `ok`; problems and ok come last, so that a JSON report reads top-down. */
+function finish(report: ReplaceCertReport): ReplaceCertReport {
+  const { problems, ok: _ok, ...rest } = report;
+  return { ...rest, problems, ok: problems.length === 0 };
+}
+
+/** CN and SAN default to the host name the client connects with, which the SAN always includes. */
+export function csrSpec(subject: CsrSubject, host: string, keySize?: number): CsrSpec {
+  const cn = subject.cn ?? host;
+  const sans = [...new Set([cn, ...(subject.san ?? []), host].map((n) => n.trim()).filter((n) => n !== ''))];
+  const spec: CsrSpec = { common_name: cn, subject_alt_name: sans };
+  if (keySize !== undefined) spec.key_size = keySize;
+  if (subject.organization !== undefined) spec.organization = subject.organization;
+  if (subject.organizationUnit !== undefined) spec.organization_unit = subject.organizationUnit;
+  if (subject.country !== undefined) spec.country = subject.country;
+  if (subject.state !== undefined) spec.state_or_province = subject.state;
+  if (subject.locality !== undefined) spec.locality = subject.locality;
+  if (subject.email !== undefined) spec.email_address = subject.email;
+  return spec;
+}
+
+/**
+ * Checks a certificate made elsewhere before anything is sent: its key, its
+ * chain to the CA, its names. Returns the request with every PEM in LF form.
+ */
+function checkCustom(custom: { certPem: string; keyPem: string }, caPems: string[], host: string): { spec: TlsReplaceSpec; info: CertInfo } {
+  const [leafPem, ...intermediates] = splitPemBlocks(normalizePem(custom.certPem), 'CERTIFICATE');
+  if (!leafPem) throw usageError('The --cert file holds no certificate.');
+  const keyPem = normalizePem(custom.keyPem);
+  const leaf = new X509Certificate(leafPem);
+  if (!leaf.checkPrivateKey(parsePrivateKey(keyPem, 'The --key file'))) throw usageError('The --key file does not belong to the --cert certificate.');
+  const info = inspectCertificate(leafPem);
+  if (!certificateCoversHost(info, host)) throw usageError(`The certificate does not name ${host} in its subject alternative names; clients would reject it.`);
+  // root_cert: the intermediates, then the CA's chain, ending in its self-signed root.
+  const chain = [...new Set([...intermediates, ...caPems])];
+  const pool = chain.map((p) => new X509Certificate(p));
+  if (!isSelfSigned(pool[pool.length - 1]!)) throw usageError('The CA certificate is not a self-signed root; give the chain up to the root with --ca.');
+  if (!chainsToRoot(leaf, pool)) throw usageError('The certificate was not issued by the given CA: its chain does not verify against --ca.');
+  return { spec: { cert: leafPem, key: keyPem, root_cert: chain.join('') }, info };
+}
+
+function summary(info: CertInfo): CertSummary {
+  return {
+    subject: info.subject,
+    issuer: info.issuer,
+    san: [...info.san.dns, ...info.san.ips],
+    notBefore: info.notBefore.toISOString(),
+    notAfter: info.notAfter.toISOString(),
+    sha256: info.fingerprints.sha256Hex,
+  };
+}
+
+function summaryOfTls(tls: TlsInfo): CertSummary {
+  return summary(inspectCertificate(tls.cert));
+}
