@@ -265,3 +265,34 @@ export const MGMT_MESSAGE_IDS = {
 
 /** The real server's words when root_cert does not end in a self-signed root (field notes §5). */
 export const MGMT_TRUST_ANCHORS_MESSAGE = 'the trustAnchors parameter must be non-empty';
+
+// ------------------------------------------------------------ serve (issue 4)
+
+/** Port `depotkit serve` listens on without --port (443 needs privileges; the installer takes any port). */
+export const SERVE_DEFAULT_PORT = 8443;
+/** Realm of the Basic auth challenge. */
+export const SERVE_AUTH_REALM = 'depot';
+/** The one content type the depot's metadata is served with; everything else is application/octet-stream. */
+export const SERVE_CONTENT_TYPES: Readonly<Record<string, string>> = { '.json': 'application/json' };
+export const SERVE_DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+/** Methods the depot answers; anything else gets 405 with this list in Allow. */
+export const SERVE_METHODS = ['GET', 'HEAD'] as const;
+/** TLS: 1.2 minimum, 1.3 on, AEAD suites only (TLS 1.3 names first, then the TLS 1.2 ECDHE GCM/ChaCha suites). */
+export const SERVE_TLS_MIN_VERSION = 'TLSv1.2';
+export const SERVE_TLS_CIPHERS = [
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+/** Read buffer of the file streams (measured: scripts/bench/serve.sh). */
+export const SERVE_READ_BUFFER = 1024 * 1024;
+/** Seconds running downloads get to finish after SIGTERM/SIGINT before they are cut. */
+export const SERVE_DEFAULT_GRACE_SECONDS = 30;
+/** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
+export const SERVE_AUTH_CACHE_MS = 60_000;

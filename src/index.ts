@@ -3,3 +3,4 @@ export * from './constants.js';
 export * from './util/errors.js';
 export * from './util/findings.js';
 export * from './pki/index.js';
+export * from './server/index.js';

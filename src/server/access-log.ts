@@ -1,0 +1,87 @@
+import { createWriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
+
+export type AccessLogFormat = 'combined' | 'json';
+
+/** What is logged of one request: never a password, never the Authorization header. */
+export interface AccessRecord {
+  time: Date;
+  remote: string;
+  /** The authenticated user; '-' when there was none or the credentials were wrong. */
+  user: string | undefined;
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  httpVersion: string;
+  status: number;
+  bytes: number;
+  referer: string | undefined;
+  userAgent: string | undefined;
+  durationMs: number;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+function pad(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/** `22/Nov/2026:08:00:00 +0000`, the time format of the combined log. */
+function clfTime(d: Date): string {
+  return `${pad(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} +0000`;
+}
+
+/** Quotes a header value for the combined log; control characters and quotes cannot forge a line. */
+function quoted(value: string | undefined): string {
+  if (value === undefined || value === '') return '"-"';
+  // eslint-disable-next-line no-control-regex -- escaping control characters is the point
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}"`;
+}
+
+export function formatCombined(r: AccessRecord): string {
+  const request = `${r.method} ${r.path} HTTP/${r.httpVersion}`;
+  return `${r.remote} - ${r.user ?? '-'} [${clfTime(r.time)}] ${quoted(request)} ${r.status} ${r.bytes} ${quoted(r.referer)} ${quoted(r.userAgent)}`;
+}
+
+export function formatJson(r: AccessRecord): string {
+  return JSON.stringify({
+    time: r.time.toISOString(),
+    remote: r.remote,
+    user: r.user ?? null,
+    method: r.method,
+    path: r.path,
+    httpVersion: r.httpVersion,
+    status: r.status,
+    bytes: r.bytes,
+    referer: r.referer ?? null,
+    userAgent: r.userAgent ?? null,
+    durationMs: r.durationMs,
+  });
+}
+
+export interface AccessLogOptions {
+  /** A file to append to, or '-' for stdout. */
+  destination: string;
+  format?: AccessLogFormat;
+}
+
+export interface AccessLog {
+  write(record: AccessRecord): void;
+  close(): Promise<void>;
+}
+
+export function openAccessLog(options: AccessLogOptions): AccessLog {
+  const format = options.format === 'json' ? formatJson : formatCombined;
+  const toStdout = options.destination === '-';
+  // Append mode: several workers share the file, each line is one write.
+  const out: Writable = toStdout ? process.stdout : createWriteStream(options.destination, { flags: 'a', mode: 0o640 });
+  return {
+    write(record) {
+      out.write(`${format(record)}\n`);
+    },
+    close() {
+      if (toStdout) return Promise.resolve();
+      return new Promise((resolve) => out.end(resolve));
+    },
+  };
+}

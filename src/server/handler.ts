@@ -1,0 +1,155 @@
+import { createReadStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { extname } from 'node:path';
+import { pipeline } from 'node:stream';
+import { DEPOT_PATHS, SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_METHODS, SERVE_READ_BUFFER } from '../constants.js';
+import type { AccessLog } from './access-log.js';
+import { WWW_AUTHENTICATE, type Authenticator } from './auth.js';
+import { ifRangeMatches, notModified, validatorsOf } from './conditional.js';
+import { parseRequestPath, resolveInsideRoot } from './paths.js';
+import { parseRange } from './range.js';
+
+export interface HandlerOptions {
+  /** The web root, already a realpath. */
+  realRoot: string;
+  auth?: Authenticator;
+  /** Leave PROD/vsan/hcl without auth, as the vendor's web-server recipe does. */
+  openHcl?: boolean;
+  log?: AccessLog;
+  readBuffer?: number;
+  /** True once the server is shutting down: responses then close their connection. */
+  isClosing?: () => boolean;
+}
+
+const OPEN_PREFIX = `/${DEPOT_PATHS.hclDir}`;
+const ALLOW = SERVE_METHODS.join(', ');
+
+const REASONS: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Authentication required',
+  404: 'Not found',
+  405: 'Method not allowed',
+  416: 'Range not satisfiable',
+  500: 'Internal error',
+};
+
+interface Exchange {
+  user?: string;
+  path: string;
+  bytes: number;
+  start: number;
+}
+
+/** A short text answer; for HEAD Node drops the body and keeps the same headers. */
+function sendStatus(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
+  const body = `${REASONS[status] ?? 'Error'}\n`;
+  res.writeHead(status, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), 'X-Content-Type-Options': 'nosniff' });
+  res.end(body);
+}
+
+function isOpenPath(path: string): boolean {
+  return path === OPEN_PREFIX || path.startsWith(`${OPEN_PREFIX}/`);
+}
+
+/** The request handler of the depot: GET and HEAD of regular files under the root, nothing else. */
+export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const readBuffer = options.readBuffer ?? SERVE_READ_BUFFER;
+
+  async function serve(req: IncomingMessage, res: ServerResponse, ex: Exchange): Promise<void> {
+    if (options.isClosing?.()) res.setHeader('Connection', 'close');
+    const method = req.method ?? '';
+    if (method !== 'GET' && method !== 'HEAD') return sendStatus(res, 405, { Allow: ALLOW });
+    const verdict = parseRequestPath(req.url ?? '/');
+    if (!verdict.ok) return sendStatus(res, verdict.status);
+    ex.path = verdict.path;
+    if (options.auth && !(options.openHcl && isOpenPath(verdict.path))) {
+      const user = await options.auth.check(req.headers.authorization);
+      if (!user) return sendStatus(res, 401, { 'WWW-Authenticate': WWW_AUTHENTICATE });
+      ex.user = user;
+    }
+    const real = await resolveInsideRoot(options.realRoot, verdict.segments);
+    if (!real) return sendStatus(res, 404);
+    let handle: FileHandle;
+    try {
+      handle = await open(real, 'r');
+    } catch {
+      return sendStatus(res, 404);
+    }
+    let handed = false;
+    try {
+      // fstat of the open file: the headers describe exactly the bytes that will be read.
+      const info = await handle.stat();
+      if (!info.isFile()) return sendStatus(res, 404);
+      const size = info.size;
+      const v = validatorsOf(size, info.mtimeMs);
+      const headers: Record<string, string> = {
+        'Accept-Ranges': 'bytes',
+        'Content-Type': SERVE_CONTENT_TYPES[extname(real).toLowerCase()] ?? SERVE_DEFAULT_CONTENT_TYPE,
+        ETag: v.etag,
+        'Last-Modified': v.lastModified,
+        'X-Content-Type-Options': 'nosniff',
+      };
+      if (notModified(v, req.headers['if-none-match'], req.headers['if-modified-since'])) {
+        res.writeHead(304, headers);
+        res.end();
+        return;
+      }
+      let status = 200;
+      let start = 0;
+      let end = size - 1;
+      const rangeHeader = req.headers.range;
+      if (rangeHeader !== undefined && ifRangeMatches(v, req.headers['if-range'] as string | undefined)) {
+        const range = parseRange(rangeHeader, size);
+        if (range === 'unsatisfiable') return sendStatus(res, 416, { 'Content-Range': `bytes */${size}`, 'Accept-Ranges': 'bytes' });
+        if (range) {
+          status = 206;
+          ({ start, end } = range);
+          headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
+        }
+      }
+      // A JS number is exact to 2^53: Content-Length stays right far beyond 4 GiB.
+      headers['Content-Length'] = String(end - start + 1);
+      res.writeHead(status, headers);
+      if (method === 'HEAD' || end < start) {
+        res.end();
+        return;
+      }
+      const stream = createReadStream('', { fd: handle, start, end, highWaterMark: readBuffer, autoClose: true });
+      handed = true;
+      stream.on('data', (chunk: Buffer | string) => {
+        ex.bytes += chunk.length;
+      });
+      // pipeline destroys the file stream, and so closes the descriptor, as soon as the client goes away.
+      pipeline(stream, res, () => {});
+    } finally {
+      if (!handed) await handle.close();
+    }
+  }
+
+  return (req, res) => {
+    const ex: Exchange = { path: '-', bytes: 0, start: Date.now() };
+    if (options.log) {
+      const log = options.log;
+      res.once('close', () => {
+        log.write({
+          time: new Date(ex.start),
+          remote: req.socket.remoteAddress ?? '-',
+          user: ex.user,
+          method: req.method ?? '-',
+          path: ex.path === '-' ? (req.url ?? '-').split('?')[0]! : ex.path,
+          httpVersion: req.httpVersion,
+          status: res.statusCode,
+          bytes: ex.bytes,
+          referer: req.headers.referer,
+          userAgent: req.headers['user-agent'],
+          durationMs: Date.now() - ex.start,
+        });
+      });
+    }
+    serve(req, res, ex).catch(() => {
+      if (!res.headersSent) sendStatus(res, 500);
+      else res.destroy();
+    });
+  };
+}

@@ -1,0 +1,122 @@
+import { realpath, stat } from 'node:fs/promises';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { describeFsError, usageError } from '../util/errors.js';
+import { openAccessLog, type AccessLog, type AccessLogOptions } from './access-log.js';
+import { createAuthenticator, type AuthOptions } from './auth.js';
+import { createHandler } from './handler.js';
+import { loadTlsMaterial, secureOptions, type TlsMaterial, type TlsSource } from './tls.js';
+
+export { parseBasicAuth, WWW_AUTHENTICATE, type AuthOptions, type Authenticator } from './auth.js';
+export { parseHtpasswd, readHtpasswd, hashKind, type HtpasswdEntry, type HashKind } from './htpasswd.js';
+export { formatCombined, formatJson, type AccessLogFormat, type AccessLogOptions, type AccessRecord } from './access-log.js';
+export { parseRequestPath } from './paths.js';
+export { parseRange, type ByteRange } from './range.js';
+export type { TlsSource, TlsMaterial } from './tls.js';
+
+export interface DepotServerOptions {
+  /** The web root: the folder that contains PROD/. */
+  root: string;
+  /** Address to listen on; default 127.0.0.1. */
+  host?: string;
+  /** Port; default 0 (any free port). */
+  port?: number;
+  /** Certificate and key; without them the server speaks plain HTTP. */
+  tls?: TlsSource;
+  /** Basic auth for every path (HEAD exactly like GET); none when absent. */
+  auth?: AuthOptions;
+  /** Leave PROD/vsan/hcl open when auth is on. */
+  openHcl?: boolean;
+  /** Access log: a file (appended to) or '-' for stdout, combined format or JSON lines. */
+  accessLog?: AccessLogOptions;
+  /** Read buffer of file streams in bytes; default 1 MiB. */
+  readBuffer?: number;
+}
+
+export interface DepotServer {
+  /** `https://host:port` (or http), the URL an installer is given. */
+  url: string;
+  port: number;
+  /**
+   * Stops accepting, lets running responses finish for up to `graceMs`
+   * (default 0: cut them at once), then resolves when every connection is closed.
+   */
+  close(graceMs?: number): Promise<void>;
+  /**
+   * Loads the certificate and key again (files are re-read; PEM given here
+   * replaces them) for new connections; open connections are not dropped.
+   * Also re-reads an htpasswd file.
+   */
+  reloadTls(material?: TlsMaterial): Promise<void>;
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+async function realRootOf(root: string): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(root);
+    if (!(await stat(real)).isDirectory()) throw usageError(`${root} is not a folder; serve the folder that contains PROD/.`);
+  } catch (err) {
+    if (err instanceof Error && err.name === 'DepotkitError') throw err;
+    throw describeFsError(err, root);
+  }
+  return real;
+}
+
+/** Starts the depot's static file server in this process. */
+export async function startDepotServer(opts: DepotServerOptions): Promise<DepotServer> {
+  const realRoot = await realRootOf(opts.root);
+  const auth = opts.auth ? await createAuthenticator(opts.auth) : undefined;
+  const tlsSource = opts.tls;
+  const material = tlsSource ? await loadTlsMaterial(tlsSource) : undefined;
+  const log: AccessLog | undefined = opts.accessLog ? openAccessLog(opts.accessLog) : undefined;
+  let closing = false;
+  const handler = createHandler({ realRoot, auth, openHcl: opts.openHcl, readBuffer: opts.readBuffer, isClosing: () => closing, log });
+  const server: Server = material ? createHttpsServer(secureOptions(material), handler) : createHttpServer(handler);
+  const host = opts.host ?? '127.0.0.1';
+  const listening = new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') reject(usageError(`Port ${opts.port} on ${host} is already in use.`));
+      else if (err.code === 'EACCES') reject(usageError(`Not allowed to listen on port ${opts.port}; ports below 1024 need privileges.`, 'Use --port 8443, or run with the capability to bind low ports.'));
+      else if (err.code === 'EADDRNOTAVAIL') reject(usageError(`${host} is not an address of this machine.`));
+      else reject(err);
+    });
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  try {
+    await listening;
+  } catch (err) {
+    await log?.close();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `${material ? 'https' : 'http'}://${urlHost(host)}:${port}`,
+    port,
+    close(graceMs = 0) {
+      closing = true;
+      return new Promise<void>((resolve) => {
+        // Idle keep-alive connections go now; busy ones as soon as their response ends, or at the deadline.
+        const sweep = setInterval(() => server.closeIdleConnections(), 200);
+        const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
+        server.close(() => {
+          clearInterval(sweep);
+          clearTimeout(deadline);
+          void (log?.close() ?? Promise.resolve()).then(resolve);
+        });
+        server.closeIdleConnections();
+      });
+    },
+    async reloadTls(next) {
+      if (!tlsSource) throw usageError('This server speaks plain HTTP; there is no certificate to reload.');
+      const fresh = next ?? (await loadTlsMaterial(tlsSource));
+      (server as import('node:https').Server).setSecureContext(secureOptions(fresh));
+      await auth?.reload();
+    },
+  };
+}
