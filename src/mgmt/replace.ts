@@ -71,7 +71,8 @@ export interface ReplaceCertReport {
   csrSpec?: CsrSpec;
   /** The certificate installed (or that would be, with `custom`). */
   certificate?: CertSummary;
-  restart?: { waitedMs: number; polls: number };
+  /** How long the restart took to show the new certificate; `sawRestart` when the server was seen down. */
+  restart?: { waitedMs: number; polls: number; sawRestart: boolean };
   /** The TLS check of the served certificate against the CA and the host name. */
   verified?: { trusted: boolean; hostname: boolean; detail?: string };
   /** Why a dry run would fail, or what went wrong after the restart. */

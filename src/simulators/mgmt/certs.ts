@@ -35,9 +35,11 @@ function namesOf(names: readonly string[]): { dns: string[]; ips: string[] } {
  * its own key), with the server's name as CN and SAN. Made by signing a CSR
  * of the CA key with that same CA, so that pki's builders do all the X.509 work.
  */
-export async function selfSignedCertificate(hostname: string): Promise<ServedCertificate> {
+export async function selfSignedCertificate(hostname: string, listenHost: string): Promise<ServedCertificate> {
   const ca = await createCa({ cn: hostname, keySize: 2048, days: MGMT_CSR_VALIDITY_DAYS + 1 });
-  const csr = generateCsr({ keyPem: ca.keyPem, commonName: hostname, ...namesOf([hostname]) });
+  // The listening address is named too, so that a client can reach a named simulator by its IP.
+  const names = [...new Set([hostname, listenHost])].filter((n) => n !== '0.0.0.0' && n !== '::');
+  const csr = generateCsr({ keyPem: ca.keyPem, commonName: hostname, ...namesOf(names) });
   return { certPem: await signCsr(ca, csr, { days: MGMT_CSR_VALIDITY_DAYS }), keyPem: ca.keyPem };
 }
 

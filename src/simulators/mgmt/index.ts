@@ -66,7 +66,7 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
     users: opts.users ?? DEFAULT_USERS,
     generations: opts.generations ?? (Object.keys(MGMT_API) as MgmtApiGeneration[]),
     sessions: new SessionStore(opts.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS),
-    current: await selfSignedCertificate(hostname),
+    current: await selfSignedCertificate(hostname, host),
     trustedRoots: [],
     onReplaced: () => {
       restarts++;

@@ -1,0 +1,138 @@
+import { X509Certificate } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MgmtApiError, MgmtClient, replaceCertificate, type ReplaceCertOptions } from '../../src/mgmt/index.js';
+import { createCa, issueServerCert, normalizePem } from '../../src/pki/index.js';
+import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
+import { DepotkitError } from '../../src/util/errors.js';
+import { PASSWORD, USER, sha256Of, startSim, testCa } from './helpers.js';
+
+let sims: MgmtSimulator[] = [];
+afterEach(async () => {
+  await Promise.all(sims.map((s) => s.close()));
+  sims = [];
+});
+
+async function sim(opts: Parameters<typeof startSim>[0] = {}): Promise<MgmtSimulator> {
+  const s = await startSim(opts);
+  sims.push(s);
+  return s;
+}
+
+async function options(s: MgmtSimulator, extra: Partial<ReplaceCertOptions> = {}): Promise<ReplaceCertOptions> {
+  return { server: s.url, user: USER, password: PASSWORD, ca: await testCa(), serverCaPems: [s.currentCertPem()], keySize: 2048, pollMs: 50, waitTimeoutMs: 20_000, ...extra };
+}
+
+const DAY = 86_400_000;
+
+describe('replaceCertificate: the whole flow', () => {
+  for (const api of ['api', 'rest'] as const) {
+    it(`replaces through the /${api} API, waits through the restart and verifies the new certificate`, async () => {
+      const s = await sim();
+      const before = s.currentCertPem();
+      const steps: string[] = [];
+      const report = await replaceCertificate(await options(s, { api, subject: { organization: 'Lab', san: ['vc.lab.local'] }, onStep: (x) => steps.push(x) }));
+      expect(report).toMatchObject({ ok: true, api, mode: 'csr', dryRun: false, problems: [], verified: { trusted: true, hostname: true } });
+      expect(report.previous.sha256).toBe(sha256Of(before));
+      expect(report.certificate!.sha256).toBe(sha256Of(s.currentCertPem()));
+      expect(report.certificate!.issuer).toBe('CN=depotkit test CA');
+      expect(report.certificate!.san).toEqual(['vc.lab.local', '127.0.0.1']);
+      expect(report.csrSpec).toEqual({ common_name: '127.0.0.1', subject_alt_name: ['127.0.0.1', 'vc.lab.local'], key_size: 2048, organization: 'Lab' });
+      const served = new X509Certificate(s.currentCertPem());
+      // A server-made CSR leads to the fixed two years.
+      expect(new Date(served.validTo).getTime() - new Date(served.validFrom).getTime()).toBe(730 * DAY);
+      expect(served.verify(new X509Certificate((await testCa()).certPem).publicKey)).toBe(true);
+      expect(s.restarts()).toBe(1);
+      expect(report.restart!.polls).toBeGreaterThanOrEqual(1);
+      expect(steps.join('\n')).not.toContain(PASSWORD);
+    });
+  }
+
+  it('auto picks /api when the server has it and falls back to /rest on an older server', async () => {
+    const both = await sim();
+    const client = await MgmtClient.connect({ server: both.url, user: USER, password: PASSWORD, trust: { caPems: [both.currentCertPem()] } });
+    expect(client.generation).toBe('api');
+    await client.close();
+    const old = await sim({ generations: ['rest'] });
+    const report = await replaceCertificate(await options(old));
+    expect(report).toMatchObject({ ok: true, api: 'rest' });
+  });
+
+  it('installs a certificate made elsewhere, with its key, from a CRLF chain file', async () => {
+    const s = await sim({ hostname: 'localhost' });
+    const ca = await testCa();
+    const made = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], days: 90 });
+    const crlf = (t: string) => t.replace(/\n/g, '\r\n');
+    const report = await replaceCertificate(await options(s, { ca: { certPem: crlf(ca.certPem) }, custom: { certPem: crlf(made.chainPem), keyPem: crlf(made.keyPem) } }));
+    expect(report).toMatchObject({ ok: true, mode: 'custom', verified: { trusted: true, hostname: true } });
+    // The simulator refuses CRLF, so this proves the client sent LF only.
+    expect(s.currentCertPem()).toBe(normalizePem(made.certPem));
+    const served = new X509Certificate(s.currentCertPem());
+    expect(new Date(served.validTo).getTime() - new Date(served.validFrom).getTime()).toBe(90 * DAY);
+  });
+
+  it('shows the server refusing the same certificate twice', async () => {
+    const s = await sim();
+    const made = await issueServerCert(await testCa(), { dns: ['localhost'], ips: ['127.0.0.1'] });
+    const custom = { certPem: made.certPem, keyPem: made.keyPem };
+    await replaceCertificate(await options(s, { custom }));
+    const again = replaceCertificate(await options(s, { custom, serverCaPems: [(await testCa()).certPem] }));
+    await expect(again).rejects.toThrow(MgmtApiError);
+    await expect(again).rejects.toThrow(/Replacing the certificate failed: the server answered 400 INVALID_ARGUMENT: The certificate is the same as the current/);
+    expect(s.restarts()).toBe(1);
+  });
+
+  it('refuses locally a certificate whose chain does not lead to the given CA, and shows the server refusing a wrong root', async () => {
+    const s = await sim();
+    const otherCa = await createCa({ cn: 'another CA', keySize: 2048 });
+    const made = await issueServerCert(await testCa(), { dns: ['localhost'], ips: ['127.0.0.1'] });
+    const local = replaceCertificate(await options(s, { ca: otherCa, custom: { certPem: made.certPem, keyPem: made.keyPem } }));
+    await expect(local).rejects.toThrow(/not issued by the given CA/);
+    const client = await MgmtClient.connect({ server: s.url, user: USER, password: PASSWORD, trust: { caPems: [s.currentCertPem()] } });
+    try {
+      const err = await client.replaceTls({ cert: made.certPem, key: made.keyPem, root_cert: otherCa.certPem }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(MgmtApiError);
+      expect(err).toMatchObject({ status: 400, type: 'INVALID_ARGUMENT', messages: [expect.stringMatching(/trustAnchors parameter must be non-empty/)] });
+    } finally {
+      await client.close();
+    }
+    expect(s.restarts()).toBe(0);
+  });
+
+  it('logs in again when the session expired, or reports it when told not to', async () => {
+    const s = await sim({ sessionIdleMs: 200 });
+    const trust = { caPems: [s.currentCertPem()] };
+    const client = await MgmtClient.connect({ server: s.url, user: USER, password: PASSWORD, trust });
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await client.getTls()).cert).toBe(s.currentCertPem());
+    expect(client.logins).toBe(2);
+    await client.close();
+    const strict = await MgmtClient.connect({ server: s.url, user: USER, password: PASSWORD, trust, reauthenticate: false });
+    await new Promise((r) => setTimeout(r, 450));
+    await expect(strict.getTls()).rejects.toThrow(/Reading the certificate failed: the server answered 401 UNAUTHENTICATED: .*expired/);
+    await strict.close();
+  });
+
+  it('a dry run logs in and plans, changes nothing, and spots the certificate already served', async () => {
+    const s = await sim();
+    const before = s.currentCertPem();
+    const created = s.sessionsCreated();
+    const plan = await replaceCertificate(await options(s, { dryRun: true, subject: { cn: 'vc.lab.local' } }));
+    expect(plan).toMatchObject({ ok: true, dryRun: true, csrSpec: { common_name: 'vc.lab.local', subject_alt_name: ['vc.lab.local', '127.0.0.1'] } });
+    expect(plan.certificate).toBeUndefined();
+    expect(s.sessionsCreated()).toBe(created + 1);
+    expect(s.currentCertPem()).toBe(before);
+    expect(s.restarts()).toBe(0);
+  });
+
+  it('says which option to use when the current certificate is not trusted, and refuses wrong credentials', async () => {
+    const s = await sim();
+    const untrusted = replaceCertificate({ ...(await options(s)), serverCaPems: undefined });
+    await expect(untrusted).rejects.toThrow(DepotkitError);
+    await expect(untrusted).rejects.toThrow(/does not trust \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
+    const insecure = await replaceCertificate({ ...(await options(s, { dryRun: true })), serverCaPems: undefined, insecure: true });
+    expect(insecure.ok).toBe(true);
+    const wrong = replaceCertificate(await options(s, { password: 'not-it' }));
+    await expect(wrong).rejects.toThrow(/refused the user name or password of administrator@vsphere\.local/);
+    await expect(wrong).rejects.not.toThrow(/not-it/);
+  });
+});
