@@ -6,7 +6,9 @@ import { registerDepotCommands } from './depot.js';
 import { registerCertCommands } from './cert.js';
 import { registerStartCommand } from './start.js';
 import { registerCheckCommand } from './check.js';
+import { registerServeCommands } from './serve.js';
 import { registerMgmtCommands } from './mgmt.js';
+import { registerSimCommands } from './sim.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -20,7 +22,9 @@ export function buildProgram(): Command {
   registerCertCommands(program);
   registerStartCommand(program);
   registerCheckCommand(program);
+  registerServeCommands(program);
   registerMgmtCommands(program);
+  registerSimCommands(program);
   return program;
 }
 

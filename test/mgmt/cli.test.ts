@@ -1,0 +1,125 @@
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MGMT_API, MGMT_HEADERS } from '../../src/constants.js';
+import { issueServerCert } from '../../src/pki/index.js';
+import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
+import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { PASSWORD, USER, basic, call, sha256Of, startSim, testCa, writeFixtures } from './helpers.js';
+
+describe('depotkit mgmt replace-cert', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let sim: MgmtSimulator;
+  let files: { caDir: string; serverCa: string; passwordFile: string };
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tempDir());
+    sim = await startSim();
+    files = await writeFixtures(dir, sim, await testCa());
+  });
+  afterAll(async () => {
+    await sim.close();
+    await cleanup();
+  });
+
+  const base = () => ['mgmt', 'replace-cert', '--server', sim.url, '--user', USER, '--password-file', files.passwordFile, '--ca', files.caDir];
+
+  it('--dry-run logs in, prints the plan and changes nothing', async () => {
+    const before = sim.currentCertPem();
+    const res = await runCli([...base(), '--server-ca', files.serverCa, '--dry-run', '--san', 'vc.lab.local']);
+    expect(res.stderr).not.toContain(PASSWORD);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/Dry run on https:\/\/127\.0\.0\.1:\d+ \(\/api API\): logged in, nothing changed/);
+    expect(res.stdout).toContain('SAN 127.0.0.1, vc.lab.local');
+    expect(sim.currentCertPem()).toBe(before);
+  });
+
+  it('replaces the certificate through /rest and reports it as JSON', async () => {
+    const res = await runCli([...base(), '--server-ca', files.serverCa, '--api', 'rest', '--key-size', '2048', '--org', 'Lab', '--days', '365', '--json']);
+    expect(res.code).toBe(0);
+    const report = JSON.parse(res.stdout);
+    expect(report).toMatchObject({ ok: true, api: 'rest', verified: { trusted: true, hostname: true }, certificate: { subject: 'O=Lab, CN=127.0.0.1', issuer: 'CN=depotkit test CA' } });
+    expect(report.certificate.sha256).toBe(sha256Of(sim.currentCertPem()));
+    expect(`${res.stdout}${res.stderr}`).not.toContain(PASSWORD);
+  });
+
+  it('shows the server refusing the same certificate twice, with its message (exit 1)', async () => {
+    const made = await issueServerCert(await testCa(), { dns: ['localhost'], ips: ['127.0.0.1'], days: 30 });
+    await writeFile(join(dir, 'made.pem'), made.chainPem.replace(/\n/g, '\r\n'));
+    await writeFile(join(dir, 'made-key.pem'), made.keyPem, { mode: 0o600 });
+    const args = [...base(), '--server-ca', join(files.caDir, 'ca-cert.pem'), '--cert', join(dir, 'made.pem'), '--key', join(dir, 'made-key.pem')];
+    const first = await runCli(args);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('verified: trusted by the CA and valid for the host name');
+    expect(sim.currentCertPem()).toBe(made.certPem);
+    const second = await runCli(args);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/the server answered 400 INVALID_ARGUMENT: The certificate is the same as the current machine certificate/);
+    expect(second.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses bad usage with one sentence and exit 2', async () => {
+    const both = await runCli([...base(), '--server-ca', files.serverCa, '--insecure']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('Give --server-ca or --insecure, not both.');
+    const half = await runCli([...base(), '--cert', files.serverCa]);
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain('--cert and --key go together');
+    const http = await runCli(['mgmt', 'replace-cert', '--server', 'http://127.0.0.1:1', '--password-file', files.passwordFile, '--ca', files.caDir]);
+    expect(http.code).toBe(2);
+    expect(http.stderr).toContain('reached over HTTPS');
+    const api = await runCli([...base(), '--api', 'soap']);
+    expect(api.code).toBe(2);
+  });
+
+  it('tells how to trust an untrusted server and refuses a wrong password without printing it', async () => {
+    const untrusted = await runCli(base());
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stderr).toMatch(/does not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/);
+    expect(untrusted.stderr).toContain('--server-ca FILE');
+    const wrongFile = join(dir, 'wrong');
+    await writeFile(wrongFile, 'Wr0ng-pa55\n', { mode: 0o600 });
+    const wrong = await runCli(['mgmt', 'replace-cert', '--server', sim.url, '--password-file', wrongFile, '--ca', files.caDir, '--insecure']);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('refused the user name or password');
+    expect(wrong.stderr).not.toContain('Wr0ng-pa55');
+  });
+});
+
+describe('depotkit sim mgmt', () => {
+  it('serves the API until interrupted, with the user from the password file', async () => {
+    const { dir, cleanup } = await tempDir();
+    const passwordFile = join(dir, 'pw');
+    await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+    const child = spawn(process.execPath, [CLI, 'sim', 'mgmt', '--password-file', passwordFile, '--cert-out', join(dir, 'sim.pem'), '--restart-ms', '100', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      child.stdout.setEncoding('utf8');
+      const info = await new Promise<{ url: string; certificate: string }>((resolve, reject) => {
+        child.stdout.on('data', (d: string) => {
+          out += d;
+          try {
+            resolve(JSON.parse(out));
+          } catch {
+            // Not all of it yet.
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
+      });
+      const sim = { url: info.url, currentCertPem: () => '' } as unknown as MgmtSimulator;
+      const trust = await readFile(info.certificate, 'utf8');
+      const session = await call(sim, 'POST', MGMT_API.rest.session, { headers: { authorization: basic(USER, PASSWORD), [MGMT_HEADERS.useHeaderAuthn]: 'true' }, trust });
+      expect(session.status).toBe(200);
+      const tls = await call(sim, 'GET', MGMT_API.rest.tls, { headers: { [MGMT_HEADERS.sessionId]: (session.body as { value: string }).value }, trust });
+      expect((tls.body as { value: { cert: string } }).value.cert).toBe(trust);
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await cleanup();
+    }
+  });
+});
