@@ -7,6 +7,7 @@ import { registerCertCommands } from './cert.js';
 import { registerStartCommand } from './start.js';
 import { registerCheckCommand } from './check.js';
 import { registerServeCommands } from './serve.js';
+import { registerServeCommands } from './serve.js';
 import { registerMgmtCommands } from './mgmt.js';
 import { registerSimCommands } from './sim.js';
 
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerCertCommands(program);
   registerStartCommand(program);
   registerCheckCommand(program);
+  registerServeCommands(program);
   registerServeCommands(program);
   registerMgmtCommands(program);
   registerSimCommands(program);

@@ -46,7 +46,7 @@ export interface DepotServer {
   /**
    * Loads the certificate and key again (files are re-read; PEM given here
    * replaces them) for new connections; open connections are not dropped.
-   * Also re-reads an htpasswd file.
+   * Also re-reads an htpasswd file (all a plain HTTP server reloads).
    */
   reloadTls(material?: TlsMaterial): Promise<void>;
 }
@@ -113,9 +113,12 @@ export async function startDepotServer(opts: DepotServerOptions): Promise<DepotS
       });
     },
     async reloadTls(next) {
-      if (!tlsSource) throw usageError('This server speaks plain HTTP; there is no certificate to reload.');
-      const fresh = next ?? (await loadTlsMaterial(tlsSource));
-      (server as import('node:https').Server).setSecureContext(secureOptions(fresh));
+      if (tlsSource) {
+        const fresh = next ?? (await loadTlsMaterial(tlsSource));
+        (server as import('node:https').Server).setSecureContext(secureOptions(fresh));
+      } else if (next) {
+        throw usageError('This server speaks plain HTTP; it cannot take a certificate.');
+      }
       await auth?.reload();
     },
   };

@@ -1,0 +1,176 @@
+import { availableParallelism } from 'node:os';
+import { basename, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { DEPOT_ROOT_DIR, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../constants.js';
+import { certificateFromCa, machineNames } from '../server/ca-cert.js';
+import { startDepotServer, type DepotServerOptions } from '../server/index.js';
+import { loadTlsMaterial, type TlsMaterial } from '../server/tls.js';
+import { startWorkers, type RunningDepot } from '../server/workers.js';
+import { errorMessage, usageError } from '../util/errors.js';
+import { isDirectory } from '../util/fs.js';
+import { readSecret } from '../util/secrets.js';
+import { InvalidOption, collect, note, parseIntOption, printJson, printLines, warn } from './output.js';
+
+interface ServeOptions {
+  host: string;
+  port: number;
+  cert?: string;
+  key?: string;
+  ca?: string;
+  dns: string[];
+  ip: string[];
+  user?: string;
+  passwordFile?: string;
+  htpasswd?: string;
+  http?: boolean;
+  openHcl?: boolean;
+  workers: number;
+  accessLog?: string;
+  logFormat: string;
+  grace: number;
+  json?: boolean;
+}
+
+const parsePort = (value: string): number => {
+  const port = parseIntOption('--port')(value);
+  if (port > 65535) throw new InvalidOption('--port must be between 0 and 65535.');
+  return port;
+};
+
+const parseWorkers = (value: string): number => {
+  const n = parseIntOption('--workers')(value);
+  if (n < 1) throw new InvalidOption('--workers must be at least 1.');
+  return n;
+};
+
+/** Where the certificate comes from; called again on SIGHUP, so a rotated file or CA is picked up. */
+function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined {
+  if (opts.cert || opts.key) {
+    if (!opts.cert || !opts.key) throw usageError('--cert and --key go together.');
+    if (opts.ca) throw usageError('Give either --cert and --key, or --ca, not both.');
+    const source = { certFile: opts.cert, keyFile: opts.key };
+    return () => loadTlsMaterial(source);
+  }
+  if (opts.ca) {
+    const caDir = opts.ca;
+    const machine = machineNames();
+    const names = { dns: opts.dns.length > 0 ? opts.dns : machine.dns, ips: opts.dns.length > 0 || opts.ip.length > 0 ? opts.ip : machine.ips };
+    return () => certificateFromCa(caDir, names);
+  }
+  if (opts.dns.length > 0 || opts.ip.length > 0) throw usageError('--dns and --ip name the certificate issued with --ca; give --ca <dir> too.');
+  return undefined;
+}
+
+async function authOption(opts: ServeOptions): Promise<DepotServerOptions['auth']> {
+  if (opts.htpasswd) {
+    if (opts.user || opts.passwordFile) throw usageError('Give either --htpasswd, or --user with --password-file, not both.');
+    return { htpasswdFile: opts.htpasswd };
+  }
+  if (opts.user || opts.passwordFile) {
+    if (!opts.user || !opts.passwordFile) throw usageError('--user and --password-file go together.');
+    return { user: opts.user, password: await readSecret({ file: opts.passwordFile }, 'password') };
+  }
+  return undefined;
+}
+
+async function checkRoot(dir: string): Promise<void> {
+  if (!(await isDirectory(dir))) throw usageError(`${dir} is not a folder.`);
+  if (await isDirectory(resolve(dir, DEPOT_ROOT_DIR))) return;
+  if (basename(dir) === DEPOT_ROOT_DIR) {
+    throw usageError(`${dir} is the ${DEPOT_ROOT_DIR} folder itself; the installer fetches /${DEPOT_ROOT_DIR}/..., so serve the folder that contains it.`, `depotkit serve ${resolve(dir, '..')}`);
+  }
+  warn(`${dir} has no ${DEPOT_ROOT_DIR}/ folder; the installer will find nothing there.`);
+}
+
+export function registerServeCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('serve a depot (the folder that contains PROD/) over HTTPS with Basic auth, as the installer expects')
+    .argument('<dir>', 'the web root: the folder that contains PROD/')
+    .option('--host <addr>', 'address to listen on', '0.0.0.0')
+    .option('--port <n>', `port (the installer's shown default is 443)`, parsePort, SERVE_DEFAULT_PORT)
+    .option('--cert <file>', 'server certificate PEM, best the chain (leaf then CA); re-read on SIGHUP')
+    .option('--key <file>', 'its private key PEM; re-read on SIGHUP')
+    .option('--ca <dir>', 'issue a server certificate from this CA folder (ca-key.pem, ca-cert.pem) at start and on SIGHUP')
+    .option('--dns <name>', 'a DNS name of the certificate issued with --ca (repeatable; default: host name and localhost)', collect, [])
+    .option('--ip <addr>', 'an IP address of the certificate issued with --ca (repeatable; default: this machine\'s)', collect, [])
+    .option('--user <name>', 'Basic auth user (with --password-file)')
+    .option('--password-file <file>', 'file whose first line is the password')
+    .option('--htpasswd <file>', 'Basic auth users from an htpasswd file (bcrypt or $apr1$); re-read on SIGHUP')
+    .option('--http', 'plain HTTP, no TLS (the installer\'s API accepts it from 9.1; never with auth)')
+    .option('--open-hcl', `leave /${DEPOT_ROOT_DIR}/vsan/hcl without auth, as the vendor's web-server recipe does`)
+    .option('--workers <n>', 'server processes (default: the core count)', parseWorkers, availableParallelism())
+    .option('--access-log <file>', "access log file, or '-' for stdout (never holds credentials)")
+    .option('--log-format <format>', 'combined or json', 'combined')
+    .option('--grace <seconds>', 'on SIGTERM/SIGINT, how long running downloads may finish', parseIntOption('--grace'), SERVE_DEFAULT_GRACE_SECONDS)
+    .option('--json', 'print the listening address as JSON once ready')
+    .action(async (dir: string, opts: ServeOptions) => {
+      const root = resolve(dir);
+      if (opts.logFormat !== 'combined' && opts.logFormat !== 'json') throw usageError(`--log-format is combined or json, not "${opts.logFormat}".`);
+      if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
+      const loadTls = tlsLoader(opts);
+      if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
+      if (loadTls && opts.http) throw usageError('--http turns TLS off; do not give a certificate with it.');
+      const auth = await authOption(opts);
+      if (auth && opts.http) throw usageError('Basic auth over plain HTTP would send the password in clear text.', 'Serve over TLS (--cert/--key or --ca), or drop the auth options.');
+      if (!auth) warn('serving without authentication: anyone who can reach this port can download the depot.');
+      if (opts.openHcl && !auth) warn('--open-hcl does nothing without auth.');
+      await checkRoot(root);
+      const tls = loadTls ? await loadTls() : undefined;
+      const options: DepotServerOptions = {
+        root,
+        host: opts.host,
+        port: opts.port,
+        tls,
+        auth,
+        openHcl: opts.openHcl,
+        accessLog: opts.accessLog === undefined ? undefined : { destination: opts.accessLog, format: opts.logFormat },
+      };
+      const graceMs = opts.grace * 1000;
+      const running = opts.workers === 1 ? await inProcess(options) : await startWorkers(options, opts.workers, graceMs);
+      if (opts.json) {
+        printJson({ url: running.url, port: running.port, root, workers: running.workers, tls: Boolean(tls), auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none', pid: process.pid });
+      } else {
+        printLines([`Serving ${root} at ${running.url} with ${running.workers} worker${running.workers === 1 ? '' : 's'} (pid ${process.pid}).`]);
+      }
+      note('SIGHUP reloads the certificate, key and htpasswd file; SIGTERM or Ctrl-C stops after running downloads finish.');
+      await supervise(running, loadTls, graceMs);
+    });
+}
+
+async function inProcess(options: DepotServerOptions): Promise<RunningDepot> {
+  const server = await startDepotServer(options);
+  return { url: server.url, port: server.port, workers: 1, reload: (m) => server.reloadTls(m), close: (ms) => server.close(ms) };
+}
+
+/** Reloads on SIGHUP, stops gracefully on SIGTERM/SIGINT (a second signal stops at once). */
+function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMaterial>) | undefined, graceMs: number): Promise<void> {
+  return new Promise((resolveDone) => {
+    let stopping = false;
+    process.on('SIGHUP', () => {
+      void (async () => {
+        try {
+          await running.reload(loadTls ? await loadTls() : undefined);
+          note('Reloaded the certificate, key and users.');
+        } catch (err) {
+          // A broken new file must not take the depot down: the old certificate stays in use.
+          warn(`reload failed, still serving the previous certificate: ${errorMessage(err)}`);
+        }
+      })();
+    });
+    const stop = () => {
+      if (stopping) {
+        note('Stopping now.');
+        process.exit(1);
+      }
+      stopping = true;
+      note(`Stopping: no new connections; running downloads have ${graceMs / 1000} s to finish.`);
+      void running.close(graceMs).then(() => {
+        note('Stopped.');
+        resolveDone();
+      });
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}
