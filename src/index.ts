@@ -4,3 +4,5 @@ export * from './util/errors.js';
 export * from './util/findings.js';
 export * from './pki/index.js';
 export * from './server/index.js';
+export { replaceCertificate, MgmtClient, MgmtApiError, waitForCertificate, type ReplaceCertOptions, type ReplaceCertReport, type MgmtClientOptions, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './mgmt/index.js';
+export { startMgmtSimulator, type MgmtSimulator, type MgmtSimulatorOptions } from './simulators/mgmt/index.js';

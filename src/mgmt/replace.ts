@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, type MgmtApiGeneration } from '../constants.js';
 import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, sha256Fingerprint, signCsr, splitPemBlocks, type CertInfo } from '../pki/index.js';
 import { usageError } from '../util/errors.js';
@@ -126,7 +127,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
       report.certificate = summary(custom.info);
       if (report.certificate.sha256 === report.previous.sha256) report.problems.push('The certificate is the one the server serves already.');
     } else {
-      report.csrSpec = csrSpec(opts.subject ?? {}, host, opts.keySize);
+      report.csrSpec = csrSpec(opts.subject ?? {}, host, opts.keySize, report.previous.san);
       if (opts.dryRun) return finish(report);
       step(`Requesting a CSR (${report.csrSpec.key_size ?? 'server default'} bits) for ${report.csrSpec.subject_alt_name!.join(', ')}...`);
       const csrPem = await client.createCsr(report.csrSpec);
@@ -171,9 +172,14 @@ function finish(report: ReplaceCertReport): ReplaceCertReport {
   return { ...rest, problems, ok: problems.length === 0 };
 }
 
-/** CN and SAN default to the host name the client connects with, which the SAN always includes. */
-export function csrSpec(subject: CsrSubject, host: string, keySize?: number): CsrSpec {
-  const cn = subject.cn ?? host;
+/**
+ * CN and SAN default to the host name the client connects with, which the SAN
+ * always includes. Reached by IP, the server's own DNS name (the first one its
+ * current certificate names) becomes the CN: clients reject a CN that is an IP.
+ */
+export function csrSpec(subject: CsrSubject, host: string, keySize?: number, currentNames: string[] = []): CsrSpec {
+  const serverName = isIP(host) !== 0 ? currentNames.find((n) => isIP(n) === 0) : undefined;
+  const cn = subject.cn ?? serverName ?? host;
   const sans = [...new Set([cn, ...(subject.san ?? []), host].map((n) => n.trim()).filter((n) => n !== ''))];
   const spec: CsrSpec = { common_name: cn, subject_alt_name: sans };
   if (keySize !== undefined) spec.key_size = keySize;

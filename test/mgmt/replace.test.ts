@@ -47,6 +47,13 @@ describe('replaceCertificate: the whole flow', () => {
     });
   }
 
+  it('reached by IP, asks for the server\'s own DNS name as CN and keeps the IP in the SAN', async () => {
+    const s = await sim({ hostname: 'vc.lab.local' });
+    const report = await replaceCertificate(await options(s));
+    expect(report.csrSpec).toMatchObject({ common_name: 'vc.lab.local', subject_alt_name: ['vc.lab.local', '127.0.0.1'] });
+    expect(report).toMatchObject({ ok: true, certificate: { subject: 'CN=vc.lab.local', san: ['vc.lab.local', '127.0.0.1'] } });
+  });
+
   it('auto picks /api when the server has it and falls back to /rest on an older server', async () => {
     const both = await sim();
     const client = await MgmtClient.connect({ server: both.url, user: USER, password: PASSWORD, trust: { caPems: [both.currentCertPem()] } });
