@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import type { Dispatcher } from 'undici';
 import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../constants.js';
 import { type CatalogBinary, catalogBinaries, parseCatalog } from '../depot/catalog.js';
 import { checkHclContent } from '../depot/hcl.js';
@@ -8,7 +7,7 @@ import { lintServerCertificate, inspectCertificate } from '../pki/index.js';
 import { DepotkitError, errorMessage } from '../util/errors.js';
 import { type Finding, hasErrors } from '../util/findings.js';
 import { resolveAndConnect, tlsSnapshot } from './connect.js';
-import { basicAuth, contentLength, depotAgent, fetchFile, streamFile } from './http.js';
+import { type DepotClient, basicAuth, contentLength, depotClient, fetchFile, streamFile } from './http.js';
 import { type DepotUrl, depotFileUrl, parseDepotUrl } from './url.js';
 
 export interface CheckOptions {
@@ -86,11 +85,11 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
     }
   }
 
-  const agent = depotAgent(depot, hostName, Math.max(1, options.concurrency ?? 16));
+  const client = depotClient(depot, hostName, Math.max(1, options.concurrency ?? 16));
   try {
-    await checkContent(agent, depot, options, result);
+    await checkContent(client, depot, options, result);
   } finally {
-    await agent.close();
+    client.close();
   }
   return finish();
 }
@@ -131,7 +130,7 @@ function tlsFindings(protocol: string | null, leaf: string, intermediates: strin
   return findings;
 }
 
-async function checkContent(agent: Dispatcher, depot: DepotUrl, options: CheckOptions, result: CheckResult): Promise<void> {
+async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckOptions, result: CheckResult): Promise<void> {
   const { findings } = result;
   const auth = options.user !== undefined ? basicAuth(options.user, options.password ?? '') : undefined;
   const at = (path: string) => depotFileUrl(depot, path);
@@ -203,7 +202,7 @@ async function checkContent(agent: Dispatcher, depot: DepotUrl, options: CheckOp
   await checkBinaries(agent, depot, binaries, auth, options, result);
 }
 
-async function fetchJson(agent: Dispatcher, url: string, auth: string | undefined, idPrefix: string, path: string, findings: Finding[]): Promise<unknown> {
+async function fetchJson(agent: DepotClient, url: string, auth: string | undefined, idPrefix: string, path: string, findings: Finding[]): Promise<unknown> {
   const answer = await fetchFile(agent, url, 'GET', auth);
   if (answer.status !== 200 || !answer.body) {
     findings.push(statusFinding(idPrefix, path, 'GET', answer.status));
@@ -227,7 +226,7 @@ function statusFinding(idPrefix: string, path: string, method: string, status: n
   return { id: `${idPrefix}.status`, severity: 'error', path, message: `${method} ${path} answered ${status}.`, evidence: { status } };
 }
 
-async function checkBinaries(agent: Dispatcher, depot: DepotUrl, binaries: CatalogBinary[], auth: string | undefined, options: CheckOptions, result: CheckResult): Promise<void> {
+async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: CatalogBinary[], auth: string | undefined, options: CheckOptions, result: CheckResult): Promise<void> {
   const { stats } = result;
   // Collected apart and sorted, so concurrent requests still give a stable report.
   const findings: Finding[] = [];
