@@ -70,6 +70,7 @@ export function registerCertCommands(program: Command): void {
       const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: opts.keySize, allowIpOnly: opts.allowIpOnly });
       const paths = await writeServerDir(opts.out, material, { force: opts.force });
       const info = inspectCertificate(material.certPem);
+      warnIfCapped(info, opts.days);
       if (info.commonName !== undefined && info.san.dns.length === 0) {
         warn(`the certificate has no DNS name and its CN is the IP ${info.commonName}: the installer will reject it.`);
       }
@@ -105,6 +106,7 @@ export function registerCertCommands(program: Command): void {
       const certPem = await signCsr(ca, csrText, { days: opts.days, allowNoSan: opts.allowNoSan });
       await writeFileAtomic(opts.out, certPem, { force: opts.force });
       const info = inspectCertificate(certPem);
+      warnIfCapped(info, opts.days);
       if (opts.json) return printJson({ certPath: opts.out, certificate: info });
       printLines([
         `Signed ${info.subject}, valid until ${info.notAfter.toISOString()}: ${opts.out}`,
@@ -139,6 +141,13 @@ export function registerCertCommands(program: Command): void {
       }
       process.exitCode = hasErrors(findings) ? EXIT.problems : EXIT.ok;
     });
+}
+
+/** The library caps a leaf at its CA's end; say so when that cut the requested validity. */
+function warnIfCapped(info: CertInfo, days: number): void {
+  if (info.notAfter.getTime() - info.notBefore.getTime() < days * 86_400_000) {
+    warn(`the CA expires on ${info.notAfter.toISOString()}, so the certificate ends then instead of after ${days} days.`);
+  }
 }
 
 export function formatCertInfo(info: CertInfo): string[] {
