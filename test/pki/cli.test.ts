@@ -1,0 +1,157 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CA_CERT_FILE, CA_KEY_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../../src/pki/files.js';
+import { brokenServerCert } from '../helpers/certs.js';
+import { runCli, tempDir, type CliResult } from '../helpers/cli.js';
+import { openssl } from './openssl.js';
+
+const HOST = 'depot.lab.local';
+let dir: string;
+let cleanup: () => Promise<void>;
+let caDir: string;
+let srvDir: string;
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir());
+  caDir = join(dir, 'ca');
+  srvDir = join(dir, 'srv');
+  const ca = await runCli(['cert', 'ca', '--out', caDir, '--cn', 'CLI Lab CA', '--key-size', '2048', '--days', '365']);
+  expect(ca.code, ca.stderr).toBe(0);
+  const issue = await runCli(['cert', 'issue', '--ca', caDir, '--dns', HOST, '--dns', 'depot', '--ip', '10.0.0.5', '--out', srvDir]);
+  expect(issue.code, issue.stderr).toBe(0);
+});
+afterAll(() => cleanup());
+
+/** Bad input: exit 2, one sentence (plus an optional hint), no stack trace. */
+function expectUsageError(r: CliResult, message: RegExp): void {
+  expect(r.code).toBe(2);
+  expect(r.stderr).toMatch(message);
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+  expect(r.stdout).toBe('');
+}
+
+describe('depotkit cert ca / issue', () => {
+  it('writes the CA and server folders with private keys 0600, and openssl verifies the result strictly', async () => {
+    expect((await stat(join(caDir, CA_KEY_FILE))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(srvDir, SERVER_KEY_FILE))).mode & 0o777).toBe(0o600);
+    const v = openssl(['verify', '-x509_strict', '-CAfile', join(caDir, CA_CERT_FILE), join(srvDir, SERVER_CERT_FILE)]);
+    expect(v.code, v.stderr).toBe(0);
+    const chain = await readFile(join(srvDir, SERVER_CHAIN_FILE), 'utf8');
+    expect(chain).toBe((await readFile(join(srvDir, SERVER_CERT_FILE), 'utf8')) + (await readFile(join(caDir, CA_CERT_FILE), 'utf8')));
+    expect(openssl(['x509', '-in', join(srvDir, SERVER_CERT_FILE), '-noout', '-subject']).stdout.trim()).toBe(`subject=CN = ${HOST}`);
+  });
+
+  it('prints JSON with --json and refuses to overwrite without --force', async () => {
+    const out = join(dir, 'ca2');
+    const r = await runCli(['cert', 'ca', '--out', out, '--key-size', '2048', '--json']);
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json).toMatchObject({ keyPath: join(out, CA_KEY_FILE), certPath: join(out, CA_CERT_FILE), certificate: { isCa: true, pathLen: 0, subject: 'CN=depotkit private CA' } });
+    expect(r.stdout).not.toContain('PRIVATE KEY');
+    expectUsageError(await runCli(['cert', 'ca', '--out', out, '--key-size', '2048']), /ca-key\.pem already exists\.\n  Use --force to replace it\./);
+    expect((await runCli(['cert', 'ca', '--out', out, '--key-size', '2048', '--force'])).code).toBe(0);
+    const again = await runCli(['cert', 'issue', '--ca', caDir, '--dns', HOST, '--out', srvDir]);
+    expectUsageError(again, /server-key\.pem already exists/);
+  });
+
+  it('refuses an IP-only certificate unless --allow-ip-only, and then warns', async () => {
+    expectUsageError(await runCli(['cert', 'issue', '--ca', caDir, '--ip', '10.0.0.5', '--out', join(dir, 'ip')]), /^depotkit: Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects\./);
+    const ok = await runCli(['cert', 'issue', '--ca', caDir, '--ip', '10.0.0.5', '--out', join(dir, 'ip'), '--allow-ip-only']);
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toMatch(/warning: the certificate has no DNS name and its CN is the IP 10\.0\.0\.5: the installer will reject it\./);
+  });
+
+  it('warns when the CA ends before the requested validity', async () => {
+    const r = await runCli(['cert', 'issue', '--ca', caDir, '--dns', HOST, '--out', join(dir, 'capped'), '--days', '825']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/warning: the CA expires on .* so the certificate ends then instead of after 825 days\./);
+  });
+
+  it.each([
+    [['cert', 'ca', '--out', 'x', '--key-size', '1000'], /--key-size must be one of 2048, 3072, 4096, not "1000"/],
+    [['cert', 'ca', '--out', 'x', '--days', 'ten'], /--days takes a whole number, not "ten"/],
+    [['cert', 'ca', '--out', 'x', '--days', '0'], /--days must be at least 1/],
+    [['cert', 'issue', '--ca', 'nowhere', '--dns', HOST, '--out', 'x'], /nowhere\/ca-cert\.pem does not exist; nowhere is not a CA folder\./],
+    [['cert', 'issue', '--ca', 'ca', '--dns', 'bad_name', '--out', 'x'], /"bad_name" is not a valid DNS name/],
+    [['cert', 'inspect', 'missing.pem'], /missing\.pem does not exist/],
+  ])('exits 2 with one sentence for %j', async (args, message) => {
+    expectUsageError(await runCli(args, { cwd: dir }), message);
+  });
+
+  it('refuses a server folder given as the CA', async () => {
+    await writeFile(join(srvDir, CA_CERT_FILE), await readFile(join(srvDir, SERVER_CERT_FILE)));
+    await writeFile(join(srvDir, CA_KEY_FILE), await readFile(join(srvDir, SERVER_KEY_FILE)));
+    expectUsageError(await runCli(['cert', 'issue', '--ca', srvDir, '--dns', HOST, '--out', join(dir, 'x')]), /\(CN=depot\.lab\.local\) is not a CA certificate/);
+  });
+});
+
+describe('depotkit cert sign-csr', () => {
+  it('signs an openssl req CSR for 730 days; openssl verifies it', async () => {
+    const csr = join(dir, 'vc.csr');
+    expect(openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'vc.key'), '-out', csr, '-subj', '/CN=vc.lab.local', '-addext', 'subjectAltName=DNS:vc.lab.local']).code).toBe(0);
+    const out = join(dir, 'vc.pem');
+    const r = await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', csr, '--out', out, '--days', '100', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).certificate.san).toEqual({ dns: ['vc.lab.local'], ips: [] });
+    expect(openssl(['verify', '-x509_strict', '-CAfile', join(caDir, CA_CERT_FILE), out]).code).toBe(0);
+    expectUsageError(await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', csr, '--out', out]), /vc\.pem already exists/);
+  });
+
+  it('refuses a CSR with a bad signature, one without SANs, and a missing file', async () => {
+    const csr = join(dir, 'nosan.csr');
+    expect(openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'nosan.key'), '-out', csr, '-subj', '/CN=old.lab.local']).code).toBe(0);
+    expectUsageError(await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', csr, '--out', join(dir, 'nosan.pem')]), /requests no subject alternative names/);
+    const ok = await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', csr, '--out', join(dir, 'nosan.pem'), '--allow-no-san']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('SAN:     DNS:old.lab.local');
+    const body = (await readFile(csr, 'utf8')).split('\n').slice(1, -2).join('');
+    const bytes = Buffer.from(body, 'base64');
+    bytes[bytes.indexOf('old.lab.local')] = 'x'.charCodeAt(0);
+    const tampered = join(dir, 'tampered.csr');
+    await writeFile(tampered, `-----BEGIN CERTIFICATE REQUEST-----\r\n${bytes.toString('base64')}\r\n-----END CERTIFICATE REQUEST-----\r\n`);
+    expectUsageError(await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', tampered, '--out', join(dir, 't.pem')]), /^depotkit: The CSR's signature does not verify/);
+    expectUsageError(await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', join(dir, 'none.csr'), '--out', join(dir, 't.pem')]), /none\.csr does not exist/);
+  });
+});
+
+describe('depotkit cert inspect', () => {
+  it('shows the certificate and lints it: exit 0 when fit for the host', async () => {
+    const r = await runCli(['cert', 'inspect', join(srvDir, SERVER_CHAIN_FILE), '--host', HOST, '--ca', join(caDir, CA_CERT_FILE)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`Subject:      CN=${HOST}`);
+    expect(r.stdout).toContain('SAN:          DNS:depot.lab.local, DNS:depot, IP:10.0.0.5');
+    expect(r.stdout).toContain('Chain certificate 1:');
+    expect(r.stdout).toContain(`Lint: no problems for ${HOST}.`);
+  });
+
+  it('exits 1 with findings and the fix command when the certificate is wrong for the host', async () => {
+    const r = await runCli(['cert', 'inspect', join(srvDir, SERVER_CERT_FILE), '--host', 'other.lab.local', '--json']);
+    expect(r.code).toBe(1);
+    const json = JSON.parse(r.stdout);
+    expect(json.ok).toBe(false);
+    expect(json.findings[0]).toMatchObject({ id: 'cert.san.host-missing', severity: 'error' });
+    expect(json.findings[0].fix).toBe('Issue a new certificate: depotkit cert issue --ca <ca-dir> --dns other.lab.local --dns depot.lab.local --dns depot --ip 10.0.0.5 --out <out-dir>');
+    expect(json.certificate.fingerprints.sha256Hex).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('lints the test helper\'s broken certificates with the right ids', async () => {
+    const ca = { keyPem: await readFile(join(caDir, CA_KEY_FILE), 'utf8'), certPem: await readFile(join(caDir, CA_CERT_FILE), 'utf8') };
+    for (const [kind, id] of [['no-san', 'cert.san.missing'], ['ip-cn', 'cert.cn.ip'], ['expired', 'cert.expired'], ['wrong-host', 'cert.san.host-missing'], ['self-signed', 'cert.chain.untrusted']] as const) {
+      const path = join(dir, `${kind}.pem`);
+      await writeFile(path, brokenServerCert(ca, kind, HOST).certPem);
+      const r = await runCli(['cert', 'inspect', path, '--host', HOST, '--ca', join(caDir, CA_CERT_FILE)]);
+      expect(r.code, kind).toBe(1);
+      expect(r.stdout).toContain(`ERROR ${id}:`);
+      expect(r.stdout).toContain(`fix: `);
+    }
+  });
+
+  it('only shows the certificate without --host or --ca, and refuses malformed PEM', async () => {
+    const r = await runCli(['cert', 'inspect', join(caDir, CA_CERT_FILE), '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).not.toHaveProperty('findings');
+    const bad = join(dir, 'bad.pem');
+    await writeFile(bad, '-----BEGIN CERTIFICATE-----\nMIIB\n');
+    expectUsageError(await runCli(['cert', 'inspect', bad]), /bad\.pem is malformed: the CERTIFICATE block has no END line\./);
+  });
+});
