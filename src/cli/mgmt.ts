@@ -3,7 +3,6 @@ import { Option, type Command } from 'commander';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_DEFAULT_USER } from '../constants.js';
 import { API_CHOICES, replaceCertificate, type ApiChoice, type ReplaceCertReport } from '../mgmt/index.js';
 import { loadCaDir, readPemFile } from '../pki/index.js';
-import { startMgmtSimulator } from '../simulators/mgmt/index.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
@@ -123,6 +122,8 @@ export function registerSimMgmtCommand(sim: Command): void {
     .option('--json', 'print the address as JSON')
     .action(async (flags: { host: string; port: number; hostname?: string; user: string; passwordFile: string; restartMs: number; certOut?: string; json?: boolean }) => {
       const password = await readSecret({ file: flags.passwordFile }, 'password');
+      // Loaded here: the simulator's web stack is not needed by any other command.
+      const { startMgmtSimulator } = await import('../simulators/mgmt/index.js');
       const sim = await startMgmtSimulator({
         host: flags.host,
         port: flags.port,

@@ -63,7 +63,7 @@ export async function waitForCertificate(
   opts: { timeoutMs: number; pollMs?: number; onPoll?: (status: WaitStatus) => void },
 ): Promise<{ waitedMs: number; polls: number; sawRestart: boolean }> {
   const started = Date.now();
-  const pollMs = opts.pollMs ?? 1000;
+  const pollMs = opts.pollMs ?? 250;
   let polls = 0;
   let sawRestart = false;
   for (;;) {
