@@ -48,7 +48,7 @@ describe('depotkit cert ca / issue', () => {
     const json = JSON.parse(r.stdout);
     expect(json).toMatchObject({ keyPath: join(out, CA_KEY_FILE), certPath: join(out, CA_CERT_FILE), certificate: { isCa: true, pathLen: 0, subject: 'CN=depotkit private CA' } });
     expect(r.stdout).not.toContain('PRIVATE KEY');
-    expectUsageError(await runCli(['cert', 'ca', '--out', out, '--key-size', '2048']), /ca-key\.pem already exists\.\n  Use --force to replace it\./);
+    expectUsageError(await runCli(['cert', 'ca', '--out', out, '--key-size', '2048']), /ca-key\.pem already exists\.\n {2}Use --force to replace it\./);
     expect((await runCli(['cert', 'ca', '--out', out, '--key-size', '2048', '--force'])).code).toBe(0);
     const again = await runCli(['cert', 'issue', '--ca', caDir, '--dns', HOST, '--out', srvDir]);
     expectUsageError(again, /server-key\.pem already exists/);
