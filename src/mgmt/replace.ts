@@ -98,7 +98,14 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
   if (opts.keySize !== undefined && !(MGMT_CSR_KEY_SIZES as readonly number[]).includes(opts.keySize)) {
     throw usageError(`The key size must be one of ${MGMT_CSR_KEY_SIZES.join(', ')}, not ${opts.keySize}.`);
   }
+  const days = opts.days ?? MGMT_CSR_VALIDITY_DAYS;
+  if (!Number.isInteger(days) || days < 1) throw usageError(`The validity must be a whole number of days, at least 1, not ${days}.`);
   const custom = opts.custom ? checkCustom(opts.custom, caPems, host) : undefined;
+  // Found before the server makes a key for nothing: signCsr would refuse it after the CSR.
+  const caEnd = inspectCertificate(caPems[0]!).notAfter;
+  if (!custom && Date.now() + days * 86_400_000 > caEnd.getTime()) {
+    throw usageError(`A certificate valid for ${days} days would outlive the CA, which expires on ${caEnd.toISOString()}.`, 'Give fewer --days, or make a new CA.');
+  }
 
   step(`Opening a session on ${origin.host}...`);
   const client = await MgmtClient.connect({
@@ -131,7 +138,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
       if (opts.dryRun) return finish(report);
       step(`Requesting a CSR (${report.csrSpec.key_size ?? 'server default'} bits) for ${report.csrSpec.subject_alt_name!.join(', ')}...`);
       const csrPem = await client.createCsr(report.csrSpec);
-      certPem = normalizePem(await signCsr({ certPem: caPems[0]!, keyPem: opts.ca.keyPem! }, csrPem, { days: opts.days ?? MGMT_CSR_VALIDITY_DAYS }));
+      certPem = normalizePem(await signCsr({ certPem: caPems[0]!, keyPem: opts.ca.keyPem! }, csrPem, { days }));
       const info = inspectCertificate(certPem);
       report.certificate = summary(info);
       if (!certificateCoversHost(info, host)) {

@@ -72,6 +72,12 @@ describe('depotkit mgmt replace-cert', () => {
     expect(http.stderr).toContain('reached over HTTPS');
     const api = await runCli([...base(), '--api', 'soap']);
     expect(api.code).toBe(2);
+    const sessions = sim.sessionsCreated();
+    const long = await runCli([...base(), '--server-ca', files.serverCa, '--days', '5000']);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain('would outlive the CA');
+    // Refused before the server was asked for anything.
+    expect(sim.sessionsCreated()).toBe(sessions);
   });
 
   it('tells how to trust an untrusted server and refuses a wrong password without printing it', async () => {
