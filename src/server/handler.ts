@@ -1,8 +1,8 @@
-import { createReadStream } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { close, createReadStream, fstat, open } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
 import { pipeline } from 'node:stream';
+import { promisify } from 'node:util';
 import { DEPOT_PATHS, SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_METHODS, SERVE_READ_BUFFER } from '../constants.js';
 import type { AccessLog } from './access-log.js';
 import { WWW_AUTHENTICATE, type Authenticator } from './auth.js';
@@ -21,6 +21,12 @@ export interface HandlerOptions {
   /** True once the server is shutting down: responses then close their connection. */
   isClosing?: () => boolean;
 }
+
+// Plain descriptors, not FileHandles: a FileHandle lost by mistake would be closed by the garbage
+// collector and hide a leak; a descriptor is closed by the stream (pipeline) or by us, nowhere else.
+const openFd = promisify(open);
+const fstatFd = promisify(fstat);
+const closeFd = promisify(close);
 
 const OPEN_PREFIX = `/${DEPOT_PATHS.hclDir}`;
 const ALLOW = SERVE_METHODS.join(', ');
@@ -70,16 +76,16 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     }
     const real = await resolveInsideRoot(options.realRoot, verdict.segments);
     if (!real) return sendStatus(res, 404);
-    let handle: FileHandle;
+    let fd: number;
     try {
-      handle = await open(real, 'r');
+      fd = await openFd(real, 'r');
     } catch {
       return sendStatus(res, 404);
     }
     let handed = false;
     try {
       // fstat of the open file: the headers describe exactly the bytes that will be read.
-      const info = await handle.stat();
+      const info = await fstatFd(fd);
       if (!info.isFile()) return sendStatus(res, 404);
       const size = info.size;
       const v = validatorsOf(size, info.mtimeMs);
@@ -115,7 +121,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
         res.end();
         return;
       }
-      const stream = createReadStream('', { fd: handle, start, end, highWaterMark: readBuffer, autoClose: true });
+      const stream = createReadStream('', { fd, start, end, highWaterMark: readBuffer, autoClose: true });
       handed = true;
       stream.on('data', (chunk: Buffer | string) => {
         ex.bytes += chunk.length;
@@ -123,7 +129,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
       // pipeline destroys the file stream, and so closes the descriptor, as soon as the client goes away.
       pipeline(stream, res, () => {});
     } finally {
-      if (!handed) await handle.close();
+      if (!handed) await closeFd(fd);
     }
   }
 
