@@ -82,7 +82,8 @@ describe('replaceCertificate: the whole flow', () => {
     const made = await issueServerCert(await testCa(), { dns: ['localhost'], ips: ['127.0.0.1'] });
     const custom = { certPem: made.certPem, keyPem: made.keyPem };
     await replaceCertificate(await options(s, { custom }));
-    const again = replaceCertificate(await options(s, { custom, serverCaPems: [(await testCa()).certPem] }));
+    // Through /rest this time: its error shape ({type: com.vmware.vapi.std.errors.invalid_argument, value}) is read too.
+    const again = replaceCertificate(await options(s, { custom, api: 'rest', serverCaPems: [(await testCa()).certPem] }));
     await expect(again).rejects.toThrow(MgmtApiError);
     await expect(again).rejects.toThrow(/Replacing the certificate failed: the server answered 400 INVALID_ARGUMENT: The certificate is the same as the current/);
     expect(s.restarts()).toBe(1);

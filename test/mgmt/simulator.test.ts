@@ -125,6 +125,9 @@ describe('management server simulator: CSR', () => {
     const size = await call(sim, 'POST', MGMT_API.api.tlsCsr, { headers: sid(await apiSession(sim)), body: { key_size: 1024 } });
     expect(size.status).toBe(400);
     expect(size.body).toMatchObject({ error_type: 'INVALID_ARGUMENT', messages: [{ default_message: expect.stringMatching(/2048, 3072, 4096/) }] });
+    const country = await call(sim, 'POST', MGMT_API.api.tlsCsr, { headers: sid(await apiSession(sim)), body: { key_size: 2048, country: 'Germany' } });
+    expect(country.status).toBe(400);
+    expect(JSON.stringify(country.body)).toContain('two-letter code');
     const text = await call(sim, 'POST', MGMT_API.api.tlsCsr, { headers: sid(await apiSession(sim)), body: 'common_name' });
     expect(text.status).toBe(400);
   });
