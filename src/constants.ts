@@ -296,3 +296,56 @@ export const SERVE_READ_BUFFER = 1024 * 1024;
 export const SERVE_DEFAULT_GRACE_SECONDS = 30;
 /** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
 export const SERVE_AUTH_CACHE_MS = 60_000;
+
+// ------------------------------------- installer: simulator and client (issue 6)
+
+/** Answers of the installer API the client accepts for a new token pair (201 per the spec, 200 in the vendor's examples). */
+export const INSTALLER_TOKEN_CREATED_STATUSES = [200, 201] as const;
+
+/** Scopes that allow reading the certificate store (seed: CERT_READ and CA_READ occur). */
+export const INSTALLER_READ_SCOPES = ['CERT_READ', 'CA_READ'] as const;
+
+/** The `errorType` the installer puts in its error bodies. */
+export const INSTALLER_ERROR_TYPE = 'ERROR';
+
+/** Codes of the simulator's own refusals; the vendor's are in INSTALLER_ERROR_CODES. */
+export const INSTALLER_SIM_ERROR_CODES = {
+  internal: 'INTERNAL_SERVER_ERROR',
+  unsupportedUsageType: 'UNSUPPORTED_CERTIFICATE_USAGE_TYPE',
+  invalidDepotSettings: 'INVALID_DEPOT_SETTINGS',
+  depotMetadataUnreadable: 'DEPOT_METADATA_UNREADABLE',
+} as const;
+
+/**
+ * What the installer's Java TLS stack says when the depot's certificate cannot be
+ * verified or does not name the host, and how its log reports the fatal alert.
+ */
+export const INSTALLER_TLS_MESSAGES = {
+  untrusted: 'PKIX path building failed: unable to find valid certification path to requested target',
+  expired: 'PKIX path validation failed: validity check failed',
+  noSan: 'No subject alternative names present',
+  dnsMismatch: (host: string) => `No subject alternative DNS name matching ${host} found.`,
+  ipMismatch: (ip: string) => `No subject alternative names matching IP address ${ip} found`,
+  fatalAlert: (host: string, port: number, alert: string, detail: string) =>
+    `TLS fatal alert ${alert} against depot ${host}:${port}: javax.net.ssl.SSLHandshakeException: ${detail}`,
+} as const;
+
+/** Remediation texts of the simulated installer's depot errors. */
+export const INSTALLER_REMEDIATIONS = {
+  depotConnectFailure: 'Import the certificate of the CA that issued the depot certificate with usage TRUSTED_FOR_OUTBOUND, and make sure the certificate names the depot host.',
+  depotInvalidCredential: 'Check the depot user name and password.',
+  depotUnknownHost: 'Check the depot host name, or add it to the hosts file of the installer.',
+  depotNotAvailable: 'Check that the depot server is running and serves the depot tree at its root.',
+  invalidCredentials: 'Check the user name and password.',
+  certificate: 'Provide one or more PEM encoded X.509 certificates.',
+} as const;
+
+/** Value the masked password is replaced with in every log line. */
+export const INSTALLER_PASSWORD_MASK = '*****';
+
+/** The simulated installer's version when none is given; 9.1 and later accept the depot `url` field. */
+export const INSTALLER_SIM_DEFAULT_VERSION = '9.1.0.0.25368698';
+/** First release whose depot settings take `url` (http or https) instead of hostname and port. */
+export const INSTALLER_URL_FIELD_SINCE = '9.1';
+/** The depot settings' 9.1 `url` must match this. */
+export const INSTALLER_DEPOT_URL_PATTERN = /^https?:\/\/[^\s/]+(\/[^\s]*)?$/;

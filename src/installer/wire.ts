@@ -1,0 +1,92 @@
+/** The installer API's JSON shapes (OpenAPI subset 9.0.2.0 plus the 9.1 `url`), shared by the client and the simulator. */
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: { id: string };
+}
+
+export interface TrustedCertificate {
+  alias: string;
+  certificate: string;
+}
+
+export interface PageMetadata {
+  pageNumber: number;
+  pageSize: number;
+  totalElements: number;
+  totalPages: number;
+}
+
+export interface PageOfTrustedCertificate {
+  elements: TrustedCertificate[];
+  pageMetadata?: PageMetadata;
+}
+
+export interface DepotAccount {
+  username?: string;
+  password?: string;
+  status?: string;
+  message?: string;
+}
+
+export interface DepotConfiguration {
+  isOfflineDepot: boolean;
+  hostname?: string;
+  port?: number;
+  /** 9.1: `http(s)://host[:port][/prefix]` instead of hostname and port. */
+  url?: string;
+}
+
+export interface DepotSettings {
+  offlineAccount?: DepotAccount;
+  depotConfiguration?: DepotConfiguration;
+}
+
+export interface ApplianceInfo {
+  role: string;
+  version: string;
+}
+
+/** The error body of every installer operation (field notes §4). */
+export interface InstallerErrorBody {
+  errorCode: string;
+  errorType: string;
+  arguments: string[];
+  context: Record<string, string>;
+  message: string;
+  remediationMessage?: string;
+  causes: Array<{ type: string; message: string }>;
+  nestedErrors: InstallerErrorBody[];
+  referenceToken: string;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The error fields a client can show, from any body; undefined when it is not an installer error. */
+export function parseErrorBody(body: unknown): { errorCode: string; message?: string; remediationMessage?: string } | undefined {
+  if (!isObject(body) || typeof body.errorCode !== 'string') return undefined;
+  return {
+    errorCode: body.errorCode,
+    message: typeof body.message === 'string' ? body.message : undefined,
+    remediationMessage: typeof body.remediationMessage === 'string' ? body.remediationMessage : undefined,
+  };
+}
+
+/**
+ * A refresh token id as sent in a body: a JSON string per the spec, or the raw
+ * id as a widely used client sends it.
+ */
+export function parseTokenIdBody(text: string): string {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('"')) {
+    try {
+      const value: unknown = JSON.parse(trimmed);
+      if (typeof value === 'string') return value.trim();
+    } catch {
+      // Not JSON after all: taken raw below.
+    }
+  }
+  return trimmed;
+}

@@ -1,0 +1,283 @@
+import { randomBytes } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import {
+  DEPOT_STATUS,
+  INSTALLER_API,
+  INSTALLER_DEPOT_URL_PATTERN,
+  INSTALLER_ERROR_CODES,
+  INSTALLER_ERROR_TYPE,
+  INSTALLER_JWT,
+  INSTALLER_PASSWORD_MASK,
+  INSTALLER_READ_SCOPES,
+  INSTALLER_REMEDIATIONS,
+  INSTALLER_SIM_ERROR_CODES,
+  INSTALLER_URL_FIELD_SINCE,
+  TRUSTED_FOR_OUTBOUND,
+} from '../../constants.js';
+import { isObject, parseTokenIdBody, type DepotSettings, type InstallerErrorBody, type PageOfTrustedCertificate } from '../../installer/wire.js';
+import { probeDepot, type DepotTarget } from './depot-probe.js';
+import type { ServiceLog } from './log.js';
+import type { StoredDepot } from './state.js';
+import { TokenRefused, checkPassword, type AccessClaims, type TokenService } from './tokens.js';
+import { BadCertificate, DuplicateCertificate, USAGE_TYPES, type TrustStore, type UsageType } from './trust-store.js';
+
+/** Everything the routes work on; `changed` persists it. */
+export interface InstallerSimContext {
+  users: Readonly<Record<string, string>>;
+  tokens: TokenService;
+  trust: TrustStore;
+  depot: { current?: StoredDepot };
+  role: string;
+  version: string;
+  log: ServiceLog;
+  depotTimeoutMs: number;
+  changed(): Promise<void>;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    message: string,
+    readonly remediation?: string,
+    readonly causes: Array<{ type: string; message: string }> = [],
+  ) {
+    super(message);
+  }
+}
+
+export function errorBody(error: ApiError): InstallerErrorBody {
+  return {
+    errorCode: error.errorCode,
+    errorType: INSTALLER_ERROR_TYPE,
+    arguments: [],
+    context: {},
+    message: error.message,
+    ...(error.remediation ? { remediationMessage: error.remediation } : {}),
+    causes: error.causes,
+    nestedErrors: [],
+    referenceToken: randomBytes(3).toString('hex').toUpperCase(),
+  };
+}
+
+const badRequest = (message: string) => new ApiError(400, INSTALLER_ERROR_CODES.badRequest, message);
+
+/** Is `version` (e.g. 9.1.0.0.123) at least `since` (e.g. 9.1)? */
+export function versionAtLeast(version: string, since: string): boolean {
+  const a = version.split('.').map(Number);
+  const b = since.split('.').map(Number);
+  for (let i = 0; i < b.length; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i]!;
+    if (x !== y) return x > y;
+  }
+  return true;
+}
+
+/** The installer API on express: tokens, trusted certificates, depot settings, appliance info. */
+export function installerApp(ctx: InstallerSimContext): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  const json = express.json({ limit: '1mb' });
+  // The refresh token id comes quoted (JSON) or raw, with any content type.
+  const raw = express.text({ type: () => true, limit: '4kb' });
+
+  app.use((req, res, next) => {
+    res.on('finish', () => ctx.log.write('INFO', 'http', `${req.method} ${req.path} ${res.statusCode}`));
+    next();
+  });
+
+  app.post(INSTALLER_API.tokens, json, async (req, res) => {
+    const body: unknown = req.body;
+    if (!isObject(body) || typeof body.username !== 'string' || typeof body.password !== 'string') {
+      throw badRequest('The token request needs a username and a password.');
+    }
+    if (!checkPassword(ctx.users, body.username, body.password)) {
+      throw new ApiError(401, INSTALLER_ERROR_CODES.invalidCredentials, 'Invalid username or password.', INSTALLER_REMEDIATIONS.invalidCredentials);
+    }
+    res.status(201).json(await ctx.tokens.issuePair(body.username));
+    await ctx.changed();
+  });
+
+  app.patch(INSTALLER_API.refreshAccessToken, raw, async (req, res) => {
+    const id = refreshIdOf(req);
+    const token = await ctx.tokens.refresh(id);
+    if (!token) throw new ApiError(404, INSTALLER_ERROR_CODES.refreshTokenNotFound, 'The refresh token is not known or has expired.', 'Request a new token pair.');
+    res.status(200).json(token);
+  });
+
+  app.delete(INSTALLER_API.refreshToken, raw, async (req, res) => {
+    // Revoking an unknown id is not an error: the token is gone either way.
+    if (ctx.tokens.revoke(refreshIdOf(req))) await ctx.changed();
+    res.status(204).end();
+  });
+
+  app.get(INSTALLER_API.trustedCertificates, async (req, res) => {
+    await authorize(req, INSTALLER_READ_SCOPES);
+    const elements = ctx.trust.list().map(({ alias, certificate }) => ({ alias, certificate }));
+    res.status(200).json(page(elements));
+  });
+
+  app.post(INSTALLER_API.trustedCertificates, json, async (req, res) => {
+    await authorize(req, INSTALLER_JWT.writeScopes);
+    const body: unknown = req.body;
+    if (!isObject(body)) throw badRequest('The request body must be a JSON object with a certificate.');
+    // certificateUsageType is deprecated in the published spec: absent means outbound.
+    const usage = body.certificateUsageType ?? TRUSTED_FOR_OUTBOUND;
+    if (!USAGE_TYPES.includes(usage as UsageType)) {
+      throw new ApiError(400, INSTALLER_SIM_ERROR_CODES.unsupportedUsageType, `certificateUsageType must be one of ${USAGE_TYPES.join(', ')}.`);
+    }
+    let added;
+    try {
+      added = ctx.trust.add(body.certificate, usage as UsageType);
+    } catch (err) {
+      if (err instanceof BadCertificate) throw new ApiError(400, INSTALLER_ERROR_CODES.invalidCertificate, err.message, INSTALLER_REMEDIATIONS.certificate);
+      if (err instanceof DuplicateCertificate) throw new ApiError(409, INSTALLER_ERROR_CODES.certificateAlreadyExists, err.message);
+      throw err;
+    }
+    for (const e of added) ctx.log.write('INFO', 'TrustedCertificateService', `Imported certificate ${e.alias} for ${usage}`);
+    await ctx.changed();
+    res.status(200).json(page(added.map(({ alias, certificate }) => ({ alias, certificate }))));
+  });
+
+  app.delete(`${INSTALLER_API.trustedCertificates}/:alias`, async (req, res) => {
+    await authorize(req, INSTALLER_JWT.writeScopes);
+    const alias = String(req.params.alias);
+    if (!ctx.trust.delete(alias)) {
+      // The published spec gives this 404 no body.
+      ctx.log.write('WARN', 'TrustedCertificateService', `No trusted certificate has the alias ${alias}`);
+      res.status(404).end();
+      return;
+    }
+    ctx.log.write('INFO', 'TrustedCertificateService', `Deleted certificate ${alias}`);
+    await ctx.changed();
+    res.status(204).end();
+  });
+
+  app.get(INSTALLER_API.depotSettings, async (req, res) => {
+    await authorize(req);
+    res.status(200).json(settingsView(ctx.depot.current));
+  });
+
+  app.put(INSTALLER_API.depotSettings, json, async (req, res) => {
+    await authorize(req);
+    const { target, account, url } = parseDepotSettings(req.body, ctx.version);
+    ctx.log.addSecret(account.password);
+    ctx.log.write('INFO', 'DepotSettingsService', `Updating depot settings: ${JSON.stringify(maskedSettings(req.body))}`);
+    const outcome = await probeDepot(target, account, ctx.trust.outboundPems(), ctx.log, ctx.depotTimeoutMs);
+    if (!outcome.ok) {
+      ctx.log.write('ERROR', 'DepotSettingsService', `Depot validation failed: ${outcome.errorCode}: ${outcome.cause}`);
+      const status = outcome.errorCode === INSTALLER_ERROR_CODES.depotConnectFailure ? 403 : 400;
+      throw new ApiError(status, outcome.errorCode, outcome.message, outcome.remediation, [{ type: outcome.status, message: outcome.cause }]);
+    }
+    ctx.depot.current = {
+      ...(account.username ? { username: account.username } : {}),
+      hostname: target.host,
+      port: target.port,
+      ...(url ? { url } : {}),
+      status: DEPOT_STATUS.connectionSuccessful,
+      message: 'Depot connection successful.',
+    };
+    ctx.log.write('INFO', 'DepotSettingsService', `Depot ${target.host}:${target.port} validated: ${DEPOT_STATUS.connectionSuccessful}`);
+    await ctx.changed();
+    res.status(202).json(settingsView(ctx.depot.current));
+  });
+
+  app.get(INSTALLER_API.applianceInfo, async (req, res) => {
+    await authorize(req);
+    res.status(200).json({ role: ctx.role, version: ctx.version });
+  });
+
+  app.use((req) => {
+    throw new ApiError(404, INSTALLER_ERROR_CODES.notFound, `No operation at ${req.method} ${req.path}.`);
+  });
+
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    let error: ApiError;
+    if (err instanceof ApiError) error = err;
+    else if (isObject(err) && (err.type === 'entity.parse.failed' || err.type === 'entity.too.large')) error = badRequest('The request body is not valid JSON.');
+    else {
+      ctx.log.write('ERROR', 'http', `Internal error: ${err instanceof Error ? err.message : String(err)}`);
+      error = new ApiError(500, INSTALLER_SIM_ERROR_CODES.internal, 'Internal error in the simulator.');
+    }
+    res.status(error.status).json(errorBody(error));
+  });
+
+  async function authorize(req: Request, anyOf?: readonly string[]): Promise<AccessClaims> {
+    let claims: AccessClaims;
+    try {
+      claims = await ctx.tokens.verify(req.get('authorization'));
+    } catch (err) {
+      if (err instanceof TokenRefused) throw new ApiError(401, INSTALLER_ERROR_CODES.unauthorized, err.message, 'Request a new access token.');
+      throw err;
+    }
+    if (anyOf && !claims.scope.some((s) => anyOf.includes(s))) {
+      throw new ApiError(403, INSTALLER_ERROR_CODES.forbidden, `The access token lacks the scope for this operation (one of ${anyOf.join(', ')}).`);
+    }
+    return claims;
+  }
+
+  return app;
+}
+
+function refreshIdOf(req: Request): string {
+  const id = parseTokenIdBody(typeof req.body === 'string' ? req.body : '');
+  if (!id) throw badRequest('The request body must be the refresh token id.');
+  return id;
+}
+
+function page(elements: Array<{ alias: string; certificate: string }>): PageOfTrustedCertificate {
+  return { elements, pageMetadata: { pageNumber: 0, pageSize: elements.length, totalElements: elements.length, totalPages: 1 } };
+}
+
+/** The settings as GET shows them: never the password. */
+function settingsView(depot: StoredDepot | undefined): DepotSettings {
+  if (!depot) return { offlineAccount: { status: DEPOT_STATUS.userNotSet, message: 'No offline depot is configured.' } };
+  return {
+    offlineAccount: { ...(depot.username ? { username: depot.username } : {}), status: depot.status, message: depot.message },
+    depotConfiguration: { isOfflineDepot: true, hostname: depot.hostname, port: depot.port, ...(depot.url ? { url: depot.url } : {}) },
+  };
+}
+
+/** The request as the depot-settings operation logs it, with the password masked. */
+function maskedSettings(body: unknown): unknown {
+  if (!isObject(body)) return body;
+  const account = isObject(body.offlineAccount) ? { ...body.offlineAccount, ...(body.offlineAccount.password !== undefined ? { password: INSTALLER_PASSWORD_MASK } : {}) } : body.offlineAccount;
+  return { ...body, ...(account !== undefined ? { offlineAccount: account } : {}) };
+}
+
+/** Checks a PUT body and says where the depot is: hostname and port, or (9.1) `url`. */
+export function parseDepotSettings(body: unknown, version: string): { target: DepotTarget; account: { username?: string; password?: string }; url?: string } {
+  if (!isObject(body)) throw badRequest('The depot settings must be a JSON object.');
+  const invalid = (message: string) => new ApiError(400, INSTALLER_SIM_ERROR_CODES.invalidDepotSettings, message);
+  const rawAccount = body.offlineAccount;
+  if (rawAccount !== undefined && !isObject(rawAccount)) throw invalid('offlineAccount must be an object.');
+  const account = {
+    username: typeof rawAccount?.username === 'string' && rawAccount.username !== '' ? rawAccount.username : undefined,
+    password: typeof rawAccount?.password === 'string' ? rawAccount.password : undefined,
+  };
+  const conf = body.depotConfiguration;
+  if (!isObject(conf)) throw invalid('depotConfiguration is required.');
+  if (conf.isOfflineDepot !== true) throw invalid('Only offline depots are supported here: depotConfiguration.isOfflineDepot must be true.');
+  if (conf.url !== undefined && versionAtLeast(version, INSTALLER_URL_FIELD_SINCE)) {
+    if (typeof conf.url !== 'string' || !INSTALLER_DEPOT_URL_PATTERN.test(conf.url)) throw invalid('depotConfiguration.url must be an http:// or https:// URL.');
+    let url: URL;
+    try {
+      url = new URL(conf.url);
+    } catch {
+      throw invalid('depotConfiguration.url must be an http:// or https:// URL.');
+    }
+    const https = url.protocol === 'https:';
+    const target: DepotTarget = {
+      https,
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port ? Number(url.port) : https ? 443 : 80,
+      prefix: url.pathname.replace(/\/+$/, ''),
+    };
+    return { target, account, url: conf.url };
+  }
+  if (typeof conf.hostname !== 'string' || conf.hostname.trim() === '') throw invalid('depotConfiguration.hostname is required.');
+  if (!Number.isInteger(conf.port) || (conf.port as number) < 1 || (conf.port as number) > 65535) throw invalid('depotConfiguration.port must be a TCP port (1 to 65535).');
+  return { target: { https: true, host: conf.hostname.trim(), port: conf.port as number, prefix: '' }, account };
+}

@@ -1,0 +1,232 @@
+import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { PeerCertificate } from 'node:tls';
+import { Agent, request } from 'undici';
+import {
+  DEPOT_PATHS,
+  DEPOT_STATUS,
+  INSTALLER_ERROR_CODES,
+  INSTALLER_MESSAGES,
+  INSTALLER_REMEDIATIONS,
+  INSTALLER_SIM_ERROR_CODES,
+  INSTALLER_TLS_MESSAGES,
+  type DepotStatus,
+} from '../../constants.js';
+import type { ServiceLog } from './log.js';
+
+/** Where the installer looks for the depot: the folder that contains PROD/. */
+export interface DepotTarget {
+  https: boolean;
+  host: string;
+  port: number;
+  /** '' or a path prefix such as '/depot', without a trailing slash. */
+  prefix: string;
+}
+
+export type DepotProbeOutcome =
+  | { ok: true }
+  | { ok: false; errorCode: string; status: DepotStatus; message: string; remediation: string; cause: string };
+
+const COMPONENT = 'DepotSettingsService';
+
+/** OpenSSL's verification codes: the certificate chain could not be trusted or is not valid now. */
+const TRUST_CODES = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_REJECTED',
+  'INVALID_CA',
+  'PATH_LENGTH_EXCEEDED',
+  'INVALID_PURPOSE',
+]);
+const VALIDITY_CODES = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERROR_IN_CERT_NOT_BEFORE_FIELD', 'ERROR_IN_CERT_NOT_AFTER_FIELD']);
+const NAME_ERROR = 'DEPOTKIT_STRICT_HOSTNAME';
+
+export function targetUrl(target: DepotTarget, path: string): string {
+  const host = isIP(target.host) === 6 ? `[${target.host}]` : target.host;
+  return `${target.https ? 'https' : 'http'}://${host}:${target.port}${target.prefix}/${path}`;
+}
+
+/**
+ * The installer's (Java) host name check: the name must be in the SAN (a DNS
+ * entry for a name, an IP entry for an address); the CN is never consulted
+ * and a certificate without SAN fails.
+ */
+function strictIdentity(host: string, peer: PeerCertificate): Error | undefined {
+  const cert = new X509Certificate(peer.raw);
+  let detail: string | undefined;
+  if (!cert.subjectAltName) detail = INSTALLER_TLS_MESSAGES.noSan;
+  else if (isIP(host)) detail = cert.checkIP(host) ? undefined : INSTALLER_TLS_MESSAGES.ipMismatch(host);
+  else detail = cert.checkHost(host, { subject: 'never' }) ? undefined : INSTALLER_TLS_MESSAGES.dnsMismatch(host);
+  return detail === undefined ? undefined : Object.assign(new Error(detail), { code: NAME_ERROR });
+}
+
+function errorCodeOf(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && !code.startsWith('UND_ERR')) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return (err as { code?: string })?.code;
+}
+
+function errorTextOf(err: unknown): string {
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err);
+}
+
+function basic(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+}
+
+/**
+ * Validates a depot as the installer does when its settings are updated: TLS
+ * that trusts only `trustedPems` with the strict host name check, HEAD of the
+ * catalog, then GET of the catalog and its signature, with the offline
+ * account's credentials (none when no user name is set).
+ */
+export async function probeDepot(
+  target: DepotTarget,
+  account: { username?: string; password?: string },
+  trustedPems: string[],
+  log: ServiceLog,
+  timeoutMs: number,
+): Promise<DepotProbeOutcome> {
+  const where = `${target.host}:${target.port}`;
+  const agent = new Agent({
+    connect: target.https
+      ? {
+          ca: trustedPems,
+          rejectUnauthorized: true,
+          minVersion: 'TLSv1.2',
+          servername: isIP(target.host) ? undefined : target.host,
+          checkServerIdentity: strictIdentity,
+          timeout: timeoutMs,
+        }
+      : { timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    pipelining: 0,
+  });
+  const headers: Record<string, string> = account.username ? { authorization: basic(account.username, account.password ?? '') } : {};
+  try {
+    const catalogUrl = targetUrl(target, DEPOT_PATHS.catalog);
+    const head = await request(catalogUrl, { method: 'HEAD', headers, dispatcher: agent });
+    await head.body.dump();
+    log.write('INFO', COMPONENT, `HEAD ${catalogUrl} -> ${head.statusCode}`);
+    const refused = httpRefusal(head.statusCode, catalogUrl, account);
+    if (refused) return refused;
+
+    const get = await request(catalogUrl, { method: 'GET', headers, dispatcher: agent });
+    const text = await get.body.text();
+    log.write('INFO', COMPONENT, `GET ${catalogUrl} -> ${get.statusCode}`);
+    const refusedGet = httpRefusal(get.statusCode, catalogUrl, account);
+    if (refusedGet) return refusedGet;
+    if (head.headers['content-length'] !== undefined && head.headers['content-length'] !== get.headers['content-length']) {
+      return unreadable(`HEAD announced ${String(head.headers['content-length'])} bytes for the catalog and GET sent ${String(get.headers['content-length'])}.`);
+    }
+    try {
+      JSON.parse(text);
+    } catch {
+      return unreadable(`The catalog at ${catalogUrl} is not JSON.`);
+    }
+
+    const sigUrl = targetUrl(target, DEPOT_PATHS.catalogSig);
+    const sig = await request(sigUrl, { method: 'GET', headers, dispatcher: agent });
+    await sig.body.dump();
+    log.write('INFO', COMPONENT, `GET ${sigUrl} -> ${sig.statusCode}`);
+    const refusedSig = httpRefusal(sig.statusCode, sigUrl, account);
+    if (refusedSig) return refusedSig;
+    return { ok: true };
+  } catch (err) {
+    return networkFailure(err, target, where, log);
+  } finally {
+    await agent.close();
+  }
+}
+
+function httpRefusal(status: number, url: string, account: { username?: string }): DepotProbeOutcome | undefined {
+  if (status === 200) return undefined;
+  if (status === 401 || status === 403) {
+    const noUser = !account.username;
+    return {
+      ok: false,
+      errorCode: INSTALLER_ERROR_CODES.depotInvalidCredential,
+      status: noUser ? DEPOT_STATUS.userNotSet : DEPOT_STATUS.invalidCredential,
+      message: noUser
+        ? `The depot asks for credentials (HTTP ${status} for ${url}) and no depot user is set.`
+        : `Failed to connect to VMware depot with the provided user credentials: the depot answered HTTP ${status} for ${url}.`,
+      remediation: INSTALLER_REMEDIATIONS.depotInvalidCredential,
+      cause: `HTTP ${status}`,
+    };
+  }
+  return {
+    ok: false,
+    errorCode: INSTALLER_ERROR_CODES.depotNotAvailable,
+    status: DEPOT_STATUS.notAvailable,
+    message: `The depot answered HTTP ${status} for ${url}.`,
+    remediation: INSTALLER_REMEDIATIONS.depotNotAvailable,
+    cause: `HTTP ${status}`,
+  };
+}
+
+function unreadable(message: string): DepotProbeOutcome {
+  return {
+    ok: false,
+    errorCode: INSTALLER_SIM_ERROR_CODES.depotMetadataUnreadable,
+    status: DEPOT_STATUS.unknownFailure,
+    message,
+    remediation: INSTALLER_REMEDIATIONS.depotNotAvailable,
+    cause: message,
+  };
+}
+
+function networkFailure(err: unknown, target: DepotTarget, where: string, log: ServiceLog): DepotProbeOutcome {
+  const code = errorCodeOf(err) ?? '';
+  const text = errorTextOf(err);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    log.write('ERROR', COMPONENT, `Unknown depot host ${target.host}: ${text}`);
+    return {
+      ok: false,
+      errorCode: INSTALLER_ERROR_CODES.depotUnknownHost,
+      status: DEPOT_STATUS.unknownHost,
+      message: `The depot host ${target.host} cannot be resolved.`,
+      remediation: INSTALLER_REMEDIATIONS.depotUnknownHost,
+      cause: text,
+    };
+  }
+  const tls = target.https && (TRUST_CODES.has(code) || VALIDITY_CODES.has(code) || code === NAME_ERROR || code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code.startsWith('ERR_SSL') || code === 'EPROTO');
+  if (tls) {
+    const detail = TRUST_CODES.has(code)
+      ? INSTALLER_TLS_MESSAGES.untrusted
+      : VALIDITY_CODES.has(code)
+        ? INSTALLER_TLS_MESSAGES.expired
+        : code === NAME_ERROR
+          ? text
+          : `${code}: ${text}`;
+    const alert = TRUST_CODES.has(code) || VALIDITY_CODES.has(code) || code === NAME_ERROR ? 'certificate_unknown' : 'handshake_failure';
+    log.write('ERROR', COMPONENT, INSTALLER_TLS_MESSAGES.fatalAlert(target.host, target.port, alert, detail));
+    return {
+      ok: false,
+      errorCode: INSTALLER_ERROR_CODES.depotConnectFailure,
+      status: DEPOT_STATUS.unknownFailure,
+      message: INSTALLER_MESSAGES.depotConnectFailure,
+      remediation: INSTALLER_REMEDIATIONS.depotConnectFailure,
+      cause: detail,
+    };
+  }
+  log.write('ERROR', COMPONENT, `Depot ${where} is not reachable: ${code ? `${code} ` : ''}${text}`);
+  return {
+    ok: false,
+    errorCode: INSTALLER_ERROR_CODES.depotNotAvailable,
+    status: DEPOT_STATUS.notAvailable,
+    message: `The depot at ${where} is not reachable (${code || text}).`,
+    remediation: INSTALLER_REMEDIATIONS.depotNotAvailable,
+    cause: text,
+  };
+}

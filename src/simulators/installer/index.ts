@@ -1,0 +1,124 @@
+import { createServer, type Server } from 'node:https';
+import { isIP, type AddressInfo } from 'node:net';
+import { APPLIANCE_ROLES, INSTALLER_DEFAULT_USER, INSTALLER_JWT, INSTALLER_SIM_DEFAULT_VERSION } from '../../constants.js';
+import { createCa, generateCsr, signCsr } from '../../pki/index.js';
+import { usageError } from '../../util/errors.js';
+import { installerApp, type InstallerSimContext } from './app.js';
+import { ServiceLog } from './log.js';
+import { StateWriter, loadState, type SimState } from './state.js';
+import { TokenService } from './tokens.js';
+import { TrustStore } from './trust-store.js';
+
+export { aliasOf, parseCertificates } from './trust-store.js';
+export type { AccessClaims } from './tokens.js';
+
+export interface InstallerSimulatorOptions {
+  /** Address to listen on; 127.0.0.1 by default. */
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** User name to password; by default the local administrator with the lab password `VMware1!VMware1!`. */
+  users?: Record<string, string>;
+  /** Keep the state (trusted certificates, depot settings, token secret, refresh tokens) in this file, written atomically. */
+  stateFile?: string;
+  /** The HTTPS certificate and key; by default a fresh self-signed certificate for `hostname`. */
+  tls?: { certPem: string; keyPem: string };
+  /** The version appliance-info reports; 9.1 and later accept the depot `url` field. */
+  version?: string;
+  /** appliance-info role: VcfInstaller (default) or SddcManager. */
+  role?: string;
+  /** Name in the self-signed certificate (with `host`); `host` by default. */
+  hostname?: string;
+  /** Scopes per user; every user gets the full list by default. */
+  scopes?: Record<string, string[]>;
+  /** Milliseconds since the epoch; tests move it to expire tokens. */
+  clock?: () => number;
+  /** Timeout of each step of the depot validation; 15 s by default. */
+  depotTimeoutMs?: number;
+  /** Called with each log line as it is written. */
+  onLog?: (line: string) => void;
+}
+
+export interface InstallerSimulator {
+  /** `https://<host>:<port>` */
+  url: string;
+  port: number;
+  /** The simulator's self-signed certificate: what a client trusts it with (`--installer-ca`). */
+  caPem: string;
+  /** The service log so far (passwords masked), oldest first. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+const DEFAULT_USERS = { [INSTALLER_DEFAULT_USER]: 'VMware1!VMware1!' };
+
+/** A self-signed certificate naming the simulator, as a freshly deployed installer has. */
+export async function selfSignedCertificate(hostname: string, listenHost: string): Promise<{ certPem: string; keyPem: string }> {
+  const own = await createCa({ cn: hostname, keySize: 2048, days: 730 });
+  const names = [...new Set([hostname, listenHost])].filter((n) => n !== '0.0.0.0' && n !== '::');
+  const csr = generateCsr({ keyPem: own.keyPem, commonName: hostname, dns: names.filter((n) => isIP(n) === 0), ips: names.filter((n) => isIP(n) !== 0) });
+  // Signed with its own key: subject and issuer are the same name, the certificate verifies with its own key.
+  return { certPem: await signCsr(own, csr, { days: 729 }), keyPem: own.keyPem };
+}
+
+/** Starts a simulated installer on real HTTPS; see InstallerSimulatorOptions. */
+export async function startInstallerSimulator(opts: InstallerSimulatorOptions = {}): Promise<InstallerSimulator> {
+  const host = opts.host ?? '127.0.0.1';
+  const clock = opts.clock ?? Date.now;
+  const users = opts.users ?? DEFAULT_USERS;
+  if (Object.keys(users).length === 0) throw usageError('The installer simulator needs at least one user.');
+  const tls = opts.tls ?? (await selfSignedCertificate(opts.hostname ?? host, host));
+  const loaded: SimState | undefined = opts.stateFile ? await loadState(opts.stateFile) : undefined;
+
+  const log = new ServiceLog(clock, opts.onLog);
+  for (const password of Object.values(users)) log.addSecret(password);
+  const refreshTokens = new Map(Object.entries(loaded?.refreshTokens ?? {}));
+  const tokens = new TokenService(loaded?.secret ?? TokenService.newSecret(), refreshTokens, clock, (user) => opts.scopes?.[user] ?? INSTALLER_JWT.scopes);
+  const trust = new TrustStore(loaded?.trustedCertificates ?? []);
+  const depot: InstallerSimContext['depot'] = { current: loaded?.depot };
+  const writer = new StateWriter(opts.stateFile);
+  const snapshot = (): SimState => ({
+    secret: tokens.secretHex,
+    trustedCertificates: trust.list(),
+    depot: depot.current,
+    refreshTokens: Object.fromEntries(refreshTokens),
+  });
+  // A new state file starts whole, so that a restart right away finds the same secret.
+  if (opts.stateFile && !loaded) await writer.save(snapshot);
+
+  const app = installerApp({
+    users,
+    tokens,
+    trust,
+    depot,
+    role: opts.role ?? APPLIANCE_ROLES.installer,
+    version: opts.version ?? INSTALLER_SIM_DEFAULT_VERSION,
+    log,
+    depotTimeoutMs: opts.depotTimeoutMs ?? 15_000,
+    changed: () => writer.save(snapshot),
+  });
+
+  const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem, minVersion: 'TLSv1.2' }, app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? usageError(`Port ${opts.port} on ${host} is already in use.`) : err.code === 'EADDRNOTAVAIL' ? usageError(`${host} is not an address of this machine.`) : err),
+    );
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.write('INFO', 'startup', `Installer API listening on ${host}:${port} (version ${opts.version ?? INSTALLER_SIM_DEFAULT_VERSION})`);
+
+  return {
+    url: `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}`,
+    port,
+    caPem: tls.certPem,
+    logs: log.lines,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await writer.flush();
+    },
+  };
+}

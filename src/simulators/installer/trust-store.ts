@@ -1,0 +1,98 @@
+import { X509Certificate, createHash } from 'node:crypto';
+import { TRUSTED_CERT_ALIAS_PREFIX, TRUSTED_FOR_INBOUND, TRUSTED_FOR_OUTBOUND } from '../../constants.js';
+import type { TrustedCertificate } from '../../installer/wire.js';
+
+export type UsageType = typeof TRUSTED_FOR_OUTBOUND | typeof TRUSTED_FOR_INBOUND;
+export const USAGE_TYPES: readonly UsageType[] = [TRUSTED_FOR_OUTBOUND, TRUSTED_FOR_INBOUND];
+
+export interface StoredCertificate extends TrustedCertificate {
+  usage: UsageType;
+  /** 64 lowercase hex digits of the DER's SHA-256. */
+  sha256: string;
+}
+
+/** A refused import: the PEM is not one or more readable certificates. */
+export class BadCertificate extends Error {}
+/** A refused import: the certificate is in the store already. */
+export class DuplicateCertificate extends Error {
+  constructor(readonly alias: string) {
+    super(`The certificate is already trusted, with alias ${alias}.`);
+  }
+}
+
+const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END CERTIFICATE-----/g;
+
+/** Every CERTIFICATE block of `text`, strictly: anything else between the markers is refused. */
+export function parseCertificates(text: unknown): X509Certificate[] {
+  if (typeof text !== 'string' || !text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new BadCertificate('The certificate is not PEM text: no BEGIN CERTIFICATE line.');
+  }
+  const certs: X509Certificate[] = [];
+  for (const match of text.matchAll(PEM_BLOCK)) {
+    const der = Buffer.from(match[1]!.replace(/\s+/g, ''), 'base64');
+    try {
+      certs.push(new X509Certificate(der));
+    } catch {
+      throw new BadCertificate('The PEM text does not hold a readable X.509 certificate.');
+    }
+  }
+  const begins = text.split('-----BEGIN CERTIFICATE-----').length - 1;
+  if (certs.length === 0 || certs.length !== begins) throw new BadCertificate('The PEM text is damaged: a certificate block is incomplete.');
+  return certs;
+}
+
+/** The certificate's PEM as the installer returns it: LF line breaks, ending in a newline. */
+export function pemOf(cert: X509Certificate): string {
+  const base64 = cert.raw.toString('base64').replace(/.{64}/g, '$&\n').replace(/\n$/, '');
+  return `-----BEGIN CERTIFICATE-----\n${base64}\n-----END CERTIFICATE-----\n`;
+}
+
+/**
+ * The seed's alias: a fixed prefix, a name taken from the certificate (its
+ * CN, else its O, with characters outside [A-Za-z0-9.-] turned into '-'), and
+ * the 64 lowercase hex digits of its SHA-256, joined by underscores.
+ */
+export function aliasOf(cert: X509Certificate): string {
+  const field = (name: string) => new RegExp(`^${name}=(.*)$`, 'm').exec(cert.subject)?.[1]?.trim();
+  const name = (field('CN') || field('O') || 'certificate').replace(/[^A-Za-z0-9.-]+/g, '-').replace(/^-+|-+$/g, '') || 'certificate';
+  return `${TRUSTED_CERT_ALIAS_PREFIX}_${name}_${sha256Of(cert)}`;
+}
+
+export function sha256Of(cert: X509Certificate): string {
+  return createHash('sha256').update(cert.raw).digest('hex');
+}
+
+/** The installer's certificate store, in import order. */
+export class TrustStore {
+  constructor(readonly entries: StoredCertificate[] = []) {}
+
+  list(): StoredCertificate[] {
+    return [...this.entries];
+  }
+
+  /** Imports every certificate of `pem`; nothing is imported when one of them is present already. */
+  add(pem: unknown, usage: UsageType): StoredCertificate[] {
+    const certs = parseCertificates(pem);
+    for (const cert of certs) {
+      const present = this.entries.find((e) => e.sha256 === sha256Of(cert));
+      if (present) throw new DuplicateCertificate(present.alias);
+    }
+    const added = certs.map((cert) => ({ alias: aliasOf(cert), certificate: pemOf(cert), usage, sha256: sha256Of(cert) }));
+    // One bundle may repeat a certificate; store it once.
+    const unique = added.filter((e, i) => added.findIndex((o) => o.sha256 === e.sha256) === i);
+    this.entries.push(...unique);
+    return unique;
+  }
+
+  delete(alias: string): boolean {
+    const index = this.entries.findIndex((e) => e.alias === alias);
+    if (index < 0) return false;
+    this.entries.splice(index, 1);
+    return true;
+  }
+
+  /** PEMs the installer trusts for its outbound TLS connections (the depot's among them). */
+  outboundPems(): string[] {
+    return this.entries.filter((e) => e.usage === TRUSTED_FOR_OUTBOUND).map((e) => e.certificate);
+  }
+}

@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { Agent, request } from 'undici';
+import { expect } from 'vitest';
+import { makeDemoDepot } from '../../src/depot/demo.js';
+import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
+import { startDepotServer, type DepotServer } from '../../src/server/index.js';
+import { startInstallerSimulator, type InstallerSimulator, type InstallerSimulatorOptions } from '../../src/simulators/installer/index.js';
+
+export const USER = 'admin@local';
+export const PASSWORD = 'Install3r-Secret!';
+export const DEPOT_USER = 'depotuser';
+export const DEPOT_PASSWORD = 'Dep0t-Pa55word';
+
+export function startSim(opts: InstallerSimulatorOptions = {}): Promise<InstallerSimulator> {
+  return startInstallerSimulator({ users: { [USER]: PASSWORD }, ...opts });
+}
+
+// ------------------------------------------------------------ OpenAPI checks
+
+interface OpenApi {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>;
+}
+
+const spec = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'installer-openapi-subset.json'), 'utf8')) as OpenApi & object;
+const ajv = new Ajv({ strict: false, allErrors: true });
+ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+ajv.addSchema({ ...spec, $id: 'openapi' });
+const compiled = new Map<string, ValidateFunction>();
+
+function validatorFor(ref: object): ValidateFunction {
+  const key = JSON.stringify(ref);
+  let fn = compiled.get(key);
+  if (!fn) {
+    const schema = JSON.parse(key.replace(/"#\/components/g, '"openapi#/components')) as object;
+    fn = ajv.compile(schema);
+    compiled.set(key, fn);
+  }
+  return fn;
+}
+
+function templateOf(path: string): string | undefined {
+  const bare = path.split('?')[0]!;
+  return Object.keys(spec.paths).find((p) => new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(bare));
+}
+
+/**
+ * Checks a response against the published structure: the schema of its
+ * status when the spec lists one, the Error schema for any other error, and
+ * no body where the spec has none.
+ */
+export function expectMatchesSpec(method: string, path: string, status: number, body: unknown): void {
+  const template = templateOf(path);
+  if (!template) {
+    // Paths outside the subset answer only errors (404 for unknown operations).
+    expect(status).toBeGreaterThanOrEqual(400);
+  }
+  const op = template ? spec.paths[template]![method.toLowerCase()] : undefined;
+  const listed = op?.responses[String(status)];
+  const schema = listed ? listed.content?.['application/json']?.schema : status >= 400 ? { $ref: '#/components/schemas/Error' } : undefined;
+  if (!schema) {
+    expect(body, `${method} ${path} ${status} has no body in the spec`).toBeUndefined();
+    return;
+  }
+  const validate = validatorFor(schema);
+  const ok = validate(body);
+  expect(ok, `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+  if (status >= 400) expect(typeof (body as { errorCode?: unknown }).errorCode).toBe('string');
+}
+
+// ------------------------------------------------------------ raw HTTP
+
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** A raw HTTPS call to the simulator trusting its certificate; every answer is checked against the spec. */
+export async function call(
+  sim: InstallerSimulator,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const agent = new Agent({ connect: { ca: sim.caPem } });
+  try {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined;
+    if (opts.raw !== undefined) body = opts.raw;
+    else if (opts.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.body);
+    }
+    const res = await request(`${sim.url}${path}`, { method, headers, body, dispatcher: agent });
+    const text = await res.body.text();
+    const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+    expectMatchesSpec(method, path, res.statusCode, parsed);
+    return { status: res.statusCode, body: parsed, headers: res.headers };
+  } finally {
+    await agent.close();
+  }
+}
+
+export async function login(sim: InstallerSimulator, user = USER, password = PASSWORD): Promise<{ accessToken: string; refreshToken: { id: string } }> {
+  const reply = await call(sim, 'POST', '/v1/tokens', { body: { username: user, password } });
+  expect(reply.status).toBe(201);
+  return reply.body as { accessToken: string; refreshToken: { id: string } };
+}
+
+// ------------------------------------------------------------ a real depot
+
+let caPromise: Promise<CaMaterial> | undefined;
+/** One 2048-bit CA per test file: key generation is the slow part. */
+export function depotCa(): Promise<CaMaterial> {
+  caPromise ??= createCa({ cn: 'depotkit installer test CA', keySize: 2048 });
+  return caPromise;
+}
+
+export interface TestDepot {
+  server: DepotServer;
+  ca: CaMaterial;
+  host: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The demo depot served over HTTPS with Basic auth, its certificate issued by
+ * `depotCa()` for `localhost` and 127.0.0.1 (or the given certificate).
+ */
+export async function startTestDepot(dir: string, opts: { cert?: { certPem: string; keyPem: string }; auth?: boolean } = {}): Promise<TestDepot> {
+  const root = join(dir, 'depot');
+  await makeDemoDepot(root, { binarySize: 1024, force: true, signingDir: join(dir, 'signing') });
+  const ca = await depotCa();
+  const cert = opts.cert ?? (await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 }));
+  const server = await startDepotServer({
+    root,
+    host: '127.0.0.1',
+    port: 0,
+    tls: { certPem: cert.certPem, keyPem: cert.keyPem },
+    ...(opts.auth === false ? {} : { auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } }),
+  });
+  return { server, ca, host: 'localhost', port: server.port, close: () => server.close() };
+}
+
+export function depotSettings(host: string, port: number, password = DEPOT_PASSWORD, user = DEPOT_USER): object {
+  return { offlineAccount: { username: user, password }, depotConfiguration: { isOfflineDepot: true, hostname: host, port } };
+}
