@@ -70,7 +70,10 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
     trustedRoots: [],
     onReplaced: () => {
       restarts++;
-      listening = restart();
+      // A failed restart (the port taken meanwhile) surfaces through ready(), not as an unhandled rejection.
+      const restarted = restart();
+      restarted.catch(() => {});
+      listening = restarted;
     },
   };
   state.trustedRoots.push(state.current.certPem);
