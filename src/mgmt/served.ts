@@ -75,7 +75,7 @@ export async function waitForCertificate(
     opts.onPoll?.(status);
     if (status.elapsedMs + pollMs > opts.timeoutMs) {
       throw new DepotkitError(
-        `${origin.host} did not serve the new certificate within ${Math.round(opts.timeoutMs / 1000)} s (last: ${status.last}).`,
+        `${origin.host} did not serve the new certificate within ${(opts.timeoutMs / 1000).toFixed(opts.timeoutMs % 1000 === 0 ? 0 : 1)} s (last: ${status.last}).`,
         EXIT.problems,
         'The replacement was accepted; the restart may still be running. Check again later with: openssl s_client -connect HOST:PORT',
       );

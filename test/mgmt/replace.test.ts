@@ -106,6 +106,14 @@ describe('replaceCertificate: the whole flow', () => {
     expect(s.restarts()).toBe(0);
   });
 
+  it('gives up waiting after the timeout when the restart takes longer, saying the replacement was accepted', async () => {
+    const s = await sim({ restartMs: 60_000 });
+    const err = await replaceCertificate(await options(s, { waitTimeoutMs: 300 })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DepotkitError);
+    expect(err).toMatchObject({ exitCode: 1, message: expect.stringMatching(/did not serve the new certificate within 0 s \(last: not listening\)/), hint: expect.stringMatching(/accepted/) });
+    expect(s.restarts()).toBe(1);
+  });
+
   it('logs in again when the session expired, or reports it when told not to', async () => {
     const s = await sim({ sessionIdleMs: 200 });
     const trust = { caPems: [s.currentCertPem()] };
