@@ -110,7 +110,7 @@ describe('replaceCertificate: the whole flow', () => {
     const s = await sim({ restartMs: 60_000 });
     const err = await replaceCertificate(await options(s, { waitTimeoutMs: 300 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DepotkitError);
-    expect(err).toMatchObject({ exitCode: 1, message: expect.stringMatching(/did not serve the new certificate within 0 s \(last: not listening\)/), hint: expect.stringMatching(/accepted/) });
+    expect(err).toMatchObject({ exitCode: 1, message: expect.stringMatching(/did not serve the new certificate within 0\.3 s \(last: not listening\)/), hint: expect.stringMatching(/accepted/) });
     expect(s.restarts()).toBe(1);
   });
 
