@@ -56,10 +56,11 @@ export interface CaSigner {
 
 /**
  * Checks CA material before it signs anything; each problem is one sentence
- * naming `source` (the folder, when loaded from one).
+ * naming the certificate and key (their files, when loaded from a folder).
  */
-export function openCa(ca: CaMaterial, source = 'The CA', now = new Date()): CaSigner {
-  const certName = `${source} certificate`;
+export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = {}, now = new Date()): CaSigner {
+  const certName = names.cert ?? 'The CA certificate';
+  const keyName = names.key ?? 'The CA key';
   const certPem = normalizePem(ca.certPem);
   const x509 = parseCertificate(certPem, certName);
   const info = inspectCertificate(certPem, certName);
@@ -75,9 +76,9 @@ export function openCa(ca: CaMaterial, source = 'The CA', now = new Date()): CaS
   if (now < info.notBefore) {
     throw usageError(`${certName} (${info.subject}) is not valid before ${info.notBefore.toISOString()}; check this machine's clock.`);
   }
-  const key = parsePrivateKey(ca.keyPem, `${source} key`);
+  const key = parsePrivateKey(ca.keyPem, keyName);
   if (!x509.checkPrivateKey(key)) {
-    throw usageError(`${source} key does not belong to ${certName}: they are not a pair.`);
+    throw usageError(`${keyName} does not belong to ${certName}: they are not a pair.`);
   }
   return { cert: forgeCertificate(certPem, certName), x509, key, certPem: splitPemBlocks(certPem, 'CERTIFICATE')[0]! };
 }
@@ -92,7 +93,7 @@ export async function loadCaDir(dir: string): Promise<CaMaterial> {
   const [certPem] = await readPemFile(certPath, 'CERTIFICATE');
   const [keyPem] = await readPemFile(keyPath, ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY']);
   const ca = { keyPem: keyPem!, certPem: certPem! };
-  openCa(ca, `The CA in ${dir}`);
+  openCa(ca, { cert: certPath, key: keyPath });
   return ca;
 }
 

@@ -59,12 +59,13 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
   const [leafPem, ...served] = splitPemBlocks(certPem, 'CERTIFICATE');
   const info = inspectCertificate(leafPem ?? certPem);
   const now = opts.now ?? new Date();
-  const fix = issueCommand(info, opts);
+  const fix = issueCommand(info, { ...opts, host: opts.host?.trim().replace(/^\[(.*)\]$/, '$1') });
   const reissue = `Issue a new certificate: ${fix}`;
   const evidence = { subject: info.subject, issuer: info.issuer, san: info.san, notBefore: info.notBefore.toISOString(), notAfter: info.notAfter.toISOString(), sha256: info.fingerprints.sha256Hex };
   const findings: Finding[] = [];
   const add = (f: Omit<Finding, 'evidence'> & { evidence?: Record<string, unknown> }) => findings.push({ ...f, evidence: { ...evidence, ...f.evidence } });
-  const host = opts.host?.trim();
+  // A URL-style IPv6 literal ([fd00::1]) names the same host as the bare address.
+  const host = opts.host?.trim().replace(/^\[(.*)\]$/, '$1');
 
   if (info.san.dns.length + info.san.ips.length === 0) {
     add({

@@ -128,7 +128,7 @@ describe('CA folders', () => {
 
   it('refuses an expired CA and one not yet valid', async () => {
     const expired = customCa({ notBefore: new Date(Date.now() - 20 * DAY), notAfter: new Date(Date.now() - DAY) });
-    expect((await loadError(await caDirWith('expired', { key: expired.keyPem, cert: expired.certPem }))).message).toMatch(/\(CN=test CA\) expired on 20\d\d-/);
+    expect((await loadError(await caDirWith('expired', { key: expired.keyPem, cert: expired.certPem }))).message).toMatch(/ca-cert\.pem \(CN=test CA\) expired on 20\d\d-/);
     const future = customCa({ notBefore: new Date(Date.now() + 2 * DAY), notAfter: new Date(Date.now() + 20 * DAY) });
     expect((await loadError(await caDirWith('future', { key: future.keyPem, cert: future.certPem }))).message).toMatch(/is not valid before .*check this machine's clock/);
   });
@@ -136,7 +136,7 @@ describe('CA folders', () => {
   it('refuses a key that does not match the certificate', async () => {
     const other = await createCa({ keySize: 2048 });
     const d = await caDirWith('mismatch', { key: other.keyPem, cert: ca.certPem });
-    expect((await loadError(d)).message).toBe(`The CA in ${d} key does not belong to The CA in ${d} certificate: they are not a pair.`);
+    expect((await loadError(d)).message).toBe(`${join(d, CA_KEY_FILE)} does not belong to ${join(d, CA_CERT_FILE)}: they are not a pair.`);
   });
 
   it('refuses an encrypted key, PKCS#8 or legacy, saying no passphrase can be given', async () => {
@@ -148,7 +148,7 @@ describe('CA folders', () => {
     expect(legacy.stdout).toContain('Proc-Type: 4,ENCRYPTED');
     for (const [name, key] of [['enc8', pkcs8.stdout], ['enc1', legacy.stdout]] as const) {
       const err = await loadError(await caDirWith(name, { key, cert: ca.certPem }));
-      expect(err.message).toMatch(/key is encrypted and no passphrase can be given/);
+      expect(err.message).toMatch(/ca-key\.pem is encrypted and no passphrase can be given/);
       expect(err.hint).toMatch(/openssl pkey/);
     }
   });
@@ -167,6 +167,6 @@ describe('CA folders', () => {
     const garbage = `-----BEGIN CERTIFICATE-----\nQUJDRA==\n-----END CERTIFICATE-----\n`;
     expect((await loadError(await caDirWith('garbage', { key: ca.keyPem, cert: garbage }))).message).toMatch(/is not a readable X\.509 certificate/);
     const ec = openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256']).stdout;
-    expect((await loadError(await caDirWith('ec', { key: ec, cert: ca.certPem }))).message).toMatch(/is a ec key; depotkit signs with RSA keys only/);
+    expect((await loadError(await caDirWith('ec', { key: ec, cert: ca.certPem }))).message).toMatch(/ca-key\.pem is a ec key; depotkit signs with RSA keys only/);
   });
 });

@@ -104,6 +104,20 @@ describe('issueServerCert', () => {
   });
 });
 
+describe('a CA made by openssl', () => {
+  it('signs with it: the authority key id is openssl\'s subject key id and openssl verifies strictly', async () => {
+    const keyPath = join(dir, 'os-ca.key');
+    const certPem = openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-subj', '/O=Lab/CN=OpenSSL Root', '-days', '30', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']).stdout;
+    const osCaPath = await save('os-ca.pem', certPem);
+    const s = await issueServerCert({ certPem, keyPem: await readFile(keyPath, 'utf8') }, { dns: ['depot.lab.local'] });
+    const path = await save('os-leaf.pem', s.certPem);
+    expect(openssl(['verify', '-x509_strict', '-CAfile', osCaPath, path]).code).toBe(0);
+    expect(extensionText(x509Text(path), 'Authority Key Identifier')!.value.replace(/^keyid:/, '')).toBe(extensionText(x509Text(osCaPath), 'Subject Key Identifier')!.value);
+    // Capped at the 30-day CA.
+    expect(inspectCertificate(s.certPem).notAfter).toEqual(inspectCertificate(certPem).notAfter);
+  });
+});
+
 describe('writeServerDir', () => {
   it('writes key 0600, certificate and chain, LF only, and refuses to overwrite without force', async () => {
     const s = await issueServerCert(ca, { dns: ['depot.lab.local'] });

@@ -39,10 +39,12 @@ async function opensslCert(name: string, opts: { bits?: number; ext: string; sub
 }
 
 describe('lintServerCertificate', () => {
-  it('finds nothing wrong with a certificate issued for the host, by name or by IP, chained to the CA', () => {
+  it('finds nothing wrong with a certificate issued for the host, by name or by IP, chained to the CA', async () => {
     expect(lintServerCertificate(good.certPem, { host: HOST, caPems: [ca.certPem] })).toEqual([]);
     expect(lintServerCertificate(good.chainPem, { host: 'DEPOT.lab.local', caPems: [ca.certPem] })).toEqual([]);
     expect(lintServerCertificate(good.certPem, { host: '10.0.0.5', caPems: [ca.certPem] })).toEqual([]);
+    const v6 = await issueServerCert(ca, { dns: [HOST], ips: ['fd00::5'] });
+    expect(lintServerCertificate(v6.certPem, { host: '[FD00:0::5]' })).toEqual([]);
   });
 
   it('flags a missing SAN with a fix naming the exact issue command', () => {
