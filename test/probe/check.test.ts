@@ -8,6 +8,7 @@ import { checkDepot, type CheckResult } from '../../src/probe/check.js';
 import { brokenServerCert } from '../helpers/certs.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
+import { startDepotServer } from '../../src/server/index.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 
 const HOST = 'depot.test';
@@ -46,13 +47,34 @@ async function depotCopy(): Promise<string> {
 interface Scenario {
   root?: string;
   cert?: { certPem: string; keyPem: string };
-  auth?: boolean;
   openHead?: boolean;
 }
 
-/** Serves a depot with nginx (an independent server) and checks it. */
+interface ServerUnderTest {
+  url: string;
+  stop(): Promise<void>;
+}
+
+type Serve = (s: { root: string; certPem?: string; keyPem?: string; auth?: { user: string; password: string }; openHead?: boolean }) => Promise<ServerUnderTest>;
+
+/** The same faults are checked behind nginx (an independent server) and behind depotkit serve. */
+const SERVERS: { name: string; serve: Serve; skip: boolean }[] = [
+  { name: 'nginx', serve: startNginx, skip: !NGINX },
+  {
+    name: 'depotkit serve',
+    skip: false,
+    serve: async (s) => {
+      const server = await startDepotServer({ root: s.root, host: '127.0.0.1', port: 0, tls: s.certPem && s.keyPem ? { certPem: s.certPem, keyPem: s.keyPem } : undefined, auth: s.auth });
+      return { url: server.url, stop: () => server.close() };
+    },
+  },
+];
+
+let serve: Serve;
+
+/** Serves a depot with the server under test and checks it. */
 async function checkServed(s: Scenario, urlSuffix: string, options: Parameters<typeof checkDepot>[1]): Promise<CheckResult> {
-  const server = await startNginx({ root: s.root ?? pristine, ...(s.cert ?? good), auth: s.auth === false ? undefined : { user: USER, password: PASSWORD }, openHead: s.openHead });
+  const server = await serve({ root: s.root ?? pristine, ...(s.cert ?? good), auth: { user: USER, password: PASSWORD }, openHead: s.openHead });
   try {
     return await checkDepot(`${server.url}${urlSuffix}`, { asHost: HOST, caPems: [ca.certPem], user: USER, password: PASSWORD, ...options });
   } finally {
@@ -62,7 +84,12 @@ async function checkServed(s: Scenario, urlSuffix: string, options: Parameters<t
 
 const ids = (r: CheckResult) => r.findings.filter((f) => f.severity !== 'info').map((f) => f.id);
 
-describe.skipIf(!NGINX)('depot check against nginx', () => {
+describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, skip }) => {
+  beforeAll(() => {
+    serve = serveWith;
+  });
+  if (skip) return it.skip(`${name} is not installed`);
+
   it('accepts a correct depot: trusted CA, SAN with the host, credentials, every binary', async () => {
     const result = await checkServed({}, '', { deep: true });
     expect(ids(result)).toEqual([]);
@@ -96,7 +123,7 @@ describe.skipIf(!NGINX)('depot check against nginx', () => {
     expect(ids(await checkServed({}, '', { user: undefined, password: undefined }))).toEqual(['auth.required']);
   });
 
-  it('flags a server that answers HEAD without credentials while GET needs them', async () => {
+  it.skipIf(name !== 'nginx')('flags a server that answers HEAD without credentials while GET needs them', async () => {
     const result = await checkServed({ openHead: true }, '', {});
     expect(ids(result)).toEqual(['auth.head-unauthenticated']);
     expect(result.accepted).toBe(true); // a warning: the installer's own HEAD passes
@@ -145,7 +172,7 @@ describe.skipIf(!NGINX)('depot check against nginx', () => {
   });
 
   it('notes a plain HTTP depot and its clear-text credentials', async () => {
-    const server = await startNginx({ root: pristine });
+    const server = await serve({ root: pristine });
     try {
       const result = await checkDepot(server.url, { user: USER, password: PASSWORD });
       expect(ids(result)).toEqual(['http.plain', 'auth.cleartext']);
@@ -156,7 +183,7 @@ describe.skipIf(!NGINX)('depot check against nginx', () => {
   });
 
   it('CLI: exit 0 when accepted, 1 with findings, 2 for bad usage; never prints the password', async () => {
-    const server = await startNginx({ root: pristine, ...good, auth: { user: USER, password: PASSWORD } });
+    const server = await serve({ root: pristine, ...good, auth: { user: USER, password: PASSWORD } });
     try {
       const args = [server.url, '--as-host', HOST, '--ca', caFile, '--user', USER, '--password-file', passwordFile];
       const ok = await runCli(['check', ...args]);
@@ -175,7 +202,7 @@ describe.skipIf(!NGINX)('depot check against nginx', () => {
   });
 
   it('reports a refused connection and an unknown host', async () => {
-    const server = await startNginx({ root: pristine });
+    const server = await serve({ root: pristine });
     const url = server.url;
     await server.stop();
     expect(ids(await checkDepot(url))).toEqual(['net.refused']);
