@@ -7,9 +7,9 @@ import { registerCertCommands } from './cert.js';
 import { registerStartCommand } from './start.js';
 import { registerCheckCommand } from './check.js';
 import { registerServeCommands } from './serve.js';
-import { registerServeCommands } from './serve.js';
 import { registerMgmtCommands } from './mgmt.js';
 import { registerSimCommands } from './sim.js';
+import { registerInstallerCommands } from './installer.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -24,9 +24,9 @@ export function buildProgram(): Command {
   registerStartCommand(program);
   registerCheckCommand(program);
   registerServeCommands(program);
-  registerServeCommands(program);
   registerMgmtCommands(program);
   registerSimCommands(program);
+  registerInstallerCommands(program);
   return program;
 }
 

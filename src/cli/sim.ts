@@ -1,8 +1,71 @@
 import type { Command } from 'commander';
+import { INSTALLER_DEFAULT_USER } from '../constants.js';
+import { startInstallerSimulator } from '../simulators/installer/index.js';
+import { writeFileAtomic } from '../util/fs.js';
+import { readSecret } from '../util/secrets.js';
 import { registerSimMgmtCommand } from './mgmt.js';
+import { note, parseIntOption, printJson, printLines } from './output.js';
 
-/** `depotkit sim ...`: simulators of the systems the toolkit talks to, for labs and tests. */
+/** `depotkit sim`: simulators of the systems depotkit talks to, one subcommand each. */
 export function registerSimCommands(program: Command): void {
-  const sim = program.command('sim').description('simulators of the systems depotkit talks to, for labs and tests');
+  const sim = program.command('sim').description('simulators to rehearse and test against, on real HTTPS, until interrupted');
+  registerSimInstallerCommand(sim);
   registerSimMgmtCommand(sim);
+}
+
+interface SimInstallerFlags {
+  host: string;
+  port: number;
+  hostname?: string;
+  user: string;
+  passwordFile?: string;
+  state?: string;
+  version?: string;
+  certOut?: string;
+  quiet?: boolean;
+  json?: boolean;
+}
+
+export function registerSimInstallerCommand(sim: Command): void {
+  sim
+    .command('installer')
+    .description('an installer: tokens, trusted certificates, depot settings validated against the real depot, appliance info')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--port <n>', 'port (0 picks a free one)', parseIntOption('--port'), 0)
+    .option('--hostname <name>', 'name in its self-signed certificate (default: --host)')
+    .option('--user <name>', 'the user that may log in', INSTALLER_DEFAULT_USER)
+    .option('--password-file <file>', "a file whose first line is that user's password (default: the lab password in the README)")
+    .option('--state <file>', 'keep trusted certificates, depot settings and tokens in this file across restarts')
+    .option('--version <version>', 'version it reports; 9.1 and later take the depot url field')
+    .option('--cert-out <file>', 'write its self-signed certificate here (for --installer-ca)')
+    .option('--quiet', 'do not print the service log')
+    .option('--json', 'print the address as JSON')
+    .action(async (flags: SimInstallerFlags) => {
+      const users = flags.passwordFile ? { [flags.user]: await readSecret({ file: flags.passwordFile }, 'password') } : undefined;
+      const simulator = await startInstallerSimulator({
+        host: flags.host,
+        port: flags.port,
+        hostname: flags.hostname,
+        users,
+        stateFile: flags.state,
+        version: flags.version,
+        onLog: flags.quiet ? undefined : (line) => note(line),
+      });
+      if (flags.certOut) await writeFileAtomic(flags.certOut, simulator.caPem, { mode: 0o644, force: true });
+      if (flags.json) printJson({ url: simulator.url, port: simulator.port, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
+      else {
+        printLines([`Installer simulator on ${simulator.url}, user ${flags.user}.`]);
+        note('Stop it with Ctrl-C.');
+      }
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await simulator.close();
+    });
 }

@@ -14,6 +14,7 @@ import {
   INSTALLER_URL_FIELD_SINCE,
   TRUSTED_FOR_OUTBOUND,
 } from '../../constants.js';
+import { versionAtLeast } from '../../installer/depot.js';
 import { isObject, parseTokenIdBody, type DepotSettings, type InstallerErrorBody, type PageOfTrustedCertificate } from '../../installer/wire.js';
 import { probeDepot, type DepotTarget } from './depot-probe.js';
 import type { ServiceLog } from './log.js';
@@ -61,18 +62,6 @@ export function errorBody(error: ApiError): InstallerErrorBody {
 }
 
 const badRequest = (message: string) => new ApiError(400, INSTALLER_ERROR_CODES.badRequest, message);
-
-/** Is `version` (e.g. 9.1.0.0.123) at least `since` (e.g. 9.1)? */
-export function versionAtLeast(version: string, since: string): boolean {
-  const a = version.split('.').map(Number);
-  const b = since.split('.').map(Number);
-  for (let i = 0; i < b.length; i++) {
-    const x = a[i] ?? 0;
-    const y = b[i]!;
-    if (x !== y) return x > y;
-  }
-  return true;
-}
 
 /** The installer API on express: tokens, trusted certificates, depot settings, appliance info. */
 export function installerApp(ctx: InstallerSimContext): express.Express {

@@ -1,0 +1,251 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { INSTALLER_DEFAULT_USER } from '../constants.js';
+import {
+  InstallerClient,
+  certificatesOf,
+  ensureTrusted,
+  installerStatus,
+  loadInventory,
+  parseInstallerUrl,
+  pushDepot,
+  runFleet,
+  type DepotPushResult,
+  type DepotSpec,
+  type FleetRow,
+  type InstallerStatus,
+  type InstallerTarget,
+  type TrustOutcome,
+} from '../installer/index.js';
+import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { promptSecret, readSecret } from '../util/secrets.js';
+import { parseIntOption, printJson, printLines, warn } from './output.js';
+
+interface ConnectionFlags {
+  installer?: string;
+  inventory?: string;
+  user: string;
+  passwordFile?: string;
+  passwordEnv?: string;
+  installerCa?: string;
+  insecure?: boolean;
+  timeout: number;
+  concurrency: number;
+  json?: boolean;
+}
+
+interface TrustFlags extends ConnectionFlags {
+  ca: string;
+}
+
+interface DepotFlags extends ConnectionFlags {
+  depotUrl?: string;
+  depotHost?: string;
+  depotPort: number;
+  depotUser?: string;
+  depotPasswordFile?: string;
+  depotPasswordEnv?: string;
+  trustCa?: string;
+  force?: boolean;
+  waitTimeout: number;
+}
+
+function connectionOptions(cmd: Command): Command {
+  return cmd
+    .option('--installer <url>', 'one installer, https://host[:port]')
+    .option('--inventory <file>', 'a fleet: YAML or JSON list of installers and where their passwords are')
+    .option('--user <name>', 'installer user (with --installer)', INSTALLER_DEFAULT_USER)
+    .option('--password-file <file>', "a file whose first line is the user's password (asked on a terminal otherwise)")
+    .option('--password-env <var>', "an environment variable holding the user's password")
+    .option('--installer-ca <file>', "the installer's certificate or its CA, to verify its HTTPS")
+    .option('--insecure', "do not verify the installer's certificate (a warning says so)")
+    .option('--timeout <seconds>', 'timeout of each API request', parseIntOption('--timeout'), 30)
+    .option('--concurrency <n>', 'installers worked on at once, with --inventory', parseIntOption('--concurrency'), 8)
+    .option('--json', 'print the result rows as JSON');
+}
+
+export function registerInstallerCommands(program: Command): void {
+  const installer = program.command('installer').description("the installer: trust the depot's CA, point it at the depot, show its state; one installer or a fleet");
+
+  connectionOptions(installer.command('trust').description('import CA certificates as TRUSTED_FOR_OUTBOUND (compares certificates: a re-run imports nothing)'))
+    .requiredOption('--ca <file>', 'PEM file with the CA certificate(s) to trust')
+    .action(async (flags: TrustFlags) => {
+      const pems = certificatesOf(await readText(flags.ca), flags.ca);
+      await runCommand(flags, async (client) => ({ ok: true, result: await ensureTrusted(client, pems) }), trustLine);
+    });
+
+  connectionOptions(installer.command('depot').description("update the installer's offline depot settings, wait for its validation and report the status"))
+    .option('--depot-url <url>', 'the depot, https://host[:port][/prefix] (http:// and prefixes need 9.1)')
+    .option('--depot-host <host>', "the depot's host name (as its certificate names it)")
+    .option('--depot-port <port>', "the depot's port", parseIntOption('--depot-port'), 443)
+    .option('--depot-user <name>', 'depot Basic auth user (none: the depot is open)')
+    .option('--depot-password-file <file>', "a file whose first line is the depot user's password")
+    .option('--depot-password-env <var>', "an environment variable holding the depot user's password")
+    .option('--trust-ca <file>', 'import this CA certificate first (as installer trust does)')
+    .option('--force', 'push even when the installer already has these settings and reaches the depot')
+    .option('--wait-timeout <seconds>', 'how long to wait for the depot status', parseIntOption('--wait-timeout'), 60)
+    .action(async (flags: DepotFlags) => {
+      if (!!flags.depotUrl === !!flags.depotHost) throw usageError('Give the depot with --depot-url, or with --depot-host (and --depot-port), not both.');
+      const spec: DepotSpec = flags.depotUrl ? { url: flags.depotUrl } : { hostname: flags.depotHost, port: flags.depotPort };
+      if (flags.depotUser) {
+        spec.username = flags.depotUser;
+        spec.password = await secretFrom(flags.depotPasswordFile, flags.depotPasswordEnv, `Password of depot user ${flags.depotUser}`);
+      } else if (flags.depotPasswordFile || flags.depotPasswordEnv) {
+        throw usageError('A depot password without --depot-user: give the user too.');
+      }
+      const caPems = flags.trustCa ? certificatesOf(await readText(flags.trustCa), flags.trustCa) : undefined;
+      await runCommand(
+        flags,
+        async (client) => {
+          const trusted = caPems ? await ensureTrusted(client, caPems) : undefined;
+          const pushed = await pushDepot(client, spec, { force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000 });
+          return { ok: pushed.ok, result: { ...pushed, ...(trusted ? { trusted } : {}) } };
+        },
+        depotLine,
+      );
+    });
+
+  connectionOptions(installer.command('status').description('appliance info, depot settings and status, trusted certificates'))
+    .action(async (flags: ConnectionFlags) => {
+      await runCommand(flags, async (client) => ({ ok: true, result: await installerStatus(client) }), statusLines);
+    });
+}
+
+type RowFormatter<T> = (result: T) => string[];
+
+/**
+ * Resolves the installers and their secrets, runs `task` on each (a client
+ * logged in, revoked afterwards), prints a row per installer and sets exit 1
+ * when any failed.
+ */
+async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerClient) => Promise<{ ok: boolean; result: T }>, format: RowFormatter<T>): Promise<void> {
+  const targets = await resolveTargets(flags);
+  if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
+  const passwords = await passwordSources(targets, flags);
+  const caCache = new Map<string, Promise<string[]>>();
+  const rows = await runFleet(targets, flags.concurrency, async (target) => {
+    const password = await passwords(target);
+    const caPems = target.installerCa ? await cached(caCache, target.installerCa, async () => certificatesOf(await readText(target.installerCa!), target.installerCa!)) : undefined;
+    const client = await InstallerClient.connect({ url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: flags.timeout * 1000 });
+    try {
+      return await task(client);
+    } finally {
+      await client.close();
+    }
+  });
+  const failed = rows.filter((r) => !r.ok).length;
+  if (flags.json) printJson({ ok: failed === 0, installers: rows });
+  else {
+    printLines(rows.flatMap((row) => rowLines(row, format)));
+    if (rows.length > 1) printLines([`${rows.length} installers: ${rows.length - failed} ok, ${failed} failed.`]);
+  }
+  process.exitCode = failed > 0 ? EXIT.problems : EXIT.ok;
+}
+
+async function resolveTargets(flags: ConnectionFlags): Promise<InstallerTarget[]> {
+  if (!!flags.installer === !!flags.inventory) throw usageError('Give one installer with --installer URL, or a fleet with --inventory FILE.');
+  if (flags.installerCa && flags.insecure) throw usageError('Give --installer-ca or --insecure, not both.');
+  if (flags.concurrency < 1) throw usageError('--concurrency must be at least 1.');
+  if (flags.installer) {
+    const origin = parseInstallerUrl(flags.installer);
+    return [{ name: origin.host, url: origin.origin, user: flags.user, passwordFile: flags.passwordFile, passwordEnv: flags.passwordEnv, installerCa: flags.installerCa, insecure: flags.insecure }];
+  }
+  // Command-line sources fill in what an inventory entry leaves open.
+  return (await loadInventory(flags.inventory!)).map((t) => ({
+    ...t,
+    ...(t.passwordFile || t.passwordEnv ? {} : { passwordFile: flags.passwordFile, passwordEnv: flags.passwordEnv }),
+    installerCa: t.installerCa ?? (t.insecure ? undefined : flags.installerCa),
+    insecure: t.insecure ?? (t.installerCa ? undefined : flags.insecure),
+  }));
+}
+
+/**
+ * Passwords come from a file or an environment variable per installer; for
+ * installers with neither, one prompt per user name on a terminal, before
+ * any work starts. A missing file or variable fails only its own row.
+ */
+async function passwordSources(targets: InstallerTarget[], flags: ConnectionFlags): Promise<(t: InstallerTarget) => Promise<string>> {
+  const prompted = new Map<string, string>();
+  for (const t of targets) {
+    if (!t.passwordFile && !t.passwordEnv && !prompted.has(t.user)) {
+      if (!process.stdin.isTTY) {
+        throw usageError(`No password source for ${t.user} on ${t.name}.`, flags.inventory ? 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.' : 'Pass --password-file or --password-env.');
+      }
+      prompted.set(t.user, await promptSecret(`Password of ${t.user}`));
+    }
+  }
+  const files = new Map<string, Promise<string>>();
+  return async (t) => {
+    if (t.passwordFile) return cached(files, t.passwordFile, () => readSecret({ file: t.passwordFile }, 'password'));
+    if (t.passwordEnv) return readSecret({ env: t.passwordEnv }, 'password');
+    return prompted.get(t.user)!;
+  };
+}
+
+async function secretFrom(file: string | undefined, env: string | undefined, prompt: string): Promise<string> {
+  if (file && env) throw usageError('Give the password in a file or in an environment variable, not both.');
+  if (file) return readSecret({ file }, 'password');
+  if (env) return readSecret({ env }, 'password');
+  return promptSecret(prompt);
+}
+
+function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let value = cache.get(key);
+  if (!value) {
+    value = make();
+    cache.set(key, value);
+  }
+  return value;
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+}
+
+// ------------------------------------------------------------------ output
+
+function rowLines<T>(row: FleetRow<T>, format: RowFormatter<T>): string[] {
+  if (row.ok && row.result !== undefined) {
+    const [first = '', ...rest] = format(row.result);
+    return [`${row.name}  ok  ${first}`, ...rest.map((l) => `    ${l}`)];
+  }
+  if (row.result !== undefined) {
+    const [first = '', ...rest] = format(row.result);
+    return [`${row.name}  FAILED  ${first}`, ...rest.map((l) => `    ${l}`)];
+  }
+  const lines = [`${row.name}  FAILED  ${row.error?.message ?? 'unknown error'}`];
+  const remedy = row.error?.remediation ?? row.error?.hint;
+  if (remedy) lines.push(`    ${remedy}`);
+  return lines;
+}
+
+function trustLine(outcomes: TrustOutcome[]): string[] {
+  return outcomes.map((o) => `${o.action === 'imported' ? 'imported' : 'already trusted'}: ${o.subject}${o.alias ? ` (alias ${o.alias})` : ''}`);
+}
+
+function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[] }): string[] {
+  const conf = result.settings.depotConfiguration;
+  const where = conf?.url ?? `${conf?.hostname ?? '?'}:${conf?.port ?? '?'}`;
+  const lines = [`depot ${where}: ${result.status ?? 'no status'}${result.action === 'unchanged' ? ' (already set, nothing sent)' : ''}`];
+  if (!result.ok && result.message) lines.push(result.message);
+  if (result.trusted) lines.push(...trustLine(result.trusted));
+  return lines;
+}
+
+function statusLines(s: InstallerStatus): string[] {
+  const conf = s.depot.depotConfiguration;
+  const account = s.depot.offlineAccount;
+  const lines = [`${s.appliance.role} ${s.appliance.version}`];
+  lines.push(
+    conf
+      ? `depot: ${conf.url ?? `${conf.hostname}:${conf.port}`}${account?.username ? ` as ${account.username}` : ''}: ${account?.status ?? 'no status'}${account?.message ? ` (${account.message})` : ''}`
+      : `depot: not configured${account?.status ? ` (${account.status})` : ''}`,
+  );
+  lines.push(`trusted certificates: ${s.trusted.length}`);
+  for (const t of s.trusted) lines.push(`  ${t.alias}${t.subject ? `: ${t.subject}, valid to ${t.notAfter}` : ''}`);
+  return lines;
+}

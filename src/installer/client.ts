@@ -1,0 +1,293 @@
+import { decodeJwt } from 'jose';
+import { Agent, request } from 'undici';
+import { INSTALLER_API, INSTALLER_TOKEN_CREATED_STATUSES } from '../constants.js';
+import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { isObject, parseErrorBody, type ApplianceInfo, type DepotSettings, type PageOfTrustedCertificate, type TokenPair } from './wire.js';
+
+/** How the client trusts the installer's own HTTPS certificate. */
+export interface InstallerTrust {
+  /** Certificates (the installer's self-signed one, or its CA), PEM; the system store when absent. */
+  caPems?: string[];
+  /** Skip verification: only when asked for explicitly. */
+  insecure?: boolean;
+}
+
+export interface InstallerClientOptions {
+  /** `https://host[:port]`; a path is ignored. */
+  url: string;
+  user: string;
+  password: string;
+  trust?: InstallerTrust;
+  /** Per-request timeout (connect, headers, body); 30 s by default. */
+  timeoutMs?: number;
+  /** Attempts after the first on network errors and 5xx answers; 3 by default. */
+  retries?: number;
+  /** First back-off delay, doubled per attempt; 250 ms by default. */
+  backoffMs?: number;
+  /** Refresh the access token when it has less than this left; 60 s by default. */
+  refreshMarginSeconds?: number;
+  /** Milliseconds since the epoch; tests move it. */
+  clock?: () => number;
+}
+
+/** The installer refused a call: keyed on its errorCode, with its message and remediation. */
+export class InstallerApiError extends DepotkitError {
+  constructor(
+    readonly operation: string,
+    readonly status: number,
+    readonly errorCode: string | undefined,
+    readonly apiMessage: string | undefined,
+    readonly remediation: string | undefined,
+  ) {
+    const what = errorCode ? `${errorCode}: ${apiMessage ?? `HTTP ${status}`}` : `HTTP ${status}${apiMessage ? ` ${apiMessage}` : ''}`;
+    super(`${operation} failed: ${what}`, EXIT.problems, remediation);
+    this.name = 'InstallerApiError';
+  }
+}
+
+/** The installer could not be reached or its TLS was refused. */
+export class InstallerConnectionError extends DepotkitError {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    hint?: string,
+  ) {
+    super(message, EXIT.problems, hint);
+    this.name = 'InstallerConnectionError';
+  }
+}
+
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+/** Network failures worth another attempt; TLS verification failures are not among them. */
+const RETRYABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+const TLS_TRUST_CODES = /^(UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_|ERR_TLS_CERT_ALTNAME_INVALID)/;
+
+function codeOf(err: unknown): string | undefined {
+  const own = (err as { code?: unknown })?.code;
+  const cause = (err as { cause?: { code?: unknown } })?.cause?.code;
+  if (typeof cause === 'string' && (typeof own !== 'string' || own === 'UND_ERR_CONNECT' || own === 'UND_ERR_SOCKET')) return cause;
+  return typeof own === 'string' ? own : typeof cause === 'string' ? cause : undefined;
+}
+
+/** The installer's origin from a URL; only https, as the API needs it. */
+export function parseInstallerUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(/^[a-z]+:\/\//i.test(text) ? text : `https://${text}`);
+  } catch {
+    throw usageError(`"${text}" is not an installer URL; give it as https://host[:port].`);
+  }
+  if (url.protocol !== 'https:') throw usageError(`The installer API is served over HTTPS, not ${url.protocol.slice(0, -1)}: use https://${url.host}.`);
+  return new URL(url.origin);
+}
+
+/**
+ * A client of the installer API. It logs in with a user name and password,
+ * refreshes the access token before it expires and once after a 401, and
+ * revokes its refresh token on close. The password stays in memory only, to
+ * log in again when the refresh token is gone.
+ */
+export class InstallerClient {
+  private accessToken?: string;
+  private refreshId?: string;
+  private readonly agent: Agent;
+  private readonly clock: () => number;
+  /** Counters for reports and tests. */
+  readonly stats = { logins: 0, refreshes: 0, retries: 0, requests: 0 };
+
+  constructor(
+    readonly origin: URL,
+    private readonly opts: InstallerClientOptions,
+  ) {
+    const timeout = opts.timeoutMs ?? 30_000;
+    this.clock = opts.clock ?? Date.now;
+    this.agent = new Agent({
+      connect: { ca: opts.trust?.caPems, rejectUnauthorized: !opts.trust?.insecure, timeout },
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+    });
+  }
+
+  /** Creates a client and logs in. */
+  static async connect(opts: InstallerClientOptions): Promise<InstallerClient> {
+    const client = new InstallerClient(parseInstallerUrl(opts.url), opts);
+    try {
+      await client.login();
+    } catch (err) {
+      await client.agent.close();
+      throw err;
+    }
+    return client;
+  }
+
+  async login(): Promise<void> {
+    const reply = await this.send('POST', INSTALLER_API.tokens, { username: this.opts.user, password: this.opts.password });
+    if (!(INSTALLER_TOKEN_CREATED_STATUSES as readonly number[]).includes(reply.status)) throw this.apiError('Log-in', reply);
+    const pair = reply.body as Partial<TokenPair>;
+    if (typeof pair?.accessToken !== 'string' || typeof pair.refreshToken?.id !== 'string') {
+      throw new InstallerConnectionError(`${this.origin.href} answered the log-in without an access token: is it an installer?`, undefined);
+    }
+    this.accessToken = pair.accessToken;
+    this.refreshId = pair.refreshToken.id;
+    this.stats.logins++;
+  }
+
+  /** A new access token from the refresh token; a new log-in when the refresh token is gone. */
+  async refresh(): Promise<void> {
+    if (this.refreshId) {
+      const reply = await this.send('PATCH', INSTALLER_API.refreshAccessToken, this.refreshId);
+      if (reply.status === 200 && typeof reply.body === 'string') {
+        this.accessToken = reply.body;
+        this.stats.refreshes++;
+        return;
+      }
+      if (reply.status !== 404 && reply.status !== 400 && reply.status !== 401) throw this.apiError('Token refresh', reply);
+    }
+    await this.login();
+  }
+
+  /** Seconds until the access token expires (negative when it has). */
+  tokenSecondsLeft(): number {
+    if (!this.accessToken) return -1;
+    const exp = decodeJwt(this.accessToken).exp;
+    return typeof exp === 'number' ? exp - this.clock() / 1000 : Infinity;
+  }
+
+  /** An authenticated call: refreshed before expiry, retried once after a 401. */
+  async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Reply> {
+    if (!this.accessToken) await this.login();
+    else if (this.tokenSecondsLeft() < (this.opts.refreshMarginSeconds ?? 60)) await this.refresh();
+    let reply = await this.send(method, path, body, this.accessToken);
+    if (reply.status === 401) {
+      await this.refresh();
+      reply = await this.send(method, path, body, this.accessToken);
+    }
+    return reply;
+  }
+
+  /** Revokes the refresh token (best effort) and closes the connections. */
+  async close(): Promise<void> {
+    try {
+      if (this.refreshId) await this.send('DELETE', INSTALLER_API.refreshToken, this.refreshId, undefined, 0);
+    } catch {
+      // The token expires on its own; a failed revocation must not fail the command.
+    } finally {
+      this.refreshId = undefined;
+      this.accessToken = undefined;
+      await this.agent.close();
+    }
+  }
+
+  // ------------------------------------------------------------ operations
+
+  async applianceInfo(): Promise<ApplianceInfo> {
+    const reply = await this.call('GET', INSTALLER_API.applianceInfo);
+    if (reply.status !== 200 || !isObject(reply.body)) throw this.apiError('Reading the appliance info', reply);
+    return reply.body as unknown as ApplianceInfo;
+  }
+
+  async listTrusted(): Promise<PageOfTrustedCertificate> {
+    const reply = await this.call('GET', INSTALLER_API.trustedCertificates);
+    if (reply.status !== 200 || !isObject(reply.body) || !Array.isArray(reply.body.elements)) throw this.apiError('Listing the trusted certificates', reply);
+    return reply.body as unknown as PageOfTrustedCertificate;
+  }
+
+  /** Imports certificates; answers the raw reply, so that the caller can treat 409 as already trusted. */
+  async importTrusted(certificate: string, certificateUsageType: string): Promise<Reply> {
+    return this.call('POST', INSTALLER_API.trustedCertificates, { certificate, certificateUsageType });
+  }
+
+  async deleteTrusted(alias: string): Promise<boolean> {
+    const reply = await this.call('DELETE', `${INSTALLER_API.trustedCertificates}/${encodeURIComponent(alias)}`);
+    if (reply.status === 204) return true;
+    if (reply.status === 404) return false;
+    throw this.apiError(`Deleting the trusted certificate ${alias}`, reply);
+  }
+
+  async getDepotSettings(): Promise<DepotSettings> {
+    const reply = await this.call('GET', INSTALLER_API.depotSettings);
+    if (reply.status !== 200 || !isObject(reply.body)) throw this.apiError('Reading the depot settings', reply);
+    return reply.body as DepotSettings;
+  }
+
+  async putDepotSettings(settings: DepotSettings): Promise<void> {
+    const reply = await this.call('PUT', INSTALLER_API.depotSettings, settings);
+    if (reply.status !== 202 && reply.status !== 200) throw this.apiError('Updating the depot settings', reply);
+  }
+
+  apiError(operation: string, reply: Reply): InstallerApiError {
+    const parsed = parseErrorBody(reply.body);
+    return new InstallerApiError(operation, reply.status, parsed?.errorCode, parsed?.message, parsed?.remediationMessage);
+  }
+
+  // ------------------------------------------------------------ transport
+
+  /** One request, retried with back-off on network errors and 5xx answers only. */
+  private async send(method: string, path: string, body: unknown, token?: string, retries = this.opts.retries ?? 3): Promise<Reply> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const url = new URL(path, this.origin).href;
+    for (let attempt = 0; ; attempt++) {
+      let reply: Reply | undefined;
+      let failure: unknown;
+      try {
+        this.stats.requests++;
+        const res = await request(url, { method, headers, body: payload, dispatcher: this.agent });
+        const text = await res.body.text();
+        let parsed: unknown = text;
+        if (text !== '') {
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // Not JSON: kept as text for the error message.
+          }
+        } else parsed = undefined;
+        reply = { status: res.statusCode, body: parsed };
+      } catch (err) {
+        failure = err;
+      }
+      const retryable = reply ? reply.status >= 500 : RETRYABLE_CODES.has(codeOf(failure) ?? '');
+      if (!retryable || attempt >= retries) {
+        if (reply) return reply;
+        throw this.connectionError(failure);
+      }
+      this.stats.retries++;
+      await new Promise((resolve) => setTimeout(resolve, (this.opts.backoffMs ?? 250) * 2 ** attempt));
+    }
+  }
+
+  private connectionError(err: unknown): InstallerConnectionError {
+    const code = codeOf(err);
+    const where = this.origin.host;
+    if (code && TLS_TRUST_CODES.test(code)) {
+      return new InstallerConnectionError(
+        `The installer ${where} presented a certificate this client does not trust (${code}).`,
+        code,
+        "Pass the installer's certificate (or its CA) with --installer-ca FILE; --insecure skips the check.",
+      );
+    }
+    if (code === 'ENOTFOUND') return new InstallerConnectionError(`The installer host ${this.origin.hostname} cannot be resolved.`, code);
+    const detail = (err as { cause?: Error })?.cause?.message ?? (err instanceof Error ? err.message : String(err));
+    return new InstallerConnectionError(`Cannot reach the installer ${where}: ${code ?? detail}.`, code, 'Check the URL and that the installer is running.');
+  }
+}

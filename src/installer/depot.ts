@@ -1,0 +1,109 @@
+import { isIP } from 'node:net';
+import { DEPOT_STATUS, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_URL_FIELD_SINCE } from '../constants.js';
+import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import type { InstallerClient } from './client.js';
+import type { DepotConfiguration, DepotSettings } from './wire.js';
+
+/** Where the depot is and how to log in to it. */
+export interface DepotSpec {
+  /** `https://host[:port][/prefix]` (or http:// on 9.1); or hostname and port. */
+  url?: string;
+  hostname?: string;
+  port?: number;
+  username?: string;
+  password?: string;
+}
+
+export interface DepotPushOptions {
+  /** Push even when the installer already has these settings and reaches the depot. */
+  force?: boolean;
+  /** How long to wait for the installer to report the depot's status; 60 s by default. */
+  waitTimeoutMs?: number;
+  pollMs?: number;
+}
+
+export interface DepotPushResult {
+  action: 'updated' | 'unchanged';
+  ok: boolean;
+  status?: string;
+  message?: string;
+  /** The settings the installer shows afterwards (never a password). */
+  settings: DepotSettings;
+}
+
+/** Is `version` (e.g. 9.1.0.0.123) at least `since` (e.g. 9.1)? */
+export function versionAtLeast(version: string, since: string): boolean {
+  const a = version.split('.').map(Number);
+  const b = since.split('.').map(Number);
+  for (let i = 0; i < b.length; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i]!;
+    if (Number.isNaN(x)) return false;
+    if (x !== y) return x > y;
+  }
+  return true;
+}
+
+/**
+ * The depotConfiguration to send. A URL goes as the 9.1 `url` field when the
+ * installer has it; an https URL without a prefix also works as hostname and
+ * port on older installers; anything else needs 9.1.
+ */
+export function depotConfiguration(spec: DepotSpec, installerVersion: string | undefined): DepotConfiguration {
+  if (spec.url === undefined) {
+    if (!spec.hostname || !spec.port) throw usageError('Give the depot as a URL, or as a host and a port.');
+    return { isOfflineDepot: true, hostname: spec.hostname, port: spec.port };
+  }
+  if (!INSTALLER_DEPOT_URL_PATTERN.test(spec.url)) throw usageError(`The depot URL ${spec.url} must be http://... or https://host[:port][/prefix].`);
+  const url = new URL(spec.url);
+  const https = url.protocol === 'https:';
+  const prefix = url.pathname.replace(/\/+$/, '');
+  if (installerVersion !== undefined && versionAtLeast(installerVersion, INSTALLER_URL_FIELD_SINCE)) return { isOfflineDepot: true, url: spec.url };
+  if (!https || prefix !== '') {
+    throw usageError(
+      `The installer's version ${installerVersion ?? '(unknown)'} takes the depot as a host and port over HTTPS; ${https ? 'a path prefix' : 'plain HTTP'} needs ${INSTALLER_URL_FIELD_SINCE} or later.`,
+      'Serve the depot at the root of an HTTPS server.',
+    );
+  }
+  return { isOfflineDepot: true, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : 443 };
+}
+
+function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username: string | undefined): boolean {
+  const have = current.depotConfiguration;
+  if (!have) return false;
+  const sameWhere = wanted.url !== undefined ? have.url === wanted.url : have.url === undefined && have.hostname === wanted.hostname && have.port === wanted.port;
+  return sameWhere && (current.offlineAccount?.username ?? undefined) === (username || undefined);
+}
+
+/**
+ * Points the installer at the depot and reports the status it then shows.
+ * A re-run with the same settings against a depot the installer already
+ * reaches does nothing (the password cannot be compared: use `force` after
+ * changing it). Failures of the installer's own depot validation come back
+ * as InstallerApiError with the installer's errorCode.
+ */
+export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: DepotPushOptions = {}): Promise<DepotPushResult> {
+  if (spec.hostname && isIP(spec.hostname) === 0 && !/^[A-Za-z0-9.-]+$/.test(spec.hostname)) throw usageError(`"${spec.hostname}" is not a host name.`);
+  const version = spec.url !== undefined ? (await client.applianceInfo()).version : undefined;
+  const configuration = depotConfiguration(spec, version);
+  const current = await client.getDepotSettings();
+  if (!opts.force && sameDepot(current, configuration, spec.username) && current.offlineAccount?.status === DEPOT_STATUS.connectionSuccessful) {
+    return { action: 'unchanged', ok: true, status: current.offlineAccount.status, message: current.offlineAccount.message, settings: current };
+  }
+  await client.putDepotSettings({
+    ...(spec.username ? { offlineAccount: { username: spec.username, password: spec.password ?? '' } } : {}),
+    depotConfiguration: configuration,
+  });
+  const deadline = Date.now() + (opts.waitTimeoutMs ?? 60_000);
+  for (;;) {
+    const settings = await client.getDepotSettings();
+    const status = settings.offlineAccount?.status;
+    if (sameDepot(settings, configuration, spec.username) && status) {
+      return { action: 'updated', ok: status === DEPOT_STATUS.connectionSuccessful, status, message: settings.offlineAccount?.message, settings };
+    }
+    if (Date.now() >= deadline) {
+      throw new DepotkitError(`The installer accepted the depot settings but did not show them with a status within ${Math.round((opts.waitTimeoutMs ?? 60_000) / 1000)} s.`, EXIT.problems);
+    }
+    await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 1000));
+  }
+}

@@ -1,0 +1,62 @@
+import { X509Certificate, createHash } from 'node:crypto';
+import { TRUSTED_FOR_OUTBOUND } from '../constants.js';
+import { parseCertificate, splitPemBlocks } from '../pki/index.js';
+import { usageError } from '../util/errors.js';
+import type { InstallerClient } from './client.js';
+import type { TrustedCertificate } from './wire.js';
+
+export interface TrustOutcome {
+  subject: string;
+  /** SHA-256 of the certificate, 64 lowercase hex digits. */
+  sha256: string;
+  action: 'imported' | 'already-trusted';
+  alias?: string;
+}
+
+function sha256OfPem(pem: string): string | undefined {
+  try {
+    return createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The certificates of a PEM file's text, each as its own PEM; a one-sentence error when there are none. */
+export function certificatesOf(text: string, source: string): string[] {
+  const pems = splitPemBlocks(text, 'CERTIFICATE');
+  if (pems.length === 0) throw usageError(`${source} holds no certificate (no BEGIN CERTIFICATE block).`);
+  for (const pem of pems) parseCertificate(pem, source);
+  return pems;
+}
+
+function findIn(list: TrustedCertificate[], sha256: string): TrustedCertificate | undefined {
+  return list.find((e) => sha256OfPem(e.certificate) === sha256);
+}
+
+/**
+ * Makes the installer trust each certificate for outbound TLS. Idempotent: it
+ * compares certificates (their SHA-256), never aliases, and a 409 from the
+ * installer also means "already trusted".
+ */
+export async function ensureTrusted(client: InstallerClient, pems: string[], usage: string = TRUSTED_FOR_OUTBOUND): Promise<TrustOutcome[]> {
+  let list = (await client.listTrusted()).elements;
+  const outcomes: TrustOutcome[] = [];
+  for (const pem of pems) {
+    const cert = new X509Certificate(pem);
+    const sha256 = createHash('sha256').update(cert.raw).digest('hex');
+    const subject = cert.subject.replace(/\n/g, ', ');
+    const present = findIn(list, sha256);
+    if (present) {
+      outcomes.push({ subject, sha256, action: 'already-trusted', alias: present.alias });
+      continue;
+    }
+    const reply = await client.importTrusted(pem, usage);
+    if (reply.status !== 200 && reply.status !== 201 && reply.status !== 409) throw client.apiError(`Importing ${subject}`, reply);
+    // The vendor's example answers an empty page: the alias is read back from the list.
+    const answered = reply.status === 409 ? undefined : findIn(((reply.body as { elements?: TrustedCertificate[] })?.elements ?? []).filter((e) => typeof e?.certificate === 'string'), sha256);
+    if (!answered) list = (await client.listTrusted()).elements;
+    const alias = answered?.alias ?? findIn(list, sha256)?.alias;
+    outcomes.push({ subject, sha256, action: reply.status === 409 ? 'already-trusted' : 'imported', alias });
+  }
+  return outcomes;
+}
