@@ -11,7 +11,7 @@ import { RSA_KEY_SIZES, type RsaKeySize } from '../pki/keys.js';
 import { lintServerCertificate } from '../pki/lint.js';
 import { readPemFile } from '../pki/pem.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
-import { writeFileAtomic } from '../util/fs.js';
+import { isDirectory, writeFileAtomic } from '../util/fs.js';
 import { countBySeverity, formatFinding, hasErrors } from '../util/findings.js';
 import { InvalidOption, collect, parseIntOption, printJson, printLines, warn } from './output.js';
 
@@ -120,12 +120,12 @@ export function registerCertCommands(program: Command): void {
     .command('inspect <pem>')
     .description('show a certificate (the first of a chain file); with --host or --ca, lint it as the installer would (exit 1 on errors)')
     .option('--host <name>', 'the host name (or IP) the installer connects to')
-    .option('--ca <file>', 'a CA certificate file the installer trusts (repeatable)', collect, [])
+    .option('--ca <file>', 'a CA certificate file (or a CA folder) the installer trusts (repeatable)', collect, [])
     .option('--json', 'print the result as JSON')
     .action(async (file: string, opts: { host?: string; ca: string[]; json?: boolean }) => {
       const blocks = await readPemFile(file, 'CERTIFICATE');
       const infos = blocks.map((b, i) => inspectCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
-      const caPems = opts.ca.length > 0 ? (await Promise.all(opts.ca.map((f) => readPemFile(f, 'CERTIFICATE')))).flat() : undefined;
+      const caPems = opts.ca.length > 0 ? (await Promise.all(opts.ca.map(async (f) => readPemFile((await isDirectory(f)) ? join(f, CA_CERT_FILE) : f, 'CERTIFICATE')))).flat() : undefined;
       const lint = opts.host !== undefined || caPems !== undefined;
       if (opts.host !== undefined && opts.host.trim() === '') throw usageError('--host must not be empty.');
       const findings = lint ? lintServerCertificate(blocks.join(''), { host: opts.host, caPems }) : [];

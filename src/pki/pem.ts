@@ -88,14 +88,18 @@ export async function readPemFile(path: string, label: string | readonly string[
 }
 
 export async function readPemBlocks(path: string, label: string | readonly string[]): Promise<PemBlock[]> {
-  let text: string;
+  let data: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    data = await readFile(path);
   } catch (err) {
     throw describeFsError(err, path);
   }
   const labels = typeof label === 'string' ? [label] : label;
-  const blocks = parsePemBlocks(text, path).filter((b) => labels.includes(b.label));
-  if (blocks.length === 0) throw usageError(`${path} holds no ${labels.join(' or ')} PEM block.`);
+  const blocks = parsePemBlocks(data.toString('utf8'), path).filter((b) => labels.includes(b.label));
+  if (blocks.length === 0) {
+    // A DER file starts with an ASN.1 SEQUENCE tag; say how to convert it rather than just refusing.
+    const hint = data[0] === 0x30 ? 'It looks like binary DER; convert it with: openssl x509 -inform DER -in FILE -out FILE.pem (openssl req or pkey for requests and keys).' : undefined;
+    throw usageError(`${path} holds no ${labels.join(' or ')} PEM block.`, hint);
+  }
   return blocks;
 }

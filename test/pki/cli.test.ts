@@ -116,7 +116,8 @@ describe('depotkit cert sign-csr', () => {
 
 describe('depotkit cert inspect', () => {
   it('shows the certificate and lints it: exit 0 when fit for the host', async () => {
-    const r = await runCli(['cert', 'inspect', join(srvDir, SERVER_CHAIN_FILE), '--host', HOST, '--ca', join(caDir, CA_CERT_FILE)]);
+    // --ca takes the CA folder as well as its certificate file.
+    const r = await runCli(['cert', 'inspect', join(srvDir, SERVER_CHAIN_FILE), '--host', HOST, '--ca', caDir]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`Subject:      CN=${HOST}`);
     expect(r.stdout).toContain('SAN:          DNS:depot.lab.local, DNS:depot, IP:10.0.0.5');
@@ -153,5 +154,8 @@ describe('depotkit cert inspect', () => {
     const bad = join(dir, 'bad.pem');
     await writeFile(bad, '-----BEGIN CERTIFICATE-----\nMIIB\n');
     expectUsageError(await runCli(['cert', 'inspect', bad]), /bad\.pem is malformed: the CERTIFICATE block has no END line\./);
+    const der = join(dir, 'ca.der');
+    expect(openssl(['x509', '-in', join(caDir, CA_CERT_FILE), '-outform', 'DER', '-out', der]).code).toBe(0);
+    expectUsageError(await runCli(['cert', 'inspect', der]), /ca\.der holds no CERTIFICATE PEM block\.\n {2}It looks like binary DER; convert it with: openssl x509 -inform DER/);
   });
 });
