@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CheckResult } from '../probe/check.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
-import { byteProgress, formatBytes, type Progress } from '../util/progress.js';
+import { formatBytes, withByteProgress } from '../util/progress.js';
 import { readSecret } from '../util/secrets.js';
 import { collect, parseIntOption, printJson, printLines } from './output.js';
 
@@ -37,26 +37,12 @@ export function registerCheckCommand(program: Command): void {
       // Imported here so that the CLI starts fast for every other command.
       const [{ checkDepot }, { readPemFile }] = await Promise.all([import('../probe/check.js'), import('../pki/pem.js')]);
       const caPems = (await Promise.all(opts.ca.map((file) => readPemFile(file, 'CERTIFICATE')))).flat();
-      let progress: Progress | undefined;
-      try {
-        const result = await checkDepot(url, {
-          caPems,
-          user: opts.user,
-          password,
-          asHost: opts.asHost,
-          deep: opts.deep,
-          concurrency: opts.concurrency,
-          timeoutMs: opts.timeout,
-          onHashStart: (total) => (progress = opts.json ? undefined : byteProgress('downloading', total)),
-          onBytes: (n) => progress?.tick(n),
-        });
-        progress?.stop();
-        if (opts.json) printJson(result);
-        else printLines(formatCheckResult(result));
-        process.exitCode = result.accepted ? EXIT.ok : EXIT.problems;
-      } finally {
-        progress?.stop();
-      }
+      const result = await withByteProgress('downloading', !opts.json, (hooks) =>
+        checkDepot(url, { caPems, user: opts.user, password, asHost: opts.asHost, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout, ...hooks }),
+      );
+      if (opts.json) printJson(result);
+      else printLines(formatCheckResult(result));
+      process.exitCode = result.accepted ? EXIT.ok : EXIT.problems;
     });
 }
 

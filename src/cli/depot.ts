@@ -9,7 +9,7 @@ import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
 import type { VerifyResult } from '../depot/verify.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
-import { byteProgress, formatBytes, type Progress } from '../util/progress.js';
+import { formatBytes, withByteProgress } from '../util/progress.js';
 import { InvalidOption, collect, parseByteSize, printJson, printLines } from './output.js';
 
 export function registerDepotCommands(program: Command): void {
@@ -26,25 +26,14 @@ export function registerDepotCommands(program: Command): void {
     .action(async (dir: string, opts: { release: string; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
       if (!RELEASES.includes(opts.release as Release)) throw usageError(`--release must be one of ${RELEASES.join(', ')}, not "${opts.release}".`);
       const { makeDemoDepot } = await import('../depot/demo.js');
-      let progress: Progress | undefined;
-      try {
-        const result = await makeDemoDepot(dir, {
-          release: opts.release as Release,
-          binarySize: opts.binarySize,
-          force: opts.force,
-          signingDir: opts.signingDir,
-          onStart: (total) => (progress = opts.json ? undefined : byteProgress('writing', total)),
-          onBytes: (n) => progress?.tick(n),
-        });
-        progress?.stop();
-        if (opts.json) return printJson(result);
-        printLines([
-          `Made a ${result.release} demo depot in ${result.dir}: ${result.components.length} components, ${result.binaries} binaries, ${formatBytes(result.totalBytes)}.`,
-          `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
-        ]);
-      } finally {
-        progress?.stop();
-      }
+      const result = await withByteProgress('writing', !opts.json, (hooks) =>
+        makeDemoDepot(dir, { release: opts.release as Release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, ...hooks }),
+      );
+      if (opts.json) return printJson(result);
+      printLines([
+        `Made a ${result.release} demo depot in ${result.dir}: ${result.components.length} components, ${result.binaries} binaries, ${formatBytes(result.totalBytes)}.`,
+        `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
+      ]);
     });
 
   depot
@@ -59,25 +48,12 @@ export function registerDepotCommands(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action(async (opts: { metadata: string; binaries: string[]; out: string; mode: PlaceMode; checksum?: boolean; force?: boolean; json?: boolean }) => {
       const { buildDepot } = await import('../depot/build.js');
-      let progress: Progress | undefined;
-      try {
-        const report = await buildDepot({
-          metadata: opts.metadata,
-          binaries: opts.binaries,
-          out: opts.out,
-          mode: opts.mode,
-          force: opts.force,
-          checksumLinks: opts.checksum,
-          onStart: (total) => (progress = opts.json ? undefined : byteProgress('placing', total)),
-          onBytes: (n) => progress?.tick(n),
-        });
-        progress?.stop();
-        if (opts.json) printJson(report);
-        else printLines(formatBuildReport(report));
-        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
-      } finally {
-        progress?.stop();
-      }
+      const report = await withByteProgress('placing', !opts.json, (hooks) =>
+        buildDepot({ metadata: opts.metadata, binaries: opts.binaries, out: opts.out, mode: opts.mode, force: opts.force, checksumLinks: opts.checksum, ...hooks }),
+      );
+      if (opts.json) printJson(report);
+      else printLines(formatBuildReport(report));
+      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
     });
 
   depot
@@ -96,21 +72,10 @@ export function registerDepotCommands(program: Command): void {
         }
       }
       const { verifyDepot } = await import('../depot/verify.js');
-      let progress: Progress | undefined;
-      try {
-        const result = await verifyDepot(dir, {
-          deep: opts.deep,
-          signingCertPem,
-          onHashStart: (total) => (progress = opts.json ? undefined : byteProgress('hashing', total)),
-          onBytes: (n) => progress?.tick(n),
-        });
-        progress?.stop();
-        if (opts.json) printJson(result);
-        else printLines(formatVerifyResult(result));
-        process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
-      } finally {
-        progress?.stop();
-      }
+      const result = await withByteProgress('hashing', !opts.json, (hooks) => verifyDepot(dir, { deep: opts.deep, signingCertPem, ...hooks }));
+      if (opts.json) printJson(result);
+      else printLines(formatVerifyResult(result));
+      process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
     });
 }
 

@@ -20,7 +20,7 @@ export interface VerifyOptions {
   concurrency?: number;
   now?: Date;
   /** Total bytes to hash, announced before `onBytes` starts counting (for a progress bar). */
-  onHashStart?: (totalBytes: number) => void;
+  onStart?: (totalBytes: number) => void;
   onBytes?: (n: number) => void;
 }
 
@@ -115,7 +115,7 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
     stats.bytes = sized.reduce((sum, b) => sum + b.size, 0);
     await reportUncatalogued(root, binaries, findings);
     if (options.deep && sized.length > 0) {
-      options.onHashStart?.(stats.bytes);
+      options.onStart?.(stats.bytes);
       const hashes = await sha256Files(
         sized.map((b) => join(root, b.path)),
         { concurrency: options.concurrency, onBytes: options.onBytes },

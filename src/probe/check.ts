@@ -21,7 +21,7 @@ export interface CheckOptions {
   concurrency?: number;
   timeoutMs?: number;
   now?: Date;
-  onHashStart?: (totalBytes: number) => void;
+  onStart?: (totalBytes: number) => void;
   onBytes?: (n: number) => void;
 }
 
@@ -263,7 +263,7 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
     result.findings.push(...findings.sort((a, b) => (a.path ?? '').localeCompare(b.path ?? '')));
   };
   if (!options.deep) return report();
-  options.onHashStart?.(stats.bytes);
+  options.onStart?.(stats.bytes);
   const hashLimit = pLimit(Math.max(1, Math.min(4, options.concurrency ?? 4)));
   await Promise.all(
     present.map((binary) =>

@@ -43,6 +43,27 @@ export function byteProgress(label: string, totalBytes: number, enabled = proces
   };
 }
 
+export interface ProgressHooks {
+  /** Called once the total is known. */
+  onStart: (totalBytes: number) => void;
+  onBytes: (n: number) => void;
+}
+
+/** Runs `work` with a byte progress bar that appears once it announces its total. */
+export async function withByteProgress<T>(label: string, enabled: boolean, work: (hooks: ProgressHooks) => Promise<T>): Promise<T> {
+  let progress: Progress | undefined;
+  try {
+    return await work({
+      onStart: (total) => {
+        if (enabled) progress = byteProgress(label, total);
+      },
+      onBytes: (n) => progress?.tick(n),
+    });
+  } finally {
+    progress?.stop();
+  }
+}
+
 export function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
