@@ -164,10 +164,16 @@ export class InstallerClient {
     await this.login();
   }
 
-  /** Seconds until the access token expires (negative when it has). */
+  /** Seconds until the access token expires (negative when it has; Infinity when the token does not say). */
   tokenSecondsLeft(): number {
     if (!this.accessToken) return -1;
-    const exp = decodeJwt(this.accessToken).exp;
+    let exp: unknown;
+    try {
+      exp = decodeJwt(this.accessToken).exp;
+    } catch {
+      // An opaque token: its expiry shows as a 401, which refreshes it.
+      return Infinity;
+    }
     return typeof exp === 'number' ? exp - this.clock() / 1000 : Infinity;
   }
 

@@ -1,0 +1,203 @@
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
+import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
+
+let tmp: { dir: string; cleanup: () => Promise<void> };
+let depot: TestDepot;
+let files: { password: string; depotPassword: string; depotCa: string };
+
+beforeAll(async () => {
+  tmp = await tempDir('depotkit-installer-cli-');
+  depot = await startTestDepot(tmp.dir);
+  files = { password: join(tmp.dir, 'password'), depotPassword: join(tmp.dir, 'depot-password'), depotCa: join(tmp.dir, 'depot-ca.pem') };
+  await writeFile(files.password, `${PASSWORD}\n`, { mode: 0o600 });
+  await writeFile(files.depotPassword, `${DEPOT_PASSWORD}\n`, { mode: 0o600 });
+  await writeFile(files.depotCa, depot.ca.certPem);
+});
+afterAll(async () => {
+  await depot?.close();
+  await tmp?.cleanup();
+});
+
+async function simCaFile(sim: InstallerSimulator, name: string): Promise<string> {
+  const path = join(tmp.dir, `${name}-ca.pem`);
+  await writeFile(path, sim.caPem);
+  return path;
+}
+
+interface Rows {
+  ok: boolean;
+  installers: Array<{ name: string; ok: boolean; result?: Record<string, unknown> & { action?: string; status?: string }; error?: { message: string; errorCode?: string; remediation?: string } }>;
+}
+
+describe('depotkit installer', () => {
+  it("the seed's outcome: the depot update fails with the secure-protocol error, installer trust imports the CA, the same update succeeds, status shows it", async () => {
+    const sim = await startSim();
+    try {
+      const connection = ['--installer', sim.url, '--user', USER, '--password-file', files.password, '--installer-ca', await simCaFile(sim, 'seed')];
+      const depotArgs = ['installer', 'depot', ...connection, '--depot-host', 'localhost', '--depot-port', String(depot.port), '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword];
+
+      const failed = await runCli(depotArgs);
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).toContain('FAILED  Updating the depot settings failed: VMWARE_DEPOT_CONNECT_FAILURE: Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error');
+      expect(failed.stdout).toMatch(/TRUSTED_FOR_OUTBOUND/);
+      expect(sim.logs.join('\n')).toMatch(new RegExp(`TLS fatal alert certificate_unknown against depot localhost:${depot.port}`));
+
+      const trust = await runCli(['installer', 'trust', ...connection, '--ca', files.depotCa]);
+      expect(trust.code).toBe(0);
+      expect(trust.stdout).toMatch(/ok {2}imported: CN=depotkit installer test CA \(alias vcf_depotkit-installer-test-CA_[0-9a-f]{64}\)/);
+
+      const ok = await runCli([...depotArgs, '--json']);
+      expect(ok.code).toBe(0);
+      const rows = JSON.parse(ok.stdout) as Rows;
+      expect(rows.ok).toBe(true);
+      expect(rows.installers[0]!.result).toMatchObject({ action: 'updated', ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL' });
+
+      const status = await runCli(['installer', 'status', ...connection]);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain(`depot: localhost:${depot.port} as ${DEPOT_USER}: DEPOT_CONNECTION_SUCCESSFUL`);
+      expect(status.stdout).toMatch(/trusted certificates: 1\n\s+vcf_depotkit-installer-test-CA_[0-9a-f]{64}: CN=depotkit installer test CA/);
+
+      // Re-runs do no duplicate work.
+      const trustAgain = await runCli(['installer', 'trust', ...connection, '--ca', files.depotCa]);
+      expect(trustAgain.stdout).toContain('already trusted');
+      const depotAgain = await runCli(depotArgs);
+      expect(depotAgain.code).toBe(0);
+      expect(depotAgain.stdout).toContain('(already set, nothing sent)');
+      expect(sim.logs.filter((l) => l.includes('POST /v1/sddc-manager/trusted-certificates'))).toHaveLength(1);
+      expect(sim.logs.filter((l) => l.includes('PUT /v1/system/settings/depot 202'))).toHaveLength(1);
+      // Every session was revoked at exit, and no password reached a log.
+      expect(sim.logs.filter((l) => l.includes('DELETE /v1/tokens/refresh-token 204'))).toHaveLength(6);
+      expect(sim.logs.join('\n')).not.toMatch(new RegExp(`${PASSWORD}|${DEPOT_PASSWORD}`));
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('runs a fleet from an inventory: one installer down and one with wrong credentials fail their rows, the others succeed, exit 1; a re-run does nothing twice', async () => {
+    const sims = await Promise.all([0, 1, 2, 3].map(() => startSim()));
+    const down = await startSim();
+    const downUrl = down.url;
+    await down.close();
+    try {
+      const bundle = join(tmp.dir, 'fleet-ca.pem');
+      await writeFile(bundle, sims.map((s) => s.caPem).join(''));
+      const wrong = join(tmp.dir, 'wrong-password');
+      await writeFile(wrong, 'not-it\n');
+      const inventory = join(tmp.dir, 'fleet.yaml');
+      await writeFile(
+        inventory,
+        [
+          'defaults:',
+          `  user: ${USER}`,
+          '  passwordEnv: FLEET_PASSWORD',
+          `  installerCa: ${bundle}`,
+          'installers:',
+          ...sims.slice(0, 3).map((s, i) => `  - { name: site-${i}, url: "${s.url}" }`),
+          `  - { name: site-wrong, url: "${sims[3]!.url}", passwordFile: wrong-password }`,
+          `  - { name: site-down, url: "${downUrl}" }`,
+        ].join('\n'),
+      );
+      const args = ['installer', 'depot', '--inventory', inventory, '--concurrency', '2', '--trust-ca', files.depotCa, '--depot-url', `https://localhost:${depot.port}`, '--depot-user', DEPOT_USER, '--depot-password-env', 'FLEET_DEPOT_PASSWORD'];
+      const env = { FLEET_PASSWORD: PASSWORD, FLEET_DEPOT_PASSWORD: DEPOT_PASSWORD };
+
+      const first = await runCli([...args, '--json'], { env });
+      expect(first.code).toBe(1);
+      const rows = JSON.parse(first.stdout) as Rows;
+      expect(rows.installers.map((r) => [r.name, r.ok])).toEqual([
+        ['site-0', true],
+        ['site-1', true],
+        ['site-2', true],
+        ['site-wrong', false],
+        ['site-down', false],
+      ]);
+      expect(rows.installers[0]!.result).toMatchObject({ action: 'updated', status: 'DEPOT_CONNECTION_SUCCESSFUL', trusted: [{ action: 'imported' }] });
+      expect(rows.installers[3]!.error).toMatchObject({ errorCode: 'INVALID_CREDENTIALS', message: 'Log-in failed: INVALID_CREDENTIALS: Invalid username or password.' });
+      expect(rows.installers[4]!.error!.message).toMatch(/^Cannot reach the installer 127\.0\.0\.1:\d+: ECONNREFUSED\.$/);
+
+      const human = await runCli(args, { env });
+      expect(human.code).toBe(1);
+      expect(human.stdout).toMatch(/^site-0 {2}ok {2}depot https:\/\/localhost:\d+: DEPOT_CONNECTION_SUCCESSFUL \(already set, nothing sent\)$/m);
+      expect(human.stdout).toMatch(/^site-wrong {2}FAILED {2}Log-in failed: INVALID_CREDENTIALS/m);
+      expect(human.stdout).toContain('5 installers: 3 ok, 2 failed.');
+      for (const sim of sims.slice(0, 3)) {
+        expect(sim.logs.filter((l) => l.includes('POST /v1/sddc-manager/trusted-certificates 200'))).toHaveLength(1);
+        expect(sim.logs.filter((l) => l.includes('PUT /v1/system/settings/depot 202'))).toHaveLength(1);
+      }
+
+      const status = await runCli(['installer', 'status', '--inventory', inventory, '--json'], { env });
+      const statusRows = JSON.parse(status.stdout) as Rows;
+      expect(statusRows.installers.filter((r) => r.ok)).toHaveLength(3);
+    } finally {
+      await Promise.all(sims.map((s) => s.close()));
+    }
+  });
+
+  it('refuses bad usage with exit 2 and one sentence, and warns about --insecure', async () => {
+    const sim = await startSim();
+    try {
+      const none = await runCli(['installer', 'status', '--password-file', files.password]);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toContain('Give one installer with --installer URL, or a fleet with --inventory FILE.');
+
+      const noPassword = await runCli(['installer', 'status', '--installer', sim.url, '--insecure']);
+      expect(noPassword.code).toBe(2);
+      expect(noPassword.stderr).toContain(`No password source for ${USER}`);
+
+      const leaky = join(tmp.dir, 'leaky.yaml');
+      await writeFile(leaky, `installers:\n  - url: ${sim.url}\n    password: hunter2\n`);
+      const leak = await runCli(['installer', 'status', '--inventory', leaky]);
+      expect(leak.code).toBe(2);
+      expect(leak.stderr).toMatch(/holds a password; inventories name where passwords are/);
+      expect(leak.stderr).not.toContain('hunter2');
+
+      const both = await runCli(['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', '--depot-url', 'https://a', '--depot-host', 'a']);
+      expect(both.code).toBe(2);
+
+      const untrusted = await runCli(['installer', 'status', '--installer', sim.url, '--password-file', files.password]);
+      expect(untrusted.code).toBe(1);
+      expect(untrusted.stdout).toMatch(/presented a certificate this client does not trust/);
+      expect(untrusted.stdout).toContain('--installer-ca FILE');
+
+      const insecure = await runCli(['installer', 'status', '--installer', sim.url, '--password-file', files.password, '--insecure']);
+      expect(insecure.code).toBe(0);
+      expect(insecure.stderr).toMatch(/^warning: not verifying the installer's certificate \(--insecure\)/m);
+      expect(insecure.stdout).toMatch(/ok {2}VcfInstaller 9\.1\./);
+      expect(insecure.stdout + insecure.stderr).not.toContain(PASSWORD);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('depotkit sim installer serves until interrupted, writes its certificate and keeps state', async () => {
+    const certOut = join(tmp.dir, 'cli-sim.pem');
+    const state = join(tmp.dir, 'cli-sim-state.json');
+    const child = spawn(process.execPath, [CLI, 'sim', 'installer', '--password-file', files.password, '--cert-out', certOut, '--state', state, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (d: string) => {
+          out += d;
+          if (out.trim().endsWith('}')) resolve(out);
+        });
+        child.once('close', () => reject(new Error(`sim exited: ${stderr}`)));
+      });
+      const { url } = JSON.parse(first) as { url: string };
+      const trust = await runCli(['installer', 'trust', '--installer', url, '--password-file', files.password, '--installer-ca', certOut, '--ca', files.depotCa]);
+      expect(trust.code).toBe(0);
+      expect(JSON.parse(await readFile(state, 'utf8'))).toMatchObject({ version: 1, trustedCertificates: [{ usage: 'TRUSTED_FOR_OUTBOUND' }] });
+      expect(stderr).toContain('POST /v1/sddc-manager/trusted-certificates 200');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stderr).not.toContain(PASSWORD);
+  });
+});
