@@ -12,6 +12,7 @@ import { lintServerCertificate } from '../pki/lint.js';
 import { readPemFile } from '../pki/pem.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory, writeFileAtomic } from '../util/fs.js';
+import { readSecret } from '../util/secrets.js';
 import { countBySeverity, formatFinding, hasErrors } from '../util/findings.js';
 import { InvalidOption, collect, parseIntOption, printJson, printLines, warn } from './output.js';
 
@@ -37,16 +38,19 @@ export function registerCertCommands(program: Command): void {
     .option('--cn <name>', 'the CA common name', DEFAULT_CA_CN)
     .option('--days <n>', 'validity in days', parseDays, DEFAULT_CA_DAYS)
     .option('--key-size <bits>', `RSA key size (${RSA_KEY_SIZES.join(', ')})`, parseKeySize, DEFAULT_CA_KEY_SIZE)
+    .option('--passphrase-file <file>', 'encrypt the CA key with the passphrase on the first line of <file>')
+    .option('--passphrase-env <name>', 'encrypt the CA key with the passphrase in environment variable <name>')
     .option('--force', 'replace an existing CA in <dir>')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { out: string; cn: string; days: number; keySize: RsaKeySize; force?: boolean; json?: boolean }) => {
+    .action(async (opts: { out: string; cn: string; days: number; keySize: RsaKeySize; passphraseFile?: string; passphraseEnv?: string; force?: boolean; json?: boolean }) => {
+      const passphrase = await passphraseFrom(opts.passphraseFile, opts.passphraseEnv);
       const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: opts.keySize });
-      const paths = await writeCaDir(opts.out, ca, { force: opts.force });
+      const paths = await writeCaDir(opts.out, ca, { force: opts.force, passphrase });
       const info = inspectCertificate(ca.certPem);
       if (opts.json) return printJson({ ...paths, certificate: info });
       printLines([
         `Made CA ${info.subject}, valid until ${info.notAfter.toISOString()}.`,
-        `  key:         ${paths.keyPath} (mode 0600; keep it offline)`,
+        `  key:         ${paths.keyPath} (mode 0600${passphrase !== undefined ? ', encrypted' : ''}; keep it offline)`,
         `  certificate: ${paths.certPath}`,
         `  SHA-256:     ${info.fingerprints.sha256}`,
         `Import ${paths.certPath} into the installer as TRUSTED_FOR_OUTBOUND, then: depotkit cert issue --ca ${opts.out} --dns <depot FQDN> --out <dir>`,
@@ -63,10 +67,12 @@ export function registerCertCommands(program: Command): void {
     .option('--days <n>', 'validity in days', parseDays, SERVER_CERT_DEFAULT_DAYS)
     .option('--key-size <bits>', `RSA key size (${RSA_KEY_SIZES.join(', ')})`, parseKeySize, 2048)
     .option('--allow-ip-only', 'allow a certificate without a DNS name (the installer rejects it)')
+    .option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>")
+    .option('--ca-passphrase-env <name>', "the CA key's passphrase, in environment variable <name>")
     .option('--force', 'replace existing files in <out>')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: RsaKeySize; allowIpOnly?: boolean; force?: boolean; json?: boolean }) => {
-      const ca = await loadCaDir(opts.ca);
+    .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: RsaKeySize; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
+      const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
       const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: opts.keySize, allowIpOnly: opts.allowIpOnly });
       const paths = await writeServerDir(opts.out, material, { force: opts.force });
       const info = inspectCertificate(material.certPem);
@@ -93,10 +99,12 @@ export function registerCertCommands(program: Command): void {
     .requiredOption('--out <file>', 'where to write the certificate, PEM')
     .option('--days <n>', 'validity in days', parseDays, MGMT_CSR_VALIDITY_DAYS)
     .option('--allow-no-san', 'sign a request without SANs (its CN becomes the SAN)')
+    .option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>")
+    .option('--ca-passphrase-env <name>', "the CA key's passphrase, in environment variable <name>")
     .option('--force', 'replace an existing <file>')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; force?: boolean; json?: boolean }) => {
-      const ca = await loadCaDir(opts.ca);
+    .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
+      const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
       let csrText: string;
       try {
         csrText = await readFile(opts.csr, 'utf8');
@@ -141,6 +149,12 @@ export function registerCertCommands(program: Command): void {
       }
       process.exitCode = hasErrors(findings) ? EXIT.problems : EXIT.ok;
     });
+}
+
+/** A passphrase from a file or the environment, never from the command line (ps, shell history). */
+async function passphraseFrom(file: string | undefined, env: string | undefined): Promise<string | undefined> {
+  if (file === undefined && env === undefined) return undefined;
+  return readSecret({ file, env }, 'CA key passphrase');
 }
 
 /** The library caps a leaf at its CA's end; say so when that cut the requested validity. */

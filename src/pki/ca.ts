@@ -5,7 +5,7 @@ import { usageError } from '../util/errors.js';
 import { exists, writeFileAtomic } from '../util/fs.js';
 import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
 import { inspectCertificate, parseCertificate } from './inspect.js';
-import { assertKeySize, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
+import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
 import { forgeCertificate, nameAttributes, randomSerialHex, setValidity, signCertificate } from './x509.js';
 
@@ -13,6 +13,8 @@ import { forgeCertificate, nameAttributes, randomSerialHex, setValidity, signCer
 export interface CaMaterial {
   keyPem: string;
   certPem: string;
+  /** Needed only when `keyPem` is encrypted. */
+  passphrase?: string;
 }
 
 export const DEFAULT_CA_CN = 'depotkit private CA';
@@ -76,15 +78,18 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
   if (now < info.notBefore) {
     throw usageError(`${certName} (${info.subject}) is not valid before ${info.notBefore.toISOString()}; check this machine's clock.`);
   }
-  const key = parsePrivateKey(ca.keyPem, keyName);
+  const key = parsePrivateKey(ca.keyPem, keyName, ca.passphrase);
   if (!x509.checkPrivateKey(key)) {
     throw usageError(`${keyName} does not belong to ${certName}: they are not a pair.`);
   }
   return { cert: forgeCertificate(certPem, certName), x509, key, certPem: splitPemBlocks(certPem, 'CERTIFICATE')[0]! };
 }
 
-/** Reads `<dir>/ca-key.pem` and `<dir>/ca-cert.pem` and checks them as {@link openCa} does. */
-export async function loadCaDir(dir: string): Promise<CaMaterial> {
+/**
+ * Reads `<dir>/ca-key.pem` and `<dir>/ca-cert.pem` and checks them as
+ * {@link openCa} does; `passphrase` decrypts an encrypted key.
+ */
+export async function loadCaDir(dir: string, options: { passphrase?: string } = {}): Promise<CaMaterial> {
   const certPath = join(dir, CA_CERT_FILE);
   const keyPath = join(dir, CA_KEY_FILE);
   for (const path of [certPath, keyPath]) {
@@ -92,17 +97,21 @@ export async function loadCaDir(dir: string): Promise<CaMaterial> {
   }
   const [certPem] = await readPemFile(certPath, 'CERTIFICATE');
   const [keyPem] = await readPemFile(keyPath, ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY']);
-  const ca = { keyPem: keyPem!, certPem: certPem! };
+  const ca: CaMaterial = { keyPem: keyPem!, certPem: certPem!, ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}) };
   openCa(ca, { cert: certPath, key: keyPath });
   return ca;
 }
 
-/** Writes a CA folder: the key with mode 0600, the certificate 0644; nothing is replaced without `force`. */
-export async function writeCaDir(dir: string, ca: CaMaterial, options: { force?: boolean } = {}): Promise<{ keyPath: string; certPath: string }> {
+/**
+ * Writes a CA folder: the key with mode 0600 (encrypted with `passphrase`
+ * when given), the certificate 0644; nothing is replaced without `force`.
+ */
+export async function writeCaDir(dir: string, ca: CaMaterial, options: { force?: boolean; passphrase?: string } = {}): Promise<{ keyPath: string; certPath: string }> {
   const keyPath = join(dir, CA_KEY_FILE);
   const certPath = join(dir, CA_CERT_FILE);
   await refuseExisting([keyPath, certPath], options.force);
-  await writeFileAtomic(keyPath, normalizePem(ca.keyPem), { mode: PRIVATE_KEY_MODE, force: options.force });
+  const keyPem = options.passphrase !== undefined ? encryptKeyPem(parsePrivateKey(ca.keyPem, 'The CA key', ca.passphrase), options.passphrase) : normalizePem(ca.keyPem);
+  await writeFileAtomic(keyPath, keyPem, { mode: PRIVATE_KEY_MODE, force: options.force });
   await writeFileAtomic(certPath, normalizePem(ca.certPem), { mode: PUBLIC_FILE_MODE, force: options.force });
   return { keyPath, certPath };
 }

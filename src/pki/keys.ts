@@ -33,28 +33,36 @@ export async function generateKeyPem(bits: number): Promise<string> {
 }
 
 /**
- * Parses an unencrypted RSA private key (PKCS#8 or PKCS#1 PEM). An encrypted
- * key, a non-RSA key or damaged text each get one sentence naming `source`.
+ * Parses an RSA private key (PKCS#8 or PKCS#1 PEM), decrypting it with
+ * `passphrase` when it is encrypted. A missing or wrong passphrase, a non-RSA
+ * key or damaged text each get one sentence naming `source`.
  */
-export function parsePrivateKey(pem: string, source = 'The private key'): KeyObject {
+export function parsePrivateKey(pem: string, source = 'The private key', passphrase?: string): KeyObject {
   const block = parsePemBlocks(pem, source).find((b) => PRIVATE_KEY_LABELS.includes(b.label));
   if (!block) throw usageError(`${source} holds no private key PEM block.`);
-  if (block.label === 'ENCRYPTED PRIVATE KEY' || block.headers.some((h) => /^Proc-Type:.*ENCRYPTED/i.test(h))) {
+  const encrypted = block.label === 'ENCRYPTED PRIVATE KEY' || block.headers.some((h) => /^Proc-Type:.*ENCRYPTED/i.test(h));
+  if (encrypted && passphrase === undefined) {
     throw usageError(
-      `${source} is encrypted and no passphrase can be given; depotkit needs an unencrypted key.`,
-      'Decrypt a copy first, e.g. openssl pkey -in KEY -out KEY.plain, and keep it mode 0600.',
+      `${source} is encrypted and no passphrase was given.`,
+      'Give its passphrase (for a CA key: --ca-passphrase-file FILE or --ca-passphrase-env NAME), or decrypt a copy with openssl pkey and keep it mode 0600.',
     );
   }
   let key: KeyObject;
   try {
-    key = createPrivateKey({ key: block.pem, format: 'pem' });
+    key = createPrivateKey({ key: block.pem, format: 'pem', ...(encrypted ? { passphrase } : {}) });
   } catch {
-    throw usageError(`${source} is not a readable private key.`);
+    throw usageError(encrypted ? `${source} cannot be decrypted with the given passphrase.` : `${source} is not a readable private key.`);
   }
   if (key.asymmetricKeyType !== 'rsa') {
     throw usageError(`${source} is a ${key.asymmetricKeyType ?? 'unknown'} key; depotkit signs with RSA keys only.`);
   }
   return key;
+}
+
+/** The key as PKCS#8 PEM, encrypted with AES-256-CBC under `passphrase` (openssl reads it with -passin). */
+export function encryptKeyPem(key: KeyObject, passphrase: string): string {
+  if (passphrase === '') throw usageError('The passphrase must not be empty.');
+  return key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase }).toString();
 }
 
 /** The public half of `key` as a node-forge key, which forge needs to build certificates. */

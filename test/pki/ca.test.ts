@@ -139,7 +139,7 @@ describe('CA folders', () => {
     expect((await loadError(d)).message).toBe(`${join(d, CA_KEY_FILE)} does not belong to ${join(d, CA_CERT_FILE)}: they are not a pair.`);
   });
 
-  it('refuses an encrypted key, PKCS#8 or legacy, saying no passphrase can be given', async () => {
+  it('refuses an encrypted key without its passphrase, PKCS#8 or legacy, and decrypts it with the right one', async () => {
     const keyPath = join(dir, 'plain-key.pem');
     await writeFile(keyPath, ca.keyPem);
     const pkcs8 = openssl(['pkey', '-in', keyPath, '-aes256', '-passout', 'pass:secret']);
@@ -147,10 +147,30 @@ describe('CA folders', () => {
     const legacy = openssl(['rsa', '-in', keyPath, '-aes128', '-passout', 'pass:secret', '-traditional']);
     expect(legacy.stdout).toContain('Proc-Type: 4,ENCRYPTED');
     for (const [name, key] of [['enc8', pkcs8.stdout], ['enc1', legacy.stdout]] as const) {
-      const err = await loadError(await caDirWith(name, { key, cert: ca.certPem }));
-      expect(err.message).toMatch(/ca-key\.pem is encrypted and no passphrase can be given/);
-      expect(err.hint).toMatch(/openssl pkey/);
+      const d = await caDirWith(name, { key, cert: ca.certPem });
+      const err = await loadError(d);
+      expect(err.message).toBe(`${join(d, CA_KEY_FILE)} is encrypted and no passphrase was given.`);
+      expect(err.hint).toMatch(/--ca-passphrase-file FILE or --ca-passphrase-env NAME/);
+      const wrong = await loadCaDir(d, { passphrase: 'wrong' }).catch((e: unknown) => e);
+      expect((wrong as Error).message).toBe(`${join(d, CA_KEY_FILE)} cannot be decrypted with the given passphrase.`);
+      const loaded = await loadCaDir(d, { passphrase: 'secret' });
+      const leaf = await issueServerCert(loaded, { dns: ['depot.lab.local'] });
+      expect(inspectCertificate(leaf.certPem).issuer).toBe('CN=Lab Root CA');
     }
+  });
+
+  it('writes the CA key encrypted when given a passphrase; openssl decrypts it', async () => {
+    const d = join(dir, 'encrypted-ca');
+    const { keyPath } = await writeCaDir(d, ca, { passphrase: 'correct horse' });
+    const text = await readFile(keyPath, 'utf8');
+    expect(text).toMatch(/^-----BEGIN ENCRYPTED PRIVATE KEY-----\n/);
+    expect((await stat(keyPath)).mode & 0o777).toBe(0o600);
+    const plain = openssl(['pkey', '-in', keyPath, '-passin', 'pass:correct horse']);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(createPrivateKey(plain.stdout).export({ type: 'pkcs8', format: 'pem' })).toBe(createPrivateKey(ca.keyPem).export({ type: 'pkcs8', format: 'pem' }));
+    await expect(loadCaDir(d)).rejects.toThrow(/is encrypted and no passphrase was given/);
+    expect((await loadCaDir(d, { passphrase: 'correct horse' })).passphrase).toBe('correct horse');
+    await expect(writeCaDir(join(dir, 'empty-pass'), ca, { passphrase: '' })).rejects.toThrow(/must not be empty/);
   });
 
   it('accepts a PKCS#1 key', async () => {

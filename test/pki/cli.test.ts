@@ -61,6 +61,21 @@ describe('depotkit cert ca / issue', () => {
     expect(ok.stderr).toMatch(/warning: the certificate has no DNS name and its CN is the IP 10\.0\.0\.5: the installer will reject it\./);
   });
 
+  it('encrypts the CA key with --passphrase-file and needs the passphrase to issue', async () => {
+    const secret = join(dir, 'pass.txt');
+    await writeFile(secret, 'lab passphrase\n');
+    const enc = join(dir, 'enc-ca');
+    const made = await runCli(['cert', 'ca', '--out', enc, '--key-size', '2048', '--passphrase-file', secret]);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).not.toContain('lab passphrase');
+    expect(await readFile(join(enc, CA_KEY_FILE), 'utf8')).toContain('ENCRYPTED PRIVATE KEY');
+    expectUsageError(await runCli(['cert', 'issue', '--ca', enc, '--dns', HOST, '--out', join(dir, 'e1')]), /ca-key\.pem is encrypted and no passphrase was given\./);
+    const ok = await runCli(['cert', 'issue', '--ca', enc, '--dns', HOST, '--out', join(dir, 'e1'), '--ca-passphrase-env', 'LAB_CA_PASS'], { env: { LAB_CA_PASS: 'lab passphrase' } });
+    expect(ok.code, ok.stderr).toBe(0);
+    expectUsageError(await runCli(['cert', 'issue', '--ca', enc, '--dns', HOST, '--out', join(dir, 'e2'), '--ca-passphrase-env', 'LAB_CA_PASS'], { env: { LAB_CA_PASS: 'nope' } }), /cannot be decrypted with the given passphrase/);
+    expectUsageError(await runCli(['cert', 'issue', '--ca', enc, '--dns', HOST, '--out', join(dir, 'e2'), '--ca-passphrase-env', 'UNSET_DEPOTKIT_VAR']), /UNSET_DEPOTKIT_VAR that should hold the CA key passphrase is not set/);
+  });
+
   it('warns when the CA ends before the requested validity', async () => {
     const r = await runCli(['cert', 'issue', '--ca', caDir, '--dns', HOST, '--out', join(dir, 'capped'), '--days', '825']);
     expect(r.code).toBe(0);

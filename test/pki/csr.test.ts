@@ -140,6 +140,6 @@ describe('generateCsr', () => {
     const keyPath = join(dir, 'k.pem');
     await writeFile(keyPath, keyPem);
     const enc = openssl(['pkey', '-in', keyPath, '-aes256', '-passout', 'pass:x']).stdout;
-    expect(() => generateCsr({ keyPem: enc, commonName: 'x.lab' })).toThrow(/encrypted and no passphrase can be given/);
+    expect(() => generateCsr({ keyPem: enc, commonName: 'x.lab' })).toThrow(/is encrypted and no passphrase was given/);
   });
 });
