@@ -44,10 +44,18 @@ export function versionAtLeast(version: string, since: string): boolean {
   return true;
 }
 
+/** Does this depot URL need the 9.1 `url` field (plain HTTP or a path prefix)? */
+export function needsUrlField(spec: DepotSpec): boolean {
+  if (spec.url === undefined || !INSTALLER_DEPOT_URL_PATTERN.test(spec.url)) return false;
+  const url = new URL(spec.url);
+  return url.protocol !== 'https:' || url.pathname.replace(/\/+$/, '') !== '';
+}
+
 /**
- * The depotConfiguration to send. A URL goes as the 9.1 `url` field when the
- * installer has it; an https URL without a prefix also works as hostname and
- * port on older installers; anything else needs 9.1.
+ * The depotConfiguration to send. An https URL at a server's root goes as
+ * hostname and port, which every version takes (and the 9.0 spec requires);
+ * plain HTTP or a path prefix goes as the 9.1 `url` field, when the installer
+ * is 9.1 or later.
  */
 export function depotConfiguration(spec: DepotSpec, installerVersion: string | undefined): DepotConfiguration {
   if (spec.url === undefined) {
@@ -56,16 +64,12 @@ export function depotConfiguration(spec: DepotSpec, installerVersion: string | u
   }
   if (!INSTALLER_DEPOT_URL_PATTERN.test(spec.url)) throw usageError(`The depot URL ${spec.url} must be http://... or https://host[:port][/prefix].`);
   const url = new URL(spec.url);
-  const https = url.protocol === 'https:';
-  const prefix = url.pathname.replace(/\/+$/, '');
+  if (!needsUrlField(spec)) return { isOfflineDepot: true, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : 443 };
   if (installerVersion !== undefined && versionAtLeast(installerVersion, INSTALLER_URL_FIELD_SINCE)) return { isOfflineDepot: true, url: spec.url };
-  if (!https || prefix !== '') {
-    throw usageError(
-      `The installer's version ${installerVersion ?? '(unknown)'} takes the depot as a host and port over HTTPS; ${https ? 'a path prefix' : 'plain HTTP'} needs ${INSTALLER_URL_FIELD_SINCE} or later.`,
-      'Serve the depot at the root of an HTTPS server.',
-    );
-  }
-  return { isOfflineDepot: true, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : 443 };
+  throw usageError(
+    `The installer's version ${installerVersion ?? '(unknown)'} takes the depot as a host and port over HTTPS; ${url.protocol === 'https:' ? 'a path prefix' : 'plain HTTP'} needs ${INSTALLER_URL_FIELD_SINCE} or later.`,
+    'Serve the depot at the root of an HTTPS server.',
+  );
 }
 
 function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username: string | undefined): boolean {
@@ -84,7 +88,7 @@ function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username:
  */
 export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: DepotPushOptions = {}): Promise<DepotPushResult> {
   if (spec.hostname && isIP(spec.hostname) === 0 && !/^[A-Za-z0-9.-]+$/.test(spec.hostname)) throw usageError(`"${spec.hostname}" is not a host name.`);
-  const version = spec.url !== undefined ? (await client.applianceInfo()).version : undefined;
+  const version = needsUrlField(spec) ? (await client.applianceInfo()).version : undefined;
   const configuration = depotConfiguration(spec, version);
   const current = await client.getDepotSettings();
   if (!opts.force && sameDepot(current, configuration, spec.username) && current.offlineAccount?.status === DEPOT_STATUS.connectionSuccessful) {

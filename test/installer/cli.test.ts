@@ -121,7 +121,7 @@ describe('depotkit installer', () => {
 
       const human = await runCli(args, { env });
       expect(human.code).toBe(1);
-      expect(human.stdout).toMatch(/^site-0 {2}ok {2}depot https:\/\/localhost:\d+: DEPOT_CONNECTION_SUCCESSFUL \(already set, nothing sent\)$/m);
+      expect(human.stdout).toMatch(/^site-0 {2}ok {2}depot localhost:\d+: DEPOT_CONNECTION_SUCCESSFUL \(already set, nothing sent\)$/m);
       expect(human.stdout).toMatch(/^site-wrong {2}FAILED {2}Log-in failed: INVALID_CREDENTIALS/m);
       expect(human.stdout).toContain('5 installers: 3 ok, 2 failed.');
       for (const sim of sims.slice(0, 3)) {

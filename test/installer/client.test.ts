@@ -1,10 +1,13 @@
 import { createServer, type Server } from 'node:https';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerApiError, InstallerClient, InstallerConnectionError, ensureTrusted, installerStatus, pushDepot } from '../../src/installer/index.js';
 import { issueServerCert } from '../../src/pki/index.js';
+import { startDepotServer } from '../../src/server/index.js';
 import { tempDir } from '../helpers/cli.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, expectRequestMatchesSpec, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let depot: TestDepot;
@@ -43,6 +46,41 @@ async function scripted(answer: (n: number, method: string, url: string) => { st
 }
 
 const pair = { accessToken: 'x.y.z', refreshToken: { id: 'r' } };
+
+/** An HTTPS proxy in front of the simulator that records what the client sends. */
+async function recordingProxy(target: { url: string; caPem: string }): Promise<{ url: string; caPem: string; seen: Array<{ method: string; path: string; contentType?: string; body: unknown }>; close: () => Promise<void> }> {
+  const cert = await issueServerCert(await depotCa(), { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+  const agent = new Agent({ connect: { ca: target.caPem } });
+  const seen: Array<{ method: string; path: string; contentType?: string; body: unknown }> = [];
+  const server: Server = createServer({ key: cert.keyPem, cert: cert.certPem }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      seen.push({ method: req.method!, path: req.url!, contentType: req.headers['content-type'], body: text === '' ? undefined : JSON.parse(text) });
+      const headers: Record<string, string> = {};
+      for (const name of ['authorization', 'content-type'] as const) if (req.headers[name]) headers[name] = req.headers[name]!;
+      void request(`${target.url}${req.url}`, { method: req.method as 'GET', headers, body: text === '' ? undefined : text, dispatcher: agent }).then(async (up) => {
+        const body = await up.body.text();
+        res.writeHead(up.statusCode, { 'content-type': 'application/json' });
+        res.end(body);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    caPem: (await depotCa()).certPem,
+    seen,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await agent.close();
+    },
+  };
+}
 
 describe('installer client', () => {
   it('refreshes before expiry, refreshes once on a 401, logs in again when the refresh token is gone, revokes on close', async () => {
@@ -114,6 +152,65 @@ describe('installer client', () => {
       }
     } finally {
       await sim.close();
+    }
+  });
+
+  it('sends only requests the published spec accepts, JSON with its content type', async () => {
+    const sim = await startSim();
+    const proxy = await recordingProxy(sim);
+    try {
+      const client = await InstallerClient.connect({ url: proxy.url, user: USER, password: PASSWORD, trust: { caPems: [proxy.caPem] } });
+      await client.refresh();
+      await ensureTrusted(client, [depot.ca.certPem]);
+      await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
+      await pushDepot(client, { url: `https://localhost:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD });
+      await installerStatus(client);
+      const alias = (await client.listTrusted()).elements[0]!.alias;
+      expect(await client.deleteTrusted(alias)).toBe(true);
+      await client.close();
+      const operations = new Set(proxy.seen.map((r) => `${r.method} ${r.path.replace(/trusted-certificates\/.+$/, 'trusted-certificates/{alias}')}`));
+      expect([...operations].sort()).toEqual([
+        'DELETE /v1/sddc-manager/trusted-certificates/{alias}',
+        'DELETE /v1/tokens/refresh-token',
+        'GET /v1/sddc-manager/trusted-certificates',
+        'GET /v1/system/appliance-info',
+        'GET /v1/system/settings/depot',
+        'PATCH /v1/tokens/access-token/refresh',
+        'POST /v1/sddc-manager/trusted-certificates',
+        'POST /v1/tokens',
+        'PUT /v1/system/settings/depot',
+      ]);
+      for (const r of proxy.seen) {
+        expectRequestMatchesSpec(r.method, r.path, r.body);
+        if (r.body !== undefined) expect(r.contentType).toBe('application/json');
+      }
+    } finally {
+      await proxy.close();
+      await sim.close();
+    }
+  });
+
+  it('sends an http or prefixed depot URL as the 9.1 url field, and refuses it for a 9.0 installer before sending anything', async () => {
+    const plain = await startDepotServer({ root: join(tmp.dir, 'depot'), host: '127.0.0.1', port: 0 });
+    try {
+      for (const version of ['9.1.0.0.25368698', '9.0.2.0.24000000']) {
+        const sim = await startSim({ version });
+        const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
+        try {
+          const outcome = await pushDepot(client, { url: plain.url }).catch((e: unknown) => e);
+          if (version.startsWith('9.1')) {
+            expect(outcome).toMatchObject({ action: 'updated', ok: true, settings: { depotConfiguration: { url: plain.url } } });
+          } else {
+            expect((outcome as Error).message).toBe("The installer's version 9.0.2.0.24000000 takes the depot as a host and port over HTTPS; plain HTTP needs 9.1 or later.");
+            expect(sim.logs.some((l) => l.includes('PUT /v1/system/settings/depot'))).toBe(false);
+          }
+        } finally {
+          await client.close();
+          await sim.close();
+        }
+      }
+    } finally {
+      await plain.close();
     }
   });
 

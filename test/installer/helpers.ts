@@ -20,7 +20,10 @@ export function startSim(opts: InstallerSimulatorOptions = {}): Promise<Installe
 // ------------------------------------------------------------ OpenAPI checks
 
 interface OpenApi {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+  >;
 }
 
 const spec = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'installer-openapi-subset.json'), 'utf8')) as OpenApi & object;
@@ -67,6 +70,21 @@ export function expectMatchesSpec(method: string, path: string, status: number, 
   const ok = validate(body);
   expect(ok, `${method} ${path} ${status}: ${ajv.errorsText(validate.errors)}`).toBe(true);
   if (status >= 400) expect(typeof (body as { errorCode?: unknown }).errorCode).toBe('string');
+}
+
+/** Checks a request body the client sent against the operation's published request schema. */
+export function expectRequestMatchesSpec(method: string, path: string, body: unknown): void {
+  const template = templateOf(path);
+  expect(template, `${method} ${path} is an operation of the spec`).toBeDefined();
+  const op = spec.paths[template!]![method.toLowerCase()];
+  expect(op, `${method} ${path} is an operation of the spec`).toBeDefined();
+  const schema = op!.requestBody?.content['application/json']?.schema;
+  if (!schema) {
+    expect(body, `${method} ${path} takes no body`).toBeUndefined();
+    return;
+  }
+  const validate = validatorFor(schema);
+  expect(validate(body), `${method} ${path} request: ${ajv.errorsText(validate.errors)}`).toBe(true);
 }
 
 // ------------------------------------------------------------ raw HTTP
