@@ -103,6 +103,9 @@ export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: num
       }
     }
   }
+  if (names.dns.length + names.ips.length === 0 && csr.subject.attributes.length === 0) {
+    throw usageError('The CSR names nothing: its subject is empty and it requests no subject alternative names.');
+  }
   const signer = openCa(ca);
   return buildServerCertificate(signer, {
     subject: copyName(csr.subject.attributes),

@@ -65,7 +65,7 @@ export function buildServerCertificate(
   cert.setSubject(spec.subject);
   cert.setIssuer(copyName(signer.cert.subject.attributes));
   cert.publicKey = spec.publicKey;
-  cert.setExtensions(serverExtensions(spec.names, issuerKeyId(signer.cert)));
+  cert.setExtensions(serverExtensions(spec.names, issuerKeyId(signer.cert), spec.subject.length === 0));
   signCertificate(cert, signer.key);
   return normalizePem(forge.pki.certificateToPem(cert));
 }

@@ -81,8 +81,11 @@ export function issuerKeyId(issuer: forge.pki.Certificate): string {
   return issuer.generateSubjectKeyIdentifier().getBytes();
 }
 
-/** The server-certificate profile the installer's strict client and browsers accept. */
-export function serverExtensions(names: AltNames, issuerKeyIdBytes: string): object[] {
+/**
+ * The server-certificate profile the installer's strict client and browsers
+ * accept. With an empty subject the SAN must be critical (RFC 5280 4.2.1.6).
+ */
+export function serverExtensions(names: AltNames, issuerKeyIdBytes: string, emptySubject = false): object[] {
   const extensions: object[] = [
     { name: 'basicConstraints', cA: false, critical: true },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
@@ -91,7 +94,7 @@ export function serverExtensions(names: AltNames, issuerKeyIdBytes: string): obj
     { name: 'authorityKeyIdentifier', keyIdentifier: issuerKeyIdBytes },
   ];
   if (names.dns.length + names.ips.length > 0) {
-    extensions.push({ name: 'subjectAltName', altNames: altNameEntries(names) });
+    extensions.push({ name: 'subjectAltName', altNames: altNameEntries(names), ...(emptySubject ? { critical: true } : {}) });
   }
   return extensions;
 }

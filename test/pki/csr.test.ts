@@ -93,6 +93,17 @@ describe('signCsr', () => {
     expect(info.subject).toBe('O=Lab, CN=legacy.lab.local');
   });
 
+  it('signs a CSR with an empty subject, making its SAN critical as RFC 5280 requires; refuses one naming nothing', async () => {
+    const { pem } = opensslCsr('nosubject', '/', ['-addext', 'subjectAltName=DNS:bare.lab.local']);
+    const certPem = await signCsr(ca, pem);
+    const path = join(dir, 'nosubject.pem');
+    await writeFile(path, certPem);
+    expect(openssl(['verify', '-x509_strict', '-CAfile', caPath, path]).code).toBe(0);
+    expect(extensionText(x509Text(path), 'Subject Alternative Name')!.header).toBe('X509v3 Subject Alternative Name: critical');
+    const empty = opensslCsr('nothing', '/');
+    expect((await signError(empty.pem, { allowNoSan: true })).message).toBe('The CSR names nothing: its subject is empty and it requests no subject alternative names.');
+  });
+
   it('refuses malformed input, a non-CSR and a non-RSA request', async () => {
     expect((await signError('-----BEGIN CERTIFICATE REQUEST-----\nQUJD\n')).message).toMatch(/malformed: the CERTIFICATE REQUEST block has no END line/);
     expect((await signError(ca.certPem)).message).toBe('The CSR holds no CERTIFICATE REQUEST PEM block.');
