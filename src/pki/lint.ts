@@ -176,6 +176,17 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
       fix: reissue,
     });
   }
+  const digest = /^(md2|md5|sha1)WithRSAEncryption$|^ecdsa-with-SHA1$|^dsa-with-sha1$/i.exec(info.signatureAlgorithm);
+  if (digest) {
+    const sha1 = /sha1/i.test(info.signatureAlgorithm);
+    add({
+      id: 'cert.signature.weak',
+      severity: sha1 ? 'warning' : 'error',
+      message: `The certificate is signed with ${info.signatureAlgorithm}; ${sha1 ? 'Java and browsers are dropping SHA-1' : 'Java refuses MD2 and MD5 signatures'}.`,
+      ...(sha1 ? {} : { installer: 'Refuses the certificate: "Secure protocol communication error".' }),
+      fix: `${reissue} (depotkit signs with SHA-256)`,
+    });
+  }
   if (info.version !== 3) {
     add({ id: 'cert.version', severity: 'error', message: `The certificate is X.509 v${info.version}; v3 is required for SANs.`, fix: reissue });
   }

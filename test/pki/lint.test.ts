@@ -24,7 +24,7 @@ const ids = (findings: Finding[]) => findings.map((f) => f.id);
 const errors = (findings: Finding[]) => findings.filter((f) => f.severity === 'error').map((f) => f.id);
 
 /** A certificate made by openssl from a config snippet, signed by our CA. */
-async function opensslCert(name: string, opts: { bits?: number; ext: string; subject?: string }): Promise<string> {
+async function opensslCert(name: string, opts: { bits?: number; ext: string; subject?: string; digest?: string }): Promise<string> {
   const caKey = join(dir, 'ca.key');
   const caCert = join(dir, 'ca.pem');
   await writeFile(caKey, ca.keyPem);
@@ -33,7 +33,7 @@ async function opensslCert(name: string, opts: { bits?: number; ext: string; sub
   await writeFile(ext, `[v3]\n${opts.ext}\n`);
   const r1 = openssl(['req', '-new', '-newkey', `rsa:${opts.bits ?? 2048}`, '-nodes', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.csr`), '-subj', opts.subject ?? `/CN=${HOST}`]);
   expect(r1.code, r1.stderr).toBe(0);
-  const r2 = openssl(['x509', '-req', '-in', join(dir, `${name}.csr`), '-CA', caCert, '-CAkey', caKey, '-CAcreateserial', '-days', '200', '-extfile', ext, '-extensions', 'v3', '-out', join(dir, `${name}.pem`)]);
+  const r2 = openssl(['x509', '-req', '-in', join(dir, `${name}.csr`), '-CA', caCert, '-CAkey', caKey, '-CAcreateserial', '-days', '200', `-${opts.digest ?? 'sha256'}`, '-extfile', ext, '-extensions', 'v3', '-out', join(dir, `${name}.pem`)]);
   expect(r2.code, r2.stderr).toBe(0);
   return openssl(['x509', '-in', join(dir, `${name}.pem`)]).stdout;
 }
@@ -146,6 +146,13 @@ describe('lintServerCertificate', () => {
     expect(c[0]!.message).toBe("The certificate's extended key usage (clientAuth) lacks serverAuth, so it is not for TLS servers.");
     const ku = await opensslCert('ku', { ext: `subjectAltName=DNS:${HOST}\nkeyUsage=critical,keyEncipherment` });
     expect(errors(lintServerCertificate(ku, { host: HOST, caPems: [ca.certPem] }))).toEqual(['cert.key-usage.no-digital-signature']);
+  });
+
+  it('warns about a SHA-1 signature', async () => {
+    const sha1 = await opensslCert('sha1', { ext: `subjectAltName=DNS:${HOST}\nextendedKeyUsage=serverAuth`, digest: 'sha1' });
+    const f = lintServerCertificate(sha1, { host: HOST, caPems: [ca.certPem] });
+    expect(f.map((x) => [x.id, x.severity])).toEqual([['cert.signature.weak', 'warning']]);
+    expect(f[0]!.message).toBe('The certificate is signed with sha1WithRSAEncryption; Java and browsers are dropping SHA-1.');
   });
 
   it('matches wildcards for exactly one label', async () => {
