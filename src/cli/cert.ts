@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { MGMT_CSR_VALIDITY_DAYS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
 import { createCa, DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, loadCaDir, writeCaDir } from '../pki/ca.js';
-import { signCsr } from '../pki/csr.js';
+import { inspectCsr, signCsr } from '../pki/csr.js';
 import { CA_CERT_FILE } from '../pki/files.js';
 import { inspectCertificate, type CertInfo } from '../pki/inspect.js';
 import { issueServerCert, writeServerDir } from '../pki/issue.js';
@@ -126,17 +126,31 @@ export function registerCertCommands(program: Command): void {
 
   cert
     .command('inspect <pem>')
-    .description('show a certificate (the first of a chain file); with --host or --ca, lint it as the installer would (exit 1 on errors)')
+    .description('show a certificate (the first of a chain file) or a CSR; with --host or --ca, lint the certificate as the installer would (exit 1 on errors)')
     .option('--host <name>', 'the host name (or IP) the installer connects to')
     .option('--ca <file>', 'a CA certificate file (or a CA folder) the installer trusts (repeatable)', collect, [])
     .option('--json', 'print the result as JSON')
     .action(async (file: string, opts: { host?: string; ca: string[]; json?: boolean }) => {
-      const blocks = await readPemFile(file, 'CERTIFICATE');
-      const infos = blocks.map((b, i) => inspectCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
+      const blocks = await readPemFile(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST']);
+      const isCert = (b: string) => b.startsWith('-----BEGIN CERTIFICATE-----');
+      if (!isCert(blocks[0]!)) {
+        // A request: show what it asks for (its signature is verified on reading).
+        if (opts.host !== undefined || opts.ca.length > 0) throw usageError(`${file} is a certificate request; --host and --ca lint certificates.`);
+        const csr = inspectCsr(blocks[0]!, file);
+        if (opts.json) return printJson({ request: csr });
+        return printLines([
+          `Request:      ${csr.subject || '(empty subject)'}`,
+          `SAN:          ${[...csr.san.dns.map((d) => `DNS:${d}`), ...csr.san.ips.map((i) => `IP:${i}`)].join(', ') || '(none: sign-csr needs --allow-no-san)'}`,
+          `Key:          RSA ${csr.key.bits} bits`,
+          `Signature:    ${csr.signatureAlgorithm}, verified`,
+        ]);
+      }
+      const certs = blocks.filter(isCert);
+      const infos = certs.map((b, i) => inspectCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
       const caPems = opts.ca.length > 0 ? (await Promise.all(opts.ca.map(async (f) => readPemFile((await isDirectory(f)) ? join(f, CA_CERT_FILE) : f, 'CERTIFICATE')))).flat() : undefined;
       const lint = opts.host !== undefined || caPems !== undefined;
       if (opts.host !== undefined && opts.host.trim() === '') throw usageError('--host must not be empty.');
-      const findings = lint ? lintServerCertificate(blocks.join(''), { host: opts.host, caPems }) : [];
+      const findings = lint ? lintServerCertificate(certs.join(''), { host: opts.host, caPems }) : [];
       if (opts.json) {
         printJson({ certificate: infos[0], chain: infos.slice(1), ...(lint ? { ok: !hasErrors(findings), findings } : {}) });
       } else {

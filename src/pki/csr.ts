@@ -78,6 +78,28 @@ export function readCsr(csrPem: string, source = 'The CSR'): { csr: forge.pki.Ce
   return { csr, names };
 }
 
+/** What a CSR asks for; only made once its self-signature verifies. */
+export interface CsrInfo {
+  subject: string;
+  commonName?: string;
+  san: AltNames;
+  key: { type: 'rsa'; bits: number };
+  signatureAlgorithm: string;
+}
+
+export function inspectCsr(csrPem: string, source = 'The CSR'): CsrInfo {
+  const { csr, names } = readCsr(csrPem, source);
+  const attrs = copyName(csr.subject.attributes);
+  const cn = attrs.filter((a) => a.shortName === 'CN').pop()?.value as string | undefined;
+  return {
+    subject: attrs.map((a) => `${a.shortName ?? a.type}=${String(a.value)}`).join(', '),
+    ...(cn !== undefined ? { commonName: cn } : {}),
+    san: names,
+    key: { type: 'rsa', bits: (csr.publicKey as forge.pki.rsa.PublicKey).n.bitLength() },
+    signatureAlgorithm: (forge.pki.oids as Record<string, string>)[(csr as unknown as { signatureOid: string }).signatureOid] ?? 'unknown',
+  };
+}
+
 /**
  * Signs a CSR with the server profile after verifying its self-signature.
  * Subject and requested SANs are copied; other requested extensions are not.

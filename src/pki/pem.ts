@@ -99,7 +99,8 @@ export async function readPemBlocks(path: string, label: string | readonly strin
   if (blocks.length === 0) {
     // A DER file starts with an ASN.1 SEQUENCE tag; say how to convert it rather than just refusing.
     const hint = data[0] === 0x30 ? 'It looks like binary DER; convert it with: openssl x509 -inform DER -in FILE -out FILE.pem (openssl req or pkey for requests and keys).' : undefined;
-    throw usageError(`${path} holds no ${labels.join(' or ')} PEM block.`, hint);
+    const names = labels.length > 1 ? `${labels.slice(0, -1).join(', ')} or ${labels.at(-1)}` : labels[0];
+    throw usageError(`${path} holds no ${names} PEM block.`, hint);
   }
   return blocks;
 }

@@ -162,6 +162,17 @@ describe('depotkit cert inspect', () => {
     }
   });
 
+  it('shows what a CSR asks for, after verifying its signature', async () => {
+    const csr = join(dir, 'show.csr');
+    expect(openssl(['req', '-new', '-newkey', 'rsa:3072', '-nodes', '-keyout', join(dir, 'show.key'), '-out', csr, '-subj', '/O=Lab/CN=vc.lab.local', '-addext', 'subjectAltName=DNS:vc.lab.local,IP:10.0.0.9']).code).toBe(0);
+    const r = await runCli(['cert', 'inspect', csr]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('Request:      O=Lab, CN=vc.lab.local\nSAN:          DNS:vc.lab.local, IP:10.0.0.9\nKey:          RSA 3072 bits\nSignature:    sha256WithRSAEncryption, verified\n');
+    const json = JSON.parse((await runCli(['cert', 'inspect', csr, '--json'])).stdout);
+    expect(json.request).toEqual({ subject: 'O=Lab, CN=vc.lab.local', commonName: 'vc.lab.local', san: { dns: ['vc.lab.local'], ips: ['10.0.0.9'] }, key: { type: 'rsa', bits: 3072 }, signatureAlgorithm: 'sha256WithRSAEncryption' });
+    expectUsageError(await runCli(['cert', 'inspect', csr, '--host', 'vc.lab.local']), /is a certificate request; --host and --ca lint certificates\./);
+  });
+
   it('only shows the certificate without --host or --ca, and refuses malformed PEM', async () => {
     const r = await runCli(['cert', 'inspect', join(caDir, CA_CERT_FILE), '--json']);
     expect(r.code).toBe(0);
@@ -171,6 +182,6 @@ describe('depotkit cert inspect', () => {
     expectUsageError(await runCli(['cert', 'inspect', bad]), /bad\.pem is malformed: the CERTIFICATE block has no END line\./);
     const der = join(dir, 'ca.der');
     expect(openssl(['x509', '-in', join(caDir, CA_CERT_FILE), '-outform', 'DER', '-out', der]).code).toBe(0);
-    expectUsageError(await runCli(['cert', 'inspect', der]), /ca\.der holds no CERTIFICATE PEM block\.\n {2}It looks like binary DER; convert it with: openssl x509 -inform DER/);
+    expectUsageError(await runCli(['cert', 'inspect', der]), /ca\.der holds no CERTIFICATE, CERTIFICATE REQUEST or NEW CERTIFICATE REQUEST PEM block\.\n {2}It looks like binary DER; convert it with: openssl x509 -inform DER/);
   });
 });
