@@ -20,7 +20,7 @@ interface SimInstallerFlags {
   user: string;
   passwordFile?: string;
   state?: string;
-  version?: string;
+  applianceVersion?: string;
   certOut?: string;
   quiet?: boolean;
   json?: boolean;
@@ -36,7 +36,7 @@ export function registerSimInstallerCommand(sim: Command): void {
     .option('--user <name>', 'the user that may log in', INSTALLER_DEFAULT_USER)
     .option('--password-file <file>', "a file whose first line is that user's password (default: the lab password in the README)")
     .option('--state <file>', 'keep trusted certificates, depot settings and tokens in this file across restarts')
-    .option('--version <version>', 'version it reports; 9.1 and later take the depot url field')
+    .option('--appliance-version <version>', 'version appliance-info reports; 9.1 and later take the depot url field')
     .option('--cert-out <file>', 'write its self-signed certificate here (for --installer-ca)')
     .option('--quiet', 'do not print the service log')
     .option('--json', 'print the address as JSON')
@@ -48,7 +48,7 @@ export function registerSimInstallerCommand(sim: Command): void {
         hostname: flags.hostname,
         users,
         stateFile: flags.state,
-        version: flags.version,
+        version: flags.applianceVersion,
         onLog: flags.quiet ? undefined : (line) => note(line),
       });
       if (flags.certOut) await writeFileAtomic(flags.certOut, simulator.caPem, { mode: 0o644, force: true });
