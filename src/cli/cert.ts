@@ -83,7 +83,7 @@ export function registerCertCommands(program: Command): void {
       if (opts.json) return printJson({ ...paths, certificate: info });
       printLines([
         `Issued ${info.subject} by ${info.issuer}, valid until ${info.notAfter.toISOString()}.`,
-        `  SAN:         ${[...info.san.dns.map((d) => `DNS:${d}`), ...info.san.ips.map((i) => `IP:${i}`)].join(', ')}`,
+        `  SAN:         ${formatSan(info.san)}`,
         `  key:         ${paths.keyPath} (mode 0600)`,
         `  certificate: ${paths.certPath}`,
         `  chain:       ${paths.chainPath} (serve this one)`,
@@ -118,7 +118,7 @@ export function registerCertCommands(program: Command): void {
       if (opts.json) return printJson({ certPath: opts.out, certificate: info });
       printLines([
         `Signed ${info.subject}, valid until ${info.notAfter.toISOString()}: ${opts.out}`,
-        `  SAN:     ${[...info.san.dns.map((d) => `DNS:${d}`), ...info.san.ips.map((i) => `IP:${i}`)].join(', ') || '(none)'}`,
+        `  SAN:     ${formatSan(info.san) || '(none)'}`,
         `  SHA-256: ${info.fingerprints.sha256}`,
         `The CA certificate to send with it: ${join(opts.ca, CA_CERT_FILE)}`,
       ]);
@@ -140,17 +140,19 @@ export function registerCertCommands(program: Command): void {
         if (opts.json) return printJson({ request: csr });
         return printLines([
           `Request:      ${csr.subject || '(empty subject)'}`,
-          `SAN:          ${[...csr.san.dns.map((d) => `DNS:${d}`), ...csr.san.ips.map((i) => `IP:${i}`)].join(', ') || '(none: sign-csr needs --allow-no-san)'}`,
+          `SAN:          ${formatSan(csr.san) || '(none: sign-csr needs --allow-no-san)'}`,
           `Key:          RSA ${csr.key.bits} bits`,
           `Signature:    ${csr.signatureAlgorithm}, verified`,
         ]);
       }
       const certs = blocks.filter(isCert);
       const infos = certs.map((b, i) => inspectCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
-      const caPems = opts.ca.length > 0 ? (await Promise.all(opts.ca.map(async (f) => readPemFile((await isDirectory(f)) ? join(f, CA_CERT_FILE) : f, 'CERTIFICATE')))).flat() : undefined;
+      // A CA folder stands for its certificate, and names the folder in the fix commands.
+      const caDirs = (await Promise.all(opts.ca.map(async (f) => ((await isDirectory(f)) ? f : undefined)))).filter((d): d is string => d !== undefined);
+      const caPems = opts.ca.length > 0 ? (await Promise.all(opts.ca.map((f) => readPemFile(caDirs.includes(f) ? join(f, CA_CERT_FILE) : f, 'CERTIFICATE')))).flat() : undefined;
       const lint = opts.host !== undefined || caPems !== undefined;
       if (opts.host !== undefined && opts.host.trim() === '') throw usageError('--host must not be empty.');
-      const findings = lint ? lintServerCertificate(certs.join(''), { host: opts.host, caPems }) : [];
+      const findings = lint ? lintServerCertificate(certs.join(''), { host: opts.host, caPems, ...(caDirs.length === 1 ? { caDir: caDirs[0] } : {}) }) : [];
       if (opts.json) {
         printJson({ certificate: infos[0], chain: infos.slice(1), ...(lint ? { ok: !hasErrors(findings), findings } : {}) });
       } else {
@@ -163,6 +165,10 @@ export function registerCertCommands(program: Command): void {
       }
       process.exitCode = hasErrors(findings) ? EXIT.problems : EXIT.ok;
     });
+}
+
+function formatSan(san: { dns: string[]; ips: string[] }): string {
+  return [...san.dns.map((d) => `DNS:${d}`), ...san.ips.map((i) => `IP:${i}`)].join(', ');
 }
 
 /** A passphrase from a file or the environment, never from the command line (ps, shell history). */
@@ -179,11 +185,10 @@ function warnIfCapped(info: CertInfo, days: number): void {
 }
 
 export function formatCertInfo(info: CertInfo): string[] {
-  const san = [...info.san.dns.map((d) => `DNS:${d}`), ...info.san.ips.map((i) => `IP:${i}`)].join(', ');
   return [
     `Subject:      ${info.subject}`,
     `Issuer:       ${info.issuer}${info.selfSigned ? ' (self-signed)' : ''}`,
-    `SAN:          ${san || '(none)'}`,
+    `SAN:          ${formatSan(info.san) || '(none)'}`,
     `Valid:        ${info.notBefore.toISOString()} to ${info.notAfter.toISOString()}`,
     `Serial:       ${info.serial}`,
     `Key:          ${info.key.type.toUpperCase()} ${info.key.bits} bits${info.key.curve ? ` (${info.key.curve})` : ''}`,
