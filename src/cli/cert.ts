@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { MGMT_CSR_VALIDITY_DAYS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
 import { createCa, DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, loadCaDir, writeCaDir } from '../pki/ca.js';
 import { inspectCsr, signCsr } from '../pki/csr.js';
-import { CA_CERT_FILE } from '../pki/files.js';
+import { CA_CERT_FILE, CA_KEY_FILE } from '../pki/files.js';
 import { inspectCertificate, type CertInfo } from '../pki/inspect.js';
 import { issueServerCert, writeServerDir } from '../pki/issue.js';
 import { RSA_KEY_SIZES, type RsaKeySize } from '../pki/keys.js';
@@ -73,6 +73,7 @@ export function registerCertCommands(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: RsaKeySize; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
+      await warnIfKeyExposed(opts.ca);
       const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: opts.keySize, allowIpOnly: opts.allowIpOnly });
       const paths = await writeServerDir(opts.out, material, { force: opts.force });
       const info = inspectCertificate(material.certPem);
@@ -105,6 +106,7 @@ export function registerCertCommands(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
+      await warnIfKeyExposed(opts.ca);
       let csrText: string;
       try {
         csrText = await readFile(opts.csr, 'utf8');
@@ -128,14 +130,15 @@ export function registerCertCommands(program: Command): void {
     .command('inspect <pem>')
     .description('show a certificate (the first of a chain file) or a CSR; with --host or --ca, lint the certificate as the installer would (exit 1 on errors)')
     .option('--host <name>', 'the host name (or IP) the installer connects to')
+    .option('--ip <addr>', 'an IP the SAN must also hold, as the 9.1 depot service requires (repeatable)', collect, [])
     .option('--ca <file>', 'a CA certificate file (or a CA folder) the installer trusts (repeatable)', collect, [])
     .option('--json', 'print the result as JSON')
-    .action(async (file: string, opts: { host?: string; ca: string[]; json?: boolean }) => {
+    .action(async (file: string, opts: { host?: string; ip: string[]; ca: string[]; json?: boolean }) => {
       const blocks = await readPemFile(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST']);
       const isCert = (b: string) => b.startsWith('-----BEGIN CERTIFICATE-----');
       if (!isCert(blocks[0]!)) {
         // A request: show what it asks for (its signature is verified on reading).
-        if (opts.host !== undefined || opts.ca.length > 0) throw usageError(`${file} is a certificate request; --host and --ca lint certificates.`);
+        if (opts.host !== undefined || opts.ca.length > 0 || opts.ip.length > 0) throw usageError(`${file} is a certificate request; --host, --ip and --ca lint certificates.`);
         const csr = inspectCsr(blocks[0]!, file);
         if (opts.json) return printJson({ request: csr });
         return printLines([
@@ -150,9 +153,9 @@ export function registerCertCommands(program: Command): void {
       // A CA folder stands for its certificate, and names the folder in the fix commands.
       const caDirs = (await Promise.all(opts.ca.map(async (f) => ((await isDirectory(f)) ? f : undefined)))).filter((d): d is string => d !== undefined);
       const caPems = opts.ca.length > 0 ? (await Promise.all(opts.ca.map((f) => readPemFile(caDirs.includes(f) ? join(f, CA_CERT_FILE) : f, 'CERTIFICATE')))).flat() : undefined;
-      const lint = opts.host !== undefined || caPems !== undefined;
+      const lint = opts.host !== undefined || caPems !== undefined || opts.ip.length > 0;
       if (opts.host !== undefined && opts.host.trim() === '') throw usageError('--host must not be empty.');
-      const findings = lint ? lintServerCertificate(certs.join(''), { host: opts.host, caPems, ...(caDirs.length === 1 ? { caDir: caDirs[0] } : {}) }) : [];
+      const findings = lint ? lintServerCertificate(certs.join(''), { host: opts.host, ips: opts.ip, caPems, ...(caDirs.length === 1 ? { caDir: caDirs[0] } : {}) }) : [];
       if (opts.json) {
         printJson({ certificate: infos[0], chain: infos.slice(1), ...(lint ? { ok: !hasErrors(findings), findings } : {}) });
       } else {
@@ -175,6 +178,13 @@ function formatSan(san: { dns: string[]; ips: string[] }): string {
 async function passphraseFrom(file: string | undefined, env: string | undefined): Promise<string | undefined> {
   if (file === undefined && env === undefined) return undefined;
   return readSecret({ file, env }, 'CA key passphrase');
+}
+
+/** Anyone who can read the CA key can make certificates the installer trusts. */
+async function warnIfKeyExposed(caDir: string): Promise<void> {
+  const keyPath = join(caDir, CA_KEY_FILE);
+  const mode = (await stat(keyPath)).mode & 0o777;
+  if (mode & 0o077) warn(`${keyPath} is readable by others (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${keyPath}.`);
 }
 
 /** The library caps a leaf at its CA's end; say so when that cut the requested validity. */

@@ -9,6 +9,11 @@ import { normalizeIps } from './x509.js';
 export interface LintOptions {
   /** The host name (or IP) the installer is given for the depot; without it the name checks are skipped. */
   host?: string;
+  /**
+   * IP addresses the SAN must hold as well as the host name: the 9.1 fleet
+   * depot service checks both the FQDN and the IP.
+   */
+  ips?: string[];
   /** CA certificates the installer trusts; without them the chain is not checked. */
   caPems?: string[];
   /** Intermediates the server sends after its leaf (blocks after the first in `certPem` count too). */
@@ -43,7 +48,7 @@ export function certificateCoversHost(info: CertInfo, host: string): boolean {
 function issueCommand(info: CertInfo, opts: LintOptions): string {
   const host = opts.host;
   const dns = [...(host && !isIP(host) ? [host.toLowerCase()] : []), ...info.san.dns.filter((d) => !d.startsWith('*.'))];
-  const ips = [...(host && isIP(host) ? [host] : []), ...info.san.ips];
+  const ips = [...(host && isIP(host) ? [host] : []), ...info.san.ips, ...(opts.ips ?? [])];
   const uniqueDns = [...new Set(dns)];
   if (uniqueDns.length === 0) uniqueDns.push('<depot FQDN>');
   const parts = ['depotkit cert issue', `--ca ${opts.caDir ?? '<ca-dir>'}`, ...uniqueDns.map((d) => `--dns ${d}`), ...[...new Set(ips)].map((i) => `--ip ${i}`), `--out ${opts.outDir ?? '<out-dir>'}`];
@@ -84,6 +89,17 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
       installer: 'Rejects the certificate for a host-name mismatch: "Secure protocol communication error".',
       fix: reissue,
       evidence: { host },
+    });
+  }
+  const missingIps = normalizeIps(opts.ips ?? []).filter((ip) => !certificateCoversHost(info, ip));
+  if (missingIps.length > 0 && info.san.dns.length + info.san.ips.length > 0) {
+    add({
+      id: 'cert.san.ip-missing',
+      severity: 'error',
+      message: `The certificate's SAN lacks ${missingIps.map((ip) => `IP:${ip}`).join(', ')}; the 9.1 depot service needs the IP in the SAN as well as the FQDN.`,
+      installer: 'Rejects the certificate for a host-name mismatch when it connects by IP.',
+      fix: `Issue a new certificate: ${issueCommand(info, { ...opts, ips: missingIps })}`,
+      evidence: { ips: missingIps },
     });
   }
   if (info.commonName !== undefined && isIP(info.commonName)) {

@@ -1,4 +1,4 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CA_CERT_FILE, CA_KEY_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../../src/pki/files.js';
@@ -80,6 +80,16 @@ describe('depotkit cert ca / issue', () => {
     const r = await runCli(['cert', 'issue', '--ca', caDir, '--dns', HOST, '--out', join(dir, 'capped'), '--days', '825']);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/warning: the CA expires on .* so the certificate ends then instead of after 825 days\./);
+    expect(r.stderr).not.toContain('readable by others');
+  });
+
+  it('warns when the CA key is readable by others', async () => {
+    const exposed = join(dir, 'exposed-ca');
+    expect((await runCli(['cert', 'ca', '--out', exposed, '--key-size', '2048'])).code).toBe(0);
+    await chmod(join(exposed, CA_KEY_FILE), 0o644);
+    const r = await runCli(['cert', 'issue', '--ca', exposed, '--dns', HOST, '--out', join(dir, 'exposed-srv')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`warning: ${join(exposed, CA_KEY_FILE)} is readable by others (mode 0644); run chmod 600 ${join(exposed, CA_KEY_FILE)}.`);
   });
 
   it.each([
@@ -174,7 +184,7 @@ describe('depotkit cert inspect', () => {
     expect(r.stdout).toBe('Request:      O=Lab, CN=vc.lab.local\nSAN:          DNS:vc.lab.local, IP:10.0.0.9\nKey:          RSA 3072 bits\nSignature:    sha256WithRSAEncryption, verified\n');
     const json = JSON.parse((await runCli(['cert', 'inspect', csr, '--json'])).stdout);
     expect(json.request).toEqual({ subject: 'O=Lab, CN=vc.lab.local', commonName: 'vc.lab.local', san: { dns: ['vc.lab.local'], ips: ['10.0.0.9'] }, key: { type: 'rsa', bits: 3072 }, signatureAlgorithm: 'sha256WithRSAEncryption' });
-    expectUsageError(await runCli(['cert', 'inspect', csr, '--host', 'vc.lab.local']), /is a certificate request; --host and --ca lint certificates\./);
+    expectUsageError(await runCli(['cert', 'inspect', csr, '--host', 'vc.lab.local']), /is a certificate request; --host, --ip and --ca lint certificates\./);
   });
 
   it('only shows the certificate without --host or --ca, and refuses malformed PEM', async () => {

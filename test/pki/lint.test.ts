@@ -67,6 +67,16 @@ describe('lintServerCertificate', () => {
     expect(lintServerCertificate(good.certPem, { host: '10.0.0.6' })[0]!.fix).toContain('--dns depot.lab.local --ip 10.0.0.6 --ip 10.0.0.5');
   });
 
+  it('flags a SAN without an IP the 9.1 depot service also connects by', async () => {
+    expect(lintServerCertificate(good.certPem, { host: HOST, ips: ['10.0.0.5'] })).toEqual([]);
+    const dnsOnly = await issueServerCert(ca, { dns: [HOST] });
+    const f = lintServerCertificate(dnsOnly.certPem, { host: HOST, ips: ['10.0.0.7'], caDir: 'ca' });
+    expect(errors(f)).toEqual(['cert.san.ip-missing']);
+    expect(f[0]!.message).toBe("The certificate's SAN lacks IP:10.0.0.7; the 9.1 depot service needs the IP in the SAN as well as the FQDN.");
+    expect(f[0]!.fix).toBe(`Issue a new certificate: depotkit cert issue --ca ca --dns ${HOST} --ip 10.0.0.7 --out <out-dir>`);
+    expect(() => lintServerCertificate(dnsOnly.certPem, { host: HOST, ips: ['nope'] })).toThrow(/"nope" is not an IP address/);
+  });
+
   it('flags a CN that is an IP even when the SAN is right', () => {
     const bad = brokenServerCert(ca, 'ip-cn', HOST);
     expect(errors(lintServerCertificate(bad.certPem, { host: HOST, caPems: [ca.certPem] }))).toEqual(['cert.cn.ip']);
