@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { describeFsError, usageError } from '../util/errors.js';
 import { openAccessLog, type AccessLog, type AccessLogOptions } from './access-log.js';
 import { createAuthenticator, type AuthOptions } from './auth.js';
+import { ConnectionTracker } from './connections.js';
 import { createHandler } from './handler.js';
 import { loadTlsMaterial, secureOptions, type TlsMaterial, type TlsSource } from './tls.js';
 
@@ -75,9 +76,11 @@ export async function startDepotServer(opts: DepotServerOptions): Promise<DepotS
   const tlsSource = opts.tls;
   const material = tlsSource ? await loadTlsMaterial(tlsSource) : undefined;
   const log: AccessLog | undefined = opts.accessLog ? openAccessLog(opts.accessLog) : undefined;
-  let closing = false;
-  const handler = createHandler({ realRoot, auth, openHcl: opts.openHcl, readBuffer: opts.readBuffer, isClosing: () => closing, log });
-  const server: Server = material ? createHttpsServer(secureOptions(material), handler) : createHttpServer(handler);
+  const secure = material !== undefined;
+  const handler = createHandler({ realRoot, auth, openHcl: opts.openHcl, readBuffer: opts.readBuffer, isClosing: () => tracker.isClosing, log });
+  const server: Server = secure ? createHttpsServer(secureOptions(material)) : createHttpServer();
+  const tracker = new ConnectionTracker(server, secure);
+  server.on('request', tracker.wrap(handler));
   const host = opts.host ?? '127.0.0.1';
   const listening = new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
@@ -98,19 +101,9 @@ export async function startDepotServer(opts: DepotServerOptions): Promise<DepotS
   return {
     url: `${material ? 'https' : 'http'}://${urlHost(host)}:${port}`,
     port,
-    close(graceMs = 0) {
-      closing = true;
-      return new Promise<void>((resolve) => {
-        // Idle keep-alive connections go now; busy ones as soon as their response ends, or at the deadline.
-        const sweep = setInterval(() => server.closeIdleConnections(), 200);
-        const deadline = setTimeout(() => server.closeAllConnections(), graceMs);
-        server.close(() => {
-          clearInterval(sweep);
-          clearTimeout(deadline);
-          void (log?.close() ?? Promise.resolve()).then(resolve);
-        });
-        server.closeIdleConnections();
-      });
+    async close(graceMs = 0) {
+      await tracker.close(graceMs);
+      await log?.close();
     },
     async reloadTls(next) {
       if (tlsSource) {

@@ -53,6 +53,10 @@ function waitFor<T extends FromWorker['type']>(worker: Worker, type: T | 'failed
  * is replaced while the server is not shutting down.
  */
 export async function startWorkers(options: DepotServerOptions, count: number, graceMs: number): Promise<RunningDepot> {
+  // Each worker accepts from the one shared socket itself (the kernel spreads connections): the primary
+  // stays out of the data path, and on shutdown a connection is either served or refused, never parked
+  // with a worker that has stopped listening, as round-robin hand-off can do.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec: WORKER_ENTRY, args: [] });
   let stopping = false;
   const live = new Set<Worker>();

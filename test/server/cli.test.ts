@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPOT_PATHS } from '../../src/constants.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { basic, fetchRaw, makePki, peerCertificate, spawnServe, writeTree, type ServeChild, type TestPki } from './helpers.js';
+
+const BIG = randomBytes(32 * 1024 * 1024);
+const BIG_PATH = '/PROD/COMP/VRA/vmsp-vcfa-combined-9.0.0.0.1.tar';
+
+describe('depotkit serve (the built CLI)', () => {
+  let dir: string;
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let pkiA: TestPki;
+  let pkiB: TestPki;
+  const children: ServeChild[] = [];
+
+  beforeAll(async () => {
+    const t = await tempDir();
+    dir = t.dir;
+    cleanup = t.cleanup;
+    root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [BIG_PATH.slice(1)]: BIG });
+    [pkiA, pkiB] = await Promise.all([makePki('CA A'), makePki('CA B')]);
+    await writeFile(join(dir, 'password'), 'depot-pw\n');
+  });
+  afterAll(async () => {
+    for (const c of children) c.child.kill('SIGKILL');
+    await cleanup?.();
+  });
+
+  async function writeCert(p: TestPki): Promise<void> {
+    await writeFile(join(dir, 'cert.pem'), p.certPem);
+    await writeFile(join(dir, 'key.pem'), p.keyPem, { mode: 0o600 });
+  }
+
+  it('reloads the certificate on SIGHUP in every worker without dropping a running download', async () => {
+    await writeCert(pkiA);
+    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--user', 'depot', '--password-file', join(dir, 'password'), '--workers', '2']);
+    children.push(serve);
+    const before = await peerCertificate(serve.port, pkiA.caCertPem);
+    expect(before.issuer).toContain('CA A');
+    // A download that started before the rotation, read slowly across it.
+    const download = new Promise<Buffer>((resolve, reject) => {
+      const req = request(`${serve.url}${BIG_PATH}`, { ca: pkiA.caCertPem, servername: 'localhost', agent: false, headers: { Authorization: basic('depot', 'depot-pw') } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.once('data', (c: Buffer) => {
+          chunks.push(c);
+          res.pause();
+          void rotate().then(() => {
+            res.on('data', (d: Buffer) => chunks.push(d));
+            res.resume();
+          }, reject);
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    async function rotate(): Promise<void> {
+      await writeCert(pkiB);
+      serve.child.kill('SIGHUP');
+      await serve.waitForStderr(/Reloaded/);
+    }
+    const body = await download;
+    expect(body.equals(BIG)).toBe(true);
+    // Several new connections, so both workers are asked: each now presents the new certificate.
+    for (let i = 0; i < 4; i++) {
+      const after = await peerCertificate(serve.port, pkiB.caCertPem);
+      expect(after.issuer).toContain('CA B');
+    }
+    const r = await fetchRaw(serve.url, `/${DEPOT_PATHS.catalog}`, { ca: pkiB.caCertPem, headers: { Authorization: basic('depot', 'depot-pw') } });
+    expect(r.status).toBe(200);
+    // A broken file on the next SIGHUP keeps the working certificate.
+    await writeFile(join(dir, 'cert.pem'), 'not a certificate');
+    serve.child.kill('SIGHUP');
+    await serve.waitForStderr(/reload failed/);
+    expect((await peerCertificate(serve.port, pkiB.caCertPem)).issuer).toContain('CA B');
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  });
+
+  it('stops gracefully on SIGTERM: refuses new connections, lets a running download finish', async () => {
+    await writeCert(pkiA);
+    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--workers', '2', '--grace', '60']);
+    children.push(serve);
+    const download = new Promise<Buffer>((resolve, reject) => {
+      const req = request(`${serve.url}${BIG_PATH}`, { ca: pkiA.caCertPem, servername: 'localhost', agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.once('data', (c: Buffer) => {
+          chunks.push(c);
+          res.pause();
+          serve.child.kill('SIGTERM');
+          void serve.waitForStderr(/Stopping/).then(async () => {
+            // Wait until the workers have closed their listening socket, then try a new connection.
+            let refused = false;
+            for (let i = 0; i < 100 && !refused; i++) {
+              refused = await fetchRaw(serve.url, `/${DEPOT_PATHS.catalog}`, { ca: pkiA.caCertPem }).then(
+                () => false,
+                () => true,
+              );
+              if (!refused) await new Promise((r) => setTimeout(r, 50));
+            }
+            expect(refused).toBe(true);
+            res.on('data', (d: Buffer) => chunks.push(d));
+            res.resume();
+          }, reject);
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect((await download).equals(BIG)).toBe(true);
+    expect(await serve.exited).toBe(0);
+    expect(serve.stderr()).toMatch(/Stopped/);
+  });
+
+  it('issues its own certificate with --ca, for the names given', async () => {
+    const ca = join(dir, 'ca');
+    expect((await runCli(['cert', 'ca', '--out', ca, '--key-size', '2048'])).code).toBe(0);
+    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--ca', ca, '--dns', 'depot.lab.local', '--dns', 'localhost', '--ip', '127.0.0.1', '--workers', '1']);
+    children.push(serve);
+    const { readFile } = await import('node:fs/promises');
+    const caPem = await readFile(join(ca, 'ca-cert.pem'), 'utf8');
+    const cert = await peerCertificate(serve.port, caPem);
+    expect(cert.subjectAltName).toContain('DNS:depot.lab.local');
+    expect(cert.subjectAltName).toContain('IP Address:127.0.0.1');
+    serve.child.kill('SIGINT');
+    expect(await serve.exited).toBe(0);
+  });
+
+  it('refuses bad usage with one sentence and exit 2', async () => {
+    const cases: [string[], RegExp][] = [
+      [[root, '--port', '0'], /No certificate given/],
+      [[root, '--http', '--user', 'u', '--password-file', join(dir, 'password')], /clear text/],
+      [[root, '--cert', join(dir, 'cert.pem')], /--cert and --key go together/],
+      [[join(root, 'PROD'), '--http'], /PROD folder itself/],
+      [[join(dir, 'missing'), '--http'], /is not a folder/],
+      [[root, '--http', '--user', 'u'], /--user and --password-file go together/],
+      [[root, '--http', '--workers', '0'], /at least 1/],
+      [[root, '--http', '--dns', 'x'], /give --ca/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(['serve', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    await writeFile(join(dir, 'cert.pem'), pkiA.certPem);
+    await writeFile(join(dir, 'key.pem'), pkiB.keyPem);
+    const mismatch = await runCli(['serve', root, '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem')]);
+    expect(mismatch.code).toBe(2);
+    expect(mismatch.stderr).toMatch(/key does not belong to the certificate/);
+  });
+});
