@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
 import {
@@ -17,6 +18,7 @@ import {
   type InstallerTarget,
   type TrustOutcome,
 } from '../installer/index.js';
+import { CA_CERT_FILE } from '../pki/index.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
 import { parseIntOption, printJson, printLines, warn } from './output.js';
@@ -68,9 +70,9 @@ export function registerInstallerCommands(program: Command): void {
   const installer = program.command('installer').description("the installer: trust the depot's CA, point it at the depot, show its state; one installer or a fleet");
 
   connectionOptions(installer.command('trust').description('import CA certificates as TRUSTED_FOR_OUTBOUND (compares certificates: a re-run imports nothing)'))
-    .requiredOption('--ca <file>', 'PEM file with the CA certificate(s) to trust')
+    .requiredOption('--ca <file>', 'PEM file with the CA certificate(s) to trust, or a CA folder')
     .action(async (flags: TrustFlags) => {
-      const pems = certificatesOf(await readText(flags.ca), flags.ca);
+      const pems = await readCaCertificates(flags.ca);
       await runCommand(flags, async (client) => ({ ok: true, result: await ensureTrusted(client, pems) }), trustLine);
     });
 
@@ -81,7 +83,7 @@ export function registerInstallerCommands(program: Command): void {
     .option('--depot-user <name>', 'depot Basic auth user (none: the depot is open)')
     .option('--depot-password-file <file>', "a file whose first line is the depot user's password")
     .option('--depot-password-env <var>', "an environment variable holding the depot user's password")
-    .option('--trust-ca <file>', 'import this CA certificate first (as installer trust does)')
+    .option('--trust-ca <file>', 'import this CA certificate (file or CA folder) first, as installer trust does')
     .option('--force', 'push even when the installer already has these settings and reaches the depot')
     .option('--wait-timeout <seconds>', 'how long to wait for the depot status', parseIntOption('--wait-timeout'), 60)
     .action(async (flags: DepotFlags) => {
@@ -93,7 +95,7 @@ export function registerInstallerCommands(program: Command): void {
       } else if (flags.depotPasswordFile || flags.depotPasswordEnv) {
         throw usageError('A depot password without --depot-user: give the user too.');
       }
-      const caPems = flags.trustCa ? certificatesOf(await readText(flags.trustCa), flags.trustCa) : undefined;
+      const caPems = flags.trustCa ? await readCaCertificates(flags.trustCa) : undefined;
       await runCommand(
         flags,
         async (client) => {
@@ -196,6 +198,17 @@ function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Prom
     cache.set(key, value);
   }
   return value;
+}
+
+/** CA certificates from a PEM file, or from a CA folder made by `depotkit cert ca` (its certificate only). */
+async function readCaCertificates(path: string): Promise<string[]> {
+  let file = path;
+  try {
+    if ((await stat(path)).isDirectory()) file = join(path, CA_CERT_FILE);
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+  return certificatesOf(await readText(file), file);
 }
 
 async function readText(path: string): Promise<string> {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
@@ -102,7 +102,11 @@ describe('depotkit installer', () => {
           `  - { name: site-down, url: "${downUrl}" }`,
         ].join('\n'),
       );
-      const args = ['installer', 'depot', '--inventory', inventory, '--concurrency', '2', '--trust-ca', files.depotCa, '--depot-url', `https://localhost:${depot.port}`, '--depot-user', DEPOT_USER, '--depot-password-env', 'FLEET_DEPOT_PASSWORD'];
+      // A CA folder (as `depotkit cert ca` makes it) works as well as the certificate file.
+      const caDir = join(tmp.dir, 'ca-folder');
+      await mkdir(caDir);
+      await writeFile(join(caDir, 'ca-cert.pem'), depot.ca.certPem);
+      const args = ['installer', 'depot', '--inventory', inventory, '--concurrency', '2', '--trust-ca', caDir, '--depot-url', `https://localhost:${depot.port}`, '--depot-user', DEPOT_USER, '--depot-password-env', 'FLEET_DEPOT_PASSWORD'];
       const env = { FLEET_PASSWORD: PASSWORD, FLEET_DEPOT_PASSWORD: DEPOT_PASSWORD };
 
       const first = await runCli([...args, '--json'], { env });
