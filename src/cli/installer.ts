@@ -125,16 +125,32 @@ async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerCli
   if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
   const passwords = await passwordSources(targets, flags);
   const caCache = new Map<string, Promise<string[]>>();
-  const rows = await runFleet(targets, flags.concurrency, async (target) => {
-    const password = await passwords(target);
-    const caPems = target.installerCa ? await cached(caCache, target.installerCa, async () => certificatesOf(await readText(target.installerCa!), target.installerCa!)) : undefined;
-    const client = await InstallerClient.connect({ url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: flags.timeout * 1000 });
-    try {
-      return await task(client);
-    } finally {
-      await client.close();
-    }
-  });
+  // Interrupted: revoke every open session before leaving.
+  const open = new Set<InstallerClient>();
+  const interrupted = () => {
+    warn('interrupted: revoking the open sessions.');
+    void Promise.allSettled([...open].map((c) => c.close({ abort: true }))).then(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  let rows: Array<FleetRow<T>>;
+  try {
+    rows = await runFleet(targets, flags.concurrency, async (target) => {
+      const password = await passwords(target);
+      const caPems = target.installerCa ? await cached(caCache, target.installerCa, async () => certificatesOf(await readText(target.installerCa!), target.installerCa!)) : undefined;
+      const client = await InstallerClient.connect({ url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: flags.timeout * 1000 });
+      open.add(client);
+      try {
+        return await task(client);
+      } finally {
+        open.delete(client);
+        await client.close();
+      }
+    });
+  } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+  }
   const failed = rows.filter((r) => !r.ok).length;
   if (flags.json) printJson({ ok: failed === 0, installers: rows });
   else {

@@ -189,16 +189,21 @@ export class InstallerClient {
     return reply;
   }
 
-  /** Revokes the refresh token (best effort) and closes the connections. */
-  async close(): Promise<void> {
+  /**
+   * Revokes the refresh token (best effort) and closes the connections. With
+   * `abort` (an interrupted command), requests still running are cut off
+   * instead of awaited.
+   */
+  async close(opts: { abort?: boolean } = {}): Promise<void> {
+    const id = this.refreshId;
+    this.refreshId = undefined;
     try {
-      if (this.refreshId) await this.send('DELETE', INSTALLER_API.refreshToken, this.refreshId, undefined, 0);
+      if (id) await this.send('DELETE', INSTALLER_API.refreshToken, id, undefined, 0);
     } catch {
       // The token expires on its own; a failed revocation must not fail the command.
     } finally {
-      this.refreshId = undefined;
       this.accessToken = undefined;
-      await this.agent.close();
+      await (opts.abort ? this.agent.destroy() : this.agent.close());
     }
   }
 

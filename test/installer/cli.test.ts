@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
@@ -173,6 +174,33 @@ describe('depotkit installer', () => {
       expect(insecure.stdout).toMatch(/ok {2}VcfInstaller 9\.1\./);
       expect(insecure.stdout + insecure.stderr).not.toContain(PASSWORD);
     } finally {
+      await sim.close();
+    }
+  });
+
+  it('revokes its session when interrupted in the middle of a depot update', async () => {
+    // A "depot" that accepts connections and never answers keeps the update running.
+    const sockets: Socket[] = [];
+    const silent = createNetServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const sim = await startSim({ depotTimeoutMs: 30_000 });
+    try {
+      const child = spawn(
+        process.execPath,
+        [CLI, 'installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--installer-ca', await simCaFile(sim, 'interrupt'), '--depot-host', '127.0.0.1', '--depot-port', String((silent.address() as AddressInfo).port)],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      while (!sim.logs.some((l) => l.includes('Updating depot settings'))) await new Promise((resolve) => setTimeout(resolve, 50));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(130);
+      expect(stderr).toContain('interrupted: revoking the open sessions.');
+      expect(sim.logs.some((l) => l.includes('DELETE /v1/tokens/refresh-token 204'))).toBe(true);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
       await sim.close();
     }
   });
