@@ -9,9 +9,6 @@ import { StateWriter, loadState, type SimState } from './state.js';
 import { TokenService } from './tokens.js';
 import { TrustStore } from './trust-store.js';
 
-export { aliasOf, parseCertificates } from './trust-store.js';
-export type { AccessClaims } from './tokens.js';
-
 export interface InstallerSimulatorOptions {
   /** Address to listen on; 127.0.0.1 by default. */
   host?: string;
