@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Benchmark: depotkit serve against nginx (Debian's nginx-light), same file, same certificate,
+# same client (curl), over TLS on 127.0.0.1. Measures one 1 GiB download, 4 concurrent ones,
+# server CPU seconds per GiB, and the peak memory (summed RSS of all server processes) with 16
+# concurrent downloads. Usage:
+#   scripts/bench/serve.sh [file size, default 1G] [work dir, default a temp dir]
+set -euo pipefail
+size=${1:-1G}
+work=${2:-$(mktemp -d /var/tmp/depotkit-serve-bench-XXXX)}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cli="node $repo/dist/cli/main.js"
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$nginx_bin" ] || { echo "nginx is needed: apt-get install -y nginx-light" >&2; exit 2; }
+now() { date +%s.%N; }
+hz=$(getconf CLK_TCK)
+
+mkdir -p "$work/root/PROD/COMP/VCENTER" "$work/nginx"
+file=PROD/COMP/VCENTER/VMware-VCSA-all-9.0.0.0.1.iso
+[ -f "$work/root/$file" ] || head -c "$size" /dev/zero >"$work/root/$file"
+bytes=$(stat -c %s "$work/root/$file")
+cat "$work/root/$file" >/dev/null # page cache, for both servers alike
+[ -f "$work/pki/ca/ca-cert.pem" ] || $cli cert ca --out "$work/pki/ca" --key-size 2048 --force >/dev/null
+[ -f "$work/pki/server/server-chain.pem" ] || $cli cert issue --ca "$work/pki/ca" --dns localhost --ip 127.0.0.1 --out "$work/pki/server" --force >/dev/null
+ca=$work/pki/ca/ca-cert.pem chain=$work/pki/server/server-chain.pem key=$work/pki/server/server-key.pem
+
+# Every process of a server: the given pid and its children.
+pids_of() { echo "$1" $(pgrep -P "$1" || true); }
+cpu_ticks() { local t=0; for p in $(pids_of "$1"); do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done; echo $t; }
+rss_kb() { local t=0; for p in $(pids_of "$1"); do r=$(awk '/VmRSS/ {print $2}' /proc/$p/status 2>/dev/null || echo 0); t=$((t + ${r:-0})); done; echo $t; }
+
+# n concurrent downloads of the file; prints the wall time in seconds; checks every byte count.
+download() { # port n
+  local t; t=$(now)
+  for i in $(seq "$2"); do
+    curl -sS --fail --cacert "$ca" -o /dev/null -w '%{size_download}\n' "https://localhost:$1/$file" >"$work/got.$i" &
+  done
+  wait
+  for i in $(seq "$2"); do [ "$(cat "$work/got.$i")" = "$bytes" ] || { echo "short download" >&2; exit 1; }; done
+  echo "$(now) - $t" | bc
+}
+
+# Peak summed RSS while n downloads run.
+peak_rss() { # pid port n
+  local peak=0 r
+  download "$2" "$3" >/dev/null &
+  local d=$!
+  while kill -0 $d 2>/dev/null; do r=$(rss_kb "$1"); [ "$r" -gt "$peak" ] && peak=$r; sleep 0.05; done
+  echo $((peak / 1024))
+}
+
+min() { echo "if ($1 < $2) $1 else $2" | bc; }
+cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes auto;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  client_body_temp_path $work/nginx/tmp; proxy_temp_path $work/nginx/tmp; fastcgi_temp_path $work/nginx/tmp;
+  uwsgi_temp_path $work/nginx/tmp; scgi_temp_path $work/nginx/tmp;
+  server {
+    listen 127.0.0.1:18443 ssl;
+    ssl_certificate $chain; ssl_certificate_key $key;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    root $work/root;
+  }
+}
+CONF
+mkdir -p "$work/nginx/tmp"
+"$nginx_bin" -c "$work/nginx/nginx.conf" -g 'daemon off;' &
+nginx_pid=$!
+$cli serve "$work/root" --host 127.0.0.1 --port 18444 --cert "$chain" --key "$key" --json >"$work/serve.json" 2>/dev/null &
+serve_pid=$!
+trap 'kill $nginx_pid $serve_pid 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q '"pid"' "$work/serve.json" 2>/dev/null && break; sleep 0.1; done
+sleep 0.5
+
+echo "work dir: $work; file: $((bytes / 1048576)) MiB; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(node --version); $("$nginx_bin" -v 2>&1)"
+# Runs alternate between the two servers, best of 3, so that load from elsewhere hits both alike.
+n1=999 d1=999 n4=999 d4=999 ncpu=0 dcpu=0
+for _ in 1 2 3; do
+  n1=$(min "$(download 18443 1)" "$n1"); d1=$(min "$(download 18444 1)" "$d1")
+  c=$(cpu_ticks $nginx_pid); n4=$(min "$(download 18443 4)" "$n4"); ncpu=$((ncpu + $(cpu_ticks $nginx_pid) - c))
+  c=$(cpu_ticks $serve_pid); d4=$(min "$(download 18444 4)" "$d4"); dcpu=$((dcpu + $(cpu_ticks $serve_pid) - c))
+done
+gib=$(echo "scale=6; 12 * $bytes / 1073741824" | bc)
+mib=$((bytes / 1048576))
+n1=$(echo "scale=1; $mib / $n1" | bc); d1=$(echo "scale=1; $mib / $d1" | bc)
+n4=$(echo "scale=1; 4 * $mib / $n4" | bc); d4=$(echo "scale=1; 4 * $mib / $d4" | bc)
+ncpu=$(echo "scale=3; $ncpu / $hz / $gib" | bc); dcpu=$(echo "scale=3; $dcpu / $hz / $gib" | bc)
+nrss=$(peak_rss $nginx_pid 18443 16); drss=$(peak_rss $serve_pid 18444 16)
+# The same with one server process (the primary serves alone): the smallest footprint.
+$cli serve "$work/root" --host 127.0.0.1 --port 18445 --cert "$chain" --key "$key" --workers 1 --json >"$work/serve1.json" 2>/dev/null &
+serve1_pid=$!
+trap 'kill $nginx_pid $serve_pid $serve1_pid 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -q '"pid"' "$work/serve1.json" 2>/dev/null && break; sleep 0.1; done
+d1rss=$(peak_rss $serve1_pid 18445 16)
+ratio() { echo "scale=2; $1 / $2" | bc; }
+printf '\n| measurement | depotkit | nginx | ratio (depotkit/nginx) |\n|---|---|---|---|\n'
+printf '| one download, MiB/s | %s | %s | %s |\n' "$d1" "$n1" "$(ratio "$d1" "$n1")"
+printf '| 4 concurrent, MiB/s total | %s | %s | %s |\n' "$d4" "$n4" "$(ratio "$d4" "$n4")"
+printf '| server CPU s/GiB (4 concurrent) | %s | %s | %s |\n' "$dcpu" "$ncpu" "$(ratio "$dcpu" "$ncpu")"
+printf '| peak RSS, 16 concurrent, MiB (all processes; default workers) | %s | %s | %s |\n' "$drss" "$nrss" "$(ratio "$drss" "$nrss")"
+printf '| peak RSS, 16 concurrent, MiB (--workers 1) | %s | %s | %s |\n' "$d1rss" "$nrss" "$(ratio "$d1rss" "$nrss")"
