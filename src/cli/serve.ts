@@ -2,10 +2,10 @@ import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEPOT_ROOT_DIR, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../constants.js';
-import { certificateFromCa, machineNames } from '../server/ca-cert.js';
-import { startDepotServer, type DepotServerOptions } from '../server/index.js';
-import { loadTlsMaterial, type TlsMaterial } from '../server/tls.js';
-import { startWorkers, type RunningDepot } from '../server/workers.js';
+// Libraries load when the command runs (the CLI starts fast; the serving process stays small).
+import type { DepotServerOptions } from '../server/index.js';
+import type { TlsMaterial } from '../server/tls.js';
+import type { RunningDepot } from '../server/workers.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { readSecret } from '../util/secrets.js';
@@ -49,13 +49,16 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
     if (!opts.cert || !opts.key) throw usageError('--cert and --key go together.');
     if (opts.ca) throw usageError('Give either --cert and --key, or --ca, not both.');
     const source = { certFile: opts.cert, keyFile: opts.key };
-    return () => loadTlsMaterial(source);
+    return async () => (await import('../server/tls.js')).loadTlsMaterial(source);
   }
   if (opts.ca) {
     const caDir = opts.ca;
-    const machine = machineNames();
-    const names = { dns: opts.dns.length > 0 ? opts.dns : machine.dns, ips: opts.dns.length > 0 || opts.ip.length > 0 ? opts.ip : machine.ips };
-    return () => certificateFromCa(caDir, names);
+    const { dns, ip } = opts;
+    return async () => {
+      const { certificateFromCa, machineNames } = await import('../server/ca-cert.js');
+      const machine = machineNames();
+      return certificateFromCa(caDir, { dns: dns.length > 0 ? dns : machine.dns, ips: dns.length > 0 || ip.length > 0 ? ip : machine.ips });
+    };
   }
   if (opts.dns.length > 0 || opts.ip.length > 0) throw usageError('--dns and --ip name the certificate issued with --ca; give --ca <dir> too.');
   return undefined;
@@ -127,7 +130,7 @@ export function registerServeCommands(program: Command): void {
         accessLog: opts.accessLog === undefined ? undefined : { destination: opts.accessLog, format: opts.logFormat },
       };
       const graceMs = opts.grace * 1000;
-      const running = opts.workers === 1 ? await inProcess(options) : await startWorkers(options, opts.workers, graceMs);
+      const running = await runDepot(options, opts.workers, graceMs);
       if (opts.json) {
         printJson({ url: running.url, port: running.port, root, workers: running.workers, tls: Boolean(tls), auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none', pid: process.pid });
       } else {
@@ -138,13 +141,15 @@ export function registerServeCommands(program: Command): void {
     });
 }
 
-async function inProcess(options: DepotServerOptions): Promise<RunningDepot> {
-  const server = await startDepotServer(options);
+/** One server in this process, or `workers` server processes sharing the port. */
+export async function runDepot(options: DepotServerOptions, workers: number, graceMs: number): Promise<RunningDepot> {
+  if (workers > 1) return (await import('../server/workers.js')).startWorkers(options, workers, graceMs);
+  const server = await (await import('../server/index.js')).startDepotServer(options);
   return { url: server.url, port: server.port, workers: 1, reload: (m) => server.reloadTls(m), close: (ms) => server.close(ms) };
 }
 
-/** Reloads on SIGHUP, stops gracefully on SIGTERM/SIGINT (a second signal stops at once). */
-function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMaterial>) | undefined, graceMs: number): Promise<void> {
+/** Reloads on SIGHUP, stops gracefully on SIGTERM/SIGINT (a second signal stops at once); resolves once stopped. */
+export function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMaterial>) | undefined, graceMs: number): Promise<void> {
   return new Promise((resolveDone) => {
     let stopping = false;
     process.on('SIGHUP', () => {

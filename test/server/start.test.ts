@@ -1,0 +1,44 @@
+import { execFile, spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI, tempDir } from '../helpers/cli.js';
+
+const run = promisify(execFile);
+
+describe('npm start (depotkit start)', () => {
+  let cleanup: (() => Promise<void>) | undefined;
+  afterAll(async () => cleanup?.());
+
+  it('makes the demo depot and PKI, serves it over HTTPS with Basic auth, and prints a curl line that works', async () => {
+    const t = await tempDir();
+    cleanup = t.cleanup;
+    const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd: t.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+    const curlLine = await new Promise<string>((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        const match = /try: +(curl .*)\n/.exec(out);
+        if (match) resolve(match[1]!);
+      });
+      void exited.then(() => reject(new Error(`start exited: ${err}`)));
+    });
+    expect(out).toMatch(/user: +depot/);
+    expect(out).toMatch(/password file: +demo-pki\/depot-password/);
+    expect(out).toMatch(/CA certificate: +demo-pki\/ca\/ca-cert\.pem/);
+    const password = (await import('node:fs/promises')).readFile(join(t.dir, 'demo-pki', 'depot-password'), 'utf8');
+    expect(out).not.toContain((await password).trim());
+    expect((await stat(join(t.dir, 'demo-pki', 'depot-password'))).mode & 0o777).toBe(0o600);
+    const ok = await run('bash', ['-c', `${curlLine} -s -o /dev/null -w '%{http_code}'`], { cwd: t.dir });
+    expect(ok.stdout).toBe('200');
+    const url = /-I (https:\/\/\S+)/.exec(curlLine)![1]!;
+    const denied = await run('curl', ['-s', '-I', '--cacert', 'demo-pki/ca/ca-cert.pem', '-o', '/dev/null', '-w', '%{http_code}', url], { cwd: t.dir });
+    expect(denied.stdout).toBe('401');
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+});
