@@ -80,6 +80,10 @@ export async function startWorkers(options: DepotServerOptions, count: number, g
   }
 
   let started = false;
+  // However the primary ends (a second Ctrl-C exits at once), no worker outlives it.
+  process.once('exit', () => {
+    for (const w of live) w.process.kill('SIGKILL');
+  });
   // Workers listening on the same (address, port), even port 0, share the primary's one socket.
   let first: { url: string; port: number };
   try {
