@@ -92,7 +92,8 @@ describe('depotkit cert ca / issue', () => {
     expect(r.stderr).toContain(`warning: ${join(exposed, CA_KEY_FILE)} is readable by others (mode 0644); run chmod 600 ${join(exposed, CA_KEY_FILE)}.`);
   });
 
-  it.each([
+  // Independent processes: run them side by side.
+  it.concurrent.each([
     [['cert', 'ca', '--out', 'x', '--key-size', '1000'], /--key-size must be one of 2048, 3072, 4096, not "1000"/],
     [['cert', 'ca', '--out', 'x', '--days', 'ten'], /--days takes a whole number, not "ten"/],
     [['cert', 'ca', '--out', 'x', '--days', '0'], /--days must be at least 1/],
@@ -166,14 +167,17 @@ describe('depotkit cert inspect', () => {
 
   it('lints the test helper\'s broken certificates with the right ids', async () => {
     const ca = { keyPem: await readFile(join(caDir, CA_KEY_FILE), 'utf8'), certPem: await readFile(join(caDir, CA_CERT_FILE), 'utf8') };
-    for (const [kind, id] of [['no-san', 'cert.san.missing'], ['ip-cn', 'cert.cn.ip'], ['expired', 'cert.expired'], ['wrong-host', 'cert.san.host-missing'], ['self-signed', 'cert.chain.untrusted']] as const) {
-      const path = join(dir, `${kind}.pem`);
-      await writeFile(path, brokenServerCert(ca, kind, HOST).certPem);
-      const r = await runCli(['cert', 'inspect', path, '--host', HOST, '--ca', join(caDir, CA_CERT_FILE)]);
-      expect(r.code, kind).toBe(1);
-      expect(r.stdout).toContain(`ERROR ${id}:`);
-      expect(r.stdout).toContain(`fix: `);
-    }
+    const cases = [['no-san', 'cert.san.missing'], ['ip-cn', 'cert.cn.ip'], ['expired', 'cert.expired'], ['wrong-host', 'cert.san.host-missing'], ['self-signed', 'cert.chain.untrusted']] as const;
+    await Promise.all(
+      cases.map(async ([kind, id]) => {
+        const path = join(dir, `${kind}.pem`);
+        await writeFile(path, brokenServerCert(ca, kind, HOST).certPem);
+        const r = await runCli(['cert', 'inspect', path, '--host', HOST, '--ca', join(caDir, CA_CERT_FILE)]);
+        expect(r.code, kind).toBe(1);
+        expect(r.stdout, kind).toContain(`ERROR ${id}:`);
+        expect(r.stdout, kind).toContain('fix: ');
+      }),
+    );
   });
 
   it('shows what a CSR asks for, after verifying its signature', async () => {
