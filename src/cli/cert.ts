@@ -2,14 +2,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { MGMT_CSR_VALIDITY_DAYS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
-import { createCa, DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, loadCaDir, writeCaDir } from '../pki/ca.js';
-import { inspectCsr, signCsr } from '../pki/csr.js';
+import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, RSA_KEY_SIZES, type RsaKeySize } from '../pki/defaults.js';
 import { CA_CERT_FILE, CA_KEY_FILE } from '../pki/files.js';
-import { inspectCertificate, type CertInfo } from '../pki/inspect.js';
-import { issueServerCert, writeServerDir } from '../pki/issue.js';
-import { RSA_KEY_SIZES, type RsaKeySize } from '../pki/keys.js';
-import { lintServerCertificate } from '../pki/lint.js';
-import { readPemFile } from '../pki/pem.js';
+import type { CertInfo } from '../pki/inspect.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory, writeFileAtomic } from '../util/fs.js';
 import { readSecret } from '../util/secrets.js';
@@ -43,6 +38,7 @@ export function registerCertCommands(program: Command): void {
     .option('--force', 'replace an existing CA in <dir>')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { out: string; cn: string; days: number; keySize: RsaKeySize; passphraseFile?: string; passphraseEnv?: string; force?: boolean; json?: boolean }) => {
+      const { createCa, writeCaDir, inspectCertificate } = await loadPki();
       const passphrase = await passphraseFrom(opts.passphraseFile, opts.passphraseEnv);
       const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: opts.keySize });
       const paths = await writeCaDir(opts.out, ca, { force: opts.force, passphrase });
@@ -72,6 +68,7 @@ export function registerCertCommands(program: Command): void {
     .option('--force', 'replace existing files in <out>')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: RsaKeySize; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
+      const { loadCaDir, issueServerCert, writeServerDir, inspectCertificate } = await loadPki();
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
       await warnIfKeyExposed(opts.ca);
       const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: opts.keySize, allowIpOnly: opts.allowIpOnly });
@@ -105,6 +102,7 @@ export function registerCertCommands(program: Command): void {
     .option('--force', 'replace an existing <file>')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
+      const { loadCaDir, signCsr, inspectCertificate } = await loadPki();
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
       await warnIfKeyExposed(opts.ca);
       let csrText: string;
@@ -134,6 +132,7 @@ export function registerCertCommands(program: Command): void {
     .option('--ca <file>', 'a CA certificate file (or a CA folder) the installer trusts (repeatable)', collect, [])
     .option('--json', 'print the result as JSON')
     .action(async (file: string, opts: { host?: string; ip: string[]; ca: string[]; json?: boolean }) => {
+      const { readPemFile, inspectCsr, inspectCertificate, lintServerCertificate } = await loadPki();
       const blocks = await readPemFile(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST']);
       const isCert = (b: string) => b.startsWith('-----BEGIN CERTIFICATE-----');
       if (!isCert(blocks[0]!)) {
@@ -169,6 +168,9 @@ export function registerCertCommands(program: Command): void {
       process.exitCode = hasErrors(findings) ? EXIT.problems : EXIT.ok;
     });
 }
+
+/** node-forge and the rest load only when a cert command runs, so every other command starts fast. */
+const loadPki = () => import('../pki/index.js');
 
 function formatSan(san: { dns: string[]; ips: string[] }): string {
   return [...san.dns.map((d) => `DNS:${d}`), ...san.ips.map((i) => `IP:${i}`)].join(', ');

@@ -2,26 +2,23 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
-import {
+import type {
   InstallerClient,
-  certificatesOf,
-  ensureTrusted,
-  installerStatus,
-  loadInventory,
-  parseInstallerUrl,
-  pushDepot,
-  runFleet,
-  type DepotPushResult,
-  type DepotSpec,
-  type FleetRow,
-  type InstallerStatus,
-  type InstallerTarget,
-  type TrustOutcome,
+  DepotPushResult,
+  DepotSpec,
+  FleetRow,
+  InstallerStatus,
+  InstallerTarget,
+  TrustOutcome,
 } from '../installer/index.js';
-import { CA_CERT_FILE } from '../pki/index.js';
+import { CA_CERT_FILE } from '../pki/files.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
 import { parseIntOption, printJson, printLines, warn } from './output.js';
+
+/** The client library loads when an installer command runs, so every other command starts fast. */
+let loaded: Promise<typeof import('../installer/index.js')> | undefined;
+const installerLib = () => (loaded ??= import('../installer/index.js'));
 
 interface ConnectionFlags {
   installer?: string;
@@ -72,8 +69,9 @@ export function registerInstallerCommands(program: Command): void {
   connectionOptions(installer.command('trust').description('import CA certificates as TRUSTED_FOR_OUTBOUND (compares certificates: a re-run imports nothing)'))
     .requiredOption('--ca <file>', 'PEM file with the CA certificate(s) to trust, or a CA folder')
     .action(async (flags: TrustFlags) => {
+      const lib = await installerLib();
       const pems = await readCaCertificates(flags.ca);
-      await runCommand(flags, async (client) => ({ ok: true, result: await ensureTrusted(client, pems) }), trustLine);
+      await runCommand(flags, async (client) => ({ ok: true, result: await lib.ensureTrusted(client, pems) }), trustLine);
     });
 
   connectionOptions(installer.command('depot').description("update the installer's offline depot settings, wait for its validation and report the status"))
@@ -87,6 +85,7 @@ export function registerInstallerCommands(program: Command): void {
     .option('--force', 'push even when the installer already has these settings and reaches the depot')
     .option('--wait-timeout <seconds>', 'how long to wait for the depot status', parseIntOption('--wait-timeout'), 60)
     .action(async (flags: DepotFlags) => {
+      const lib = await installerLib();
       if (!!flags.depotUrl === !!flags.depotHost) throw usageError('Give the depot with --depot-url, or with --depot-host (and --depot-port), not both.');
       const spec: DepotSpec = flags.depotUrl ? { url: flags.depotUrl } : { hostname: flags.depotHost, port: flags.depotPort };
       if (flags.depotUser) {
@@ -99,8 +98,8 @@ export function registerInstallerCommands(program: Command): void {
       await runCommand(
         flags,
         async (client) => {
-          const trusted = caPems ? await ensureTrusted(client, caPems) : undefined;
-          const pushed = await pushDepot(client, spec, { force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000 });
+          const trusted = caPems ? await lib.ensureTrusted(client, caPems) : undefined;
+          const pushed = await lib.pushDepot(client, spec, { force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000 });
           return { ok: pushed.ok, result: { ...pushed, ...(trusted ? { trusted } : {}) } };
         },
         depotLine,
@@ -109,7 +108,8 @@ export function registerInstallerCommands(program: Command): void {
 
   connectionOptions(installer.command('status').description('appliance info, depot settings and status, trusted certificates'))
     .action(async (flags: ConnectionFlags) => {
-      await runCommand(flags, async (client) => ({ ok: true, result: await installerStatus(client) }), statusLines);
+      const lib = await installerLib();
+      await runCommand(flags, async (client) => ({ ok: true, result: await lib.installerStatus(client) }), statusLines);
     });
 }
 
@@ -121,6 +121,7 @@ type RowFormatter<T> = (result: T) => string[];
  * when any failed.
  */
 async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerClient) => Promise<{ ok: boolean; result: T }>, format: RowFormatter<T>): Promise<void> {
+  const lib = await installerLib();
   const targets = await resolveTargets(flags);
   if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
   const passwords = await passwordSources(targets, flags);
@@ -135,10 +136,10 @@ async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerCli
   process.once('SIGTERM', interrupted);
   let rows: Array<FleetRow<T>>;
   try {
-    rows = await runFleet(targets, flags.concurrency, async (target) => {
+    rows = await lib.runFleet(targets, flags.concurrency, async (target) => {
       const password = await passwords(target);
-      const caPems = target.installerCa ? await cached(caCache, target.installerCa, async () => certificatesOf(await readText(target.installerCa!), target.installerCa!)) : undefined;
-      const client = await InstallerClient.connect({ url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: flags.timeout * 1000 });
+      const caPems = target.installerCa ? await cached(caCache, target.installerCa, async () => lib.certificatesOf(await readText(target.installerCa!), target.installerCa!)) : undefined;
+      const client = await lib.InstallerClient.connect({ url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: flags.timeout * 1000 });
       open.add(client);
       try {
         return await task(client);
@@ -161,15 +162,16 @@ async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerCli
 }
 
 async function resolveTargets(flags: ConnectionFlags): Promise<InstallerTarget[]> {
+  const lib = await installerLib();
   if (!!flags.installer === !!flags.inventory) throw usageError('Give one installer with --installer URL, or a fleet with --inventory FILE.');
   if (flags.installerCa && flags.insecure) throw usageError('Give --installer-ca or --insecure, not both.');
   if (flags.concurrency < 1) throw usageError('--concurrency must be at least 1.');
   if (flags.installer) {
-    const origin = parseInstallerUrl(flags.installer);
+    const origin = lib.parseInstallerUrl(flags.installer);
     return [{ name: origin.host, url: origin.origin, user: flags.user, passwordFile: flags.passwordFile, passwordEnv: flags.passwordEnv, installerCa: flags.installerCa, insecure: flags.insecure }];
   }
   // Command-line sources fill in what an inventory entry leaves open.
-  return (await loadInventory(flags.inventory!)).map((t) => ({
+  return (await lib.loadInventory(flags.inventory!)).map((t) => ({
     ...t,
     ...(t.passwordFile || t.passwordEnv ? {} : { passwordFile: flags.passwordFile, passwordEnv: flags.passwordEnv }),
     installerCa: t.installerCa ?? (t.insecure ? undefined : flags.installerCa),
@@ -218,13 +220,14 @@ function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Prom
 
 /** CA certificates from a PEM file, or from a CA folder made by `depotkit cert ca` (its certificate only). */
 async function readCaCertificates(path: string): Promise<string[]> {
+  const lib = await installerLib();
   let file = path;
   try {
     if ((await stat(path)).isDirectory()) file = join(path, CA_CERT_FILE);
   } catch (err) {
     throw describeFsError(err, path);
   }
-  return certificatesOf(await readText(file), file);
+  return lib.certificatesOf(await readText(file), file);
 }
 
 async function readText(path: string): Promise<string> {

@@ -1,8 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_DEFAULT_USER } from '../constants.js';
-import { API_CHOICES, replaceCertificate, type ApiChoice, type ReplaceCertReport } from '../mgmt/index.js';
-import { loadCaDir, readPemFile } from '../pki/index.js';
+import { API_CHOICES, type ApiChoice } from '../mgmt/choices.js';
+import type { ReplaceCertReport } from '../mgmt/index.js';
+import { readPemFile } from '../pki/pem.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
@@ -71,6 +72,7 @@ export function registerMgmtCommands(program: Command): void {
       if (flags.insecure && !flags.json) warn("not validating the server's current certificate (--insecure).");
       const waiting = waitLine(!flags.json && process.stderr.isTTY === true);
       try {
+        const { replaceCertificate } = await import('../mgmt/index.js');
         const report = await replaceCertificate({
           server: flags.server,
           user: flags.user,
@@ -158,7 +160,7 @@ async function readCa(path: string, certOnly: boolean): Promise<{ certPem: strin
   } catch (err) {
     throw describeFsError(err, path);
   }
-  if (isDir) return loadCaDir(path);
+  if (isDir) return (await import('../pki/index.js')).loadCaDir(path);
   if (!certOnly) throw usageError(`--ca ${path} is a file; signing the server's CSR needs a CA folder with its key.`, 'Make one with: depotkit cert ca --out <dir>');
   return { certPem: (await readPemFile(path, 'CERTIFICATE')).join('') };
 }

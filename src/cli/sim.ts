@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
-import { startInstallerSimulator } from '../simulators/installer/index.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { readSecret } from '../util/secrets.js';
 import { registerSimMgmtCommand } from './mgmt.js';
@@ -42,6 +41,7 @@ export function registerSimInstallerCommand(sim: Command): void {
     .option('--json', 'print the address as JSON')
     .action(async (flags: SimInstallerFlags) => {
       const users = flags.passwordFile ? { [flags.user]: await readSecret({ file: flags.passwordFile }, 'password') } : undefined;
+      const { startInstallerSimulator } = await import('../simulators/installer/index.js');
       const simulator = await startInstallerSimulator({
         host: flags.host,
         port: flags.port,

@@ -3,8 +3,9 @@ import { MGMT_API, MGMT_HEADERS, MGMT_USE_HEADER_AUTHN_VALUE, type MgmtApiGenera
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { isObject, parseErrorBody, unwrapValue, wrapSpec, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './wire.js';
 
-export type ApiChoice = 'auto' | MgmtApiGeneration;
-export const API_CHOICES: readonly ApiChoice[] = ['auto', 'rest', 'api'];
+import type { ApiChoice } from './choices.js';
+
+export { API_CHOICES, type ApiChoice } from './choices.js';
 
 /** Which certificates the client trusts for the server's current certificate. */
 export interface MgmtTrust {

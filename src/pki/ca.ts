@@ -3,6 +3,7 @@ import type { KeyObject, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import { usageError } from '../util/errors.js';
 import { exists, writeFileAtomic } from '../util/fs.js';
+import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE } from './defaults.js';
 import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
 import { inspectCertificate, parseCertificate } from './inspect.js';
 import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
@@ -17,9 +18,7 @@ export interface CaMaterial {
   passphrase?: string;
 }
 
-export const DEFAULT_CA_CN = 'depotkit private CA';
-export const DEFAULT_CA_DAYS = 3650;
-export const DEFAULT_CA_KEY_SIZE = 3072;
+export { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE };
 /** Certificates start an hour early so that a client whose clock lags a little still accepts them. */
 export const BACKDATE_MS = 3_600_000;
 

@@ -6,9 +6,9 @@ import { parsePemBlocks } from './pem.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
-/** RSA sizes the toolkit makes; the installer and the management server accept them all. */
-export const RSA_KEY_SIZES = [2048, 3072, 4096] as const;
-export type RsaKeySize = (typeof RSA_KEY_SIZES)[number];
+import { RSA_KEY_SIZES, type RsaKeySize } from './defaults.js';
+
+export { RSA_KEY_SIZES, type RsaKeySize };
 
 const PRIVATE_KEY_LABELS = ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY'];
 
