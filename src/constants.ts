@@ -290,7 +290,7 @@ export const SERVE_TLS_CIPHERS = [
   'ECDHE-ECDSA-CHACHA20-POLY1305',
   'ECDHE-RSA-CHACHA20-POLY1305',
 ].join(':');
-/** Read buffer of the file streams (measured: scripts/bench/serve.sh). */
+/** Size of each of the two reused read buffers of a download (measured: scripts/bench/serve.sh, docs/benchmarks.md). */
 export const SERVE_READ_BUFFER = 1024 * 1024;
 /** Seconds running downloads get to finish after SIGTERM/SIGINT before they are cut. */
 export const SERVE_DEFAULT_GRACE_SECONDS = 30;

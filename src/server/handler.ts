@@ -1,7 +1,6 @@
-import { close, createReadStream, fstat, open } from 'node:fs';
+import { close, fstat, open } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
-import { pipeline } from 'node:stream';
 import { promisify } from 'node:util';
 import { DEPOT_PATHS, SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_METHODS, SERVE_READ_BUFFER } from '../constants.js';
 import type { AccessLog } from './access-log.js';
@@ -9,6 +8,7 @@ import { WWW_AUTHENTICATE, type Authenticator } from './auth.js';
 import { ifRangeMatches, notModified, validatorsOf } from './conditional.js';
 import { parseRequestPath, resolveInsideRoot } from './paths.js';
 import { parseRange } from './range.js';
+import { sendFileRange } from './send-file.js';
 
 export interface HandlerOptions {
   /** The web root, already a realpath. */
@@ -23,7 +23,7 @@ export interface HandlerOptions {
 }
 
 // Plain descriptors, not FileHandles: a FileHandle lost by mistake would be closed by the garbage
-// collector and hide a leak; a descriptor is closed by the stream (pipeline) or by us, nowhere else.
+// collector and hide a leak; a descriptor is closed by sendFileRange or here, nowhere else.
 const openFd = promisify(open);
 const fstatFd = promisify(fstat);
 const closeFd = promisify(close);
@@ -121,13 +121,10 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
         res.end();
         return;
       }
-      const stream = createReadStream('', { fd, start, end, highWaterMark: readBuffer, autoClose: true });
       handed = true;
-      stream.on('data', (chunk: Buffer | string) => {
-        ex.bytes += chunk.length;
+      sendFileRange(fd, start, end, res, readBuffer, (n) => {
+        ex.bytes += n;
       });
-      // pipeline destroys the file stream, and so closes the descriptor, as soon as the client goes away.
-      pipeline(stream, res, () => {});
     } finally {
       if (!handed) await closeFd(fd);
     }
