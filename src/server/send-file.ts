@@ -14,7 +14,7 @@ import type { ServerResponse } from 'node:http';
 export function sendFileRange(fd: number, start: number, end: number, res: ServerResponse, bufferSize: number, onBytes: (n: number) => void): void {
   const size = Math.max(1, Math.min(bufferSize, end - start + 1));
   const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
-  let writes: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
+  const writes: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
   let gone = false;
   const goneSignal = new Promise<void>((resolve) =>
     res.once('close', () => {
@@ -39,7 +39,6 @@ export function sendFileRange(fd: number, start: number, end: number, res: Serve
       if (n === 0) return false;
       position += n;
       onBytes(n);
-      writes = [...writes];
       writes[turn] = new Promise<void>((resolve) => res.write(n === size ? buf : buf.subarray(0, n), () => resolve()));
       turn ^= 1;
     }
