@@ -53,7 +53,7 @@ export function registerMgmtCommands(program: Command): void {
     .option('--locality <name>', 'locality')
     .option('--email <address>', 'e-mail address')
     .option('--key-size <bits>', `key size the server generates: ${MGMT_CSR_KEY_SIZES.join(', ')} (default: the server's)`, parseIntOption('--key-size'))
-    .option('--days <n>', 'validity of the signed certificate', parseIntOption('--days'), MGMT_CSR_VALIDITY_DAYS)
+    .option('--days <n>', `validity of the certificate signed for the server's CSR (the server's own flow implies ${MGMT_CSR_VALIDITY_DAYS}; other values are warned about)`, parseIntOption('--days'), MGMT_CSR_VALIDITY_DAYS)
     .addOption(new Option('--api <generation>', 'API generation: auto uses the newer /api when the server has it').choices(API_CHOICES as string[]).default('auto'))
     .option('--server-ca <file>', "certificate(s) to trust the server's current certificate with")
     .option('--insecure', "do not validate the server's current certificate (the new one is always checked)")
@@ -69,7 +69,9 @@ export function registerMgmtCommands(program: Command): void {
       const custom = flags.cert && flags.key ? { certPem: await readText(flags.cert), keyPem: await readText(flags.key) } : undefined;
       const serverCaPems = flags.serverCa ? await readPemFile(flags.serverCa, 'CERTIFICATE') : undefined;
       const password = flags.passwordFile ? await readSecret({ file: flags.passwordFile }, 'password') : await promptSecret(`Password of ${flags.user}`);
-      if (flags.insecure && !flags.json) warn("not validating the server's current certificate (--insecure).");
+      // Warnings go to stderr, so they are printed with --json too: stdout stays parseable.
+      if (flags.insecure) warn("not validating the server's current certificate (--insecure).");
+      if (!flags.cert && flags.days !== MGMT_CSR_VALIDITY_DAYS) warn(csrDaysWarning(flags.days));
       const waiting = waitLine(!flags.json && process.stderr.isTTY === true);
       try {
         const { replaceCertificate } = await import('../mgmt/index.js');
@@ -150,6 +152,17 @@ export function registerSimMgmtCommand(sim: Command): void {
       });
       await sim.close();
     });
+}
+
+/**
+ * The toolkit's CA signs the server's CSR, so it can give any validity; but the
+ * server's own CSR flow implies the fixed two years (seed), which some versions may insist on.
+ */
+function csrDaysWarning(days: number): string {
+  return (
+    `--days ${days}: a certificate for the server's own CSR is valid for ${MGMT_CSR_VALIDITY_DAYS} days (2 years) on the real server; ` +
+    `the CA signs ${days} days as asked, but some server versions may refuse it. For another validity, the supported way is a certificate made elsewhere with --cert and --key.`
+  );
 }
 
 /** A CA folder, or (for --cert) a file with the CA certificate only. */

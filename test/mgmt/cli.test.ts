@@ -34,12 +34,24 @@ describe('depotkit mgmt replace-cert', () => {
     expect(res.stdout).toMatch(/Dry run on https:\/\/127\.0\.0\.1:\d+ \(\/api API\): logged in, nothing changed/);
     expect(res.stdout).toContain('SAN 127.0.0.1, vc.lab.local');
     expect(sim.currentCertPem()).toBe(before);
+    // The default validity is the server's own two years: nothing to warn about.
+    expect(res.stderr).not.toContain('--days');
   });
 
-  it('replaces the certificate through /rest and reports it as JSON', async () => {
+  it('warns about --insecure with --json too, on stderr, keeping stdout JSON', async () => {
+    const res = await runCli([...base(), '--insecure', '--dry-run', '--json']);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, dryRun: true });
+    expect(res.stderr).toContain("warning: not validating the server's current certificate (--insecure).");
+  });
+
+  it('replaces the certificate through /rest and reports it as JSON, warning that --days is not the server\'s two years', async () => {
     const res = await runCli([...base(), '--server-ca', files.serverCa, '--api', 'rest', '--key-size', '2048', '--org', 'Lab', '--days', '365', '--json']);
     expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(/warning: --days 365: a certificate for the server's own CSR is valid for 730 days \(2 years\) on the real server;.*some server versions may refuse it.*--cert and --key/);
     const report = JSON.parse(res.stdout);
+    // The toolkit's CA signs the validity asked for.
+    expect(Date.parse(report.certificate.notAfter) - Date.parse(report.certificate.notBefore)).toBe(365 * 86_400_000);
     expect(report).toMatchObject({ ok: true, api: 'rest', verified: { trusted: true, hostname: true }, certificate: { subject: 'O=Lab, CN=127.0.0.1', issuer: 'CN=depotkit test CA' } });
     expect(report.certificate.sha256).toBe(sha256Of(sim.currentCertPem()));
     expect(`${res.stdout}${res.stderr}`).not.toContain(PASSWORD);
