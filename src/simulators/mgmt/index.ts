@@ -37,6 +37,8 @@ export interface MgmtSimulator {
   restarts(): number;
   /** How many sessions were created. */
   sessionsCreated(): number;
+  /** How many sessions are alive (created, not ended, not expired). */
+  liveSessions(): number;
   close(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
     ready: () => listening,
     restarts: () => restarts,
     sessionsCreated: () => state.sessions.created,
+    liveSessions: () => state.sessions.live(),
     async close() {
       closed = true;
       if (restartTimer) clearTimeout(restartTimer);

@@ -31,6 +31,14 @@ export class SessionStore {
     return true;
   }
 
+  /** How many sessions are alive now (not ended, not idle too long); tests use it to see a client end its session. */
+  live(): number {
+    const now = Date.now();
+    let n = 0;
+    for (const last of this.lastUse.values()) if (now - last <= this.idleMs) n++;
+    return n;
+  }
+
   delete(id: string): void {
     this.lastUse.delete(id);
   }
