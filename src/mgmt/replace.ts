@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, type MgmtApiGeneration } from '../constants.js';
 import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, sha256Fingerprint, signCsr, splitPemBlocks, type CertInfo } from '../pki/index.js';
-import { usageError } from '../util/errors.js';
+import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { chainsToRoot, isSelfSigned } from './chain.js';
 import { MgmtClient, hostOf, parseServerUrl, type ApiChoice } from './client.js';
 import { handshake, waitForCertificate, type WaitStatus } from './served.js';
@@ -116,16 +116,17 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
     trust: { caPems: opts.serverCaPems, insecure: opts.insecure },
     timeoutMs: opts.requestTimeoutMs,
   });
-  const report: ReplaceCertReport = {
-    server: origin.origin,
-    api: client.generation,
-    mode: custom ? 'custom' : 'csr',
-    dryRun: opts.dryRun === true,
-    previous: summaryOfTls(await client.getTls()),
-    problems: [],
-    ok: false,
-  };
+  // Everything after the login is inside the try: a failure must still end the session and close connections.
   try {
+    const report: ReplaceCertReport = {
+      server: origin.origin,
+      api: client.generation,
+      mode: custom ? 'custom' : 'csr',
+      dryRun: opts.dryRun === true,
+      previous: summaryOfTls(await client.getTls()),
+      problems: [],
+      ok: false,
+    };
     let spec: TlsReplaceSpec;
     let certPem: string;
     if (custom) {
@@ -142,7 +143,8 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
       const info = inspectCertificate(certPem);
       report.certificate = summary(info);
       if (!certificateCoversHost(info, host)) {
-        throw usageError(`The server's CSR does not request the name ${host}; clients would reject the certificate, so it was not installed.`);
+        // The server's doing, after it made a key: not a usage error.
+        throw new DepotkitError(`The server's CSR does not request the name ${host}; clients would reject the certificate, so it was not installed.`, EXIT.problems);
       }
       spec = { cert: certPem, root_cert: caPems.join('') };
     }

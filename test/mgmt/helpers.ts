@@ -1,9 +1,15 @@
 import { X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import express from 'express';
 import { Agent, request } from 'undici';
 import { createCa, writeCaDir, type CaMaterial } from '../../src/pki/index.js';
+import { mgmtApp, type MgmtState } from '../../src/simulators/mgmt/app.js';
+import { selfSignedCertificate } from '../../src/simulators/mgmt/certs.js';
 import { startMgmtSimulator, type MgmtSimulator, type MgmtSimulatorOptions } from '../../src/simulators/mgmt/index.js';
+import { SessionStore } from '../../src/simulators/mgmt/sessions.js';
 
 export const USER = 'administrator@vsphere.local';
 export const PASSWORD = 'Secr3t-pa55!';
@@ -52,3 +58,35 @@ export async function call(
 }
 
 export const sha256Of = (pem: string) => new X509Certificate(pem).fingerprint256.replace(/:/g, '').toLowerCase();
+
+/**
+ * The simulator's app (the /api generation) on real HTTPS, behind routes that
+ * `tweak` adds first: a server that misbehaves in one call, as no simulator option makes it.
+ */
+export async function startTweakedServer(tweak: (app: express.Express) => void): Promise<{ url: string; state: MgmtState; currentCertPem(): string; close(): Promise<void> }> {
+  const current = await selfSignedCertificate('127.0.0.1', '127.0.0.1');
+  const state: MgmtState = {
+    hostname: '127.0.0.1',
+    users: { [USER]: PASSWORD },
+    generations: ['api'],
+    sessions: new SessionStore(60_000),
+    current,
+    trustedRoots: [current.certPem],
+    onReplaced: () => {},
+  };
+  const outer = express();
+  outer.use(express.json());
+  tweak(outer);
+  outer.use(mgmtApp(state));
+  const server = createServer({ key: current.keyPem, cert: current.certPem }, outer);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    state,
+    currentCertPem: () => state.current.certPem,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}

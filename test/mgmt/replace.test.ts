@@ -1,10 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MGMT_API, MGMT_ERROR_TYPES, MGMT_MESSAGE_IDS } from '../../src/constants.js';
 import { MgmtApiError, MgmtClient, replaceCertificate, type ReplaceCertOptions } from '../../src/mgmt/index.js';
+import { errorBody, message } from '../../src/mgmt/wire.js';
 import { createCa, issueServerCert, normalizePem } from '../../src/pki/index.js';
 import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
-import { PASSWORD, USER, sha256Of, startSim, testCa } from './helpers.js';
+import { PASSWORD, USER, sha256Of, startSim, startTweakedServer, testCa } from './helpers.js';
 
 let sims: MgmtSimulator[] = [];
 afterEach(async () => {
@@ -18,7 +20,7 @@ async function sim(opts: Parameters<typeof startSim>[0] = {}): Promise<MgmtSimul
   return s;
 }
 
-async function options(s: MgmtSimulator, extra: Partial<ReplaceCertOptions> = {}): Promise<ReplaceCertOptions> {
+async function options(s: Pick<MgmtSimulator, 'url' | 'currentCertPem'>, extra: Partial<ReplaceCertOptions> = {}): Promise<ReplaceCertOptions> {
   return { server: s.url, user: USER, password: PASSWORD, ca: await testCa(), serverCaPems: [s.currentCertPem()], keySize: 2048, pollMs: 50, waitTimeoutMs: 20_000, ...extra };
 }
 
@@ -136,8 +138,65 @@ describe('replaceCertificate: the whole flow', () => {
     expect(plan).toMatchObject({ ok: true, dryRun: true, csrSpec: { common_name: 'vc.lab.local', subject_alt_name: ['vc.lab.local', '127.0.0.1'] } });
     expect(plan.certificate).toBeUndefined();
     expect(s.sessionsCreated()).toBe(created + 1);
+    // The session was ended, not left to expire.
+    expect(s.liveSessions()).toBe(0);
     expect(s.currentCertPem()).toBe(before);
     expect(s.restarts()).toBe(0);
+
+    // Install a certificate made elsewhere, then plan to install that same one again.
+    const ca = await testCa();
+    const made = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'] });
+    const custom = { certPem: made.certPem, keyPem: made.keyPem };
+    expect(await replaceCertificate(await options(s, { custom }))).toMatchObject({ ok: true });
+    const served = s.currentCertPem();
+    const again = await replaceCertificate(await options(s, { custom, dryRun: true, serverCaPems: [ca.certPem] }));
+    expect(again).toMatchObject({
+      ok: false,
+      dryRun: true,
+      mode: 'custom',
+      problems: ['The certificate is the one the server serves already.'],
+      previous: { sha256: sha256Of(served) },
+      certificate: { sha256: sha256Of(served) },
+    });
+    expect(s.restarts()).toBe(1);
+    expect(s.currentCertPem()).toBe(served);
+  });
+
+  it('ends its session even when the first read of the certificate fails', async () => {
+    const server = await startTweakedServer((app) => {
+      app.get(MGMT_API.api.tls, (_req, res) => {
+        res.status(500).json(errorBody('api', MGMT_ERROR_TYPES.error, [message(MGMT_MESSAGE_IDS.badRequest, 'The certificate store is not available.')]));
+      });
+    });
+    try {
+      const err = await replaceCertificate(await options(server, { api: 'api' })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(MgmtApiError);
+      expect(err).toMatchObject({ status: 500, messages: ['The certificate store is not available.'] });
+      expect(server.state.sessions.created).toBe(1);
+      expect(server.state.sessions.live()).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('fails with exit 1 (not a usage error) when the server\'s CSR leaves out the host name, and installs nothing', async () => {
+    const server = await startTweakedServer((app) => {
+      // A server that names only itself in its CSR, whatever the request asks for.
+      app.post(MGMT_API.api.tlsCsr, (req, _res, next) => {
+        req.body = { ...req.body, common_name: 'elsewhere.lab.local', subject_alt_name: ['elsewhere.lab.local'] };
+        next();
+      });
+    });
+    try {
+      const before = server.state.current.certPem;
+      const err = await replaceCertificate(await options(server, { api: 'api' })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DepotkitError);
+      expect(err).toMatchObject({ exitCode: 1, message: expect.stringMatching(/CSR does not request the name 127\.0\.0\.1; .*not installed/) });
+      expect(server.state.current.certPem).toBe(before);
+      expect(server.state.sessions.live()).toBe(0);
+    } finally {
+      await server.close();
+    }
   });
 
   it('says which option to use when the current certificate is not trusted, and refuses wrong credentials', async () => {
