@@ -2,6 +2,7 @@ import { decodeJwt } from 'jose';
 import { Agent, request } from 'undici';
 import { INSTALLER_API, INSTALLER_TOKEN_CREATED_STATUSES } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { isTlsTrustError } from '../util/tls-errors.js';
 import { isObject, parseErrorBody, type ApplianceInfo, type DepotSettings, type PageOfTrustedCertificate, type TokenPair } from './wire.js';
 
 /** How the client trusts the installer's own HTTPS certificate. */
@@ -77,8 +78,6 @@ const RETRYABLE_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_CLOSED',
 ]);
-
-const TLS_TRUST_CODES = /^(UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED_CERT|CERT_|ERR_TLS_CERT_ALTNAME_INVALID)/;
 
 function codeOf(err: unknown): string | undefined {
   const own = (err as { code?: unknown })?.code;
@@ -290,7 +289,7 @@ export class InstallerClient {
   private connectionError(err: unknown): InstallerConnectionError {
     const code = codeOf(err);
     const where = this.origin.host;
-    if (code && TLS_TRUST_CODES.test(code)) {
+    if (isTlsTrustError(code)) {
       return new InstallerConnectionError(
         `The installer ${where} presented a certificate this client does not trust (${code}).`,
         code,

@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import { MGMT_API, MGMT_HEADERS, MGMT_USE_HEADER_AUTHN_VALUE, type MgmtApiGeneration } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { TLS_TRUST_ERROR_CODES } from '../util/tls-errors.js';
 import { isObject, parseErrorBody, unwrapValue, wrapSpec, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './wire.js';
 
 import type { ApiChoice } from './choices.js';
@@ -218,20 +219,11 @@ function check(operation: string, reply: Reply): void {
   throw new MgmtApiError(operation, reply.status, type, messages);
 }
 
-const TRUST_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
 /** One sentence for a network or TLS failure, with what to do about it. */
 export function connectionError(origin: URL, err: unknown): DepotkitError {
   const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
   const code = e.code && e.code.startsWith('UND_ERR') && e.cause?.code ? e.cause.code : (e.code ?? e.cause?.code);
-  if (code && TRUST_CODES.has(code)) {
+  if (code && TLS_TRUST_ERROR_CODES.has(code)) {
     return new DepotkitError(
       `${origin.host} presents a certificate this client does not trust (${code}).`,
       EXIT.problems,

@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
+import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer } from '../../src/server/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
@@ -88,6 +88,25 @@ describe('tokens', () => {
       expect((revoked.body as { errorCode: string }).errorCode).toBe('REFRESH_TOKEN_NOT_FOUND');
       expect((await call(sim, 'PATCH', '/v1/tokens/access-token/refresh', { raw: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
     });
+  });
+
+  it('refuses a token signed with its own secret that lacks exp (it would never expire)', async () => {
+    const stateFile = join(tmp.dir, 'no-exp-state.json');
+    await withSim(
+      async (sim) => {
+        const pair = await login(sim);
+        const { secret } = JSON.parse(await readFile(stateFile, 'utf8')) as { secret: string };
+        const { exp: _exp, ...claims } = decodeJwt(pair.accessToken);
+        const key = Buffer.from(secret, 'hex');
+        const sign = (c: object) => new SignJWT({ ...c }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(key);
+        // The same claims re-signed are accepted: only the missing exp is refused.
+        expect((await call(sim, 'GET', CERTS, { token: await sign({ ...claims, exp: _exp }) })).status).toBe(200);
+        const reply = await call(sim, 'GET', CERTS, { token: await sign(claims) });
+        expect(reply.status).toBe(401);
+        expect((reply.body as { errorCode: string }).errorCode).toBe('UNAUTHORIZED');
+      },
+      { stateFile },
+    );
   });
 
   it('refuses expired, tampered, alg:none, foreign and missing tokens with 401', async () => {

@@ -12,6 +12,7 @@ import {
   INSTALLER_TLS_MESSAGES,
   type DepotStatus,
 } from '../../constants.js';
+import { TLS_TRUST_ERROR_CODES, TLS_VALIDITY_ERROR_CODES } from '../../util/tls-errors.js';
 import type { ServiceLog } from './log.js';
 
 /** Where the installer looks for the depot: the folder that contains PROD/. */
@@ -29,21 +30,6 @@ export type DepotProbeOutcome =
 
 const COMPONENT = 'DepotSettingsService';
 
-/** OpenSSL's verification codes: the certificate chain could not be trusted or is not valid now. */
-const TRUST_CODES = new Set([
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_REJECTED',
-  'INVALID_CA',
-  'PATH_LENGTH_EXCEEDED',
-  'INVALID_PURPOSE',
-]);
-const VALIDITY_CODES = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERROR_IN_CERT_NOT_BEFORE_FIELD', 'ERROR_IN_CERT_NOT_AFTER_FIELD']);
 const NAME_ERROR = 'DEPOTKIT_STRICT_HOSTNAME';
 
 export function targetUrl(target: DepotTarget, path: string): string {
@@ -200,16 +186,14 @@ function networkFailure(err: unknown, target: DepotTarget, where: string, log: S
       cause: text,
     };
   }
-  const tls = target.https && (TRUST_CODES.has(code) || VALIDITY_CODES.has(code) || code === NAME_ERROR || code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code.startsWith('ERR_SSL') || code === 'EPROTO');
+  const validity = TLS_VALIDITY_ERROR_CODES.has(code);
+  // The strict name check is our own (NAME_ERROR); Node's name error does not occur with it.
+  const untrusted = TLS_TRUST_ERROR_CODES.has(code) && !validity && code !== 'ERR_TLS_CERT_ALTNAME_INVALID';
+  const certificateRefused = TLS_TRUST_ERROR_CODES.has(code) || code === NAME_ERROR;
+  const tls = target.https && (certificateRefused || code.startsWith('ERR_SSL') || code === 'EPROTO');
   if (tls) {
-    const detail = TRUST_CODES.has(code)
-      ? INSTALLER_TLS_MESSAGES.untrusted
-      : VALIDITY_CODES.has(code)
-        ? INSTALLER_TLS_MESSAGES.expired
-        : code === NAME_ERROR
-          ? text
-          : `${code}: ${text}`;
-    const alert = TRUST_CODES.has(code) || VALIDITY_CODES.has(code) || code === NAME_ERROR ? 'certificate_unknown' : 'handshake_failure';
+    const detail = untrusted ? INSTALLER_TLS_MESSAGES.untrusted : validity ? INSTALLER_TLS_MESSAGES.expired : code === NAME_ERROR ? text : `${code}: ${text}`;
+    const alert = certificateRefused ? 'certificate_unknown' : 'handshake_failure';
     log.write('ERROR', COMPONENT, INSTALLER_TLS_MESSAGES.fatalAlert(target.host, target.port, alert, detail));
     return {
       ok: false,

@@ -1,6 +1,7 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { INSTALLER_JWT } from '../../constants.js';
+import { constantTimeEqual } from '../../util/secret-compare.js';
 
 /** The claims the installer puts in an access token (seed: "Access token claims"). */
 export interface AccessClaims extends JWTPayload {
@@ -94,7 +95,9 @@ export class TokenService {
 
   /**
    * Verifies an `Authorization: Bearer` header: HS256 only (so `alg: none`
-   * and any other algorithm fail), signature, issuer, audience, nbf and exp.
+   * and any other algorithm fail), signature, issuer, audience, nbf and exp;
+   * a token lacking exp (or any claim the installer always sets) is refused,
+   * since it would never expire.
    */
   async verify(header: string | undefined): Promise<AccessClaims> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
@@ -106,6 +109,7 @@ export class TokenService {
         audience: INSTALLER_JWT.aud,
         currentDate: new Date(this.clock()),
         clockTolerance: 0,
+        requiredClaims: ['exp', 'iat', 'nbf', 'jti', 'sub'],
       });
       if (!Array.isArray(payload.scope) || typeof payload.sub !== 'string') throw new TokenRefused('The access token lacks its claims.');
       return payload as AccessClaims;
@@ -121,7 +125,5 @@ export class TokenService {
 /** Compares a password in constant time per user, so timing tells nothing about it. */
 export function checkPassword(users: Readonly<Record<string, string>>, user: string, password: string): boolean {
   const expected = Object.hasOwn(users, user) ? users[user]! : undefined;
-  const a = createHash('sha256').update(password).digest();
-  const b = createHash('sha256').update(expected ?? randomBytes(16)).digest();
-  return timingSafeEqual(a, b) && expected !== undefined;
+  return constantTimeEqual(password, expected ?? randomBytes(16).toString('hex')) && expected !== undefined;
 }

@@ -1,6 +1,7 @@
-import { X509Certificate, createHash } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { TRUSTED_CERT_ALIAS_PREFIX, TRUSTED_FOR_INBOUND, TRUSTED_FOR_OUTBOUND } from '../../constants.js';
 import type { TrustedCertificate } from '../../installer/wire.js';
+import { sha256Fingerprint } from '../../pki/index.js';
 
 export type UsageType = typeof TRUSTED_FOR_OUTBOUND | typeof TRUSTED_FOR_INBOUND;
 export const USAGE_TYPES: readonly UsageType[] = [TRUSTED_FOR_OUTBOUND, TRUSTED_FOR_INBOUND];
@@ -59,7 +60,7 @@ export function aliasOf(cert: X509Certificate): string {
 }
 
 export function sha256Of(cert: X509Certificate): string {
-  return createHash('sha256').update(cert.raw).digest('hex');
+  return sha256Fingerprint(cert.toString());
 }
 
 /** The installer's certificate store, in import order. */

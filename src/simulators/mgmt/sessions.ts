@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { constantTimeEqual } from '../../util/secret-compare.js';
 
 /**
  * API sessions with an idle lifetime: each use extends a session, as on the
@@ -51,9 +52,7 @@ export class SessionStore {
 /** Checks Basic credentials in constant time per user, so timing tells nothing about the password. */
 export function checkCredentials(users: Readonly<Record<string, string>>, user: string, password: string): boolean {
   const expected = Object.hasOwn(users, user) ? users[user]! : undefined;
-  const a = createHash('sha256').update(password).digest();
-  const b = createHash('sha256').update(expected ?? randomBytes(16)).digest();
-  return timingSafeEqual(a, b) && expected !== undefined;
+  return constantTimeEqual(password, expected ?? randomBytes(16).toString('hex')) && expected !== undefined;
 }
 
 /** Decodes an `Authorization: Basic ...` header; undefined when absent or malformed. */
