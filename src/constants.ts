@@ -103,7 +103,6 @@ export const INSTALLER_API = {
   refreshToken: '/v1/tokens/refresh-token',
   trustedCertificates: '/v1/sddc-manager/trusted-certificates',
   depotSettings: '/v1/system/settings/depot',
-  depotSyncInfo: '/v1/system/settings/depot/depot-sync-info',
   applianceInfo: '/v1/system/appliance-info',
 } as const;
 
@@ -137,20 +136,16 @@ export const DEPOT_STATUS = {
 } as const;
 export type DepotStatus = (typeof DEPOT_STATUS)[keyof typeof DEPOT_STATUS];
 
+/**
+ * The installer's documented error codes: the seed's depot connection failure
+ * and the depot statuses of field notes §4, which come back as errorCode too.
+ */
 export const INSTALLER_ERROR_CODES = {
   depotConnectFailure: 'VMWARE_DEPOT_CONNECT_FAILURE',
-  depotInvalidCredential: 'DEPOT_INVALID_CREDENTIAL',
-  depotUnknownHost: 'DEPOT_UNKNOWN_HOST',
-  depotNotAvailable: 'DEPOT_NOT_AVAILABLE',
-  invalidCredentials: 'INVALID_CREDENTIALS',
-  unauthorized: 'UNAUTHORIZED',
-  forbidden: 'FORBIDDEN',
-  certificateAlreadyExists: 'TRUSTED_CERTIFICATE_ALREADY_EXISTS',
-  invalidCertificate: 'INVALID_CERTIFICATE',
-  certificateNotFound: 'TRUSTED_CERTIFICATE_NOT_FOUND',
-  refreshTokenNotFound: 'REFRESH_TOKEN_NOT_FOUND',
-  badRequest: 'BAD_REQUEST',
-  notFound: 'NOT_FOUND',
+  depotInvalidCredential: DEPOT_STATUS.invalidCredential,
+  depotUnknownHost: DEPOT_STATUS.unknownHost,
+  depotNotAvailable: DEPOT_STATUS.notAvailable,
+  depotUserNotSet: DEPOT_STATUS.userNotSet,
 } as const;
 
 export const INSTALLER_MESSAGES = {
@@ -188,10 +183,8 @@ export const MGMT_REST_ERROR_PREFIX = 'com.vmware.vapi.std.errors.';
 export const MGMT_ERROR_TYPES = {
   invalidArgument: 'INVALID_ARGUMENT',
   unauthenticated: 'UNAUTHENTICATED',
-  unauthorized: 'UNAUTHORIZED',
   notFound: 'NOT_FOUND',
   error: 'ERROR',
-  serviceUnavailable: 'SERVICE_UNAVAILABLE',
 } as const;
 
 /** CSR key sizes the management server accepts; 3072 is the newer default. */
@@ -308,8 +301,20 @@ export const INSTALLER_READ_SCOPES = ['CERT_READ', 'CA_READ'] as const;
 /** The `errorType` the installer puts in its error bodies. */
 export const INSTALLER_ERROR_TYPE = 'ERROR';
 
-/** Codes of the simulator's own refusals; the vendor's are in INSTALLER_ERROR_CODES. */
+/**
+ * Codes the simulator answers where nothing public documents the installer's
+ * own: the simulator's choice, not the vendor's (those few documented are in
+ * INSTALLER_ERROR_CODES). Clients must not rely on them.
+ */
 export const INSTALLER_SIM_ERROR_CODES = {
+  invalidCredentials: 'INVALID_CREDENTIALS',
+  unauthorized: 'UNAUTHORIZED',
+  forbidden: 'FORBIDDEN',
+  certificateAlreadyExists: 'TRUSTED_CERTIFICATE_ALREADY_EXISTS',
+  invalidCertificate: 'INVALID_CERTIFICATE',
+  refreshTokenNotFound: 'REFRESH_TOKEN_NOT_FOUND',
+  badRequest: 'BAD_REQUEST',
+  notFound: 'NOT_FOUND',
   internal: 'INTERNAL_SERVER_ERROR',
   unsupportedUsageType: 'UNSUPPORTED_CERTIFICATE_USAGE_TYPE',
   invalidDepotSettings: 'INVALID_DEPOT_SETTINGS',

@@ -61,7 +61,7 @@ export function errorBody(error: ApiError): InstallerErrorBody {
   };
 }
 
-const badRequest = (message: string) => new ApiError(400, INSTALLER_ERROR_CODES.badRequest, message);
+const badRequest = (message: string) => new ApiError(400, INSTALLER_SIM_ERROR_CODES.badRequest, message);
 
 /** The installer API on express: tokens, trusted certificates, depot settings, appliance info. */
 export function installerApp(ctx: InstallerSimContext): express.Express {
@@ -83,7 +83,7 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
       throw badRequest('The token request needs a username and a password.');
     }
     if (!checkPassword(ctx.users, body.username, body.password)) {
-      throw new ApiError(401, INSTALLER_ERROR_CODES.invalidCredentials, 'Invalid username or password.', INSTALLER_REMEDIATIONS.invalidCredentials);
+      throw new ApiError(401, INSTALLER_SIM_ERROR_CODES.invalidCredentials, 'Invalid username or password.', INSTALLER_REMEDIATIONS.invalidCredentials);
     }
     res.status(201).json(await ctx.tokens.issuePair(body.username));
     await ctx.changed();
@@ -92,7 +92,7 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
   app.patch(INSTALLER_API.refreshAccessToken, raw, async (req, res) => {
     const id = refreshIdOf(req);
     const token = await ctx.tokens.refresh(id);
-    if (!token) throw new ApiError(404, INSTALLER_ERROR_CODES.refreshTokenNotFound, 'The refresh token is not known or has expired.', 'Request a new token pair.');
+    if (!token) throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.refreshTokenNotFound, 'The refresh token is not known or has expired.', 'Request a new token pair.');
     res.status(200).json(token);
   });
 
@@ -121,8 +121,8 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
     try {
       added = ctx.trust.add(body.certificate, usage as UsageType);
     } catch (err) {
-      if (err instanceof BadCertificate) throw new ApiError(400, INSTALLER_ERROR_CODES.invalidCertificate, err.message, INSTALLER_REMEDIATIONS.certificate);
-      if (err instanceof DuplicateCertificate) throw new ApiError(409, INSTALLER_ERROR_CODES.certificateAlreadyExists, err.message);
+      if (err instanceof BadCertificate) throw new ApiError(400, INSTALLER_SIM_ERROR_CODES.invalidCertificate, err.message, INSTALLER_REMEDIATIONS.certificate);
+      if (err instanceof DuplicateCertificate) throw new ApiError(409, INSTALLER_SIM_ERROR_CODES.certificateAlreadyExists, err.message);
       throw err;
     }
     for (const e of added) ctx.log.write('INFO', 'TrustedCertificateService', `Imported certificate ${e.alias} for ${usage}`);
@@ -179,7 +179,7 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
   });
 
   app.use((req) => {
-    throw new ApiError(404, INSTALLER_ERROR_CODES.notFound, `No operation at ${req.method} ${req.path}.`);
+    throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.notFound, `No operation at ${req.method} ${req.path}.`);
   });
 
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
@@ -198,11 +198,11 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
     try {
       claims = await ctx.tokens.verify(req.get('authorization'));
     } catch (err) {
-      if (err instanceof TokenRefused) throw new ApiError(401, INSTALLER_ERROR_CODES.unauthorized, err.message, 'Request a new access token.');
+      if (err instanceof TokenRefused) throw new ApiError(401, INSTALLER_SIM_ERROR_CODES.unauthorized, err.message, 'Request a new access token.');
       throw err;
     }
     if (anyOf && !claims.scope.some((s) => anyOf.includes(s))) {
-      throw new ApiError(403, INSTALLER_ERROR_CODES.forbidden, `The access token lacks the scope for this operation (one of ${anyOf.join(', ')}).`);
+      throw new ApiError(403, INSTALLER_SIM_ERROR_CODES.forbidden, `The access token lacks the scope for this operation (one of ${anyOf.join(', ')}).`);
     }
     return claims;
   }
