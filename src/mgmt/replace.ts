@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, type MgmtApiGeneration } from '../constants.js';
+import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../constants.js';
 import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, sha256Fingerprint, signCsr, splitPemBlocks, type CertInfo } from '../pki/index.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { chainsToRoot, isSelfSigned } from './chain.js';
@@ -218,7 +218,7 @@ function checkCustom(custom: { certPem: string; keyPem: string }, caPems: string
   const pool = chain.map((p) => new X509Certificate(p));
   if (!isSelfSigned(pool[pool.length - 1]!)) throw usageError('The CA certificate is not a self-signed root; give the chain up to the root with --ca.');
   if (!chainsToRoot(leaf, pool)) throw usageError('The certificate was not issued by the given CA: its chain does not verify against --ca.');
-  return { spec: { cert: leafPem, key: keyPem, root_cert: chain.join('') }, info };
+  return { spec: { cert: leafPem, [MGMT_TLS_KEY_FIELD]: keyPem, root_cert: chain.join('') }, info };
 }
 
 function summary(info: CertInfo): CertSummary {

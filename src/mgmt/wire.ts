@@ -1,4 +1,4 @@
-import { MGMT_ERROR_TYPES, MGMT_REST_ERROR_PREFIX, type MgmtApiGeneration } from '../constants.js';
+import { MGMT_ERROR_TYPES, MGMT_REST_ERROR_PREFIX, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../constants.js';
 
 /**
  * The management server's JSON shapes, shared by the client and the simulator
@@ -30,7 +30,7 @@ export interface CsrSpec {
 /** The replace request: `key` only for certificates made outside the server. */
 export interface TlsReplaceSpec {
   cert: string;
-  key?: string;
+  [MGMT_TLS_KEY_FIELD]?: string;
   root_cert?: string;
 }
 

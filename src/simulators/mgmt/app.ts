@@ -32,8 +32,12 @@ class HttpError extends Error {
 const unauthenticated = (text: string) => new HttpError(401, MGMT_ERROR_TYPES.unauthenticated, MGMT_MESSAGE_IDS.authenticationRequired, text);
 const badRequest = (text: string, id: string = MGMT_MESSAGE_IDS.badRequest) => new HttpError(400, MGMT_ERROR_TYPES.invalidArgument, id, text);
 
+/** The /rest generation's path prefix, from its paths (they all share the first segment). */
+const REST_PREFIX = `/${MGMT_API.rest.session.split('/')[1]}/`;
+
+/** The generation whose error shape a request gets, unknown paths included. */
 function generationOf(req: Request): MgmtApiGeneration {
-  return req.path.startsWith('/rest/') ? 'rest' : 'api';
+  return req.path.startsWith(REST_PREFIX) ? 'rest' : 'api';
 }
 
 /** The express app for both API generations, each on its own paths (field notes §5). */
@@ -79,7 +83,7 @@ export function mgmtApp(state: MgmtState): express.Express {
     app.put(paths.tls, (req, res) => {
       requireSession(req);
       const spec = specOf(req, generation);
-      const request: TlsReplaceSpec = { cert: spec.cert as string, root_cert: spec.root_cert as string | undefined, key: spec[MGMT_TLS_KEY_FIELD] as string | undefined };
+      const request: TlsReplaceSpec = { cert: spec.cert as string, root_cert: spec.root_cert as string | undefined, [MGMT_TLS_KEY_FIELD]: spec[MGMT_TLS_KEY_FIELD] as string | undefined };
       const next = checkReplace(request, state);
       state.current = { certPem: next.certPem, keyPem: next.keyPem };
       state.pendingKeyPem = undefined;

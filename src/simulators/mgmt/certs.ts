@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { MGMT_CSR_DEFAULT_KEY_SIZE, MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TRUST_ANCHORS_MESSAGE, INSTALLER_MIN_RSA_BITS } from '../../constants.js';
+import { MGMT_CSR_DEFAULT_KEY_SIZE, MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, MGMT_TRUST_ANCHORS_MESSAGE, INSTALLER_MIN_RSA_BITS } from '../../constants.js';
 import { chainsToRoot, isSelfSigned } from '../../mgmt/chain.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from '../../mgmt/wire.js';
 import {
@@ -89,7 +89,7 @@ export interface ReplaceContext {
  * next; throws InvalidArgument with the server's sentence otherwise.
  */
 export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedCertificate & { rootPems: string[] } {
-  for (const field of ['cert', 'root_cert', 'key'] as const) {
+  for (const field of ['cert', 'root_cert', MGMT_TLS_KEY_FIELD] as const) {
     const value = spec[field];
     if (value === undefined && field !== 'cert') continue;
     if (typeof value !== 'string' || value.trim() === '') throw new InvalidArgument(`${field} must be PEM text.`);
@@ -104,8 +104,8 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
   checkProfile(certPem, ctx.hostname);
 
   let keyPem: string;
-  if (spec.key !== undefined) {
-    keyPem = readKey(spec.key);
+  if (spec[MGMT_TLS_KEY_FIELD] !== undefined) {
+    keyPem = readKey(spec[MGMT_TLS_KEY_FIELD]);
     if (!x509.checkPrivateKey(parsePrivateKey(keyPem))) throw new InvalidArgument('The private key does not match the certificate.');
   } else {
     if (!ctx.pendingKeyPem || !x509.checkPrivateKey(parsePrivateKey(ctx.pendingKeyPem))) {
@@ -172,7 +172,7 @@ function firstCertificate(text: string, field: string): string {
 
 function readKey(text: string): string {
   try {
-    parsePrivateKey(text, 'key');
+    parsePrivateKey(text, MGMT_TLS_KEY_FIELD);
     return text;
   } catch (err) {
     throw new InvalidArgument(errorMessage(err));
