@@ -7,7 +7,7 @@ import { readPemFile } from '../pki/pem.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
-import { collect, note, parseIntOption, printJson, printLines, warn } from './output.js';
+import { collect, note, parseIntOption, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
 
 interface ReplaceCertFlags {
   server: string;
@@ -141,15 +141,7 @@ export function registerSimMgmtCommand(sim: Command): void {
         printLines([`Management server simulator on ${sim.url} (name ${sim.hostname}), user ${flags.user}.`]);
         note('Stop it with Ctrl-C.');
       }
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await waitForShutdownSignal();
       await sim.close();
     });
 }

@@ -33,6 +33,21 @@ export function parseByteSize(value: string): number {
   return Number(match[1]) * 1024 ** power;
 }
 
+/**
+ * Resolves with the first SIGINT or SIGTERM, then stops listening for both:
+ * how a command that serves until interrupted knows when to close.
+ */
+export function waitForShutdownSignal(): Promise<NodeJS.Signals> {
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      for (const s of signals) process.off(s, stop);
+      resolve(signal);
+    };
+    for (const s of signals) process.on(s, stop);
+  });
+}
+
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
