@@ -134,18 +134,16 @@ export function registerServeCommands(program: Command): void {
       if (opts.json) {
         printJson({ url: running.url, port: running.port, root, workers: running.workers, tls: Boolean(tls), auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none', pid: process.pid });
       } else {
-        printLines([`Serving ${root} at ${running.url} with ${running.workers} worker${running.workers === 1 ? '' : 's'} (pid ${process.pid}).`]);
+        printLines([`Serving ${root} at ${running.url} in ${running.workers} process${running.workers === 1 ? '' : 'es'} (pid ${process.pid}).`]);
       }
       note('SIGHUP reloads the certificate, key and htpasswd file; SIGTERM or Ctrl-C stops after running downloads finish.');
       await supervise(running, loadTls, graceMs);
     });
 }
 
-/** One server in this process, or `workers` server processes sharing the port. */
+/** One server in this process, which with `workers` > 1 also hands its socket to `workers - 1` forked ones. */
 export async function runDepot(options: DepotServerOptions, workers: number, graceMs: number): Promise<RunningDepot> {
-  if (workers > 1) return (await import('../server/workers.js')).startWorkers(options, workers, graceMs);
-  const server = await (await import('../server/index.js')).startDepotServer(options);
-  return { url: server.url, port: server.port, workers: 1, reload: (m) => server.reloadTls(m), close: (ms) => server.close(ms) };
+  return (await import('../server/workers.js')).startDepot(options, workers, graceMs);
 }
 
 /** Reloads on SIGHUP, stops gracefully on SIGTERM/SIGINT (a second signal stops at once); resolves once stopped. */

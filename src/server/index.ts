@@ -1,7 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { describeFsError, usageError } from '../util/errors.js';
 import { openAccessLog, type AccessLog, type AccessLogOptions } from './access-log.js';
 import { createAuthenticator, type AuthOptions } from './auth.js';
@@ -39,6 +39,8 @@ export interface DepotServer {
   /** `https://host:port` (or http), the URL an installer is given. */
   url: string;
   port: number;
+  /** The listening socket, to hand to other server processes that accept on it too (`child.send(msg, listener)`). */
+  listener: NetServer;
   /**
    * Stops accepting, lets running responses finish for up to `graceMs`
    * (default 0: cut them at once), then resolves when every connection is closed.
@@ -69,8 +71,13 @@ async function realRootOf(root: string): Promise<string> {
   return real;
 }
 
-/** Starts the depot's static file server in this process. */
-export async function startDepotServer(opts: DepotServerOptions): Promise<DepotServer> {
+/**
+ * Starts the depot's static file server in this process. With `shared`, a
+ * listening socket received from another process, it accepts on that socket
+ * (alongside the other process) instead of opening its own; host and port
+ * then only name the URL.
+ */
+export async function startDepotServer(opts: DepotServerOptions, shared?: NetServer): Promise<DepotServer> {
   const realRoot = await realRootOf(opts.root);
   const auth = opts.auth ? await createAuthenticator(opts.auth) : undefined;
   const tlsSource = opts.tls;
@@ -89,7 +96,8 @@ export async function startDepotServer(opts: DepotServerOptions): Promise<DepotS
       else if (err.code === 'EADDRNOTAVAIL') reject(usageError(`${host} is not an address of this machine.`));
       else reject(err);
     });
-    server.listen(opts.port ?? 0, host, () => resolve());
+    if (shared) server.listen(shared, () => resolve());
+    else server.listen(opts.port ?? 0, host, () => resolve());
   });
   try {
     await listening;
@@ -101,6 +109,7 @@ export async function startDepotServer(opts: DepotServerOptions): Promise<DepotS
   return {
     url: `${material ? 'https' : 'http'}://${urlHost(host)}:${port}`,
     port,
+    listener: server,
     async close(graceMs = 0) {
       await tracker.close(graceMs);
       await log?.close();

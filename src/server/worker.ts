@@ -1,4 +1,5 @@
-// A server process of `depotkit serve --workers N`: started by node:cluster, configured by the primary over IPC.
+// A worker of `depotkit serve --workers N`: forked by the primary, which hands it the listening socket with 'start'.
+import type { Server as NetServer } from 'node:net';
 import { errorMessage } from '../util/errors.js';
 import { startDepotServer, type DepotServer } from './index.js';
 import type { FromWorker, ToWorker } from './workers.js';
@@ -16,17 +17,21 @@ function shutdown(): void {
 }
 
 // The terminal and service managers signal the whole process group: a worker finishes its downloads
-// like the primary does, and leaves reloading (SIGHUP) to the primary.
+// like the primary does, and leaves reloading (SIGHUP) to the primary, which tells it.
 process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);
 process.on('SIGHUP', () => {});
 process.on('disconnect', shutdown);
 
-process.on('message', (message: ToWorker) => {
+process.on('message', (message: ToWorker, handle?: NetServer) => {
   switch (message.type) {
     case 'start':
       graceMs = message.graceMs;
-      startDepotServer(message.options).then(
+      if (!handle) {
+        send({ type: 'failed', message: 'The server worker was not given the listening socket.' }, () => process.exit(1));
+        break;
+      }
+      startDepotServer(message.options, handle).then(
         (s) => {
           server = s;
           send({ type: 'listening', url: s.url, port: s.port });

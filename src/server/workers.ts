@@ -1,10 +1,10 @@
-import cluster, { type Worker } from 'node:cluster';
+import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { usageError } from '../util/errors.js';
-import type { DepotServerOptions } from './index.js';
+import { startDepotServer, type DepotServer, type DepotServerOptions } from './index.js';
 import type { TlsMaterial } from './tls.js';
 
-/** Messages between the primary and its workers. */
+/** Messages between the primary and its workers; 'start' carries the listening socket as its handle. */
 export type ToWorker =
   | { type: 'start'; options: DepotServerOptions; graceMs: number }
   | { type: 'reload'; material?: TlsMaterial }
@@ -14,8 +14,9 @@ export type FromWorker = { type: 'ready' } | { type: 'listening'; url: string; p
 export interface RunningDepot {
   url: string;
   port: number;
+  /** Serving processes, this one included. */
   workers: number;
-  /** New certificate and key (or the files re-read) for every worker; open connections stay. */
+  /** New certificate and key (or the files re-read) for every serving process; open connections stay. */
   reload(material?: TlsMaterial): Promise<void>;
   /** Stops accepting, lets running downloads finish for up to `graceMs`, then ends. */
   close(graceMs: number): Promise<void>;
@@ -23,7 +24,7 @@ export interface RunningDepot {
 
 const WORKER_ENTRY = fileURLToPath(new URL('./worker.js', import.meta.url));
 
-function waitFor<T extends FromWorker['type']>(worker: Worker, type: T | 'failed'): Promise<Extract<FromWorker, { type: T }>> {
+function waitFor<T extends FromWorker['type']>(worker: ChildProcess, type: T | 'failed'): Promise<Extract<FromWorker, { type: T }>> {
   return new Promise((resolve, reject) => {
     const onMessage = (msg: FromWorker) => {
       if (msg.type === 'failed') {
@@ -47,27 +48,29 @@ function waitFor<T extends FromWorker['type']>(worker: Worker, type: T | 'failed
   });
 }
 
-/**
- * Runs `count` server processes sharing one listening port (node:cluster): the
- * TLS work of concurrent downloads spreads over every core. A worker that dies
- * is replaced while the server is not shutting down.
- */
-export async function startWorkers(options: DepotServerOptions, count: number, graceMs: number): Promise<RunningDepot> {
-  // Each worker accepts from the one shared socket itself (the kernel spreads connections): the primary
-  // stays out of the data path, and on shutdown a connection is either served or refused, never parked
-  // with a worker that has stopped listening, as round-robin hand-off can do.
-  cluster.schedulingPolicy = cluster.SCHED_NONE;
-  cluster.setupPrimary({ exec: WORKER_ENTRY, args: [] });
-  let stopping = false;
-  const live = new Set<Worker>();
+const hasExited = (w: ChildProcess) => w.exitCode !== null || w.signalCode !== null;
 
-  async function spawn(): Promise<{ url: string; port: number }> {
-    const worker = cluster.fork();
+/**
+ * Runs `count` server processes on one listening socket: this process opens
+ * it and serves, and hands it to `count - 1` forked workers that accept on it
+ * too (the kernel gives each connection to whichever process accepts first),
+ * so the TLS work of concurrent downloads spreads over every core and no
+ * process only supervises. `count` 1 forks nothing. A worker that dies is
+ * replaced while the server is not shutting down.
+ */
+export async function startDepot(options: DepotServerOptions, count: number, graceMs: number): Promise<RunningDepot> {
+  const server: DepotServer = await startDepotServer(options);
+  let stopping = false;
+  const live = new Set<ChildProcess>();
+
+  async function spawn(): Promise<void> {
+    // The primary's flags, not its arguments: the worker entry takes none.
+    const worker = fork(WORKER_ENTRY, [], { stdio: 'inherit' });
     live.add(worker);
     worker.on('exit', () => {
       live.delete(worker);
       if (!stopping && started) {
-        process.stderr.write(`depotkit: a server worker exited (pid ${worker.process.pid}); starting another.\n`);
+        process.stderr.write(`depotkit: a server worker exited (pid ${worker.pid}); starting another.\n`);
         void spawn().catch((err: Error) => process.stderr.write(`depotkit: ${err.message}\n`));
       }
     });
@@ -75,53 +78,56 @@ export async function startWorkers(options: DepotServerOptions, count: number, g
     await waitFor(worker, 'ready');
     const listening = waitFor(worker, 'listening');
     const message: ToWorker = { type: 'start', options, graceMs };
-    worker.send(message);
-    return listening;
+    worker.send(message, server.listener);
+    await listening;
   }
 
   let started = false;
   // However the primary ends (a second Ctrl-C exits at once), no worker outlives it.
   process.once('exit', () => {
-    for (const w of live) w.process.kill('SIGKILL');
+    for (const w of live) w.kill('SIGKILL');
   });
-  // Workers listening on the same (address, port), even port 0, share the primary's one socket.
-  let first: { url: string; port: number };
   try {
-    first = await spawn();
     await Promise.all(Array.from({ length: count - 1 }, () => spawn()));
   } catch (err) {
     stopping = true;
     for (const w of live) w.kill();
+    await server.close();
     throw err;
   }
   started = true;
 
   return {
-    url: first.url,
-    port: first.port,
+    url: server.url,
+    port: server.port,
     workers: count,
     async reload(material) {
-      const replies = [...live].map((w) => {
+      const replies = [...live].map(async (w) => {
         const reply = waitFor(w, 'reloaded');
         const message: ToWorker = { type: 'reload', material };
         w.send(message);
-        return reply;
+        return (await reply).error;
       });
-      const errors = (await Promise.all(replies)).map((r) => r.error).filter((e): e is string => e !== undefined);
+      // This process serves too, so it reloads like its workers.
+      const own = server.reloadTls(material).then(
+        () => undefined,
+        (err: Error) => err.message,
+      );
+      const errors = (await Promise.all([own, ...replies])).filter((e): e is string => e !== undefined);
       if (errors.length > 0) throw usageError(errors[0]!);
     },
     close(ms) {
       stopping = true;
-      const exits = [...live].map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
+      const exits = [...live].map((w) => new Promise<void>((resolve) => (hasExited(w) ? resolve() : w.once('exit', () => resolve()))));
       for (const w of live) {
         const message: ToWorker = { type: 'shutdown' };
-        if (w.isConnected()) w.send(message);
+        if (w.connected) w.send(message);
       }
       // A worker that does not end after the grace period and a margin is killed.
       const hard = setTimeout(() => {
-        for (const w of live) w.process.kill('SIGKILL');
+        for (const w of live) w.kill('SIGKILL');
       }, ms + 5_000);
-      return Promise.all(exits).then(() => clearTimeout(hard));
+      return Promise.all([server.close(ms), ...exits]).then(() => clearTimeout(hard));
     },
   };
 }
