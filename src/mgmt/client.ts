@@ -1,7 +1,8 @@
 import { Agent, request } from 'undici';
 import { MGMT_API, MGMT_HEADERS, MGMT_USE_HEADER_AUTHN_VALUE, type MgmtApiGeneration } from '../constants.js';
-import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { DepotkitError, EXIT } from '../util/errors.js';
 import { TLS_TRUST_ERROR_CODES } from '../util/tls-errors.js';
+import { parseHttpsOrigin } from '../util/url.js';
 import { isObject, parseErrorBody, unwrapValue, wrapSpec, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './wire.js';
 
 import type { ApiChoice } from './choices.js';
@@ -46,19 +47,7 @@ export class MgmtApiError extends DepotkitError {
 
 /** The server's origin from a URL; only https is accepted, since the API needs it. */
 export function parseServerUrl(server: string): URL {
-  let url: URL;
-  try {
-    url = new URL(/^[a-z]+:\/\//i.test(server) ? server : `https://${server}`);
-  } catch {
-    throw usageError(`"${server}" is not a server URL; give it as https://host[:port].`);
-  }
-  if (url.protocol !== 'https:') throw usageError(`The management server is reached over HTTPS, not ${url.protocol.slice(0, -1)}: use https://${url.host}.`);
-  return new URL(url.origin);
-}
-
-/** The URL's host name as a certificate must name it (no IPv6 brackets). */
-export function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return parseHttpsOrigin(server, 'the management server');
 }
 
 interface Reply {

@@ -1,5 +1,6 @@
 // Management server: replacing its machine TLS certificate through its API.
-export { MgmtClient, MgmtApiError, API_CHOICES, parseServerUrl, hostOf, type ApiChoice, type MgmtClientOptions, type MgmtTrust } from './client.js';
+export { MgmtClient, MgmtApiError, API_CHOICES, parseServerUrl, type ApiChoice, type MgmtClientOptions, type MgmtTrust } from './client.js';
 export { replaceCertificate, csrSpec, type ReplaceCertOptions, type ReplaceCertReport, type CertSummary, type CsrSubject } from './replace.js';
 export { handshake, waitForCertificate, type Handshake, type WaitStatus } from './served.js';
+export { hostOf } from '../util/url.js';
 export { parseErrorBody, type CsrSpec, type TlsInfo, type TlsReplaceSpec, type MgmtMessage } from './wire.js';

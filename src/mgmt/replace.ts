@@ -4,7 +4,8 @@ import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, type Mg
 import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, sha256Fingerprint, signCsr, splitPemBlocks, type CertInfo } from '../pki/index.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { chainsToRoot, isSelfSigned } from './chain.js';
-import { MgmtClient, hostOf, parseServerUrl, type ApiChoice } from './client.js';
+import { hostOf } from '../util/url.js';
+import { MgmtClient, parseServerUrl, type ApiChoice } from './client.js';
 import { handshake, waitForCertificate, type WaitStatus } from './served.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from './wire.js';
 

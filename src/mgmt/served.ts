@@ -2,7 +2,7 @@ import { X509Certificate, createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { checkServerIdentity, connect, type PeerCertificate } from 'node:tls';
 import { DepotkitError, EXIT } from '../util/errors.js';
-import { hostOf } from './client.js';
+import { hostOf } from '../util/url.js';
 
 /** What one TLS handshake with the server showed. */
 export type Handshake =
