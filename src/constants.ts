@@ -343,6 +343,7 @@ export const INSTALLER_REMEDIATIONS = {
   depotNotAvailable: 'Check that the depot server is running and serves the depot tree at its root.',
   invalidCredentials: 'Check the user name and password.',
   certificate: 'Provide one or more PEM encoded X.509 certificates.',
+  depotUserNotSet: 'Set offlineAccount.username and password; when the depot does not enforce Basic auth, any user name and password may be supplied.',
 } as const;
 
 /** Value the masked password is replaced with in every log line. */

@@ -240,7 +240,12 @@ describe('depot settings', () => {
       expect(log).toMatch(new RegExp(`TLS fatal alert certificate_unknown against depot localhost:${depot.port}: .*unable to find valid certification path`));
       expect(log).toContain('"password":"*****"');
       expect(log).not.toContain(DEPOT_PASSWORD);
-      expect((await call(sim, 'GET', DEPOT, { token: accessToken })).body).toMatchObject({ offlineAccount: { status: 'DEPOT_USER_NOT_SET' } });
+      // The failed attempt is kept with its status, never with the password.
+      const attempted = await call(sim, 'GET', DEPOT, { token: accessToken });
+      expect(attempted.body).toEqual({
+        offlineAccount: { username: DEPOT_USER, status: 'UNKNOWN_FAILURE', message: expect.stringContaining('Secure protocol communication error') },
+        depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: depot.port },
+      });
 
       await call(sim, 'POST', CERTS, { token: accessToken, body: { certificate: depot.ca.certPem, certificateUsageType: 'TRUSTED_FOR_OUTBOUND' } });
       const ok = await call(sim, 'PUT', DEPOT, { token: accessToken, body: depotSettings(depot.host, depot.port) });
@@ -268,17 +273,24 @@ describe('depot settings', () => {
       const wrong = await call(sim, 'PUT', DEPOT, { token: accessToken, body: depotSettings(depot.host, depot.port, 'not-the-password') });
       expect(wrong.status).toBe(400);
       expect((wrong.body as { errorCode: string }).errorCode).toBe('DEPOT_INVALID_CREDENTIAL');
-      // Credentials outside offlineAccount are not sent, as on the real installer.
+      const statusNow = async () => ((await call(sim, 'GET', DEPOT, { token: accessToken })).body as { offlineAccount: { status: string; password?: unknown } }).offlineAccount;
+      expect(await statusNow()).toMatchObject({ username: DEPOT_USER, status: 'DEPOT_INVALID_CREDENTIAL' });
+      expect(await statusNow()).not.toHaveProperty('password');
+      // Credentials outside offlineAccount are dropped, as on the real installer: no user is set.
       const misplaced = await call(sim, 'PUT', DEPOT, {
         token: accessToken,
         body: { username: DEPOT_USER, password: DEPOT_PASSWORD, depotConfiguration: { isOfflineDepot: true, hostname: depot.host, port: depot.port } },
       });
-      expect((misplaced.body as { errorCode: string }).errorCode).toBe('DEPOT_INVALID_CREDENTIAL');
+      expect(misplaced.status).toBe(400);
+      expect((misplaced.body as { errorCode: string }).errorCode).toBe('DEPOT_USER_NOT_SET');
+      expect(await statusNow()).toMatchObject({ status: 'DEPOT_USER_NOT_SET' });
 
       const down = await call(sim, 'PUT', DEPOT, { token: accessToken, body: depotSettings('127.0.0.1', 1) });
       expect((down.body as { errorCode: string }).errorCode).toBe('DEPOT_NOT_AVAILABLE');
+      expect(await statusNow()).toMatchObject({ status: 'DEPOT_NOT_AVAILABLE' });
       const unknown = await call(sim, 'PUT', DEPOT, { token: accessToken, body: depotSettings('no-such-host.invalid', 443) });
       expect((unknown.body as { errorCode: string }).errorCode).toBe('DEPOT_UNKNOWN_HOST');
+      expect(await statusNow()).toMatchObject({ status: 'DEPOT_UNKNOWN_HOST' });
       const invalid = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { depotConfiguration: { isOfflineDepot: true, hostname: 'x' } } });
       expect(invalid.status).toBe(400);
     });
@@ -307,12 +319,16 @@ describe('depot settings', () => {
 
   it('takes the 9.1 url field (https with a prefix, and plain http) and refuses it on 9.0', async () => {
     const root = join(tmp.dir, 'depot');
-    const plain = await startDepotServer({ root, host: '127.0.0.1', port: 0, auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } });
+    const plain = await startDepotServer({ root, host: '127.0.0.1', port: 0 });
     try {
       await withSim(async (sim) => {
         const { accessToken } = await login(sim);
         const account = { username: DEPOT_USER, password: DEPOT_PASSWORD };
-        const http = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { offlineAccount: account, depotConfiguration: { isOfflineDepot: true, url: plain.url } } });
+        // Credentials never go in clear text: http:// with an account is refused, an open http:// depot works.
+        const clear = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { offlineAccount: account, depotConfiguration: { isOfflineDepot: true, url: plain.url } } });
+        expect(clear.status).toBe(400);
+        expect((clear.body as { message: string }).message).toMatch(/only over HTTPS/);
+        const http = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { depotConfiguration: { isOfflineDepot: true, url: plain.url } } });
         expect(http.status).toBe(202);
         expect(http.body).toMatchObject({ depotConfiguration: { url: plain.url, hostname: '127.0.0.1', port: plain.port } });
         await call(sim, 'POST', CERTS, { token: accessToken, body: { certificate: depot.ca.certPem } });

@@ -16,7 +16,7 @@ import {
 } from '../../constants.js';
 import { versionAtLeast } from '../../installer/depot.js';
 import { isObject, parseTokenIdBody, type DepotSettings, type InstallerErrorBody, type PageOfTrustedCertificate } from '../../installer/wire.js';
-import { probeDepot, type DepotTarget } from './depot-probe.js';
+import { probeDepot, type DepotProbeOutcome, type DepotTarget } from './depot-probe.js';
 import type { ServiceLog } from './log.js';
 import type { StoredDepot } from './state.js';
 import { TokenRefused, checkPassword, type AccessClaims, type TokenService } from './tokens.js';
@@ -154,22 +154,35 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
     const { target, account, url } = parseDepotSettings(req.body, ctx.version);
     ctx.log.addSecret(account.password);
     ctx.log.write('INFO', 'DepotSettingsService', `Updating depot settings: ${JSON.stringify(maskedSettings(req.body))}`);
-    const outcome = await probeDepot(target, account, ctx.trust.outboundPems(), ctx.log, ctx.depotTimeoutMs);
-    if (!outcome.ok) {
-      ctx.log.write('ERROR', 'DepotSettingsService', `Depot validation failed: ${outcome.errorCode}: ${outcome.cause}`);
-      const status = outcome.errorCode === INSTALLER_ERROR_CODES.depotConnectFailure ? 403 : 400;
-      throw new ApiError(status, outcome.errorCode, outcome.message, outcome.remediation, [{ type: outcome.status, message: outcome.cause }]);
-    }
+    // Over hostname and port a user is required even for an open depot (any
+    // name works there); only the 9.1 url field may go without one.
+    const outcome: DepotProbeOutcome =
+      url === undefined && !account.username
+        ? {
+            ok: false,
+            errorCode: INSTALLER_ERROR_CODES.depotUserNotSet,
+            status: DEPOT_STATUS.userNotSet,
+            message: 'The depot settings have no offlineAccount.username.',
+            remediation: INSTALLER_REMEDIATIONS.depotUserNotSet,
+            cause: 'offlineAccount.username is not set',
+          }
+        : await probeDepot(target, account, ctx.trust.outboundPems(), ctx.log, ctx.depotTimeoutMs);
+    // The attempt is kept, failed or not, so that GET shows what was tried and why it failed.
     ctx.depot.current = {
       ...(account.username ? { username: account.username } : {}),
       hostname: target.host,
       port: target.port,
       ...(url ? { url } : {}),
-      status: DEPOT_STATUS.connectionSuccessful,
-      message: 'Depot connection successful.',
+      status: outcome.ok ? DEPOT_STATUS.connectionSuccessful : outcome.status,
+      message: outcome.ok ? 'Depot connection successful.' : outcome.message,
     };
-    ctx.log.write('INFO', 'DepotSettingsService', `Depot ${target.host}:${target.port} validated: ${DEPOT_STATUS.connectionSuccessful}`);
     await ctx.changed();
+    if (!outcome.ok) {
+      ctx.log.write('ERROR', 'DepotSettingsService', `Depot validation failed: ${outcome.errorCode}: ${outcome.cause}`);
+      const status = outcome.errorCode === INSTALLER_ERROR_CODES.depotConnectFailure ? 403 : 400;
+      throw new ApiError(status, outcome.errorCode, outcome.message, outcome.remediation, [{ type: outcome.status, message: outcome.cause }]);
+    }
+    ctx.log.write('INFO', 'DepotSettingsService', `Depot ${target.host}:${target.port} validated: ${DEPOT_STATUS.connectionSuccessful}`);
     res.status(202).json(settingsView(ctx.depot.current));
   });
 
@@ -258,6 +271,10 @@ export function parseDepotSettings(body: unknown, version: string): { target: De
       throw invalid('depotConfiguration.url must be an http:// or https:// URL.');
     }
     const https = url.protocol === 'https:';
+    // The seed: with Basic auth TLS is required, so credentials never go in clear text.
+    if (!https && (account.username !== undefined || account.password !== undefined)) {
+      throw invalid('Depot credentials go only over HTTPS: an http:// depot url takes no offlineAccount user or password.');
+    }
     const target: DepotTarget = {
       https,
       host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
