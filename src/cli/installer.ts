@@ -90,6 +90,7 @@ export function registerInstallerCommands(program: Command): void {
       const spec: DepotSpec = flags.depotUrl ? { url: flags.depotUrl } : { hostname: flags.depotHost, port: flags.depotPort };
       if (flags.depotUser) {
         spec.username = flags.depotUser;
+        lib.checkDepotSpec(spec);
         spec.password = await secretFrom(flags.depotPasswordFile, flags.depotPasswordEnv, `Password of depot user ${flags.depotUser}`);
       } else if (flags.depotPasswordFile || flags.depotPasswordEnv) {
         throw usageError('A depot password without --depot-user: give the user too.');
@@ -139,9 +140,11 @@ async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerCli
     rows = await lib.runFleet(targets, flags.concurrency, async (target) => {
       const password = await passwords(target);
       const caPems = target.installerCa ? await cached(caCache, target.installerCa, async () => lib.certificatesOf(await readText(target.installerCa!), target.installerCa!)) : undefined;
-      const client = await lib.InstallerClient.connect({ url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: flags.timeout * 1000 });
+      // Registered before it logs in, so that an interruption during the log-in revokes that session too.
+      const client = new lib.InstallerClient(lib.parseInstallerUrl(target.url), { url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: flags.timeout * 1000 });
       open.add(client);
       try {
+        await client.login();
         return await task(client);
       } finally {
         open.delete(client);
@@ -263,7 +266,8 @@ function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[] }): stri
   const conf = result.settings.depotConfiguration;
   const where = conf?.url ?? `${conf?.hostname ?? '?'}:${conf?.port ?? '?'}`;
   const lines = [`depot ${where}: ${result.status ?? 'no status'}${result.action === 'unchanged' ? ' (already set, nothing sent)' : ''}`];
-  if (!result.ok && result.message) lines.push(result.message);
+  if (!result.ok && result.message) lines.push(result.errorCode ? `${result.errorCode}: ${result.message}` : result.message);
+  if (!result.ok && result.remediation) lines.push(result.remediation);
   if (result.trusted) lines.push(...trustLine(result.trusted));
   return lines;
 }

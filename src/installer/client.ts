@@ -3,7 +3,7 @@ import { Agent, request } from 'undici';
 import { INSTALLER_API, INSTALLER_TOKEN_CREATED_STATUSES } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
-import { isObject, parseErrorBody, type ApplianceInfo, type DepotSettings, type PageOfTrustedCertificate, type TokenPair } from './wire.js';
+import { isObject, parseErrorBody, withoutPassword, type ApplianceInfo, type DepotSettings, type PageOfTrustedCertificate, type TokenPair } from './wire.js';
 
 /** How the client trusts the installer's own HTTPS certificate. */
 export interface InstallerTrust {
@@ -21,6 +21,13 @@ export interface InstallerClientOptions {
   trust?: InstallerTrust;
   /** Per-request timeout (connect, headers, body); 30 s by default. */
   timeoutMs?: number;
+  /**
+   * Timeout of the depot settings update, during which the installer
+   * validates the depot (HEAD and GETs, each with its own timeout); at least
+   * DEPOT_UPDATE_TIMEOUT_MS, so that the client never gives up before the
+   * installer answers.
+   */
+  depotUpdateTimeoutMs?: number;
   /** Attempts after the first on network errors and 5xx answers; 3 by default. */
   retries?: number;
   /** First back-off delay, doubled per attempt; 250 ms by default. */
@@ -63,7 +70,21 @@ export interface Reply {
   body: unknown;
 }
 
-/** Network failures worth another attempt; TLS verification failures are not among them. */
+/** The depot update waits at least this long: the installer validates the depot before it answers. */
+export const DEPOT_UPDATE_TIMEOUT_MS = 120_000;
+/** How long an interrupted command waits for its log-in and its token revocation. */
+const ABORT_GRACE_MS = 3_000;
+
+/**
+ * Failures before the request reached the server: any method may be sent
+ * again after these.
+ */
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * Network failures worth another attempt for GET and DELETE, which are
+ * idempotent; TLS verification failures are not among them.
+ */
 const RETRYABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -78,6 +99,13 @@ const RETRYABLE_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_CLOSED',
 ]);
+
+interface SendOptions {
+  retries?: number;
+  /** Headers and body timeout of this request, instead of the client's. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
 
 function codeOf(err: unknown): string | undefined {
   const own = (err as { code?: unknown })?.code;
@@ -107,6 +135,8 @@ export function parseInstallerUrl(text: string): URL {
 export class InstallerClient {
   private accessToken?: string;
   private refreshId?: string;
+  /** A log-in under way: an interrupted command waits for it, to revoke what it brings. */
+  private loggingIn?: Promise<void>;
   private readonly agent: Agent;
   private readonly clock: () => number;
   /** Counters for reports and tests. */
@@ -138,6 +168,16 @@ export class InstallerClient {
   }
 
   async login(): Promise<void> {
+    const pending = this.doLogin();
+    this.loggingIn = pending;
+    try {
+      await pending;
+    } finally {
+      if (this.loggingIn === pending) this.loggingIn = undefined;
+    }
+  }
+
+  private async doLogin(): Promise<void> {
     const reply = await this.send('POST', INSTALLER_API.tokens, { username: this.opts.user, password: this.opts.password });
     if (!(INSTALLER_TOKEN_CREATED_STATUSES as readonly number[]).includes(reply.status)) throw this.apiError('Log-in', reply);
     const pair = reply.body as Partial<TokenPair>;
@@ -177,27 +217,33 @@ export class InstallerClient {
   }
 
   /** An authenticated call: refreshed before expiry, retried once after a 401. */
-  async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Reply> {
+  async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, opts: SendOptions = {}): Promise<Reply> {
     if (!this.accessToken) await this.login();
     else if (this.tokenSecondsLeft() < (this.opts.refreshMarginSeconds ?? 60)) await this.refresh();
-    let reply = await this.send(method, path, body, this.accessToken);
+    let reply = await this.send(method, path, body, this.accessToken, opts);
     if (reply.status === 401) {
       await this.refresh();
-      reply = await this.send(method, path, body, this.accessToken);
+      reply = await this.send(method, path, body, this.accessToken, opts);
     }
     return reply;
   }
 
   /**
    * Revokes the refresh token (best effort) and closes the connections. With
-   * `abort` (an interrupted command), requests still running are cut off
-   * instead of awaited.
+   * `abort` (an interrupted command), a log-in under way gets a few seconds
+   * to finish so that its session is revoked too, the revocation itself gets
+   * as long, and requests still running are cut off instead of awaited.
    */
   async close(opts: { abort?: boolean } = {}): Promise<void> {
+    if (opts.abort && this.loggingIn) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.loggingIn.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ABORT_GRACE_MS)))]);
+      clearTimeout(timer);
+    }
     const id = this.refreshId;
     this.refreshId = undefined;
     try {
-      if (id) await this.send('DELETE', INSTALLER_API.refreshToken, id, undefined, 0);
+      if (id) await this.send('DELETE', INSTALLER_API.refreshToken, id, undefined, { retries: 0, ...(opts.abort ? { signal: AbortSignal.timeout(ABORT_GRACE_MS) } : {}) });
     } catch {
       // The token expires on its own; a failed revocation must not fail the command.
     } finally {
@@ -214,10 +260,24 @@ export class InstallerClient {
     return reply.body as unknown as ApplianceInfo;
   }
 
+  /**
+   * The trusted certificates. The published operation takes no paging
+   * parameters and the installers seen answer every certificate in one page
+   * (as the simulator does); a page that says there are more is refused
+   * rather than taken for the whole list, which idempotent trust relies on.
+   */
   async listTrusted(): Promise<PageOfTrustedCertificate> {
     const reply = await this.call('GET', INSTALLER_API.trustedCertificates);
     if (reply.status !== 200 || !isObject(reply.body) || !Array.isArray(reply.body.elements)) throw this.apiError('Listing the trusted certificates', reply);
-    return reply.body as unknown as PageOfTrustedCertificate;
+    const page = reply.body as unknown as PageOfTrustedCertificate;
+    const meta = page.pageMetadata;
+    if (meta && (meta.totalPages > 1 || meta.totalElements > page.elements.length)) {
+      throw new DepotkitError(
+        `The installer ${this.origin.host} lists ${meta.totalElements} trusted certificates over ${meta.totalPages} pages and answered only ${page.elements.length}; depotkit reads one page.`,
+        EXIT.problems,
+      );
+    }
+    return page;
   }
 
   /** Imports certificates; answers the raw reply, so that the caller can treat 409 as already trusted. */
@@ -235,11 +295,12 @@ export class InstallerClient {
   async getDepotSettings(): Promise<DepotSettings> {
     const reply = await this.call('GET', INSTALLER_API.depotSettings);
     if (reply.status !== 200 || !isObject(reply.body)) throw this.apiError('Reading the depot settings', reply);
-    return reply.body as DepotSettings;
+    return withoutPassword(reply.body as DepotSettings);
   }
 
   async putDepotSettings(settings: DepotSettings): Promise<void> {
-    const reply = await this.call('PUT', INSTALLER_API.depotSettings, settings);
+    const timeoutMs = Math.max(this.opts.depotUpdateTimeoutMs ?? DEPOT_UPDATE_TIMEOUT_MS, this.opts.timeoutMs ?? 30_000);
+    const reply = await this.call('PUT', INSTALLER_API.depotSettings, settings, { timeoutMs });
     if (reply.status !== 202 && reply.status !== 200) throw this.apiError('Updating the depot settings', reply);
   }
 
@@ -250,8 +311,16 @@ export class InstallerClient {
 
   // ------------------------------------------------------------ transport
 
-  /** One request, retried with back-off on network errors and 5xx answers only. */
-  private async send(method: string, path: string, body: unknown, token?: string, retries = this.opts.retries ?? 3): Promise<Reply> {
+  /**
+   * One request, retried with back-off on network errors and 5xx answers
+   * only. POST, PUT and PATCH change state: they are sent again only when the
+   * first attempt never reached the installer (connect-phase errors) or it
+   * answered 503 (not processed); after a timeout or a reset mid-request the
+   * installer may have acted on it, so they fail instead.
+   */
+  private async send(method: string, path: string, body: unknown, token?: string, opts: SendOptions = {}): Promise<Reply> {
+    const retries = opts.retries ?? this.opts.retries ?? 3;
+    const idempotent = method === 'GET' || method === 'DELETE';
     const headers: Record<string, string> = { accept: 'application/json' };
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -262,7 +331,14 @@ export class InstallerClient {
       let failure: unknown;
       try {
         this.stats.requests++;
-        const res = await request(url, { method, headers, body: payload, dispatcher: this.agent });
+        const res = await request(url, {
+          method,
+          headers,
+          body: payload,
+          dispatcher: this.agent,
+          ...(opts.timeoutMs ? { headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
         const text = await res.body.text();
         let parsed: unknown = text;
         if (text !== '') {
@@ -276,7 +352,12 @@ export class InstallerClient {
       } catch (err) {
         failure = err;
       }
-      const retryable = reply ? reply.status >= 500 : RETRYABLE_CODES.has(codeOf(failure) ?? '');
+      const code = codeOf(failure) ?? '';
+      const retryable = reply
+        ? idempotent
+          ? reply.status >= 500
+          : reply.status === 503
+        : (idempotent ? RETRYABLE_CODES : CONNECT_PHASE_CODES).has(code);
       if (!retryable || attempt >= retries) {
         if (reply) return reply;
         throw this.connectionError(failure);

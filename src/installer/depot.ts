@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { DEPOT_STATUS, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_URL_FIELD_SINCE } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
-import type { InstallerClient } from './client.js';
+import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
 
 /** Where the depot is and how to log in to it. */
@@ -22,11 +22,22 @@ export interface DepotPushOptions {
   pollMs?: number;
 }
 
+/**
+ * The offline account sent for an open depot given as hostname and port: the
+ * installer requires a user there (DEPOT_USER_NOT_SET otherwise), and any user
+ * name and password work when the depot does not enforce Basic auth (seed).
+ * Over the 9.1 url field an open depot goes without an account.
+ */
+export const OPEN_DEPOT_ACCOUNT = { username: 'depotkit-open-depot', password: 'not-used-by-an-open-depot' } as const;
+
 export interface DepotPushResult {
   action: 'updated' | 'unchanged';
   ok: boolean;
   status?: string;
   message?: string;
+  /** When the installer refused the update: its errorCode and remediation. */
+  errorCode?: string;
+  remediation?: string;
   /** The settings the installer shows afterwards (never a password). */
   settings: DepotSettings;
 }
@@ -42,6 +53,16 @@ export function versionAtLeast(version: string, since: string): boolean {
     if (x !== y) return x > y;
   }
   return true;
+}
+
+/**
+ * Refuses what must not be sent: credentials to a plain-HTTP depot (seed:
+ * with Basic auth TLS is required, so credentials are not sent in clear text).
+ */
+export function checkDepotSpec(spec: DepotSpec): void {
+  if (spec.username && spec.url !== undefined && /^http:/i.test(spec.url)) {
+    throw usageError(`Depot credentials go only over HTTPS; ${spec.url} is plain HTTP.`, 'Serve the depot over HTTPS, or leave out --depot-user for an open HTTP depot.');
+  }
 }
 
 /** Does this depot URL need the 9.1 `url` field (plain HTTP or a path prefix)? */
@@ -83,26 +104,36 @@ function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username:
  * Points the installer at the depot and reports the status it then shows.
  * A re-run with the same settings against a depot the installer already
  * reaches does nothing (the password cannot be compared: use `force` after
- * changing it). Failures of the installer's own depot validation come back
- * as InstallerApiError with the installer's errorCode.
+ * changing it). When the installer refuses the depot and shows the attempt
+ * with a status, the result has ok false, the status and the installer's
+ * errorCode; other refusals come back as InstallerApiError.
  */
 export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: DepotPushOptions = {}): Promise<DepotPushResult> {
+  checkDepotSpec(spec);
   if (spec.hostname && isIP(spec.hostname) === 0 && !/^[A-Za-z0-9.-]+$/.test(spec.hostname)) throw usageError(`"${spec.hostname}" is not a host name.`);
   const version = needsUrlField(spec) ? (await client.applianceInfo()).version : undefined;
   const configuration = depotConfiguration(spec, version);
+  const account = spec.username ? { username: spec.username, password: spec.password ?? '' } : configuration.url === undefined ? { ...OPEN_DEPOT_ACCOUNT } : undefined;
+  const username = account?.username;
   const current = await client.getDepotSettings();
-  if (!opts.force && sameDepot(current, configuration, spec.username) && current.offlineAccount?.status === DEPOT_STATUS.connectionSuccessful) {
+  if (!opts.force && sameDepot(current, configuration, username) && current.offlineAccount?.status === DEPOT_STATUS.connectionSuccessful) {
     return { action: 'unchanged', ok: true, status: current.offlineAccount.status, message: current.offlineAccount.message, settings: current };
   }
-  await client.putDepotSettings({
-    ...(spec.username ? { offlineAccount: { username: spec.username, password: spec.password ?? '' } } : {}),
-    depotConfiguration: configuration,
-  });
+  try {
+    await client.putDepotSettings({ ...(account ? { offlineAccount: account } : {}), depotConfiguration: configuration });
+  } catch (err) {
+    // The installer refused the depot: it keeps the attempt with its status, which is the result.
+    if (!(err instanceof InstallerApiError)) throw err;
+    const settings = await client.getDepotSettings();
+    const status = settings.offlineAccount?.status;
+    if (!status || status === DEPOT_STATUS.connectionSuccessful || !sameDepot(settings, configuration, username)) throw err;
+    return { action: 'updated', ok: false, status, message: err.apiMessage ?? settings.offlineAccount?.message, errorCode: err.errorCode, remediation: err.remediation, settings };
+  }
   const deadline = Date.now() + (opts.waitTimeoutMs ?? 60_000);
   for (;;) {
     const settings = await client.getDepotSettings();
     const status = settings.offlineAccount?.status;
-    if (sameDepot(settings, configuration, spec.username) && status) {
+    if (sameDepot(settings, configuration, username) && status) {
       return { action: 'updated', ok: status === DEPOT_STATUS.connectionSuccessful, status, message: settings.offlineAccount?.message, settings };
     }
     if (Date.now() >= deadline) {

@@ -50,6 +50,7 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
   const defaults = root.defaults === undefined ? {} : root.defaults;
   if (!isRecord(defaults)) throw usageError(`"defaults" in ${path} must be a mapping.`);
   if ('password' in defaults) throw passwordInInventory(path, 'defaults');
+  if (bothTrusts(defaults)) throw usageError(`"defaults" in ${path} give installerCa and insecure: give one, not both.`);
   const targets = root.installers.map((entry: unknown, index: number) => {
     const where = `installer ${index + 1} of ${path}`;
     if (typeof entry === 'string') entry = { url: entry };
@@ -58,7 +59,12 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
     for (const key of Object.keys(entry)) {
       if (!(KEYS as readonly string[]).includes(key)) throw usageError(`${where} has an unknown key "${key}"; known keys: ${KEYS.join(', ')}.`);
     }
-    const merged: Record<string, unknown> = { ...defaults, ...entry };
+    if (bothTrusts(entry)) throw usageError(`${where} gives installerCa and insecure: give one, not both.`);
+    // An entry's own choice of trust replaces the default's other one.
+    const inherited = { ...defaults };
+    if (entry.insecure === true) delete inherited.installerCa;
+    if (entry.installerCa !== undefined) delete inherited.insecure;
+    const merged: Record<string, unknown> = { ...inherited, ...entry };
     const str = (key: string): string | undefined => {
       const value = merged[key];
       if (value === undefined || value === null) return undefined;
@@ -88,6 +94,10 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
     names.add(t.name);
   }
   return targets;
+}
+
+function bothTrusts(record: Record<string, unknown>): boolean {
+  return record.insecure === true && record.installerCa !== undefined && record.installerCa !== null;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

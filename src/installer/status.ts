@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { sha256Fingerprint } from '../pki/index.js';
 import type { InstallerClient } from './client.js';
 import type { ApplianceInfo, DepotSettings } from './wire.js';
 
@@ -28,7 +29,7 @@ export async function installerStatus(client: InstallerClient): Promise<Installe
         subject: cert.subject.replace(/\n/g, ', '),
         issuer: cert.issuer.replace(/\n/g, ', '),
         notAfter: new Date(cert.validTo).toISOString(),
-        sha256: cert.fingerprint256.replace(/:/g, '').toLowerCase(),
+        sha256: sha256Fingerprint(e.certificate),
       };
     } catch {
       return { alias: e.alias };

@@ -1,7 +1,7 @@
-import { X509Certificate, createHash } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { TRUSTED_FOR_OUTBOUND } from '../constants.js';
-import { parseCertificate, splitPemBlocks } from '../pki/index.js';
-import { usageError } from '../util/errors.js';
+import { parseCertificate, sha256Fingerprint, splitPemBlocks } from '../pki/index.js';
+import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import type { TrustedCertificate } from './wire.js';
 
@@ -15,8 +15,9 @@ export interface TrustOutcome {
 
 function sha256OfPem(pem: string): string | undefined {
   try {
-    return createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');
+    return sha256Fingerprint(pem);
   } catch {
+    // An entry the installer lists but that does not parse matches nothing.
     return undefined;
   }
 }
@@ -43,7 +44,7 @@ export async function ensureTrusted(client: InstallerClient, pems: string[], usa
   const outcomes: TrustOutcome[] = [];
   for (const pem of pems) {
     const cert = new X509Certificate(pem);
-    const sha256 = createHash('sha256').update(cert.raw).digest('hex');
+    const sha256 = sha256Fingerprint(pem);
     const subject = cert.subject.replace(/\n/g, ', ');
     const present = findIn(list, sha256);
     if (present) {
@@ -56,6 +57,9 @@ export async function ensureTrusted(client: InstallerClient, pems: string[], usa
     const answered = reply.status === 409 ? undefined : findIn(((reply.body as { elements?: TrustedCertificate[] })?.elements ?? []).filter((e) => typeof e?.certificate === 'string'), sha256);
     if (!answered) list = (await client.listTrusted()).elements;
     const alias = answered?.alias ?? findIn(list, sha256)?.alias;
+    if (reply.status !== 409 && alias === undefined) {
+      throw new DepotkitError(`The installer answered the import of ${subject} with HTTP ${reply.status} but does not list the certificate afterwards: it is not trusted.`, EXIT.problems);
+    }
     outcomes.push({ subject, sha256, action: reply.status === 409 ? 'already-trusted' : 'imported', alias });
   }
   return outcomes;

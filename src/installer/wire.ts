@@ -90,3 +90,10 @@ export function parseTokenIdBody(text: string): string {
   }
   return trimmed;
 }
+
+/** Depot settings with offlineAccount.password removed, whatever the installer answered: never reported. */
+export function withoutPassword(settings: DepotSettings): DepotSettings {
+  if (!isObject(settings.offlineAccount)) return settings;
+  const { password: _password, ...account } = settings.offlineAccount as DepotAccount;
+  return { ...settings, offlineAccount: account };
+}

@@ -44,7 +44,14 @@ describe('depotkit installer', () => {
 
       const failed = await runCli(depotArgs);
       expect(failed.code).toBe(1);
-      expect(failed.stdout).toContain('FAILED  Updating the depot settings failed: VMWARE_DEPOT_CONNECT_FAILURE: Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error');
+      // The installer keeps the refused attempt with its status: the row reports it.
+      expect(failed.stdout).toContain(`FAILED  depot localhost:${depot.port}: UNKNOWN_FAILURE`);
+      expect(failed.stdout).toContain('VMWARE_DEPOT_CONNECT_FAILURE: Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error');
+      const failedJson = await runCli([...depotArgs, '--json']);
+      expect(failedJson.code).toBe(1);
+      const failedRow = (JSON.parse(failedJson.stdout) as Rows).installers[0]!;
+      expect(failedRow).toMatchObject({ ok: false, result: { ok: false, status: 'UNKNOWN_FAILURE', errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE' } });
+      expect(failedJson.stdout).not.toContain(DEPOT_PASSWORD);
       expect(failed.stdout).toMatch(/TRUSTED_FOR_OUTBOUND/);
       expect(sim.logs.join('\n')).toMatch(new RegExp(`TLS fatal alert certificate_unknown against depot localhost:${depot.port}`));
 

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InstallerApiError, InstallerClient, InstallerConnectionError, ensureTrusted, installerStatus, pushDepot } from '../../src/installer/index.js';
+import { InstallerApiError, InstallerClient, InstallerConnectionError, OPEN_DEPOT_ACCOUNT, ensureTrusted, installerStatus, loadInventory, pushDepot, withoutPassword } from '../../src/installer/index.js';
 import { issueServerCert } from '../../src/pki/index.js';
 import { startDepotServer } from '../../src/server/index.js';
+import { writeFile } from 'node:fs/promises';
 import { tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, expectRequestMatchesSpec, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
@@ -22,15 +23,19 @@ afterAll(async () => {
 });
 
 /** A tiny HTTPS server with scripted answers, for what a well-behaved installer never does. */
-async function scripted(answer: (n: number, method: string, url: string) => { status: number; body?: unknown } | 'hang'): Promise<{ url: string; caPem: string; count: () => number; close: () => Promise<void> }> {
+async function scripted(
+  answer: (n: number, method: string, url: string) => { status: number; body?: unknown; delayMs?: number } | 'hang',
+): Promise<{ url: string; caPem: string; count: () => number; close: () => Promise<void> }> {
   const cert = await issueServerCert(await depotCa(), { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
   let n = 0;
   const server: Server = createServer({ key: cert.keyPem, cert: cert.certPem }, (req, res) => {
     const reply = answer(++n, req.method ?? '', req.url ?? '');
     req.resume();
     if (reply === 'hang') return;
-    res.writeHead(reply.status, { 'content-type': 'application/json' });
-    res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+    setTimeout(() => {
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+    }, reply.delayMs ?? 0);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -131,11 +136,11 @@ describe('installer client', () => {
 
       const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
       try {
-        const failed = await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD }).catch((e: unknown) => e);
-        expect(failed).toBeInstanceOf(InstallerApiError);
-        expect((failed as InstallerApiError).errorCode).toBe('VMWARE_DEPOT_CONNECT_FAILURE');
-        expect((failed as InstallerApiError).message).toContain('Secure protocol communication error');
-        expect((failed as InstallerApiError).hint).toMatch(/TRUSTED_FOR_OUTBOUND/);
+        // A refused depot is a result, read back from the installer: ok false with its status and errorCode.
+        const failed = await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
+        expect(failed).toMatchObject({ action: 'updated', ok: false, status: 'UNKNOWN_FAILURE', errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE', settings: { offlineAccount: { username: DEPOT_USER } } });
+        expect(failed.message).toContain('Secure protocol communication error');
+        expect(failed.remediation).toMatch(/TRUSTED_FOR_OUTBOUND/);
 
         const trusted = await ensureTrusted(client, [depot.ca.certPem]);
         expect(trusted).toEqual([expect.objectContaining({ action: 'imported', alias: expect.stringMatching(/^vcf_.+_[0-9a-f]{64}$/) })]);
@@ -287,5 +292,133 @@ describe('installer client', () => {
     } finally {
       await sim.close();
     }
+  });
+
+  it('sends a placeholder account for an open depot over hostname and port, and never credentials over http', async () => {
+    const open = await startTestDepot(join(tmp.dir, 'open'), { auth: false });
+    const sim = await startSim();
+    try {
+      const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
+      try {
+        await ensureTrusted(client, [open.ca.certPem]);
+        const pushed = await pushDepot(client, { hostname: open.host, port: open.port });
+        expect(pushed).toMatchObject({ ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL', settings: { offlineAccount: { username: OPEN_DEPOT_ACCOUNT.username } } });
+        expect((await pushDepot(client, { hostname: open.host, port: open.port })).action).toBe('unchanged');
+        const clear = await pushDepot(client, { url: 'http://depot.lab/', username: DEPOT_USER, password: DEPOT_PASSWORD }).catch((e: unknown) => e);
+        expect(clear).toMatchObject({ exitCode: 2, message: 'Depot credentials go only over HTTPS; http://depot.lab/ is plain HTTP.' });
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await sim.close();
+      await open.close();
+    }
+  });
+
+  it('never returns a depot password the installer echoes', async () => {
+    expect(withoutPassword({ offlineAccount: { username: 'u', password: 'p', status: 'S' } })).toEqual({ offlineAccount: { username: 'u', status: 'S' } });
+    const ca = await depotCa();
+    const echoing = await scripted((_n, method, url) => {
+      if (url === '/v1/tokens') return { status: 201, body: pair };
+      if (url === '/v1/system/appliance-info') return { status: 200, body: { role: 'VcfInstaller', version: '9.1.0.0.1' } };
+      if (url === '/v1/sddc-manager/trusted-certificates') return { status: 200, body: { elements: [{ alias: 'a', certificate: ca.certPem }] } };
+      if (method === 'GET') return { status: 200, body: { offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD, status: 'DEPOT_CONNECTION_SUCCESSFUL' }, depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: 443 } } };
+      return { status: 500 };
+    });
+    try {
+      const client = await InstallerClient.connect({ url: echoing.url, user: USER, password: PASSWORD, trust: { caPems: [echoing.caPem] } });
+      const status = await installerStatus(client);
+      expect(JSON.stringify(status)).not.toContain(DEPOT_PASSWORD);
+      const unchanged = await pushDepot(client, { hostname: 'localhost', port: 443, username: DEPOT_USER, password: 'x' });
+      expect(unchanged.action).toBe('unchanged');
+      expect(JSON.stringify(unchanged)).not.toContain(DEPOT_PASSWORD);
+      await client.close();
+    } finally {
+      await echoing.close();
+    }
+  });
+
+  it('sends a POST that timed out only once, retries a GET, and waits for a depot update longer than the request timeout', async () => {
+    const silent = await scripted(() => 'hang');
+    try {
+      const client = new InstallerClient(new URL(silent.url), { url: silent.url, user: USER, password: PASSWORD, trust: { caPems: [silent.caPem] }, timeoutMs: 300, retries: 3, backoffMs: 5 });
+      expect(await client.login().catch((e: unknown) => e)).toBeInstanceOf(InstallerConnectionError);
+      expect(silent.count()).toBe(1);
+      await client.close();
+    } finally {
+      await silent.close();
+    }
+    const slowGet = await scripted((n, method) => (method === 'GET' && n === 2 ? 'hang' : method === 'GET' ? { status: 200, body: { role: 'VcfInstaller', version: '9.1' } } : { status: 201, body: pair }));
+    try {
+      const client = await InstallerClient.connect({ url: slowGet.url, user: USER, password: PASSWORD, trust: { caPems: [slowGet.caPem] }, timeoutMs: 300, backoffMs: 5 });
+      expect((await client.applianceInfo()).role).toBe('VcfInstaller');
+      expect(client.stats.retries).toBe(1);
+      await client.close();
+    } finally {
+      await slowGet.close();
+    }
+    // The installer validates the depot before it answers the PUT: slower than one request's timeout.
+    const validating = await scripted((_n, method) => (method === 'PUT' ? { status: 202, delayMs: 900 } : { status: 201, body: pair }));
+    try {
+      const client = await InstallerClient.connect({ url: validating.url, user: USER, password: PASSWORD, trust: { caPems: [validating.caPem] }, timeoutMs: 300, retries: 0 });
+      await client.putDepotSettings({ offlineAccount: { username: 'u', password: 'p' }, depotConfiguration: { isOfflineDepot: true, hostname: 'h', port: 443 } });
+      expect(validating.count()).toBe(2);
+      await client.close();
+    } finally {
+      await validating.close();
+    }
+  });
+
+  it('revokes the session of a log-in still under way when closed with abort', async () => {
+    const seen: string[] = [];
+    const server = await scripted((_n, method, url) => {
+      seen.push(`${method} ${url}`);
+      return url === '/v1/tokens' ? { status: 201, body: pair, delayMs: 300 } : { status: 204 };
+    });
+    try {
+      const client = new InstallerClient(new URL(server.url), { url: server.url, user: USER, password: PASSWORD, trust: { caPems: [server.caPem] } });
+      const login = client.login();
+      while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await client.close({ abort: true });
+      await login;
+      expect(seen).toEqual(['POST /v1/tokens', 'DELETE /v1/tokens/refresh-token']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reports an import the installer does not list afterwards as a failure, and refuses a list of several pages', async () => {
+    const ca = await depotCa();
+    const forgetful = await scripted((_n, method, url) => (url === '/v1/tokens' ? { status: 201, body: pair } : method === 'GET' ? { status: 200, body: { elements: [] } } : { status: 200, body: { elements: [] } }));
+    try {
+      const client = await InstallerClient.connect({ url: forgetful.url, user: USER, password: PASSWORD, trust: { caPems: [forgetful.caPem] } });
+      const err = await ensureTrusted(client, [ca.certPem]).catch((e: unknown) => e);
+      expect((err as Error).message).toMatch(/^The installer answered the import of .* with HTTP 200 but does not list the certificate afterwards: it is not trusted\.$/);
+      await client.close();
+    } finally {
+      await forgetful.close();
+    }
+    const paged = await scripted((_n, _method, url) =>
+      url === '/v1/tokens' ? { status: 201, body: pair } : { status: 200, body: { elements: [], pageMetadata: { pageNumber: 0, pageSize: 0, totalElements: 3, totalPages: 2 } } },
+    );
+    try {
+      const client = await InstallerClient.connect({ url: paged.url, user: USER, password: PASSWORD, trust: { caPems: [paged.caPem] } });
+      expect(((await client.listTrusted().catch((e: unknown) => e)) as Error).message).toMatch(/lists 3 trusted certificates over 2 pages/);
+      await client.close();
+    } finally {
+      await paged.close();
+    }
+  });
+
+  it('refuses an inventory entry (or defaults) with both installerCa and insecure; an entry overrides the default', async () => {
+    const file = join(tmp.dir, 'both.yaml');
+    await writeFile(file, 'installers:\n  - { url: https://a.lab, installerCa: ca.pem, insecure: true }\n');
+    await expect(loadInventory(file)).rejects.toMatchObject({ exitCode: 2, message: `installer 1 of ${file} gives installerCa and insecure: give one, not both.` });
+    await writeFile(file, 'defaults: { installerCa: ca.pem, insecure: true }\ninstallers: [https://a.lab]\n');
+    await expect(loadInventory(file)).rejects.toMatchObject({ exitCode: 2 });
+    await writeFile(file, 'defaults: { installerCa: ca.pem }\ninstallers: [{ url: https://a.lab, insecure: true }, https://b.lab]\n');
+    const [a, b] = await loadInventory(file);
+    expect(a).toMatchObject({ insecure: true, installerCa: undefined });
+    expect(b).toMatchObject({ installerCa: join(tmp.dir, 'ca.pem'), insecure: undefined });
   });
 });
