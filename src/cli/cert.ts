@@ -41,8 +41,9 @@ export function registerCertCommands(program: Command): void {
       const { createCa, writeCaDir, inspectCertificate } = await loadPki();
       const passphrase = await passphraseFrom(opts.passphraseFile, opts.passphraseEnv);
       const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: opts.keySize });
-      const paths = await writeCaDir(opts.out, ca, { force: opts.force, passphrase });
+      // Read back before writing: a certificate that cannot be read leaves no files behind.
       const info = inspectCertificate(ca.certPem);
+      const paths = await writeCaDir(opts.out, ca, { force: opts.force, passphrase });
       if (opts.json) return printJson({ ...paths, certificate: info });
       printLines([
         `Made CA ${info.subject}, valid until ${info.notAfter.toISOString()}.`,

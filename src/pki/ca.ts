@@ -8,7 +8,7 @@ import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from '.
 import { inspectCertificate, parseCertificate } from './inspect.js';
 import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
-import { forgeCertificate, nameAttributes, randomSerialHex, setValidity, signCertificate } from './x509.js';
+import { forgeCertificate, nameAttributes, randomSerialHex, signCertificate, validityPeriod } from './x509.js';
 
 /** A CA's private key and certificate, both PEM. */
 export interface CaMaterial {
@@ -27,11 +27,14 @@ export async function createCa(opts: { cn?: string; days?: number; keySize?: 204
   assertKeySize(keySize);
   const cn = (opts.cn ?? DEFAULT_CA_CN).trim();
   if (cn === '') throw usageError('The CA common name must not be empty.');
+  // Checked before the key is made: a bad --days fails at once.
+  const validity = validityPeriod(new Date(Date.now() - BACKDATE_MS), opts.days ?? DEFAULT_CA_DAYS);
   const keyPem = await generateKeyPem(keySize);
   const key = parsePrivateKey(keyPem);
   const cert = forge.pki.createCertificate();
   cert.serialNumber = randomSerialHex();
-  setValidity(cert, new Date(Date.now() - BACKDATE_MS), opts.days ?? DEFAULT_CA_DAYS);
+  cert.validity.notBefore = validity.notBefore;
+  cert.validity.notAfter = validity.notAfter;
   const name = nameAttributes([['CN', cn]]);
   cert.setSubject(name);
   cert.setIssuer(name);
@@ -70,6 +73,11 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
   }
   if (info.extensions.some((e) => e.name === 'keyUsage') && !info.keyUsage.includes('keyCertSign')) {
     throw usageError(`${certName} (${info.subject}) is not allowed to sign certificates: its keyUsage lacks keyCertSign.`);
+  }
+  if (Number.isNaN(info.notAfter.getTime()) || Number.isNaN(info.notBefore.getTime())) {
+    // A CA made with too long a validity: its dates cannot be read, so every
+    // comparison with them would be false and a leaf would be made already expired.
+    throw usageError(`${certName} (${info.subject}) has a validity date that cannot be read (openssl shows "Bad time value"), so it cannot sign certificates.`, 'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.');
   }
   if (now > info.notAfter) {
     throw usageError(`${certName} (${info.subject}) expired on ${info.notAfter.toISOString()}.`, 'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.');

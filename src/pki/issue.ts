@@ -7,7 +7,7 @@ import { BACKDATE_MS, openCa, refuseExisting, type CaMaterial, type CaSigner } f
 import { PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from './files.js';
 import { forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem } from './pem.js';
-import { copyName, issuerKeyId, nameAttributes, normalizeDnsNames, normalizeIps, randomSerialHex, serverExtensions, setValidity, signCertificate, type AltNames } from './x509.js';
+import { copyName, issuerKeyId, nameAttributes, normalizeDnsNames, normalizeIps, randomSerialHex, serverExtensions, setValidity, signCertificate, validityPeriod, type AltNames } from './x509.js';
 
 export interface ServerMaterial {
   keyPem: string;
@@ -41,13 +41,17 @@ export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promi
     );
   }
   const signer = openCa(ca);
+  const days = opts.days ?? SERVER_CERT_DEFAULT_DAYS;
+  const notBefore = opts.notBefore ?? new Date(Date.now() - BACKDATE_MS);
+  // Checked before the key is made: a bad --days fails at once.
+  validityPeriod(notBefore, days);
   const keyPem = await generateKeyPem(opts.keySize ?? 2048);
   const certPem = buildServerCertificate(signer, {
     subject: nameAttributes([['CN', names.dns[0] ?? names.ips[0]]]),
     names,
     publicKey: forgePublicKey(parsePrivateKey(keyPem)),
-    days: opts.days ?? SERVER_CERT_DEFAULT_DAYS,
-    notBefore: opts.notBefore,
+    days,
+    notBefore,
   });
   return { keyPem, certPem, chainPem: certPem + signer.certPem };
 }

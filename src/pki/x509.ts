@@ -35,12 +35,34 @@ export function randomSerialHex(): string {
   return bytes.toString('hex');
 }
 
-/** Sets notBefore and notAfter explicitly (forge's default notAfter equals notBefore). */
-export function setValidity(cert: forge.pki.Certificate, notBefore: Date, days: number): void {
+/**
+ * The latest time a certificate can hold (RFC 5280 4.1.2.5: GeneralizedTime
+ * has a four-digit year); forge writes later years as garbage that openssl
+ * reads as "Bad time value".
+ */
+export const LATEST_NOT_AFTER = new Date('9999-12-31T23:59:59Z');
+
+/**
+ * The validity period starting at `notBefore` (whole seconds) and lasting
+ * `days`; refused with one sentence when it cannot be encoded, so that callers
+ * check it before spending time on a key.
+ */
+export function validityPeriod(notBefore: Date, days: number): { notBefore: Date; notAfter: Date } {
   if (!Number.isInteger(days) || days < 1) throw usageError(`The validity must be a whole number of days, at least 1, not ${days}.`);
   const start = new Date(Math.floor(notBefore.getTime() / 1000) * 1000);
-  cert.validity.notBefore = start;
-  cert.validity.notAfter = new Date(start.getTime() + days * 86_400_000);
+  const end = new Date(start.getTime() + days * 86_400_000);
+  // Written as a negation so that an invalid (NaN) date is refused too.
+  if (!(end.getTime() <= LATEST_NOT_AFTER.getTime())) {
+    throw usageError(`A validity of ${days} days would end after ${LATEST_NOT_AFTER.toISOString().replace('.000', '')}, the latest date a certificate can hold.`);
+  }
+  return { notBefore: start, notAfter: end };
+}
+
+/** Sets notBefore and notAfter explicitly (forge's default notAfter equals notBefore). */
+export function setValidity(cert: forge.pki.Certificate, notBefore: Date, days: number): void {
+  const period = validityPeriod(notBefore, days);
+  cert.validity.notBefore = period.notBefore;
+  cert.validity.notAfter = period.notAfter;
 }
 
 /** Subject attributes as UTF8String (PrintableString cannot hold `*`, `_` or `@`); country stays PrintableString. */

@@ -76,6 +76,46 @@ describe('createCa', () => {
   });
 });
 
+describe('validity limits', () => {
+  const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+  it('refuses a validity ending after 9999-12-31T23:59:59Z with one sentence, and makes one ending just before it', async () => {
+    const err = await createCa({ days: 3_000_000, keySize: 2048 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DepotkitError);
+    expect((err as DepotkitError).exitCode).toBe(2);
+    expect((err as DepotkitError).message).toBe('A validity of 3000000 days would end after 9999-12-31T23:59:59Z, the latest date a certificate can hold.');
+    const lastDays = Math.floor((LATEST - Date.now()) / DAY);
+    await expect(createCa({ days: lastDays + 2, keySize: 2048 })).rejects.toThrow(/would end after 9999-12-31T23:59:59Z/);
+    const longest = await createCa({ days: lastDays, keySize: 2048 });
+    const path = join(dir, 'longest-ca.pem');
+    await writeFile(path, longest.certPem);
+    expect(openssl(['x509', '-in', path, '-noout', '-enddate']).stdout).toMatch(/^notAfter=Dec (30|31) \d\d:\d\d:\d\d 9999 GMT$/m);
+    // A leaf from it is capped at the CA's end and verifies.
+    const leaf = await issueServerCert(longest, { dns: ['depot.lab.local'], days: 825 });
+    const leafPath = join(dir, 'longest-leaf.pem');
+    await writeFile(leafPath, leaf.certPem);
+    expect(openssl(['verify', '-x509_strict', '-CAfile', path, leafPath]).code).toBe(0);
+  });
+
+  it('refuses a server certificate ending after 9999 even from a valid CA', async () => {
+    await expect(issueServerCert(ca, { dns: ['depot.lab.local'], days: 3_000_000 })).rejects.toThrow(/^A validity of 3000000 days would end after 9999-12-31T23:59:59Z/);
+  });
+
+  it('refuses a CA whose notAfter or notBefore cannot be read (a year past 9999), so no leaf is made already expired', async () => {
+    const brokenEnd = customCa({ notAfter: new Date(Date.UTC(10240, 0, 1)) });
+    const endDir = await caDirWith('bad-end', { key: brokenEnd.keyPem, cert: brokenEnd.certPem });
+    // openssl agrees that the date is unreadable.
+    expect(openssl(['x509', '-in', join(endDir, CA_CERT_FILE), '-noout', '-enddate']).stdout).toContain('Bad time value');
+    expect((await loadError(endDir)).message).toMatch(/ca-cert\.pem \(CN=test CA\) has a validity date that cannot be read/);
+    await expect(issueServerCert(brokenEnd, { dns: ['depot.lab.local'] })).rejects.toThrow(/has a validity date that cannot be read/);
+    const brokenStart = customCa({ notBefore: new Date(Date.UTC(10240, 0, 1)), notAfter: new Date(Date.now() + 365 * DAY) });
+    expect((await loadError(await caDirWith('bad-start', { key: brokenStart.keyPem, cert: brokenStart.certPem }))).message).toMatch(/has a validity date that cannot be read/);
+  });
+});
+
 describe('serials', () => {
   it('are random, positive and 128 bits (forge would use 00)', async () => {
     const serials = new Set<string>();

@@ -1,8 +1,9 @@
-import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CA_CERT_FILE, CA_KEY_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../../src/pki/files.js';
-import { brokenServerCert } from '../helpers/certs.js';
+import { exists } from '../../src/util/fs.js';
+import { brokenServerCert, customCa } from '../helpers/certs.js';
 import { runCli, tempDir, type CliResult } from '../helpers/cli.js';
 import { openssl } from './openssl.js';
 
@@ -90,6 +91,20 @@ describe('depotkit cert ca / issue', () => {
     const r = await runCli(['cert', 'issue', '--ca', exposed, '--dns', HOST, '--out', join(dir, 'exposed-srv')]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`warning: ${join(exposed, CA_KEY_FILE)} is readable by others (mode 0644); run chmod 600 ${join(exposed, CA_KEY_FILE)}.`);
+  });
+
+  it('refuses a --days that ends after 9999 before writing anything, and a CA whose dates cannot be read', async () => {
+    const out = join(dir, 'forever-ca');
+    expectUsageError(await runCli(['cert', 'ca', '--out', out, '--key-size', '2048', '--days', '3000000']), /^depotkit: A validity of 3000000 days would end after 9999-12-31T23:59:59Z, the latest date a certificate can hold\.\n$/);
+    expect(await exists(out)).toBe(false);
+    const broken = customCa({ notAfter: new Date(Date.UTC(10240, 0, 1)) });
+    const brokenDir = join(dir, 'broken-ca');
+    await mkdir(brokenDir);
+    await writeFile(join(brokenDir, CA_CERT_FILE), broken.certPem);
+    await writeFile(join(brokenDir, CA_KEY_FILE), broken.keyPem, { mode: 0o600 });
+    const leafDir = join(dir, 'from-broken');
+    expectUsageError(await runCli(['cert', 'issue', '--ca', brokenDir, '--dns', HOST, '--out', leafDir]), /has a validity date that cannot be read/);
+    expect(await exists(leafDir)).toBe(false);
   });
 
   // Independent processes: run them side by side.
