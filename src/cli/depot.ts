@@ -103,6 +103,7 @@ export function formatBuildReport(report: BuildReport): string[] {
     if (entries.length > 20) lines.push(`  ... and ${entries.length - 20} more (use --json for all)`);
   };
   lines.push(`Metadata: ${report.metadata.written.length} files written, ${report.metadata.unchanged.length} unchanged.`);
+  if (report.metadata.ignored.length) lines.push(`  ${report.metadata.ignored.length} files of the metadata source are not metadata and were not laid out (e.g. ${report.metadata.ignored[0]}).`);
   list('Placed', report.placed);
   list('Already in place', report.alreadyInPlace);
   list('Missing (not found under --binaries)', report.missing);

@@ -1,8 +1,8 @@
 import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { DEPOT_PATHS, DEPOT_ROOT_DIR, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../constants.js';
+import { DEPOT_PATHS, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../constants.js';
 import { EXIT } from '../util/errors.js';
-import { isDirectory } from '../util/fs.js';
+import { exists } from '../util/fs.js';
 import { formatVerifyResult } from './depot.js';
 import { note, parseIntOption, printLines } from './output.js';
 import { runDepot, supervise } from './serve.js';
@@ -21,10 +21,11 @@ export function registerStartCommand(program: Command): void {
     .action(async (opts: { serve: boolean; host: string; port: number }) => {
       const [{ makeDemoDepot }, { verifyDepot }] = await Promise.all([import('../depot/demo.js'), import('../depot/verify.js')]);
       const dir = resolve(DEMO_DEPOT_DIR);
-      if (await isDirectory(resolve(dir, DEPOT_ROOT_DIR))) {
+      // The demo writes its catalog last: without it, an earlier run was interrupted and is made again.
+      if (await exists(resolve(dir, DEPOT_PATHS.catalog))) {
         note(`Using the existing demo depot in ${dir}.`);
       } else {
-        const made = await makeDemoDepot(dir);
+        const made = await makeDemoDepot(dir, { force: true });
         note(`Made a ${made.release} demo depot in ${dir}: ${made.binaries} binaries in ${made.components.length} component folders.`);
       }
       const result = await verifyDepot(dir, { deep: true });

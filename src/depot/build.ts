@@ -8,7 +8,7 @@ import { isDirectory, writeFileAtomic } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
 import { type CatalogBinary, catalogBinaries, parseCatalog } from './catalog.js';
 import { readMetadata } from './metadata.js';
-import { type PlaceMode, PLACE_MODES, VerifiedState, placeFile, removeIfPresent, stateFileFor } from './place.js';
+import { type PlaceMode, PLACE_MODES, VerifiedState, placeFile, stateFileFor } from './place.js';
 
 const PLACE_CONCURRENCY = 2;
 
@@ -44,7 +44,8 @@ export interface BuildReport {
   out: string;
   mode: PlaceMode;
   ok: boolean;
-  metadata: { written: string[]; unchanged: string[] };
+  /** `ignored`: files in the metadata source that are not metadata (binaries, strays); not laid out. */
+  metadata: { written: string[]; unchanged: string[]; ignored: string[] };
   placed: BinaryEntry[];
   alreadyInPlace: BinaryEntry[];
   missing: BinaryEntry[];
@@ -58,12 +59,14 @@ export interface BuildReport {
   contentChecked: boolean;
 }
 
-async function indexBinaries(folders: string[]): Promise<Map<string, string[]>> {
+async function indexBinaries(folders: string[], out: string): Promise<Map<string, string[]>> {
   const index = new Map<string, string[]>();
   for (const folder of folders) {
     if (!(await isDirectory(folder))) throw usageError(`--binaries ${folder} is not a folder.`);
     const files = await fg('**/*', { cwd: folder, absolute: true, onlyFiles: true, followSymbolicLinks: true, dot: false, suppressErrors: true, ignore: [`**/${TEMP_PREFIX}*`] });
     for (const file of files) {
+      // The depot being built may sit inside a downloads folder: its own files are not sources.
+      if (file === out || file.startsWith(`${out}/`)) continue;
       const name = basename(file);
       index.set(name, [...(index.get(name) ?? []), file]);
     }
@@ -81,7 +84,7 @@ async function sizeOf(path: string): Promise<number | undefined> {
 }
 
 /** Lays out the metadata byte for byte, refusing to replace different files without `force`. */
-async function layoutMetadata(files: Map<string, Buffer>, out: string, force: boolean): Promise<BuildReport['metadata']> {
+async function layoutMetadata(files: Map<string, Buffer>, out: string, force: boolean): Promise<{ written: string[]; unchanged: string[] }> {
   const written: string[] = [];
   const unchanged: string[] = [];
   const conflicts: string[] = [];
@@ -121,10 +124,10 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   const force = options.force ?? false;
   if ((await sizeOf(out)) !== undefined) throw usageError(`--out ${out} is a file, not a folder.`);
 
-  const metadata = await readMetadata(options.metadata);
+  const { files: metadata, ignored } = await readMetadata(options.metadata);
   const catalog = parseCatalog(metadata.get(DEPOT_PATHS.catalog)!.toString('utf8'), `${options.metadata}: ${DEPOT_PATHS.catalog}`);
   const binaries = catalogBinaries(catalog);
-  const index = await indexBinaries(options.binaries.map((b) => resolve(b)));
+  const index = await indexBinaries(options.binaries.map((b) => resolve(b)), out);
 
   await mkdir(out, { recursive: true });
   // An interrupted run leaves temporary files only; clear them before starting again.
@@ -135,7 +138,7 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
     out,
     mode,
     ok: false,
-    metadata: await layoutMetadata(metadata, out, force),
+    metadata: { ...(await layoutMetadata(metadata, out, force)), ignored },
     placed: [],
     alreadyInPlace: [],
     missing: [],
@@ -156,7 +159,6 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
     let lastMismatch: { source: string; sha256: string } | undefined;
     for (const candidate of candidates) {
       const source = await realpath(candidate);
-      if (force) await removeIfPresent(dest);
       const result = await placeFile(source, dest, mode, hash ? binary.checksum : undefined, options.onBytes);
       if (result.placed) {
         if (hash) await state.remember(dest, binary.checksum);

@@ -1,5 +1,5 @@
-import { DEPOT_PATHS, componentDir } from '../constants.js';
-import { usageError } from '../util/errors.js';
+import { DEPOT_PATHS, type Release, componentDir } from '../constants.js';
+import { DepotkitError, EXIT } from '../util/errors.js';
 import { describeSchemaErrors, validateCatalog } from './schemas.js';
 
 export interface CatalogBinary {
@@ -25,18 +25,38 @@ export interface Catalog {
   patches: Record<string, { productVersion: string; releaseDate?: string; artifacts: { bundles: CatalogBundle[] } }[]>;
 }
 
+/** A catalog that cannot be used: not JSON, or not the catalog's shape. */
+export class CatalogError extends DepotkitError {
+  constructor(
+    message: string,
+    readonly kind: 'json' | 'schema',
+  ) {
+    super(message, EXIT.usage, 'Copy the catalog again from the vendor metadata; never edit it by hand.');
+  }
+}
+
 /** Parses and validates catalog text; `source` names the file in errors. */
 export function parseCatalog(text: string, source: string = DEPOT_PATHS.catalog): Catalog {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw usageError(`${source} is not valid JSON: ${(err as Error).message}.`, 'Copy the catalog again from the vendor metadata; never edit it by hand.');
+    throw new CatalogError(`${source} is not valid JSON: ${(err as Error).message}.`, 'json');
   }
   if (!validateCatalog(value)) {
-    throw usageError(`${source} does not have the catalog's shape: ${describeSchemaErrors(validateCatalog.errors)}.`);
+    throw new CatalogError(`${source} does not have the catalog's shape: ${describeSchemaErrors(validateCatalog.errors)}.`, 'schema');
   }
   return value as Catalog;
+}
+
+/** The release a catalog is for, from its newest product version (9.1 drops VRSLCM). */
+export function catalogRelease(catalog: Catalog): Release {
+  const newest = Object.values(catalog.patches)
+    .flat()
+    .map((v) => v.productVersion.split('.').slice(0, 2).map(Number))
+    .filter(([major, minor]) => Number.isFinite(major) && Number.isFinite(minor))
+    .reduce((max, [major, minor]) => Math.max(max, major! * 100 + minor!), 0);
+  return newest >= 901 ? '9.1' : '9.0';
 }
 
 /** Every binary the catalog names, once per component and file name. */

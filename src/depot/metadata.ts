@@ -12,13 +12,43 @@ export type MetadataFiles = Map<string, Buffer>;
 /** The vendor's archive holds metadata only (a few MB); anything far larger is not one. */
 const MAX_METADATA_BYTES = 1 << 30;
 
-export async function readMetadata(source: string): Promise<MetadataFiles> {
+/** Where metadata may live; anything else under PROD/ (a binary, a stray file) is not laid out. */
+export function isMetadataPath(path: string): boolean {
+  return path.startsWith('PROD/metadata/') || path.startsWith('PROD/vsan/') || /^PROD\/COMP\/[^/]+\/Compatibility\//.test(path);
+}
+
+/**
+ * The archive keeps a copy of the HCL and Compatibility data under
+ * PROD/metadata/; when only that copy is there, it is also laid out where the
+ * installer reads it.
+ */
+function addServedCopies(files: MetadataFiles): void {
+  const compatibilityName = basename(DEPOT_PATHS.compatibility);
+  const copies: [string, string[]][] = [
+    [DEPOT_PATHS.hclAll, [`${DEPOT_PATHS.metadataHclDir}/${basename(DEPOT_PATHS.hclAll)}`]],
+    [DEPOT_PATHS.hclLastUpdated, [`${DEPOT_PATHS.metadataHclDir}/${basename(DEPOT_PATHS.hclLastUpdated)}`]],
+    [DEPOT_PATHS.compatibility, DEPOT_PATHS.metadataCompatibilityDirs.map((d) => `${d}/${compatibilityName}`)],
+  ];
+  for (const [served, sources] of copies) {
+    const source = sources.find((s) => files.has(s));
+    if (!files.has(served) && source) files.set(served, files.get(source)!);
+  }
+}
+
+export async function readMetadata(source: string): Promise<{ files: MetadataFiles; ignored: string[] }> {
   const path = resolve(source);
-  const files = (await isDirectory(path)) ? await readMetadataDir(path) : await readMetadataZip(path);
+  const all = (await isDirectory(path)) ? await readMetadataDir(path) : await readMetadataZip(path);
+  const files: MetadataFiles = new Map();
+  const ignored: string[] = [];
+  for (const [name, data] of all) {
+    if (isMetadataPath(name)) files.set(name, data);
+    else ignored.push(name);
+  }
   if (!files.has(DEPOT_PATHS.catalog)) {
     throw usageError(`${source} has no ${DEPOT_PATHS.catalog}: it is not the vendor's depot metadata.`, 'Pass the vcf-<version>-offline-depot-metadata.zip archive or the folder it was extracted to.');
   }
-  return files;
+  addServedCopies(files);
+  return { files, ignored };
 }
 
 async function readMetadataDir(dir: string): Promise<MetadataFiles> {

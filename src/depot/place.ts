@@ -1,4 +1,4 @@
-import { copyFile, link, open, readFile, rename, rm, stat, symlink, unlink } from 'node:fs/promises';
+import { chmod, copyFile, link, open, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DepotkitError, describeFsError } from '../util/errors.js';
 import { tempPathFor, writeJsonAtomic } from '../util/fs.js';
@@ -28,8 +28,11 @@ export async function placeFile(
         expectedSha256 ? sha256Files([source], { concurrency: 1, onBytes }) : Promise.resolve(undefined),
         copyFile(source, temp),
       ]);
+      // The source is hashed (the kernel's copy is trusted): one read of the data, not two.
       actual = hashes?.[0]?.sha256;
       if (hashes?.[0]?.error) throw hashes[0].error;
+      // A download kept private (0600) must still be readable by the web server's user.
+      await chmod(temp, 0o644);
       // Durable before it becomes visible: a crash must not leave an empty file at `dest`.
       const handle = await open(temp, 'r+');
       await handle.datasync();
@@ -46,6 +49,8 @@ export async function placeFile(
       return { placed: false, actualSha256: actual ?? '' };
     }
     await rename(temp, dest);
+    // rename() leaves both names when they are links to one file (a re-linked hard link).
+    await rm(temp, { force: true });
     return { placed: true };
   } catch (err) {
     await rm(temp, { force: true });
@@ -56,11 +61,6 @@ export async function placeFile(
     }
     throw describeFsError(err, code === 'ENOSPC' ? dest : source);
   }
-}
-
-/** Removes `path` if it is there (used before re-placing a file with --force). */
-export async function removeIfPresent(path: string): Promise<void> {
-  await unlink(path).catch(() => undefined);
 }
 
 /**

@@ -16,6 +16,8 @@ export const catalogSchema = {
   properties: {
     patches: {
       type: 'object',
+      // Component names become folder names: nothing that could leave PROD/COMP.
+      propertyNames: { pattern: '^[A-Za-z0-9_-]+$' },
       additionalProperties: {
         type: 'array',
         items: {

@@ -2,12 +2,12 @@ import { constants as fsConstants } from 'node:fs';
 import { access, readFile, readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import fg from 'fast-glob';
-import { DEPOT_PATHS, DEPOT_ROOT_DIR, KNOWN_COMPONENTS, REQUIRED_COMPONENTS, TEMP_PREFIX } from '../constants.js';
-import { DepotkitError } from '../util/errors.js';
-import type { Finding } from '../util/findings.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, KNOWN_COMPONENTS, REQUIRED_COMPONENTS, TEMP_PREFIX, componentsOf } from '../constants.js';
+import { usageError } from '../util/errors.js';
+import { type Finding, hasErrors } from '../util/findings.js';
 import { isDirectory } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
-import { type Catalog, type CatalogBinary, catalogBinaries, parseCatalog } from './catalog.js';
+import { type Catalog, type CatalogBinary, CatalogError, catalogBinaries, catalogRelease, parseCatalog } from './catalog.js';
 import { checkHclContent } from './hcl.js';
 import { suggestComponent } from './names.js';
 import { parseSignatureFile, verifyCatalogSignature } from './signature.js';
@@ -60,8 +60,9 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
   const root = resolve(dir);
   const findings: Finding[] = [];
   const stats = { binaries: 0, present: 0, bytes: 0, hashed: 0 };
-  const result = () => ({ dir: root, ok: !findings.some((f) => f.severity === 'error'), findings, stats });
+  const result = () => ({ dir: root, ok: !hasErrors(findings), findings, stats });
 
+  if (!(await isDirectory(root))) throw usageError(`${root} is not a folder.`, 'Give the depot root: the folder that contains PROD/.');
   if (!(await isDirectory(join(root, DEPOT_ROOT_DIR)))) {
     if (basename(root) === DEPOT_ROOT_DIR) {
       findings.push({ id: 'layout.root.is-prod', severity: 'error', path: root, message: `${root} is the ${DEPOT_ROOT_DIR} folder itself; the depot root is the folder that contains it.`, fix: `Run the command on ${resolve(root, '..')}.` });
@@ -74,6 +75,7 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
   for (const file of REQUIRED_FILES) {
     try {
       await access(join(root, file.path), fsConstants.R_OK);
+      await checkWorldReadable(root, file.path, findings);
     } catch (err) {
       const denied = (err as NodeJS.ErrnoException).code === 'EACCES';
       findings.push({
@@ -86,9 +88,6 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
     }
   }
 
-  await checkComponentFolders(root, findings);
-  await checkTempFiles(root, findings);
-
   const catalogPath = join(root, DEPOT_PATHS.catalog);
   let catalog: Catalog | undefined;
   let catalogBytes: Buffer | undefined;
@@ -96,11 +95,15 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
     catalogBytes = await readFile(catalogPath);
     catalog = parseCatalog(catalogBytes.toString('utf8'), DEPOT_PATHS.catalog);
   } catch (err) {
-    if (err instanceof DepotkitError) {
-      const notJson = err.message.includes('not valid JSON');
-      findings.push({ id: notJson ? 'catalog.json.invalid' : 'catalog.schema.invalid', severity: 'error', path: DEPOT_PATHS.catalog, message: err.message, fix: 'Copy the catalog again from the vendor metadata; never edit it by hand.' });
+    if (err instanceof CatalogError) {
+      findings.push({ id: `catalog.${err.kind}.invalid`, severity: 'error', path: DEPOT_PATHS.catalog, message: err.message, fix: err.hint });
     }
   }
+
+  // The folders the installer needs depend on the release (9.1 has no VRSLCM).
+  const release = catalog ? catalogRelease(catalog) : '9.0';
+  await checkComponentFolders(root, REQUIRED_COMPONENTS.filter((c) => componentsOf(release).includes(c)), findings);
+  await checkTempFiles(root, findings);
 
   await readJson(root, DEPOT_PATHS.manifest, findings, 'manifest');
   await readJson(root, DEPOT_PATHS.compatibility, findings, 'compatibility');
@@ -143,7 +146,7 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
   return result();
 }
 
-async function checkComponentFolders(root: string, findings: Finding[]): Promise<void> {
+async function checkComponentFolders(root: string, required: readonly string[], findings: Finding[]): Promise<void> {
   let entries: string[] = [];
   try {
     entries = (await readdir(join(root, DEPOT_PATHS.comp), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
@@ -170,9 +173,9 @@ async function checkComponentFolders(root: string, findings: Finding[]): Promise
       findings.push({ id: 'layout.component.unknown', severity: 'warning', path: `${DEPOT_PATHS.comp}/${name}`, message: `Folder ${name} is not a component the installer knows.` });
     }
   }
-  for (const required of REQUIRED_COMPONENTS) {
-    if (entries.includes(required) || misspeltFor.has(required)) continue;
-    findings.push({ id: 'layout.component.missing', severity: 'error', path: `${DEPOT_PATHS.comp}/${required}`, message: `The required component folder ${required} is missing.`, fix: 'Add its binaries with `depotkit depot build`.' });
+  for (const name of required) {
+    if (entries.includes(name) || misspeltFor.has(name)) continue;
+    findings.push({ id: 'layout.component.missing', severity: 'error', path: `${DEPOT_PATHS.comp}/${name}`, message: `The required component folder ${name} is missing.`, fix: 'Add its binaries with `depotkit depot build`.' });
   }
 }
 
@@ -264,9 +267,27 @@ async function checkBinaries(root: string, binaries: CatalogBinary[], findings: 
       findings.push({ id: 'binary.unreadable', severity: 'error', path: binary.path, message: `${binary.path} cannot be read by this user (the web server could not serve it).`, fix: `chmod a+r ${join(root, binary.path)}` });
       continue;
     }
+    await checkWorldReadable(root, binary.path, findings);
     sized.push(binary);
   }
   return sized;
+}
+
+/**
+ * This user may read a file that the web server's user may not (a 0600
+ * download copied as root): warn when others may not read it.
+ */
+async function checkWorldReadable(root: string, path: string, findings: Finding[]): Promise<void> {
+  const mode = (await stat(join(root, path))).mode & 0o777;
+  if (mode & 0o004) return;
+  findings.push({
+    id: 'file.not-world-readable',
+    severity: 'warning',
+    path,
+    message: `${path} has mode ${mode.toString(8).padStart(4, '0')}: a web server running as another user cannot read it.`,
+    installer: 'gets 403 for this file when the depot is served by nginx or Apache',
+    fix: `chmod a+r ${join(root, path)}`,
+  });
 }
 
 async function indexCompFiles(root: string): Promise<Map<string, string[]>> {

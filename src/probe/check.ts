@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../constants.js';
-import { type CatalogBinary, catalogBinaries, parseCatalog } from '../depot/catalog.js';
+import { type CatalogBinary, CatalogError, catalogBinaries, parseCatalog } from '../depot/catalog.js';
 import { checkHclContent } from '../depot/hcl.js';
 import { lintServerCertificate, inspectCertificate } from '../pki/index.js';
 import { DepotkitError, errorMessage } from '../util/errors.js';
 import { type Finding, hasErrors } from '../util/findings.js';
 import { resolveAndConnect, tlsSnapshot } from './connect.js';
-import { type DepotClient, basicAuth, contentLength, depotClient, fetchFile, streamFile } from './http.js';
+import { type DepotClient, type HttpAnswer, basicAuth, contentLength, depotClient, fetchFile, streamFile } from './http.js';
 import { type DepotUrl, depotFileUrl, parseDepotUrl } from './url.js';
 
 export interface CheckOptions {
@@ -136,17 +136,14 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
   const at = (path: string) => depotFileUrl(depot, path);
   const catalogUrl = at(DEPOT_PATHS.catalog);
 
+  const request = failuresAsFindings(agent, findings);
+
   // 3. HEAD of the catalog, with the credentials, as the installer's first request.
-  let head;
-  try {
-    head = await fetchFile(agent, catalogUrl, 'HEAD', auth);
-  } catch (err) {
-    findings.push({ id: 'http.failed', severity: 'error', path: DEPOT_PATHS.catalog, message: `HEAD ${catalogUrl} failed: ${errorMessage(err)}.`, installer: `reports ${DEPOT_STATUS.notAvailable}` });
-    return;
-  }
-  const anonymousHead = auth ? await fetchFile(agent, catalogUrl, 'HEAD') : head;
-  const anonymousGet = anonymousHead.status === 200 ? await fetchFile(agent, catalogUrl, 'GET') : undefined;
-  if (anonymousHead.status === 200 && anonymousGet?.status === 401) {
+  const head = await request(catalogUrl, 'HEAD', auth, 'catalog', DEPOT_PATHS.catalog);
+  if (!head) return;
+  const anonymousHead = auth ? await request(catalogUrl, 'HEAD', undefined, 'catalog', DEPOT_PATHS.catalog) : head;
+  const anonymousGet = anonymousHead?.status === 200 ? await request(catalogUrl, 'GET', undefined, 'catalog', DEPOT_PATHS.catalog) : undefined;
+  if (anonymousHead?.status === 200 && anonymousGet?.status === 401) {
     findings.push({
       id: 'auth.head-unauthenticated',
       severity: 'warning',
@@ -156,16 +153,8 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
       fix: 'Serve the depot with depotkit serve, or protect HEAD like GET in the web server configuration.',
     });
   }
-  if (head.status === 401) {
-    findings.push(
-      auth
-        ? { id: 'auth.rejected', severity: 'error', path: DEPOT_PATHS.catalog, message: `The depot refused the credentials of user "${options.user}" (401).`, installer: `reports ${INSTALLER_ERROR_CODES.depotInvalidCredential}`, fix: 'Check the user and password; give them to the installer in offlineAccount.' }
-        : { id: 'auth.required', severity: 'error', path: DEPOT_PATHS.catalog, message: 'The depot needs credentials (401) and none were given.', installer: `reports ${DEPOT_STATUS.userNotSet} or ${INSTALLER_ERROR_CODES.depotInvalidCredential} unless offlineAccount holds them`, fix: 'Pass --user and --password-file; configure the same in the installer\'s offlineAccount.' },
-    );
-    return;
-  }
   if (head.status !== 200) {
-    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'HEAD', head.status));
+    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'HEAD', head.status, options.user));
     return;
   }
   const headLength = contentLength(head);
@@ -174,9 +163,10 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
   }
 
   // 4. GET of the catalog, its signature, the manifest, the HCL and Compatibility data.
-  const get = await fetchFile(agent, catalogUrl, 'GET', auth);
+  const get = await request(catalogUrl, 'GET', auth, 'catalog', DEPOT_PATHS.catalog);
+  if (!get) return;
   if (get.status !== 200 || !get.body) {
-    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'GET', get.status));
+    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'GET', get.status, options.user));
     return;
   }
   if (headLength !== undefined && headLength !== get.body.length) {
@@ -186,37 +176,70 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
   try {
     binaries = catalogBinaries(parseCatalog(get.body.toString('utf8')));
   } catch (err) {
-    const notJson = errorMessage(err).includes('not valid JSON');
-    findings.push({ id: notJson ? 'catalog.json.invalid' : 'catalog.schema.invalid', severity: 'error', path: DEPOT_PATHS.catalog, message: errorMessage(err), installer: 'cannot read the catalog and refuses the depot', fix: 'Copy the catalog again from the vendor metadata (depotkit depot build).' });
+    if (!(err instanceof CatalogError)) throw err;
+    findings.push({ id: `catalog.${err.kind}.invalid`, severity: 'error', path: DEPOT_PATHS.catalog, message: err.message, installer: 'cannot read the catalog and refuses the depot', fix: 'Copy the catalog again from the vendor metadata (depotkit depot build).' });
   }
 
-  const sig = await fetchFile(agent, at(DEPOT_PATHS.catalogSig), 'GET', auth);
-  if (sig.status !== 200) findings.push(statusFinding('catalog.sig', DEPOT_PATHS.catalogSig, 'GET', sig.status));
-  await fetchJson(agent, at(DEPOT_PATHS.manifest), auth, 'manifest', DEPOT_PATHS.manifest, findings);
-  await fetchJson(agent, at(DEPOT_PATHS.compatibility), auth, 'compatibility', DEPOT_PATHS.compatibility, findings);
-  const all = await fetchJson(agent, at(DEPOT_PATHS.hclAll), auth, 'hcl', DEPOT_PATHS.hclAll, findings);
-  const last = await fetchJson(agent, at(DEPOT_PATHS.hclLastUpdated), auth, 'hcl', DEPOT_PATHS.hclLastUpdated, findings);
+  const sig = await request(at(DEPOT_PATHS.catalogSig), 'GET', auth, 'catalog.sig', DEPOT_PATHS.catalogSig);
+  if (sig && sig.status !== 200) findings.push(statusFinding('catalog.sig', DEPOT_PATHS.catalogSig, 'GET', sig.status, options.user));
+  const getJson = async (path: string, idPrefix: string): Promise<unknown> => {
+    const answer = await request(at(path), 'GET', auth, idPrefix, path);
+    if (!answer) return undefined;
+    if (answer.status !== 200 || !answer.body) {
+      findings.push(statusFinding(idPrefix, path, 'GET', answer.status, options.user));
+      return undefined;
+    }
+    try {
+      return JSON.parse(answer.body.toString('utf8'));
+    } catch (err) {
+      findings.push({ id: `${idPrefix}.json.invalid`, severity: 'error', path, message: `${path} is not valid JSON: ${errorMessage(err)}.`, fix: 'Copy it again from the vendor metadata.' });
+      return undefined;
+    }
+  };
+  await getJson(DEPOT_PATHS.manifest, 'manifest');
+  await getJson(DEPOT_PATHS.compatibility, 'compatibility');
+  const all = await getJson(DEPOT_PATHS.hclAll, 'hcl');
+  const last = await getJson(DEPOT_PATHS.hclLastUpdated, 'hcl');
   findings.push(...checkHclContent(all, last, options.now ?? new Date()));
 
   // 5. Every binary the catalog names: present, with the catalog's size; --deep: its SHA-256.
   await checkBinaries(agent, depot, binaries, auth, options, result);
 }
 
-async function fetchJson(agent: DepotClient, url: string, auth: string | undefined, idPrefix: string, path: string, findings: Finding[]): Promise<unknown> {
-  const answer = await fetchFile(agent, url, 'GET', auth);
-  if (answer.status !== 200 || !answer.body) {
-    findings.push(statusFinding(idPrefix, path, 'GET', answer.status));
-    return undefined;
-  }
-  try {
-    return JSON.parse(answer.body.toString('utf8'));
-  } catch (err) {
-    findings.push({ id: `${idPrefix}.json.invalid`, severity: 'error', path, message: `${path} is not valid JSON: ${errorMessage(err)}.`, fix: 'Copy it again from the vendor metadata.' });
-    return undefined;
-  }
+/**
+ * The check's requests: a network failure (reset, timeout, cut answer) becomes
+ * a `<prefix>.failed` finding and `undefined`, so one bad answer never ends the check.
+ */
+function failuresAsFindings(client: DepotClient, findings: Finding[]) {
+  return async (url: string, method: 'HEAD' | 'GET', auth: string | undefined, idPrefix: string, path: string): Promise<HttpAnswer | undefined> => {
+    try {
+      return await fetchFile(client, url, method, auth);
+    } catch (err) {
+      findings.push(requestFailed(idPrefix, path, method, err));
+      return undefined;
+    }
+  };
 }
 
-function statusFinding(idPrefix: string, path: string, method: string, status: number): Finding {
+function requestFailed(idPrefix: string, path: string, method: string, err: unknown): Finding {
+  return {
+    id: `${idPrefix}.failed`,
+    severity: 'error',
+    path,
+    message: `${method} ${path} failed: ${errorMessage(err)}.`,
+    installer: `reports ${DEPOT_STATUS.notAvailable} or fails the download`,
+    fix: "Look at the web server's error log: an answer cut short often means a file it cannot read, or a proxy timeout.",
+  };
+}
+
+/** What a status other than 200 means; `user` tells a refused password from a missing one. */
+function statusFinding(idPrefix: string, path: string, method: string, status: number, user: string | undefined): Finding {
+  if (status === 401) {
+    if (user === undefined) {
+      return { id: 'auth.required', severity: 'error', path, message: `${method} ${path}: the depot needs credentials (401) and none were given.`, installer: `reports ${DEPOT_STATUS.userNotSet} or ${INSTALLER_ERROR_CODES.depotInvalidCredential} unless offlineAccount holds them`, fix: "Pass --user and --password-file; configure the same in the installer's offlineAccount." };
+    }
+    return { id: 'auth.rejected', severity: 'error', path, message: `${method} ${path}: the depot refused the credentials of user "${user}" (401).`, installer: `reports ${INSTALLER_ERROR_CODES.depotInvalidCredential}`, fix: 'Check the user and password (one account must open all of PROD/); give them to the installer in offlineAccount.' };
+  }
   if (status === 404) {
     return { id: `${idPrefix}.missing`, severity: 'error', path, message: `${method} ${path}: 404, the file is not there.`, installer: idPrefix === 'catalog' ? 'cannot read the catalog and refuses the depot' : 'fails when it needs this file', fix: 'Lay out the metadata with depotkit depot build; check that the URL points at the folder that contains PROD/.' };
   }
@@ -240,12 +263,12 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
         try {
           head = await fetchFile(agent, depotFileUrl(depot, binary.path), 'HEAD', auth);
         } catch (err) {
-          findings.push({ id: 'binary.failed', severity: 'error', path: binary.path, message: `HEAD ${binary.path} failed: ${errorMessage(err)}.` });
+          findings.push(requestFailed('binary', binary.path, 'HEAD', err));
           return;
         }
         stats.checked++;
         if (head.status !== 200) {
-          const f = statusFinding('binary', binary.path, 'HEAD', head.status);
+          const f = statusFinding('binary', binary.path, 'HEAD', head.status, options.user);
           findings.push({ ...f, installer: `fails the ${binary.component} download`, fix: f.id === 'binary.missing' ? `Place ${binary.fileName} at ${binary.path} (depotkit depot build --binaries <folder>).` : f.fix });
           return;
         }
@@ -269,12 +292,18 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
     present.map((binary) =>
       hashLimit(async () => {
         const hash = createHash('sha256');
-        const status = await streamFile(agent, depotFileUrl(depot, binary.path), auth, (chunk) => {
-          hash.update(chunk);
-          options.onBytes?.(chunk.length);
-        });
+        let status: number;
+        try {
+          status = await streamFile(agent, depotFileUrl(depot, binary.path), auth, (chunk) => {
+            hash.update(chunk);
+            options.onBytes?.(chunk.length);
+          });
+        } catch (err) {
+          findings.push(requestFailed('binary', binary.path, 'GET', err));
+          return;
+        }
         if (status !== 200) {
-          findings.push(statusFinding('binary', binary.path, 'GET', status));
+          findings.push(statusFinding('binary', binary.path, 'GET', status, options.user));
           return;
         }
         stats.hashed++;

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { access, chmod, lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from './errors.js';
@@ -46,9 +45,13 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
   if (!options.force && (await exists(path))) {
     throw usageError(`${path} already exists.`, 'Use --force to replace it.');
   }
-  await mkdir(dirname(path), { recursive: true });
   const temp = tempPathFor(path);
   const mode = options.mode ?? 0o644;
+  try {
+    await mkdir(dirname(path), { recursive: true });
+  } catch (err) {
+    throw describeFsError(err, dirname(path));
+  }
   try {
     const handle = await open(temp, 'wx', mode);
     try {
@@ -59,9 +62,16 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     }
     // The umask may have narrowed the mode; a private key must be exactly 0600.
     await chmod(temp, mode);
-    await rename(temp, path);
+    if (options.force) {
+      await rename(temp, path);
+    } else {
+      // link() fails if a file appeared at `path` since the check above: never replaced unasked.
+      await link(temp, path);
+      await rm(temp, { force: true });
+    }
   } catch (err) {
     await rm(temp, { force: true });
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw usageError(`${path} already exists.`, 'Use --force to replace it.');
     throw describeFsError(err, path);
   }
 }
@@ -85,13 +95,5 @@ export async function prepareOutputDir(dir: string, force: boolean): Promise<voi
       throw describeFsError(err, dir);
     }
     await mkdir(dir, { recursive: true });
-  }
-}
-
-export async function assertReadable(path: string): Promise<void> {
-  try {
-    await access(path, fsConstants.R_OK);
-  } catch (err) {
-    throw describeFsError(err, path);
   }
 }

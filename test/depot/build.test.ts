@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { appendFile, lstat, mkdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, cp, lstat, mkdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
@@ -76,7 +76,9 @@ describe('depot build', () => {
     // An interrupted run leaves only a temporary file; the next run removes it.
     const leftover = join(out, 'PROD/COMP/VCENTER', `${TEMP_PREFIX}abc-VMware-VCSA-all.iso`);
     await writeFile(leftover, 'partial');
-    const again = await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
+    let bytesRead = 0;
+    const again = await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out, onBytes: (n) => (bytesRead += n) });
+    expect(bytesRead).toBe(0); // nothing was read again: the verified state vouched for every file
     expect(again.placed.length).toBe(0);
     expect(again.alreadyInPlace.length).toBe(src.binaries.length);
     expect(again.metadata.written.length).toBe(0);
@@ -193,5 +195,76 @@ describe('depot build', () => {
     } finally {
       execFileSync('umount', [small]);
     }
+  });
+
+  it('refuses a catalog whose component name would leave PROD/COMP, and writes nothing outside --out', async () => {
+    const src = await vendorLikeSource(dir);
+    const catalogPath = join(src.metadataDir, DEPOT_PATHS.catalog);
+    const catalog = JSON.parse(await readFile(catalogPath, 'utf8'));
+    catalog.patches['../../../escaped'] = catalog.patches.VCENTER;
+    await writeFile(catalogPath, JSON.stringify(catalog));
+    const cli = await runCli(['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', join(dir, 'out')]);
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toContain("does not have the catalog's shape");
+    expect(cli.stderr).toContain('property name');
+    await expect(stat(join(dir, 'escaped'))).rejects.toThrow();
+  });
+
+  it('--force keeps the old file when the new candidate has the wrong checksum', async () => {
+    const src = await vendorLikeSource(dir);
+    const out = join(dir, 'out');
+    await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
+    const b = src.binaries[0]!;
+    const target = join(out, b.path);
+    await appendFile(target, 'x'); // a changed file in place...
+    const candidate = join(src.binariesDir, (await listFiles(src.binariesDir)).find((f) => f.endsWith(b.fileName))!);
+    const data = await readFile(candidate);
+    data[0] = data[0]! ^ 1; // ...and a wrong download of the same size
+    await writeFile(candidate, data);
+    const forced = await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out, force: true });
+    expect(forced.wrongChecksum.map((e) => e.path)).toEqual([b.path]);
+    expect((await stat(target)).size).toBe(b.size + 1); // the old file is still there, untouched
+  });
+
+  it('makes copies readable by the web server even when the download was private (0600)', async () => {
+    const src = await vendorLikeSource(dir);
+    for (const f of await listFiles(src.binariesDir)) await chmod(join(src.binariesDir, f), 0o600);
+    const out = join(dir, 'out');
+    await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
+    expect((await stat(join(out, src.binaries[0]!.path))).mode & 0o777).toBe(0o644);
+    // A private file placed by hand is reported: nginx or Apache running as another user gets 403.
+    await chmod(join(out, src.binaries[1]!.path), 0o600);
+    const result = await verifyDepot(out);
+    expect(result.findings.filter((f) => f.id === 'file.not-world-readable').map((f) => f.path)).toEqual([src.binaries[1]!.path]);
+  });
+
+  it('does not take its own output for downloads when --out is inside a --binaries folder', async () => {
+    const src = await vendorLikeSource(dir);
+    const out = join(src.binariesDir, 'depot');
+    await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
+    const again = await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out, force: true });
+    expect(again.ok).toBe(true);
+    expect(again.notInCatalog).toEqual([]);
+  });
+
+  it('lays out only metadata from a source that holds more, and the served HCL and Compatibility copies', async () => {
+    const src = await vendorLikeSource(dir);
+    // A whole depot given as --metadata: its binaries are not metadata.
+    const report = await buildDepot({ metadata: src.depot, binaries: [src.binariesDir], out: join(dir, 'a') });
+    expect(report.metadata.ignored.sort()).toEqual(src.binaries.map((b) => b.path).sort());
+    expect(report.metadata.written.some((p) => p.startsWith('PROD/COMP/') && !p.includes('/Compatibility/'))).toBe(false);
+    expect(report.placed.length).toBe(src.binaries.length);
+
+    // An archive whose HCL and Compatibility data sit only under PROD/metadata/.
+    const meta = join(dir, 'meta-only');
+    await cp(src.metadataDir, meta, { recursive: true });
+    await mkdir(join(meta, DEPOT_PATHS.metadataHclDir), { recursive: true });
+    await rename(join(meta, DEPOT_PATHS.hclAll), join(meta, DEPOT_PATHS.metadataHclDir, 'all.json'));
+    await rename(join(meta, DEPOT_PATHS.hclLastUpdated), join(meta, DEPOT_PATHS.metadataHclDir, 'lastupdatedtime.json'));
+    await mkdir(join(meta, DEPOT_PATHS.metadataCompatibilityDirs[0]), { recursive: true });
+    await rename(join(meta, DEPOT_PATHS.compatibility), join(meta, DEPOT_PATHS.metadataCompatibilityDirs[0], 'VmwareCompatibilityData.json'));
+    const b = await buildDepot({ metadata: meta, binaries: [src.binariesDir], out: join(dir, 'b') });
+    expect(b.ok).toBe(true);
+    expect((await verifyDepot(join(dir, 'b'))).ok).toBe(true);
   });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMPONENTS_9_0, DEPOT_PATHS, REQUIRED_COMPONENTS } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
+import { verifyDepot } from '../../src/depot/verify.js';
 import { validateCatalog, validateHclAll, validateHclLastUpdated } from '../../src/depot/schemas.js';
 import { verifyCatalogSignature } from '../../src/depot/signature.js';
 import { runCli, tempDir } from '../helpers/cli.js';
@@ -83,6 +84,9 @@ describe('depot demo', () => {
     expect(files.some((f) => f.endsWith('.yaml'))).toBe(true);
     expect(files.some((f) => f.endsWith('.tgz'))).toBe(true);
     expect(files[0]).toMatch(/^depot-service-9\.1\.0\.0\.\d+\.yaml$/);
+    // The installer's required folders follow the release: no VRSLCM is needed in 9.1.
+    const verified = await verifyDepot(root, { deep: true });
+    expect(verified.findings.filter((f) => f.severity !== 'info')).toEqual([]);
   });
 
   it('CLI: makes a depot, refuses an existing one without --force (exit 2), parses sizes', async () => {

@@ -157,5 +157,8 @@ describe('depot verify', () => {
     const usage = await runCli(['depot', 'verify', pristine, '--signing-cert', join(base, 'missing.pem')]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('missing.pem does not exist');
+    const nowhere = await runCli(['depot', 'verify', join(base, 'no-such-depot')]);
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toContain('is not a folder');
   });
 });

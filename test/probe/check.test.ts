@@ -1,4 +1,7 @@
 import { cp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
@@ -127,6 +130,9 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     const result = await checkServed({ openHead: true }, '', {});
     expect(ids(result)).toEqual(['auth.head-unauthenticated']);
     expect(result.accepted).toBe(true); // a warning: the installer's own HEAD passes
+    // Without credentials the HEAD passes and the GET is refused: still an authentication finding.
+    const anonymous = await checkServed({ openHead: true }, '', { user: undefined, password: undefined });
+    expect(ids(anonymous)).toEqual(['auth.head-unauthenticated', 'auth.required']);
   });
 
   it('reports a URL that ends in /PROD, and checks the right base anyway', async () => {
@@ -207,5 +213,44 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     await server.stop();
     expect(ids(await checkDepot(url))).toEqual(['net.refused']);
     expect(ids(await checkDepot('https://no-such-host.invalid'))).toEqual(['net.unknown-host']);
+  });
+});
+
+describe('depot check against misbehaving servers', () => {
+  it('turns a connection cut mid-check into a finding and checks the rest', async () => {
+    // Serves the demo depot's files, but resets the connection on the manifest.
+    const server = createHttpServer(async (req, res) => {
+      const path = decodeURIComponent(new URL(req.url!, 'http://x').pathname).slice(1);
+      if (path === DEPOT_PATHS.manifest) return req.socket.destroy();
+      try {
+        const data = await readFile(join(pristine, path));
+        res.writeHead(200, { 'content-length': data.length });
+        res.end(req.method === 'HEAD' ? undefined : data);
+      } catch {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const result = await checkDepot(`http://127.0.0.1:${port}`, {});
+      expect(ids(result)).toEqual(['http.plain', 'manifest.failed']);
+      expect(result.stats.checked).toBe(result.stats.binaries);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('names a TLS version older than 1.2 instead of failing the handshake', async () => {
+    const server = createTlsServer({ cert: good.certPem, key: good.keyPem, minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' }, (socket) => socket.end());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const result = await checkDepot(`https://127.0.0.1:${port}`, { asHost: HOST, caPems: [ca.certPem] });
+      expect(ids(result)).toContain('tls.version');
+      expect(result.findings.find((f) => f.id === 'tls.version')!.message).toContain('TLSv1.1');
+    } finally {
+      server.close();
+    }
   });
 });
