@@ -40,8 +40,9 @@ export function registerSimInstallerCommand(sim: Command): void {
     .option('--quiet', 'do not print the service log')
     .option('--json', 'print the address as JSON')
     .action(async (flags: SimInstallerFlags) => {
-      const users = flags.passwordFile ? { [flags.user]: await readSecret({ file: flags.passwordFile }, 'password') } : undefined;
-      const { startInstallerSimulator } = await import('../simulators/installer/index.js');
+      const { startInstallerSimulator, INSTALLER_LAB_PASSWORD } = await import('../simulators/installer/index.js');
+      // --user alone still names the user: with the lab password.
+      const users = { [flags.user]: flags.passwordFile ? await readSecret({ file: flags.passwordFile }, 'password') : INSTALLER_LAB_PASSWORD };
       const simulator = await startInstallerSimulator({
         host: flags.host,
         port: flags.port,

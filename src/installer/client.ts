@@ -137,6 +137,8 @@ export class InstallerClient {
   private refreshId?: string;
   /** A log-in under way: an interrupted command waits for it, to revoke what it brings. */
   private loggingIn?: Promise<void>;
+  /** Set by close({abort}): no new call goes out, only the revocation. */
+  private aborted = false;
   private readonly agent: Agent;
   private readonly clock: () => number;
   /** Counters for reports and tests. */
@@ -218,6 +220,7 @@ export class InstallerClient {
 
   /** An authenticated call: refreshed before expiry, retried once after a 401. */
   async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, opts: SendOptions = {}): Promise<Reply> {
+    if (this.aborted) throw new DepotkitError(`The session with ${this.origin.host} was interrupted.`, EXIT.problems);
     if (!this.accessToken) await this.login();
     else if (this.tokenSecondsLeft() < (this.opts.refreshMarginSeconds ?? 60)) await this.refresh();
     let reply = await this.send(method, path, body, this.accessToken, opts);
@@ -235,6 +238,7 @@ export class InstallerClient {
    * as long, and requests still running are cut off instead of awaited.
    */
   async close(opts: { abort?: boolean } = {}): Promise<void> {
+    if (opts.abort) this.aborted = true;
     if (opts.abort && this.loggingIn) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([this.loggingIn.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ABORT_GRACE_MS)))]);

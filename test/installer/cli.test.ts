@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueServerCert } from '../../src/pki/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { CLI, runCli, tempDir } from '../helpers/cli.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let depot: TestDepot;
@@ -79,7 +81,7 @@ describe('depotkit installer', () => {
       expect(sim.logs.filter((l) => l.includes('POST /v1/sddc-manager/trusted-certificates'))).toHaveLength(1);
       expect(sim.logs.filter((l) => l.includes('PUT /v1/system/settings/depot 202'))).toHaveLength(1);
       // Every session was revoked at exit, and no password reached a log.
-      expect(sim.logs.filter((l) => l.includes('DELETE /v1/tokens/refresh-token 204'))).toHaveLength(6);
+      expect(sim.logs.filter((l) => l.includes('DELETE /v1/tokens/refresh-token 204'))).toHaveLength(7);
       expect(sim.logs.join('\n')).not.toMatch(new RegExp(`${PASSWORD}|${DEPOT_PASSWORD}`));
     } finally {
       await sim.close();
@@ -170,6 +172,12 @@ describe('depotkit installer', () => {
       const both = await runCli(['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', '--depot-url', 'https://a', '--depot-host', 'a']);
       expect(both.code).toBe(2);
 
+      // Depot credentials never go over plain HTTP: refused before anything is sent.
+      const clear = await runCli(['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', '--depot-url', 'http://depot.lab/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword]);
+      expect(clear.code).toBe(2);
+      expect(clear.stderr).toContain('Depot credentials go only over HTTPS; http://depot.lab/ is plain HTTP.');
+      expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);
+
       const untrusted = await runCli(['installer', 'status', '--installer', sim.url, '--password-file', files.password]);
       expect(untrusted.code).toBe(1);
       expect(untrusted.stdout).toMatch(/presented a certificate this client does not trust/);
@@ -210,6 +218,61 @@ describe('depotkit installer', () => {
       silent.close();
       await sim.close();
     }
+  });
+
+  it('revokes the session of a log-in that an interruption catches under way', async () => {
+    const cert = await issueServerCert(await depotCa(), { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+    const seen: string[] = [];
+    // An installer slow to answer the log-in: the interruption arrives before the tokens.
+    const slow = createHttpsServer({ key: cert.keyPem, cert: cert.certPem }, (req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume();
+      const answer = () => {
+        res.writeHead(req.url === '/v1/tokens' ? 201 : 204, { 'content-type': 'application/json' });
+        res.end(req.url === '/v1/tokens' ? JSON.stringify({ accessToken: 'x.y.z', refreshToken: { id: 'r-1' } }) : '');
+      };
+      if (req.url === '/v1/tokens') setTimeout(answer, 1000);
+      else answer();
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+      const child = spawn(process.execPath, [CLI, 'installer', 'status', '--installer', url, '--password-file', files.password, '--insecure'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      expect(seen).toEqual(['POST /v1/tokens', 'DELETE /v1/tokens/refresh-token']);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+
+  it('depotkit sim installer --user NAME without a password file lets NAME log in with the lab password', async () => {
+    const certOut = join(tmp.dir, 'cli-sim-user.pem');
+    const child = spawn(process.execPath, [CLI, 'sim', 'installer', '--user', 'ops@lab', '--cert-out', certOut, '--quiet', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (d: string) => {
+          out += d;
+          if (out.trim().endsWith('}')) resolve(out);
+        });
+        child.once('close', () => reject(new Error('sim exited')));
+      });
+      const { url, user } = JSON.parse(first) as { url: string; user: string };
+      expect(user).toBe('ops@lab');
+      const connection = ['--installer', url, '--installer-ca', certOut, '--password-env', 'LAB_PW', '--json'];
+      const status = await runCli(['installer', 'status', ...connection, '--user', 'ops@lab'], { env: { LAB_PW: 'VMware1!VMware1!' } });
+      expect(status.code).toBe(0);
+      const admin = await runCli(['installer', 'status', ...connection, '--user', 'admin@local'], { env: { LAB_PW: 'VMware1!VMware1!' } });
+      expect(admin.code).toBe(1);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 
   it('depotkit sim installer serves until interrupted, writes its certificate and keeps state', async () => {

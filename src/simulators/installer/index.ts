@@ -47,7 +47,9 @@ export interface InstallerSimulator {
   close(): Promise<void>;
 }
 
-const DEFAULT_USERS = { [INSTALLER_DEFAULT_USER]: 'VMware1!VMware1!' };
+/** The lab password the README documents, for a simulator started without a password file. */
+export const INSTALLER_LAB_PASSWORD = 'VMware1!VMware1!';
+const DEFAULT_USERS = { [INSTALLER_DEFAULT_USER]: INSTALLER_LAB_PASSWORD };
 
 /** A self-signed certificate naming the simulator, as a freshly deployed installer has. */
 export async function selfSignedCertificate(hostname: string, listenHost: string): Promise<{ certPem: string; keyPem: string }> {
@@ -55,7 +57,8 @@ export async function selfSignedCertificate(hostname: string, listenHost: string
   const names = [...new Set([hostname, listenHost])].filter((n) => n !== '0.0.0.0' && n !== '::');
   const csr = generateCsr({ keyPem: own.keyPem, commonName: hostname, dns: names.filter((n) => isIP(n) === 0), ips: names.filter((n) => isIP(n) !== 0) });
   // Signed with its own key: subject and issuer are the same name, the certificate verifies with its own key.
-  return { certPem: await signCsr(own, csr, { days: 729 }), keyPem: own.keyPem };
+  // A simulator on 127.0.0.1 without a name is named by its address: its clients pin this certificate.
+  return { certPem: await signCsr(own, csr, { days: 729, allowIpOnly: true }), keyPem: own.keyPem };
 }
 
 /** Starts a simulated installer on real HTTPS; see InstallerSimulatorOptions. */
