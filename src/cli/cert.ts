@@ -1,4 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { MGMT_CSR_VALIDITY_DAYS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
@@ -76,9 +77,7 @@ export function registerCertCommands(program: Command): void {
       const paths = await writeServerDir(opts.out, material, { force: opts.force });
       const info = inspectCertificate(material.certPem);
       warnIfCapped(info, opts.days);
-      if (info.commonName !== undefined && info.san.dns.length === 0) {
-        warn(`the certificate has no DNS name and its CN is the IP ${info.commonName}: the installer will reject it.`);
-      }
+      warnIfIpOnly(info);
       if (opts.json) return printJson({ ...paths, certificate: info });
       printLines([
         `Issued ${info.subject} by ${info.issuer}, valid until ${info.notAfter.toISOString()}.`,
@@ -98,11 +97,12 @@ export function registerCertCommands(program: Command): void {
     .requiredOption('--out <file>', 'where to write the certificate, PEM')
     .option('--days <n>', 'validity in days', parseDays, MGMT_CSR_VALIDITY_DAYS)
     .option('--allow-no-san', 'sign a request without SANs (its CN becomes the SAN)')
+    .option('--allow-ip-only', 'sign a request whose CN is an IP or whose only names are IPs (the installer rejects it)')
     .option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>")
     .option('--ca-passphrase-env <name>', "the CA key's passphrase, in environment variable <name>")
     .option('--force', 'replace an existing <file>')
     .option('--json', 'print the result as JSON')
-    .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
+    .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
       const { loadCaDir, signCsr, inspectCertificate } = await loadPki();
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
       await warnIfKeyExposed(opts.ca);
@@ -112,10 +112,11 @@ export function registerCertCommands(program: Command): void {
       } catch (err) {
         throw describeFsError(err, opts.csr);
       }
-      const certPem = await signCsr(ca, csrText, { days: opts.days, allowNoSan: opts.allowNoSan });
+      const certPem = await signCsr(ca, csrText, { days: opts.days, allowNoSan: opts.allowNoSan, allowIpOnly: opts.allowIpOnly });
       await writeFileAtomic(opts.out, certPem, { force: opts.force });
       const info = inspectCertificate(certPem);
       warnIfCapped(info, opts.days);
+      warnIfIpOnly(info);
       if (opts.json) return printJson({ certPath: opts.out, certificate: info });
       printLines([
         `Signed ${info.subject}, valid until ${info.notAfter.toISOString()}: ${opts.out}`,
@@ -188,6 +189,15 @@ async function warnIfKeyExposed(caDir: string): Promise<void> {
   const keyPath = join(caDir, CA_KEY_FILE);
   const mode = (await stat(keyPath)).mode & 0o777;
   if (mode & 0o077) warn(`${keyPath} is readable by others (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${keyPath}.`);
+}
+
+/** Said after --allow-ip-only made a certificate anyway: the installer rejects a CN that is an IP, and a certificate with only IPs. */
+function warnIfIpOnly(info: CertInfo): void {
+  const cnIp = info.commonName !== undefined && isIP(info.commonName) !== 0 ? info.commonName : undefined;
+  const noDns = info.san.dns.length === 0 && info.san.ips.length > 0;
+  if (cnIp === undefined && !noDns) return;
+  const what = noDns ? `has no DNS name${cnIp !== undefined ? ` and its CN is the IP ${cnIp}` : ''}` : `has the IP ${cnIp} as its CN`;
+  warn(`the certificate ${what}: the installer will reject it.`);
 }
 
 /** The library caps a leaf at its CA's end; say so when that cut the requested validity. */

@@ -1,5 +1,5 @@
 import forge from 'node-forge';
-import { MGMT_CSR_VALIDITY_DAYS } from '../constants.js';
+import { INSTALLER_MIN_RSA_BITS, MGMT_CSR_VALIDITY_DAYS } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { openCa, type CaMaterial } from './ca.js';
 import { buildServerCertificate } from './issue.js';
@@ -101,13 +101,34 @@ export function inspectCsr(csrPem: string, source = 'The CSR'): CsrInfo {
 }
 
 /**
+ * The server profile's refusal of a certificate the installer rejects: one
+ * whose CN is an IP address, or whose only names are IP addresses.
+ */
+function refuseIpOnly(cn: string | undefined, names: AltNames, allowIpOnly: boolean | undefined): void {
+  if (allowIpOnly) return;
+  const hint = 'Make the request with the host\'s DNS name as CN and SAN (add it to the installer\'s hosts file when there is no DNS), or pass --allow-ip-only.';
+  if (cn !== undefined && isIP(cn)) {
+    throw usageError(`Refusing to sign the CSR: its CN is an IP address (${cn}), which the installer rejects.`, hint);
+  }
+  if (names.dns.length === 0 && names.ips.length > 0) {
+    throw usageError(`Refusing to sign an IP-only CSR (${names.ips.map((ip) => `IP:${ip}`).join(', ')}): it names no DNS host, which the installer rejects.`, hint);
+  }
+}
+
+/**
  * Signs a CSR with the server profile after verifying its self-signature.
  * Subject and requested SANs are copied; other requested extensions are not.
  * A CSR without SANs is refused unless `allowNoSan`: then its CN, when it is
  * a host name or an IP, becomes the only SAN, because clients ignore the CN.
+ * Like `issue`, it refuses keys under 2048 bits, and a CN that is an IP or a
+ * request without a DNS name unless `allowIpOnly`.
  */
-export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: number; allowNoSan?: boolean } = {}): Promise<string> {
+export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: number; allowNoSan?: boolean; allowIpOnly?: boolean } = {}): Promise<string> {
   const { csr, names } = readCsr(csrPem);
+  const bits = (csr.publicKey as forge.pki.rsa.PublicKey).n.bitLength();
+  if (bits < INSTALLER_MIN_RSA_BITS) {
+    throw usageError(`The CSR's RSA key has ${bits} bits; the installer requires at least ${INSTALLER_MIN_RSA_BITS}.`, `Make the request again with a new key of ${INSTALLER_MIN_RSA_BITS} bits or more.`);
+  }
   const cn = csr.subject.getField('CN') as { value: string } | null;
   if (names.dns.length + names.ips.length === 0) {
     if (!opts.allowNoSan) {
@@ -128,6 +149,7 @@ export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: num
   if (names.dns.length + names.ips.length === 0 && csr.subject.attributes.length === 0) {
     throw usageError('The CSR names nothing: its subject is empty and it requests no subject alternative names.');
   }
+  refuseIpOnly(cn?.value, names, opts.allowIpOnly);
   const signer = openCa(ca);
   return buildServerCertificate(signer, {
     subject: copyName(csr.subject.attributes),

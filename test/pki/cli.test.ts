@@ -153,6 +153,28 @@ describe('depotkit cert sign-csr', () => {
     expectUsageError(await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', tampered, '--out', join(dir, 't.pem')]), /^depotkit: The CSR's signature does not verify/);
     expectUsageError(await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', join(dir, 'none.csr'), '--out', join(dir, 't.pem')]), /none\.csr does not exist/);
   });
+
+  it('applies the server profile\'s refusals: a 1024-bit key, and a CN that is an IP unless --allow-ip-only, then warns', async () => {
+    const weak = join(dir, 'weak.csr');
+    expect(openssl(['req', '-new', '-newkey', 'rsa:1024', '-nodes', '-keyout', join(dir, 'weak.key'), '-out', weak, '-subj', '/CN=10.0.0.5', '-addext', 'subjectAltName=IP:10.0.0.5']).code).toBe(0);
+    const weakOut = join(dir, 'weak.pem');
+    expectUsageError(await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', weak, '--out', weakOut, '--allow-ip-only']), /^depotkit: The CSR's RSA key has 1024 bits; the installer requires at least 2048\./);
+    expect(await exists(weakOut)).toBe(false);
+    const ipCsr = join(dir, 'ip.csr');
+    expect(openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'ip.key'), '-out', ipCsr, '-subj', '/CN=10.0.0.6', '-addext', 'subjectAltName=IP:10.0.0.6']).code).toBe(0);
+    const ipOut = join(dir, 'ip-signed.pem');
+    expectUsageError(await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', ipCsr, '--out', ipOut]), /^depotkit: Refusing to sign the CSR: its CN is an IP address \(10\.0\.0\.6\), which the installer rejects\./);
+    expect(await exists(ipOut)).toBe(false);
+    const ok = await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', ipCsr, '--out', ipOut, '--allow-ip-only']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stderr).toContain('warning: the certificate has no DNS name and its CN is the IP 10.0.0.6: the installer will reject it.');
+    expect(openssl(['verify', '-x509_strict', '-CAfile', join(caDir, CA_CERT_FILE), ipOut]).code).toBe(0);
+    const mixedCsr = join(dir, 'mixed.csr');
+    expect(openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'mixed.key'), '-out', mixedCsr, '-subj', '/CN=10.0.0.6', '-addext', 'subjectAltName=DNS:mixed.lab.local']).code).toBe(0);
+    const mixed = await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', mixedCsr, '--out', join(dir, 'mixed.pem'), '--allow-ip-only']);
+    expect(mixed.code, mixed.stderr).toBe(0);
+    expect(mixed.stderr).toContain('warning: the certificate has the IP 10.0.0.6 as its CN: the installer will reject it.');
+  });
 });
 
 describe('depotkit cert inspect', () => {

@@ -104,6 +104,35 @@ describe('signCsr', () => {
     expect((await signError(empty.pem, { allowNoSan: true })).message).toBe('The CSR names nothing: its subject is empty and it requests no subject alternative names.');
   });
 
+  it('refuses an RSA key under 2048 bits, as the installer does (also when the CN is an IP)', async () => {
+    const weak = opensslCsr('weak', '/CN=10.0.0.5', ['-addext', 'subjectAltName=IP:10.0.0.5'], ['-newkey', 'rsa:1024']);
+    const err = await signError(weak.pem, { allowIpOnly: true });
+    expect(err.message).toBe("The CSR's RSA key has 1024 bits; the installer requires at least 2048.");
+    const fine = opensslCsr('fine', '/CN=fine.lab.local', ['-addext', 'subjectAltName=DNS:fine.lab.local'], ['-newkey', 'rsa:2048']);
+    expect(inspectCertificate(await signCsr(ca, fine.pem)).key.bits).toBe(2048);
+  });
+
+  it('refuses a CSR whose CN is an IP unless allowIpOnly, even with a DNS SAN', async () => {
+    const { pem } = opensslCsr('cnip', '/CN=10.0.0.7', ['-addext', 'subjectAltName=DNS:vc7.lab.local,IP:10.0.0.7']);
+    const err = await signError(pem);
+    expect(err.message).toBe('Refusing to sign the CSR: its CN is an IP address (10.0.0.7), which the installer rejects.');
+    expect(err.hint).toMatch(/--allow-ip-only/);
+    const certPem = await signCsr(ca, pem, { allowIpOnly: true });
+    const path = join(dir, 'cnip.pem');
+    await writeFile(path, certPem);
+    expect(openssl(['verify', '-x509_strict', '-CAfile', caPath, path]).code).toBe(0);
+    expect(inspectCertificate(certPem).commonName).toBe('10.0.0.7');
+  });
+
+  it('refuses a CSR whose only names are IPs unless allowIpOnly, also when --allow-no-san turns an IP CN into the SAN', async () => {
+    const ipSan = opensslCsr('ipsan', '/O=Lab', ['-addext', 'subjectAltName=IP:10.0.0.8,IP:fd00::8']);
+    expect((await signError(ipSan.pem)).message).toBe('Refusing to sign an IP-only CSR (IP:10.0.0.8, IP:fd00::8): it names no DNS host, which the installer rejects.');
+    expect(inspectCertificate(await signCsr(ca, ipSan.pem, { allowIpOnly: true })).san).toEqual({ dns: [], ips: ['10.0.0.8', 'fd00::8'] });
+    const ipCn = opensslCsr('ipcn', '/CN=10.0.0.9');
+    expect((await signError(ipCn.pem, { allowNoSan: true })).message).toMatch(/its CN is an IP address \(10\.0\.0\.9\)/);
+    expect(inspectCertificate(await signCsr(ca, ipCn.pem, { allowNoSan: true, allowIpOnly: true })).san).toEqual({ dns: [], ips: ['10.0.0.9'] });
+  });
+
   it('refuses malformed input, a non-CSR and a non-RSA request', async () => {
     expect((await signError('-----BEGIN CERTIFICATE REQUEST-----\nQUJD\n')).message).toMatch(/malformed: the CERTIFICATE REQUEST block has no END line/);
     expect((await signError(ca.certPem)).message).toBe('The CSR holds no CERTIFICATE REQUEST PEM block.');
