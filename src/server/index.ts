@@ -71,13 +71,20 @@ async function realRootOf(root: string): Promise<string> {
   return real;
 }
 
-/**
- * Starts the depot's static file server in this process. With `shared`, a
- * listening socket received from another process, it accepts on that socket
- * (alongside the other process) instead of opening its own; host and port
- * then only name the URL.
- */
-export async function startDepotServer(opts: DepotServerOptions, shared?: NetServer): Promise<DepotServer> {
+export interface PreparedDepotServer {
+  /**
+   * Starts accepting on the options' host and port, or with `shared` (a
+   * listening socket received from another process, which keeps accepting on
+   * it too) on that socket; host and port then only name the URL. The shared
+   * socket is taken over synchronously: call this in the same tick as the
+   * message that brought it, because until then the net.Server that Node wraps
+   * a received socket in accepts connections and answers none.
+   */
+  listen(shared?: NetServer): Promise<DepotServer>;
+}
+
+/** Everything of a server that takes time (root, users, certificate, log), without listening yet. */
+export async function prepareDepotServer(opts: DepotServerOptions): Promise<PreparedDepotServer> {
   const realRoot = await realRootOf(opts.root);
   const auth = opts.auth ? await createAuthenticator(opts.auth) : undefined;
   const tlsSource = opts.tls;
@@ -89,39 +96,48 @@ export async function startDepotServer(opts: DepotServerOptions, shared?: NetSer
   const tracker = new ConnectionTracker(server, secure);
   server.on('request', tracker.wrap(handler));
   const host = opts.host ?? '127.0.0.1';
-  const listening = new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') reject(usageError(`Port ${opts.port} on ${host} is already in use.`));
-      else if (err.code === 'EACCES') reject(usageError(`Not allowed to listen on port ${opts.port}; ports below 1024 need privileges.`, 'Use --port 8443, or run with the capability to bind low ports.'));
-      else if (err.code === 'EADDRNOTAVAIL') reject(usageError(`${host} is not an address of this machine.`));
-      else reject(err);
+  return { listen };
+
+  async function listen(shared: NetServer | undefined): Promise<DepotServer> {
+    const listening = new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EADDRINUSE') reject(usageError(`Port ${opts.port} on ${host} is already in use.`));
+        else if (err.code === 'EACCES') reject(usageError(`Not allowed to listen on port ${opts.port}; ports below 1024 need privileges.`, 'Use --port 8443, or run with the capability to bind low ports.'));
+        else if (err.code === 'EADDRNOTAVAIL') reject(usageError(`${host} is not an address of this machine.`));
+        else reject(err);
+      });
+      if (shared) server.listen(shared, () => resolve());
+      else server.listen(opts.port ?? 0, host, () => resolve());
     });
-    if (shared) server.listen(shared, () => resolve());
-    else server.listen(opts.port ?? 0, host, () => resolve());
-  });
-  try {
-    await listening;
-  } catch (err) {
-    await log?.close();
-    throw err;
-  }
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `${material ? 'https' : 'http'}://${urlHost(host)}:${port}`,
-    port,
-    listener: server,
-    async close(graceMs = 0) {
-      await tracker.close(graceMs);
+    try {
+      await listening;
+    } catch (err) {
       await log?.close();
-    },
-    async reloadTls(next) {
-      if (tlsSource) {
-        const fresh = next ?? (await loadTlsMaterial(tlsSource));
-        (server as import('node:https').Server).setSecureContext(secureOptions(fresh));
-      } else if (next) {
-        throw usageError('This server speaks plain HTTP; it cannot take a certificate.');
-      }
-      await auth?.reload();
-    },
-  };
+      throw err;
+    }
+    const port = (server.address() as AddressInfo).port;
+    return {
+      url: `${material ? 'https' : 'http'}://${urlHost(host)}:${port}`,
+      port,
+      listener: server,
+      async close(graceMs = 0) {
+        await tracker.close(graceMs);
+        await log?.close();
+      },
+      async reloadTls(next) {
+        if (tlsSource) {
+          const fresh = next ?? (await loadTlsMaterial(tlsSource));
+          (server as import('node:https').Server).setSecureContext(secureOptions(fresh));
+        } else if (next) {
+          throw usageError('This server speaks plain HTTP; it cannot take a certificate.');
+        }
+        await auth?.reload();
+      },
+    };
+  }
+}
+
+/** Starts the depot's static file server in this process. */
+export async function startDepotServer(opts: DepotServerOptions): Promise<DepotServer> {
+  return (await prepareDepotServer(opts)).listen();
 }

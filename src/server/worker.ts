@@ -1,15 +1,20 @@
-// A worker of `depotkit serve --workers N`: forked by the primary, which hands it the listening socket with 'start'.
+// A worker of `depotkit serve --workers N`: forked by the primary, which hands it the listening socket once it is prepared.
 import type { Server as NetServer } from 'node:net';
 import { errorMessage } from '../util/errors.js';
-import { startDepotServer, type DepotServer } from './index.js';
+import { prepareDepotServer, type DepotServer, type PreparedDepotServer } from './index.js';
 import type { FromWorker, ToWorker } from './workers.js';
 
+let prepared: PreparedDepotServer | undefined;
 let server: DepotServer | undefined;
 let graceMs = 0;
 let shuttingDown: Promise<void> | undefined;
 
 function send(message: FromWorker, then?: () => void): void {
   process.send?.(message, undefined, undefined, then);
+}
+
+function fail(err: unknown): void {
+  send({ type: 'failed', message: errorMessage(err) }, () => process.exit(1));
 }
 
 function shutdown(): void {
@@ -27,19 +32,21 @@ process.on('message', (message: ToWorker, handle?: NetServer) => {
   switch (message.type) {
     case 'start':
       graceMs = message.graceMs;
-      if (!handle) {
-        send({ type: 'failed', message: 'The server worker was not given the listening socket.' }, () => process.exit(1));
+      prepareDepotServer(message.options).then((p) => {
+        prepared = p;
+        send({ type: 'prepared' });
+      }, fail);
+      break;
+    case 'listen':
+      if (!prepared || !handle) {
+        fail(new Error('The server worker was told to listen before it was prepared, or without the socket.'));
         break;
       }
-      startDepotServer(message.options, handle).then(
-        (s) => {
-          server = s;
-          send({ type: 'listening', url: s.url, port: s.port });
-        },
-        (err: unknown) => {
-          send({ type: 'failed', message: errorMessage(err) }, () => process.exit(1));
-        },
-      );
+      // Synchronously, in this tick: see PreparedDepotServer.listen.
+      prepared.listen(handle).then((s) => {
+        server = s;
+        send({ type: 'listening', url: s.url, port: s.port });
+      }, fail);
       break;
     case 'reload':
       (server ? server.reloadTls(message.material) : Promise.resolve()).then(

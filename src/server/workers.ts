@@ -4,12 +4,21 @@ import { usageError } from '../util/errors.js';
 import { startDepotServer, type DepotServer, type DepotServerOptions } from './index.js';
 import type { TlsMaterial } from './tls.js';
 
-/** Messages between the primary and its workers; 'start' carries the listening socket as its handle. */
+/**
+ * Messages between the primary and its workers. A worker prepares its server on 'start' and is
+ * handed the listening socket with 'listen' only once prepared (see PreparedDepotServer.listen).
+ */
 export type ToWorker =
   | { type: 'start'; options: DepotServerOptions; graceMs: number }
+  | { type: 'listen' }
   | { type: 'reload'; material?: TlsMaterial }
   | { type: 'shutdown' };
-export type FromWorker = { type: 'ready' } | { type: 'listening'; url: string; port: number } | { type: 'failed'; message: string } | { type: 'reloaded'; error?: string };
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'prepared' }
+  | { type: 'listening'; url: string; port: number }
+  | { type: 'failed'; message: string }
+  | { type: 'reloaded'; error?: string };
 
 export interface RunningDepot {
   url: string;
@@ -76,9 +85,13 @@ export async function startDepot(options: DepotServerOptions, count: number, gra
     });
     // A message sent before the worker's module has run would be lost: wait for it to say so.
     await waitFor(worker, 'ready');
+    const prepared = waitFor(worker, 'prepared');
+    const start: ToWorker = { type: 'start', options, graceMs };
+    worker.send(start);
+    await prepared;
     const listening = waitFor(worker, 'listening');
-    const message: ToWorker = { type: 'start', options, graceMs };
-    worker.send(message, server.listener);
+    const listen: ToWorker = { type: 'listen' };
+    worker.send(listen, server.listener);
     await listening;
   }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { basic, fetchRaw, makePki, peerCertificate, spawnServe, writeTree, type ServeChild, type TestPki } from './helpers.js';
+import { basic, childPids, fetchRaw, makePki, openAnswered, peerCertificate, pidsServing, spawnServe, writeTree, type ServeChild, type TestPki } from './helpers.js';
 
 const BIG = randomBytes(32 * 1024 * 1024);
 const BIG_PATH = '/PROD/COMP/VRA/vmsp-vcfa-combined-9.0.0.0.1.tar';
@@ -118,6 +118,38 @@ describe('depotkit serve (the built CLI)', () => {
     expect((await download).equals(BIG)).toBe(true);
     expect(await serve.exited).toBe(0);
     expect(serve.stderr()).toMatch(/Stopped/);
+  });
+
+  it('with --workers 2 runs two processes that both serve, and replaces a worker that dies', async () => {
+    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--http', '--workers', '2']);
+    children.push(serve);
+    const primary = serve.child.pid!;
+    /** Rounds of 16 connections held open at once, until every process in `pids` has accepted one (the kernel picks). */
+    async function serving(pids: number[]): Promise<Set<number>> {
+      const seen = new Set<number>();
+      for (let round = 0; round < 30 && seen.size < pids.length; round++) {
+        const sockets = await openAnswered(serve.port, `/${DEPOT_PATHS.catalog}`, 16);
+        for (const pid of await pidsServing(pids, serve.port)) seen.add(pid);
+        for (const s of sockets) s.destroy();
+      }
+      return seen;
+    }
+    const workers = await childPids(primary);
+    expect(workers).toHaveLength(1);
+    expect([...(await serving([primary, workers[0]!]))].sort()).toEqual([primary, workers[0]!].sort());
+
+    process.kill(workers[0]!, 'SIGKILL');
+    await serve.waitForStderr(/starting another/);
+    let replacement: number[] = [];
+    for (let i = 0; i < 100 && replacement.length === 0; i++) {
+      // Listed as soon as forked; it serves once it has said so, which the rounds below wait for.
+      replacement = (await childPids(primary)).filter((p) => p !== workers[0]);
+      if (replacement.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(replacement).toHaveLength(1);
+    expect(await serving(replacement)).toEqual(new Set(replacement));
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
   });
 
   it('issues its own certificate with --ca, for the names given', async () => {

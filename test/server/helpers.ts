@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { connect as tcpConnect, type Socket } from 'node:net';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
@@ -119,4 +120,55 @@ export function spawnServe(args: string[]): Promise<ServeChild> {
     });
     void exited.then((code) => reject(new Error(`depotkit serve exited with ${code}: ${err}`)));
   });
+}
+
+/** The processes whose parent is `pid` (Linux /proc). */
+export async function childPids(pid: number): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // The fields after the command name, which is in parentheses and may hold spaces: state, ppid, ...
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (ppid === pid) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** Of `pids`, those holding an established TCP connection whose local port is `port` (Linux /proc), i.e. that accepted one. */
+export async function pidsServing(pids: number[], port: number): Promise<Set<number>> {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(table, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT in hex; state 01 is ESTABLISHED; field 9 is the socket's inode.
+      if (f.length > 9 && parseInt(f[1]!.split(':')[1]!, 16) === port && f[3] === '01') inodes.add(f[9]!);
+    }
+  }
+  const serving = new Set<number>();
+  for (const pid of pids) {
+    const fds = await readdir(`/proc/${pid}/fd`).catch(() => []);
+    for (const fd of fds) {
+      const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '');
+      const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
+      if (inode && inodes.has(inode)) serving.add(pid);
+    }
+  }
+  return serving;
+}
+
+/** Opens `n` plain HTTP keep-alive connections at once and waits until each has been answered (so each is accepted and stays open). */
+export async function openAnswered(port: number, path: string, n: number): Promise<Socket[]> {
+  return Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = tcpConnect({ host: '127.0.0.1', port }, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
+          socket.once('data', () => resolve(socket));
+          socket.once('error', reject);
+        }),
+    ),
+  );
 }
