@@ -152,6 +152,8 @@ export const INSTALLER_MESSAGES = {
   depotConnectFailure:
     'Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error, check logs for more details.',
   secureProtocolError: 'Secure protocol communication error',
+  /** The Java cause when the depot's CA is not in the installer's store (field notes §6). */
+  untrustedPath: 'unable to find valid certification path',
 } as const;
 
 export const APPLIANCE_ROLES = { installer: 'VcfInstaller', manager: 'SddcManager' } as const;

@@ -1,6 +1,6 @@
 import type { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { INSTALLER_MIN_RSA_BITS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
+import { INSTALLER_MESSAGES, INSTALLER_MIN_RSA_BITS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
 import type { Finding } from '../util/findings.js';
 import { inspectCertificate, parseCertificate, type CertInfo } from './inspect.js';
 import { splitPemBlocks } from './pem.js';
@@ -44,6 +44,11 @@ export function certificateCoversHost(info: CertInfo, host: string): boolean {
   return info.san.dns.some((d) => dnsNameMatches(d, host));
 }
 
+/** The host name as a certificate names it: trimmed, and a URL-style IPv6 literal ([fd00::1]) as the bare address. */
+export function bareHost(host: string | undefined): string | undefined {
+  return host?.trim().replace(/^\[(.*)\]$/, '$1');
+}
+
 /** The `depotkit cert issue` command that makes a certificate fit for `host`, keeping the names it had. */
 function issueCommand(info: CertInfo, opts: LintOptions): string {
   const host = opts.host;
@@ -64,20 +69,19 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
   const [leafPem, ...served] = splitPemBlocks(certPem, 'CERTIFICATE');
   const info = inspectCertificate(leafPem ?? certPem);
   const now = opts.now ?? new Date();
-  const fix = issueCommand(info, { ...opts, host: opts.host?.trim().replace(/^\[(.*)\]$/, '$1') });
+  const host = bareHost(opts.host);
+  const fix = issueCommand(info, { ...opts, host });
   const reissue = `Issue a new certificate: ${fix}`;
   const evidence = { subject: info.subject, issuer: info.issuer, san: info.san, notBefore: info.notBefore.toISOString(), notAfter: info.notAfter.toISOString(), sha256: info.fingerprints.sha256Hex };
   const findings: Finding[] = [];
   const add = (f: Omit<Finding, 'evidence'> & { evidence?: Record<string, unknown> }) => findings.push({ ...f, evidence: { ...evidence, ...f.evidence } });
-  // A URL-style IPv6 literal ([fd00::1]) names the same host as the bare address.
-  const host = opts.host?.trim().replace(/^\[(.*)\]$/, '$1');
 
   if (info.san.dns.length + info.san.ips.length === 0) {
     add({
       id: 'cert.san.missing',
       severity: 'error',
       message: `The certificate (${info.subject}) has no subject alternative names.`,
-      installer: 'Checks the host name against the SAN only and fails the TLS handshake: "Secure protocol communication error".',
+      installer: `Checks the host name against the SAN only and fails the TLS handshake: "${INSTALLER_MESSAGES.secureProtocolError}".`,
       fix: reissue,
     });
   } else if (host && !certificateCoversHost(info, host)) {
@@ -86,7 +90,7 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
       id: 'cert.san.host-missing',
       severity: 'error',
       message: `The certificate's SAN (${listed}) does not contain ${isIP(host) ? `IP:${host}` : `DNS:${host}`}, the name the installer connects to.`,
-      installer: 'Rejects the certificate for a host-name mismatch: "Secure protocol communication error".',
+      installer: `Rejects the certificate for a host-name mismatch: "${INSTALLER_MESSAGES.secureProtocolError}".`,
       fix: reissue,
       evidence: { host },
     });
@@ -127,7 +131,7 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
       id: 'cert.expired',
       severity: 'error',
       message: `The certificate expired on ${info.notAfter.toISOString()}.`,
-      installer: 'Refuses the expired certificate: "Secure protocol communication error".',
+      installer: `Refuses the expired certificate: "${INSTALLER_MESSAGES.secureProtocolError}".`,
       fix: reissue,
     });
   } else if (now < info.notBefore) {
@@ -199,7 +203,7 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
       id: 'cert.signature.weak',
       severity: sha1 ? 'warning' : 'error',
       message: `The certificate is signed with ${info.signatureAlgorithm}; ${sha1 ? 'Java and browsers are dropping SHA-1' : 'Java refuses MD2 and MD5 signatures'}.`,
-      ...(sha1 ? {} : { installer: 'Refuses the certificate: "Secure protocol communication error".' }),
+      ...(sha1 ? {} : { installer: `Refuses the certificate: "${INSTALLER_MESSAGES.secureProtocolError}".` }),
       fix: `${reissue} (depotkit signs with SHA-256)`,
     });
   }
@@ -238,7 +242,7 @@ function lintChain(info: CertInfo, leaf: X509Certificate, intermediatePems: stri
             id: 'cert.chain.path-length',
             severity: 'error',
             message: `${tooDeep.subject} allows ${tooDeep.pathLen} CA certificate(s) below it, but the chain has ${cas.indexOf(tooDeep)}.`,
-            installer: 'Refuses the chain: "unable to find valid certification path".',
+            installer: `Refuses the chain: "${INSTALLER_MESSAGES.untrustedPath}".`,
             fix: `Issue the server certificate directly from a CA the installer trusts: ${fix}`,
           },
         ];
@@ -250,7 +254,7 @@ function lintChain(info: CertInfo, leaf: X509Certificate, intermediatePems: stri
           id: 'cert.chain.ca-expired',
           severity: 'error',
           message: `The certificate chains to ${anchor.info.subject}, but ${expired.subject} is valid only from ${expired.notBefore.toISOString()} to ${expired.notAfter.toISOString()}.`,
-          installer: 'Refuses the chain: "unable to find valid certification path".',
+          installer: `Refuses the chain: "${INSTALLER_MESSAGES.untrustedPath}".`,
           fix: `Make a new CA (depotkit cert ca --out <ca-dir>), import it into the installer, then: ${fix}`,
           evidence: { ca: expired.subject, notAfter: expired.notAfter.toISOString() },
         },
@@ -266,7 +270,7 @@ function lintChain(info: CertInfo, leaf: X509Certificate, intermediatePems: stri
       id: 'cert.chain.untrusted',
       severity: 'error',
       message: `The certificate (issued by ${info.issuer}) does not chain to the given CA (${anchors.map((a) => a.info.subject).join('; ')}).`,
-      installer: 'Fails the connection: "Secure protocol communication error" ("unable to find valid certification path").',
+      installer: `Fails the connection: "${INSTALLER_MESSAGES.secureProtocolError}" ("${INSTALLER_MESSAGES.untrustedPath}").`,
       fix: `Import the CA that issued it into the installer as TRUSTED_FOR_OUTBOUND, or issue one from the trusted CA: ${fix}`,
       evidence: { issuer: info.issuer, cas: anchors.map((a) => a.info.subject), sha256: info.fingerprints.sha256Hex },
     },

@@ -1,7 +1,10 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, inspectCertificate, issueServerCert, lintServerCertificate, sha256Fingerprint, type CaMaterial } from '../../src/pki/index.js';
+import { INSTALLER_MESSAGES } from '../../src/constants.js';
+import { bareHost } from '../../src/pki/lint.js';
 import type { Finding } from '../../src/util/findings.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
 import { tempDir } from '../helpers/cli.js';
@@ -179,6 +182,33 @@ describe('lintServerCertificate', () => {
 
   it('throws one sentence for something that is not a certificate', () => {
     expect(() => lintServerCertificate('junk', { host: HOST })).toThrow('The certificate holds no CERTIFICATE PEM block.');
+  });
+
+  it('quotes the installer\'s messages from src/constants.ts, and no pki source spells them itself', async () => {
+    const bad = brokenServerCert(ca, 'self-signed', HOST);
+    const [untrusted] = lintServerCertificate(bad.certPem, { host: HOST, caPems: [ca.certPem] });
+    expect(untrusted!.installer).toBe(`Fails the connection: "${INSTALLER_MESSAGES.secureProtocolError}" ("${INSTALLER_MESSAGES.untrustedPath}").`);
+    // The literal the field notes quote for an untrusted CA.
+    expect(INSTALLER_MESSAGES.untrustedPath).toBe('unable to find valid certification path');
+    const srcDir = fileURLToPath(new URL('../../src/pki/', import.meta.url));
+    for (const file of await readdir(srcDir)) {
+      const text = await readFile(join(srcDir, file), 'utf8');
+      for (const literal of [INSTALLER_MESSAGES.secureProtocolError, INSTALLER_MESSAGES.untrustedPath]) {
+        expect(text.includes(literal), `${file} spells "${literal}"`).toBe(false);
+      }
+    }
+  });
+
+  it('takes a bracketed IPv6 host ([fd00::1]) as the bare address, in the check and in the fix', async () => {
+    expect(bareHost(' [fd00::1] ')).toBe('fd00::1');
+    expect(bareHost('depot.lab.local ')).toBe('depot.lab.local');
+    expect(bareHost(undefined)).toBeUndefined();
+    const v6 = await issueServerCert(ca, { dns: [HOST], ips: ['fd00::1'] });
+    expect(lintServerCertificate(v6.certPem, { host: '[fd00::1]', caPems: [ca.certPem] })).toEqual([]);
+    const [missing] = lintServerCertificate(v6.certPem, { host: '[fd00::2]' });
+    expect(missing!.id).toBe('cert.san.host-missing');
+    expect(missing!.message).toContain('does not contain IP:fd00::2,');
+    expect(missing!.fix).toBe('Issue a new certificate: depotkit cert issue --ca <ca-dir> --dns depot.lab.local --ip fd00::2 --ip fd00::1 --out <out-dir>');
   });
 });
 
