@@ -140,7 +140,8 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
       if (opts.dryRun) return finish(report);
       step(`Requesting a CSR (${report.csrSpec.key_size ?? 'server default'} bits) for ${report.csrSpec.subject_alt_name!.join(', ')}...`);
       const csrPem = await client.createCsr(report.csrSpec);
-      certPem = normalizePem(await signCsr({ certPem: caPems[0]!, keyPem: opts.ca.keyPem! }, csrPem, { days }));
+      // The server's own name (its PNID) may be an IP when it was installed without DNS: that is its identity.
+      certPem = normalizePem(await signCsr({ certPem: caPems[0]!, keyPem: opts.ca.keyPem! }, csrPem, { days, allowIpOnly: true }));
       const info = inspectCertificate(certPem);
       report.certificate = summary(info);
       if (!certificateCoversHost(info, host)) {

@@ -40,7 +40,8 @@ export async function selfSignedCertificate(hostname: string, listenHost: string
   // The listening address is named too, so that a client can reach a named simulator by its IP.
   const names = [...new Set([hostname, listenHost])].filter((n) => n !== '0.0.0.0' && n !== '::');
   const csr = generateCsr({ keyPem: ca.keyPem, commonName: hostname, ...namesOf(names) });
-  return { certPem: await signCsr(ca, csr, { days: MGMT_CSR_VALIDITY_DAYS }), keyPem: ca.keyPem };
+  // A server installed without a DNS name is known by its IP alone, as real ones can be.
+  return { certPem: await signCsr(ca, csr, { days: MGMT_CSR_VALIDITY_DAYS, allowIpOnly: true }), keyPem: ca.keyPem };
 }
 
 /** Generates a key and a PKCS#10 request from a CSR spec; the caller keeps the key. */
