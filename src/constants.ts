@@ -89,9 +89,6 @@ export const BUNDLE_TYPES = ['INSTALL', 'PATCH'] as const;
 /** HCL files older than this are reported as rejected (third-party report). */
 export const HCL_MAX_AGE_DAYS = 90;
 
-/** The vendor's metadata archive name pattern. */
-export const METADATA_ZIP_PATTERN = /^vcf-.*-offline-depot-metadata\.zip$/;
-
 /** Prefix of every temporary file the toolkit writes; never served, never left behind. */
 export const TEMP_PREFIX = '.depotkit-tmp-';
 
