@@ -3,7 +3,7 @@ import { INSTALLER_DEFAULT_USER } from '../constants.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { readSecret } from '../util/secrets.js';
 import { registerSimMgmtCommand } from './mgmt.js';
-import { note, parseIntOption, printJson, printLines } from './output.js';
+import { note, parseIntOption, printJson, printLines, waitForShutdownSignal } from './output.js';
 
 /** `depotkit sim`: simulators of the systems depotkit talks to, one subcommand each. */
 export function registerSimCommands(program: Command): void {
@@ -58,15 +58,7 @@ export function registerSimInstallerCommand(sim: Command): void {
         printLines([`Installer simulator on ${simulator.url}, user ${flags.user}.`]);
         note('Stop it with Ctrl-C.');
       }
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await waitForShutdownSignal();
       await simulator.close();
     });
 }
