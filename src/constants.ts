@@ -283,7 +283,7 @@ export const SERVE_TLS_CIPHERS = [
   'ECDHE-RSA-CHACHA20-POLY1305',
 ].join(':');
 /** Size of each of the two reused read buffers of a download (measured: scripts/bench/serve.sh, docs/benchmarks.md). */
-export const SERVE_READ_BUFFER = 1024 * 1024;
+export const SERVE_READ_BUFFER = 256 * 1024;
 /** Seconds running downloads get to finish after SIGTERM/SIGINT before they are cut. */
 export const SERVE_DEFAULT_GRACE_SECONDS = 30;
 /** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */

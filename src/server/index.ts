@@ -31,7 +31,7 @@ export interface DepotServerOptions {
   openHcl?: boolean;
   /** Access log: a file (appended to) or '-' for stdout, combined format or JSON lines. */
   accessLog?: AccessLogOptions;
-  /** Read buffer of file streams in bytes; default 1 MiB. */
+  /** Size of each of the two read buffers of a download in bytes; default SERVE_READ_BUFFER (256 KiB). */
   readBuffer?: number;
 }
 
