@@ -90,7 +90,7 @@ n1=$(echo "scale=1; $mib / $n1" | bc); d1=$(echo "scale=1; $mib / $d1" | bc)
 n4=$(echo "scale=1; 4 * $mib / $n4" | bc); d4=$(echo "scale=1; 4 * $mib / $d4" | bc)
 ncpu=$(echo "scale=3; $ncpu / $hz / $gib" | bc); dcpu=$(echo "scale=3; $dcpu / $hz / $gib" | bc)
 nrss=$(peak_rss $nginx_pid 18443 16); drss=$(peak_rss $serve_pid 18444 16)
-# The same with one server process (the primary serves alone): the smallest footprint.
+# The same with one serving process (no fork): the smallest footprint.
 $cli serve "$work/root" --host 127.0.0.1 --port 18445 --cert "$chain" --key "$key" --workers 1 --json >"$work/serve1.json" 2>/dev/null &
 serve1_pid=$!
 trap 'kill $nginx_pid $serve_pid $serve1_pid 2>/dev/null || true' EXIT
@@ -101,5 +101,5 @@ printf '\n| measurement | depotkit | nginx | ratio (depotkit/nginx) |\n|---|---|
 printf '| one download, MiB/s | %s | %s | %s |\n' "$d1" "$n1" "$(ratio "$d1" "$n1")"
 printf '| 4 concurrent, MiB/s total | %s | %s | %s |\n' "$d4" "$n4" "$(ratio "$d4" "$n4")"
 printf '| server CPU s/GiB (4 concurrent) | %s | %s | %s |\n' "$dcpu" "$ncpu" "$(ratio "$dcpu" "$ncpu")"
-printf '| peak RSS, 16 concurrent, MiB (all processes; default workers) | %s | %s | %s |\n' "$drss" "$nrss" "$(ratio "$drss" "$nrss")"
+printf '| peak RSS, 16 concurrent, MiB (all processes; default: a serving process per core) | %s | %s | %s |\n' "$drss" "$nrss" "$(ratio "$drss" "$nrss")"
 printf '| peak RSS, 16 concurrent, MiB (--workers 1) | %s | %s | %s |\n' "$d1rss" "$nrss" "$(ratio "$d1rss" "$nrss")"
