@@ -2,6 +2,8 @@
 export * from './constants.js';
 export * from './util/errors.js';
 export * from './util/findings.js';
+export * from './depot/index.js';
+export * from './probe/index.js';
 export * from './pki/index.js';
 export * from './server/index.js';
 export { replaceCertificate, MgmtClient, MgmtApiError, waitForCertificate, type ReplaceCertOptions, type ReplaceCertReport, type MgmtClientOptions, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './mgmt/index.js';
