@@ -1,3 +1,5 @@
+import { InvalidArgumentError } from 'commander';
+
 /** Printing for the CLI: JSON for scripts, plain lines for people. */
 
 export function printJson(value: unknown): void {
@@ -53,5 +55,4 @@ export function collect(value: string, previous: string[] = []): string[] {
 }
 
 /** commander reports an InvalidArgumentError thrown by an option parser as a usage error. */
-import { InvalidArgumentError } from 'commander';
 export class InvalidOption extends InvalidArgumentError {}

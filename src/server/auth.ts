@@ -1,5 +1,5 @@
 import { SERVE_AUTH_CACHE_MS, SERVE_AUTH_REALM } from '../constants.js';
-import { constantTimeEqual } from './compare.js';
+import { constantTimeEqual } from '../util/secret-compare.js';
 import { credentialKey, decoyFor, readHtpasswd, verifyHash, type HtpasswdEntry } from './htpasswd.js';
 
 /** One user with a password, or an htpasswd file (bcrypt and $apr1$ hashes). */

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import bcrypt from 'bcryptjs';
 import apacheMd5 from 'apache-md5';
 import { describeFsError, usageError } from '../util/errors.js';
-import { constantTimeEqual } from './compare.js';
+import { constantTimeEqual } from '../util/secret-compare.js';
 
 /** The hash kinds accepted: bcrypt (`htpasswd -B`) and Apache MD5 (`htpasswd -m`, `openssl passwd -apr1`). */
 export type HashKind = 'bcrypt' | 'apr1';

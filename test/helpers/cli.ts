@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -34,4 +34,36 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
 export async function tempDir(prefix = 'depotkit-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface CliChild<T> {
+  child: ChildProcessWithoutNullStreams;
+  /** The JSON the command printed once ready (its `--json` start-up line). */
+  info: T;
+  /** Everything it wrote to stderr so far. */
+  stderr(): string;
+  exited: Promise<number>;
+}
+
+/**
+ * Starts a long-running command (serve, sim ...) with `--json` among `args`, and
+ * resolves once its stdout holds a whole JSON value; rejects if it exits first.
+ */
+export function spawnCliJson<T>(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliChild<T>> {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd ?? REPO_ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+  return new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      try {
+        resolve({ child, info: JSON.parse(out) as T, stderr: () => err, exited });
+      } catch {
+        // Not the whole JSON yet.
+      }
+    });
+    void exited.then((code) => reject(new Error(`depotkit ${args[0]} exited with ${code} before it was ready: ${err}`)));
+  });
 }

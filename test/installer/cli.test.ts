@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueServerCert } from '../../src/pki/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { CLI, runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -251,18 +251,9 @@ describe('depotkit installer', () => {
 
   it('depotkit sim installer --user NAME without a password file lets NAME log in with the lab password', async () => {
     const certOut = join(tmp.dir, 'cli-sim-user.pem');
-    const child = spawn(process.execPath, [CLI, 'sim', 'installer', '--user', 'ops@lab', '--cert-out', certOut, '--quiet', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const sim = await spawnCliJson<{ url: string; user: string }>(['sim', 'installer', '--user', 'ops@lab', '--cert-out', certOut, '--quiet', '--json']);
     try {
-      const first = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-          out += d;
-          if (out.trim().endsWith('}')) resolve(out);
-        });
-        child.once('close', () => reject(new Error('sim exited')));
-      });
-      const { url, user } = JSON.parse(first) as { url: string; user: string };
+      const { url, user } = sim.info;
       expect(user).toBe('ops@lab');
       const connection = ['--installer', url, '--installer-ca', certOut, '--password-env', 'LAB_PW', '--json'];
       const status = await runCli(['installer', 'status', ...connection, '--user', 'ops@lab'], { env: { LAB_PW: 'VMware1!VMware1!' } });
@@ -270,36 +261,25 @@ describe('depotkit installer', () => {
       const admin = await runCli(['installer', 'status', ...connection, '--user', 'admin@local'], { env: { LAB_PW: 'VMware1!VMware1!' } });
       expect(admin.code).toBe(1);
     } finally {
-      child.kill('SIGTERM');
+      sim.child.kill('SIGTERM');
     }
-    expect(await exited).toBe(0);
+    expect(await sim.exited).toBe(0);
   });
 
   it('depotkit sim installer serves until interrupted, writes its certificate and keeps state', async () => {
     const certOut = join(tmp.dir, 'cli-sim.pem');
     const state = join(tmp.dir, 'cli-sim-state.json');
-    const child = spawn(process.execPath, [CLI, 'sim', 'installer', '--password-file', files.password, '--cert-out', certOut, '--state', state, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const sim = await spawnCliJson<{ url: string }>(['sim', 'installer', '--password-file', files.password, '--cert-out', certOut, '--state', state, '--json']);
     try {
-      const first = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout.setEncoding('utf8').on('data', (d: string) => {
-          out += d;
-          if (out.trim().endsWith('}')) resolve(out);
-        });
-        child.once('close', () => reject(new Error(`sim exited: ${stderr}`)));
-      });
-      const { url } = JSON.parse(first) as { url: string };
+      const { url } = sim.info;
       const trust = await runCli(['installer', 'trust', '--installer', url, '--password-file', files.password, '--installer-ca', certOut, '--ca', files.depotCa]);
       expect(trust.code).toBe(0);
       expect(JSON.parse(await readFile(state, 'utf8'))).toMatchObject({ version: 1, trustedCertificates: [{ usage: 'TRUSTED_FOR_OUTBOUND' }] });
-      expect(stderr).toContain('POST /v1/sddc-manager/trusted-certificates 200');
+      expect(sim.stderr()).toContain('POST /v1/sddc-manager/trusted-certificates 200');
     } finally {
-      child.kill('SIGTERM');
+      sim.child.kill('SIGTERM');
     }
-    expect(await exited).toBe(0);
-    expect(stderr).not.toContain(PASSWORD);
+    expect(await sim.exited).toBe(0);
+    expect(sim.stderr()).not.toContain(PASSWORD);
   });
 });

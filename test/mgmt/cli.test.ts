@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MGMT_API, MGMT_HEADERS } from '../../src/constants.js';
 import { issueServerCert } from '../../src/pki/index.js';
 import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
 import { PASSWORD, USER, basic, call, sha256Of, startSim, testCa, writeFixtures } from './helpers.js';
 
 describe('depotkit mgmt replace-cert', () => {
@@ -111,30 +110,17 @@ describe('depotkit sim mgmt', () => {
     const { dir, cleanup } = await tempDir();
     const passwordFile = join(dir, 'pw');
     await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
-    const child = spawn(process.execPath, [CLI, 'sim', 'mgmt', '--password-file', passwordFile, '--cert-out', join(dir, 'sim.pem'), '--restart-ms', '100', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const started = await spawnCliJson<{ url: string; certificate: string }>(['sim', 'mgmt', '--password-file', passwordFile, '--cert-out', join(dir, 'sim.pem'), '--restart-ms', '100', '--json']);
+    const { child, info } = started;
     try {
-      let out = '';
-      child.stdout.setEncoding('utf8');
-      const info = await new Promise<{ url: string; certificate: string }>((resolve, reject) => {
-        child.stdout.on('data', (d: string) => {
-          out += d;
-          try {
-            resolve(JSON.parse(out));
-          } catch {
-            // Not all of it yet.
-          }
-        });
-        child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-      });
       const sim = { url: info.url, currentCertPem: () => '' } as unknown as MgmtSimulator;
       const trust = await readFile(info.certificate, 'utf8');
       const session = await call(sim, 'POST', MGMT_API.rest.session, { headers: { authorization: basic(USER, PASSWORD), [MGMT_HEADERS.useHeaderAuthn]: 'true' }, trust });
       expect(session.status).toBe(200);
       const tls = await call(sim, 'GET', MGMT_API.rest.tls, { headers: { [MGMT_HEADERS.sessionId]: (session.body as { value: string }).value }, trust });
       expect((tls.body as { value: { cert: string } }).value.cert).toBe(trust);
-      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(await started.exited).toBe(0);
     } finally {
       child.kill('SIGKILL');
       await cleanup();

@@ -31,6 +31,27 @@ describe('depotkit serve (the built CLI)', () => {
     await cleanup?.();
   });
 
+  /** A download that pauses after its first chunk, runs `meanwhile`, then reads the rest. */
+  function downloadAcross(url: string, options: { ca: string; headers?: Record<string, string> }, meanwhile: () => Promise<void>): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      const req = request(url, { ...options, servername: 'localhost', agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.once('data', (c: Buffer) => {
+          chunks.push(c);
+          res.pause();
+          meanwhile().then(() => {
+            res.on('data', (d: Buffer) => chunks.push(d));
+            res.resume();
+          }, reject);
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   async function writeCert(p: TestPki): Promise<void> {
     await writeFile(join(dir, 'cert.pem'), p.certPem);
     await writeFile(join(dir, 'key.pem'), p.keyPem, { mode: 0o600 });
@@ -43,23 +64,7 @@ describe('depotkit serve (the built CLI)', () => {
     const before = await peerCertificate(serve.port, pkiA.caCertPem);
     expect(before.issuer).toContain('CA A');
     // A download that started before the rotation, read slowly across it.
-    const download = new Promise<Buffer>((resolve, reject) => {
-      const req = request(`${serve.url}${BIG_PATH}`, { ca: pkiA.caCertPem, servername: 'localhost', agent: false, headers: { Authorization: basic('depot', 'depot-pw') } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.once('data', (c: Buffer) => {
-          chunks.push(c);
-          res.pause();
-          void rotate().then(() => {
-            res.on('data', (d: Buffer) => chunks.push(d));
-            res.resume();
-          }, reject);
-        });
-        res.on('end', () => resolve(Buffer.concat(chunks)));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end();
-    });
+    const download = downloadAcross(`${serve.url}${BIG_PATH}`, { ca: pkiA.caCertPem, headers: { Authorization: basic('depot', 'depot-pw') } }, rotate);
     async function rotate(): Promise<void> {
       await writeCert(pkiB);
       serve.child.kill('SIGHUP');
@@ -87,33 +92,19 @@ describe('depotkit serve (the built CLI)', () => {
     await writeCert(pkiA);
     const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--workers', '2', '--grace', '60']);
     children.push(serve);
-    const download = new Promise<Buffer>((resolve, reject) => {
-      const req = request(`${serve.url}${BIG_PATH}`, { ca: pkiA.caCertPem, servername: 'localhost', agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.once('data', (c: Buffer) => {
-          chunks.push(c);
-          res.pause();
-          serve.child.kill('SIGTERM');
-          void serve.waitForStderr(/Stopping/).then(async () => {
-            // Wait until the workers have closed their listening socket, then try a new connection.
-            let refused = false;
-            for (let i = 0; i < 100 && !refused; i++) {
-              refused = await fetchRaw(serve.url, `/${DEPOT_PATHS.catalog}`, { ca: pkiA.caCertPem }).then(
-                () => false,
-                () => true,
-              );
-              if (!refused) await new Promise((r) => setTimeout(r, 50));
-            }
-            expect(refused).toBe(true);
-            res.on('data', (d: Buffer) => chunks.push(d));
-            res.resume();
-          }, reject);
-        });
-        res.on('end', () => resolve(Buffer.concat(chunks)));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end();
+    const download = downloadAcross(`${serve.url}${BIG_PATH}`, { ca: pkiA.caCertPem }, async () => {
+      serve.child.kill('SIGTERM');
+      await serve.waitForStderr(/Stopping/);
+      // Wait until the workers have closed their listening socket, then try a new connection.
+      let refused = false;
+      for (let i = 0; i < 100 && !refused; i++) {
+        refused = await fetchRaw(serve.url, `/${DEPOT_PATHS.catalog}`, { ca: pkiA.caCertPem }).then(
+          () => false,
+          () => true,
+        );
+        if (!refused) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(refused).toBe(true);
     });
     expect((await download).equals(BIG)).toBe(true);
     expect(await serve.exited).toBe(0);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect, type Socket } from 'node:net';
@@ -7,7 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
 import { connect } from 'node:tls';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
-import { CLI } from '../helpers/cli.js';
+import { spawnCliJson } from '../helpers/cli.js';
 
 export interface TestPki {
   caCertPem: string;
@@ -86,40 +86,25 @@ export interface ServeChild {
 }
 
 /** Runs the built `depotkit serve ... --json` and waits until it listens. */
-export function spawnServe(args: string[]): Promise<ServeChild> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...args, '--json'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
+export async function spawnServe(args: string[]): Promise<ServeChild> {
+  const started = await spawnCliJson<{ url: string; port: number }>(['serve', ...args, '--json']);
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    err += d;
+  started.child.stderr.on('data', () => {
     for (const w of [...waiters]) {
-      if (w.pattern.test(err)) {
+      if (w.pattern.test(started.stderr())) {
         waiters.splice(waiters.indexOf(w), 1);
         w.resolve();
       }
     }
   });
-  const exited = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
-  return new Promise((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      try {
-        const info = JSON.parse(out) as { url: string; port: number };
-        resolve({
-          child,
-          url: info.url,
-          port: info.port,
-          stderr: () => err,
-          waitForStderr: (pattern) => (pattern.test(err) ? Promise.resolve() : new Promise((r) => waiters.push({ pattern, resolve: r }))),
-          exited,
-        });
-      } catch {
-        // Not the whole JSON yet.
-      }
-    });
-    void exited.then((code) => reject(new Error(`depotkit serve exited with ${code}: ${err}`)));
-  });
+  return {
+    child: started.child,
+    url: started.info.url,
+    port: started.info.port,
+    stderr: started.stderr,
+    waitForStderr: (pattern) => (pattern.test(started.stderr()) ? Promise.resolve() : new Promise((r) => waiters.push({ pattern, resolve: r }))),
+    exited: started.exited,
+  };
 }
 
 /** The processes whose parent is `pid` (Linux /proc). */
