@@ -8,7 +8,7 @@ import { DEFAULT_DEMO_BINARY_SIZE } from '../depot/demo.js';
 import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
 import type { VerifyResult } from '../depot/verify.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
-import { countBySeverity, formatFinding } from '../util/findings.js';
+import { type Finding, countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { InvalidOption, collect, parseByteSize, printJson, printLines } from './output.js';
 
@@ -84,9 +84,14 @@ function parseMode(value: string): PlaceMode {
   return value as PlaceMode;
 }
 
+/** Verify's findings for people: errors, warnings and what it says of the signature. */
+function findingLines(findings: readonly Finding[]): string[] {
+  return findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
+}
+
 export function formatVerifyResult(result: VerifyResult): string[] {
   const counts = countBySeverity(result.findings);
-  const lines = result.findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
+  const lines = findingLines(result.findings);
   lines.push(
     `${result.ok ? 'OK' : 'FAILED'}: ${result.dir}: ${result.stats.present}/${result.stats.binaries} binaries present with the right size (${formatBytes(result.stats.bytes)})` +
       `${result.stats.hashed ? `, ${result.stats.hashed} hashed` : ''}; ${counts.error} errors, ${counts.warning} warnings.`,
@@ -103,7 +108,7 @@ export function formatBuildReport(report: BuildReport): string[] {
     if (entries.length > 20) lines.push(`  ... and ${entries.length - 20} more (use --json for all)`);
   };
   lines.push(`Metadata: ${report.metadata.written.length} files written, ${report.metadata.unchanged.length} unchanged.`);
-  if (report.metadata.ignored.length) lines.push(`  ${report.metadata.ignored.length} files of the metadata source are not metadata and were not laid out (e.g. ${report.metadata.ignored[0]}).`);
+  if (report.metadata.ignored.length) lines.push(`  ${report.metadata.ignored.length} files of the metadata source are binaries the catalog names or temporary files: not laid out from there (e.g. ${report.metadata.ignored[0]}).`);
   list('Placed', report.placed);
   list('Already in place', report.alreadyInPlace);
   list('Missing (not found under --binaries)', report.missing);
@@ -112,6 +117,14 @@ export function formatBuildReport(report: BuildReport): string[] {
   list('Different file already in place (use --force to replace)', report.conflicts);
   if (report.notInCatalog.length) lines.push(`Found but not in the catalog: ${report.notInCatalog.length} files (ignored)`);
   if (!report.contentChecked && report.placed.length) lines.push(`Links were size-checked only; run: depotkit depot verify ${report.out} --deep`);
-  lines.push(report.ok ? `OK: ${report.out} is complete.` : `INCOMPLETE: ${report.out} is missing binaries or has wrong ones (see above).`);
+  // The binaries listed above are not repeated as verify's findings about the same paths.
+  const listed = new Set([...report.missing, ...report.wrongSize, ...report.wrongChecksum, ...report.conflicts].map((e) => e.path));
+  const findings = report.verify.findings.filter((f) => !(f.id.startsWith('binary.') && f.path !== undefined && listed.has(f.path)));
+  lines.push(...findingLines(findings));
+  const counts = countBySeverity(report.verify.findings);
+  const checks = `depot verify's checks: ${counts.error} errors, ${counts.warning} warnings`;
+  if (listed.size) lines.push(`INCOMPLETE: ${report.out} is missing binaries or has wrong ones (see above); ${checks}.`);
+  else if (!report.verify.ok) lines.push(`FAILED: ${report.out} has every binary but fails ${checks} (see above).`);
+  else lines.push(`OK: ${report.out} is complete; ${checks}.`);
   return lines;
 }

@@ -1,14 +1,15 @@
 import { mkdir, readFile, realpath, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import fg from 'fast-glob';
 import pLimit from 'p-limit';
-import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
+import { DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { isDirectory, writeFileAtomic } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
-import { type CatalogBinary, catalogBinaries, parseCatalog } from './catalog.js';
+import { type CatalogBinary, catalogBinaries } from './catalog.js';
 import { readMetadata } from './metadata.js';
 import { type PlaceMode, PLACE_MODES, VerifiedState, placeFile, stateFileFor } from './place.js';
+import { type VerifyResult, verifyDepot } from './verify.js';
 
 const PLACE_CONCURRENCY = 2;
 
@@ -43,8 +44,13 @@ export interface BinaryEntry {
 export interface BuildReport {
   out: string;
   mode: PlaceMode;
+  /** Every binary is in place and `verify` finds no error. */
   ok: boolean;
-  /** `ignored`: files in the metadata source that are not metadata (binaries, strays); not laid out. */
+  /**
+   * Everything under PROD/ in the metadata source is laid out; `ignored`: the
+   * binaries the catalog names (placed from --binaries after their checksum is
+   * checked) and temporary files found there.
+   */
   metadata: { written: string[]; unchanged: string[]; ignored: string[] };
   placed: BinaryEntry[];
   alreadyInPlace: BinaryEntry[];
@@ -53,10 +59,12 @@ export interface BuildReport {
   wrongChecksum: BinaryEntry[];
   /** A different file is already at the final path; --force replaces it. */
   conflicts: BinaryEntry[];
-  /** Files found under --binaries that the catalog does not name. */
+  /** Files found under --binaries that the catalog does not name (the metadata source itself excepted). */
   notInCatalog: string[];
   /** Whether the content of placed links was hashed. */
   contentChecked: boolean;
+  /** `depot verify`'s checks of the finished tree (without --deep: copies were hashed while placed). */
+  verify: VerifyResult;
 }
 
 async function indexBinaries(folders: string[], out: string): Promise<Map<string, string[]>> {
@@ -89,7 +97,10 @@ async function layoutMetadata(files: Map<string, Buffer>, out: string, force: bo
   const unchanged: string[] = [];
   const conflicts: string[] = [];
   const toWrite: [string, Buffer][] = [];
+  const webRoot = `${resolve(out, DEPOT_ROOT_DIR)}${sep}`;
   for (const [path, data] of files) {
+    // The metadata reader keeps names under PROD/; a file must never land outside it.
+    if (!resolve(out, path).startsWith(webRoot)) throw usageError(`The metadata file ${path} would leave ${webRoot}: refused.`);
     let current: Buffer | undefined;
     try {
       current = await readFile(join(out, path));
@@ -124,8 +135,7 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   const force = options.force ?? false;
   if ((await sizeOf(out)) !== undefined) throw usageError(`--out ${out} is a file, not a folder.`);
 
-  const { files: metadata, ignored } = await readMetadata(options.metadata);
-  const catalog = parseCatalog(metadata.get(DEPOT_PATHS.catalog)!.toString('utf8'), `${options.metadata}: ${DEPOT_PATHS.catalog}`);
+  const { files: metadata, ignored, catalog, origin } = await readMetadata(options.metadata);
   const binaries = catalogBinaries(catalog);
   const index = await indexBinaries(options.binaries.map((b) => resolve(b)), out);
 
@@ -134,7 +144,7 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   for (const leftover of await fg(`${DEPOT_ROOT_DIR}/**/${TEMP_PREFIX}*`, { cwd: out, absolute: true, dot: true, suppressErrors: true })) {
     await rm(leftover, { force: true });
   }
-  const report: BuildReport = {
+  const report: Omit<BuildReport, 'verify'> = {
     out,
     mode,
     ok: false,
@@ -208,9 +218,14 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   await state.save();
 
   const named = new Set(binaries.map((b) => b.fileName));
-  for (const [name, paths] of index) if (!named.has(name)) report.notInCatalog.push(...paths);
-  report.ok = report.missing.length + report.wrongSize.length + report.wrongChecksum.length + report.conflicts.length === 0;
-  return report;
+  // The metadata archive (or its extracted folder) often sits among the downloads: it is not a stray.
+  const fromMetadata = (file: string) => file === origin || file.startsWith(`${origin}${sep}`);
+  for (const [name, paths] of index) if (!named.has(name)) report.notInCatalog.push(...paths.filter((p) => !fromMetadata(p)));
+  report.notInCatalog.sort();
+  // The same checks as `depot verify`, so that a tree the build calls complete also passes them.
+  const verify = await verifyDepot(out);
+  const binariesOk = report.missing.length + report.wrongSize.length + report.wrongChecksum.length + report.conflicts.length === 0;
+  return { ...report, ok: binariesOk && verify.ok, verify };
 }
 
 /** Is the file at `dest` already the right one? Cheap checks first, hashing last. */

@@ -5,6 +5,7 @@ import yauzl from 'yauzl';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
+import { type Catalog, catalogBinaries, parseCatalog } from './catalog.js';
 
 /** Metadata files by web-root-relative path (`PROD/...`), exactly as shipped. */
 export type MetadataFiles = Map<string, Buffer>;
@@ -12,9 +13,14 @@ export type MetadataFiles = Map<string, Buffer>;
 /** The vendor's archive holds metadata only (a few MB); anything far larger is not one. */
 const MAX_METADATA_BYTES = 1 << 30;
 
-/** Where metadata may live; anything else under PROD/ (a binary, a stray file) is not laid out. */
-export function isMetadataPath(path: string): boolean {
-  return path.startsWith('PROD/metadata/') || path.startsWith('PROD/vsan/') || /^PROD\/COMP\/[^/]+\/Compatibility\//.test(path);
+/**
+ * Whether a file of the metadata source is laid out: everything under PROD/
+ * is (the vendor's archive also carries vCenter upgrade metadata under
+ * PROD/COMP/VCENTER/), except the binaries the catalog names, which are placed
+ * only after their checksum is checked, and the toolkit's own temporary files.
+ */
+export function isMetadataPath(path: string, catalogBinaryPaths: ReadonlySet<string>): boolean {
+  return path.startsWith(`${DEPOT_ROOT_DIR}/`) && !basename(path).startsWith(TEMP_PREFIX) && !catalogBinaryPaths.has(path);
 }
 
 /**
@@ -35,23 +41,36 @@ function addServedCopies(files: MetadataFiles): void {
   }
 }
 
-export async function readMetadata(source: string): Promise<{ files: MetadataFiles; ignored: string[] }> {
+export interface MetadataSource {
+  /** What is laid out, by web-root-relative path. */
+  files: MetadataFiles;
+  /** Files under PROD/ that are not laid out: binaries the catalog names, temporary files. */
+  ignored: string[];
+  catalog: Catalog;
+  /** The zip, or the PROD/ folder read: files there are not downloads of binaries. */
+  origin: string;
+}
+
+export async function readMetadata(source: string): Promise<MetadataSource> {
   const path = resolve(source);
-  const all = (await isDirectory(path)) ? await readMetadataDir(path) : await readMetadataZip(path);
+  const { files: all, origin } = (await isDirectory(path)) ? await readMetadataDir(path) : { files: await readMetadataZip(path), origin: path };
+  const catalogBytes = all.get(DEPOT_PATHS.catalog);
+  if (!catalogBytes) {
+    throw usageError(`${source} has no ${DEPOT_PATHS.catalog}: it is not the vendor's depot metadata.`, 'Pass the vcf-<version>-offline-depot-metadata.zip archive or the folder it was extracted to.');
+  }
+  const catalog = parseCatalog(catalogBytes.toString('utf8'), `${source}: ${DEPOT_PATHS.catalog}`);
+  const binaryPaths = new Set(catalogBinaries(catalog).map((b) => b.path));
   const files: MetadataFiles = new Map();
   const ignored: string[] = [];
   for (const [name, data] of all) {
-    if (isMetadataPath(name)) files.set(name, data);
+    if (isMetadataPath(name, binaryPaths)) files.set(name, data);
     else ignored.push(name);
   }
-  if (!files.has(DEPOT_PATHS.catalog)) {
-    throw usageError(`${source} has no ${DEPOT_PATHS.catalog}: it is not the vendor's depot metadata.`, 'Pass the vcf-<version>-offline-depot-metadata.zip archive or the folder it was extracted to.');
-  }
   addServedCopies(files);
-  return { files, ignored };
+  return { files, ignored, catalog, origin };
 }
 
-async function readMetadataDir(dir: string): Promise<MetadataFiles> {
+async function readMetadataDir(dir: string): Promise<{ files: MetadataFiles; origin: string }> {
   // Accept the folder that contains PROD/ as well as PROD/ itself.
   const root = (await isDirectory(join(dir, DEPOT_ROOT_DIR))) ? dir : basename(dir) === DEPOT_ROOT_DIR ? resolve(dir, '..') : undefined;
   if (!root) throw usageError(`${dir} has no ${DEPOT_ROOT_DIR}/ folder: it is not extracted depot metadata.`);
@@ -70,7 +89,7 @@ async function readMetadataDir(dir: string): Promise<MetadataFiles> {
     if (total > MAX_METADATA_BYTES) throw usageError(`${dir} holds more than 1 GiB under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`);
     files.set(name, data);
   }
-  return files;
+  return { files, origin: join(root, DEPOT_ROOT_DIR) };
 }
 
 function openZip(path: string): Promise<yauzl.ZipFile> {
@@ -106,6 +125,10 @@ async function readMetadataZip(path: string): Promise<MetadataFiles> {
         const underRoot = at > 0 || name.startsWith(`${DEPOT_ROOT_DIR}/`);
         if (name.endsWith('/') || !underRoot) return zip.readEntry();
         const relative = posix.normalize(name.slice(at));
+        // Never trust a name to stay under PROD/ once the wrapper is cut off.
+        if (!relative.startsWith(`${DEPOT_ROOT_DIR}/`) || relative.split('/').includes('..')) {
+          return reject(usageError(`${path} holds an entry that leaves ${DEPOT_ROOT_DIR}/ (${name}): it is not the vendor's metadata archive.`));
+        }
         total += entry.uncompressedSize;
         if (total > MAX_METADATA_BYTES) return reject(usageError(`${path} unpacks to more than 1 GiB: it is not a metadata archive.`));
         zip.openReadStream(entry, (err, stream) => {
