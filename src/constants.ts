@@ -24,6 +24,13 @@ export const DEPOT_PATHS = {
   metadataHclDir: 'PROD/metadata/vsan/hcl',
 } as const;
 
+/**
+ * vCenter upgrade metadata the vendor's metadata archive carries, one folder
+ * per upgrade: PROD/COMP/VCENTER/vmw/<uuid>/<file>.
+ */
+export const VCENTER_UPGRADE_METADATA_DIR = 'PROD/COMP/VCENTER/vmw';
+export const VCENTER_UPGRADE_METADATA_FILES = ['upgrade_info.xml', 'upgrade_info.sig', 'upgrade_info.xml.sha256'] as const;
+
 /** Folder of a component's binaries, relative to the web root. */
 export function componentDir(component: string): string {
   return `${DEPOT_PATHS.comp}/${component}`;
