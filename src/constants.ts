@@ -124,6 +124,8 @@ export const INSTALLER_JWT = {
   refreshLifetimeSeconds: 24 * 3600,
   scopes: ['CERT_READ', 'CERT_WRITE', 'CA_READ', 'CA_WRITE', 'DEPOT_READ', 'DEPOT_WRITE', 'SYSTEM_READ'],
   writeScopes: ['CA_WRITE', 'CERT_WRITE'],
+  /** Scopes that allow changing the depot settings. */
+  depotWriteScopes: ['DEPOT_WRITE', 'SYSTEM_WRITE'],
   role: 'ADMIN',
 } as const;
 
@@ -155,9 +157,17 @@ export const INSTALLER_ERROR_CODES = {
 export const INSTALLER_MESSAGES = {
   depotConnectFailure:
     'Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error, check logs for more details.',
+  /** The failure's `arguments[0]` and `causes[0].message`, as a 9.0.1 installer returned them (vmware/Holodeck#67). */
+  depotConnectFailureCause: 'Secure protocol communication error, check logs for more details',
+  depotConnectFailureRemediation: 'Please verify the depot credentials for user are correct, check your connection to the depot and try command again.',
   secureProtocolError: 'Secure protocol communication error',
   /** The Java cause when the depot's CA is not in the installer's store (field notes §6). */
   untrustedPath: 'unable to find valid certification path',
+} as const;
+
+/** Java exception types the installer names in `causes[].type`. */
+export const INSTALLER_EXCEPTION_TYPES = {
+  depotConnectionFailure: 'com.vmware.evo.sddc.lcm.model.depot.exception.DepotConnectionFailureException',
 } as const;
 
 export const APPLIANCE_ROLES = { installer: 'VcfInstaller', manager: 'SddcManager' } as const;
@@ -242,7 +252,7 @@ export const SERVER_CERT_DEFAULT_DAYS = 825;
 /** Smallest RSA key the installer and the management server accept. */
 export const INSTALLER_MIN_RSA_BITS = 2048;
 
-// ------------------------------- management server: simulator and client (issue 7)
+// ------------------------------------ management server: simulator and client
 
 /** Value the client sends in MGMT_HEADERS.useHeaderAuthn, as the vendor's examples do. */
 export const MGMT_USE_HEADER_AUTHN_VALUE = 'true';
@@ -250,10 +260,13 @@ export const MGMT_USE_HEADER_AUTHN_VALUE = 'true';
 /** The management server's built-in SSO administrator: the simulator's default user. */
 export const MGMT_DEFAULT_USER = 'administrator@vsphere.local';
 
-/** The private-key field of the replace request (field notes §5; not named in the seed). */
+/** The private-key field of the replace request, as the vendor's API reference names it. */
 export const MGMT_TLS_KEY_FIELD = 'key';
 
-/** Message ids and texts of the server's errors that clients and users recognise. */
+/**
+ * Message ids of the simulator's errors: its choice, in the vendor's naming style (the real ids
+ * are not all public). Clients key on the error type, never on these.
+ */
 export const MGMT_MESSAGE_IDS = {
   authenticationRequired: 'com.vmware.vapi.endpoint.method.authentication.required',
   notFound: 'com.vmware.vapi.rest.httpNotFound',
@@ -262,8 +275,21 @@ export const MGMT_MESSAGE_IDS = {
   csrInvalid: 'com.vmware.vcenter.certificate_management.tls_csr.invalid',
 } as const;
 
-/** The real server's words when root_cert does not end in a self-signed root (field notes §5). */
+/** The real server's words when root_cert does not end in a self-signed root (Java's PKIX check). */
 export const MGMT_TRUST_ANCHORS_MESSAGE = 'the trustAnchors parameter must be non-empty';
+
+/**
+ * The session cookie: it has the session header's name. Clients in the curl -c/-b style keep the
+ * session in it instead of the header; govmomi's vcsim accepts it too.
+ */
+export const MGMT_SESSION_COOKIE = MGMT_HEADERS.sessionId;
+/** Attributes of the session cookie set at session creation. */
+export const MGMT_SESSION_COOKIE_ATTRIBUTES = 'Path=/; HttpOnly; Secure';
+/**
+ * WWW-Authenticate of every 401, and the `challenge` of the error body: the Basic part of the
+ * vendor's documented example challenge. PowerShell's -Credential sends credentials only after it.
+ */
+export const MGMT_BASIC_CHALLENGE = 'Basic realm="vCenter"';
 
 // ------------------------------------------------------------ serve (issue 4)
 
@@ -295,6 +321,11 @@ export const SERVE_READ_BUFFER = 256 * 1024;
 export const SERVE_DEFAULT_GRACE_SECONDS = 30;
 /** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
 export const SERVE_AUTH_CACHE_MS = 60_000;
+/**
+ * The patch store on the depot that upgrades from 5.x read without credentials (the vendor's update tool
+ * cannot do Basic auth, and its documentation supports HTTPS "without any authentication"): `serve --open` it.
+ */
+export const UMDS_PATCH_STORE_DIR = 'umds-patch-store';
 
 // ------------------------------------- installer: simulator and client (issue 6)
 
@@ -343,7 +374,6 @@ export const INSTALLER_TLS_MESSAGES = {
 
 /** Remediation texts of the simulated installer's depot errors. */
 export const INSTALLER_REMEDIATIONS = {
-  depotConnectFailure: 'Import the certificate of the CA that issued the depot certificate with usage TRUSTED_FOR_OUTBOUND, and make sure the certificate names the depot host.',
   depotInvalidCredential: 'Check the depot user name and password.',
   depotUnknownHost: 'Check the depot host name, or add it to the hosts file of the installer.',
   depotNotAvailable: 'Check that the depot server is running and serves the depot tree at its root.',
@@ -359,5 +389,7 @@ export const INSTALLER_PASSWORD_MASK = '*****';
 export const INSTALLER_SIM_DEFAULT_VERSION = '9.1.0.0.25368698';
 /** First release whose depot settings take `url` (http or https) instead of hostname and port. */
 export const INSTALLER_URL_FIELD_SINCE = '9.1';
+/** First release whose depot settings take `trustedCertificates` (PEM list) trusted for that depot (the 9.1.1 API). */
+export const INSTALLER_TRUSTED_CERTS_FIELD_SINCE = '9.1.1';
 /** The depot settings' 9.1 `url` must match this. */
 export const INSTALLER_DEPOT_URL_PATTERN = /^https?:\/\/[^\s/]+(\/[^\s]*)?$/;

@@ -268,6 +268,7 @@ function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[] }): stri
   const lines = [`depot ${where}: ${result.status ?? 'no status'}${result.action === 'unchanged' ? ' (already set, nothing sent)' : ''}`];
   if (!result.ok && result.message) lines.push(result.errorCode ? `${result.errorCode}: ${result.message}` : result.message);
   if (!result.ok && result.remediation) lines.push(result.remediation);
+  if (!result.ok && result.hint) lines.push(result.hint);
   if (result.trusted) lines.push(...trustLine(result.trusted));
   return lines;
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
+import { usageError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { readSecret } from '../util/secrets.js';
 import { registerSimMgmtCommand } from './mgmt.js';
@@ -21,8 +22,20 @@ interface SimInstallerFlags {
   state?: string;
   applianceVersion?: string;
   certOut?: string;
+  resolve: Record<string, string>;
   quiet?: boolean;
   json?: boolean;
+}
+
+/**
+ * `--resolve NAME=ADDRESS`, or curl's `NAME:PORT:ADDRESS` (the port is not
+ * kept: the name resolves to the address on every port), collected.
+ */
+function collectResolve(value: string, previous: Record<string, string>): Record<string, string> {
+  const curl = /^([^:=\s]+):\d{1,5}:(.+)$/.exec(value);
+  const pair = curl ?? /^([^:=\s]+)=(.+)$/.exec(value);
+  if (!pair) throw usageError(`--resolve ${value}: expected NAME=ADDRESS (or curl's NAME:PORT:ADDRESS).`);
+  return { ...previous, [pair[1]!]: pair[2]! };
 }
 
 export function registerSimInstallerCommand(sim: Command): void {
@@ -37,6 +50,7 @@ export function registerSimInstallerCommand(sim: Command): void {
     .option('--state <file>', 'keep trusted certificates, depot settings and tokens in this file across restarts')
     .option('--appliance-version <version>', 'version appliance-info reports; 9.1 and later take the depot url field')
     .option('--cert-out <file>', 'write its self-signed certificate here (for --installer-ca)')
+    .option('--resolve <name=address>', 'reach the depot NAME at ADDRESS, without DNS or a hosts file (repeatable)', collectResolve, {})
     .option('--quiet', 'do not print the service log')
     .option('--json', 'print the address as JSON')
     .action(async (flags: SimInstallerFlags) => {
@@ -50,6 +64,7 @@ export function registerSimInstallerCommand(sim: Command): void {
         users,
         stateFile: flags.state,
         version: flags.applianceVersion,
+        resolve: flags.resolve,
         onLog: flags.quiet ? undefined : (line) => note(line),
       });
       if (flags.certOut) await writeFileAtomic(flags.certOut, simulator.caPem, { mode: 0o644, force: true });

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { DEPOT_STATUS, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_URL_FIELD_SINCE } from '../constants.js';
+import { DEPOT_STATUS, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_ERROR_CODES, INSTALLER_URL_FIELD_SINCE } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
@@ -38,6 +38,8 @@ export interface DepotPushResult {
   /** When the installer refused the update: its errorCode and remediation. */
   errorCode?: string;
   remediation?: string;
+  /** depotkit's own advice for the installer's errorCode, when it has some. */
+  hint?: string;
   /** The settings the installer shows afterwards (never a password). */
   settings: DepotSettings;
 }
@@ -101,6 +103,19 @@ function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username:
 }
 
 /**
+ * What to do about a refused depot, where the installer's own remediation
+ * does not say it (for an untrusted certificate it speaks of credentials).
+ */
+function refusalHint(errorCode: string | undefined, configuration: DepotConfiguration): string | undefined {
+  const where = configuration.url ?? `https://${configuration.hostname ?? '?'}:${configuration.port ?? 443}`;
+  if (errorCode === INSTALLER_ERROR_CODES.depotConnectFailure) {
+    return `The installer cannot verify the depot's certificate: import the CA that issued it (depotkit installer trust --ca CA-CERT), and make sure its SAN names the depot host (depotkit check ${where} --ca CA-CERT).`;
+  }
+  if (errorCode === INSTALLER_ERROR_CODES.depotInvalidCredential) return `The depot refused the credentials: check them with depotkit check ${where} --user USER --password-file FILE.`;
+  return undefined;
+}
+
+/**
  * Points the installer at the depot and reports the status it then shows.
  * A re-run with the same settings against a depot the installer already
  * reaches does nothing (the password cannot be compared: use `force` after
@@ -127,7 +142,17 @@ export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: 
     const settings = await client.getDepotSettings();
     const status = settings.offlineAccount?.status;
     if (!status || status === DEPOT_STATUS.connectionSuccessful || !sameDepot(settings, configuration, username)) throw err;
-    return { action: 'updated', ok: false, status, message: err.apiMessage ?? settings.offlineAccount?.message, errorCode: err.errorCode, remediation: err.remediation, settings };
+    const hint = refusalHint(err.errorCode, configuration);
+    return {
+      action: 'updated',
+      ok: false,
+      status,
+      message: err.apiMessage ?? settings.offlineAccount?.message,
+      errorCode: err.errorCode,
+      remediation: err.remediation,
+      ...(hint ? { hint } : {}),
+      settings,
+    };
   }
   const deadline = Date.now() + (opts.waitTimeoutMs ?? 60_000);
   for (;;) {

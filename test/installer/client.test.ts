@@ -140,7 +140,8 @@ describe('installer client', () => {
         const failed = await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
         expect(failed).toMatchObject({ action: 'updated', ok: false, status: 'UNKNOWN_FAILURE', errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE', settings: { offlineAccount: { username: DEPOT_USER } } });
         expect(failed.message).toContain('Secure protocol communication error');
-        expect(failed.remediation).toMatch(/TRUSTED_FOR_OUTBOUND/);
+        expect(failed.remediation).toBe('Please verify the depot credentials for user are correct, check your connection to the depot and try command again.');
+        expect(failed.hint).toMatch(/import the CA that issued it \(depotkit installer trust --ca CA-CERT\)/);
 
         const trusted = await ensureTrusted(client, [depot.ca.certPem]);
         expect(trusted).toEqual([expect.objectContaining({ action: 'imported', alias: expect.stringMatching(/^vcf_.+_[0-9a-f]{64}$/) })]);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import {
   DEPOT_STATUS,
@@ -6,11 +7,14 @@ import {
   INSTALLER_DEPOT_URL_PATTERN,
   INSTALLER_ERROR_CODES,
   INSTALLER_ERROR_TYPE,
+  INSTALLER_EXCEPTION_TYPES,
   INSTALLER_JWT,
+  INSTALLER_MESSAGES,
   INSTALLER_PASSWORD_MASK,
   INSTALLER_READ_SCOPES,
   INSTALLER_REMEDIATIONS,
   INSTALLER_SIM_ERROR_CODES,
+  INSTALLER_TRUSTED_CERTS_FIELD_SINCE,
   INSTALLER_URL_FIELD_SINCE,
   TRUSTED_FOR_OUTBOUND,
 } from '../../constants.js';
@@ -20,7 +24,7 @@ import { probeDepot, type DepotProbeOutcome, type DepotTarget } from './depot-pr
 import type { ServiceLog } from './log.js';
 import type { StoredDepot } from './state.js';
 import { TokenRefused, checkPassword, type AccessClaims, type TokenService } from './tokens.js';
-import { BadCertificate, DuplicateCertificate, USAGE_TYPES, type TrustStore, type UsageType } from './trust-store.js';
+import { BadCertificate, DuplicateCertificate, USAGE_TYPES, parseCertificates, pemOf, type TrustStore, type UsageType } from './trust-store.js';
 
 /** Everything the routes work on; `changed` persists it. */
 export interface InstallerSimContext {
@@ -32,6 +36,8 @@ export interface InstallerSimContext {
   version: string;
   log: ServiceLog;
   depotTimeoutMs: number;
+  /** Host names the simulator resolves to given addresses, as curl's --resolve does. */
+  resolve: ReadonlyMap<string, string>;
   changed(): Promise<void>;
 }
 
@@ -42,22 +48,30 @@ export class ApiError extends Error {
     message: string,
     readonly remediation?: string,
     readonly causes: Array<{ type: string; message: string }> = [],
+    /** The body as a real installer returned it for this failure, fields it left out omitted. */
+    readonly observed?: { arguments: string[] },
   ) {
     super(message);
   }
 }
 
-export function errorBody(error: ApiError): InstallerErrorBody {
+export function errorBody(error: ApiError): Partial<InstallerErrorBody> {
+  const referenceToken = randomBytes(3).toString('hex').toUpperCase();
+  const remediation = error.remediation ? { remediationMessage: error.remediation } : {};
+  if (error.observed) {
+    // The depot connection failure of a 9.0.1 installer carries no errorType, context or nestedErrors.
+    return { errorCode: error.errorCode, arguments: error.observed.arguments, message: error.message, ...remediation, causes: error.causes, referenceToken };
+  }
   return {
     errorCode: error.errorCode,
     errorType: INSTALLER_ERROR_TYPE,
     arguments: [],
     context: {},
     message: error.message,
-    ...(error.remediation ? { remediationMessage: error.remediation } : {}),
+    ...remediation,
     causes: error.causes,
     nestedErrors: [],
-    referenceToken: randomBytes(3).toString('hex').toUpperCase(),
+    referenceToken,
   };
 }
 
@@ -85,7 +99,8 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
     if (!checkPassword(ctx.users, body.username, body.password)) {
       throw new ApiError(401, INSTALLER_SIM_ERROR_CODES.invalidCredentials, 'Invalid username or password.', INSTALLER_REMEDIATIONS.invalidCredentials);
     }
-    res.status(201).json(await ctx.tokens.issuePair(body.username));
+    // Real installers answer 200 (field clients use the token only then); the published spec says 201.
+    res.status(200).json(await ctx.tokens.issuePair(body.username));
     await ctx.changed();
   });
 
@@ -150,8 +165,8 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
   });
 
   app.put(INSTALLER_API.depotSettings, json, async (req, res) => {
-    await authorize(req);
-    const { target, account, url } = parseDepotSettings(req.body, ctx.version);
+    await authorize(req, INSTALLER_JWT.depotWriteScopes);
+    const { target, account, url, trustedCertificates } = parseDepotSettings(req.body, ctx.version);
     ctx.log.addSecret(account.password);
     ctx.log.write('INFO', 'DepotSettingsService', `Updating depot settings: ${JSON.stringify(maskedSettings(req.body))}`);
     // Over hostname and port a user is required even for an open depot (any
@@ -166,28 +181,35 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
             remediation: INSTALLER_REMEDIATIONS.depotUserNotSet,
             cause: 'offlineAccount.username is not set',
           }
-        : await probeDepot(target, account, ctx.trust.outboundPems(), ctx.log, ctx.depotTimeoutMs);
+        : await probeDepot(target, account, [...ctx.trust.outboundPems(), ...trustedCertificates], ctx.log, { timeoutMs: ctx.depotTimeoutMs, resolve: ctx.resolve });
     // The attempt is kept, failed or not, so that GET shows what was tried and why it failed.
     ctx.depot.current = {
       ...(account.username ? { username: account.username } : {}),
       hostname: target.host,
       port: target.port,
       ...(url ? { url } : {}),
+      ...(trustedCertificates.length > 0 ? { trustedCertificates } : {}),
       status: outcome.ok ? DEPOT_STATUS.connectionSuccessful : outcome.status,
       message: outcome.ok ? 'Depot connection successful.' : outcome.message,
     };
     await ctx.changed();
     if (!outcome.ok) {
       ctx.log.write('ERROR', 'DepotSettingsService', `Depot validation failed: ${outcome.errorCode}: ${outcome.cause}`);
-      const status = outcome.errorCode === INSTALLER_ERROR_CODES.depotConnectFailure ? 403 : 400;
-      throw new ApiError(status, outcome.errorCode, outcome.message, outcome.remediation, [{ type: outcome.status, message: outcome.cause }]);
+      if (outcome.errorCode === INSTALLER_ERROR_CODES.depotConnectFailure) {
+        // Word for word what a 9.0.1 installer answered (vmware/Holodeck#67); the detail is only in the log.
+        const cause = INSTALLER_MESSAGES.depotConnectFailureCause;
+        throw new ApiError(403, outcome.errorCode, outcome.message, outcome.remediation, [{ type: INSTALLER_EXCEPTION_TYPES.depotConnectionFailure, message: cause }], {
+          arguments: [cause],
+        });
+      }
+      throw new ApiError(400, outcome.errorCode, outcome.message, outcome.remediation, [{ type: outcome.status, message: outcome.cause }]);
     }
     ctx.log.write('INFO', 'DepotSettingsService', `Depot ${target.host}:${target.port} validated: ${DEPOT_STATUS.connectionSuccessful}`);
     res.status(202).json(settingsView(ctx.depot.current));
   });
 
-  app.get(INSTALLER_API.applianceInfo, async (req, res) => {
-    await authorize(req);
+  // No token needed: deployment scripts poll it as the appliance's readiness probe.
+  app.get(INSTALLER_API.applianceInfo, (_req, res) => {
     res.status(200).json({ role: ctx.role, version: ctx.version });
   });
 
@@ -249,20 +271,66 @@ function maskedSettings(body: unknown): unknown {
   return { ...body, ...(account !== undefined ? { offlineAccount: account } : {}) };
 }
 
-/** Checks a PUT body and says where the depot is: hostname and port, or (9.1) `url`. */
-export function parseDepotSettings(body: unknown, version: string): { target: DepotTarget; account: { username?: string; password?: string }; url?: string } {
+/**
+ * A boolean as the installer's JSON mapper (Jackson) reads one: a JSON boolean,
+ * or the strings "true"/"false" in any case; anything else is not a boolean.
+ */
+function coerceBoolean(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
+  return undefined;
+}
+
+/** An int as Jackson reads one: a JSON number (fractions truncated) or a string of digits ("443"). */
+function coerceInteger(value: unknown): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return Math.trunc(value);
+  if (typeof value === 'string' && /^[+-]?\d{1,10}$/.test(value.trim())) return Number(value.trim());
+  return undefined;
+}
+
+const DNS_NAME = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+
+/**
+ * A depot hostname: a DNS name or an IP address (IPv6 with or without
+ * brackets). A user, a path, a fragment, a ":port" suffix, whitespace or
+ * control characters make it something else, which the installer refuses.
+ */
+export function depotHostOf(value: string): string | undefined {
+  const bare = value.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(bare) !== 0) return bare;
+  return DNS_NAME.test(value) ? value : undefined;
+}
+
+/** The depot settings a PUT asks for, read as the installer reads them. */
+export interface ParsedDepotSettings {
+  target: DepotTarget;
+  account: { username?: string; password?: string };
+  url?: string;
+  /** PEM certificates trusted for this depot only (9.1.1 and later). */
+  trustedCertificates: string[];
+}
+
+/**
+ * Checks a PUT body and says where the depot is: hostname and port, or (9.1)
+ * `url`. Scalars are coerced and unknown fields ignored as the installer's
+ * JSON mapper does; fields of later versions are unknown to earlier ones.
+ */
+export function parseDepotSettings(body: unknown, version: string): ParsedDepotSettings {
   if (!isObject(body)) throw badRequest('The depot settings must be a JSON object.');
   const invalid = (message: string) => new ApiError(400, INSTALLER_SIM_ERROR_CODES.invalidDepotSettings, message);
   const rawAccount = body.offlineAccount;
-  if (rawAccount !== undefined && !isObject(rawAccount)) throw invalid('offlineAccount must be an object.');
+  if (rawAccount !== undefined && rawAccount !== null && !isObject(rawAccount)) throw invalid('offlineAccount must be an object.');
   const account = {
     username: typeof rawAccount?.username === 'string' && rawAccount.username !== '' ? rawAccount.username : undefined,
     password: typeof rawAccount?.password === 'string' ? rawAccount.password : undefined,
   };
   const conf = body.depotConfiguration;
   if (!isObject(conf)) throw invalid('depotConfiguration is required.');
-  if (conf.isOfflineDepot !== true) throw invalid('Only offline depots are supported here: depotConfiguration.isOfflineDepot must be true.');
-  if (conf.url !== undefined && versionAtLeast(version, INSTALLER_URL_FIELD_SINCE)) {
+  const offline = coerceBoolean(conf.isOfflineDepot);
+  if (conf.isOfflineDepot !== undefined && offline === undefined) throw invalid('depotConfiguration.isOfflineDepot must be a boolean.');
+  if (offline !== true) throw invalid('Only offline depots are supported here: depotConfiguration.isOfflineDepot must be true.');
+  const trustedCertificates = versionAtLeast(version, INSTALLER_TRUSTED_CERTS_FIELD_SINCE) ? depotTrustedCertificates(conf.trustedCertificates, invalid) : [];
+  if (conf.url !== undefined && conf.url !== null && versionAtLeast(version, INSTALLER_URL_FIELD_SINCE)) {
     if (typeof conf.url !== 'string' || !INSTALLER_DEPOT_URL_PATTERN.test(conf.url)) throw invalid('depotConfiguration.url must be an http:// or https:// URL.');
     let url: URL;
     try {
@@ -271,7 +339,7 @@ export function parseDepotSettings(body: unknown, version: string): { target: De
       throw invalid('depotConfiguration.url must be an http:// or https:// URL.');
     }
     const https = url.protocol === 'https:';
-    // The seed: with Basic auth TLS is required, so credentials never go in clear text.
+    // With Basic auth TLS is required, so credentials never go in clear text.
     if (!https && (account.username !== undefined || account.password !== undefined)) {
       throw invalid('Depot credentials go only over HTTPS: an http:// depot url takes no offlineAccount user or password.');
     }
@@ -281,9 +349,24 @@ export function parseDepotSettings(body: unknown, version: string): { target: De
       port: url.port ? Number(url.port) : https ? 443 : 80,
       prefix: url.pathname.replace(/\/+$/, ''),
     };
-    return { target, account, url: conf.url };
+    return { target, account, url: conf.url, trustedCertificates };
   }
   if (typeof conf.hostname !== 'string' || conf.hostname.trim() === '') throw invalid('depotConfiguration.hostname is required.');
-  if (!Number.isInteger(conf.port) || (conf.port as number) < 1 || (conf.port as number) > 65535) throw invalid('depotConfiguration.port must be a TCP port (1 to 65535).');
-  return { target: { https: true, host: conf.hostname.trim(), port: conf.port as number, prefix: '' }, account };
+  const host = depotHostOf(conf.hostname);
+  if (host === undefined) throw invalid(`depotConfiguration.hostname must be a host name or an IP address, not "${conf.hostname}".`);
+  const port = coerceInteger(conf.port);
+  if (port === undefined || port < 1 || port > 65535) throw invalid('depotConfiguration.port must be a TCP port (1 to 65535).');
+  return { target: { https: true, host, port, prefix: '' }, account, trustedCertificates };
+}
+
+/** `depotConfiguration.trustedCertificates`: PEM texts, each holding one or more certificates. */
+function depotTrustedCertificates(value: unknown, invalid: (message: string) => ApiError): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw invalid('depotConfiguration.trustedCertificates must be a list of PEM certificates.');
+  try {
+    return value.flatMap((pem) => parseCertificates(pem).map(pemOf));
+  } catch (err) {
+    if (err instanceof BadCertificate) throw invalid(`depotConfiguration.trustedCertificates: ${err.message}`);
+    throw err;
+  }
 }

@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import { isIP } from 'node:net';
+import { lookup, type LookupOptions } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import { Agent, request } from 'undici';
 import {
@@ -70,36 +71,93 @@ function basic(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
+export interface DepotConnectOptions {
+  /** Timeout of each step (connect, headers, body). */
+  timeoutMs: number;
+  /** Host names resolved to these addresses instead of through DNS (curl's --resolve). */
+  resolve?: ReadonlyMap<string, string>;
+}
+
+/** The simulator's cap on a catalog it reads: a hostile depot cannot exhaust its memory. */
+export const MAX_CATALOG_BYTES = 64 * 1024 * 1024;
+
+/** dns.lookup with the names of `resolve` answered from it, in whichever shape the caller asked for. */
+function lookupWith(resolve: ReadonlyMap<string, string>): LookupFunction {
+  return ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
+    const address = resolve.get(hostname.toLowerCase());
+    if (address === undefined) {
+      lookup(hostname, options, callback as never);
+      return;
+    }
+    const family = isIP(address);
+    if (options.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  }) as LookupFunction;
+}
+
+/**
+ * A connection pool that connects as the installer's Java client does: TLS 1.2
+ * or later, trusting only `trustedPems`, each of them a trust anchor whether it
+ * is a CA or the depot's own certificate (Java's PKIX trust manager accepts a
+ * server whose leaf is in the store), and the strict host name check.
+ */
+export function depotAgent(target: DepotTarget, trustedPems: string[], opts: DepotConnectOptions): Agent {
+  const resolve = opts.resolve && opts.resolve.size > 0 ? { lookup: lookupWith(opts.resolve) } : {};
+  return new Agent({
+    connect: target.https
+      ? {
+          ca: trustedPems,
+          allowPartialTrustChain: true,
+          rejectUnauthorized: true,
+          minVersion: 'TLSv1.2',
+          servername: isIP(target.host) ? undefined : target.host,
+          checkServerIdentity: strictIdentity,
+          timeout: opts.timeoutMs,
+          ...resolve,
+        }
+      : { timeout: opts.timeoutMs, ...resolve },
+    headersTimeout: opts.timeoutMs,
+    bodyTimeout: opts.timeoutMs,
+    pipelining: 0,
+  });
+}
+
+/** The Authorization header of the offline account; none without a user name. */
+export function accountHeaders(account: { username?: string; password?: string }): Record<string, string> {
+  return account.username ? { authorization: basic(account.username, account.password ?? '') } : {};
+}
+
+/** The body as text, or undefined when it is longer than `max` bytes (the rest is not read). */
+export async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.length;
+    if (total > max) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /**
  * Validates a depot as the installer does when its settings are updated: TLS
- * that trusts only `trustedPems` with the strict host name check, HEAD of the
- * catalog, then GET of the catalog and its signature, with the offline
- * account's credentials (none when no user name is set).
+ * as depotAgent connects, HEAD of the catalog, then GET of the catalog and its
+ * signature, with the offline account's credentials (none when no user name
+ * is set).
  */
 export async function probeDepot(
   target: DepotTarget,
   account: { username?: string; password?: string },
   trustedPems: string[],
   log: ServiceLog,
-  timeoutMs: number,
+  opts: DepotConnectOptions,
 ): Promise<DepotProbeOutcome> {
   const where = `${target.host}:${target.port}`;
-  const agent = new Agent({
-    connect: target.https
-      ? {
-          ca: trustedPems,
-          rejectUnauthorized: true,
-          minVersion: 'TLSv1.2',
-          servername: isIP(target.host) ? undefined : target.host,
-          checkServerIdentity: strictIdentity,
-          timeout: timeoutMs,
-        }
-      : { timeout: timeoutMs },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    pipelining: 0,
-  });
-  const headers: Record<string, string> = account.username ? { authorization: basic(account.username, account.password ?? '') } : {};
+  const agent = depotAgent(target, trustedPems, opts);
+  const headers = accountHeaders(account);
   try {
     const catalogUrl = targetUrl(target, DEPOT_PATHS.catalog);
     const head = await request(catalogUrl, { method: 'HEAD', headers, dispatcher: agent });
@@ -109,10 +167,11 @@ export async function probeDepot(
     if (refused) return refused;
 
     const get = await request(catalogUrl, { method: 'GET', headers, dispatcher: agent });
-    const text = await get.body.text();
+    const text = await readCapped(get.body, MAX_CATALOG_BYTES);
     log.write('INFO', COMPONENT, `GET ${catalogUrl} -> ${get.statusCode}`);
     const refusedGet = httpRefusal(get.statusCode, catalogUrl, account);
     if (refusedGet) return refusedGet;
+    if (text === undefined) return unreadable(`The catalog at ${catalogUrl} is larger than ${MAX_CATALOG_BYTES} bytes.`);
     if (head.headers['content-length'] !== undefined && head.headers['content-length'] !== get.headers['content-length']) {
       return unreadable(`HEAD announced ${String(head.headers['content-length'])} bytes for the catalog and GET sent ${String(get.headers['content-length'])}.`);
     }
@@ -172,7 +231,7 @@ function unreadable(message: string): DepotProbeOutcome {
   };
 }
 
-function networkFailure(err: unknown, target: DepotTarget, where: string, log: ServiceLog): DepotProbeOutcome {
+export function networkFailure(err: unknown, target: DepotTarget, where: string, log: ServiceLog): DepotProbeOutcome {
   const code = errorCodeOf(err) ?? '';
   const text = errorTextOf(err);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
@@ -200,7 +259,7 @@ function networkFailure(err: unknown, target: DepotTarget, where: string, log: S
       errorCode: INSTALLER_ERROR_CODES.depotConnectFailure,
       status: DEPOT_STATUS.unknownFailure,
       message: INSTALLER_MESSAGES.depotConnectFailure,
-      remediation: INSTALLER_REMEDIATIONS.depotConnectFailure,
+      remediation: INSTALLER_MESSAGES.depotConnectFailureRemediation,
       cause: detail,
     };
   }

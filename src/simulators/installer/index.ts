@@ -32,6 +32,12 @@ export interface InstallerSimulatorOptions {
   clock?: () => number;
   /** Timeout of each step of the depot validation; 15 s by default. */
   depotTimeoutMs?: number;
+  /**
+   * Host names the simulator resolves to these addresses when it connects to a
+   * depot, instead of DNS or a hosts file (curl's --resolve): a rehearsal can
+   * use an invented FQDN for the depot.
+   */
+  resolve?: Record<string, string>;
   /** Called with each log line as it is written. */
   onLog?: (line: string) => void;
 }
@@ -59,6 +65,17 @@ export async function selfSignedCertificate(hostname: string, listenHost: string
   // Signed with its own key: subject and issuer are the same name, the certificate verifies with its own key.
   // A simulator on 127.0.0.1 without a name is named by its address: its clients pin this certificate.
   return { certPem: await signCsr(own, csr, { days: 729, allowIpOnly: true }), keyPem: own.keyPem };
+}
+
+/** Host names (compared without case) to addresses; refuses what is not an address. */
+function resolveMap(entries: Record<string, string>): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const [name, address] of Object.entries(entries)) {
+    const bare = address.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(bare) === 0) throw usageError(`"${address}" is not an IP address (resolving ${name}).`);
+    map.set(name.toLowerCase().replace(/\.$/, ''), bare);
+  }
+  return map;
 }
 
 /** Starts a simulated installer on real HTTPS; see InstallerSimulatorOptions. */
@@ -95,6 +112,7 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
     version: opts.version ?? INSTALLER_SIM_DEFAULT_VERSION,
     log,
     depotTimeoutMs: opts.depotTimeoutMs ?? 15_000,
+    resolve: resolveMap(opts.resolve ?? {}),
     changed: () => writer.save(snapshot),
   });
 

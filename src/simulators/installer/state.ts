@@ -11,6 +11,8 @@ export interface StoredDepot {
   hostname: string;
   port: number;
   url?: string;
+  /** PEM certificates sent with the settings (9.1.1 and later), trusted for this depot only. */
+  trustedCertificates?: string[];
   status: DepotStatus;
   message: string;
 }
