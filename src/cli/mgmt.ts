@@ -148,7 +148,7 @@ export function registerSimMgmtCommand(sim: Command): void {
 
 /**
  * The toolkit's CA signs the server's CSR, so it can give any validity; but the
- * server's own CSR flow implies the fixed two years (seed), which some versions may insist on.
+ * server's own CSR flow implies the fixed two years, which some versions may insist on.
  */
 function csrDaysWarning(days: number): string {
   return (

@@ -13,7 +13,7 @@ export { API_CHOICES, type ApiChoice } from './choices.js';
 export interface MgmtTrust {
   /** CA (or self-signed server) certificates, PEM; the system store when absent. */
   caPems?: string[];
-  /** Skip certificate validation (the seed allows it for a server not trusted yet). */
+  /** Skip certificate validation (allowed for a server not trusted yet). */
   insecure?: boolean;
 }
 

@@ -2,7 +2,7 @@ import { MGMT_ERROR_TYPES, MGMT_REST_ERROR_PREFIX, MGMT_TLS_KEY_FIELD, type Mgmt
 
 /**
  * The management server's JSON shapes, shared by the client and the simulator
- * so that both speak exactly the same wire format (field notes §5): /rest wraps
+ * so that both speak exactly the same wire format: /rest wraps
  * request bodies in `spec` and responses in `value`; /api uses neither.
  */
 
@@ -14,7 +14,7 @@ export interface MgmtMessage {
   args: string[];
 }
 
-/** The seed's CSR specification fields. */
+/** The CSR specification fields of the vendor's API. */
 export interface CsrSpec {
   common_name?: string;
   country?: string;
@@ -68,9 +68,11 @@ export function unwrapValue(generation: MgmtApiGeneration, body: unknown): unkno
   return isObject(body) && 'value' in body ? body.value : undefined;
 }
 
-export function errorBody(generation: MgmtApiGeneration, type: MgmtErrorType, messages: MgmtMessage[]): unknown {
-  if (generation === 'rest') return { type: `${MGMT_REST_ERROR_PREFIX}${type.toLowerCase()}`, value: { messages } };
-  return { error_type: type, messages };
+/** An error body; `challenge` is the authentication challenge an UNAUTHENTICATED error carries (vSphere 7.0 and later). */
+export function errorBody(generation: MgmtApiGeneration, type: MgmtErrorType, messages: MgmtMessage[], challenge?: string): unknown {
+  const extra = challenge === undefined ? {} : { challenge };
+  if (generation === 'rest') return { type: `${MGMT_REST_ERROR_PREFIX}${type.toLowerCase()}`, value: { messages, ...extra } };
+  return { error_type: type, messages, ...extra };
 }
 
 export function message(id: string, text: string, args: string[] = []): MgmtMessage {

@@ -1,9 +1,10 @@
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, generateKeyPairSync } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import express from 'express';
+import forge from 'node-forge';
 import { Agent, request } from 'undici';
 import { createCa, writeCaDir, type CaMaterial } from '../../src/pki/index.js';
 import { mgmtApp, type MgmtState } from '../../src/simulators/mgmt/app.js';
@@ -89,4 +90,76 @@ export async function startTweakedServer(tweak: (app: express.Express) => void):
       server.closeAllConnections();
     }),
   };
+}
+
+/** A CA made with node-forge directly (not src/pki), so that a bug in the toolkit cannot hide one in a test. */
+export interface ForgeCa {
+  certPem: string;
+  keyPem: string;
+}
+
+const DAY = 86_400_000;
+
+function forgeKeys(): { keyPem: string; key: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { keyPem: privateKey, key: forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey, publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey };
+}
+
+function newCertificate(publicKey: forge.pki.PublicKey, days: number): forge.pki.Certificate {
+  const cert = forge.pki.createCertificate();
+  cert.serialNumber = `4${forge.util.bytesToHex(forge.random.getBytesSync(16)).slice(1)}`;
+  cert.publicKey = publicKey;
+  cert.validity.notBefore = new Date(Date.now() - DAY);
+  cert.validity.notAfter = new Date(Date.now() + days * DAY);
+  return cert;
+}
+
+function issuerKeyId(issuer: forge.pki.Certificate): string {
+  return issuer.generateSubjectKeyIdentifier().getBytes();
+}
+
+/**
+ * A root CA (no `issuer`, no path length limit, so it may have intermediates) or an
+ * intermediate CA signed by `issuer` (path length 0: it signs leaves only).
+ */
+export function forgeCa(cn: string, issuer?: ForgeCa): ForgeCa {
+  const { keyPem, key, publicKey } = forgeKeys();
+  const cert = newCertificate(publicKey, 3650);
+  const subject = [{ shortName: 'CN', value: cn }];
+  cert.setSubject(subject);
+  const issuerCert = issuer ? forge.pki.certificateFromPem(issuer.certPem) : undefined;
+  cert.setIssuer(issuerCert ? issuerCert.subject.attributes : subject);
+  cert.setExtensions([
+    issuer ? { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true } : { name: 'basicConstraints', cA: true, critical: true },
+    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+    { name: 'subjectKeyIdentifier' },
+    { name: 'authorityKeyIdentifier', keyIdentifier: issuerCert ? issuerKeyId(issuerCert) : cert.generateSubjectKeyIdentifier().getBytes() },
+  ]);
+  cert.sign(issuer ? forge.pki.privateKeyFromPem(issuer.keyPem) : key, forge.md.sha256.create());
+  return { certPem: forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n'), keyPem };
+}
+
+/** Signs a server's CSR as a leaf of `issuer`, copying its subject and requested SANs. */
+export function forgeSignCsr(issuer: ForgeCa, csrPem: string, days = 365): string {
+  const csr = forge.pki.certificationRequestFromPem(csrPem);
+  const issuerCert = forge.pki.certificateFromPem(issuer.certPem);
+  const cert = newCertificate(csr.publicKey!, days);
+  cert.setSubject(csr.subject.attributes);
+  cert.setIssuer(issuerCert.subject.attributes);
+  const requested = (csr.getAttribute({ name: 'extensionRequest' }) as { extensions?: Array<{ name: string; altNames?: unknown[] }> } | null)?.extensions ?? [];
+  const san = requested.find((e) => e.name === 'subjectAltName');
+  cert.setExtensions([
+    { name: 'basicConstraints', cA: false, critical: true },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    ...(san ? [{ name: 'subjectAltName', altNames: san.altNames }] : []),
+    { name: 'subjectKeyIdentifier' },
+    { name: 'authorityKeyIdentifier', keyIdentifier: issuerKeyId(issuerCert) },
+  ]);
+  cert.sign(forge.pki.privateKeyFromPem(issuer.keyPem), forge.md.sha256.create());
+  return forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n');
 }

@@ -48,8 +48,8 @@ describe('management server simulator: sessions and errors', () => {
     expect(api.body).toMatchObject({ error_type: 'UNAUTHENTICATED', messages: [{ id: expect.any(String), default_message: expect.any(String), args: [] }] });
     const wrong = await call(sim, 'POST', MGMT_API.api.session, { headers: { authorization: basic(USER, 'wrong') } });
     expect(wrong.status).toBe(401);
-    const noHeader = await call(sim, 'POST', MGMT_API.rest.session, { headers: { authorization: basic() } });
-    expect(noHeader.status).toBe(401);
+    const noCredentials = await call(sim, 'POST', MGMT_API.rest.session, { headers: { [MGMT_HEADERS.useHeaderAuthn]: 'true' } });
+    expect(noCredentials.status).toBe(401);
   });
 
   it('expires an idle session', async () => {

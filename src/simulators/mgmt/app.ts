@@ -1,8 +1,18 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { MGMT_API, MGMT_ERROR_TYPES, MGMT_HEADERS, MGMT_MESSAGE_IDS, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../../constants.js';
+import {
+  MGMT_API,
+  MGMT_BASIC_CHALLENGE,
+  MGMT_ERROR_TYPES,
+  MGMT_HEADERS,
+  MGMT_MESSAGE_IDS,
+  MGMT_SESSION_COOKIE,
+  MGMT_SESSION_COOKIE_ATTRIBUTES,
+  MGMT_TLS_KEY_FIELD,
+  type MgmtApiGeneration,
+} from '../../constants.js';
 import { errorBody, isObject, message, wrapValue, type CsrSpec, type MgmtErrorType, type TlsReplaceSpec } from '../../mgmt/wire.js';
 import { InvalidArgument, checkReplace, makeCsr, tlsInfo, type ServedCertificate } from './certs.js';
-import { SessionStore, checkCredentials, parseBasicAuth } from './sessions.js';
+import { SessionStore, checkCredentials, cookieValues, parseBasicAuth } from './sessions.js';
 
 /** The simulated server's state that outlives one listening period. */
 export interface MgmtState {
@@ -40,7 +50,7 @@ function generationOf(req: Request): MgmtApiGeneration {
   return req.path.startsWith(REST_PREFIX) ? 'rest' : 'api';
 }
 
-/** The express app for both API generations, each on its own paths (field notes §5). */
+/** The express app for both API generations, each on its own paths. */
 export function mgmtApp(state: MgmtState): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -51,15 +61,18 @@ export function mgmtApp(state: MgmtState): express.Express {
     const ok = generation === 'rest' ? 200 : 201;
     const done = generation === 'rest' ? 200 : 204;
 
+    // MGMT_HEADERS.useHeaderAuthn is not required: the vendor documents it as optional (it guards
+    // browsers against CSRF), scripts leave it out, and govmomi's vcsim does not ask for it either.
     app.post(paths.session, (req, res) => {
       const creds = parseBasicAuth(req.get('authorization'));
-      if (generation === 'rest' && req.get(MGMT_HEADERS.useHeaderAuthn) === undefined) {
-        throw unauthenticated(`Session creation needs the ${MGMT_HEADERS.useHeaderAuthn} header.`);
-      }
-      if (!creds || !checkCredentials(state.users, creds.user, creds.password)) {
+      if (!creds) throw unauthenticated('Authentication required: send the user name and password with Basic authentication.');
+      if (!checkCredentials(state.users, creds.user, creds.password)) {
         throw unauthenticated('Authentication required: the user name or password is not correct.');
       }
-      res.status(ok).json(wrapValue(generation, state.sessions.create()));
+      const id = state.sessions.create();
+      // The same id as a cookie, for clients that keep a cookie jar instead of setting the header.
+      res.append('Set-Cookie', `${MGMT_SESSION_COOKIE}=${id}; ${MGMT_SESSION_COOKIE_ATTRIBUTES}`);
+      res.status(ok).json(wrapValue(generation, id));
     });
 
     app.delete(paths.session, (req, res) => {
@@ -105,15 +118,24 @@ export function mgmtApp(state: MgmtState): express.Express {
     else if (err instanceof InvalidArgument) error = badRequest(err.message, req.path.endsWith('-csr') ? MGMT_MESSAGE_IDS.csrInvalid : MGMT_MESSAGE_IDS.tlsInvalid);
     else if (isObject(err) && err.type === 'entity.parse.failed') error = badRequest('The request body is not valid JSON.');
     else error = new HttpError(500, MGMT_ERROR_TYPES.error, MGMT_MESSAGE_IDS.badRequest, 'Internal error in the simulator.');
-    res.status(error.status).json(errorBody(generationOf(req), error.type, [message(error.id, error.message)]));
+    // Every 401 carries the Basic challenge: some clients (PowerShell's -Credential) send credentials only after one.
+    const challenge = error.status === 401 ? MGMT_BASIC_CHALLENGE : undefined;
+    if (challenge) res.set('WWW-Authenticate', challenge);
+    res.status(error.status).json(errorBody(generationOf(req), error.type, [message(error.id, error.message)], challenge));
   });
 
+  /**
+   * The live session a call names: the header when it is sent (it wins, as in govmomi's vcsim),
+   * otherwise the session cookie (a jar may hold several; any live one will do).
+   */
   function requireSession(req: Request): string {
-    const id = req.get(MGMT_HEADERS.sessionId);
-    if (!state.sessions.touch(id)) {
-      throw unauthenticated(id ? 'Authentication required: the session has expired or is not valid.' : 'Authentication required.');
+    const header = req.get(MGMT_HEADERS.sessionId);
+    const candidates = header ? [header] : cookieValues(req.get('cookie'), MGMT_SESSION_COOKIE);
+    const id = candidates.find((c) => state.sessions.touch(c));
+    if (id === undefined) {
+      throw unauthenticated(candidates.length > 0 ? 'Authentication required: the session has expired or is not valid.' : 'Authentication required.');
     }
-    return id!;
+    return id;
   }
 
   return app;

@@ -94,7 +94,7 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
     const value = spec[field];
     if (value === undefined && field !== 'cert') continue;
     if (typeof value !== 'string' || value.trim() === '') throw new InvalidArgument(`${field} must be PEM text.`);
-    // The seed's "known line-ending problem": the real server cannot parse PEM with CRLF.
+    // The API's known line-ending problem: the real server cannot parse PEM with CRLF.
     if (value.includes('\r')) throw new InvalidArgument(`${field} has CRLF line endings; the server accepts PEM with LF line breaks only.`);
   }
   const certPem = firstCertificate(spec.cert, 'cert');
@@ -132,7 +132,7 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
   return { certPem, keyPem: normalizePem(keyPem), rootPems: rootPems.filter((p) => isSelfSigned(new X509Certificate(p))) };
 }
 
-/** The real server's requirements for a machine certificate (field notes §5). */
+/** The real server's requirements for a machine certificate (the vendor's documentation). */
 function checkProfile(certPem: string, hostname: string): void {
   const info = inspectCertificate(certPem);
   if (info.version !== 3) throw new InvalidArgument('The certificate must be X.509 version 3.');

@@ -64,3 +64,16 @@ export function parseBasicAuth(header: string | undefined): { user: string; pass
   if (colon < 0) return undefined;
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
+
+/** The values of every cookie called `name` in a Cookie header, in order (a jar may send one name more than once). */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  if (!header) return [];
+  const values: string[] = [];
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
+    const value = pair.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    if (value !== '') values.push(value);
+  }
+  return values;
+}
