@@ -8,7 +8,7 @@ import { DEFAULT_DEMO_BINARY_SIZE } from '../depot/demo.js';
 import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
 import type { VerifyResult } from '../depot/verify.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
-import { type Finding, countBySeverity, formatFinding } from '../util/findings.js';
+import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { InvalidOption, collect, parseByteSize, printJson, printLines } from './output.js';
 
@@ -84,14 +84,9 @@ function parseMode(value: string): PlaceMode {
   return value as PlaceMode;
 }
 
-/** Verify's findings for people: errors, warnings and what it says of the signature. */
-function findingLines(findings: readonly Finding[]): string[] {
-  return findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
-}
-
 export function formatVerifyResult(result: VerifyResult): string[] {
   const counts = countBySeverity(result.findings);
-  const lines = findingLines(result.findings);
+  const lines = result.findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
   lines.push(
     `${result.ok ? 'OK' : 'FAILED'}: ${result.dir}: ${result.stats.present}/${result.stats.binaries} binaries present with the right size (${formatBytes(result.stats.bytes)})` +
       `${result.stats.hashed ? `, ${result.stats.hashed} hashed` : ''}; ${counts.error} errors, ${counts.warning} warnings.`,
@@ -120,7 +115,8 @@ export function formatBuildReport(report: BuildReport): string[] {
   // The binaries listed above are not repeated as verify's findings about the same paths.
   const listed = new Set([...report.missing, ...report.wrongSize, ...report.wrongChecksum, ...report.conflicts].map((e) => e.path));
   const findings = report.verify.findings.filter((f) => !(f.id.startsWith('binary.') && f.path !== undefined && listed.has(f.path)));
-  lines.push(...findingLines(findings));
+  // Errors and warnings only: verify's notes (e.g. how to check a signature) are in --json.
+  lines.push(...findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   const counts = countBySeverity(report.verify.findings);
   const checks = `depot verify's checks: ${counts.error} errors, ${counts.warning} warnings`;
   if (listed.size) lines.push(`INCOMPLETE: ${report.out} is missing binaries or has wrong ones (see above); ${checks}.`);

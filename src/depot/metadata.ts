@@ -47,13 +47,13 @@ export interface MetadataSource {
   /** Files under PROD/ that are not laid out: binaries the catalog names, temporary files. */
   ignored: string[];
   catalog: Catalog;
-  /** The zip, or the PROD/ folder read: files there are not downloads of binaries. */
+  /** The zip or folder given: files there are not downloads of binaries. */
   origin: string;
 }
 
 export async function readMetadata(source: string): Promise<MetadataSource> {
   const path = resolve(source);
-  const { files: all, origin } = (await isDirectory(path)) ? await readMetadataDir(path) : { files: await readMetadataZip(path), origin: path };
+  const all = (await isDirectory(path)) ? await readMetadataDir(path) : await readMetadataZip(path);
   const catalogBytes = all.get(DEPOT_PATHS.catalog);
   if (!catalogBytes) {
     throw usageError(`${source} has no ${DEPOT_PATHS.catalog}: it is not the vendor's depot metadata.`, 'Pass the vcf-<version>-offline-depot-metadata.zip archive or the folder it was extracted to.');
@@ -67,10 +67,10 @@ export async function readMetadata(source: string): Promise<MetadataSource> {
     else ignored.push(name);
   }
   addServedCopies(files);
-  return { files, ignored, catalog, origin };
+  return { files, ignored, catalog, origin: path };
 }
 
-async function readMetadataDir(dir: string): Promise<{ files: MetadataFiles; origin: string }> {
+async function readMetadataDir(dir: string): Promise<MetadataFiles> {
   // Accept the folder that contains PROD/ as well as PROD/ itself.
   const root = (await isDirectory(join(dir, DEPOT_ROOT_DIR))) ? dir : basename(dir) === DEPOT_ROOT_DIR ? resolve(dir, '..') : undefined;
   if (!root) throw usageError(`${dir} has no ${DEPOT_ROOT_DIR}/ folder: it is not extracted depot metadata.`);
@@ -89,7 +89,7 @@ async function readMetadataDir(dir: string): Promise<{ files: MetadataFiles; ori
     if (total > MAX_METADATA_BYTES) throw usageError(`${dir} holds more than 1 GiB under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`);
     files.set(name, data);
   }
-  return { files, origin: join(root, DEPOT_ROOT_DIR) };
+  return files;
 }
 
 function openZip(path: string): Promise<yauzl.ZipFile> {

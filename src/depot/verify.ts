@@ -83,7 +83,7 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
         severity: 'error',
         path: file.path,
         message: denied ? `The ${file.what} ${file.path} cannot be read.` : `The ${file.what} ${file.path} is missing.`,
-        fix: denied ? `chmod a+r ${join(root, file.path)}` : 'Lay out the vendor metadata again with `depotkit depot build --metadata <zip>`.',
+        fix: denied ? `chmod a+r ${join(root, file.path)}` : "Lay out the vendor's whole metadata archive with `depotkit depot build --metadata <zip>` (download it again if it lacks this file).",
       });
     }
   }

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
-import { cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative } from 'node:path';
+import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { DEPOT_PATHS } from '../../src/constants.js';
+import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR, VCENTER_UPGRADE_METADATA_FILES } from '../../src/constants.js';
 import { catalogBinaries, parseCatalog, type CatalogBinary } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 
@@ -53,4 +54,72 @@ export async function zipFolder(dir: string, zipPath: string, wrapper = ''): Pro
   const chunks: Buffer[] = [];
   for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
   await writeFile(zipPath, Buffer.concat(chunks));
+}
+
+/** The wrapper folder the vendor's metadata archive is zipped under in these tests. */
+export const ARCHIVE_WRAPPER = 'vcf-9.0.0.0-offline-depot-metadata';
+
+/**
+ * A metadata folder laid out like the vendor's archive: besides what the
+ * installer reads, the copies under PROD/metadata/ (Compatibility v1 and v2,
+ * vsan/hcl), vCenter upgrade metadata under PROD/COMP/VCENTER/vmw/<uuid>/,
+ * and a file outside PROD/. Without `compatibility`, every Compatibility file
+ * is left out.
+ */
+export async function vendorArchiveSource(base: string, options: { compatibility?: boolean } = {}) {
+  const src = await vendorLikeSource(base);
+  const meta = src.metadataDir;
+  const put = async (path: string, data: Buffer | string) => {
+    await mkdir(dirname(join(meta, path)), { recursive: true });
+    await writeFile(join(meta, path), data);
+  };
+  const compatibilityName = basename(DEPOT_PATHS.compatibility);
+  if (options.compatibility ?? true) {
+    const data = await readFile(join(meta, DEPOT_PATHS.compatibility), 'utf8');
+    const [v1, v2] = DEPOT_PATHS.metadataCompatibilityDirs;
+    await put(`${v1}/${compatibilityName}`, data);
+    // v2 differs from v1, so a mix-up between the two would show.
+    await put(`${v2}/${compatibilityName}`, JSON.stringify({ schemaVersion: 2, ...JSON.parse(data) }));
+  } else {
+    await rm(join(meta, DEPOT_PATHS.compatibility));
+  }
+  for (const file of [DEPOT_PATHS.hclAll, DEPOT_PATHS.hclLastUpdated]) await put(`${DEPOT_PATHS.metadataHclDir}/${basename(file)}`, await readFile(join(meta, file)));
+  const upgrades: string[] = [];
+  for (const uuid of [randomUUID(), randomUUID()]) {
+    const [xmlName, sigName, shaName] = VCENTER_UPGRADE_METADATA_FILES;
+    const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<upgradeInfo id="${uuid}"><source>8.0.3</source><target>9.0.0.0</target></upgradeInfo>\n`;
+    const dir = `${VCENTER_UPGRADE_METADATA_DIR}/${uuid}`;
+    await put(`${dir}/${xmlName}`, xml);
+    // A signature is binary: bytes that are not UTF-8 must survive unchanged.
+    await put(`${dir}/${sigName}`, Buffer.concat([Buffer.from([0xff, 0x00, 0xfe, 0x80]), randomBytes(252)]));
+    await put(`${dir}/${shaName}`, `${sha256(xml)}\n`);
+    upgrades.push(...[xmlName, sigName, shaName].map((n) => `${dir}/${n}`));
+  }
+  await writeFile(join(meta, 'README.txt'), 'outside PROD/: not part of the depot');
+  return { ...src, upgrades };
+}
+
+/** Every file entry of a zip, by name, read back with the same library a user's archive is read with. */
+export async function readZipEntries(zipPath: string): Promise<Map<string, Buffer>> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => yauzl.open(zipPath, { lazyEntries: true }, (err, z) => (err ? reject(err) : resolve(z))));
+  const entries = new Map<string, Buffer>();
+  await new Promise<void>((resolve, reject) => {
+    zip.on('error', reject);
+    zip.on('end', () => resolve());
+    zip.on('entry', (entry: yauzl.Entry) => {
+      if (entry.fileName.endsWith('/')) return zip.readEntry();
+      zip.openReadStream(entry, (err, stream) => {
+        if (err) return reject(err);
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('error', reject);
+        stream.on('end', () => {
+          entries.set(entry.fileName, Buffer.concat(chunks));
+          zip.readEntry();
+        });
+      });
+    });
+    zip.readEntry();
+  });
+  return entries;
 }

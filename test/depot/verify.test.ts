@@ -1,7 +1,7 @@
-import { readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
+import { DEPOT_PATHS, TEMP_PREFIX, VCENTER_UPGRADE_METADATA_DIR, VCENTER_UPGRADE_METADATA_FILES } from '../../src/constants.js';
 import { makeDemoDepot, type DemoResult } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { suggestComponent } from '../../src/depot/names.js';
@@ -121,6 +121,22 @@ describe('depot verify', () => {
 
     const deep = await verifyDepot(dir, { deep: true });
     expect(byId(deep, 'binary.checksum-mismatch')).toEqual([corrupt!.path]);
+  });
+
+  it('says nothing of the vCenter upgrade metadata under PROD/COMP/VCENTER/vmw, and a missing VCENTER binary stays missing', async () => {
+    const dir = await copyOfDemo();
+    const upgradeDir = join(dir, VCENTER_UPGRADE_METADATA_DIR, '0b6f5c1e-2d3a-4c5b-9e8f-7a6b5c4d3e2f');
+    await mkdir(upgradeDir, { recursive: true });
+    for (const name of VCENTER_UPGRADE_METADATA_FILES) await writeFile(join(upgradeDir, name), `${name}\n`);
+    const clean = await verifyDepot(dir, { deep: true });
+    expect(clean.ok).toBe(true);
+    expect(clean.findings.filter((f) => f.severity !== 'info')).toEqual([]);
+    expect(clean.findings.filter((f) => f.path?.startsWith(VCENTER_UPGRADE_METADATA_DIR))).toEqual([]);
+
+    const vcenter = (await readCatalogBinaries(dir)).find((b) => b.component === 'VCENTER')!;
+    await rm(join(dir, vcenter.path));
+    const result = await verifyDepot(dir);
+    expect(result.findings.filter((f) => f.severity === 'error').map((f) => [f.id, f.path])).toEqual([['binary.missing', vcenter.path]]);
   });
 
   it('fails a tampered catalog and a signature from another key', async () => {
