@@ -62,6 +62,18 @@ describe.skipIf(!JAVA || !NGINX)("Java's TLS stack, as the installer (strict hos
     expect(await javaProbe({ certPem: issued.chainPem, keyPem: issued.keyPem }, otherFile)).toMatch(/PKIX path (building|validation) failed/);
   });
 
+  it("accepts a server whose own leaf is the store's only certificate: Java's PKIX takes any trusted certificate as an anchor, CA or not", async () => {
+    const issued = await issueServerCert(ca, { dns: [HOST], keySize: 2048 });
+    const leafFile = join(base, 'leaf-only.pem');
+    await writeFile(leafFile, issued.certPem);
+    // Served with its chain and alone: either way the path ends at the trusted leaf.
+    expect(await javaProbe({ certPem: issued.chainPem, keyPem: issued.keyPem }, leafFile)).toMatch(/^HEAD 200 \d+\nGET 200/);
+    expect(await javaProbe({ certPem: issued.certPem, keyPem: issued.keyPem }, leafFile)).toMatch(/^HEAD 200 \d+\nGET 200/);
+    // Another leaf of the same CA is not trusted by it.
+    const sibling = await issueServerCert(ca, { dns: [HOST], keySize: 2048 });
+    expect(await javaProbe({ certPem: sibling.chainPem, keyPem: sibling.keyPem }, leafFile)).toMatch(/PKIX path (building|validation) failed/);
+  });
+
   it.each([
     ['wrong-host', /No subject alternative DNS name matching depot\.test/],
     ['expired', /validity check failed|NotAfter|expired/i],
