@@ -1,13 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { DEPOT_ROOT_DIR, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../constants.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT, UMDS_PATCH_STORE_DIR } from '../constants.js';
 // Libraries load when the command runs (the CLI starts fast; the serving process stays small).
 import type { DepotServerOptions } from '../server/index.js';
 import type { TlsMaterial } from '../server/tls.js';
 import type { RunningDepot } from '../server/workers.js';
 import { errorMessage, usageError } from '../util/errors.js';
-import { isDirectory } from '../util/fs.js';
+import { exists, isDirectory } from '../util/fs.js';
 import { readSecret } from '../util/secrets.js';
 import { InvalidOption, collect, note, parseIntOption, printJson, printLines, warn } from './output.js';
 
@@ -24,6 +24,7 @@ interface ServeOptions {
   htpasswd?: string;
   http?: boolean;
   openHcl?: boolean;
+  open: string[];
   workers: number;
   accessLog?: string;
   logFormat: string;
@@ -101,7 +102,8 @@ export function registerServeCommands(program: Command): void {
     .option('--password-file <file>', 'file whose first line is the password')
     .option('--htpasswd <file>', 'Basic auth users from an htpasswd file (bcrypt or $apr1$); re-read on SIGHUP')
     .option('--http', 'plain HTTP, no TLS (the installer\'s API accepts it from 9.1; never with auth)')
-    .option('--open-hcl', `leave /${DEPOT_ROOT_DIR}/vsan/hcl without auth, as the vendor's web-server recipe does`)
+    .option('--open <prefix>', `leave a path prefix under the root without auth, by whole segments (repeatable), e.g. ${UMDS_PATCH_STORE_DIR} for the update tool, which cannot send credentials`, collect, [])
+    .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does (same as --open ${DEPOT_PATHS.hclDir})`)
     .option('--workers <n>', 'server processes (default: the core count)', parseWorkers, availableParallelism())
     .option('--access-log <file>', "access log file, or '-' for stdout (never holds credentials)")
     .option('--log-format <format>', 'combined or json', 'combined')
@@ -111,14 +113,19 @@ export function registerServeCommands(program: Command): void {
       const root = resolve(dir);
       if (opts.logFormat !== 'combined' && opts.logFormat !== 'json') throw usageError(`--log-format is combined or json, not "${opts.logFormat}".`);
       if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
+      const { normaliseOpenPrefix, openPrefixesOf } = await import('../server/index.js');
+      const openPrefixes = openPrefixesOf({ openPrefixes: opts.open.map((p) => normaliseOpenPrefix(p, '--open')), openHcl: opts.openHcl });
       const loadTls = tlsLoader(opts);
       if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
       if (loadTls && opts.http) throw usageError('--http turns TLS off; do not give a certificate with it.');
       const auth = await authOption(opts);
       if (auth && opts.http) throw usageError('Basic auth over plain HTTP would send the password in clear text.', 'Serve over TLS (--cert/--key or --ca), or drop the auth options.');
       if (!auth) warn('serving without authentication: anyone who can reach this port can download the depot.');
-      if (opts.openHcl && !auth) warn('--open-hcl does nothing without auth.');
+      if (openPrefixes.length > 0 && !auth) warn('--open and --open-hcl do nothing without auth: the whole depot is open.');
       await checkRoot(root);
+      for (const prefix of openPrefixes) {
+        if (!(await exists(resolve(root, prefix)))) warn(`${prefix} does not exist under ${root} (yet); it is open once it does.`);
+      }
       const tls = loadTls ? await loadTls() : undefined;
       const options: DepotServerOptions = {
         root,
@@ -126,15 +133,16 @@ export function registerServeCommands(program: Command): void {
         port: opts.port,
         tls,
         auth,
-        openHcl: opts.openHcl,
+        openPrefixes,
         accessLog: opts.accessLog === undefined ? undefined : { destination: opts.accessLog, format: opts.logFormat },
       };
       const graceMs = opts.grace * 1000;
       const running = await runDepot(options, opts.workers, graceMs);
       if (opts.json) {
-        printJson({ url: running.url, port: running.port, root, workers: running.workers, tls: Boolean(tls), auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none', pid: process.pid });
+        printJson({ url: running.url, port: running.port, root, workers: running.workers, tls: Boolean(tls), auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none', open: openPrefixes, pid: process.pid });
       } else {
         printLines([`Serving ${root} at ${running.url} in ${running.workers} process${running.workers === 1 ? '' : 'es'} (pid ${process.pid}).`]);
+        if (auth && openPrefixes.length > 0) printLines([`Open without credentials: ${openPrefixes.map((p) => `/${p}/`).join(', ')}.`]);
       }
       note('SIGHUP reloads the certificate, key and htpasswd file; SIGTERM or Ctrl-C stops after running downloads finish.');
       await supervise(running, loadTls, graceMs);

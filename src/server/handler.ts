@@ -2,11 +2,11 @@ import { close, fstat, open } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
 import { promisify } from 'node:util';
-import { DEPOT_PATHS, SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_METHODS, SERVE_READ_BUFFER } from '../constants.js';
+import { SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_METHODS, SERVE_READ_BUFFER } from '../constants.js';
 import type { AccessLog } from './access-log.js';
 import { WWW_AUTHENTICATE, type Authenticator } from './auth.js';
 import { ifRangeMatches, notModified, validatorsOf } from './conditional.js';
-import { parseRequestPath, resolveInsideRoot } from './paths.js';
+import { isUnderPrefix, locateInsideRoot, parseRequestPath } from './paths.js';
 import { parseRange } from './range.js';
 import { sendFileRange } from './send-file.js';
 
@@ -14,8 +14,11 @@ export interface HandlerOptions {
   /** The web root, already a realpath. */
   realRoot: string;
   auth?: Authenticator;
-  /** Leave PROD/vsan/hcl without auth, as the vendor's web-server recipe does. */
-  openHcl?: boolean;
+  /**
+   * Root-relative path prefixes (normalised, whole segments) served without
+   * auth: a request is open when the file it resolves to lies under one.
+   */
+  openPrefixes?: readonly string[];
   log?: AccessLog;
   readBuffer?: number;
   /** True once the server is shutting down: responses then close their connection. */
@@ -28,7 +31,6 @@ const openFd = promisify(open);
 const fstatFd = promisify(fstat);
 const closeFd = promisify(close);
 
-const OPEN_PREFIX = `/${DEPOT_PATHS.hclDir}`;
 const ALLOW = SERVE_METHODS.join(', ');
 
 const REASONS: Record<number, string> = {
@@ -54,13 +56,11 @@ function sendStatus(res: ServerResponse, status: number, headers: Record<string,
   res.end(body);
 }
 
-function isOpenPath(path: string): boolean {
-  return path === OPEN_PREFIX || path.startsWith(`${OPEN_PREFIX}/`);
-}
-
 /** The request handler of the depot: GET and HEAD of regular files under the root, nothing else. */
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const readBuffer = options.readBuffer ?? SERVE_READ_BUFFER;
+  const openPrefixes = options.openPrefixes ?? [];
+  const isOpen = (rel: string | undefined) => rel !== undefined && openPrefixes.some((p) => isUnderPrefix(rel, p));
 
   async function serve(req: IncomingMessage, res: ServerResponse, ex: Exchange): Promise<void> {
     if (options.isClosing?.()) res.setHeader('Connection', 'close');
@@ -69,12 +69,19 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     const verdict = parseRequestPath(req.url ?? '/');
     if (!verdict.ok) return sendStatus(res, verdict.status);
     ex.path = verdict.path;
-    if (options.auth && !(options.openHcl && isOpenPath(verdict.path))) {
-      const user = await options.auth.check(req.headers.authorization);
-      if (!user) return sendStatus(res, 401, { 'WWW-Authenticate': WWW_AUTHENTICATE });
-      ex.user = user;
+    let located: { real?: string; rel?: string } | undefined;
+    if (options.auth) {
+      // Where the request lands decides, never how it is spelt: a symlink under an open prefix that points
+      // into the protected tree stays protected. Without open prefixes nothing is looked up before the credentials.
+      if (openPrefixes.length > 0) located = await locateInsideRoot(options.realRoot, verdict.segments, true);
+      if (!isOpen(located?.rel)) {
+        const user = await options.auth.check(req.headers.authorization);
+        if (!user) return sendStatus(res, 401, { 'WWW-Authenticate': WWW_AUTHENTICATE });
+        ex.user = user;
+      }
     }
-    const real = await resolveInsideRoot(options.realRoot, verdict.segments);
+    located ??= await locateInsideRoot(options.realRoot, verdict.segments, false);
+    const real = located.real;
     if (!real) return sendStatus(res, 404);
     let fd: number;
     try {

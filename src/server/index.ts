@@ -1,18 +1,21 @@
 import { realpath, stat } from 'node:fs/promises';
+import { relative, sep } from 'node:path';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
+import { DEPOT_PATHS } from '../constants.js';
 import { describeFsError, usageError } from '../util/errors.js';
 import { openAccessLog, type AccessLog, type AccessLogOptions } from './access-log.js';
 import { createAuthenticator, type AuthOptions } from './auth.js';
 import { ConnectionTracker } from './connections.js';
 import { createHandler } from './handler.js';
+import { normaliseOpenPrefix, resolveInsideRoot } from './paths.js';
 import { loadTlsMaterial, secureOptions, type TlsMaterial, type TlsSource } from './tls.js';
 
 export { parseBasicAuth, WWW_AUTHENTICATE, type AuthOptions, type Authenticator } from './auth.js';
 export { parseHtpasswd, readHtpasswd, hashKind, type HtpasswdEntry, type HashKind } from './htpasswd.js';
 export { formatCombined, formatJson, type AccessLogFormat, type AccessLogOptions, type AccessRecord } from './access-log.js';
-export { parseRequestPath } from './paths.js';
+export { normaliseOpenPrefix, parseRequestPath } from './paths.js';
 export { parseRange, type ByteRange } from './range.js';
 export type { TlsSource, TlsMaterial } from './tls.js';
 
@@ -27,7 +30,15 @@ export interface DepotServerOptions {
   tls?: TlsSource;
   /** Basic auth for every path (HEAD exactly like GET); none when absent. */
   auth?: AuthOptions;
-  /** Leave PROD/vsan/hcl open when auth is on. */
+  /**
+   * Path prefixes under the root left without auth when auth is on, by whole
+   * segments (`umds-patch-store`, `PROD/vsan/hcl`): relative, normalised, no
+   * `..` or dot segment (a usage error otherwise). What a request resolves to
+   * decides, so a symlink under an open prefix into the protected tree stays
+   * protected; a prefix that is itself a symlink inside the root opens its target.
+   */
+  openPrefixes?: string[];
+  /** Leave PROD/vsan/hcl open when auth is on, as the vendor's web-server recipe does: one of `openPrefixes`. */
   openHcl?: boolean;
   /** Access log: a file (appended to) or '-' for stdout, combined format or JSON lines. */
   accessLog?: AccessLogOptions;
@@ -71,6 +82,26 @@ async function realRootOf(root: string): Promise<string> {
   return real;
 }
 
+/** The open prefixes of these options, normalised and without repeats, PROD/vsan/hcl first with `openHcl`; throws a usage error for a bad one. */
+export function openPrefixesOf(opts: Pick<DepotServerOptions, 'openPrefixes' | 'openHcl'>): string[] {
+  const given = [...(opts.openHcl ? [DEPOT_PATHS.hclDir] : []), ...(opts.openPrefixes ?? []).map((p) => normaliseOpenPrefix(p, 'The open prefix'))];
+  return [...new Set(given)];
+}
+
+/** The prefixes as given and, for those that exist, as they resolve now (a prefix may be a symlink inside the root). */
+async function resolvedOpenPrefixes(realRoot: string, prefixes: string[]): Promise<string[]> {
+  const all = new Set(prefixes);
+  for (const prefix of prefixes) {
+    const real = await resolveInsideRoot(realRoot, prefix.split('/'));
+    if (real === undefined) continue;
+    const rel = relative(realRoot, real).split(sep).join('/');
+    // A prefix that is a symlink to the root itself would open everything, the catalog included.
+    if (rel === '') throw usageError(`The open prefix ${prefix} leads to the web root itself; it would leave the whole depot without auth.`);
+    all.add(rel);
+  }
+  return [...all];
+}
+
 export interface PreparedDepotServer {
   /**
    * Starts accepting on the options' host and port, or with `shared` (a
@@ -85,13 +116,15 @@ export interface PreparedDepotServer {
 
 /** Everything of a server that takes time (root, users, certificate, log), without listening yet. */
 export async function prepareDepotServer(opts: DepotServerOptions): Promise<PreparedDepotServer> {
+  const given = openPrefixesOf(opts);
   const realRoot = await realRootOf(opts.root);
+  const openPrefixes = await resolvedOpenPrefixes(realRoot, given);
   const auth = opts.auth ? await createAuthenticator(opts.auth) : undefined;
   const tlsSource = opts.tls;
   const material = tlsSource ? await loadTlsMaterial(tlsSource) : undefined;
   const log: AccessLog | undefined = opts.accessLog ? openAccessLog(opts.accessLog) : undefined;
   const secure = material !== undefined;
-  const handler = createHandler({ realRoot, auth, openHcl: opts.openHcl, readBuffer: opts.readBuffer, isClosing: () => tracker.isClosing, log });
+  const handler = createHandler({ realRoot, auth, openPrefixes, readBuffer: opts.readBuffer, isClosing: () => tracker.isClosing, log });
   const server: Server = secure ? createHttpsServer(secureOptions(material)) : createHttpServer();
   const tracker = new ConnectionTracker(server, secure);
   server.on('request', tracker.wrap(handler));

@@ -1,5 +1,7 @@
-import { realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
+import { DEPOT_PATHS } from '../constants.js';
+import { usageError } from '../util/errors.js';
 import { isTempName } from '../util/fs.js';
 
 /** Why a request path is not served: `bad` is a malformed or hostile path (400), `hidden` one we never reveal (404). */
@@ -48,4 +50,72 @@ export async function resolveInsideRoot(realRoot: string, segments: string[]): P
   if (rel.startsWith('..') || isAbsolute(rel)) return undefined;
   if (rel.split(sep).some((s) => s.startsWith('.') || isTempName(s))) return undefined;
   return real;
+}
+
+/** A root-relative path, '/'-separated, of a real path inside `realRoot` ('' for the root itself). */
+function relativeInside(realRoot: string, real: string): string | undefined {
+  const rel = relative(realRoot, real);
+  if (rel.startsWith('..') || isAbsolute(rel)) return undefined;
+  return rel.split(sep).filter((s) => s !== '').join('/');
+}
+
+/**
+ * Checks a path prefix given to `serve --open` and returns its one normal form:
+ * relative to the web root, '/'-separated, without empty, `.` or `..`
+ * segments, without a segment that starts with a dot (never served anyway),
+ * backslash or NUL. One trailing slash is accepted and dropped. Throws a
+ * one-sentence usage error naming `what` otherwise.
+ */
+export function normaliseOpenPrefix(text: string, what = '--open'): string {
+  const path = text.endsWith('/') ? text.slice(0, -1) : text;
+  const refuse = (why: string, hint?: string) => usageError(`${what} "${text}" ${why}.`, hint);
+  if (path === '') throw refuse('names no path', `Give a folder under the web root, such as ${DEPOT_PATHS.hclDir}; to open everything, serve without auth.`);
+  if (path.startsWith('/')) throw refuse('must be relative to the web root', `Write it as ${path.replace(/^\/+/, '') || '<folder>'}.`);
+  if (path.includes('\\') || path.includes('\0')) throw refuse('holds a backslash or NUL; give a path with forward slashes');
+  const segments = path.split('/');
+  if (segments.includes('..')) throw refuse('holds a ".." segment; give the path below the web root itself');
+  if (segments.some((s) => s === '' || s === '.')) {
+    throw refuse('is not a normalised path', `Write it as ${segments.filter((s) => s !== '' && s !== '.').join('/') || '<folder>'}.`);
+  }
+  if (segments.some((s) => s.startsWith('.') || isTempName(s))) throw refuse('names a hidden file or folder (a segment starts with a dot), which is never served');
+  return path;
+}
+
+/** Is `rel` (a root-relative resolved path) `prefix` itself or below it, by whole segments? */
+export function isUnderPrefix(rel: string, prefix: string): boolean {
+  return rel === prefix || rel.startsWith(`${prefix}/`);
+}
+
+/**
+ * Where a request lands inside `realRoot`: the real file and its root-relative
+ * path when it exists (as resolveInsideRoot decides), otherwise, with
+ * `whereMissing`, the root-relative path it would have: the real path of its
+ * deepest existing folder followed by the names that do not exist. `rel` is
+ * undefined when the request leaves the root, lands on a hidden name, or
+ * meets something in the way that exists but cannot be resolved (a dangling
+ * symlink, a loop): then nobody can tell where it points.
+ */
+export async function locateInsideRoot(realRoot: string, segments: string[], whereMissing: boolean): Promise<{ real?: string; rel?: string }> {
+  const real = await resolveInsideRoot(realRoot, segments);
+  if (real) return { real, rel: relativeInside(realRoot, real) };
+  if (!whereMissing) return {};
+  for (let depth = segments.length - 1; depth >= 0; depth--) {
+    let folder: string;
+    try {
+      folder = await realpath(join(realRoot, ...segments.slice(0, depth)));
+    } catch {
+      continue;
+    }
+    // The full path did not resolve inside the root: either it leaves the root or is hidden (then its folder
+    // resolves, but the name exists), or the next name really is absent.
+    const next = await lstat(join(folder, segments[depth]!)).then(
+      () => true,
+      () => false,
+    );
+    if (next) return {};
+    const base = relativeInside(realRoot, folder);
+    if (base === undefined || (base !== '' && base.split('/').some((s) => s.startsWith('.') || isTempName(s)))) return {};
+    return { rel: [base, ...segments.slice(depth)].filter((s) => s !== '').join('/') };
+  }
+  return {};
 }

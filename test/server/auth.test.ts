@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,6 +97,96 @@ describe('Basic auth', () => {
     expect((await req(s, CATALOG, 'GET')).status).toBe(401);
     const closed = await serve({ auth: { user: 'u', password: 'p' } });
     expect((await req(closed, HCL, 'GET')).status).toBe(401);
+  });
+
+  describe('open prefixes', () => {
+    const UMDS = 'umds-patch-store';
+    let tree: string;
+    beforeAll(async () => {
+      tree = await writeTree(join(dir, 'open'), {
+        [DEPOT_PATHS.catalog]: '{"patches": {}}\n',
+        [DEPOT_PATHS.hclAll]: '{"timestamp": 1}\n',
+        [`${UMDS}/hostupdate/index.xml`]: '<index/>\n',
+        [`${UMDS}-secret/key.txt`]: 'secret\n',
+        'umds/x.txt': 'x\n',
+        'PROD/umds-store/vib.txt': 'vib\n',
+      });
+      // A folder symlink under the open prefix into the protected tree, a dangling one, and an open prefix that is
+      // itself a symlink to a folder inside the root.
+      await symlink('../PROD/metadata', join(tree, UMDS, 'meta'));
+      await symlink('../PROD/metadata/missing.json', join(tree, UMDS, 'dangling.json'));
+      await symlink('PROD/umds-store', join(tree, 'store-link'));
+    });
+    const statuses = async (s: DepotServer, paths: string[], method = 'GET') => Promise.all(paths.map(async (p) => [p, (await req(s, p, method)).status] as const));
+
+    it('leaves a prefix open on HEAD and GET, by whole segments, while the rest needs credentials', async () => {
+      const s = await serve({ root: tree, auth: { user: 'u', password: 'p' }, openPrefixes: [UMDS, 'store-link/'] });
+      for (const method of ['HEAD', 'GET']) {
+        expect(await statuses(s, [`/${UMDS}/hostupdate/index.xml`, `/${UMDS}-secret/key.txt`, '/umds/x.txt', CATALOG, HCL], method)).toEqual([
+          [`/${UMDS}/hostupdate/index.xml`, 200],
+          [`/${UMDS}-secret/key.txt`, 401],
+          ['/umds/x.txt', 401],
+          [CATALOG, 401],
+          [HCL, 401],
+        ]);
+      }
+      expect((await req(s, `/${UMDS}/hostupdate/index.xml`, 'GET')).body.toString()).toBe('<index/>\n');
+      // Nothing there: 404 without credentials inside the open prefix (no listing of its folders), 401 outside.
+      expect(await statuses(s, [`/${UMDS}/nothing.xml`, `/${UMDS}/hostupdate/`, `/${UMDS}`, '/PROD/nothing.json', '/nothing/x'])).toEqual([
+        [`/${UMDS}/nothing.xml`, 404],
+        [`/${UMDS}/hostupdate/`, 404],
+        [`/${UMDS}`, 404],
+        ['/PROD/nothing.json', 401],
+        ['/nothing/x', 401],
+      ]);
+      // Through a folder symlink into the protected tree: protected, whether the file is there or not; a dangling link too.
+      expect(await statuses(s, [`/${UMDS}/meta/productVersionCatalog/v1/productVersionCatalog.json`, `/${UMDS}/meta/nothing.json`, `/${UMDS}/dangling.json`])).toEqual([
+        [`/${UMDS}/meta/productVersionCatalog/v1/productVersionCatalog.json`, 401],
+        [`/${UMDS}/meta/nothing.json`, 401],
+        [`/${UMDS}/dangling.json`, 401],
+      ]);
+      // A prefix that is a symlink opens the folder it leads to, under either name.
+      expect(await statuses(s, ['/store-link/vib.txt', '/PROD/umds-store/vib.txt'])).toEqual([
+        ['/store-link/vib.txt', 200],
+        ['/PROD/umds-store/vib.txt', 200],
+      ]);
+      // The open files are served with credentials too, and the rest with them.
+      expect((await req(s, `/${UMDS}/hostupdate/index.xml`, 'GET', basic('u', 'p'))).status).toBe(200);
+      expect((await req(s, CATALOG, 'GET', basic('u', 'p'))).status).toBe(200);
+    });
+
+    it('openHcl is openPrefixes [PROD/vsan/hcl]', async () => {
+      const paths = [HCL, `/${DEPOT_PATHS.hclDir}`, `/${DEPOT_PATHS.hclDir}/nothing.json`, '/PROD/vsan/hcl-other/x', CATALOG, `/${UMDS}/hostupdate/index.xml`];
+      const hcl = await serve({ root: tree, auth: { user: 'u', password: 'p' }, openHcl: true });
+      const prefix = await serve({ root: tree, auth: { user: 'u', password: 'p' }, openPrefixes: [DEPOT_PATHS.hclDir] });
+      for (const method of ['HEAD', 'GET']) {
+        const a = await statuses(hcl, paths, method);
+        expect(a).toEqual(await statuses(prefix, paths, method));
+        expect(a.map(([, status]) => status)).toEqual([200, 404, 404, 401, 401, 401]);
+      }
+    });
+
+    it('refuses a prefix that is absolute, climbs, is hidden, not normalised, or leads to the root', async () => {
+      for (const bad of ['/umds', '../x', 'a/../b', '.depotkit', 'PROD/.hidden', 'a//b', './a', 'a/./b', '', '/', 'a\\b']) {
+        await expect(serve({ root: tree, auth: { user: 'u', password: 'p' }, openPrefixes: [bad] }), bad).rejects.toThrow(DepotkitError);
+      }
+      await symlink('.', join(tree, 'root-link'));
+      await expect(serve({ root: tree, auth: { user: 'u', password: 'p' }, openPrefixes: ['root-link'] })).rejects.toThrow(/web root itself/);
+    });
+  });
+
+  it('keeps a symlink under an open prefix that points into the protected tree protected', async () => {
+    const linked = await writeTree(join(dir, 'linked'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [DEPOT_PATHS.hclAll]: '{"timestamp": 1}\n' });
+    await symlink('../../metadata/productVersionCatalog/v1/productVersionCatalog.json', join(linked, DEPOT_PATHS.hclDir, 'leak.json'));
+    const s = await serve({ root: linked, auth: { user: 'u', password: 'p' }, openHcl: true });
+    for (const method of ['HEAD', 'GET']) {
+      const anonymous = await req(s, `/${DEPOT_PATHS.hclDir}/leak.json`, method);
+      expect(anonymous.status, method).toBe(401);
+      expect(anonymous.body.toString()).not.toContain('patches');
+      // With credentials the link is served like any file inside the root.
+      expect((await req(s, `/${DEPOT_PATHS.hclDir}/leak.json`, method, basic('u', 'p'))).status, method).toBe(200);
+    }
+    expect((await req(s, HCL, 'GET')).status).toBe(200);
   });
 
   it('writes an access log, combined or JSON, that never holds a password', async () => {

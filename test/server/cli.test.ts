@@ -1,14 +1,38 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS } from '../../src/constants.js';
+import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { basic, childPids, fetchRaw, makePki, openAnswered, peerCertificate, pidsServing, spawnServe, writeTree, type ServeChild, type TestPki } from './helpers.js';
 
 const BIG = randomBytes(32 * 1024 * 1024);
 const BIG_PATH = '/PROD/COMP/VRA/vmsp-vcfa-combined-9.0.0.0.1.tar';
+const OPEN_FILE = `/${UMDS_PATCH_STORE_DIR}/hostupdate/index.xml`;
+
+/** HTTP status of `curl` (a real, independent client) on `url`, HEAD with `-I`, with or without credentials. */
+function curlStatus(url: string, ca: string, options: { head?: boolean; user?: string } = {}): string {
+  const args = ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '--cacert', ca, ...(options.head ? ['-I'] : []), ...(options.user ? ['-u', options.user] : []), url];
+  return execFileSync('curl', args, { encoding: 'utf8' });
+}
+
+/** Opens `n` TLS connections at once, sends an anonymous GET of `path` on each, and resolves once each has answered with its status line. */
+function openTlsAnswered(port: number, ca: string, path: string, n: number): Promise<{ socket: TLSSocket; statusLine: string }[]> {
+  return Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<{ socket: TLSSocket; statusLine: string }>((resolve, reject) => {
+          const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca }, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`));
+          socket.once('data', (d: Buffer) => resolve({ socket, statusLine: d.toString('latin1').split('\r\n')[0]! }));
+          socket.once('error', reject);
+        }),
+    ),
+  );
+}
 
 describe('depotkit serve (the built CLI)', () => {
   let dir: string;
@@ -22,7 +46,7 @@ describe('depotkit serve (the built CLI)', () => {
     const t = await tempDir();
     dir = t.dir;
     cleanup = t.cleanup;
-    root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [BIG_PATH.slice(1)]: BIG });
+    root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [BIG_PATH.slice(1)]: BIG, [OPEN_FILE.slice(1)]: '<index/>\n', [DEPOT_PATHS.hclAll]: '{}\n' });
     [pkiA, pkiB] = await Promise.all([makePki('CA A'), makePki('CA B')]);
     await writeFile(join(dir, 'password'), 'depot-pw\n');
   });
@@ -143,6 +167,37 @@ describe('depotkit serve (the built CLI)', () => {
     expect(await serve.exited).toBe(0);
   });
 
+  it('--open leaves a prefix without credentials (curl, HEAD and GET) in every serving process; --json lists it', async () => {
+    await writeCert(pkiA);
+    await writeFile(join(dir, 'ca-a.pem'), pkiA.caCertPem);
+    const ca = join(dir, 'ca-a.pem');
+    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--user', 'depot', '--password-file', join(dir, 'password'), '--open', `${UMDS_PATCH_STORE_DIR}/`, '--open-hcl', '--workers', '2']);
+    children.push(serve);
+    expect(serve.info.open).toEqual([DEPOT_PATHS.hclDir, UMDS_PATCH_STORE_DIR]);
+    const base = serve.url;
+    for (const head of [true, false]) {
+      expect(curlStatus(`${base}${OPEN_FILE}`, ca, { head }), `open, head ${head}`).toBe('200');
+      expect(curlStatus(`${base}/${DEPOT_PATHS.hclAll}`, ca, { head }), `hcl, head ${head}`).toBe('200');
+      expect(curlStatus(`${base}/${DEPOT_PATHS.catalog}`, ca, { head }), `catalog, head ${head}`).toBe('401');
+      expect(curlStatus(`${base}/${UMDS_PATCH_STORE_DIR}-other/x`, ca, { head }), `sibling, head ${head}`).toBe('401');
+      expect(curlStatus(`${base}/${DEPOT_PATHS.catalog}`, ca, { head, user: 'depot:depot-pw' }), `catalog with credentials, head ${head}`).toBe('200');
+    }
+    // Rounds of 16 anonymous connections held open at once, until both processes have answered one with 200.
+    const primary = serve.child.pid!;
+    const pids = [primary, ...(await childPids(primary))];
+    expect(pids).toHaveLength(2);
+    const seen = new Set<number>();
+    for (let round = 0; round < 30 && seen.size < 2; round++) {
+      const answered = await openTlsAnswered(serve.port, pkiA.caCertPem, OPEN_FILE, 16);
+      expect(answered.map((a) => a.statusLine)).toEqual(Array(16).fill('HTTP/1.1 200 OK'));
+      for (const pid of await pidsServing(pids, serve.port)) seen.add(pid);
+      for (const a of answered) a.socket.destroy();
+    }
+    expect([...seen].sort()).toEqual([...pids].sort());
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  });
+
   it('issues its own certificate with --ca, for the names given', async () => {
     const ca = join(dir, 'ca');
     expect((await runCli(['cert', 'ca', '--out', ca, '--key-size', '2048'])).code).toBe(0);
@@ -167,6 +222,12 @@ describe('depotkit serve (the built CLI)', () => {
       [[root, '--http', '--user', 'u'], /--user and --password-file go together/],
       [[root, '--http', '--workers', '0'], /at least 1/],
       [[root, '--http', '--dns', 'x'], /give --ca/],
+      [[root, '--http', '--open', '/umds-patch-store'], /must be relative/],
+      [[root, '--http', '--open', '../umds-patch-store'], /"\.\."/],
+      [[root, '--http', '--open', '.depotkit'], /hidden/],
+      [[root, '--http', '--open', 'PROD//vsan'], /not a normalised path/],
+      [[root, '--http', '--open', 'PROD/./vsan'], /not a normalised path/],
+      [[root, '--http', '--open', ''], /names no path/],
     ];
     for (const [args, message] of cases) {
       const r = await runCli(['serve', ...args]);

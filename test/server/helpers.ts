@@ -79,6 +79,8 @@ export interface ServeChild {
   child: ChildProcessWithoutNullStreams;
   url: string;
   port: number;
+  /** Everything `serve --json` printed once ready. */
+  info: Record<string, unknown>;
   stderr: () => string;
   /** Resolves when stderr has shown `pattern`. */
   waitForStderr(pattern: RegExp): Promise<void>;
@@ -87,7 +89,7 @@ export interface ServeChild {
 
 /** Runs the built `depotkit serve ... --json` and waits until it listens. */
 export async function spawnServe(args: string[]): Promise<ServeChild> {
-  const started = await spawnCliJson<{ url: string; port: number }>(['serve', ...args, '--json']);
+  const started = await spawnCliJson<{ url: string; port: number } & Record<string, unknown>>(['serve', ...args, '--json']);
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];
   started.child.stderr.on('data', () => {
     for (const w of [...waiters]) {
@@ -101,6 +103,7 @@ export async function spawnServe(args: string[]): Promise<ServeChild> {
     child: started.child,
     url: started.info.url,
     port: started.info.port,
+    info: started.info,
     stderr: started.stderr,
     waitForStderr: (pattern) => (pattern.test(started.stderr()) ? Promise.resolve() : new Promise((r) => waiters.push({ pattern, resolve: r }))),
     exited: started.exited,
