@@ -5,16 +5,18 @@
  * root_cert that holds a chain. Status codes, bodies and headers are the real server's.
  */
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { connect, type DetailedPeerCertificate } from 'node:tls';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MGMT_API } from '../../src/constants.js';
 import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
 import { tempDir } from '../helpers/cli.js';
-import { PASSWORD, USER, basic, startSim } from './helpers.js';
+import { PASSWORD, USER, basic, forgeCa, forgeSignCsr, startSim, type ForgeCa } from './helpers.js';
 
 const run = promisify(execFile);
 
@@ -182,5 +184,110 @@ describe('replayed clients: sessions', () => {
     } finally {
       await cleanup();
     }
+  });
+});
+
+/** The certificates a server sends in its handshake, leaf first (no trust store: nothing is added to what it sent). */
+function servedChain(url: string): Promise<string[]> {
+  return tlsPeer(url, undefined).then((p) => p.pems);
+}
+
+/** Whether the server's handshake verifies for a client that trusts `ca` only. */
+function verifiesWith(url: string, ca: string): Promise<boolean> {
+  return tlsPeer(url, ca).then((p) => p.authorized);
+}
+
+function tlsPeer(url: string, ca: string | undefined): Promise<{ pems: string[]; authorized: boolean }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port), ...(ca ? { ca } : {}), rejectUnauthorized: false }, () => {
+      const pems: string[] = [];
+      let cert: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+      while (cert?.raw && !pems.includes(new X509Certificate(cert.raw).toString())) {
+        pems.push(new X509Certificate(cert.raw).toString());
+        cert = cert.issuerCertificate;
+      }
+      resolve({ pems, authorized: socket.authorized });
+      socket.destroy();
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('replayed clients: root_cert holding a chain (intermediates, then the root)', () => {
+  let root: ForgeCa;
+  let intermediate: ForgeCa;
+  let sim: MgmtSimulator;
+  beforeAll(() => {
+    root = forgeCa('Replay Root CA');
+    intermediate = forgeCa('Replay Issuing CA', root);
+  });
+  afterEach(() => sim?.close());
+
+  /** A session and a CSR through the cookie, a leaf signed from it by the intermediate: what a script does before the replace. */
+  async function leafFromCsr(generation: 'rest' | 'api', ca = sim.currentCertPem()): Promise<{ cookie: string; leaf: string }> {
+    const paths = MGMT_API[generation];
+    const login = await raw(`${sim.url}${paths.session}`, 'POST', { headers: { authorization: basic() }, ca });
+    const cookie = jarCookie(login);
+    const spec = { key_size: 2048 };
+    const reply = await raw(`${sim.url}${paths.tlsCsr}`, 'POST', { headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(generation === 'rest' ? { spec } : spec), ca });
+    const csr = generation === 'rest' ? (reply.json as { value: { csr: string } }).value.csr : (reply.json as { csr: string }).csr;
+    return { cookie, leaf: forgeSignCsr(intermediate, csr) };
+  }
+
+  for (const generation of ['api', 'rest'] as const) {
+    it(`/${generation}: takes the chain, serves leaf + intermediate after the restart, and reports the leaf`, async () => {
+      sim = await startSim();
+      const { cookie, leaf } = await leafFromCsr(generation);
+      const spec = { cert: leaf, root_cert: `${intermediate.certPem}${root.certPem}` };
+      const put = await raw(`${sim.url}${MGMT_API[generation].tls}`, 'PUT', {
+        headers: { 'content-type': 'application/json', cookie },
+        body: JSON.stringify(generation === 'rest' ? { spec } : spec),
+        ca: sim.currentCertPem(),
+      });
+      expect(put.status).toBe(generation === 'rest' ? 200 : 204);
+      expect(put.text).toBe('');
+      await sim.ready();
+      // The leaf comes with its intermediate, so a client that trusts only the root verifies it.
+      expect(await servedChain(sim.url)).toEqual([new X509Certificate(leaf).toString(), new X509Certificate(intermediate.certPem).toString()]);
+      expect(await verifiesWith(sim.url, root.certPem)).toBe(true);
+      // The restart ended the session; a new one reads the leaf alone in GET .../tls.
+      const login = await raw(`${sim.url}${MGMT_API.api.session}`, 'POST', { headers: { authorization: basic() }, ca: root.certPem });
+      const tls = await raw(`${sim.url}${MGMT_API.api.tls}`, 'GET', { headers: { cookie: jarCookie(login) }, ca: root.certPem });
+      expect(tls.status).toBe(200);
+      expect(tls.json).toMatchObject({ cert: leaf, issuer_dn: 'CN=Replay Issuing CA', subject_dn: 'CN=127.0.0.1' });
+    });
+  }
+
+  it('keeps the refusal for a chain whose last certificate is not self-signed, and refuses a chain that misses the intermediate', async () => {
+    sim = await startSim();
+    const { cookie, leaf } = await leafFromCsr('api');
+    const put = (rootCert: string) =>
+      raw(`${sim.url}${MGMT_API.api.tls}`, 'PUT', { headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ cert: leaf, root_cert: rootCert }), ca: sim.currentCertPem() });
+    for (const rootCert of [intermediate.certPem, `${root.certPem}${intermediate.certPem}`]) {
+      const refused = await put(rootCert);
+      expect(refused.status).toBe(400);
+      expect(refused.json).toMatchObject({ error_type: 'INVALID_ARGUMENT', messages: [{ default_message: expect.stringContaining('trustAnchors parameter must be non-empty') }] });
+    }
+    const missing = await put(root.certPem);
+    expect(missing.status).toBe(400);
+    expect(JSON.stringify(missing.json)).toMatch(/does not verify against root_cert/);
+    expect(sim.restarts()).toBe(0);
+    // Intermediates in any order before the root are fine.
+    const other = forgeCa('Replay Other Issuing CA', root);
+    expect((await put(`${other.certPem}${intermediate.certPem}${root.certPem}`)).status).toBe(204);
+  });
+
+  it('a later replacement without root_cert chains through the intermediate published by the first', async () => {
+    sim = await startSim();
+    const first = await leafFromCsr('api');
+    const put = (cookie: string, body: object, ca: string) =>
+      raw(`${sim.url}${MGMT_API.api.tls}`, 'PUT', { headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(body), ca });
+    expect((await put(first.cookie, { cert: first.leaf, root_cert: `${intermediate.certPem}${root.certPem}` }, sim.currentCertPem())).status).toBe(204);
+    await sim.ready();
+    // The server now serves the first leaf and its intermediate: a client trusts the root.
+    const { cookie, leaf } = await leafFromCsr('api', root.certPem);
+    expect((await put(cookie, { cert: leaf }, root.certPem)).status).toBe(204);
+    expect(sim.currentCertPem()).toBe(leaf);
   });
 });

@@ -24,8 +24,11 @@ export interface MgmtState {
   /** The key of the last CSR, kept for the certificate that comes back signed. */
   pendingKeyPem?: string;
   trustedRoots: string[];
-  /** Called once the response to a successful replace has gone out. */
-  onReplaced(): void;
+  /**
+   * Called while a successful replace is answered (so that a client told of the success finds the
+   * restart under way); `answered` settles once the response has gone out.
+   */
+  onReplaced(answered: Promise<void>): void;
 }
 
 class HttpError extends Error {
@@ -98,12 +101,13 @@ export function mgmtApp(state: MgmtState): express.Express {
       const spec = specOf(req, generation);
       const request: TlsReplaceSpec = { cert: spec.cert as string, root_cert: spec.root_cert as string | undefined, [MGMT_TLS_KEY_FIELD]: spec[MGMT_TLS_KEY_FIELD] as string | undefined };
       const next = checkReplace(request, state);
-      state.current = { certPem: next.certPem, keyPem: next.keyPem };
+      state.current = { certPem: next.certPem, keyPem: next.keyPem, chainPems: next.chainPems };
       state.pendingKeyPem = undefined;
-      state.trustedRoots.push(...next.rootPems);
+      // Published as trusted, intermediates too, so that a later replacement without root_cert can chain through them.
+      for (const pem of next.rootPems) if (!state.trustedRoots.includes(pem)) state.trustedRoots.push(pem);
       // The restart must not cut this response off: close the connection after it, then restart.
       res.set('Connection', 'close');
-      res.on('close', () => state.onReplaced());
+      state.onReplaced(new Promise<void>((resolve) => res.on('close', () => resolve())));
       res.status(done).end();
     });
   }

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { MGMT_CSR_DEFAULT_KEY_SIZE, MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, MGMT_TRUST_ANCHORS_MESSAGE, INSTALLER_MIN_RSA_BITS } from '../../constants.js';
-import { chainsToRoot, isSelfSigned } from '../../mgmt/chain.js';
+import { isSelfSigned, issuerPath } from '../../mgmt/chain.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from '../../mgmt/wire.js';
 import {
   certificateCoversHost,
@@ -23,6 +23,8 @@ export class InvalidArgument extends Error {}
 export interface ServedCertificate {
   certPem: string;
   keyPem: string;
+  /** The intermediates served after the leaf, issuer first (none for a certificate a root signed). */
+  chainPems?: string[];
 }
 
 /** Splits names into DNS names and IP addresses, as a certificate's SAN holds them. */
@@ -77,19 +79,21 @@ export async function makeCsr(spec: CsrSpec, hostname: string): Promise<{ csrPem
   }
 }
 
-/** Where the replace request is checked against: what the server serves, the CSR key it keeps, the roots it trusts. */
+/** Where the replace request is checked against: what the server serves, the CSR key it keeps, the CA certificates it trusts. */
 export interface ReplaceContext {
   hostname: string;
   current: ServedCertificate;
   pendingKeyPem?: string;
+  /** Roots and intermediates published by earlier replacements (and the first self-signed certificate). */
   trustedRoots: string[];
 }
 
 /**
  * Checks a replace request as the real server does and returns what to serve
- * next; throws InvalidArgument with the server's sentence otherwise.
+ * next, with the root_cert certificates to trust from then on; throws
+ * InvalidArgument with the server's sentence otherwise.
  */
-export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedCertificate & { rootPems: string[] } {
+export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedCertificate & { chainPems: string[]; rootPems: string[] } {
   for (const field of ['cert', 'root_cert', MGMT_TLS_KEY_FIELD] as const) {
     const value = spec[field];
     if (value === undefined && field !== 'cert') continue;
@@ -117,19 +121,31 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
     keyPem = ctx.pendingKeyPem;
   }
 
+  // root_cert may hold a chain: the intermediates, then the root. Its last certificate is the trust
+  // anchor; without a self-signed one there, Java's PKIX check has no anchor at all.
   const rootPems = spec.root_cert === undefined ? [] : certificates(spec.root_cert, 'root_cert');
   if (rootPems.length > 0 && !isSelfSigned(new X509Certificate(rootPems[rootPems.length - 1]!))) {
     throw new InvalidArgument(`root_cert does not end in a self-signed root certificate: ${MGMT_TRUST_ANCHORS_MESSAGE}.`);
   }
-  const pool = [...rootPems, ...ctx.trustedRoots].map((p) => new X509Certificate(p));
-  if (!chainsToRoot(x509, pool)) {
+  // With root_cert, the whole chain (leaf, its intermediates, the root) must be in it; without, the server's trusted certificates must hold it.
+  const pool = (rootPems.length > 0 ? rootPems : ctx.trustedRoots).map((p) => new X509Certificate(p));
+  const path = issuerPath(x509, pool);
+  if (!path) {
     throw new InvalidArgument(
       rootPems.length > 0
         ? `The certificate chain does not verify against root_cert: ${MGMT_TRUST_ANCHORS_MESSAGE}.`
         : `No root_cert given and the certificate's issuer is not trusted by the server: ${MGMT_TRUST_ANCHORS_MESSAGE}.`,
     );
   }
-  return { certPem, keyPem: normalizePem(keyPem), rootPems: rootPems.filter((p) => isSelfSigned(new X509Certificate(p))) };
+  const now = Date.now();
+  const lapsed = path.find((c) => now < Date.parse(c.validFrom) || now > Date.parse(c.validTo));
+  if (lapsed) throw new InvalidArgument(`The certificate chain holds a CA certificate that is not valid at this time: ${lapsed.subject.replace(/\n/g, ', ')}.`);
+  return {
+    certPem,
+    keyPem: normalizePem(keyPem),
+    chainPems: path.slice(0, -1).map((c) => c.toString()),
+    rootPems: rootPems.map((p) => normalizePem(p)),
+  };
 }
 
 /** The real server's requirements for a machine certificate (the vendor's documentation). */

@@ -31,7 +31,7 @@ export interface MgmtSimulator {
   hostname: string;
   /** The certificate the server serves (after a replacement: the one it serves once restarted). */
   currentCertPem(): string;
-  /** Resolves when the server is listening (at once unless it is restarting). */
+  /** Resolves when the server is listening (at once unless a replacement was accepted and the restart is not over). */
   ready(): Promise<void>;
   /** How many replacements (restarts) happened. */
   restarts(): number;
@@ -70,10 +70,11 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
     sessions: new SessionStore(opts.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS),
     current: await selfSignedCertificate(hostname, host),
     trustedRoots: [],
-    onReplaced: () => {
+    onReplaced: (answered) => {
       restarts++;
+      // The restart begins once the answer is out; ready() waits for it from now on.
       // A failed restart (the port taken meanwhile) surfaces through ready(), not as an unhandled rejection.
-      const restarted = restart();
+      const restarted = answered.then(restart);
       restarted.catch(() => {});
       listening = restarted;
     },
@@ -118,7 +119,8 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
 }
 
 function listen(app: Express, state: MgmtState, host: string, port: number): Promise<Server> {
-  const server = createServer({ key: state.current.keyPem, cert: state.current.certPem }, app);
+  // The leaf, then its intermediates: a client that trusts only the root can verify the chain.
+  const server = createServer({ key: state.current.keyPem, cert: [state.current.certPem, ...(state.current.chainPems ?? [])].join('') }, app);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
