@@ -71,6 +71,7 @@ export function registerInstallerCommands(program: Command): void {
     .action(async (flags: TrustFlags) => {
       const lib = await installerLib();
       const pems = await readCaCertificates(flags.ca);
+      for (const sentence of lib.leafTrustWarnings(pems)) warn(sentence);
       await runCommand(flags, async (client) => ({ ok: true, result: await lib.ensureTrusted(client, pems) }), trustLine);
     });
 
@@ -88,14 +89,16 @@ export function registerInstallerCommands(program: Command): void {
       const lib = await installerLib();
       if (!!flags.depotUrl === !!flags.depotHost) throw usageError('Give the depot with --depot-url, or with --depot-host (and --depot-port), not both.');
       const spec: DepotSpec = flags.depotUrl ? { url: flags.depotUrl } : { hostname: flags.depotHost, port: flags.depotPort };
+      if (flags.depotUser) spec.username = flags.depotUser;
+      // Before any password is asked for or anything is sent.
+      lib.checkDepotSpec(spec);
       if (flags.depotUser) {
-        spec.username = flags.depotUser;
-        lib.checkDepotSpec(spec);
         spec.password = await secretFrom(flags.depotPasswordFile, flags.depotPasswordEnv, `Password of depot user ${flags.depotUser}`);
       } else if (flags.depotPasswordFile || flags.depotPasswordEnv) {
         throw usageError('A depot password without --depot-user: give the user too.');
       }
       const caPems = flags.trustCa ? await readCaCertificates(flags.trustCa) : undefined;
+      for (const sentence of lib.leafTrustWarnings(caPems ?? [])) warn(sentence);
       await runCommand(
         flags,
         async (client) => {

@@ -62,6 +62,11 @@ export function versionAtLeast(version: string, since: string): boolean {
  * with Basic auth TLS is required, so credentials are not sent in clear text).
  */
 export function checkDepotSpec(spec: DepotSpec): void {
+  const prodSuffix = spec.url === undefined ? undefined : /^(.*?)\/+PROD\/*$/i.exec(spec.url);
+  if (prodSuffix) {
+    // The installer appends PROD/... itself: a URL ending in /PROD makes it look for PROD/PROD/.
+    throw usageError(`The depot URL ${spec.url} ends in /PROD: the installer wants the folder that contains PROD/.`, `Use --depot-url ${prodSuffix[1]}`);
+  }
   if (spec.username && spec.url !== undefined && /^http:/i.test(spec.url)) {
     throw usageError(`Depot credentials go only over HTTPS; ${spec.url} is plain HTTP.`, 'Serve the depot over HTTPS, or leave out --depot-user for an open HTTP depot.');
   }

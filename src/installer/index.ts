@@ -1,6 +1,6 @@
 // The installer: API client, trust import, depot push, status, fleets.
 export { InstallerClient, InstallerApiError, InstallerConnectionError, parseInstallerUrl, type InstallerClientOptions, type InstallerTrust } from './client.js';
-export { ensureTrusted, certificatesOf, type TrustOutcome } from './trust.js';
+export { ensureTrusted, certificatesOf, leafTrustWarnings, type TrustOutcome } from './trust.js';
 export { pushDepot, checkDepotSpec, OPEN_DEPOT_ACCOUNT, depotConfiguration, needsUrlField, versionAtLeast, type DepotSpec, type DepotPushOptions, type DepotPushResult } from './depot.js';
 export { installerStatus, type InstallerStatus, type TrustedSummary } from './status.js';
 export { loadInventory, type InstallerTarget } from './inventory.js';

@@ -30,6 +30,21 @@ export function certificatesOf(text: string, source: string): string[] {
   return pems;
 }
 
+/**
+ * Sentences about certificates given to trust that are not CA certificates:
+ * a depot's own leaf works as a trust anchor (the installer's Java PKIX takes
+ * any trusted certificate as one) until the depot's certificate is re-issued.
+ */
+export function leafTrustWarnings(pems: string[]): string[] {
+  return pems
+    .map((pem) => new X509Certificate(pem))
+    .filter((cert) => !cert.ca)
+    .map(
+      (cert) =>
+        `${cert.subject.replace(/\n/g, ', ')} is not a CA certificate (a server's own certificate?): the installer will trust that one certificate only, and the depot stops being trusted when its certificate is re-issued. Trust the CA that issued it instead (${cert.issuer.replace(/\n/g, ', ')}).`,
+    );
+}
+
 function findIn(list: TrustedCertificate[], sha256: string): TrustedCertificate | undefined {
   return list.find((e) => sha256OfPem(e.certificate) === sha256);
 }

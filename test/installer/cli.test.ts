@@ -80,8 +80,16 @@ describe('depotkit installer', () => {
       expect(depotAgain.stdout).toContain('(already set, nothing sent)');
       expect(sim.logs.filter((l) => l.includes('POST /v1/sddc-manager/trusted-certificates'))).toHaveLength(1);
       expect(sim.logs.filter((l) => l.includes('PUT /v1/system/settings/depot 202'))).toHaveLength(1);
-      // Every session was revoked at exit, and no password reached a log.
-      expect(sim.logs.filter((l) => l.includes('DELETE /v1/tokens/refresh-token 204'))).toHaveLength(7);
+
+      // The depot's own certificate given as the CA: it works, with a warning that it will not last.
+      const leafFile = join(tmp.dir, 'depot-leaf.pem');
+      await writeFile(leafFile, depot.certPem);
+      const leafTrust = await runCli(['installer', 'trust', ...connection, '--ca', leafFile]);
+      expect(leafTrust.code).toBe(0);
+      expect(leafTrust.stderr).toMatch(/^warning: CN=localhost is not a CA certificate .*re-issued\. Trust the CA that issued it instead \(CN=depotkit installer test CA\)\./m);
+      expect(trust.stderr).not.toContain('is not a CA certificate');
+      // Every session (one per command) was revoked at exit, and no password reached a log.
+      expect(sim.logs.filter((l) => l.includes('DELETE /v1/tokens/refresh-token 204'))).toHaveLength(8);
       expect(sim.logs.join('\n')).not.toMatch(new RegExp(`${PASSWORD}|${DEPOT_PASSWORD}`));
     } finally {
       await sim.close();
@@ -176,6 +184,13 @@ describe('depotkit installer', () => {
       const clear = await runCli(['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', '--depot-url', 'http://depot.lab/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword]);
       expect(clear.code).toBe(2);
       expect(clear.stderr).toContain('Depot credentials go only over HTTPS; http://depot.lab/ is plain HTTP.');
+      expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);
+
+      // A URL ending in /PROD would replace a working setting with a broken one: refused, naming the URL to use.
+      const prod = await runCli(['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', '--depot-url', 'https://depot.lab.local:8443/PROD/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword]);
+      expect(prod.code).toBe(2);
+      expect(prod.stderr).toContain('The depot URL https://depot.lab.local:8443/PROD/ ends in /PROD');
+      expect(prod.stderr).toContain('Use --depot-url https://depot.lab.local:8443');
       expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);
 
       const untrusted = await runCli(['installer', 'status', '--installer', sim.url, '--password-file', files.password]);

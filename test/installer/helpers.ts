@@ -161,6 +161,8 @@ export interface TestDepot {
   ca: CaMaterial;
   host: string;
   port: number;
+  /** The certificate it serves (the leaf, or the given chain). */
+  certPem: string;
   close(): Promise<void>;
 }
 
@@ -180,7 +182,7 @@ export async function startTestDepot(dir: string, opts: { cert?: { certPem: stri
     tls: { certPem: cert.certPem, keyPem: cert.keyPem },
     ...(opts.auth === false ? {} : { auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } }),
   });
-  return { server, ca, host: 'localhost', port: server.port, close: () => server.close() };
+  return { server, ca, host: 'localhost', port: server.port, certPem: cert.certPem, close: () => server.close() };
 }
 
 export function depotSettings(host: string, port: number, password = DEPOT_PASSWORD, user = DEPOT_USER): object {
