@@ -1,4 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_DEFAULT_USER } from '../constants.js';
 import { API_CHOICES, type ApiChoice } from '../mgmt/choices.js';
@@ -43,7 +44,7 @@ export function registerMgmtCommands(program: Command): void {
     .requiredOption('--server <url>', 'the management server, https://host[:port]')
     .option('--user <name>', 'a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER)
     .option('--password-file <file>', "a file whose first line is the user's password (asked on a terminal otherwise)")
-    .requiredOption('--ca <dir>', "the toolkit's CA folder (with --cert, a CA certificate file is enough)")
+    .requiredOption('--ca <dir>', "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file is enough)")
     .option('--cn <name>', 'subject common name (default: the host name of --server)')
     .option('--san <name>', 'a subject alternative name (repeatable); the host name of --server is always included', collect, [])
     .option('--org <name>', 'organization')
@@ -165,7 +166,12 @@ async function readCa(path: string, certOnly: boolean): Promise<{ certPem: strin
   } catch (err) {
     throw describeFsError(err, path);
   }
-  if (isDir) return (await import('../pki/index.js')).loadCaDir(path);
+  if (isDir) {
+    const pki = await import('../pki/index.js');
+    const ca = await pki.loadCaDir(path);
+    // An intermediate CA's ca-cert.pem goes on with its issuers up to the root: all of them are sent as root_cert.
+    return { ...ca, certPem: (await readPemFile(join(path, pki.CA_CERT_FILE), 'CERTIFICATE')).join('') };
+  }
   if (!certOnly) throw usageError(`--ca ${path} is a file; signing the server's CSR needs a CA folder with its key.`, 'Make one with: depotkit cert ca --out <dir>');
   return { certPem: (await readPemFile(path, 'CERTIFICATE')).join('') };
 }

@@ -26,9 +26,9 @@ export interface ReplaceCertOptions {
   user: string;
   password: string;
   /**
-   * The toolkit's CA. Its certificate (PEM, a chain ending in the root
-   * allowed) goes out as root_cert and is what the new certificate is
-   * verified against; its key signs the CSR (not needed with `custom`).
+   * The toolkit's CA. Its certificate (PEM; an intermediate CA followed by its
+   * issuers up to the root) goes out as root_cert and is what the new
+   * certificate is verified against; its key signs the CSR (not needed with `custom`).
    */
   ca: { certPem: string; keyPem?: string };
   subject?: CsrSubject;
@@ -102,6 +102,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
   const days = opts.days ?? MGMT_CSR_VALIDITY_DAYS;
   if (!Number.isInteger(days) || days < 1) throw usageError(`The validity must be a whole number of days, at least 1, not ${days}.`);
   const custom = opts.custom ? checkCustom(opts.custom, caPems, host) : undefined;
+  if (!custom) checkCaChain(caPems);
   // Found before the server makes a key for nothing: signCsr would refuse it after the CSR.
   const caEnd = inspectCertificate(caPems[0]!).notAfter;
   if (!custom && Date.now() + days * 86_400_000 > caEnd.getTime()) {
@@ -187,11 +188,19 @@ function finish(report: ReplaceCertReport): ReplaceCertReport {
  * CN and SAN default to the host name the client connects with, which the SAN
  * always includes. Reached by IP, the server's own DNS name (the first one its
  * current certificate names) becomes the CN: clients reject a CN that is an IP.
+ * Every DNS name and IP of the current certificate stays in the SAN: the server
+ * refuses a certificate without its own name, which need not be the one it was
+ * reached by (localhost and 127.0.0.1, an FQDN and its IP). Wildcards are left
+ * out: the server's CSR names hosts, and it refuses wildcard machine certificates.
  */
 export function csrSpec(subject: CsrSubject, host: string, keySize?: number, currentNames: string[] = []): CsrSpec {
-  const serverName = isIP(host) !== 0 ? currentNames.find((n) => isIP(n) === 0) : undefined;
+  const hostNames = currentNames.filter((n) => !n.includes('*'));
+  const serverName = isIP(host) !== 0 ? hostNames.find((n) => isIP(n) === 0) : undefined;
   const cn = subject.cn ?? serverName ?? host;
-  const sans = [...new Set([cn, ...(subject.san ?? []), host].map((n) => n.trim()).filter((n) => n !== ''))];
+  const sans: string[] = [];
+  for (const name of [cn, ...(subject.san ?? []), host, ...hostNames].map((n) => n.trim())) {
+    if (name !== '' && !sans.some((s) => s.toLowerCase() === name.toLowerCase())) sans.push(name);
+  }
   const spec: CsrSpec = { common_name: cn, subject_alt_name: sans };
   if (keySize !== undefined) spec.key_size = keySize;
   if (subject.organization !== undefined) spec.organization = subject.organization;
@@ -201,6 +210,24 @@ export function csrSpec(subject: CsrSubject, host: string, keySize?: number, cur
   if (subject.locality !== undefined) spec.locality = subject.locality;
   if (subject.email !== undefined) spec.email_address = subject.email;
   return spec;
+}
+
+/**
+ * The CA that signs the CSR goes out as root_cert with its issuers: the server
+ * refuses a root_cert that does not end in a self-signed root, so this is
+ * checked before the server is asked for anything.
+ */
+function checkCaChain(caPems: string[]): void {
+  const certs = caPems.map((p) => new X509Certificate(p));
+  if (!isSelfSigned(certs[certs.length - 1]!)) {
+    throw usageError(
+      `The CA certificate (${certs[0]!.subject.replace(/\n/g, ', ')}) is not a self-signed root and its issuers up to the root are not given; the server would refuse it.`,
+      'For an intermediate CA, put its certificate first in ca-cert.pem, then its issuers up to the root.',
+    );
+  }
+  if (certs.length > 1 && !chainsToRoot(certs[0]!, certs.slice(1))) {
+    throw usageError('The certificates after the CA certificate in ca-cert.pem do not lead from it to the root.');
+  }
 }
 
 /**

@@ -1,11 +1,12 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MGMT_API, MGMT_HEADERS } from '../../src/constants.js';
 import { issueServerCert } from '../../src/pki/index.js';
 import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
 import { runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
-import { PASSWORD, USER, basic, call, sha256Of, startSim, testCa, writeFixtures } from './helpers.js';
+import { handshake } from '../../src/mgmt/served.js';
+import { PASSWORD, USER, basic, call, forgeCa, sha256Of, startSim, testCa, writeFixtures } from './helpers.js';
 
 describe('depotkit mgmt replace-cert', () => {
   let dir: string;
@@ -69,6 +70,56 @@ describe('depotkit mgmt replace-cert', () => {
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/the server answered 400 INVALID_ARGUMENT: The certificate is the same as the current machine certificate/);
     expect(second.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('keeps the current certificate\'s names: reached as localhost, a server named 127.0.0.1 gets a certificate for both', async () => {
+    const named = await startSim({ hostname: '127.0.0.1' });
+    try {
+      const server = named.url.replace('127.0.0.1', 'localhost');
+      const res = await runCli(['mgmt', 'replace-cert', '--server', server, '--user', USER, '--password-file', files.passwordFile, '--ca', files.caDir, '--insecure', '--key-size', '2048', '--json']);
+      expect(res.stderr).not.toMatch(/subject alternative names do not include/);
+      expect(res.code).toBe(0);
+      expect(JSON.parse(res.stdout)).toMatchObject({
+        ok: true,
+        csrSpec: { common_name: 'localhost', subject_alt_name: ['localhost', '127.0.0.1'] },
+        certificate: { san: ['localhost', '127.0.0.1'] },
+        verified: { trusted: true, hostname: true },
+      });
+      expect(named.restarts()).toBe(1);
+    } finally {
+      await named.close();
+    }
+  });
+
+  it('signs with an intermediate CA whose ca-cert.pem holds the root after it, sending both as root_cert', async () => {
+    const root = forgeCa('CLI Root CA');
+    const issuing = forgeCa('CLI Issuing CA', root);
+    const caDir = join(dir, 'issuing-ca');
+    await mkdir(caDir);
+    await writeFile(join(caDir, 'ca-key.pem'), issuing.keyPem, { mode: 0o600 });
+    await writeFile(join(caDir, 'ca-cert.pem'), `${issuing.certPem}${root.certPem}`);
+    const chained = await startSim();
+    try {
+      const serverCa = join(dir, 'chained-server.pem');
+      await writeFile(serverCa, chained.currentCertPem());
+      const args = ['mgmt', 'replace-cert', '--server', chained.url, '--user', USER, '--password-file', files.passwordFile, '--ca', caDir, '--key-size', '2048', '--json'];
+      const res = await runCli([...args, '--server-ca', serverCa]);
+      expect(res.code).toBe(0);
+      expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, certificate: { issuer: 'CN=CLI Issuing CA' }, verified: { trusted: true, hostname: true } });
+      // Served with its intermediate: a client that trusts only the root verifies it.
+      expect(await handshake(new URL(chained.url), { caPems: [root.certPem] })).toMatchObject({ ok: true, authorized: true });
+
+      // Without the root after it, the CA is refused before the server is asked for anything.
+      await writeFile(join(caDir, 'ca-cert.pem'), issuing.certPem);
+      const sessions = chained.sessionsCreated();
+      const alone = await runCli([...args, '--insecure']);
+      expect(alone.code).toBe(2);
+      expect(alone.stderr).toContain('(CN=CLI Issuing CA) is not a self-signed root and its issuers up to the root are not given');
+      expect(alone.stderr).not.toMatch(/\n\s+at /);
+      expect(chained.sessionsCreated()).toBe(sessions);
+    } finally {
+      await chained.close();
+    }
   });
 
   it('refuses bad usage with one sentence and exit 2', async () => {

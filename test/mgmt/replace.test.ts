@@ -1,12 +1,13 @@
 import { X509Certificate } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MGMT_API, MGMT_ERROR_TYPES, MGMT_MESSAGE_IDS } from '../../src/constants.js';
-import { MgmtApiError, MgmtClient, replaceCertificate, type ReplaceCertOptions } from '../../src/mgmt/index.js';
+import { MgmtApiError, MgmtClient, csrSpec, replaceCertificate, type ReplaceCertOptions } from '../../src/mgmt/index.js';
 import { errorBody, message } from '../../src/mgmt/wire.js';
 import { createCa, issueServerCert, normalizePem } from '../../src/pki/index.js';
 import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
-import { PASSWORD, USER, sha256Of, startSim, startTweakedServer, testCa } from './helpers.js';
+import { handshake } from '../../src/mgmt/served.js';
+import { PASSWORD, USER, forgeCa, sha256Of, startSim, startTweakedServer, testCa } from './helpers.js';
 
 let sims: MgmtSimulator[] = [];
 afterEach(async () => {
@@ -54,6 +55,38 @@ describe('replaceCertificate: the whole flow', () => {
     const report = await replaceCertificate(await options(s));
     expect(report.csrSpec).toMatchObject({ common_name: 'vc.lab.local', subject_alt_name: ['vc.lab.local', '127.0.0.1'] });
     expect(report).toMatchObject({ ok: true, certificate: { subject: 'CN=vc.lab.local', san: ['vc.lab.local', '127.0.0.1'] } });
+  });
+
+  it('reached as localhost while its certificate names 127.0.0.1 (its own name), keeps both names in the new SAN', async () => {
+    const s = await sim({ hostname: '127.0.0.1' });
+    // The current certificate does not name localhost: a user reaches such a server with --insecure.
+    const report = await replaceCertificate({ ...(await options(s)), server: s.url.replace('127.0.0.1', 'localhost'), serverCaPems: undefined, insecure: true });
+    expect(report.csrSpec).toMatchObject({ common_name: 'localhost', subject_alt_name: ['localhost', '127.0.0.1'] });
+    expect(report).toMatchObject({ ok: true, certificate: { subject: 'CN=localhost', san: ['localhost', '127.0.0.1'] }, verified: { trusted: true, hostname: true } });
+    expect(s.restarts()).toBe(1);
+  });
+
+  it('keeps every DNS name and IP of the current certificate, besides the host it was reached by', async () => {
+    const s = await sim({ hostname: 'vc.lab.local' });
+    const spec = csrSpec({ san: ['extra.lab.local'] }, '127.0.0.1', 2048, ['vc.lab.local', 'vc', '*.lab.local', '10.0.0.5', '127.0.0.1']);
+    // Wildcards are left out: the server's CSR names hosts, and the real server refuses wildcard machine certificates.
+    expect(spec).toMatchObject({ common_name: 'vc.lab.local', subject_alt_name: ['vc.lab.local', 'extra.lab.local', '127.0.0.1', 'vc', '10.0.0.5'] });
+    const report = await replaceCertificate(await options(s, { subject: { san: ['extra.lab.local'] } }));
+    expect(report).toMatchObject({ ok: true, certificate: { san: ['vc.lab.local', 'extra.lab.local', '127.0.0.1'] } });
+  });
+
+  it('signs with an intermediate CA and sends it with the root as root_cert (/rest), so the server serves the chain', async () => {
+    const s = await sim();
+    const root = forgeCa('Library Root CA');
+    const issuing = forgeCa('Library Issuing CA', root);
+    const report = await replaceCertificate(await options(s, { api: 'rest', ca: { certPem: `${issuing.certPem}${root.certPem}`, keyPem: issuing.keyPem } }));
+    expect(report).toMatchObject({ ok: true, api: 'rest', certificate: { issuer: 'CN=Library Issuing CA' }, verified: { trusted: true, hostname: true } });
+    expect(await handshake(new URL(s.url), { caPems: [root.certPem] })).toMatchObject({ ok: true, authorized: true });
+    // In the wrong order (root first), it is refused before any call.
+    const created = s.sessionsCreated();
+    const wrong = replaceCertificate(await options(s, { ca: { certPem: `${root.certPem}${issuing.certPem}`, keyPem: issuing.keyPem }, serverCaPems: [root.certPem] }));
+    await expect(wrong).rejects.toThrow(/is not a self-signed root and its issuers up to the root are not given/);
+    expect(s.sessionsCreated()).toBe(created);
   });
 
   it('auto picks /api when the server has it and falls back to /rest on an older server', async () => {
