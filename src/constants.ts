@@ -327,6 +327,15 @@ export const SERVE_AUTH_CACHE_MS = 60_000;
  */
 export const UMDS_PATCH_STORE_DIR = 'umds-patch-store';
 
+// ------------------------------------------------------------ check: paths read without credentials
+
+/**
+ * Depot paths that clients read without credentials, which `depotkit check` asks for without them:
+ * the vSAN HCL (the vendor's web-server recipe leaves its folder open) and the patch store that
+ * upgrades from 5.x read (a folder: servers answer it without listing it).
+ */
+export const CHECK_ANONYMOUS_PATHS = { hcl: DEPOT_PATHS.hclAll, patchStore: `${UMDS_PATCH_STORE_DIR}/` } as const;
+
 // ------------------------------------- installer: simulator and client (issue 6)
 
 /** Answers of the installer API the client accepts for a new token pair (201 per the spec, 200 in the vendor's examples). */

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { CHECK_ANONYMOUS_PATHS } from '../constants.js';
 import type { CheckResult } from '../probe/check.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
@@ -12,6 +13,7 @@ interface CheckCliOptions {
   passwordFile?: string;
   passwordEnv?: string;
   asHost?: string;
+  openPath: string[];
   deep?: boolean;
   concurrency: number;
   timeout: number;
@@ -27,18 +29,22 @@ export function registerCheckCommand(program: Command): void {
     .option('--password-file <file>', 'file whose first line is the depot password')
     .option('--password-env <name>', 'environment variable that holds the depot password')
     .option('--as-host <name>', 'the host name the installer will use, when it differs from the URL\'s')
+    .option('--open-path <path>', `with --user: a path that must answer without credentials, asked for without them besides ${CHECK_ANONYMOUS_PATHS.hcl} and ${CHECK_ANONYMOUS_PATHS.patchStore} (repeatable; a trailing / for a folder)`, collect, [])
     .option('--deep', 'download every binary and compare its SHA-256 with the catalog')
     .option('--concurrency <n>', 'requests in flight at once', parseIntOption('--concurrency'), 16)
     .option('--timeout <ms>', 'connect and handshake timeout', parseIntOption('--timeout'), 10_000)
     .option('--json', 'print the findings as JSON')
     .action(async (url: string, opts: CheckCliOptions) => {
       if (opts.user === undefined && (opts.passwordFile || opts.passwordEnv)) throw usageError('A password was given without --user.');
+      if (opts.openPath.length > 0 && opts.user === undefined) throw usageError('--open-path needs --user: without credentials every request of the check is already anonymous.');
+      const { normaliseOpenPrefix } = await import('../server/paths.js');
+      const openPaths = opts.openPath.map((p) => normaliseOpenPrefix(p, '--open-path') + (p.endsWith('/') ? '/' : ''));
       const password = opts.user !== undefined ? await readSecret({ file: opts.passwordFile, env: opts.passwordEnv }, 'depot password') : undefined;
       // Imported here so that the CLI starts fast for every other command.
       const [{ checkDepot }, { readPemFile }] = await Promise.all([import('../probe/check.js'), import('../pki/pem.js')]);
       const caPems = (await Promise.all(opts.ca.map((file) => readPemFile(file, 'CERTIFICATE')))).flat();
       const result = await withByteProgress('downloading', !opts.json, (hooks) =>
-        checkDepot(url, { caPems, user: opts.user, password, asHost: opts.asHost, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout, ...hooks }),
+        checkDepot(url, { caPems, user: opts.user, password, asHost: opts.asHost, openPaths, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout, ...hooks }),
       );
       if (opts.json) printJson(result);
       else printLines(formatCheckResult(result));

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
 import pLimit from 'p-limit';
-import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../constants.js';
+import { CHECK_ANONYMOUS_PATHS, DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, UMDS_PATCH_STORE_DIR } from '../constants.js';
 import { type CatalogBinary, CatalogError, catalogBinaries, parseCatalog } from '../depot/catalog.js';
 import { checkHclContent } from '../depot/hcl.js';
-import { lintServerCertificate, inspectCertificate } from '../pki/index.js';
+import { lintServerCertificate, inspectCertificate, splitPemBlocks } from '../pki/index.js';
+import { normaliseOpenPrefix } from '../server/paths.js';
 import { DepotkitError, errorMessage } from '../util/errors.js';
 import { type Finding, hasErrors } from '../util/findings.js';
 import { resolveAndConnect, tlsSnapshot } from './connect.js';
-import { type DepotClient, type HttpAnswer, basicAuth, contentLength, depotClient, fetchFile, streamFile } from './http.js';
+import { type DepotClient, type HttpAnswer, basicAuth, contentLength, depotClient, fetchFile, probeStatus, streamFile } from './http.js';
 import { type DepotUrl, depotFileUrl, parseDepotUrl } from './url.js';
 
 export interface CheckOptions {
@@ -17,6 +19,11 @@ export interface CheckOptions {
   password?: string;
   /** The host name the installer will use, when it differs from the URL's. */
   asHost?: string;
+  /**
+   * More web-root-relative paths (a trailing slash: a folder) that should answer without
+   * credentials; with `user`, they are asked for without credentials besides the known ones.
+   */
+  openPaths?: string[];
   deep?: boolean;
   concurrency?: number;
   timeoutMs?: number;
@@ -40,6 +47,7 @@ const TLS_REJECTION = `the depot settings update fails with ${INSTALLER_ERROR_CO
 /** Checks a depot over the network exactly as the installer does, then goes further. */
 export async function checkDepot(urlText: string, options: CheckOptions = {}): Promise<CheckResult> {
   const { url: depot, findings } = parseDepotUrl(urlText);
+  const openPaths = (options.openPaths ?? []).map((p) => normaliseOpenPrefix(p, 'The open path') + (p.endsWith('/') ? '/' : ''));
   const timeoutMs = options.timeoutMs ?? 10_000;
   const hostName = options.asHost ?? depot.host;
   const result: CheckResult = { url: urlText, base: depot.base.href, accepted: false, findings, stats: { binaries: 0, checked: 0, hashed: 0, bytes: 0 } };
@@ -61,6 +69,7 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
       const info = inspectCertificate(leaf);
       result.tls = { protocol: snapshot.protocol, cipher: snapshot.cipher, subject: info.subject, issuer: info.issuer, dnsNames: info.san.dns, ipAddresses: info.san.ips, sha256: info.fingerprints.sha256 };
       findings.push(...tlsFindings(snapshot.protocol, leaf, snapshot.chainPems.slice(1), snapshot.publicRoot, hostName, options));
+      findings.push(...leafGivenAsCa(leaf, snapshot.chainPems.slice(1), hostName, options.caPems ?? []));
     } catch (err) {
       if (err instanceof DepotkitError) throw err;
       findings.push({
@@ -88,6 +97,7 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
   const client = depotClient(depot, hostName, Math.max(1, options.concurrency ?? 16));
   try {
     await checkContent(client, depot, options, result);
+    if (options.user !== undefined) await checkAnonymousPaths(client, depot, options, openPaths, findings);
   } finally {
     client.close();
   }
@@ -125,6 +135,45 @@ function tlsFindings(protocol: string | null, leaf: string, intermediates: strin
       evidence: { issuer: top.issuer, topCertificateSha256: top.fingerprints.sha256, chainsToPublicRoot: publicRoot },
       installer: `${TLS_REJECTION}, unless that CA is in its store`,
       fix: 'Pass --ca with the CA certificate that you import into the installer (depotkit installer trust --ca FILE).',
+    });
+  }
+  return findings;
+}
+
+/**
+ * A certificate passed as a CA that is not one (no basicConstraints CA:TRUE), typically the depot's
+ * own certificate, as fetched with openssl s_client. The installer's Java PKIX, like the lint, trusts
+ * a server whose own certificate is in its store, so it works until that certificate is re-issued.
+ */
+function leafGivenAsCa(leaf: string, chain: string[], hostName: string, caPems: string[]): Finding[] {
+  const served = inspectCertificate(leaf);
+  const findings: Finding[] = [];
+  for (const pem of caPems.flatMap((p) => splitPemBlocks(p, 'CERTIFICATE'))) {
+    const given = inspectCertificate(pem, 'A CA certificate');
+    if (given.isCa) continue;
+    const isServed = given.fingerprints.sha256 === served.fingerprints.sha256;
+    const evidence = { subject: given.subject, issuer: given.issuer, sha256: given.fingerprints.sha256, servedCertificate: isServed };
+    if (!isServed) {
+      findings.push({
+        id: 'tls.ca.leaf',
+        severity: 'warning',
+        message: `The certificate given as CA (${given.subject}) is not a CA (no basicConstraints CA:TRUE), and not the one the depot serves: it vouches for nothing here.`,
+        evidence,
+        fix: `Pass --ca with the certificate of the CA that issued the depot's certificate ("${served.issuer}"); depotkit cert inspect <server-chain.pem> --ca <ca-cert.pem> shows whether a CA file is the right one.`,
+      });
+      continue;
+    }
+    const names = isIP(hostName) ? `--dns <depot FQDN> --ip ${hostName}` : `--dns ${hostName}`;
+    const fix = served.selfSigned
+      ? `The depot's certificate is self-signed, so nothing can vouch for the next one: make a CA, issue the depot's certificate from it, serve that, and import the CA once: depotkit cert ca --out <ca-dir>; depotkit cert issue --ca <ca-dir> ${names} --out <out-dir>; depotkit installer trust --ca <ca-dir>/ca-cert.pem (and check with --ca <ca-dir>/ca-cert.pem).`
+      : `Pass --ca with the certificate of the CA that issued it ("${served.issuer}")${chain.length > 0 ? ', which the server sends after its own certificate' : ''}, and import that one into the installer: depotkit installer trust --ca <ca-cert.pem>. For a certificate from depotkit cert issue it is <ca-dir>/ca-cert.pem; depotkit cert inspect <server-chain.pem> --ca <ca-cert.pem> confirms it.`;
+    findings.push({
+      id: 'tls.ca.leaf',
+      severity: 'warning',
+      message: `The certificate given as CA (${given.subject}) is not a CA (no basicConstraints CA:TRUE): it is the depot's own certificate. It works while exactly this certificate is served, and stops working when the depot's certificate is renewed or re-issued.`,
+      evidence,
+      installer: `accepts the depot today (its Java trust manager, like this check, trusts a server whose own certificate is in its store); after the next re-issue ${TLS_REJECTION}`,
+      fix,
     });
   }
   return findings;
@@ -315,4 +364,65 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
     ),
   );
   report();
+}
+
+/**
+ * With credentials given, asks for the paths that clients read without credentials (the known
+ * ones and `openPaths`) without them, and says which answer: the vendor's update tool cannot
+ * do Basic auth, and upgrades from 5.x read the patch store on the depot.
+ */
+async function checkAnonymousPaths(client: DepotClient, depot: DepotUrl, options: CheckOptions, openPaths: string[], findings: Finding[]): Promise<void> {
+  const known: string[] = [CHECK_ANONYMOUS_PATHS.hcl, CHECK_ANONYMOUS_PATHS.patchStore];
+  const auth = basicAuth(options.user ?? '', options.password ?? '');
+  for (const path of [...new Set([...known, ...openPaths])]) {
+    const named = openPaths.includes(path) && !known.includes(path);
+    let status: number;
+    try {
+      status = (await probeStatus(client, depotFileUrl(depot, path), 'GET')).status;
+    } catch (err) {
+      findings.push({ id: 'open.failed', severity: 'info', path, message: `GET ${path} without credentials failed: ${errorMessage(err)}.` });
+      continue;
+    }
+    const folder = path.endsWith('/');
+    // A server that protects a path asks for credentials whether or not anything is there; a folder that
+    // is open is answered without being listed (403 from nginx and Apache, 404 from depotkit serve).
+    if (status === 200 || (folder && (status === 403 || status === 404))) {
+      findings.push({
+        id: 'open.anonymous',
+        severity: 'info',
+        path,
+        message: status === 200 ? `${path} answers without credentials (200).` : `${path} answers without asking for credentials (${status}: the folder itself is not listed).`,
+        evidence: { status },
+      });
+      continue;
+    }
+    if (status === 401 && path === CHECK_ANONYMOUS_PATHS.patchStore) {
+      // Only a server that shows the folder to the depot user says it is there (a listing, or 403 for no listing).
+      let withAuth: number | undefined;
+      try {
+        withAuth = (await probeStatus(client, depotFileUrl(depot, path), 'GET', auth)).status;
+      } catch {
+        withAuth = undefined;
+      }
+      const present = withAuth === 200 || withAuth === 403;
+      findings.push({
+        id: 'open.patch-store.auth-required',
+        severity: present ? 'warning' : 'info',
+        path,
+        message: present
+          ? `${path} is there but asks for credentials (401): the update tool cannot send them, so upgrades from 5.x that read it fail.`
+          : `${path} asks for credentials (401): if this depot is to serve upgrades from 5.x, the update tool reads it without credentials and fails.`,
+        evidence: { status, statusWithCredentials: withAuth },
+        fix: `Leave it open: depotkit serve <dir> --open ${UMDS_PATCH_STORE_DIR} (or switch auth off for that location in the web server).`,
+      });
+      continue;
+    }
+    if (named) {
+      findings.push(
+        status === 401
+          ? { id: 'open.path.auth-required', severity: 'warning', path, message: `${path} asks for credentials (401), though named as open.`, evidence: { status }, fix: `Leave it open: depotkit serve <dir> --open ${path.replace(/\/$/, '')} (or switch auth off for that location in the web server).` }
+          : { id: 'open.path.status', severity: 'warning', path, message: `${path} answers ${status} without credentials${status === 403 || status === 404 ? ' (a folder? name it with a trailing /)' : ''}.`, evidence: { status } },
+      );
+    }
+  }
 }

@@ -62,6 +62,14 @@ export async function fetchFile(client: DepotClient, url: string, method: 'HEAD'
   return { status, headers: res.headers, body: Buffer.concat(chunks) };
 }
 
+/** Status and headers of a request whose body is read and dropped (an anonymous probe needs no content). */
+export async function probeStatus(client: DepotClient, url: string, method: 'HEAD' | 'GET', authorization?: string): Promise<HttpAnswer> {
+  const res = await send(client, url, method, authorization);
+  res.resume();
+  await new Promise((r) => res.once('end', r).once('close', r));
+  return { status: res.statusCode ?? 0, headers: res.headers };
+}
+
 /** Streams a GET body through `onChunk`, for hashing binaries without holding them. */
 export async function streamFile(client: DepotClient, url: string, authorization: string | undefined, onChunk: (chunk: Buffer) => void): Promise<number> {
   const res = await send(client, url, 'GET', authorization);

@@ -27,6 +27,8 @@ export interface NginxOptions {
   auth?: { user: string; password: string };
   /** Leave HEAD unauthenticated while GET needs credentials (a misconfiguration seen in the field). */
   openHead?: boolean;
+  /** Path prefixes (relative to the root) left without auth, as the vendor's recipe does for PROD/vsan/hcl. */
+  openPaths?: string[];
 }
 
 export interface RunningNginx {
@@ -72,6 +74,8 @@ http {
     ${tls ? `ssl_certificate ${join(dir, 'cert.pem')}; ssl_certificate_key ${join(dir, 'key.pem')}; ssl_protocols TLSv1.2 TLSv1.3;` : ''}
     root ${options.root};
     ${auth}
+    location / { }
+    ${(options.openPaths ?? []).map((p) => `location /${p}/ { auth_basic off; }`).join('\n    ')}
   }
 }
 `,

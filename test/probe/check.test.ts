@@ -4,19 +4,21 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS } from '../../src/constants.js';
+import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, inspectCertificate, issueServerCert, splitPemBlocks, type CaMaterial } from '../../src/pki/index.js';
 import { checkDepot, type CheckResult } from '../../src/probe/check.js';
 import { brokenServerCert } from '../helpers/certs.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
+import { writeTree } from '../server/helpers.js';
 
 const HOST = 'depot.test';
 const USER = 'depot';
 const PASSWORD = 'correct horse battery';
+const STORE_FILE = `${UMDS_PATCH_STORE_DIR}/hostupdate/index.xml`;
 
 let base: string;
 let cleanup: () => Promise<void>;
@@ -51,6 +53,8 @@ interface Scenario {
   root?: string;
   cert?: { certPem: string; keyPem: string };
   openHead?: boolean;
+  /** Path prefixes left without auth. */
+  open?: string[];
 }
 
 interface ServerUnderTest {
@@ -58,16 +62,16 @@ interface ServerUnderTest {
   stop(): Promise<void>;
 }
 
-type Serve = (s: { root: string; certPem?: string; keyPem?: string; auth?: { user: string; password: string }; openHead?: boolean }) => Promise<ServerUnderTest>;
+type Serve = (s: { root: string; certPem?: string; keyPem?: string; auth?: { user: string; password: string }; openHead?: boolean; open?: string[] }) => Promise<ServerUnderTest>;
 
 /** The same faults are checked behind nginx (an independent server) and behind depotkit serve. */
 const SERVERS: { name: string; serve: Serve; skip: boolean }[] = [
-  { name: 'nginx', serve: startNginx, skip: !NGINX },
+  { name: 'nginx', serve: (s) => startNginx({ ...s, openPaths: s.open }), skip: !NGINX },
   {
     name: 'depotkit serve',
     skip: false,
     serve: async (s) => {
-      const server = await startDepotServer({ root: s.root, host: '127.0.0.1', port: 0, tls: s.certPem && s.keyPem ? { certPem: s.certPem, keyPem: s.keyPem } : undefined, auth: s.auth });
+      const server = await startDepotServer({ root: s.root, host: '127.0.0.1', port: 0, tls: s.certPem && s.keyPem ? { certPem: s.certPem, keyPem: s.keyPem } : undefined, auth: s.auth, openPrefixes: s.open });
       return { url: server.url, stop: () => server.close() };
     },
   },
@@ -77,7 +81,7 @@ let serve: Serve;
 
 /** Serves a depot with the server under test and checks it. */
 async function checkServed(s: Scenario, urlSuffix: string, options: Parameters<typeof checkDepot>[1]): Promise<CheckResult> {
-  const server = await serve({ root: s.root ?? pristine, ...(s.cert ?? good), auth: { user: USER, password: PASSWORD }, openHead: s.openHead });
+  const server = await serve({ root: s.root ?? pristine, ...(s.cert ?? good), auth: { user: USER, password: PASSWORD }, openHead: s.openHead, open: s.open });
   try {
     return await checkDepot(`${server.url}${urlSuffix}`, { asHost: HOST, caPems: [ca.certPem], user: USER, password: PASSWORD, ...options });
   } finally {
@@ -133,6 +137,66 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     // Without credentials the HEAD passes and the GET is refused: still an authentication finding.
     const anonymous = await checkServed({ openHead: true }, '', { user: undefined, password: undefined });
     expect(ids(anonymous)).toEqual(['auth.head-unauthenticated', 'auth.required']);
+  });
+
+  it('with credentials, reports which paths answer without them (the HCL, the patch store, --open-path)', async () => {
+    const dir = await depotCopy();
+    await writeTree(dir, { [STORE_FILE]: '<index/>\n' });
+    const open = (r: CheckResult) => r.findings.filter((f) => f.id.startsWith('open.')).map((f) => [f.id, f.severity, f.path]);
+    const opened = await checkServed({ root: dir, open: [DEPOT_PATHS.hclDir, UMDS_PATCH_STORE_DIR] }, '', { openPaths: [STORE_FILE] });
+    expect(open(opened)).toEqual([
+      ['open.anonymous', 'info', DEPOT_PATHS.hclAll],
+      ['open.anonymous', 'info', `${UMDS_PATCH_STORE_DIR}/`],
+      ['open.anonymous', 'info', STORE_FILE],
+    ]);
+    expect(opened.findings.find((f) => f.path === DEPOT_PATHS.hclAll && f.id === 'open.anonymous')!.evidence).toEqual({ status: 200 });
+    expect(opened.accepted).toBe(true);
+
+    // Nothing open: the patch store asks for credentials, which the update tool cannot send. Only a server that
+    // shows the folder to the depot user (nginx: 403, no listing) proves it is there, which makes it a warning.
+    const closed = await checkServed({ root: dir }, '', { openPaths: [STORE_FILE] });
+    expect(open(closed)).toEqual([
+      ['open.patch-store.auth-required', name === 'nginx' ? 'warning' : 'info', `${UMDS_PATCH_STORE_DIR}/`],
+      ['open.path.auth-required', 'warning', STORE_FILE],
+    ]);
+    expect(closed.findings.find((f) => f.id === 'open.patch-store.auth-required')!.fix).toContain(`--open ${UMDS_PATCH_STORE_DIR}`);
+    expect(closed.accepted).toBe(true);
+
+    // Segments, not strings: a prefix that is only the start of a name opens nothing of it.
+    const partial = await checkServed({ root: dir, open: ['umds'] }, '', {});
+    expect(open(partial).map(([id]) => id)).toEqual(['open.patch-store.auth-required']);
+
+    // Without credentials every request is anonymous already: nothing more to say.
+    const anonymous = await checkServed({ root: dir, open: [UMDS_PATCH_STORE_DIR] }, '', { user: undefined, password: undefined });
+    expect(open(anonymous)).toEqual([]);
+  });
+
+  it("warns when the certificate given as CA is a leaf: the depot's own is still accepted (as Java's PKIX does), another is not", async () => {
+    const [leaf] = splitPemBlocks(good.certPem, 'CERTIFICATE');
+    const own = await checkServed({}, '', { caPems: [leaf!] });
+    expect(ids(own)).toEqual(['tls.ca.leaf']);
+    expect(own.accepted).toBe(true);
+    const warning = own.findings.find((f) => f.id === 'tls.ca.leaf')!;
+    expect(warning.severity).toBe('warning');
+    expect(warning.evidence).toMatchObject({ servedCertificate: true, subject: `CN=${HOST}` });
+    expect(warning.installer).toContain('VMWARE_DEPOT_CONNECT_FAILURE');
+    expect(warning.fix).toContain(inspectCertificate(ca.certPem).subject);
+    expect(warning.fix).toContain('depotkit installer trust --ca');
+    expect(warning.fix).toContain('depotkit cert inspect');
+
+    // A leaf that is not the served one vouches for nothing: rejected, and the warning says why.
+    const other = await issueServerCert(ca, { dns: ['other.test'], keySize: 2048 });
+    const wrong = await checkServed({}, '', { caPems: [other.certPem] });
+    expect(ids(wrong).sort()).toEqual(['cert.chain.untrusted', 'tls.ca.leaf']);
+    expect(wrong.accepted).toBe(false);
+    expect(wrong.findings.find((f) => f.id === 'tls.ca.leaf')!.evidence).toMatchObject({ servedCertificate: false });
+
+    // A self-signed depot certificate given as its own CA: no CA exists yet, so the fix makes one.
+    const self = brokenServerCert(ca, 'self-signed', HOST);
+    const selfSigned = await checkServed({ cert: self }, '', { caPems: [self.certPem] });
+    expect(ids(selfSigned)).toEqual(['tls.ca.leaf']);
+    expect(selfSigned.accepted).toBe(true);
+    expect(selfSigned.findings.find((f) => f.id === 'tls.ca.leaf')!.fix).toContain(`depotkit cert ca --out <ca-dir>; depotkit cert issue --ca <ca-dir> --dns ${HOST} --out <out-dir>`);
   });
 
   it('reports a URL that ends in /PROD, and checks the right base anyway', async () => {
@@ -205,6 +269,37 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     const bad = await runCli(['check', 'ftp://x']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('must start with https:// or http://');
+  });
+
+  it("CLI: --ca with the depot's own certificate warns and exits 0; --open-path is asked for without credentials", async () => {
+    const dir = await depotCopy();
+    await writeTree(dir, { [STORE_FILE]: '<index/>\n' });
+    const server = await serve({ root: dir, ...good, auth: { user: USER, password: PASSWORD }, open: [UMDS_PATCH_STORE_DIR] });
+    const leafFile = join(base, `leaf-${n++}.pem`);
+    await writeFile(leafFile, splitPemBlocks(good.certPem, 'CERTIFICATE')[0]!);
+    try {
+      const r = await runCli(['check', server.url, '--as-host', HOST, '--ca', leafFile, '--user', USER, '--password-file', passwordFile, '--open-path', STORE_FILE, '--open-path', 'PROD/COMP/', '--json']);
+      expect(r.code).toBe(0);
+      const findings = (JSON.parse(r.stdout) as CheckResult).findings.map((f) => [f.id, f.severity, f.path ?? null]);
+      expect(findings).toContainEqual(['tls.ca.leaf', 'warning', null]);
+      expect(findings).toContainEqual(['open.anonymous', 'info', STORE_FILE]);
+      expect(findings).toContainEqual(['open.anonymous', 'info', `${UMDS_PATCH_STORE_DIR}/`]);
+      expect(findings).toContainEqual(['open.path.auth-required', 'warning', 'PROD/COMP/']);
+      const text = await runCli(['check', server.url, '--as-host', HOST, '--ca', leafFile, '--user', USER, '--password-file', passwordFile]);
+      expect(text.stdout).toMatch(/WARN {2}tls\.ca\.leaf: .*not a CA/);
+      expect(text.stdout).toContain('ACCEPT');
+    } finally {
+      await server.stop();
+    }
+    for (const [args, message] of [
+      [['--user', USER, '--password-file', passwordFile, '--open-path', '/umds-patch-store'], /--open-path "\/umds-patch-store" must be relative/],
+      [['--user', USER, '--password-file', passwordFile, '--open-path', 'a/../b'], /"\.\."/],
+      [['--open-path', STORE_FILE], /--open-path needs --user/],
+    ] as const) {
+      const bad = await runCli(['check', 'https://127.0.0.1:1', ...args]);
+      expect(bad.code, args.join(' ')).toBe(2);
+      expect(bad.stderr).toMatch(message);
+    }
   });
 
   it('reports a refused connection and an unknown host', async () => {
