@@ -153,6 +153,15 @@ describe('Basic auth', () => {
       // The open files are served with credentials too, and the rest with them.
       expect((await req(s, `/${UMDS}/hostupdate/index.xml`, 'GET', basic('u', 'p'))).status).toBe(200);
       expect((await req(s, CATALOG, 'GET', basic('u', 'p'))).status).toBe(200);
+      // The same with users from an htpasswd file.
+      const file = join(dir, 'open.htpasswd');
+      await writeFile(file, `u:${bcrypt.hashSync('p', 4)}\n`);
+      const h = await serve({ root: tree, auth: { htpasswdFile: file }, openPrefixes: [UMDS] });
+      expect(await statuses(h, [`/${UMDS}/hostupdate/index.xml`, CATALOG])).toEqual([
+        [`/${UMDS}/hostupdate/index.xml`, 200],
+        [CATALOG, 401],
+      ]);
+      expect((await req(h, CATALOG, 'GET', basic('u', 'p'))).status).toBe(200);
     });
 
     it('openHcl is openPrefixes [PROD/vsan/hcl]', async () => {
