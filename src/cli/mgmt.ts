@@ -46,7 +46,7 @@ export function registerMgmtCommands(program: Command): void {
     .option('--password-file <file>', "a file whose first line is the user's password (asked on a terminal otherwise)")
     .requiredOption('--ca <dir>', "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file is enough)")
     .option('--cn <name>', 'subject common name (default: the host name of --server)')
-    .option('--san <name>', 'a subject alternative name (repeatable); the host name of --server is always included', collect, [])
+    .option('--san <name>', "a subject alternative name (repeatable); the host name of --server and the names of the server's current certificate are always included", collect, [])
     .option('--org <name>', 'organization')
     .option('--org-unit <name>', 'organizational unit')
     .option('--country <code>', 'two-letter country code')
