@@ -107,8 +107,43 @@ export const INSTALLER_API = {
   refreshToken: '/v1/tokens/refresh-token',
   trustedCertificates: '/v1/sddc-manager/trusted-certificates',
   depotSettings: '/v1/system/settings/depot',
+  depotSyncInfo: '/v1/system/settings/depot/depot-sync-info',
+  depotMachineDetails: '/v1/system/settings/depot/machine-details',
   applianceInfo: '/v1/system/appliance-info',
+  releases: '/v1/releases',
+  /** `{sku}`: the product, e.g. VCF. */
+  releaseComponents: '/v1/releases/{sku}/release-components',
+  bundles: '/v1/bundles',
+  bundle: '/v1/bundles/{id}',
+  bundleDownloadStatus: '/v1/bundles/download-status',
 } as const;
+
+/** An API path with its `{name}` parameters filled in (URL-encoded). */
+export function apiPath(template: string, params: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+}
+
+/** Product SKUs whose releases the installer lists (the lab-deployment script's VCFInstallerProductSKU). */
+export const INSTALLER_PRODUCT_SKUS = ['VCF', 'VVF'] as const;
+
+/** Depot metadata sync states clients wait for (the vendor's SDK samples poll for these two). */
+export const DEPOT_SYNC_STATUS = { synced: 'SYNCED', failed: 'SYNC_FAILED' } as const;
+
+/** Bundle download states: PENDING until asked for, then SCHEDULED, INPROGRESS, VALIDATING, SUCCESS or FAILED. */
+export const BUNDLE_DOWNLOAD_STATUS = {
+  pending: 'PENDING',
+  scheduled: 'SCHEDULED',
+  inProgress: 'INPROGRESS',
+  validating: 'VALIDATING',
+  success: 'SUCCESS',
+  failed: 'FAILED',
+} as const;
+export type BundleDownloadStatus = (typeof BUNDLE_DOWNLOAD_STATUS)[keyof typeof BUNDLE_DOWNLOAD_STATUS];
+/** Bundle download states that end a download. */
+export const BUNDLE_DOWNLOAD_FINAL: readonly string[] = [BUNDLE_DOWNLOAD_STATUS.success, BUNDLE_DOWNLOAD_STATUS.failed];
+
+/** `imageType` of the release and download-status queries. */
+export const INSTALLER_IMAGE_TYPES = ['INSTALL', 'UPGRADE'] as const;
 
 export const TRUSTED_FOR_OUTBOUND = 'TRUSTED_FOR_OUTBOUND';
 export const TRUSTED_FOR_INBOUND = 'TRUSTED_FOR_INBOUND';
@@ -152,6 +187,12 @@ export const INSTALLER_ERROR_CODES = {
   depotUnknownHost: DEPOT_STATUS.unknownHost,
   depotNotAvailable: DEPOT_STATUS.notAvailable,
   depotUserNotSet: DEPOT_STATUS.userNotSet,
+  /** A bundle asked for again once downloaded; field clients take it as done. */
+  bundleAlreadyDownloaded: 'BUNDLE_DOWNLOAD_ALREADY_DOWNLOADED',
+  /** A depot sync that finds no manifest. */
+  manifestNotFound: 'LCM_MANIFEST_NOT_FOUND',
+  /** Deployment validation when a bundle's binaries could not be fetched or validated. */
+  componentBinaryNotRetrieved: 'FAILED_TO_RETRIEVE_COMPONENT_BINARY',
 } as const;
 
 export const INSTALLER_MESSAGES = {
@@ -161,6 +202,8 @@ export const INSTALLER_MESSAGES = {
   depotConnectFailureCause: 'Secure protocol communication error, check logs for more details',
   depotConnectFailureRemediation: 'Please verify the depot credentials for user are correct, check your connection to the depot and try command again.',
   secureProtocolError: 'Secure protocol communication error',
+  /** A depot sync without the Compatibility data. */
+  compatibilityDownloadFailed: 'Vmware compatibility data download failed',
   /** The Java cause when the depot's CA is not in the installer's store (field notes §6). */
   untrustedPath: 'unable to find valid certification path',
 } as const;
@@ -365,6 +408,11 @@ export const INSTALLER_SIM_ERROR_CODES = {
   unsupportedUsageType: 'UNSUPPORTED_CERTIFICATE_USAGE_TYPE',
   invalidDepotSettings: 'INVALID_DEPOT_SETTINGS',
   depotMetadataUnreadable: 'DEPOT_METADATA_UNREADABLE',
+  depotNotConfigured: 'DEPOT_NOT_CONFIGURED',
+  releaseNotFound: 'RELEASE_NOT_FOUND',
+  bundleNotFound: 'BUNDLE_NOT_FOUND',
+  bundleDownloadInProgress: 'BUNDLE_DOWNLOAD_IN_PROGRESS',
+  invalidBundleSpec: 'INVALID_BUNDLE_DOWNLOAD_SPEC',
 } as const;
 
 /**

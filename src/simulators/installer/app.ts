@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import {
@@ -6,7 +5,6 @@ import {
   INSTALLER_API,
   INSTALLER_DEPOT_URL_PATTERN,
   INSTALLER_ERROR_CODES,
-  INSTALLER_ERROR_TYPE,
   INSTALLER_EXCEPTION_TYPES,
   INSTALLER_JWT,
   INSTALLER_MESSAGES,
@@ -19,7 +17,10 @@ import {
   TRUSTED_FOR_OUTBOUND,
 } from '../../constants.js';
 import { versionAtLeast } from '../../installer/depot.js';
-import { isObject, parseTokenIdBody, type DepotSettings, type InstallerErrorBody, type PageOfTrustedCertificate } from '../../installer/wire.js';
+import { isObject, parseTokenIdBody, type DepotSettings, type PageOfTrustedCertificate } from '../../installer/wire.js';
+import { ApiError, badRequest, errorBody } from './api-error.js';
+import type { DepotLifecycle } from './lifecycle.js';
+import { registerLifecycleRoutes } from './lifecycle-routes.js';
 import { probeDepot, type DepotProbeOutcome, type DepotTarget } from './depot-probe.js';
 import type { ServiceLog } from './log.js';
 import type { StoredDepot } from './state.js';
@@ -31,7 +32,9 @@ export interface InstallerSimContext {
   users: Readonly<Record<string, string>>;
   tokens: TokenService;
   trust: TrustStore;
-  depot: { current?: StoredDepot };
+  /** The depot settings; the password only in memory, for syncs and downloads. */
+  depot: { current?: StoredDepot; password?: string };
+  lifecycle: DepotLifecycle;
   role: string;
   version: string;
   log: ServiceLog;
@@ -40,42 +43,6 @@ export interface InstallerSimContext {
   resolve: ReadonlyMap<string, string>;
   changed(): Promise<void>;
 }
-
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly errorCode: string,
-    message: string,
-    readonly remediation?: string,
-    readonly causes: Array<{ type: string; message: string }> = [],
-    /** The body as a real installer returned it for this failure, fields it left out omitted. */
-    readonly observed?: { arguments: string[] },
-  ) {
-    super(message);
-  }
-}
-
-export function errorBody(error: ApiError): Partial<InstallerErrorBody> {
-  const referenceToken = randomBytes(3).toString('hex').toUpperCase();
-  const remediation = error.remediation ? { remediationMessage: error.remediation } : {};
-  if (error.observed) {
-    // The depot connection failure of a 9.0.1 installer carries no errorType, context or nestedErrors.
-    return { errorCode: error.errorCode, arguments: error.observed.arguments, message: error.message, ...remediation, causes: error.causes, referenceToken };
-  }
-  return {
-    errorCode: error.errorCode,
-    errorType: INSTALLER_ERROR_TYPE,
-    arguments: [],
-    context: {},
-    message: error.message,
-    ...remediation,
-    causes: error.causes,
-    nestedErrors: [],
-    referenceToken,
-  };
-}
-
-const badRequest = (message: string) => new ApiError(400, INSTALLER_SIM_ERROR_CODES.badRequest, message);
 
 /** The installer API on express: tokens, trusted certificates, depot settings, appliance info. */
 export function installerApp(ctx: InstallerSimContext): express.Express {
@@ -192,6 +159,7 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
       status: outcome.ok ? DEPOT_STATUS.connectionSuccessful : outcome.status,
       message: outcome.ok ? 'Depot connection successful.' : outcome.message,
     };
+    ctx.depot.password = account.password;
     await ctx.changed();
     if (!outcome.ok) {
       ctx.log.write('ERROR', 'DepotSettingsService', `Depot validation failed: ${outcome.errorCode}: ${outcome.cause}`);
@@ -212,6 +180,8 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
   app.get(INSTALLER_API.applianceInfo, (_req, res) => {
     res.status(200).json({ role: ctx.role, version: ctx.version });
   });
+
+  registerLifecycleRoutes(app, ctx, ctx.lifecycle, authorize);
 
   app.use((req) => {
     throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.notFound, `No operation at ${req.method} ${req.path}.`);

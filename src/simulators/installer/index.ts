@@ -4,6 +4,8 @@ import { APPLIANCE_ROLES, INSTALLER_DEFAULT_USER, INSTALLER_JWT, INSTALLER_SIM_D
 import { createCa, generateCsr, signCsr } from '../../pki/index.js';
 import { usageError } from '../../util/errors.js';
 import { installerApp, type InstallerSimContext } from './app.js';
+import { BundleDownloads } from './downloads.js';
+import { DepotLifecycle } from './lifecycle.js';
 import { ServiceLog } from './log.js';
 import { StateWriter, loadState, type SimState } from './state.js';
 import { TokenService } from './tokens.js';
@@ -38,6 +40,8 @@ export interface InstallerSimulatorOptions {
    * use an invented FQDN for the depot.
    */
   resolve?: Record<string, string>;
+  /** Keep downloaded bundles' files here, laid out like the depot; by default only their verdict is kept. */
+  store?: string;
   /** Called with each log line as it is written. */
   onLog?: (line: string) => void;
 }
@@ -103,7 +107,9 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
   // A new state file starts whole, so that a restart right away finds the same secret.
   if (opts.stateFile && !loaded) await writer.save(snapshot);
 
+  const lifecycle = new DepotLifecycle(new BundleDownloads(log, clock, opts.store), log, clock);
   const app = installerApp({
+    lifecycle,
     users,
     tokens,
     trust,
@@ -136,6 +142,7 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await lifecycle.close();
       await writer.flush();
     },
   };
