@@ -13,6 +13,7 @@ interface CheckCliOptions {
   passwordFile?: string;
   passwordEnv?: string;
   asHost?: string;
+  allowHttpCredentials?: boolean;
   openPath: string[];
   deep?: boolean;
   concurrency: number;
@@ -29,6 +30,7 @@ export function registerCheckCommand(program: Command): void {
     .option('--password-file <file>', 'file whose first line is the depot password')
     .option('--password-env <name>', 'environment variable that holds the depot password')
     .option('--as-host <name>', 'the host name the installer will use, when it differs from the URL\'s')
+    .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs); without it the check withholds it there, as it does from a server that fails the TLS checks')
     .option('--open-path <path>', `with --user: a path that must answer without credentials, asked for without them besides ${CHECK_ANONYMOUS_PATHS.hcl} and ${CHECK_ANONYMOUS_PATHS.patchStore} (repeatable; a trailing / for a folder)`, collect, [])
     .option('--deep', 'download every binary and compare its SHA-256 with the catalog')
     .option('--concurrency <n>', 'requests in flight at once', parseIntOption('--concurrency'), 16)
@@ -44,7 +46,7 @@ export function registerCheckCommand(program: Command): void {
       const [{ checkDepot }, { readPemFile }] = await Promise.all([import('../probe/check.js'), import('../pki/pem.js')]);
       const caPems = (await Promise.all(opts.ca.map((file) => readPemFile(file, 'CERTIFICATE')))).flat();
       const result = await withByteProgress('downloading', !opts.json, (hooks) =>
-        checkDepot(url, { caPems, user: opts.user, password, asHost: opts.asHost, openPaths, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout, ...hooks }),
+        checkDepot(url, { caPems, user: opts.user, password, asHost: opts.asHost, allowHttpCredentials: opts.allowHttpCredentials, openPaths, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout, ...hooks }),
       );
       if (opts.json) printJson(result);
       else printLines(formatCheckResult(result));

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import pLimit from 'p-limit';
 import { CHECK_ANONYMOUS_PATHS, DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, UMDS_PATCH_STORE_DIR } from '../constants.js';
@@ -9,7 +9,7 @@ import { normaliseOpenPrefix } from '../server/paths.js';
 import { DepotkitError, errorMessage } from '../util/errors.js';
 import { type Finding, hasErrors } from '../util/findings.js';
 import { resolveAndConnect, tlsSnapshot } from './connect.js';
-import { type DepotClient, type HttpAnswer, basicAuth, contentLength, depotClient, fetchFile, probeStatus, streamFile } from './http.js';
+import { type CredentialTrust, type DepotClient, type HttpAnswer, basicAuth, contentLength, depotClient, fetchFile, probeStatus, streamFile } from './http.js';
 import { type DepotUrl, depotFileUrl, parseDepotUrl } from './url.js';
 
 export interface CheckOptions {
@@ -19,6 +19,11 @@ export interface CheckOptions {
   password?: string;
   /** The host name the installer will use, when it differs from the URL's. */
   asHost?: string;
+  /**
+   * Send the credentials over plain HTTP (http:// URLs). Without it they are withheld there, as
+   * they are from a server whose certificate fails the TLS checks.
+   */
+  allowHttpCredentials?: boolean;
   /**
    * More web-root-relative paths (a trailing slash: a folder) that should answer without
    * credentials; with `user`, they are asked for without credentials besides the known ones.
@@ -61,15 +66,20 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
   }
 
   // 2. TLS, judged only against the given CAs, as the installer's own store.
+  let trust: CredentialTrust | undefined;
+  let withheldBecause: string | undefined;
   if (depot.https) {
+    let tlsStage: Finding[];
+    let leaf: string;
     try {
       const snapshot = await tlsSnapshot(depot, connected.address, hostName, timeoutMs);
-      const leaf = snapshot.chainPems[0];
-      if (!leaf) throw new Error('the server sent no certificate');
+      const first = snapshot.chainPems[0];
+      if (!first) throw new Error('the server sent no certificate');
+      leaf = first;
       const info = inspectCertificate(leaf);
       result.tls = { protocol: snapshot.protocol, cipher: snapshot.cipher, subject: info.subject, issuer: info.issuer, dnsNames: info.san.dns, ipAddresses: info.san.ips, sha256: info.fingerprints.sha256 };
-      findings.push(...tlsFindings(snapshot.protocol, leaf, snapshot.chainPems.slice(1), snapshot.publicRoot, hostName, options));
-      findings.push(...leafGivenAsCa(leaf, snapshot.chainPems.slice(1), hostName, options.caPems ?? []));
+      tlsStage = [...tlsFindings(snapshot.protocol, leaf, snapshot.chainPems.slice(1), snapshot.publicRoot, hostName, options), ...leafGivenAsCa(leaf, snapshot.chainPems.slice(1), hostName, options.caPems ?? [])];
+      findings.push(...tlsStage);
     } catch (err) {
       if (err instanceof DepotkitError) throw err;
       findings.push({
@@ -81,6 +91,10 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
       });
       return finish();
     }
+    // The password goes only to a server the installer would trust: anything else may be someone else's.
+    const failed = [...new Set(tlsStage.filter((f) => f.severity === 'error').map((f) => f.id))];
+    if (failed.length === 0) trust = { caPems: options.caPems ?? [], leafSha256: new X509Certificate(leaf).fingerprint256 };
+    else withheldBecause = `the server's certificate failed the TLS checks (${failed.join(', ')}), so nothing says it is the depot`;
   } else {
     findings.push({
       id: 'http.plain',
@@ -89,19 +103,41 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
       installer: 'accepts it only through the 9.1 API (the depot settings `url` field); the UI and 9.0 need HTTPS',
       fix: 'Serve it over HTTPS: depotkit serve <dir> --ca <ca-dir>.',
     });
-    if (options.user) {
-      findings.push({ id: 'auth.cleartext', severity: 'warning', message: 'Basic credentials would cross the network in clear text over HTTP.', fix: 'Use HTTPS when the depot needs a password.' });
+    if (options.user !== undefined && options.allowHttpCredentials) {
+      trust = 'plain-http';
+      findings.push({ id: 'auth.cleartext', severity: 'warning', message: 'The Basic credentials crossed the network in clear text over HTTP (--allow-http-credentials).', fix: 'Use HTTPS when the depot needs a password.' });
+    } else {
+      withheldBecause = 'the depot is served over plain HTTP, where Basic credentials cross the network in clear text';
     }
   }
+  const withheld = options.user !== undefined && trust === undefined;
+  if (withheld) {
+    findings.push({
+      id: 'auth.withheld',
+      severity: 'warning',
+      message: `The password of user "${options.user}" was not sent: ${withheldBecause}. Only what answers without credentials was checked.`,
+      fix: depot.https
+        ? "Fix the TLS findings (pass --ca with the CA that issued the depot's certificate, and --as-host with the name the installer uses); the check then sends the credentials."
+        : 'Serve the depot over HTTPS (depotkit serve <dir> --ca <ca-dir>); to send the password over HTTP anyway, pass --allow-http-credentials.',
+    });
+  }
 
-  const client = depotClient(depot, hostName, Math.max(1, options.concurrency ?? 16));
+  const client = depotClient(depot, hostName, Math.max(1, options.concurrency ?? 16), withheld ? undefined : trust);
+  const auth: Credentials = { user: options.user, header: options.user !== undefined && !withheld ? basicAuth(options.user, options.password ?? '') : undefined, withheld };
   try {
-    await checkContent(client, depot, options, result);
-    if (options.user !== undefined) await checkAnonymousPaths(client, depot, options, openPaths, findings);
+    await checkContent(client, depot, options, auth, result);
+    if (auth.header !== undefined) await checkAnonymousPaths(client, depot, auth.header, openPaths, findings);
   } finally {
     client.close();
   }
   return finish();
+}
+
+/** The depot user, the Authorization header the check sends (none when withheld or not given), and whether it was withheld. */
+interface Credentials {
+  user: string | undefined;
+  header: string | undefined;
+  withheld: boolean;
 }
 
 function connectFinding(depot: DepotUrl, reason: string, detail: string): Finding {
@@ -179,9 +215,9 @@ function leafGivenAsCa(leaf: string, chain: string[], hostName: string, caPems: 
   return findings;
 }
 
-async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckOptions, result: CheckResult): Promise<void> {
+async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckOptions, credentials: Credentials, result: CheckResult): Promise<void> {
   const { findings } = result;
-  const auth = options.user !== undefined ? basicAuth(options.user, options.password ?? '') : undefined;
+  const auth = credentials.header;
   const at = (path: string) => depotFileUrl(depot, path);
   const catalogUrl = at(DEPOT_PATHS.catalog);
 
@@ -203,7 +239,7 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
     });
   }
   if (head.status !== 200) {
-    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'HEAD', head.status, options.user));
+    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'HEAD', head.status, credentials));
     return;
   }
   const headLength = contentLength(head);
@@ -215,7 +251,7 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
   const get = await request(catalogUrl, 'GET', auth, 'catalog', DEPOT_PATHS.catalog);
   if (!get) return;
   if (get.status !== 200 || !get.body) {
-    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'GET', get.status, options.user));
+    findings.push(statusFinding('catalog', DEPOT_PATHS.catalog, 'GET', get.status, credentials));
     return;
   }
   if (headLength !== undefined && headLength !== get.body.length) {
@@ -230,12 +266,12 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
   }
 
   const sig = await request(at(DEPOT_PATHS.catalogSig), 'GET', auth, 'catalog.sig', DEPOT_PATHS.catalogSig);
-  if (sig && sig.status !== 200) findings.push(statusFinding('catalog.sig', DEPOT_PATHS.catalogSig, 'GET', sig.status, options.user));
+  if (sig && sig.status !== 200) findings.push(statusFinding('catalog.sig', DEPOT_PATHS.catalogSig, 'GET', sig.status, credentials));
   const getJson = async (path: string, idPrefix: string): Promise<unknown> => {
     const answer = await request(at(path), 'GET', auth, idPrefix, path);
     if (!answer) return undefined;
     if (answer.status !== 200 || !answer.body) {
-      findings.push(statusFinding(idPrefix, path, 'GET', answer.status, options.user));
+      findings.push(statusFinding(idPrefix, path, 'GET', answer.status, credentials));
       return undefined;
     }
     try {
@@ -252,7 +288,7 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
   findings.push(...checkHclContent(all, last, options.now ?? new Date()));
 
   // 5. Every binary the catalog names: present, with the catalog's size; --deep: its SHA-256.
-  await checkBinaries(agent, depot, binaries, auth, options, result);
+  await checkBinaries(agent, depot, binaries, credentials, options, result);
 }
 
 /**
@@ -281,9 +317,13 @@ function requestFailed(idPrefix: string, path: string, method: string, err: unkn
   };
 }
 
-/** What a status other than 200 means; `user` tells a refused password from a missing one. */
-function statusFinding(idPrefix: string, path: string, method: string, status: number, user: string | undefined): Finding {
+/** What a status other than 200 means; the credentials tell a refused password from a missing or withheld one. */
+function statusFinding(idPrefix: string, path: string, method: string, status: number, credentials: Credentials): Finding {
+  const user = credentials.user;
   if (status === 401) {
+    if (credentials.withheld) {
+      return { id: 'auth.unchecked', severity: 'error', path, message: `${method} ${path}: the depot asks for credentials (401), which were withheld (auth.withheld): neither they nor what they protect could be checked.` };
+    }
     if (user === undefined) {
       return { id: 'auth.required', severity: 'error', path, message: `${method} ${path}: the depot needs credentials (401) and none were given.`, installer: `reports ${DEPOT_STATUS.userNotSet} or ${INSTALLER_ERROR_CODES.depotInvalidCredential} unless offlineAccount holds them`, fix: "Pass --user and --password-file; configure the same in the installer's offlineAccount." };
     }
@@ -298,8 +338,9 @@ function statusFinding(idPrefix: string, path: string, method: string, status: n
   return { id: `${idPrefix}.status`, severity: 'error', path, message: `${method} ${path} answered ${status}.`, evidence: { status } };
 }
 
-async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: CatalogBinary[], auth: string | undefined, options: CheckOptions, result: CheckResult): Promise<void> {
+async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: CatalogBinary[], credentials: Credentials, options: CheckOptions, result: CheckResult): Promise<void> {
   const { stats } = result;
+  const auth = credentials.header;
   // Collected apart and sorted, so concurrent requests still give a stable report.
   const findings: Finding[] = [];
   stats.binaries = binaries.length;
@@ -317,7 +358,7 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
         }
         stats.checked++;
         if (head.status !== 200) {
-          const f = statusFinding('binary', binary.path, 'HEAD', head.status, options.user);
+          const f = statusFinding('binary', binary.path, 'HEAD', head.status, credentials);
           findings.push({ ...f, installer: `fails the ${binary.component} download`, fix: f.id === 'binary.missing' ? `Place ${binary.fileName} at ${binary.path} (depotkit depot build --binaries <folder>).` : f.fix });
           return;
         }
@@ -352,7 +393,7 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
           return;
         }
         if (status !== 200) {
-          findings.push(statusFinding('binary', binary.path, 'GET', status, options.user));
+          findings.push(statusFinding('binary', binary.path, 'GET', status, credentials));
           return;
         }
         stats.hashed++;
@@ -371,9 +412,8 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
  * ones and `openPaths`) without them, and says which answer: the vendor's update tool cannot
  * do Basic auth, and upgrades from 5.x read the patch store on the depot.
  */
-async function checkAnonymousPaths(client: DepotClient, depot: DepotUrl, options: CheckOptions, openPaths: string[], findings: Finding[]): Promise<void> {
+async function checkAnonymousPaths(client: DepotClient, depot: DepotUrl, auth: string, openPaths: string[], findings: Finding[]): Promise<void> {
   const known: string[] = [CHECK_ANONYMOUS_PATHS.hcl, CHECK_ANONYMOUS_PATHS.patchStore];
-  const auth = basicAuth(options.user ?? '', options.password ?? '');
   for (const path of [...new Set([...known, ...openPaths])]) {
     const named = openPaths.includes(path) && !known.includes(path);
     let status: number;

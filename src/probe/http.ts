@@ -9,21 +9,62 @@ export interface HttpAnswer {
 }
 
 export interface DepotClient {
+  /** For requests without credentials: goes on whatever the certificate. */
   agent: HttpAgent;
+  /** For requests with credentials; absent when they may not be sent. */
+  credentialAgent?: HttpAgent;
   https: boolean;
   close(): void;
 }
 
 /**
+ * Where credentials may go: over HTTPS, only to the certificate the check has judged (the CAs it was judged
+ * against, and its SHA-256 fingerprint, as `X509Certificate.fingerprint256`); over HTTP, only when the user said so.
+ */
+export type CredentialTrust = { caPems: string[]; leafSha256: string } | 'plain-http';
+
+/**
  * The check's HTTP client: keep-alive node:http(s), measured 2.5 times faster
  * than undici for the many small HEADs of a binary sweep. Certificate trust
- * is judged separately (the snapshot and the lint); requests go on regardless,
- * so one run reports everything that is wrong, not only the first thing.
+ * is judged separately (the snapshot and the lint); requests without
+ * credentials go on regardless, so one run reports everything that is wrong,
+ * not only the first thing. Requests with credentials use a second agent that
+ * exists only with `trust`: over HTTPS it verifies every connection against
+ * the given CAs and accepts only the very certificate that was judged (a
+ * server that shows a trusted certificate to the check's first handshake and
+ * another to the next gets nothing); the handshake fails before a byte of the
+ * request is written.
  */
-export function depotClient(depot: DepotUrl, serverName: string, connections: number): DepotClient {
+export function depotClient(depot: DepotUrl, serverName: string, connections: number, trust?: CredentialTrust): DepotClient {
   const options = { keepAlive: true, maxSockets: connections };
-  const agent = depot.https ? new HttpsAgent({ ...options, rejectUnauthorized: false, servername: depot.isIp ? undefined : serverName }) : new HttpAgent(options);
-  return { agent, https: depot.https, close: () => agent.destroy() };
+  const servername = depot.isIp ? undefined : serverName;
+  const agent = depot.https ? new HttpsAgent({ ...options, rejectUnauthorized: false, servername }) : new HttpAgent(options);
+  let credentialAgent: HttpAgent | undefined;
+  if (depot.https && trust !== undefined && trust !== 'plain-http') {
+    const pinned = trust.leafSha256;
+    credentialAgent = new HttpsAgent({
+      ...options,
+      servername,
+      ca: trust.caPems,
+      rejectUnauthorized: true,
+      // A certificate given as CA may be the depot's own (a leaf), which the installer's Java trust manager accepts.
+      allowPartialTrustChain: true,
+      // The host name was judged with the certificate (--as-host included); what is left is that it is the same one.
+      checkServerIdentity: (_host, cert) =>
+        cert.fingerprint256 === pinned ? undefined : new Error(`the server presented another certificate than the one checked (SHA-256 ${cert.fingerprint256}); the credentials were not sent`),
+    });
+  } else if (!depot.https && trust === 'plain-http') {
+    credentialAgent = agent;
+  }
+  return {
+    agent,
+    credentialAgent,
+    https: depot.https,
+    close: () => {
+      agent.destroy();
+      credentialAgent?.destroy();
+    },
+  };
 }
 
 export function basicAuth(user: string, password: string): string {
@@ -33,8 +74,10 @@ export function basicAuth(user: string, password: string): string {
 const REQUEST_TIMEOUT_MS = 60_000;
 
 function send(client: DepotClient, url: string, method: 'HEAD' | 'GET', authorization?: string): Promise<IncomingMessage> {
+  const agent = authorization === undefined ? client.agent : client.credentialAgent;
+  if (!agent) return Promise.reject(new Error('credentials are sent only to a server that passed the TLS checks (or over HTTP when allowed)'));
   return new Promise((resolve, reject) => {
-    const req = (client.https ? httpsRequest : httpRequest)(url, { method, agent: client.agent, headers: authorization ? { authorization } : {} }, resolve);
+    const req = (client.https ? httpsRequest : httpRequest)(url, { method, agent, headers: authorization ? { authorization } : {} }, resolve);
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
     req.once('error', reject);
     req.end();

@@ -187,7 +187,8 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     // A leaf that is not the served one vouches for nothing: rejected, and the warning says why.
     const other = await issueServerCert(ca, { dns: ['other.test'], keySize: 2048 });
     const wrong = await checkServed({}, '', { caPems: [other.certPem] });
-    expect(ids(wrong).sort()).toEqual(['cert.chain.untrusted', 'tls.ca.leaf']);
+    // Untrusted: the password is withheld, so what it protects goes unchecked.
+    expect(ids(wrong).sort()).toEqual(['auth.unchecked', 'auth.withheld', 'cert.chain.untrusted', 'tls.ca.leaf']);
     expect(wrong.accepted).toBe(false);
     expect(wrong.findings.find((f) => f.id === 'tls.ca.leaf')!.evidence).toMatchObject({ servedCertificate: false });
 
@@ -241,10 +242,15 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     expect(ids(await checkServed({ root: dir }, '', {}))).toEqual(['hcl.stale']);
   });
 
-  it('notes a plain HTTP depot and its clear-text credentials', async () => {
+  it('notes a plain HTTP depot; withholds the credentials there unless allowed, and then notes them in clear text', async () => {
     const server = await serve({ root: pristine });
     try {
-      const result = await checkDepot(server.url, { user: USER, password: PASSWORD });
+      // An open depot: everything is checked without the password.
+      const withheld = await checkDepot(server.url, { user: USER, password: PASSWORD });
+      expect(ids(withheld)).toEqual(['http.plain', 'auth.withheld']);
+      expect(withheld.accepted).toBe(true);
+      expect(withheld.stats.checked).toBe(withheld.stats.binaries);
+      const result = await checkDepot(server.url, { user: USER, password: PASSWORD, allowHttpCredentials: true });
       expect(ids(result)).toEqual(['http.plain', 'auth.cleartext']);
       expect(result.accepted).toBe(true);
     } finally {
