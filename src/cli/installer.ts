@@ -1,10 +1,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { INSTALLER_DEFAULT_USER } from '../constants.js';
+import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_DEFAULT_USER, INSTALLER_IMAGE_TYPES, INSTALLER_PRODUCT_SKUS } from '../constants.js';
 import type {
   InstallerClient,
   DepotPushResult,
+  DownloadReport,
+  SyncResult,
   DepotSpec,
   FleetRow,
   InstallerStatus,
@@ -13,6 +15,7 @@ import type {
 } from '../installer/index.js';
 import { CA_CERT_FILE } from '../pki/files.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { byteBars, formatBytes } from '../util/progress.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
 import { parseIntOption, printJson, printLines, warn } from './output.js';
 
@@ -46,6 +49,16 @@ interface DepotFlags extends ConnectionFlags {
   depotPasswordEnv?: string;
   trustCa?: string;
   force?: boolean;
+  waitTimeout: number;
+  sync: boolean;
+  syncTimeout: number;
+}
+
+interface DownloadFlags extends ConnectionFlags {
+  release: string;
+  imageType: string;
+  component: string[];
+  sku: string;
   waitTimeout: number;
 }
 
@@ -85,6 +98,8 @@ export function registerInstallerCommands(program: Command): void {
     .option('--trust-ca <file>', 'import this CA certificate (file or CA folder) first, as installer trust does')
     .option('--force', 'push even when the installer already has these settings and reaches the depot')
     .option('--wait-timeout <seconds>', 'how long to wait for the depot status', parseIntOption('--wait-timeout'), 60)
+    .option('--no-sync', "do not have the installer sync the depot's metadata once it accepts the depot")
+    .option('--sync-timeout <seconds>', 'how long to wait for the sync', parseIntOption('--sync-timeout'), 600)
     .action(async (flags: DepotFlags) => {
       const lib = await installerLib();
       if (!!flags.depotUrl === !!flags.depotHost) throw usageError('Give the depot with --depot-url, or with --depot-host (and --depot-port), not both.');
@@ -104,10 +119,45 @@ export function registerInstallerCommands(program: Command): void {
         async (client) => {
           const trusted = caPems ? await lib.ensureTrusted(client, caPems) : undefined;
           const pushed = await lib.pushDepot(client, spec, { force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000 });
-          return { ok: pushed.ok, result: { ...pushed, ...(trusted ? { trusted } : {}) } };
+          const sync =
+            flags.sync && pushed.ok ? await lib.ensureSynced(client, { settingsChanged: pushed.action === 'updated', timeoutMs: flags.syncTimeout * 1000 }) : undefined;
+          return { ok: pushed.ok && (sync?.ok ?? true), result: { ...pushed, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}) } };
         },
         depotLine,
       );
+    });
+
+  connectionOptions(installer.command('download').description("have the installer download every bundle of a release from its depot, and wait until each is validated"))
+    .requiredOption('--release <version>', 'the release, as the installer lists it (e.g. 9.0.1.0)')
+    .option('--image-type <type>', 'INSTALL or UPGRADE', 'INSTALL')
+    .option('--component <name>', 'only the bundles of this component (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
+    .option('--sku <sku>', 'the product whose release it is', INSTALLER_PRODUCT_SKUS[0])
+    .option('--wait-timeout <seconds>', 'how long to wait for every download', parseIntOption('--wait-timeout'), 6 * 3600)
+    .action(async (flags: DownloadFlags) => {
+      const lib = await installerLib();
+      const imageType = flags.imageType.toUpperCase();
+      if (!(INSTALLER_IMAGE_TYPES as readonly string[]).includes(imageType)) throw usageError(`--image-type must be one of ${INSTALLER_IMAGE_TYPES.join(', ')}.`);
+      // Byte bars for one installer on a terminal; a fleet or JSON gets the rows at the end.
+      const bars = byteBars(!flags.json && !!flags.installer && process.stderr.isTTY === true);
+      try {
+        await runCommand(
+          flags,
+          async (client) => {
+            const report = await lib.downloadRelease(client, {
+              release: flags.release,
+              imageType,
+              components: flags.component.length > 0 ? flags.component : undefined,
+              sku: flags.sku,
+              timeoutMs: flags.waitTimeout * 1000,
+              onProgress: (rows) => rows.forEach((b) => bars.update(b.id, `${b.component.padEnd(20)} ${b.status.padEnd(10)}`, b.downloadedSize, b.size)),
+            });
+            return { ok: report.ok, result: report };
+          },
+          downloadLines,
+        );
+      } finally {
+        bars.stop();
+      }
     });
 
   connectionOptions(installer.command('status').description('appliance info, depot settings and status, trusted certificates'))
@@ -265,7 +315,7 @@ function trustLine(outcomes: TrustOutcome[]): string[] {
   return outcomes.map((o) => `${o.action === 'imported' ? 'imported' : 'already trusted'}: ${o.subject}${o.alias ? ` (alias ${o.alias})` : ''}`);
 }
 
-function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[] }): string[] {
+function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[]; sync?: SyncResult & { action?: string } }): string[] {
   const conf = result.settings.depotConfiguration;
   const where = conf?.url ?? `${conf?.hostname ?? '?'}:${conf?.port ?? '?'}`;
   const lines = [`depot ${where}: ${result.status ?? 'no status'}${result.action === 'unchanged' ? ' (already set, nothing sent)' : ''}`];
@@ -273,6 +323,24 @@ function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[] }): stri
   if (!result.ok && result.remediation) lines.push(result.remediation);
   if (!result.ok && result.hint) lines.push(result.hint);
   if (result.trusted) lines.push(...trustLine(result.trusted));
+  if (result.sync) lines.push(...syncLines(result.sync));
+  return lines;
+}
+
+function syncLines(sync: SyncResult & { action?: string }): string[] {
+  const when = sync.completedAt ? ` (${sync.completedAt})` : '';
+  if (sync.ok) return [`sync: ${sync.status}${when}${sync.action === 'already-synced' ? ', already synced: nothing sent' : ''}`];
+  return [`sync: ${sync.status}${when}: ${sync.message ?? 'no message'}`, ...(sync.fix ? [sync.fix] : [])];
+}
+
+function downloadLines(report: DownloadReport): string[] {
+  const done = report.bundles.filter((b) => b.status === BUNDLE_DOWNLOAD_STATUS.success).length;
+  const bytes = report.bundles.reduce((sum, b) => sum + b.size, 0);
+  const lines = [`release ${report.release} (${report.imageType}): ${done} of ${report.bundles.length} bundles downloaded, ${formatBytes(bytes)}`];
+  for (const b of report.bundles) {
+    const how = b.action === 'already-downloaded' ? ' (already downloaded)' : '';
+    lines.push(`${b.status.padEnd(8)} ${b.component} ${b.name}${how}${b.status === BUNDLE_DOWNLOAD_STATUS.success ? '' : b.message ? `: ${b.message}` : ''}`);
+  }
   return lines;
 }
 
@@ -285,6 +353,12 @@ function statusLines(s: InstallerStatus): string[] {
       ? `depot: ${conf.url ?? `${conf.hostname}:${conf.port}`}${account?.username ? ` as ${account.username}` : ''}: ${account?.status ?? 'no status'}${account?.message ? ` (${account.message})` : ''}`
       : `depot: not configured${account?.status ? ` (${account.status})` : ''}`,
   );
+  if (s.sync) lines.push(`sync: ${s.sync.syncStatus}${s.sync.lastSyncCompletionTimestamp ? ` (${s.sync.lastSyncCompletionTimestamp})` : ''}${s.sync.errorMessage ? `: ${s.sync.errorMessage}` : ''}`);
+  if (s.downloads) {
+    const counts = Object.entries(s.downloads.byStatus).map(([status, n]) => `${n} ${status}`);
+    lines.push(`bundles: ${counts.length > 0 ? counts.join(', ') : 'none offered'}`);
+    for (const f of s.downloads.failed) lines.push(`  FAILED ${f.component ?? f.bundleId}${f.message ? `: ${f.message}` : ''}`);
+  }
   lines.push(`trusted certificates: ${s.trusted.length}`);
   for (const t of s.trusted) lines.push(`  ${t.alias}${t.subject ? `: ${t.subject}, valid to ${t.notAfter}` : ''}`);
   return lines;

@@ -23,6 +23,7 @@ interface SimInstallerFlags {
   applianceVersion?: string;
   certOut?: string;
   resolve: Record<string, string>;
+  store?: string;
   quiet?: boolean;
   json?: boolean;
 }
@@ -51,6 +52,7 @@ export function registerSimInstallerCommand(sim: Command): void {
     .option('--appliance-version <version>', 'version appliance-info reports; 9.1 and later take the depot url field')
     .option('--cert-out <file>', 'write its self-signed certificate here (for --installer-ca)')
     .option('--resolve <name=address>', 'reach the depot NAME at ADDRESS, without DNS or a hosts file (repeatable)', collectResolve, {})
+    .option('--store <dir>', 'keep the bundles it downloads here, laid out like the depot (default: only their verdict)')
     .option('--quiet', 'do not print the service log')
     .option('--json', 'print the address as JSON')
     .action(async (flags: SimInstallerFlags) => {
@@ -65,6 +67,7 @@ export function registerSimInstallerCommand(sim: Command): void {
         stateFile: flags.state,
         version: flags.applianceVersion,
         resolve: flags.resolve,
+        store: flags.store,
         onLog: flags.quiet ? undefined : (line) => note(line),
       });
       if (flags.certOut) await writeFileAtomic(flags.certOut, simulator.caPem, { mode: 0o644, force: true });

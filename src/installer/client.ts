@@ -1,9 +1,20 @@
 import { decodeJwt } from 'jose';
 import { Agent, request } from 'undici';
-import { INSTALLER_API, INSTALLER_TOKEN_CREATED_STATUSES } from '../constants.js';
+import { INSTALLER_API, INSTALLER_ERROR_CODES, INSTALLER_TOKEN_CREATED_STATUSES, apiPath } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
-import { isObject, parseErrorBody, withoutPassword, type ApplianceInfo, type DepotSettings, type PageOfTrustedCertificate, type TokenPair } from './wire.js';
+import {
+  isObject,
+  parseErrorBody,
+  withoutPassword,
+  type ApplianceInfo,
+  type BundleDownloadStatusInfo,
+  type DepotSettings,
+  type DepotSyncInfo,
+  type PageOfTrustedCertificate,
+  type ReleaseComponentDetail,
+  type TokenPair,
+} from './wire.js';
 
 /** How the client trusts the installer's own HTTPS certificate. */
 export interface InstallerTrust {
@@ -219,7 +230,7 @@ export class InstallerClient {
   }
 
   /** An authenticated call: refreshed before expiry, retried once after a 401. */
-  async call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, opts: SendOptions = {}): Promise<Reply> {
+  async call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: SendOptions = {}): Promise<Reply> {
     if (this.aborted) throw new DepotkitError(`The session with ${this.origin.host} was interrupted.`, EXIT.problems);
     if (!this.accessToken) await this.login();
     else if (this.tokenSecondsLeft() < (this.opts.refreshMarginSeconds ?? 60)) await this.refresh();
@@ -306,6 +317,40 @@ export class InstallerClient {
     const timeoutMs = Math.max(this.opts.depotUpdateTimeoutMs ?? DEPOT_UPDATE_TIMEOUT_MS, this.opts.timeoutMs ?? 30_000);
     const reply = await this.call('PUT', INSTALLER_API.depotSettings, settings, { timeoutMs });
     if (reply.status !== 202 && reply.status !== 200) throw this.apiError('Updating the depot settings', reply);
+  }
+
+  async getSyncInfo(): Promise<DepotSyncInfo> {
+    const reply = await this.call('GET', INSTALLER_API.depotSyncInfo);
+    if (reply.status !== 200 || !isObject(reply.body) || typeof reply.body.syncStatus !== 'string') throw this.apiError('Reading the depot sync status', reply);
+    return reply.body as unknown as DepotSyncInfo;
+  }
+
+  /** Asks the installer to sync the depot's metadata; it answers at once and syncs in the background. */
+  async startSync(): Promise<void> {
+    const reply = await this.call('PATCH', INSTALLER_API.depotSyncInfo);
+    if (reply.status !== 202 && reply.status !== 200) throw this.apiError('Starting the depot sync', reply);
+  }
+
+  async releaseComponents(sku: string, releaseVersion: string, imageType: string): Promise<ReleaseComponentDetail[]> {
+    const query = new URLSearchParams({ releaseVersion, imageType, automatedInstall: 'true' });
+    const reply = await this.call('GET', `${apiPath(INSTALLER_API.releaseComponents, { sku })}?${query}`);
+    if (reply.status !== 200 || !isObject(reply.body) || !Array.isArray(reply.body.elements)) throw this.apiError(`Listing the components of ${sku} ${releaseVersion}`, reply);
+    return reply.body.elements as ReleaseComponentDetail[];
+  }
+
+  /** Asks for a bundle's download: 'started', or 'already-downloaded' (the installer's BUNDLE_DOWNLOAD_ALREADY_DOWNLOADED). */
+  async startBundleDownload(id: string): Promise<'started' | 'already-downloaded'> {
+    const reply = await this.call('PATCH', apiPath(INSTALLER_API.bundle, { id }), { bundleDownloadSpec: { downloadNow: true } });
+    if (reply.status === 202 || reply.status === 200) return 'started';
+    if (parseErrorBody(reply.body)?.errorCode === INSTALLER_ERROR_CODES.bundleAlreadyDownloaded) return 'already-downloaded';
+    throw this.apiError(`Starting the download of bundle ${id}`, reply);
+  }
+
+  async downloadStatus(releaseVersion?: string, imageType?: string): Promise<BundleDownloadStatusInfo[]> {
+    const query = new URLSearchParams({ ...(releaseVersion ? { releaseVersion } : {}), ...(imageType ? { imageType } : {}) });
+    const reply = await this.call('GET', `${INSTALLER_API.bundleDownloadStatus}${query.size > 0 ? `?${query}` : ''}`);
+    if (reply.status !== 200 || !isObject(reply.body) || !Array.isArray(reply.body.elements)) throw this.apiError('Reading the bundle download status', reply);
+    return reply.body.elements as BundleDownloadStatusInfo[];
   }
 
   apiError(operation: string, reply: Reply): InstallerApiError {

@@ -47,6 +47,36 @@ export interface ApplianceInfo {
   version: string;
 }
 
+/** `GET /v1/system/settings/depot/depot-sync-info`. */
+export interface DepotSyncInfo {
+  syncStatus: string;
+  errorMessage?: string;
+  lastSyncCompletionTimestamp?: string;
+}
+
+export interface BundleInfo {
+  id: string;
+  name: string;
+  size: number;
+  type: string;
+}
+
+/** `GET /v1/releases/{sku}/release-components` elements. */
+export interface ReleaseComponentDetail {
+  releaseVersion: string;
+  components: Array<{ name: string; publicName?: string; versions?: Array<{ productVersion: string; artifacts: { bundles: BundleInfo[] } }> }>;
+}
+
+/** `GET /v1/bundles/download-status` elements. */
+export interface BundleDownloadStatusInfo {
+  bundleId: string;
+  componentType?: string;
+  version?: string;
+  downloadStatus: string;
+  downloadedSize?: number;
+  message?: string;
+}
+
 /** The error body of every installer operation (field notes §4). */
 export interface InstallerErrorBody {
   errorCode: string;

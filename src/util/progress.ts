@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { formatBytes } from './text.js';
 
 export interface Progress {
   /** Adds `delta` units of work done. */
@@ -64,13 +65,33 @@ export async function withByteProgress<T>(label: string, enabled: boolean, work:
   }
 }
 
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+export interface ByteBars {
+  /** Shows `done` of `total` bytes on the bar named `key` (made on first use). */
+  update(key: string, label: string, done: number, total: number): void;
+  stop(): void;
 }
+
+/** One byte bar per item on stderr when it is a TTY; otherwise nothing. */
+export function byteBars(enabled = process.stderr.isTTY === true): ByteBars {
+  if (!enabled) return { update: () => {}, stop: () => {} };
+  const multi = new cliProgress.MultiBar(
+    { format: '{label} [{bar}] {percentage}% | {done}/{all}', stream: process.stderr, hideCursor: true, clearOnComplete: true, fps: 5 },
+    cliProgress.Presets.shades_classic,
+  );
+  const bars = new Map<string, cliProgress.SingleBar>();
+  return {
+    update(key, label, done, total) {
+      const payload = { label, done: formatBytes(done), all: formatBytes(total) };
+      let bar = bars.get(key);
+      if (!bar) {
+        bar = multi.create(Math.max(total, 1), done, payload);
+        bars.set(key, bar);
+      } else bar.update(done, payload);
+    },
+    stop() {
+      multi.stop();
+    },
+  };
+}
+
+export { formatBytes } from './text.js';

@@ -1,0 +1,80 @@
+import { DEPOT_PATHS, DEPOT_SYNC_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../constants.js';
+import { DepotkitError, EXIT } from '../util/errors.js';
+import type { InstallerClient } from './client.js';
+import type { DepotSyncInfo } from './wire.js';
+
+export interface SyncOptions {
+  /** How long to wait for the sync to end; 10 minutes by default (a real sync reads the whole catalog). */
+  timeoutMs?: number;
+  pollMs?: number;
+}
+
+export interface SyncResult {
+  ok: boolean;
+  status: string;
+  completedAt?: string;
+  /** The installer's errorMessage when the sync failed. */
+  message?: string;
+  /** What to do about a failed sync, with the depotkit command that names the missing file. */
+  fix?: string;
+}
+
+const FINAL: readonly string[] = [DEPOT_SYNC_STATUS.synced, DEPOT_SYNC_STATUS.failed];
+
+/** The fix for a failed sync, from the installer's words. */
+export function syncFailureFix(message: string | undefined): string {
+  const text = message ?? '';
+  const verify = 'run depotkit depot verify <depot-dir> on the depot host: it names every missing or misplaced file';
+  if (text.includes(INSTALLER_ERROR_CODES.manifestNotFound)) {
+    return `The depot has no manifest at ${DEPOT_PATHS.manifest} (verify's layout.file.missing): lay out the vendor's metadata archive with depotkit depot build --metadata <archive> --out <depot-dir>, then ${verify}.`;
+  }
+  if (text.toLowerCase().includes(INSTALLER_MESSAGES.compatibilityDownloadFailed.toLowerCase())) {
+    return `The depot lacks the Compatibility data at ${DEPOT_PATHS.compatibility} (verify's layout.file.missing): it is in the vendor's metadata archive (depotkit depot build --metadata <archive> lays it out); ${verify}.`;
+  }
+  return `Check the depot as the installer reads it: depotkit check <depot-url> --ca <ca> --user <user> --password-file <file>, and ${verify}.`;
+}
+
+/**
+ * Has the installer sync the depot's metadata and waits for the verdict. The
+ * wait ends on SYNCED or SYNC_FAILED with a completion time other than the
+ * previous sync's (a status read before the new sync started does not count).
+ */
+export async function syncDepot(client: InstallerClient, opts: SyncOptions = {}): Promise<SyncResult> {
+  const before = await client.getSyncInfo();
+  await client.startSync();
+  const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
+  let seenRunning = false;
+  for (;;) {
+    const info: DepotSyncInfo = await client.getSyncInfo();
+    const final = FINAL.includes(info.syncStatus);
+    if (!final) seenRunning = true;
+    else if (seenRunning || info.lastSyncCompletionTimestamp !== before.lastSyncCompletionTimestamp) {
+      const ok = info.syncStatus === DEPOT_SYNC_STATUS.synced;
+      return {
+        ok,
+        status: info.syncStatus,
+        ...(info.lastSyncCompletionTimestamp ? { completedAt: info.lastSyncCompletionTimestamp } : {}),
+        ...(ok ? {} : { message: info.errorMessage, fix: syncFailureFix(info.errorMessage) }),
+      };
+    }
+    if (Date.now() >= deadline) {
+      throw new DepotkitError(`The installer's depot sync did not end within ${Math.round((opts.timeoutMs ?? 600_000) / 1000)} s (status ${info.syncStatus}).`, EXIT.problems);
+    }
+    await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 1000));
+  }
+}
+
+/**
+ * The depot synced: nothing is sent when the installer already shows SYNCED
+ * and the depot settings did not change (`settingsChanged` false); otherwise
+ * a sync as syncDepot runs it.
+ */
+export async function ensureSynced(client: InstallerClient, opts: SyncOptions & { settingsChanged: boolean }): Promise<SyncResult & { action: 'synced' | 'already-synced' }> {
+  if (!opts.settingsChanged) {
+    const info = await client.getSyncInfo();
+    if (info.syncStatus === DEPOT_SYNC_STATUS.synced) {
+      return { action: 'already-synced', ok: true, status: info.syncStatus, ...(info.lastSyncCompletionTimestamp ? { completedAt: info.lastSyncCompletionTimestamp } : {}) };
+    }
+  }
+  return { action: 'synced', ...(await syncDepot(client, opts)) };
+}
