@@ -1,22 +1,47 @@
 import { InvalidArgumentError } from 'commander';
+import { DepotkitError, EXIT, isEnvironmentError, describeFsError } from '../util/errors.js';
+import { escapeControlChars } from '../util/text.js';
 
-/** Printing for the CLI: JSON for scripts, plain lines for people. */
+/**
+ * Printing for the CLI: JSON for scripts, plain lines for people. Every line
+ * for people goes through here, with its control characters escaped: names
+ * from a catalog, an archive, a certificate or a server must not drive the
+ * terminal (colours, titles, forged lines). JSON escapes them itself.
+ */
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export function printLines(lines: Iterable<string>): void {
-  for (const line of lines) process.stdout.write(`${line}\n`);
+  for (const line of lines) process.stdout.write(`${escapeControlChars(line)}\n`);
 }
 
 /** Messages that are not the command's result go to stderr, so stdout stays parseable. */
 export function note(message: string): void {
-  process.stderr.write(`${message}\n`);
+  process.stderr.write(`${escapeControlChars(message)}\n`);
 }
 
 export function warn(message: string): void {
-  process.stderr.write(`warning: ${message}\n`);
+  note(`warning: ${message}`);
+}
+
+/**
+ * Prints a command's failure as one sentence (and its hint) on stderr, and
+ * returns the exit code. A full disk or quota met anywhere, even where no
+ * sentence was made for it, is the environment's failure (exit 3).
+ */
+export function printError(err: unknown): number {
+  const known = err instanceof DepotkitError ? err : isEnvironmentError(err) ? describeFsError(err, (err as NodeJS.ErrnoException).path ?? 'a file') : undefined;
+  if (known) {
+    note(`depotkit: ${known.message}`);
+    if (known.hint) note(`  ${known.hint}`);
+    return known.exitCode;
+  }
+  note(`depotkit: ${err instanceof Error ? err.message : String(err)}`);
+  // A stack is for whoever debugs depotkit, on request only.
+  if (process.env.DEPOTKIT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  return EXIT.problems;
 }
 
 /** Parses a positive integer option, with the option's name in the error. */

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
-import { DepotkitError, EXIT } from '../util/errors.js';
+import { EXIT } from '../util/errors.js';
+import { printError } from './output.js';
 // One line per capability: each file registers its own command group.
 import { registerDepotCommands } from './depot.js';
 import { registerCertCommands } from './cert.js';
@@ -41,13 +42,7 @@ export async function main(argv: string[]): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
       return EXIT.usage;
     }
-    if (err instanceof DepotkitError) {
-      process.stderr.write(`depotkit: ${err.message}\n`);
-      if (err.hint) process.stderr.write(`  ${err.hint}\n`);
-      return err.exitCode;
-    }
-    process.stderr.write(`depotkit: ${err instanceof Error ? err.message : String(err)}\n`);
-    if (process.env.DEPOTKIT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-    return EXIT.problems;
+    // One sentence, control characters escaped, the exit code of its kind.
+    return printError(err);
   }
 }

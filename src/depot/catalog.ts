@@ -1,5 +1,6 @@
 import { DEPOT_PATHS, type Release, componentDir } from '../constants.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
+import { escapeControlChars, hasControlChars } from '../util/text.js';
 import { describeSchemaErrors, validateCatalog } from './schemas.js';
 
 export interface CatalogBinary {
@@ -25,11 +26,15 @@ export interface Catalog {
   patches: Record<string, { productVersion: string; releaseDate?: string; artifacts: { bundles: CatalogBundle[] } }[]>;
 }
 
-/** A catalog that cannot be used: not JSON, or not the catalog's shape. */
+/**
+ * A catalog that cannot be used: not JSON, not the catalog's shape, a file
+ * name with control characters, or one path named twice with different
+ * content. `kind` makes the finding id: `catalog.<kind>.invalid`.
+ */
 export class CatalogError extends DepotkitError {
   constructor(
     message: string,
-    readonly kind: 'json' | 'schema',
+    readonly kind: 'json' | 'schema' | 'file-name' | 'duplicate',
   ) {
     super(message, EXIT.usage, 'Copy the catalog again from the vendor metadata; never edit it by hand.');
   }
@@ -46,7 +51,42 @@ export function parseCatalog(text: string, source: string = DEPOT_PATHS.catalog)
   if (!validateCatalog(value)) {
     throw new CatalogError(`${source} does not have the catalog's shape: ${describeSchemaErrors(validateCatalog.errors)}.`, 'schema');
   }
+  checkEntries(value as Catalog, source);
   return value as Catalog;
+}
+
+/**
+ * What the schema cannot say. A file name becomes a path on disk and is
+ * printed in reports: control characters (ESC, BEL, CR, LF...) would forge
+ * report lines or drive the terminal, and no vendor file is named so. One path
+ * named twice with another size or checksum cannot be satisfied by any depot.
+ */
+function checkEntries(catalog: Catalog, source: string): void {
+  const seen = new Map<string, { size: number; checksum: string; bundle: string }>();
+  for (const [component, versions] of Object.entries(catalog.patches)) {
+    for (const version of versions) {
+      for (const bundle of version.artifacts.bundles) {
+        for (const binary of bundle.binaries) {
+          if (hasControlChars(binary.fileName)) {
+            throw new CatalogError(
+              `${source} names the ${component} binary "${escapeControlChars(binary.fileName)}" (bundle ${escapeControlChars(bundle.name)}) whose file name holds control characters: refused.`,
+              'file-name',
+            );
+          }
+          const path = `${componentDir(component)}/${binary.fileName}`;
+          const before = seen.get(path);
+          const checksum = binary.checksum.toLowerCase();
+          if (before && (before.size !== binary.size || before.checksum !== checksum)) {
+            throw new CatalogError(
+              `${source} names ${path} twice with different ${before.size !== binary.size ? 'sizes' : 'checksums'} (bundles ${escapeControlChars(before.bundle)} and ${escapeControlChars(bundle.name)}): one path cannot hold both.`,
+              'duplicate',
+            );
+          }
+          seen.set(path, { size: binary.size, checksum, bundle: bundle.name });
+        }
+      }
+    }
+  }
 }
 
 /** The release a catalog is for, from its newest product version (9.1 drops VRSLCM). */

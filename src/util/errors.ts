@@ -1,5 +1,9 @@
-/** Exit codes of every command. */
-export const EXIT = { ok: 0, problems: 1, usage: 2 } as const;
+/**
+ * Exit codes of every command. `environment`: the machine could not do it
+ * (no space left, disk quota exceeded), neither the input's fault nor a
+ * finding about the thing checked; freeing space and running again helps.
+ */
+export const EXIT = { ok: 0, problems: 1, usage: 2, environment: 3 } as const;
 
 /**
  * An expected failure: one clear sentence for the user, an exit code, and
@@ -21,6 +25,14 @@ export function usageError(message: string, hint?: string): DepotkitError {
   return new DepotkitError(message, EXIT.usage, hint);
 }
 
+const ENVIRONMENT_HINT = 'Free some space and run the command again; no partial file was left at a final path.';
+
+/** Out of space or over quota: the environment's failure, whatever was being written. */
+export function isEnvironmentError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
 /** Turns a Node system error about `path` into one sentence a user can act on. */
 export function describeFsError(err: unknown, path: string): DepotkitError {
   const code = (err as NodeJS.ErrnoException)?.code;
@@ -31,7 +43,9 @@ export function describeFsError(err: unknown, path: string): DepotkitError {
     case 'EPERM':
       return usageError(`${path} cannot be read or written: permission denied.`, 'Check the file mode and owner.');
     case 'ENOSPC':
-      return new DepotkitError(`No space left on the device while writing ${path}.`, EXIT.problems, 'Free some space and run the command again; nothing partial was left behind.');
+      return new DepotkitError(`No space left on the device while writing ${path}.`, EXIT.environment, ENVIRONMENT_HINT);
+    case 'EDQUOT':
+      return new DepotkitError(`The disk quota is exceeded while writing ${path}.`, EXIT.environment, ENVIRONMENT_HINT);
     case 'EISDIR':
       return usageError(`${path} is a folder, a file was expected.`);
     case 'ENOTDIR':

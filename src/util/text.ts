@@ -1,0 +1,31 @@
+/**
+ * Control characters (C0, DEL, C1) in text that came from a file, an archive
+ * or a server would act on a terminal: ESC starts colour and title
+ * sequences, BEL rings, CR and LF forge lines. They are shown escaped instead,
+ * in the spelling of a JavaScript string (`\x1b`, `\r`, `\n`, `\t`).
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
+// eslint-disable-next-line no-control-regex
+const HAS_CONTROL = /[\x00-\x1f\x7f-\x9f]/;
+
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+export function hasControlChars(text: string): boolean {
+  return HAS_CONTROL.test(text);
+}
+
+export function escapeControlChars(text: string): string {
+  return text.replace(CONTROL, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
+}
