@@ -118,6 +118,8 @@ export function registerServeCommands(program: Command): void {
       const loadTls = tlsLoader(opts);
       if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
       if (loadTls && opts.http) throw usageError('--http turns TLS off; do not give a certificate with it.');
+      // Read and checked before anything is said or started: an unusable pair ends here with one sentence.
+      const tls = loadTls ? await loadTls() : undefined;
       const auth = await authOption(opts);
       if (auth && opts.http) throw usageError('Basic auth over plain HTTP would send the password in clear text.', 'Serve over TLS (--cert/--key or --ca), or drop the auth options.');
       if (!auth) warn('serving without authentication: anyone who can reach this port can download the depot.');
@@ -126,7 +128,6 @@ export function registerServeCommands(program: Command): void {
       for (const prefix of openPrefixes) {
         if (!(await exists(resolve(root, prefix)))) warn(`${prefix} does not exist under ${root} (yet); it is open once it does.`);
       }
-      const tls = loadTls ? await loadTls() : undefined;
       const options: DepotServerOptions = {
         root,
         host: opts.host,

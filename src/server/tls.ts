@@ -1,3 +1,4 @@
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { SERVE_TLS_CIPHERS, SERVE_TLS_MIN_VERSION } from '../constants.js';
@@ -19,13 +20,45 @@ async function readPem(path: string): Promise<string> {
   }
 }
 
+/** Reads (or takes) the certificate and key, and checks them as checkTlsMaterial does, naming the files. */
 export async function loadTlsMaterial(source: TlsSource): Promise<TlsMaterial> {
-  if ('certPem' in source) return { certPem: source.certPem, keyPem: source.keyPem };
-  return { certPem: await readPem(source.certFile), keyPem: await readPem(source.keyFile) };
+  if ('certPem' in source) return checkTlsMaterial({ certPem: source.certPem, keyPem: source.keyPem });
+  const material = { certPem: await readPem(source.certFile), keyPem: await readPem(source.keyFile) };
+  return checkTlsMaterial(material, { cert: `The certificate file ${source.certFile}`, key: `The key file ${source.keyFile}` });
+}
+
+const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
+const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |ENCRYPTED )?PRIVATE KEY)-----[\s\S]+?-----END \1-----/;
+
+/**
+ * Checks that the certificate text holds a PEM certificate, the key text a PEM private key, and that they
+ * are a pair; throws one sentence otherwise. OpenSSL takes an empty certificate and key without a word, and
+ * every handshake then fails: a server must never start, nor switch, on them.
+ */
+export function checkTlsMaterial(material: TlsMaterial, names = { cert: 'The TLS certificate', key: 'The TLS key' }): TlsMaterial {
+  const emptiness = (text: string) => (text.trim() === '' ? ' (it is empty)' : '');
+  const certBlock = CERT_BLOCK.exec(material.certPem)?.[0];
+  if (!certBlock) throw usageError(`${names.cert} holds no PEM certificate${emptiness(material.certPem)}; give the server's certificate, best followed by its chain.`);
+  if (!KEY_BLOCK.test(material.keyPem)) throw usageError(`${names.key} holds no PEM private key${emptiness(material.keyPem)}; give the certificate's private key.`);
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(certBlock);
+  } catch (err) {
+    throw usageError(`${names.cert} holds a certificate that cannot be read: ${errorMessage(err)}.`);
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(material.keyPem);
+  } catch (err) {
+    throw usageError(`${names.key} holds a private key that cannot be read (an encrypted key is not supported): ${errorMessage(err)}.`);
+  }
+  if (!cert.checkPrivateKey(key)) throw usageError('The TLS key does not belong to the certificate: they are not a pair.');
+  return material;
 }
 
 /** TLS 1.2 minimum, TLS 1.3 on, AEAD suites only, the server's order of preference. */
 export function secureOptions(material: TlsMaterial): SecureContextOptions {
+  checkTlsMaterial(material);
   const options: SecureContextOptions = {
     cert: material.certPem,
     key: material.keyPem,

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { usageError } from '../util/errors.js';
 import { startDepotServer, type DepotServer, type DepotServerOptions } from './index.js';
-import type { TlsMaterial } from './tls.js';
+import { checkTlsMaterial, loadTlsMaterial, type TlsMaterial } from './tls.js';
 
 /**
  * Messages between the primary and its workers. A worker prepares its server on 'start' and is
@@ -67,7 +67,10 @@ const hasExited = (w: ChildProcess) => w.exitCode !== null || w.signalCode !== n
  * process only supervises. `count` 1 forks nothing. A worker that dies is
  * replaced while the server is not shutting down.
  */
-export async function startDepot(options: DepotServerOptions, count: number, graceMs: number): Promise<RunningDepot> {
+export async function startDepot(startOptions: DepotServerOptions, count: number, graceMs: number): Promise<RunningDepot> {
+  // What a worker is started with: the start-up options, with the certificate of the last successful reload,
+  // so that a worker replacing a dead one serves what the others serve.
+  let options = startOptions;
   const server: DepotServer = await startDepotServer(options);
   let stopping = false;
   const live = new Set<ChildProcess>();
@@ -114,7 +117,10 @@ export async function startDepot(options: DepotServerOptions, count: number, gra
     url: server.url,
     port: server.port,
     workers: count,
-    async reload(material) {
+    async reload(given) {
+      // Read and checked once, here, before any process switches: a broken pair leaves every one on the old pair,
+      // and every process gets the very same new one (a worker does not re-read files that may change meanwhile).
+      const material = given ? checkTlsMaterial(given) : options.tls ? await loadTlsMaterial(options.tls) : undefined;
       const replies = [...live].map(async (w) => {
         const reply = waitFor(w, 'reloaded');
         const message: ToWorker = { type: 'reload', material };
@@ -126,7 +132,9 @@ export async function startDepot(options: DepotServerOptions, count: number, gra
         () => undefined,
         (err: Error) => err.message,
       );
-      const errors = (await Promise.all([own, ...replies])).filter((e): e is string => e !== undefined);
+      const [ownError, ...workerErrors] = await Promise.all([own, ...replies]);
+      if (material && ownError === undefined) options = { ...options, tls: material };
+      const errors = [ownError, ...workerErrors].filter((e): e is string => e !== undefined);
       if (errors.length > 0) throw usageError(errors[0]!);
     },
     close(ms) {

@@ -5,7 +5,7 @@ import { connect as tcpConnect, type Socket } from 'node:net';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
-import { connect } from 'node:tls';
+import { connect, type TLSSocket } from 'node:tls';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { spawnCliJson } from '../helpers/cli.js';
 
@@ -159,4 +159,33 @@ export async function openAnswered(port: number, path: string, n: number): Promi
         }),
     ),
   );
+}
+
+/**
+ * Rounds of `perRound` TLS connections to `port` held open at once (certificate not verified, so a wrong one is
+ * seen rather than refused), until every process in `pids` has accepted one of them (the kernel picks) or
+ * `rounds` are done. Returns the issuer of the certificate each connection got, or the handshake's error, and
+ * the processes seen serving.
+ */
+export async function certificatesAcross(port: number, pids: number[], rounds = 30, perRound = 16): Promise<{ issuers: string[]; seen: Set<number> }> {
+  const issuers: string[] = [];
+  const seen = new Set<number>();
+  for (let round = 0; round < rounds && seen.size < pids.length; round++) {
+    const sockets = await Promise.all(
+      Array.from(
+        { length: perRound },
+        () =>
+          new Promise<{ socket?: TLSSocket; issuer: string }>((resolve) => {
+            const socket = connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false }, () => resolve({ socket, issuer: socket.getPeerX509Certificate()?.issuer ?? 'no certificate' }));
+            socket.once('error', (err) => resolve({ issuer: `handshake failed: ${err.message}` }));
+          }),
+      ),
+    );
+    for (const pid of await pidsServing(pids, port)) seen.add(pid);
+    for (const s of sockets) {
+      issuers.push(s.issuer);
+      s.socket?.destroy();
+    }
+  }
+  return { issuers, seen };
 }
