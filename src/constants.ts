@@ -450,3 +450,43 @@ export const INSTALLER_URL_FIELD_SINCE = '9.1';
 export const INSTALLER_TRUSTED_CERTS_FIELD_SINCE = '9.1.1';
 /** The depot settings' 9.1 `url` must match this. */
 export const INSTALLER_DEPOT_URL_PATTERN = /^https?:\/\/[^\s/]+(\/[^\s]*)?$/;
+
+// ------------------------------------------------------------ export: configurations for other servers
+
+/** The servers `depotkit export` writes a configuration for. */
+export const EXPORT_TARGETS = ['nginx', 'apache', 'caddy', 'systemd'] as const;
+export type ExportTarget = (typeof EXPORT_TARGETS)[number];
+/** Port of an exported configuration without --port: HTTPS's own, which the installer shows by default. */
+export const EXPORT_DEFAULT_PORT = 443;
+
+/**
+ * The TLS 1.2 suites of SERVE_TLS_CIPHERS under their IANA names, as Go's crypto/tls (Caddy) takes them.
+ * TLS 1.3 suites keep one name everywhere (Go does not let them be chosen: all three are AEAD).
+ */
+export const TLS12_SUITE_IANA_NAMES: Readonly<Record<string, string>> = {
+  'ECDHE-ECDSA-AES256-GCM-SHA384': 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384': 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
+  'ECDHE-ECDSA-AES128-GCM-SHA256': 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256': 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
+  'ECDHE-ECDSA-CHACHA20-POLY1305': 'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
+  'ECDHE-RSA-CHACHA20-POLY1305': 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+};
+
+/** Where Debian's packages of each server keep their configuration, the group their workers run as, and their commands. */
+export const EXPORT_DEBIAN = {
+  nginx: { group: 'www-data', siteDir: '/etc/nginx/conf.d', test: 'nginx -t', reload: 'systemctl reload nginx' },
+  apache: {
+    group: 'www-data',
+    siteDir: '/etc/apache2/sites-available',
+    portsFile: '/etc/apache2/ports.conf',
+    /** Modules the exported virtual host uses; Debian enables all but ssl and allowmethods by default. */
+    modules: ['ssl', 'auth_basic', 'authn_core', 'authn_file', 'authz_core', 'authz_user', 'alias', 'mime', 'env', 'allowmethods'],
+    test: 'apache2ctl configtest',
+    reload: 'systemctl reload apache2',
+  },
+  caddy: { group: 'caddy', caddyfile: '/etc/caddy/Caddyfile', reload: 'systemctl reload caddy' },
+  systemd: { unitDir: '/etc/systemd/system', logrotateDir: '/etc/logrotate.d', sysusersDir: '/etc/sysusers.d', logDir: '/var/log', binary: '/usr/local/bin/depotkit' },
+} as const;
+
+/** The first Caddy release that names its Basic auth directive basic_auth; before it, basicauth (kept after as a deprecated alias). */
+export const CADDY_BASIC_AUTH_SINCE = '2.8.0';

@@ -11,6 +11,7 @@ import { registerServeCommands } from './serve.js';
 import { registerMgmtCommands } from './mgmt.js';
 import { registerSimCommands } from './sim.js';
 import { registerInstallerCommands } from './installer.js';
+import { registerExportCommand } from './export.js';
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerMgmtCommands(program);
   registerSimCommands(program);
   registerInstallerCommands(program);
+  registerExportCommand(program);
   return program;
 }
 
