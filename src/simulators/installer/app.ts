@@ -19,30 +19,12 @@ import {
 import { versionAtLeast } from '../../installer/depot.js';
 import { isObject, parseTokenIdBody, type DepotSettings, type PageOfTrustedCertificate } from '../../installer/wire.js';
 import { ApiError, badRequest, errorBody } from './api-error.js';
-import type { DepotLifecycle } from './lifecycle.js';
+import type { InstallerSimContext } from './context.js';
 import { registerLifecycleRoutes } from './lifecycle-routes.js';
 import { probeDepot, type DepotProbeOutcome, type DepotTarget } from './depot-probe.js';
-import type { ServiceLog } from './log.js';
 import type { StoredDepot } from './state.js';
-import { TokenRefused, checkPassword, type AccessClaims, type TokenService } from './tokens.js';
-import { BadCertificate, DuplicateCertificate, USAGE_TYPES, parseCertificates, pemOf, type TrustStore, type UsageType } from './trust-store.js';
-
-/** Everything the routes work on; `changed` persists it. */
-export interface InstallerSimContext {
-  users: Readonly<Record<string, string>>;
-  tokens: TokenService;
-  trust: TrustStore;
-  /** The depot settings; the password only in memory, for syncs and downloads. */
-  depot: { current?: StoredDepot; password?: string };
-  lifecycle: DepotLifecycle;
-  role: string;
-  version: string;
-  log: ServiceLog;
-  depotTimeoutMs: number;
-  /** Host names the simulator resolves to given addresses, as curl's --resolve does. */
-  resolve: ReadonlyMap<string, string>;
-  changed(): Promise<void>;
-}
+import { TokenRefused, checkPassword, type AccessClaims } from './tokens.js';
+import { BadCertificate, DuplicateCertificate, USAGE_TYPES, parseCertificates, pemOf, type UsageType } from './trust-store.js';
 
 /** The installer API on express: tokens, trusted certificates, depot settings, appliance info. */
 export function installerApp(ctx: InstallerSimContext): express.Express {

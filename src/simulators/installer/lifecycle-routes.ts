@@ -13,7 +13,7 @@ import { ApiError } from './api-error.js';
 import { releaseBundles, releaseComponents, releasesView, type SimBundle } from './bundles.js';
 import type { DepotConnection } from './downloads.js';
 import { targetOf, type DepotLifecycle } from './lifecycle.js';
-import type { InstallerSimContext } from './app.js';
+import type { InstallerSimContext } from './context.js';
 
 type Authorize = (req: Request, anyOf?: readonly string[]) => Promise<unknown>;
 
