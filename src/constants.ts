@@ -1,7 +1,7 @@
 /**
  * Every literal of the external interfaces lives here: depot paths, component
  * names, installer and management-server API paths, headers, error codes.
- * Sources: the two specification documents and shared/reference/field-notes.md.
+ * What each is and where it is documented: docs/interfaces.md.
  * Nothing else in the code base spells these values.
  */
 
@@ -36,7 +36,7 @@ export function componentDir(component: string): string {
   return `${DEPOT_PATHS.comp}/${component}`;
 }
 
-/** The seed's seven component folders: the installer's minimum. */
+/** The seven component folders the installer's documentation names: its minimum. */
 export const REQUIRED_COMPONENTS = [
   'NSX_T_MANAGER',
   'SDDC_MANAGER_VCF',
@@ -164,7 +164,7 @@ export const INSTALLER_JWT = {
   role: 'ADMIN',
 } as const;
 
-/** The alias the seed describes: `<prefix>_<name from the certificate>_<64 hex>`. */
+/** The documented alias: `<prefix>_<name from the certificate>_<64 hex>`. */
 export const TRUSTED_CERT_ALIAS_PREFIX = 'vcf';
 
 export const DEPOT_STATUS = {
@@ -178,8 +178,9 @@ export const DEPOT_STATUS = {
 export type DepotStatus = (typeof DEPOT_STATUS)[keyof typeof DEPOT_STATUS];
 
 /**
- * The installer's documented error codes: the seed's depot connection failure
- * and the depot statuses of field notes §4, which come back as errorCode too.
+ * The installer's documented error codes: the depot connection failure, the
+ * depot statuses (which come back as errorCode too) and the sync and bundle codes
+ * public automation keys on.
  */
 export const INSTALLER_ERROR_CODES = {
   depotConnectFailure: 'VMWARE_DEPOT_CONNECT_FAILURE',
@@ -204,7 +205,7 @@ export const INSTALLER_MESSAGES = {
   secureProtocolError: 'Secure protocol communication error',
   /** A depot sync without the Compatibility data. */
   compatibilityDownloadFailed: 'Vmware compatibility data download failed',
-  /** The Java cause when the depot's CA is not in the installer's store (field notes §6). */
+  /** The Java cause when the depot's CA is not in the installer's store (Java's PKIX message). */
   untrustedPath: 'unable to find valid certification path',
 } as const;
 
@@ -334,7 +335,7 @@ export const MGMT_SESSION_COOKIE_ATTRIBUTES = 'Path=/; HttpOnly; Secure';
  */
 export const MGMT_BASIC_CHALLENGE = 'Basic realm="vCenter"';
 
-// ------------------------------------------------------------ serve (issue 4)
+// ------------------------------------------------------------ serve
 
 /** Port `depotkit serve` listens on without --port (443 needs privileges; the installer takes any port). */
 export const SERVE_DEFAULT_PORT = 8443;
@@ -365,6 +366,18 @@ export const SERVE_DEFAULT_GRACE_SECONDS = 30;
 /** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
 export const SERVE_AUTH_CACHE_MS = 60_000;
 /**
+ * Wrong passwords a client address may send in a row to one serving process before it gets 429 with
+ * Retry-After; one more is allowed every SERVE_AUTH_FAILURE_REFILL_MS (ten a minute). Addresses
+ * remembered at most (least recently seen forgotten first).
+ */
+export const SERVE_AUTH_FAILURE_BURST = 10;
+export const SERVE_AUTH_FAILURE_REFILL_MS = 6_000;
+export const SERVE_AUTH_TRACKED_CLIENTS = 10_000;
+/** Threads per serving process that compute bcrypt (one process per core by default: one thread per core). */
+export const SERVE_AUTH_HASH_THREADS = 1;
+/** bcrypt checks running or waiting at once per serving process; more get 503 with Retry-After. */
+export const SERVE_AUTH_MAX_PENDING = 16;
+/**
  * The patch store on the depot that upgrades from 5.x read without credentials (the vendor's update tool
  * cannot do Basic auth, and its documentation supports HTTPS "without any authentication"): `serve --open` it.
  */
@@ -379,12 +392,12 @@ export const UMDS_PATCH_STORE_DIR = 'umds-patch-store';
  */
 export const CHECK_ANONYMOUS_PATHS = { hcl: DEPOT_PATHS.hclAll, patchStore: `${UMDS_PATCH_STORE_DIR}/` } as const;
 
-// ------------------------------------- installer: simulator and client (issue 6)
+// ------------------------------------- installer: simulator and client
 
 /** Answers of the installer API the client accepts for a new token pair (201 per the spec, 200 in the vendor's examples). */
 export const INSTALLER_TOKEN_CREATED_STATUSES = [200, 201] as const;
 
-/** Scopes that allow reading the certificate store (seed: CERT_READ and CA_READ occur). */
+/** Scopes that allow reading the certificate store (the documented token carries CERT_READ and CA_READ). */
 export const INSTALLER_READ_SCOPES = ['CERT_READ', 'CA_READ'] as const;
 
 /** The `errorType` the installer puts in its error bodies. */

@@ -41,7 +41,7 @@ export interface DemoResult {
 
 export const DEFAULT_DEMO_BINARY_SIZE = 1 << 20;
 
-/** Field-notes build numbers for the seed's seven; the rest are derived from the name. */
+/** Build numbers of the 9.0 GA binaries for the seven required components; the rest are derived from the name. */
 const KNOWN_BUILDS: Record<string, number> = {
   ESX_HOST: 24755229,
   NSX_T_MANAGER: 24733065,

@@ -25,7 +25,7 @@ export interface DepotPushOptions {
 /**
  * The offline account sent for an open depot given as hostname and port: the
  * installer requires a user there (DEPOT_USER_NOT_SET otherwise), and any user
- * name and password work when the depot does not enforce Basic auth (seed).
+ * name and password work when the depot does not enforce Basic auth (the installer's documentation).
  * Over the 9.1 url field an open depot goes without an account.
  */
 export const OPEN_DEPOT_ACCOUNT = { username: 'depotkit-open-depot', password: 'not-used-by-an-open-depot' } as const;
@@ -58,7 +58,7 @@ export function versionAtLeast(version: string, since: string): boolean {
 }
 
 /**
- * Refuses what must not be sent: credentials to a plain-HTTP depot (seed:
+ * Refuses what must not be sent: credentials to a plain-HTTP depot (the installer's documentation:
  * with Basic auth TLS is required, so credentials are not sent in clear text).
  */
 export function checkDepotSpec(spec: DepotSpec): void {

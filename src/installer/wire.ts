@@ -77,7 +77,7 @@ export interface BundleDownloadStatusInfo {
   message?: string;
 }
 
-/** The error body of every installer operation (field notes §4). */
+/** The error body of every installer operation (see docs/interfaces.md). */
 export interface InstallerErrorBody {
   errorCode: string;
   errorType: string;

@@ -38,10 +38,10 @@ interface Rows {
 }
 
 describe('depotkit installer', () => {
-  it("the seed's outcome: the depot update fails with the secure-protocol error, installer trust imports the CA, the same update succeeds, status shows it", async () => {
+  it("the documented outcome: the depot update fails with the secure-protocol error, installer trust imports the CA, the same update succeeds, status shows it", async () => {
     const sim = await startSim();
     try {
-      const connection = ['--installer', sim.url, '--user', USER, '--password-file', files.password, '--installer-ca', await simCaFile(sim, 'seed')];
+      const connection = ['--installer', sim.url, '--user', USER, '--password-file', files.password, '--installer-ca', await simCaFile(sim, 'flow')];
       const depotArgs = ['installer', 'depot', ...connection, '--depot-host', 'localhost', '--depot-port', String(depot.port), '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword];
 
       const failed = await runCli(depotArgs);

@@ -39,7 +39,7 @@ async function withSim<T>(fn: (sim: InstallerSimulator) => Promise<T>, opts: Par
 }
 
 describe('tokens', () => {
-  it('issues an HS256 JWT with exactly the seed claims, living 3600 s, and a UUID refresh token', async () => {
+  it('issues an HS256 JWT with exactly the documented claims, living 3600 s, and a UUID refresh token', async () => {
     await withSim(async (sim) => {
       const pair = await login(sim);
       expect(decodeProtectedHeader(pair.accessToken).alg).toBe('HS256');
@@ -153,7 +153,7 @@ describe('tokens', () => {
 });
 
 describe('trusted certificates', () => {
-  it('imports a CA with the seed alias, lists it, refuses the same certificate with 409 and deletes by alias', async () => {
+  it('imports a CA with the documented alias, lists it, refuses the same certificate with 409 and deletes by alias', async () => {
     await withSim(async (sim) => {
       const { accessToken } = await login(sim);
       const ca = await depotCa();

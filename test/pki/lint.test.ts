@@ -188,7 +188,7 @@ describe('lintServerCertificate', () => {
     const bad = brokenServerCert(ca, 'self-signed', HOST);
     const [untrusted] = lintServerCertificate(bad.certPem, { host: HOST, caPems: [ca.certPem] });
     expect(untrusted!.installer).toBe(`Fails the connection: "${INSTALLER_MESSAGES.secureProtocolError}" ("${INSTALLER_MESSAGES.untrustedPath}").`);
-    // The literal the field notes quote for an untrusted CA.
+    // The installer's words for an untrusted CA.
     expect(INSTALLER_MESSAGES.untrustedPath).toBe('unable to find valid certification path');
     const srcDir = fileURLToPath(new URL('../../src/pki/', import.meta.url));
     for (const file of await readdir(srcDir)) {

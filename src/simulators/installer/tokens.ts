@@ -3,7 +3,7 @@ import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { INSTALLER_JWT } from '../../constants.js';
 import { constantTimeEqual } from '../../util/secret-compare.js';
 
-/** The claims the installer puts in an access token (seed: "Access token claims"). */
+/** The claims the installer puts in an access token (as the installer documents its access token). */
 export interface AccessClaims extends JWTPayload {
   jti: string;
   iat: number;

@@ -49,7 +49,7 @@ export function pemOf(cert: X509Certificate): string {
 }
 
 /**
- * The seed's alias: a fixed prefix, a name taken from the certificate (its
+ * The documented alias: a fixed prefix, a name taken from the certificate (its
  * CN, else its O, with characters outside [A-Za-z0-9.-] turned into '-'), and
  * the 64 lowercase hex digits of its SHA-256, joined by underscores.
  */
