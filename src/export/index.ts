@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { chown } from 'node:fs/promises';
+import { chown, lstat, readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isSea } from 'node:sea';
 import {
@@ -208,9 +208,20 @@ async function prepare(options: ExportOptions): Promise<Common> {
     configPath(`/${p}`, '--open');
     return p;
   });
-  if (open.length > 0 && !options.auth) warnings.push('--open and --open-hcl do nothing without auth: the whole depot is open.');
+  if (open.length > 0 && !options.auth) {
+    warnings.push('--open and --open-hcl do nothing without auth: the whole depot is open.');
+    open.length = 0;
+  }
   for (const prefix of open) {
     if (!(await exists(join(root, prefix)))) warnings.push(`${prefix} does not exist under ${root} (yet); it is open once it does.`);
+    const links = await symlinksUnder(join(root, prefix));
+    if (links.length > 0) {
+      warnings.push(
+        options.target === 'caddy'
+          ? `${links.slice(0, 3).join(', ')}${links.length > 3 ? ` and ${links.length - 3} more` : ''}: symlinks under the open prefix ${prefix}, which Caddy follows without asking for credentials wherever they lead; replace them with copies.`
+          : `${links.slice(0, 3).join(', ')}${links.length > 3 ? ` and ${links.length - 3} more` : ''}: symlinks under the open prefix ${prefix}, which the server will not follow (so that none leads into the protected tree); replace them with copies.`,
+      );
+    }
   }
   if (!options.auth) warnings.push('No --user/--password-file or --htpasswd: anyone who can reach the port can download the depot.');
 
@@ -242,6 +253,28 @@ async function prepare(options: ExportOptions): Promise<Common> {
     accessLog,
     warnings,
   };
+}
+
+/** Symlinks below `dir` (itself included), at most a few thousand entries looked at. */
+async function symlinksUnder(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const queue = [dir];
+  let seen = 0;
+  try {
+    if ((await lstat(dir)).isSymbolicLink()) return [dir];
+  } catch {
+    return [];
+  }
+  while (queue.length > 0 && seen < 5000) {
+    const current = queue.shift()!;
+    const entries = await readdir(current, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      seen++;
+      if (e.isSymbolicLink()) found.push(join(current, e.name));
+      else if (e.isDirectory()) queue.push(join(current, e.name));
+    }
+  }
+  return found;
 }
 
 function defaultGroup(target: ExportTarget, serviceUser: string): string {

@@ -1,0 +1,225 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
+import { makeDemoDepot } from '../../src/depot/demo.js';
+import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { NGINX, freePort } from '../helpers/nginx.js';
+
+export { NGINX, freePort };
+export const run = promisify(execFile);
+
+/** Debian's binaries of the servers exported for; a test of a server that is missing is skipped. */
+export const APACHE = ['/usr/sbin/apache2', '/usr/sbin/httpd'].find((p) => existsSync(p));
+const APACHE_MODULES = ['/usr/lib/apache2/modules', '/usr/lib64/httpd/modules'].find((p) => existsSync(p));
+export const CADDY = ['/usr/bin/caddy', '/usr/local/bin/caddy'].find((p) => existsSync(p));
+export const JAVA = await run('java', ['-version']).then(
+  () => true,
+  () => false,
+);
+export const SYSTEMD_ANALYZE = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => existsSync(p));
+export const LOGROTATE = ['/usr/sbin/logrotate', '/sbin/logrotate'].find((p) => existsSync(p));
+
+/** As root, servers switch their workers to this user, as in production: it must read the users file through its group. */
+const IS_ROOT = process.getuid?.() === 0;
+const WORKER_USER = 'www-data';
+
+export const HOST = 'depot.test';
+export const USER = 'depot';
+export const PASSWORD = 'Dep0t-Secret';
+/** A file no client may ever read, at the root and beside the open HCL files. */
+export const SECRET_TEXT = 'never-served-secret';
+/** Under the open patch store, a symlink to the catalog. */
+export const LINKED_CATALOG = `${UMDS_PATCH_STORE_DIR}/catalog-link.json`;
+
+export interface Fixture {
+  dir: string;
+  root: string;
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  passwordFile: string;
+  hostsFile: string;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A demo depot, a CA and a certificate for depot.test, a password file: in a temporary folder
+ * that a server's worker user can traverse (the depot's files are world-readable, as depot build makes them).
+ */
+export async function makeFixture(): Promise<Fixture> {
+  const { dir, cleanup } = await tempDir('depotkit-export-');
+  await chmod(dir, 0o755);
+  const root = join(dir, 'depot');
+  await makeDemoDepot(root, { binarySize: 16 });
+  for (const hidden of ['.secret', 'PROD/vsan/hcl/.hidden', 'PROD/.depotkit-tmp-0123-part.iso', '.depotkit/verified.json']) {
+    await mkdir(join(root, hidden, '..'), { recursive: true });
+    await writeFile(join(root, hidden), SECRET_TEXT, { mode: 0o644 });
+  }
+  // A symlink under an open prefix that leads into the protected tree.
+  await mkdir(join(root, UMDS_PATCH_STORE_DIR));
+  await symlink(join(root, DEPOT_PATHS.catalog), join(root, LINKED_CATALOG));
+  const ca = await createCa({ keySize: 2048 });
+  const issued = await issueServerCert(ca, { dns: [HOST], ips: ['127.0.0.1'], keySize: 2048 });
+  const caFile = join(dir, 'ca.pem');
+  const certFile = join(dir, 'server-chain.pem');
+  const keyFile = join(dir, 'server-key.pem');
+  await writeFile(caFile, ca.certPem);
+  await writeFile(certFile, issued.chainPem);
+  await writeFile(keyFile, issued.keyPem, { mode: 0o600 });
+  const passwordFile = join(dir, 'password');
+  await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+  // Java resolves the depot's name through this file, as through DNS.
+  const hostsFile = join(dir, 'hosts');
+  await writeFile(hostsFile, `127.0.0.1 ${HOST}\n`);
+  return { dir, root, caFile, certFile, keyFile, passwordFile, hostsFile, cleanup };
+}
+
+export interface RunningServer {
+  port: number;
+  /** The server's own error output so far, for failure messages. */
+  log(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function waitForPort(port: number, child: ChildProcess, log: () => Promise<string>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}) before it listened: ${await log()}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the server did not listen on ${port}: ${await log()}`);
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+}
+
+function collect(child: ChildProcess): () => string {
+  let text = '';
+  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (text += d.toString()));
+  return () => text;
+}
+
+/** Runs an exported nginx site file: a minimal nginx.conf in `dir` that includes it, as conf.d/ would. */
+export async function startNginxSite(site: string, port: number, dir: string): Promise<RunningServer> {
+  const conf = join(dir, 'nginx.conf');
+  const t = join(dir, 'tmp');
+  await mkdir(t, { recursive: true });
+  await writeFile(
+    conf,
+    `${IS_ROOT ? `user ${WORKER_USER};\n` : ''}daemon off;
+pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'error.log')} warn;
+events { worker_connections 128; }
+http {
+  access_log off;
+  client_body_temp_path ${t}; proxy_temp_path ${t}; fastcgi_temp_path ${t}; uwsgi_temp_path ${t}; scgi_temp_path ${t};
+  include ${site};
+}
+`,
+  );
+  const child = spawn(NGINX!, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collect(child);
+  const log = async () => `${output()}${await readFile(join(dir, 'error.log'), 'utf8').catch(() => '')}`;
+  await waitForPort(port, child, log);
+  return { port, log, stop: stopper(child) };
+}
+
+/**
+ * Runs an exported Apache virtual host with mpm_event and the modules Debian enables by default
+ * (autoindex, negotiation, deflate and dir among them, which the virtual host must neutralise),
+ * plus the ones the export asks for.
+ */
+export async function startApacheSite(site: string, port: number, dir: string): Promise<RunningServer> {
+  const modules = ['mpm_event', 'authz_core', 'authz_host', 'authn_core', 'authn_file', 'authz_user', 'auth_basic', 'access_compat', 'alias', 'mime', 'dir', 'autoindex', 'deflate', 'filter', 'env', 'setenvif', 'negotiation', 'reqtimeout', 'ssl', 'socache_shmcb', 'allowmethods'];
+  const conf = join(dir, 'httpd.conf');
+  await writeFile(
+    conf,
+    `${modules.map((m) => `LoadModule ${m}_module ${APACHE_MODULES}/mod_${m}.so`).join('\n')}
+ServerRoot ${dir}
+ServerName localhost
+Listen 127.0.0.1:${port}
+PidFile ${join(dir, 'httpd.pid')}
+DefaultRuntimeDir ${dir}
+Mutex file:${dir} default
+ErrorLog ${join(dir, 'error.log')}
+LogLevel warn
+${IS_ROOT ? `User ${WORKER_USER}\nGroup ${WORKER_USER}` : ''}
+TypesConfig /etc/mime.types
+AddType application/x-gzip .gz .tgz
+AddOutputFilterByType DEFLATE text/html text/plain application/json
+SSLSessionCache shmcb:${join(dir, 'ssl_scache')}(512000)
+Include ${site}
+`,
+  );
+  const child = spawn(APACHE!, ['-f', conf, '-DFOREGROUND'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collect(child);
+  const log = async () => `${output()}${await readFile(join(dir, 'error.log'), 'utf8').catch(() => '')}`;
+  await waitForPort(port, child, log);
+  return { port, log, stop: stopper(child) };
+}
+
+/**
+ * Runs an exported Caddyfile as it is, but for its admin endpoint (off, so that several can run at
+ * once): adapted to JSON by Caddy itself, then run, with Caddy's data in `dir`.
+ */
+export async function startCaddyfile(caddyfile: string, port: number, dir: string): Promise<RunningServer> {
+  const env = { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') };
+  const { stdout, stderr } = await run(CADDY!, ['adapt', '--config', caddyfile, '--adapter', 'caddyfile'], { env });
+  if (/"level":"(warn|error)"/.test(stderr)) throw new Error(`caddy adapt warned: ${stderr}`);
+  const config = JSON.parse(stdout) as Record<string, unknown>;
+  config.admin = { disabled: true };
+  const json = join(dir, 'caddy.json');
+  await writeFile(json, JSON.stringify(config));
+  const child = spawn(CADDY!, ['run', '--config', json], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collect(child);
+  const log = async () => output();
+  await waitForPort(port, child, log);
+  return { port, log, stop: stopper(child) };
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTPS request with the path sent exactly as given (no client-side normalisation), trusting only the fixture's CA. */
+export function fetchRaw(port: number, path: string, options: { ca: string; method?: string; auth?: boolean; headers?: Record<string, string> }): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { host: HOST, ...options.headers };
+    if (options.auth) headers.authorization = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
+    const req = request({ host: '127.0.0.1', port, servername: HOST, ca: options.ca, path, method: options.method ?? 'GET', headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('latin1').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Java's TLS client (the installer's stack) sends HEAD then GET of the catalog: its two output lines. */
+export async function javaProbe(fixture: Fixture, port: number): Promise<string> {
+  const { stdout } = await run('java', [`-Djdk.net.hosts.file=${fixture.hostsFile}`, join(REPO_ROOT, 'test/interop/DepotProbe.java'), fixture.caFile, `https://${HOST}:${port}`, USER, PASSWORD]).catch(
+    (err: { stdout: string; stderr: string }) => ({ stdout: `${err.stdout}${err.stderr}` }),
+  );
+  return stdout;
+}
