@@ -1,5 +1,15 @@
-import { SERVE_AUTH_CACHE_MS, SERVE_AUTH_REALM } from '../constants.js';
+import {
+  SERVE_AUTH_CACHE_MS,
+  SERVE_AUTH_FAILURE_BURST,
+  SERVE_AUTH_FAILURE_REFILL_MS,
+  SERVE_AUTH_HASH_THREADS,
+  SERVE_AUTH_MAX_PENDING,
+  SERVE_AUTH_REALM,
+  SERVE_AUTH_TRACKED_CLIENTS,
+} from '../constants.js';
 import { constantTimeEqual } from '../util/secret-compare.js';
+import { clientKey, FailureLimiter } from './auth-limit.js';
+import { createHashPool, HashPoolBusy } from './hash-pool.js';
 import { credentialKey, decoyFor, readHtpasswd, verifyHash, type HtpasswdEntry } from './htpasswd.js';
 
 /** One user with a password, or an htpasswd file (bcrypt and $apr1$ hashes). */
@@ -24,26 +34,88 @@ export function parseBasicAuth(header: string | undefined): Credentials | undefi
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-export interface Authenticator {
-  /** The user name when the credentials are right, undefined otherwise. */
-  check(header: string | undefined): Promise<string | undefined>;
-  /** Re-reads an htpasswd file (SIGHUP); a no-op for a single user. */
-  reload(): Promise<void>;
+/** What a check of the Authorization header came to. */
+export type AuthVerdict =
+  | { ok: true; user: string }
+  /** Missing, malformed or wrong credentials: 401. */
+  | { ok: false; status: 401 }
+  /** This client failed too often: 429, try again after `retryAfter` seconds. */
+  | { ok: false; status: 429; retryAfter: number }
+  /** Too many checks in progress on this server: 503, try again after `retryAfter` seconds. */
+  | { ok: false; status: 503; retryAfter: number };
+
+export interface AuthLimits {
+  /** Wrong passwords a client address may send in a row before it must wait (429). */
+  failures?: number;
+  /** One more is allowed each time this many milliseconds pass. */
+  refillMs?: number;
+  /** Threads that compute bcrypt in this process. */
+  threads?: number;
+  /** bcrypt checks running or waiting at once in this process; more get 503. */
+  maxPending?: number;
 }
 
-export async function createAuthenticator(options: AuthOptions): Promise<Authenticator> {
-  if ('htpasswdFile' in options) return createHtpasswdAuthenticator(options.htpasswdFile);
-  const { user, password } = options;
+export interface Authenticator {
+  /** Checks the credentials sent by the client at `remote` (its address, for the per-client limit). */
+  check(header: string | undefined, remote: string | undefined): Promise<AuthVerdict>;
+  /** Re-reads an htpasswd file (SIGHUP); a no-op for a single user. */
+  reload(): Promise<void>;
+  /** Ends the threads that compute bcrypt. */
+  close(): Promise<void>;
+}
+
+const UNAUTHORIZED: AuthVerdict = { ok: false, status: 401 };
+
+export async function createAuthenticator(options: AuthOptions, limits: AuthLimits = {}): Promise<Authenticator> {
+  const limiter = new FailureLimiter({
+    burst: limits.failures ?? SERVE_AUTH_FAILURE_BURST,
+    refillMs: limits.refillMs ?? SERVE_AUTH_FAILURE_REFILL_MS,
+    maxClients: SERVE_AUTH_TRACKED_CLIENTS,
+  });
+  const verifier = 'htpasswdFile' in options ? await htpasswdVerifier(options.htpasswdFile, limits) : singleUserVerifier(options.user, options.password);
   return {
-    async check(header) {
+    async check(header, remote) {
       const given = parseBasicAuth(header);
-      if (!given) return undefined;
+      // Nothing to verify costs nothing, and is not a failed attempt (clients first ask without credentials).
+      if (!given) return UNAUTHORIZED;
+      // A client that failed too often waits, whatever it sends now: with right credentials answered while it
+      // waits, it could go on guessing at full speed.
+      const key = clientKey(remote);
+      const wait = limiter.take(key);
+      if (wait !== undefined) return { ok: false, status: 429, retryAfter: wait };
+      let ok: boolean;
+      try {
+        ok = await verifier.verify(given);
+      } catch (err) {
+        limiter.give(key);
+        if (err instanceof HashPoolBusy) return { ok: false, status: 503, retryAfter: 1 };
+        throw err;
+      }
+      if (!ok) return UNAUTHORIZED;
+      limiter.give(key);
+      return { ok: true, user: given.user };
+    },
+    reload: () => verifier.reload(),
+    close: () => verifier.close(),
+  };
+}
+
+interface Verifier {
+  verify(given: Credentials): Promise<boolean>;
+  reload(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function singleUserVerifier(user: string, password: string): Verifier {
+  return {
+    async verify(given) {
       // Both comparisons always run: no early exit tells a wrong user from a wrong password.
       const userOk = constantTimeEqual(given.user, user);
       const passwordOk = constantTimeEqual(given.password, password);
-      return userOk && passwordOk ? given.user : undefined;
+      return userOk && passwordOk;
     },
     async reload() {},
+    async close() {},
   };
 }
 
@@ -52,36 +124,42 @@ interface HtpasswdState {
   decoy: Pick<HtpasswdEntry, 'hash' | 'kind'>;
 }
 
-async function loadState(file: string): Promise<HtpasswdState> {
-  const entries = await readHtpasswd(file);
-  return { users: new Map(entries.map((e) => [e.user, e])), decoy: decoyFor(entries[0]!) };
-}
-
-async function createHtpasswdAuthenticator(file: string): Promise<Authenticator> {
-  let state = await loadState(file);
+async function htpasswdVerifier(file: string, limits: AuthLimits): Promise<Verifier> {
+  const pool = createHashPool(limits.threads ?? SERVE_AUTH_HASH_THREADS, limits.maxPending ?? SERVE_AUTH_MAX_PENDING);
+  const verify = (entry: Pick<HtpasswdEntry, 'hash' | 'kind'>, password: string) => verifyHash(entry, password, pool);
+  const loadState = async (): Promise<HtpasswdState> => {
+    const entries = await readHtpasswd(file);
+    return { users: new Map(entries.map((e) => [e.user, e])), decoy: await decoyFor(entries[0]!, pool) };
+  };
+  let state: HtpasswdState;
+  try {
+    state = await loadState();
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
   // Successful checks only, keyed by a hash of user and password, so a download's HEAD, GET and
   // resumed GETs do not each pay for bcrypt; failures are never cached.
   const cache = new Map<string, number>();
   const MAX_CACHE = 1024;
   return {
-    async check(header) {
-      const given = parseBasicAuth(header);
-      if (!given) return undefined;
+    async verify(given) {
       const key = credentialKey(given.user, given.password);
       const now = Date.now();
       const until = cache.get(key);
-      if (until !== undefined && until > now) return given.user;
+      if (until !== undefined && until > now) return true;
       const entry = state.users.get(given.user);
       // An unknown user costs the same hash as a known one, so timing does not reveal user names.
-      const ok = await verifyHash(entry ?? state.decoy, given.password);
-      if (!ok || !entry) return undefined;
+      const ok = await verify(entry ?? state.decoy, given.password);
+      if (!ok || !entry) return false;
       if (cache.size >= MAX_CACHE) cache.clear();
-      cache.set(key, now + SERVE_AUTH_CACHE_MS);
-      return given.user;
+      cache.set(key, Date.now() + SERVE_AUTH_CACHE_MS);
+      return true;
     },
     async reload() {
-      state = await loadState(file);
+      state = await loadState();
       cache.clear();
     },
+    close: () => pool.close(),
   };
 }

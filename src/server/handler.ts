@@ -39,10 +39,14 @@ const REASONS: Record<number, string> = {
   404: 'Not found',
   405: 'Method not allowed',
   416: 'Range not satisfiable',
+  429: 'Too many failed attempts; try again later',
   500: 'Internal error',
+  503: 'Busy; try again later',
 };
 
 interface Exchange {
+  /** The client's address, taken when the request starts: once the socket is destroyed it is gone. */
+  remote: string | undefined;
   user?: string;
   path: string;
   bytes: number;
@@ -75,9 +79,12 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
       // into the protected tree stays protected. Without open prefixes nothing is looked up before the credentials.
       if (openPrefixes.length > 0) located = await locateInsideRoot(options.realRoot, verdict.segments, true);
       if (!isOpen(located?.rel)) {
-        const user = await options.auth.check(req.headers.authorization);
-        if (!user) return sendStatus(res, 401, { 'WWW-Authenticate': WWW_AUTHENTICATE });
-        ex.user = user;
+        const verdict = await options.auth.check(req.headers.authorization, ex.remote);
+        if (!verdict.ok) {
+          if (verdict.status === 401) return sendStatus(res, 401, { 'WWW-Authenticate': WWW_AUTHENTICATE });
+          return sendStatus(res, verdict.status, { 'Retry-After': String(verdict.retryAfter) });
+        }
+        ex.user = verdict.user;
       }
     }
     located ??= await locateInsideRoot(options.realRoot, verdict.segments, false);
@@ -138,13 +145,13 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
   }
 
   return (req, res) => {
-    const ex: Exchange = { path: '-', bytes: 0, start: Date.now() };
+    const ex: Exchange = { remote: req.socket.remoteAddress, path: '-', bytes: 0, start: Date.now() };
     if (options.log) {
       const log = options.log;
       res.once('close', () => {
         log.write({
           time: new Date(ex.start),
-          remote: req.socket.remoteAddress ?? '-',
+          remote: ex.remote ?? '-',
           user: ex.user,
           method: req.method ?? '-',
           path: ex.path === '-' ? (req.url ?? '-').split('?')[0]! : ex.path,

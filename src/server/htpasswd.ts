@@ -4,6 +4,7 @@ import bcrypt from 'bcryptjs';
 import apacheMd5 from 'apache-md5';
 import { describeFsError, usageError } from '../util/errors.js';
 import { constantTimeEqual } from '../util/secret-compare.js';
+import type { HashPool } from './hash-pool.js';
 
 /** The hash kinds accepted: bcrypt (`htpasswd -B`) and Apache MD5 (`htpasswd -m`, `openssl passwd -apr1`). */
 export type HashKind = 'bcrypt' | 'apr1';
@@ -56,20 +57,23 @@ export async function readHtpasswd(file: string): Promise<HtpasswdEntry[]> {
   return parseHtpasswd(text, file);
 }
 
-export async function verifyHash(entry: Pick<HtpasswdEntry, 'hash' | 'kind'>, password: string): Promise<boolean> {
+/** Checks `password` against an entry; bcrypt runs on `pool` (off the serving thread) when given. */
+export async function verifyHash(entry: Pick<HtpasswdEntry, 'hash' | 'kind'>, password: string, pool?: HashPool): Promise<boolean> {
   if (entry.kind === 'bcrypt') {
     // bcryptjs knows $2a$ and $2b$; $2y$ (PHP, Apache) is the same algorithm under another name.
-    return bcrypt.compare(password, entry.hash.replace(/^\$2y\$/, '$2b$'));
+    const hash = entry.hash.replace(/^\$2y\$/, '$2b$');
+    return pool ? pool.compare(password, hash) : bcrypt.compare(password, hash);
   }
+  // $apr1$ is a thousand MD5 rounds: a fraction of a millisecond, not worth a thread.
   return constantTimeEqual(apacheMd5(password, entry.hash), entry.hash);
 }
 
 /** A hash of the same kind and cost as `like`, to spend the same work on an unknown user. */
-export function decoyFor(like: HtpasswdEntry): Pick<HtpasswdEntry, 'hash' | 'kind'> {
+export async function decoyFor(like: HtpasswdEntry, pool?: HashPool): Promise<Pick<HtpasswdEntry, 'hash' | 'kind'>> {
   const secret = randomBytes(16).toString('hex');
   if (like.kind === 'bcrypt') {
     const cost = Number(like.hash.slice(4, 6));
-    return { kind: 'bcrypt', hash: bcrypt.hashSync(secret, cost) };
+    return { kind: 'bcrypt', hash: pool ? await pool.hash(secret, cost) : await bcrypt.hash(secret, cost) };
   }
   return { kind: 'apr1', hash: apacheMd5(secret) };
 }

@@ -6,13 +6,13 @@ import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DEPOT_PATHS } from '../constants.js';
 import { describeFsError, usageError } from '../util/errors.js';
 import { openAccessLog, type AccessLog, type AccessLogOptions } from './access-log.js';
-import { createAuthenticator, type AuthOptions } from './auth.js';
+import { createAuthenticator, type AuthLimits, type AuthOptions } from './auth.js';
 import { ConnectionTracker } from './connections.js';
 import { createHandler } from './handler.js';
 import { normaliseOpenPrefix, resolveInsideRoot } from './paths.js';
 import { loadTlsMaterial, secureOptions, type TlsMaterial, type TlsSource } from './tls.js';
 
-export { parseBasicAuth, WWW_AUTHENTICATE, type AuthOptions, type Authenticator } from './auth.js';
+export { parseBasicAuth, WWW_AUTHENTICATE, type AuthLimits, type AuthOptions, type AuthVerdict, type Authenticator } from './auth.js';
 export { parseHtpasswd, readHtpasswd, hashKind, type HtpasswdEntry, type HashKind } from './htpasswd.js';
 export { formatCombined, formatJson, type AccessLogFormat, type AccessLogOptions, type AccessRecord } from './access-log.js';
 export { normaliseOpenPrefix, parseRequestPath } from './paths.js';
@@ -30,6 +30,8 @@ export interface DepotServerOptions {
   tls?: TlsSource;
   /** Basic auth for every path (HEAD exactly like GET); none when absent. */
   auth?: AuthOptions;
+  /** Limits of the password checks (failures per client address, bcrypt threads and queue); defaults from constants. */
+  authLimits?: AuthLimits;
   /**
    * Path prefixes under the root left without auth when auth is on, by whole
    * segments (`umds-patch-store`, `PROD/vsan/hcl`): relative, normalised, no
@@ -119,9 +121,10 @@ export async function prepareDepotServer(opts: DepotServerOptions): Promise<Prep
   const given = openPrefixesOf(opts);
   const realRoot = await realRootOf(opts.root);
   const openPrefixes = await resolvedOpenPrefixes(realRoot, given);
-  const auth = opts.auth ? await createAuthenticator(opts.auth) : undefined;
   const tlsSource = opts.tls;
   const material = tlsSource ? await loadTlsMaterial(tlsSource) : undefined;
+  // Last of what may fail: it starts a thread for bcrypt.
+  const auth = opts.auth ? await createAuthenticator(opts.auth, opts.authLimits) : undefined;
   const log: AccessLog | undefined = opts.accessLog ? openAccessLog(opts.accessLog) : undefined;
   const secure = material !== undefined;
   const handler = createHandler({ realRoot, auth, openPrefixes, readBuffer: opts.readBuffer, isClosing: () => tracker.isClosing, log });
@@ -146,6 +149,7 @@ export async function prepareDepotServer(opts: DepotServerOptions): Promise<Prep
       await listening;
     } catch (err) {
       await log?.close();
+      await auth?.close();
       throw err;
     }
     const port = (server.address() as AddressInfo).port;
@@ -156,6 +160,7 @@ export async function prepareDepotServer(opts: DepotServerOptions): Promise<Prep
       async close(graceMs = 0) {
         await tracker.close(graceMs);
         await log?.close();
+        await auth?.close();
       },
       async reloadTls(next) {
         if (tlsSource) {

@@ -1,0 +1,133 @@
+// Attacks on `depotkit serve`: password floods, hostile paths and request targets, malformed
+// credentials. Every flood here is bounded in count, and every wait in time.
+import { readFile, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPOT_PATHS } from '../../src/constants.js';
+import { startDepotServer, type DepotServer } from '../../src/server/index.js';
+import { tempDir } from '../helpers/cli.js';
+import { basic, makePki, spawnServe, writeTree, type ServeChild, type TestPki } from '../server/helpers.js';
+
+const CATALOG = `/${DEPOT_PATHS.catalog}`;
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * One GET on a fresh connection from `localAddress` (any of 127.0.0.0/8 on Linux), the path sent as given; over
+ * HTTPS when `ca` is given (the certificate names localhost).
+ */
+function get(port: number, path: string, options: { authorization?: string; localAddress?: string; ca?: string } = {}): Promise<Answer> {
+  const send = options.ca ? httpsRequest : httpRequest;
+  const tls = options.ca ? { ca: options.ca, servername: 'localhost' } : {};
+  return new Promise((resolve, reject) => {
+    const req = send({ host: '127.0.0.1', port, path, agent: false, localAddress: options.localAddress, headers: options.authorization ? { Authorization: options.authorization } : {}, ...tls }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.setTimeout(60_000, () => req.destroy(new Error('no answer within 60 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** utime + stime, in clock ticks, of a /proc stat line (fields 14 and 15, counted after the command name). */
+async function cpuTicks(statFile: string): Promise<number> {
+  const stat = await readFile(statFile, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+describe('serve under a password flood', () => {
+  let dir: string;
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let htpasswd: string;
+  let pki: TestPki;
+  const servers: DepotServer[] = [];
+  const children: ServeChild[] = [];
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tempDir());
+    root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
+    htpasswd = join(dir, 'htpasswd');
+    // Cost 12, as `htpasswd -B -C 12` makes: a quarter of a second of CPU per check in bcryptjs.
+    await writeFile(htpasswd, `depot:${bcrypt.hashSync('right', 12)}\n`);
+    pki = await makePki();
+    await writeFile(join(dir, 'cert.pem'), pki.certPem);
+    await writeFile(join(dir, 'key.pem'), pki.keyPem, { mode: 0o600 });
+  });
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+    for (const c of children) c.child.kill('SIGKILL');
+    await cleanup?.();
+  });
+
+  it('answers 429 with Retry-After to a client address after N wrong passwords, whatever it sends next; other clients are served', async () => {
+    const low = join(dir, 'low.htpasswd');
+    await writeFile(low, `depot:${bcrypt.hashSync('right', 4)}\n`);
+    const s = await startDepotServer({ root, host: '127.0.0.1', port: 0, auth: { htpasswdFile: low }, authLimits: { failures: 3, refillMs: 60_000 } });
+    servers.push(s);
+    const attacker = '127.0.0.2';
+    for (let i = 0; i < 3; i++) expect((await get(s.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status).toBe(401);
+    const limited = await get(s.port, CATALOG, { authorization: basic('depot', 'guess-3'), localAddress: attacker });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // The right password from that address waits too: answered while limited, it would be a free guessing oracle.
+    expect((await get(s.port, CATALOG, { authorization: basic('depot', 'right'), localAddress: attacker })).status).toBe(429);
+    // Asking without credentials costs nothing and is answered as ever.
+    expect((await get(s.port, CATALOG, { localAddress: attacker })).status).toBe(401);
+    // Another address is not affected, and neither is the user who logs in from it.
+    expect((await get(s.port, CATALOG, { authorization: basic('depot', 'right'), localAddress: '127.0.0.1' })).status).toBe(200);
+    expect((await get(s.port, CATALOG, { authorization: basic('depot', 'wrong'), localAddress: '127.0.0.3' })).status).toBe(401);
+    // The single-user mode counts failures alike.
+    const single = await startDepotServer({ root, host: '127.0.0.1', port: 0, auth: { user: 'depot', password: 'right' }, authLimits: { failures: 2, refillMs: 60_000 } });
+    servers.push(single);
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await get(single.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status);
+    expect(statuses).toEqual([401, 401, 429]);
+  });
+
+  it('computes bcrypt off the serving thread, bounds the checks in progress (503), and keeps serving a logged-in user', async () => {
+    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--htpasswd', htpasswd, '--workers', '1']);
+    children.push(serve);
+    const pid = serve.child.pid!;
+    const ca = pki.caCertPem;
+    // Log in once: the check is remembered.
+    expect((await get(serve.port, CATALOG, { authorization: basic('depot', 'right'), ca })).status).toBe(200);
+    const mainBefore = await cpuTicks(`/proc/${pid}/task/${pid}/stat`);
+    const allBefore = await cpuTicks(`/proc/${pid}/stat`);
+    // 40 wrong passwords at once, two from each of 20 addresses (within the per-address limit).
+    let answered = 0;
+    const flood = Array.from({ length: 40 }, (_, i) =>
+      get(serve.port, CATALOG, { authorization: basic('depot', `wrong-${i}`), localAddress: `127.0.0.${2 + (i % 20)}`, ca }).then((a) => {
+        answered++;
+        return a;
+      }),
+    );
+    // Meanwhile the logged-in user is served, before the flood has been answered.
+    for (let i = 0; i < 5; i++) expect((await get(serve.port, CATALOG, { authorization: basic('depot', 'right'), ca })).status).toBe(200);
+    expect(answered).toBeLessThan(40);
+    const answers = await Promise.all(flood);
+    const mainAfter = await cpuTicks(`/proc/${pid}/task/${pid}/stat`);
+    const allAfter = await cpuTicks(`/proc/${pid}/stat`);
+    const counts = new Map<number, number>();
+    for (const a of answers) counts.set(a.status, (counts.get(a.status) ?? 0) + 1);
+    expect([...counts.keys()].sort()).toEqual([401, 503]);
+    expect(answers.filter((a) => a.status === 503).every((a) => Number(a.headers['retry-after']) >= 1)).toBe(true);
+    // The checks that ran cost CPU, and it was spent by other threads than the one that serves.
+    const mainShare = (mainAfter - mainBefore) / (allAfter - allBefore);
+    expect(allAfter - allBefore).toBeGreaterThan(0);
+    expect(mainShare).toBeLessThan(0.25);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  });
+});
