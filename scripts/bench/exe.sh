@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Benchmark: the single executable (release/depotkit-<version>-linux-x64, `npm run package`) against
+# the same CLI run by Node from dist/ (node dist/cli/main.js, and npx depotkit, as the README shows
+# it), and against the openssl CLI:
+#   - start-up: `depotkit --version`, N rounds each, alternating;
+#   - a CA (RSA 3072) and a server certificate (RSA 2048, SAN, server profile): `cert ca` + `cert issue`
+#     against openssl's three commands (req -x509, then req + x509 -req), N rounds each, alternating,
+#     every result checked with `openssl verify -x509_strict`.
+# Usage: scripts/bench/exe.sh [rounds, default 20]. Needs a build (npx tsc) and the executable.
+set -euo pipefail
+rounds=${1:-20}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+version=$(node -p "require('$root/package.json').version")
+exe=$root/release/depotkit-$version-linux-x64
+[ -x "$exe" ] || { echo "no $exe: run npm run package first" >&2; exit 2; }
+work=$(mktemp -d /tmp/depotkit-bench-exe-XXXX)
+trap 'rm -rf "$work"' EXIT
+now() { date +%s.%N; }
+host=depot.lab.local
+cd "$root"
+
+cat >"$work/server.ext" <<EXT
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectKeyIdentifier=hash
+authorityKeyIdentifier=keyid
+subjectAltName=DNS:$host,IP:10.0.0.5
+EXT
+
+# Seconds one command takes, its output discarded.
+timed() { local t; t=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t" | bc; }
+
+sea_v=0; node_v=0; npx_v=0
+for _ in $(seq "$rounds"); do
+  sea_v=$(echo "$sea_v + $(timed "$exe" --version)" | bc)
+  node_v=$(echo "$node_v + $(timed node dist/cli/main.js --version)" | bc)
+  npx_v=$(echo "$npx_v + $(timed npx --no-install depotkit --version)" | bc)
+done
+
+pair() { # the command prefix for depotkit; output folder
+  "${@:1:$#-1}" cert ca --out "${!#}/ca" --key-size 3072 >/dev/null
+  "${@:1:$#-1}" cert issue --ca "${!#}/ca" --dns $host --ip 10.0.0.5 --out "${!#}/srv" >/dev/null
+}
+openssl_three() { # output folder
+  mkdir -p "$1"
+  openssl req -x509 -newkey rsa:3072 -nodes -keyout "$1/ca-key.pem" -out "$1/ca-cert.pem" -sha256 -days 3650 \
+    -subj "/CN=depotkit private CA" -addext "basicConstraints=critical,CA:TRUE,pathlen:0" \
+    -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+  openssl req -new -newkey rsa:2048 -nodes -keyout "$1/server-key.pem" -out "$1/server.csr" -subj "/CN=$host" 2>/dev/null
+  openssl x509 -req -in "$1/server.csr" -CA "$1/ca-cert.pem" -CAkey "$1/ca-key.pem" -CAcreateserial -days 825 -sha256 \
+    -extfile "$work/server.ext" -out "$1/server-cert.pem" 2>/dev/null
+}
+
+sea_c=0; node_c=0; os_c=0
+for i in $(seq "$rounds"); do
+  t=$(now); pair "$exe" "$work/sea$i"; sea_c=$(echo "$sea_c + $(now) - $t" | bc)
+  t=$(now); pair node dist/cli/main.js "$work/node$i"; node_c=$(echo "$node_c + $(now) - $t" | bc)
+  t=$(now); openssl_three "$work/os$i"; os_c=$(echo "$os_c + $(now) - $t" | bc)
+  # Every result must be valid for the comparison to mean anything.
+  for d in sea$i/ca:sea$i/srv node$i/ca:node$i/srv os$i:os$i; do
+    openssl verify -x509_strict -CAfile "$work/${d%%:*}/ca-cert.pem" "$work/${d##*:}/server-cert.pem" >/dev/null
+  done
+  rm -rf "$work/sea$i" "$work/node$i" "$work/os$i"
+done
+
+mean() { echo "scale=4; $1 / $rounds" | bc; }
+ratio() { echo "scale=2; $1 / $2" | bc; }
+printf '\n%s rounds; %s cores; load %s; executable: %s; dist: node %s; %s\n\n' "$rounds" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+  "$("$exe" --version)" "$(node --version)" "$(openssl version)"
+printf '| measurement, mean (s) | executable | node dist/cli/main.js | npx depotkit | openssl | ratio |\n|---|---|---|---|---|---|\n'
+printf '| `--version` | %.3f | %.3f | %.3f | | node/executable %s, npx/executable %s |\n' "$(mean "$sea_v")" "$(mean "$node_v")" "$(mean "$npx_v")" \
+  "$(ratio "$node_v" "$sea_v")" "$(ratio "$npx_v" "$sea_v")"
+printf '| `cert ca` + `cert issue` vs req -x509 + req + x509 -req | %.3f | %.3f | | %.3f | openssl/executable %s, openssl/node %s |\n' \
+  "$(mean "$sea_c")" "$(mean "$node_c")" "$(mean "$os_c")" "$(ratio "$os_c" "$sea_c")" "$(ratio "$os_c" "$node_c")"
