@@ -145,7 +145,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
       certPem = normalizePem(await signCsr({ certPem: caPems[0]!, keyPem: opts.ca.keyPem! }, csrPem, { days, allowIpOnly: true }));
       const info = inspectCertificate(certPem);
       report.certificate = summary(info);
-      if (!certificateCoversHost(info, host)) {
+      if (!certificateCoversHost(certPem, host)) {
         // The server's doing, after it made a key: not a usage error.
         throw new DepotkitError(`The server's CSR does not request the name ${host}; clients would reject the certificate, so it was not installed.`, EXIT.problems);
       }
@@ -241,7 +241,7 @@ function checkCustom(custom: { certPem: string; keyPem: string }, caPems: string
   const leaf = new X509Certificate(leafPem);
   if (!leaf.checkPrivateKey(parsePrivateKey(keyPem, 'The --key file'))) throw usageError('The --key file does not belong to the --cert certificate.');
   const info = inspectCertificate(leafPem);
-  if (!certificateCoversHost(info, host)) throw usageError(`The certificate does not name ${host} in its subject alternative names; clients would reject it.`);
+  if (!certificateCoversHost(leaf, host)) throw usageError(`The certificate does not name ${host} in its subject alternative names; clients would reject it.`);
   // root_cert: the intermediates, then the CA's chain, ending in its self-signed root.
   const chain = [...new Set([...intermediates, ...caPems])];
   const pool = chain.map((p) => new X509Certificate(p));

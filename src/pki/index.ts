@@ -1,9 +1,9 @@
 // Certificates: a private CA, server certificates with SANs, CSR signing, inspection and lint.
 export * from './files.js';
 export { splitPemBlocks, normalizePem, readPemFile, encodePem, parsePemBlocks, type PemBlock } from './pem.js';
-export { generateKeyPem, parsePrivateKey, encryptKeyPem, RSA_KEY_SIZES, type RsaKeySize } from './keys.js';
+export { generateKeyPem, parsePrivateKey, encryptKeyPem, assertNewPassphrase, RSA_KEY_SIZES, type RsaKeySize } from './keys.js';
 export { createCa, loadCaDir, writeCaDir, openCa, DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, type CaMaterial } from './ca.js';
 export { issueServerCert, writeServerDir, type ServerMaterial, type IssueOptions } from './issue.js';
 export { generateCsr, signCsr, readCsr, inspectCsr, type CsrOptions, type CsrInfo } from './csr.js';
 export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo } from './inspect.js';
-export { lintServerCertificate, certificateCoversHost, dnsNameMatches, type LintOptions } from './lint.js';
+export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';

@@ -1,4 +1,4 @@
-import type { X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { INSTALLER_MESSAGES, INSTALLER_MIN_RSA_BITS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
 import type { Finding } from '../util/findings.js';
@@ -27,21 +27,25 @@ export interface LintOptions {
 const EXPIRY_WARNING_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-/** Does the SAN DNS pattern match `host` (RFC 6125: a wildcard stands for exactly one leftmost label)? */
-export function dnsNameMatches(pattern: string, host: string): boolean {
-  const p = pattern.toLowerCase().replace(/\.$/, '');
-  const h = host.toLowerCase().replace(/\.$/, '');
-  if (!p.startsWith('*.')) return p === h;
-  const dot = h.indexOf('.');
-  return dot > 0 && h.slice(dot + 1) === p.slice(2);
+/**
+ * Does the certificate's SAN name `host`? One matcher for the whole tool, with
+ * Node's (OpenSSL's X509_check_host) semantics and never the subject's CN, as
+ * the installer's strict check: a wildcard only in the leftmost label, with at
+ * least two labels after it (`*.local` and `*.com` match nothing), an IP only
+ * by an IP entry, case and a trailing dot on the host ignored.
+ */
+export function certificateCoversHost(cert: string | X509Certificate, host: string): boolean {
+  const x509 = typeof cert === 'string' ? new X509Certificate(cert) : cert;
+  const bare = bareHost(host) ?? '';
+  if (isIP(bare)) return x509.checkIP(bare) !== undefined;
+  const name = bare.replace(/\.$/, '');
+  return name !== '' && x509.checkHost(name, { subject: 'never' }) !== undefined;
 }
 
-export function certificateCoversHost(info: CertInfo, host: string): boolean {
-  if (isIP(host)) {
-    const [ip] = normalizeIps([host]);
-    return info.san.ips.some((i) => normalizeIps([i])[0] === ip);
-  }
-  return info.san.dns.some((d) => dnsNameMatches(d, host));
+/** Two DNS names alike, without case or a trailing dot. */
+function sameName(a: string, b: string): boolean {
+  const norm = (n: string) => n.toLowerCase().replace(/\.$/, '');
+  return norm(a) === norm(b);
 }
 
 /** The host name as a certificate names it: trimmed, and a URL-style IPv6 literal ([fd00::1]) as the bare address. */
@@ -84,7 +88,7 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
       installer: `Checks the host name against the SAN only and fails the TLS handshake: "${INSTALLER_MESSAGES.secureProtocolError}".`,
       fix: reissue,
     });
-  } else if (host && !certificateCoversHost(info, host)) {
+  } else if (host && !certificateCoversHost(leafPem ?? certPem, host)) {
     const listed = [...info.san.dns.map((d) => `DNS:${d}`), ...info.san.ips.map((i) => `IP:${i}`)].join(', ');
     add({
       id: 'cert.san.host-missing',
@@ -95,7 +99,7 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
       evidence: { host },
     });
   }
-  const missingIps = normalizeIps(opts.ips ?? []).filter((ip) => !certificateCoversHost(info, ip));
+  const missingIps = normalizeIps(opts.ips ?? []).filter((ip) => !certificateCoversHost(leafPem ?? certPem, ip));
   if (missingIps.length > 0 && info.san.dns.length + info.san.ips.length > 0) {
     add({
       id: 'cert.san.ip-missing',
@@ -114,7 +118,7 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
       installer: 'Rejects a certificate whose CN is an IP, even when the SAN holds it.',
       fix: reissue,
     });
-  } else if (host && !isIP(host) && info.commonName !== undefined && !dnsNameMatches(info.commonName, host)) {
+  } else if (host && !isIP(host) && info.commonName !== undefined && !sameName(info.commonName, host)) {
     add({
       id: 'cert.cn.host-mismatch',
       severity: 'warning',
@@ -231,6 +235,7 @@ function lintChain(info: CertInfo, leaf: X509Certificate, intermediatePems: stri
   const issues = (child: X509Certificate, parent: { x509: X509Certificate; info: CertInfo }) => parent.info.isCa && child.checkIssued(parent.x509) && child.verify(parent.x509.publicKey);
   let current = leaf;
   const path: CertInfo[] = [];
+  const used = new Set<number>();
   for (let depth = 0; depth <= intermediates.length; depth++) {
     const anchor = anchors.find((a) => issues(current, a) || a.x509.raw.equals(current.raw));
     if (anchor) {
@@ -260,10 +265,12 @@ function lintChain(info: CertInfo, leaf: X509Certificate, intermediatePems: stri
         },
       ];
     }
-    const next = intermediates.find((c) => issues(current, c) && !path.includes(c.info));
-    if (!next) break;
-    path.push(next.info);
-    current = next.x509;
+    // Each certificate is used once: the search stays linear in the chain's length for every step.
+    const index = intermediates.findIndex((c, i) => !used.has(i) && issues(current, c));
+    if (index < 0) break;
+    used.add(index);
+    path.push(intermediates[index]!.info);
+    current = intermediates[index]!.x509;
   }
   return [
     {

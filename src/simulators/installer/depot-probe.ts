@@ -13,6 +13,7 @@ import {
   INSTALLER_TLS_MESSAGES,
   type DepotStatus,
 } from '../../constants.js';
+import { certificateCoversHost } from '../../pki/index.js';
 import { TLS_TRUST_ERROR_CODES, TLS_VALIDITY_ERROR_CODES } from '../../util/tls-errors.js';
 import type { ServiceLog } from './log.js';
 
@@ -47,8 +48,7 @@ function strictIdentity(host: string, peer: PeerCertificate): Error | undefined 
   const cert = new X509Certificate(peer.raw);
   let detail: string | undefined;
   if (!cert.subjectAltName) detail = INSTALLER_TLS_MESSAGES.noSan;
-  else if (isIP(host)) detail = cert.checkIP(host) ? undefined : INSTALLER_TLS_MESSAGES.ipMismatch(host);
-  else detail = cert.checkHost(host, { subject: 'never' }) ? undefined : INSTALLER_TLS_MESSAGES.dnsMismatch(host);
+  else if (!certificateCoversHost(cert, host)) detail = isIP(host) ? INSTALLER_TLS_MESSAGES.ipMismatch(host) : INSTALLER_TLS_MESSAGES.dnsMismatch(host);
   return detail === undefined ? undefined : Object.assign(new Error(detail), { code: NAME_ERROR });
 }
 

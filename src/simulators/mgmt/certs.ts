@@ -155,7 +155,7 @@ function checkProfile(certPem: string, hostname: string): void {
   if (info.key.type !== 'rsa' || info.key.bits < INSTALLER_MIN_RSA_BITS) {
     throw new InvalidArgument(`The certificate's key must be RSA with at least ${INSTALLER_MIN_RSA_BITS} bits.`);
   }
-  if (!certificateCoversHost(info, hostname)) {
+  if (!certificateCoversHost(certPem, hostname)) {
     throw new InvalidArgument(`The certificate's subject alternative names do not include the server's name ${hostname}.`);
   }
   if (info.keyUsage.length > 0 && !(info.keyUsage.includes('digitalSignature') && info.keyUsage.includes('keyEncipherment'))) {
