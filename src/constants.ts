@@ -363,6 +363,8 @@ export const SERVE_TLS_CIPHERS = [
 export const SERVE_READ_BUFFER = 256 * 1024;
 /** Seconds running downloads get to finish after SIGTERM/SIGINT before they are cut. */
 export const SERVE_DEFAULT_GRACE_SECONDS = 30;
+/** Seconds a download may make no progress (a client that stopped reading) before it is cut: nginx's send_timeout default. */
+export const SERVE_DEFAULT_SEND_TIMEOUT_SECONDS = 60;
 /** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
 export const SERVE_AUTH_CACHE_MS = 60_000;
 /**

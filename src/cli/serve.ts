@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { DEPOT_PATHS, DEPOT_ROOT_DIR, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT, UMDS_PATCH_STORE_DIR } from '../constants.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT, SERVE_DEFAULT_SEND_TIMEOUT_SECONDS, UMDS_PATCH_STORE_DIR } from '../constants.js';
 // Libraries load when the command runs (the CLI starts fast; the serving process stays small).
 import type { DepotServerOptions } from '../server/index.js';
 import type { TlsMaterial } from '../server/tls.js';
@@ -29,6 +29,7 @@ interface ServeOptions {
   accessLog?: string;
   logFormat: string;
   grace: number;
+  sendTimeout: number;
   json?: boolean;
 }
 
@@ -36,6 +37,12 @@ const parsePort = (value: string): number => {
   const port = parseIntOption('--port')(value);
   if (port > 65535) throw new InvalidOption('--port must be between 0 and 65535.');
   return port;
+};
+
+const parseSendTimeout = (value: string): number => {
+  const n = parseIntOption('--send-timeout')(value);
+  if (n < 1) throw new InvalidOption('--send-timeout must be at least 1 second.');
+  return n;
 };
 
 const parseWorkers = (value: string): number => {
@@ -108,6 +115,7 @@ export function registerServeCommands(program: Command): void {
     .option('--access-log <file>', "access log file, or '-' for stdout (never holds credentials)")
     .option('--log-format <format>', 'combined or json', 'combined')
     .option('--grace <seconds>', 'on SIGTERM/SIGINT, how long running downloads may finish', parseIntOption('--grace'), SERVE_DEFAULT_GRACE_SECONDS)
+    .option('--send-timeout <seconds>', 'cut a download that makes no progress for this long (a client that stopped reading), as nginx\'s send_timeout', parseSendTimeout, SERVE_DEFAULT_SEND_TIMEOUT_SECONDS)
     .option('--json', 'print the listening address as JSON once ready')
     .action(async (dir: string, opts: ServeOptions) => {
       const root = resolve(dir);
@@ -136,6 +144,7 @@ export function registerServeCommands(program: Command): void {
         auth,
         openPrefixes,
         accessLog: opts.accessLog === undefined ? undefined : { destination: opts.accessLog, format: opts.logFormat },
+        sendTimeoutMs: opts.sendTimeout * 1000,
       };
       const graceMs = opts.grace * 1000;
       const running = await runDepot(options, opts.workers, graceMs);

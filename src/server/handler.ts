@@ -2,7 +2,7 @@ import { close, fstat, open } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname } from 'node:path';
 import { promisify } from 'node:util';
-import { SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_METHODS, SERVE_READ_BUFFER } from '../constants.js';
+import { SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_DEFAULT_SEND_TIMEOUT_SECONDS, SERVE_METHODS, SERVE_READ_BUFFER } from '../constants.js';
 import type { AccessLog } from './access-log.js';
 import { WWW_AUTHENTICATE, type Authenticator } from './auth.js';
 import { ifRangeMatches, notModified, validatorsOf } from './conditional.js';
@@ -21,6 +21,8 @@ export interface HandlerOptions {
   openPrefixes?: readonly string[];
   log?: AccessLog;
   readBuffer?: number;
+  /** Milliseconds a response body may make no progress before it is cut; 0: never. */
+  sendTimeoutMs?: number;
   /** True once the server is shutting down: responses then close their connection. */
   isClosing?: () => boolean;
 }
@@ -63,6 +65,7 @@ function sendStatus(res: ServerResponse, status: number, headers: Record<string,
 /** The request handler of the depot: GET and HEAD of regular files under the root, nothing else. */
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const readBuffer = options.readBuffer ?? SERVE_READ_BUFFER;
+  const sendTimeoutMs = options.sendTimeoutMs ?? SERVE_DEFAULT_SEND_TIMEOUT_SECONDS * 1000;
   const openPrefixes = options.openPrefixes ?? [];
   const isOpen = (rel: string | undefined) => rel !== undefined && openPrefixes.some((p) => isUnderPrefix(rel, p));
 
@@ -136,6 +139,10 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
         return;
       }
       handed = true;
+      // As nginx's send_timeout: a body that makes no progress for this long (a client that stopped reading
+      // with the connection open) is cut, which releases its descriptor. The timer is the socket's: any
+      // write that completes restarts it, so a slow but moving download is never cut.
+      if (sendTimeoutMs > 0) res.setTimeout(sendTimeoutMs, () => res.destroy());
       sendFileRange(fd, start, end, res, readBuffer, (n) => {
         ex.bytes += n;
       });

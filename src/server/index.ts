@@ -46,6 +46,11 @@ export interface DepotServerOptions {
   accessLog?: AccessLogOptions;
   /** Size of each of the two read buffers of a download in bytes; default SERVE_READ_BUFFER (256 KiB). */
   readBuffer?: number;
+  /**
+   * Milliseconds a download may make no progress (no write to the client completes) before it is cut and
+   * its file descriptor released; default SERVE_DEFAULT_SEND_TIMEOUT_SECONDS (60 s, as nginx's send_timeout); 0: never.
+   */
+  sendTimeoutMs?: number;
 }
 
 export interface DepotServer {
@@ -127,7 +132,7 @@ export async function prepareDepotServer(opts: DepotServerOptions): Promise<Prep
   const auth = opts.auth ? await createAuthenticator(opts.auth, opts.authLimits) : undefined;
   const log: AccessLog | undefined = opts.accessLog ? openAccessLog(opts.accessLog) : undefined;
   const secure = material !== undefined;
-  const handler = createHandler({ realRoot, auth, openPrefixes, readBuffer: opts.readBuffer, isClosing: () => tracker.isClosing, log });
+  const handler = createHandler({ realRoot, auth, openPrefixes, readBuffer: opts.readBuffer, sendTimeoutMs: opts.sendTimeoutMs, isClosing: () => tracker.isClosing, log });
   const server: Server = secure ? createHttpsServer(secureOptions(material)) : createHttpServer();
   const tracker = new ConnectionTracker(server, secure);
   server.on('request', tracker.wrap(handler));

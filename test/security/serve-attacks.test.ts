@@ -1,9 +1,11 @@
 // Attacks on `depotkit serve`: password floods, hostile paths and request targets, malformed
 // credentials. Every flood here is bounded in count, and every wait in time.
-import { readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
@@ -129,5 +131,98 @@ describe('serve under a password flood', () => {
     expect(mainShare).toBeLessThan(0.25);
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
+  });
+});
+
+/** How many descriptors of process `pid` have `file` open (Linux /proc). */
+async function descriptorsOf(pid: number, file: string): Promise<number> {
+  let n = 0;
+  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
+    if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')) === file) n++;
+  }
+  return n;
+}
+
+/** Polls `condition` every 50 ms for up to `ms`; true as soon as it holds. */
+async function within(ms: number, condition: () => Promise<boolean>): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    if (await condition()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return condition();
+}
+
+describe('serve and clients that stop reading', () => {
+  const BIG = randomBytes(48 * 1024 * 1024);
+  const BIG_PATH = 'PROD/COMP/VCENTER/VMware-VCSA-all-9.0.0.0.1.iso';
+  let dir: string;
+  let root: string;
+  let cleanup: () => Promise<void>;
+  let pki: TestPki;
+  const children: ServeChild[] = [];
+  const servers: DepotServer[] = [];
+
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tempDir());
+    root = await writeTree(join(dir, 'web'), { [BIG_PATH]: BIG, [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
+    pki = await makePki();
+    await writeFile(join(dir, 'cert.pem'), pki.certPem);
+    await writeFile(join(dir, 'key.pem'), pki.keyPem, { mode: 0o600 });
+  });
+  afterAll(async () => {
+    for (const c of children) c.child.kill('SIGKILL');
+    for (const s of servers) await s.close();
+    await cleanup?.();
+  });
+
+  it('--send-timeout cuts a download that makes no progress and releases its descriptor; the stalled client sees the close', async () => {
+    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--workers', '1', '--send-timeout', '1']);
+    children.push(serve);
+    const pid = serve.child.pid!;
+    const file = join(root, BIG_PATH);
+    // Asks for the file, takes the first bytes, then stops reading with the connection open.
+    const socket = tlsConnect({ host: '127.0.0.1', port: serve.port, servername: 'localhost', ca: pki.caCertPem }, () => socket.write(`GET /${BIG_PATH} HTTP/1.1\r\nHost: localhost\r\n\r\n`));
+    let received = 0;
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => {});
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.pause();
+    socket.on('data', (d: Buffer) => (received += d.length));
+    expect(await within(10_000, async () => (await descriptorsOf(pid, file)) > 0)).toBe(true);
+    // Cut after a second without progress: the descriptor is released and the connection closed.
+    expect(await within(20_000, async () => (await descriptorsOf(pid, file)) === 0)).toBe(true);
+    // Reading again, the client gets what was in flight, then the end of a connection cut short.
+    socket.resume();
+    await closed;
+    expect(received).toBeLessThan(BIG.length);
+    // The server still serves everyone else.
+    expect((await get(serve.port, CATALOG, { ca: pki.caCertPem })).status).toBe(200);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  });
+
+  it('does not cut a download that pauses for less than the timeout, however long it takes in all', async () => {
+    const s = await startDepotServer({ root, host: '127.0.0.1', port: 0, sendTimeoutMs: 3000 });
+    servers.push(s);
+    const body = await new Promise<Buffer>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: s.port, path: `/${BIG_PATH}`, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        let pauses = 0;
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          // Four pauses of half a second each (two seconds stalled in all, never three in a row).
+          if (pauses < 4 && chunks.length % 50 === 0) {
+            pauses++;
+            res.pause();
+            setTimeout(() => res.resume(), 500);
+          }
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(body.equals(BIG)).toBe(true);
   });
 });

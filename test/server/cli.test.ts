@@ -221,6 +221,8 @@ describe('depotkit serve (the built CLI)', () => {
       [[join(dir, 'missing'), '--http'], /is not a folder/],
       [[root, '--http', '--user', 'u'], /--user and --password-file go together/],
       [[root, '--http', '--workers', '0'], /at least 1/],
+      [[root, '--http', '--send-timeout', '0'], /--send-timeout must be at least 1 second/],
+      [[root, '--http', '--send-timeout', '1.5'], /--send-timeout takes a whole number/],
       [[root, '--http', '--dns', 'x'], /give --ca/],
       [[root, '--http', '--open', '/umds-patch-store'], /must be relative/],
       [[root, '--http', '--open', '../umds-patch-store'], /"\.\."/],
