@@ -333,7 +333,8 @@ export const MGMT_SESSION_COOKIE_ATTRIBUTES = 'Path=/; HttpOnly; Secure';
  * WWW-Authenticate of every 401, and the `challenge` of the error body: the Basic part of the
  * vendor's documented example challenge. PowerShell's -Credential sends credentials only after it.
  */
-export const MGMT_BASIC_CHALLENGE = 'Basic realm="vCenter"';
+export const MGMT_BASIC_REALM = 'vCenter';
+export const MGMT_BASIC_CHALLENGE = `Basic realm="${MGMT_BASIC_REALM}"`;
 
 // ------------------------------------------------------------ serve
 
@@ -365,6 +366,14 @@ export const SERVE_READ_BUFFER = 256 * 1024;
 export const SERVE_DEFAULT_GRACE_SECONDS = 30;
 /** Seconds a download may make no progress (a client that stopped reading) before it is cut: nginx's send_timeout default. */
 export const SERVE_DEFAULT_SEND_TIMEOUT_SECONDS = 60;
+/**
+ * Replacing serve's workers that die young: the second in a row waits SERVE_RESPAWN_FIRST_DELAY_MS, each
+ * next one twice as long, at most SERVE_RESPAWN_MAX_DELAY_MS; a worker that served SERVE_WORKER_STABLE_MS
+ * before it died starts the count again.
+ */
+export const SERVE_RESPAWN_FIRST_DELAY_MS = 1_000;
+export const SERVE_RESPAWN_MAX_DELAY_MS = 30_000;
+export const SERVE_WORKER_STABLE_MS = 30_000;
 /** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
 export const SERVE_AUTH_CACHE_MS = 60_000;
 /**
@@ -505,3 +514,60 @@ export const EXPORT_DEBIAN = {
 
 /** The first Caddy release that names its Basic auth directive basic_auth; before it, basicauth (kept after as a deprecated alias). */
 export const CADDY_BASIC_AUTH_SINCE = '2.8.0';
+
+// ------------------------------------------------------------ transfer: pack, unpack, mirror, prune
+
+/**
+ * A pack: the depot cut into volumes for media with size limits (see docs/transfer.md). Each volume is a
+ * POSIX ustar archive; a file that does not fit whole is stored as numbered part files joined with `cat`.
+ */
+export const PACK_FORMAT = { name: 'depotkit-pack', version: 1 } as const;
+/** The pack's manifest: what goes where, sizes, and the SHA-256 of every file and every volume. */
+export const PACK_MANIFEST_FILE = 'depot-pack.json';
+/** `sha256sum -c SHA256SUMS` checks the volumes, the manifest and the other files of a pack on any machine. */
+export const PACK_SUMS_FILE = 'SHA256SUMS';
+/** `sha256sum -c` format for every file of the depot carried, relative to the depot root, for a hand extraction. */
+export const PACK_FILE_SUMS_FILE = 'depot-files.sha256';
+/** How to check and extract a pack with standard tools alone. */
+export const PACK_README_FILE = 'README.txt';
+/** Volume names: `depot-007-of-017.tar` (numbers zero-padded to at least three digits, so they sort). */
+export const PACK_VOLUME_PREFIX = 'depot-';
+export const PACK_VOLUME_SUFFIX = '.tar';
+/** A file split across volumes is stored as `<path>.part-0001`, `<path>.part-0002`...: `cat <path>.part-* > <path>`. */
+export const PACK_PART_SUFFIX = '.part-';
+export const PACK_PART_DIGITS = 4;
+/**
+ * Named volume sizes. FAT32 holds files of at most 4 GiB - 1 byte, so `4G` is one byte too large for it;
+ * volumes are whole 512-byte tar blocks, hence 4 GiB - 512.
+ */
+export const PACK_VOLUME_PRESETS: Readonly<Record<string, number>> = { fat32: 4 * 1024 ** 3 - 512 };
+export const PACK_DEFAULT_VOLUME_PRESET = 'fat32';
+/** The smallest volume: a few tar blocks of headers and data. */
+export const PACK_MIN_VOLUME_SIZE = 64 * 1024;
+
+/**
+ * Files the vendor's metadata archive puts directly in a component folder that the catalog does not name and
+ * that are not stray binaries (9.0 ships the NSX `.vlcp` there): carried by pack and mirror, never pruned.
+ */
+export const COMPONENT_METADATA_SUFFIXES = ['.vlcp'] as const;
+
+/**
+ * Metadata a mirror fetches before the binaries: what the installer reads, then the copies the vendor's archive
+ * also carries under PROD/metadata/ (absent on many servers). A server does not list folders, so the vCenter
+ * upgrade metadata under PROD/COMP/VCENTER/vmw/<uuid>/ cannot be found by a mirror.
+ */
+export const MIRROR_METADATA_PATHS = {
+  required: [DEPOT_PATHS.catalog, DEPOT_PATHS.catalogSig, DEPOT_PATHS.manifest, DEPOT_PATHS.compatibility, DEPOT_PATHS.hclAll, DEPOT_PATHS.hclLastUpdated],
+  optional: [
+    ...DEPOT_PATHS.metadataCompatibilityDirs.map((d) => `${d}/${fileNameOf(DEPOT_PATHS.compatibility)}`),
+    `${DEPOT_PATHS.metadataHclDir}/${fileNameOf(DEPOT_PATHS.hclAll)}`,
+    `${DEPOT_PATHS.metadataHclDir}/${fileNameOf(DEPOT_PATHS.hclLastUpdated)}`,
+  ],
+} as const;
+function fileNameOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+/** Where a mirror remembers the URL it replicates (inside the depot's state folder, next to verified.json). */
+export const MIRROR_STATE_FILE = 'mirror.json';
+/** A download interrupted mid-file is kept as `<TEMP_PREFIX>partial-<first 16 hex of its SHA-256>-<name>` and resumed with a Range request. */
+export const MIRROR_PARTIAL_TAG = 'partial-';

@@ -1,7 +1,9 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
+import basicAuth from 'express-basic-auth';
 import {
   MGMT_API,
   MGMT_BASIC_CHALLENGE,
+  MGMT_BASIC_REALM,
   MGMT_ERROR_TYPES,
   MGMT_HEADERS,
   MGMT_MESSAGE_IDS,
@@ -12,7 +14,7 @@ import {
 } from '../../constants.js';
 import { errorBody, isObject, message, wrapValue, type CsrSpec, type MgmtErrorType, type TlsReplaceSpec } from '../../mgmt/wire.js';
 import { InvalidArgument, checkReplace, makeCsr, tlsInfo, type ServedCertificate } from './certs.js';
-import { SessionStore, checkCredentials, cookieValues, parseBasicAuth } from './sessions.js';
+import { SessionStore, checkCredentials, cookieValues } from './sessions.js';
 
 /** The simulated server's state that outlives one listening period. */
 export interface MgmtState {
@@ -66,12 +68,19 @@ export function mgmtApp(state: MgmtState): express.Express {
 
     // MGMT_HEADERS.useHeaderAuthn is not required: the vendor documents it as optional (it guards
     // browsers against CSRF), scripts leave it out, and govmomi's vcsim does not ask for it either.
-    app.post(paths.session, (req, res) => {
-      const creds = parseBasicAuth(req.get('authorization'));
-      if (!creds) throw unauthenticated('Authentication required: send the user name and password with Basic authentication.');
-      if (!checkCredentials(state.users, creds.user, creds.password)) {
-        throw unauthenticated('Authentication required: the user name or password is not correct.');
-      }
+    const basic = basicAuth({
+      // Any user list, compared in constant time; an unknown user costs the same work.
+      authorizer: (user: string, password: string) => checkCredentials(state.users, user, password),
+      challenge: true,
+      realm: MGMT_BASIC_REALM,
+      unauthorizedResponse: (req: basicAuth.IBasicAuthedRequest) => {
+        const text = req.auth
+          ? 'Authentication required: the user name or password is not correct.'
+          : 'Authentication required: send the user name and password with Basic authentication.';
+        return errorBody(generation, MGMT_ERROR_TYPES.unauthenticated, [message(MGMT_MESSAGE_IDS.authenticationRequired, text)], MGMT_BASIC_CHALLENGE);
+      },
+    });
+    app.post(paths.session, basic, (_req, res) => {
       const id = state.sessions.create();
       // The same id as a cookie, for clients that keep a cookie jar instead of setting the header.
       res.append('Set-Cookie', `${MGMT_SESSION_COOKIE}=${id}; ${MGMT_SESSION_COOKIE_ATTRIBUTES}`);

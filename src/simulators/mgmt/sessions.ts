@@ -55,16 +55,6 @@ export function checkCredentials(users: Readonly<Record<string, string>>, user: 
   return constantTimeEqual(password, expected ?? randomBytes(16).toString('hex')) && expected !== undefined;
 }
 
-/** Decodes an `Authorization: Basic ...` header; undefined when absent or malformed. */
-export function parseBasicAuth(header: string | undefined): { user: string; password: string } | undefined {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) return undefined;
-  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
-}
-
 /** The values of every cookie called `name` in a Cookie header, in order (a jar may send one name more than once). */
 export function cookieValues(header: string | undefined, name: string): string[] {
   if (!header) return [];
