@@ -5,13 +5,12 @@ import yauzl from 'yauzl';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
+import { METADATA_LIMITS } from '../util/limits.js';
+import { escapeControlChars, formatBytes, hasControlChars } from '../util/text.js';
 import { type Catalog, catalogBinaries, parseCatalog } from './catalog.js';
 
 /** Metadata files by web-root-relative path (`PROD/...`), exactly as shipped. */
 export type MetadataFiles = Map<string, Buffer>;
-
-/** The vendor's archive holds metadata only (a few MB); anything far larger is not one. */
-const MAX_METADATA_BYTES = 1 << 30;
 
 /**
  * Whether a file of the metadata source is laid out: everything under PROD/
@@ -67,6 +66,8 @@ export async function readMetadata(source: string): Promise<MetadataSource> {
     else ignored.push(name);
   }
   addServedCopies(files);
+  // A metadata file inside a binary's path (PROD/COMP/X/a.iso/b) would stop the binary's placing.
+  refuseFileFolderClash([...files.keys(), ...binaryPaths], [], source);
   return { files, ignored, catalog, origin: path };
 }
 
@@ -74,10 +75,17 @@ async function readMetadataDir(dir: string): Promise<MetadataFiles> {
   // Accept the folder that contains PROD/ as well as PROD/ itself.
   const root = (await isDirectory(join(dir, DEPOT_ROOT_DIR))) ? dir : basename(dir) === DEPOT_ROOT_DIR ? resolve(dir, '..') : undefined;
   if (!root) throw usageError(`${dir} has no ${DEPOT_ROOT_DIR}/ folder: it is not extracted depot metadata.`);
-  const names = await fg(`${DEPOT_ROOT_DIR}/**/*`, { cwd: root, onlyFiles: true, dot: false, ignore: [`**/${TEMP_PREFIX}*`] });
+  const entries = await fg(`${DEPOT_ROOT_DIR}/**/*`, { cwd: root, onlyFiles: true, dot: false, stats: true, ignore: [`**/${TEMP_PREFIX}*`] });
+  // Counted and sized before anything is read.
+  if (entries.length > METADATA_LIMITS.maxEntries) {
+    throw usageError(`${dir} holds ${entries.length} files under ${DEPOT_ROOT_DIR}/, more than the ${METADATA_LIMITS.maxEntries} depotkit reads: it is not the vendor's metadata.`);
+  }
+  const total = entries.reduce((sum, e) => sum + (e.stats?.size ?? 0), 0);
+  if (total > METADATA_LIMITS.maxTotalBytes) throw usageError(`${dir} holds more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)} under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`);
+  for (const e of entries) refuseControlChars(e.path, dir);
   const files: MetadataFiles = new Map();
-  let total = 0;
-  for (const name of names.sort()) {
+  let read = 0;
+  for (const name of entries.map((e) => e.path).sort()) {
     const file = join(root, name);
     let data: Buffer;
     try {
@@ -85,23 +93,94 @@ async function readMetadataDir(dir: string): Promise<MetadataFiles> {
     } catch (err) {
       throw describeFsError(err, file);
     }
-    total += data.length;
-    if (total > MAX_METADATA_BYTES) throw usageError(`${dir} holds more than 1 GiB under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`);
+    // A file may have grown since it was listed.
+    read += data.length;
+    if (read > METADATA_LIMITS.maxTotalBytes) throw usageError(`${dir} holds more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)} under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`);
     files.set(name, data);
   }
   return files;
 }
 
+/** A name with control characters is no vendor file's, and would be written to disk and printed. */
+function refuseControlChars(name: string, source: string): void {
+  if (hasControlChars(name)) throw usageError(`${source} holds an entry whose name has control characters ("${escapeControlChars(name)}"): it is not the vendor's metadata.`);
+}
+
+/**
+ * Refuses a set of paths that cannot all exist: a file and a folder of the
+ * same name (PROD/a and PROD/a/b). Found before anything is written, so the
+ * layout cannot fail half-way.
+ */
+export function refuseFileFolderClash(files: Iterable<string>, folders: Iterable<string>, source: string): void {
+  const fileSet = new Set(files);
+  const folderOf = new Map<string, string>();
+  for (const folder of folders) folderOf.set(folder, `${folder}/`);
+  for (const file of fileSet) {
+    const parts = file.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const prefix = parts.slice(0, i).join('/');
+      if (!folderOf.has(prefix)) folderOf.set(prefix, file);
+    }
+  }
+  for (const file of fileSet) {
+    const inside = folderOf.get(file);
+    if (inside !== undefined) {
+      throw usageError(`${source} holds ${escapeControlChars(file)} both as a file and as a folder (${escapeControlChars(inside)}): it is not the vendor's metadata.`);
+    }
+  }
+}
+
 function openZip(path: string): Promise<yauzl.ZipFile> {
   return new Promise((resolvePromise, reject) => {
-    yauzl.open(path, { lazyEntries: true, autoClose: true, validateEntrySizes: true }, (err, zip) => (err ? reject(err) : resolvePromise(zip)));
+    // autoClose off: the entries are read after the whole central directory has been checked.
+    yauzl.open(path, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, zip) => (err ? reject(err) : resolvePromise(zip)));
   });
 }
 
+/** The next entry of the central directory, or undefined at its end. */
+function nextEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | undefined> {
+  return new Promise((resolvePromise, reject) => {
+    const cleanup = () => {
+      zip.off('entry', onEntry);
+      zip.off('end', onEnd);
+      zip.off('error', onError);
+    };
+    const onEntry = (entry: yauzl.Entry) => (cleanup(), resolvePromise(entry));
+    const onEnd = () => (cleanup(), resolvePromise(undefined));
+    const onError = (err: Error) => (cleanup(), reject(err));
+    zip.on('entry', onEntry);
+    zip.on('end', onEnd);
+    zip.on('error', onError);
+    zip.readEntry();
+  });
+}
+
+function readEntryData(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer> {
+  return new Promise((resolvePromise, reject) => {
+    zip.openReadStream(entry, (err, stream) => {
+      if (err) return reject(err);
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('error', reject);
+      stream.on('end', () => resolvePromise(Buffer.concat(chunks)));
+    });
+  });
+}
+
+/**
+ * Reads the metadata archive in two passes: first its whole central
+ * directory (names and sizes only, nothing decompressed), checked against
+ * {@link METADATA_LIMITS} and for names that cannot be laid out; then the
+ * data of the entries under PROD/. A hostile archive is refused in
+ * milliseconds, before anything is decompressed or written.
+ */
 async function readMetadataZip(path: string): Promise<MetadataFiles> {
   // A clear error for a missing or unreadable file before yauzl's generic one.
+  let archiveBytes: number;
   try {
-    await (await openFile(path, 'r')).close();
+    const handle = await openFile(path, 'r');
+    archiveBytes = (await handle.stat()).size;
+    await handle.close();
   } catch (err) {
     throw describeFsError(err, path);
   }
@@ -111,39 +190,52 @@ async function readMetadataZip(path: string): Promise<MetadataFiles> {
   } catch (err) {
     throw usageError(`${path} is not a readable zip archive (${(err as Error).message}).`, 'Download the metadata archive again.');
   }
+  const notMetadata = "it is not the vendor's metadata archive";
   const files: MetadataFiles = new Map();
-  let total = 0;
   try {
-    await new Promise<void>((resolvePromise, reject) => {
-      zip.on('error', reject);
-      zip.on('end', () => resolvePromise());
-      zip.on('entry', (entry: yauzl.Entry) => {
-        // yauzl has already refused absolute paths and `..` in entry names.
-        const name = entry.fileName;
-        // The archive may wrap PROD/ in a top folder: keep what starts at PROD/.
-        const at = name.startsWith(`${DEPOT_ROOT_DIR}/`) ? 0 : name.indexOf(`/${DEPOT_ROOT_DIR}/`) + 1;
-        const underRoot = at > 0 || name.startsWith(`${DEPOT_ROOT_DIR}/`);
-        if (name.endsWith('/') || !underRoot) return zip.readEntry();
-        const relative = posix.normalize(name.slice(at));
-        // Never trust a name to stay under PROD/ once the wrapper is cut off.
-        if (!relative.startsWith(`${DEPOT_ROOT_DIR}/`) || relative.split('/').includes('..')) {
-          return reject(usageError(`${path} holds an entry that leaves ${DEPOT_ROOT_DIR}/ (${name}): it is not the vendor's metadata archive.`));
-        }
-        total += entry.uncompressedSize;
-        if (total > MAX_METADATA_BYTES) return reject(usageError(`${path} unpacks to more than 1 GiB: it is not a metadata archive.`));
-        zip.openReadStream(entry, (err, stream) => {
-          if (err) return reject(err);
-          const chunks: Buffer[] = [];
-          stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-          stream.on('error', reject);
-          stream.on('end', () => {
-            files.set(relative, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.readEntry();
-    });
+    // The count is in the end record: a huge central directory is not even walked.
+    if (zip.entryCount > METADATA_LIMITS.maxEntries) {
+      throw usageError(`${path} holds ${zip.entryCount} entries, more than the ${METADATA_LIMITS.maxEntries} depotkit reads: ${notMetadata}.`);
+    }
+    const wanted: { entry: yauzl.Entry; relative: string }[] = [];
+    const byName = new Map<string, string>();
+    const folders: string[] = [];
+    let total = 0;
+    for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
+      // yauzl has already refused absolute paths, backslashes and `..` in entry names.
+      const name = entry.fileName;
+      refuseControlChars(name, path);
+      // The archive may wrap PROD/ in a top folder: keep what starts at PROD/.
+      const at = name.startsWith(`${DEPOT_ROOT_DIR}/`) ? 0 : name.indexOf(`/${DEPOT_ROOT_DIR}/`) + 1;
+      const underRoot = at > 0 || name.startsWith(`${DEPOT_ROOT_DIR}/`);
+      if (!underRoot) continue;
+      const relative = posix.normalize(name.slice(at)).replace(/\/$/, '');
+      // Never trust a name to stay under PROD/ once the wrapper is cut off.
+      if ((!relative.startsWith(`${DEPOT_ROOT_DIR}/`) && !(relative === DEPOT_ROOT_DIR && name.endsWith('/'))) || relative.split('/').includes('..')) {
+        throw usageError(`${path} holds an entry that leaves ${DEPOT_ROOT_DIR}/ (${name}): ${notMetadata}.`);
+      }
+      if (name.endsWith('/')) {
+        if (relative !== DEPOT_ROOT_DIR) folders.push(relative);
+        continue;
+      }
+      // Two copies of one file (the catalog, say) may differ: which one would be laid out is a guess.
+      const twice = byName.get(relative);
+      if (twice !== undefined) throw usageError(`${path} holds ${relative} twice${twice !== name ? ` (as ${twice} and ${name})` : ''}: ${notMetadata}.`);
+      byName.set(relative, name);
+      total += entry.uncompressedSize;
+      if (total > METADATA_LIMITS.maxTotalBytes) throw usageError(`${path} unpacks to more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)}: ${notMetadata}.`);
+      const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
+      if (entry.uncompressedSize >= METADATA_LIMITS.ratioExemptBytes && ratio > METADATA_LIMITS.maxCompressionRatio) {
+        throw usageError(`${path} holds ${name}, compressed ${Math.round(ratio)} to 1 (more than ${METADATA_LIMITS.maxCompressionRatio}): a zip bomb, ${notMetadata}.`);
+      }
+      wanted.push({ entry, relative });
+    }
+    // Entries sharing their compressed data (an overlapping zip bomb) each look harmless alone.
+    if (total >= METADATA_LIMITS.ratioExemptBytes && total / Math.max(1, archiveBytes) > METADATA_LIMITS.maxCompressionRatio) {
+      throw usageError(`${path} unpacks to ${formatBytes(total)} from ${formatBytes(archiveBytes)} (more than ${METADATA_LIMITS.maxCompressionRatio} to 1): a zip bomb, ${notMetadata}.`);
+    }
+    refuseFileFolderClash(byName.keys(), folders, path);
+    for (const { entry, relative } of wanted) files.set(relative, await readEntryData(zip, entry));
   } catch (err) {
     if (err instanceof DepotkitError) throw err;
     throw usageError(`${path} is a damaged zip archive (${(err as Error).message}).`, 'Download the metadata archive again.');

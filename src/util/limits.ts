@@ -1,0 +1,50 @@
+/**
+ * Caps on what depotkit reads from files it is given, in one place. Each is
+ * far above what the real input holds, and low enough that a hostile or
+ * mistaken input is refused in a moment instead of filling memory, the disk
+ * or minutes of CPU.
+ */
+
+/**
+ * The vendor's metadata archive: tens of MB compressed and a few hundred
+ * entries (manifest, catalog and .sig, Compatibility data in three places,
+ * the vSAN HCL twice, vCenter upgrade metadata). The largest file is the vSAN
+ * HCL all.json (tens of MB of JSON). Everything is held in memory before it
+ * is laid out, hence the total.
+ */
+export const METADATA_LIMITS = {
+  /** Entries in the archive (its central directory) or files under PROD/ of an extracted folder. */
+  maxEntries: 10_000,
+  /** Bytes of all the files laid out, uncompressed. */
+  maxTotalBytes: 1024 ** 3,
+  /**
+   * Uncompressed to compressed size, per entry and for the whole archive.
+   * JSON compresses about 10 to 30 times with deflate; a zip bomb reaches
+   * 1000 (deflate's ceiling), or more by overlapping entries.
+   */
+  maxCompressionRatio: 200,
+  /** Entries smaller than this are not held to the ratio (a tiny file of spaces is harmless). */
+  ratioExemptBytes: 1024 ** 2,
+} as const;
+
+/**
+ * PEM files: a certificate, a chain, a CA folder's certificate, a trust
+ * bundle. A system trust bundle (ca-certificates.crt) is about 150
+ * certificates in 220 KB; a TLS chain holds 2 to 5 (openssl stops at 100).
+ */
+export const PEM_LIMITS = {
+  maxFileBytes: 4 * 1024 ** 2,
+  /** Certificates in a file read as a chain (a leaf and its issuers, or a CA and its issuers). */
+  maxChainCertificates: 32,
+  /** Blocks in any other PEM file (a trust bundle given with --ca). */
+  maxBlocks: 1000,
+} as const;
+
+/** Password and passphrase files: the first line is the secret. */
+export const SECRET_FILE_MAX_BYTES = 4096;
+
+/** X.509 ub-common-name (RFC 5280, appendix A): a CN holds at most 64 characters; openssl refuses more. */
+export const MAX_COMMON_NAME_LENGTH = 64;
+
+/** Shortest passphrase accepted to encrypt a CA key (openssl asks for at least 4; 8 is the usual policy floor). */
+export const MIN_PASSPHRASE_LENGTH = 8;
