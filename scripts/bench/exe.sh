@@ -31,11 +31,16 @@ EXT
 # Seconds one command takes, its output discarded.
 timed() { local t; t=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t" | bc; }
 
+# Each way must work before it is timed (output is discarded while timing). npx links the project
+# into its cache on its first run: not part of what is measured.
+"$exe" --version | grep -q "^depotkit $version (node v"
+[ "$(node dist/cli/main.js --version)" = "$version" ]
+[ "$(npx depotkit --version 2>/dev/null)" = "$version" ] || { echo "npx depotkit --version fails here" >&2; exit 1; }
 sea_v=0; node_v=0; npx_v=0
 for _ in $(seq "$rounds"); do
   sea_v=$(echo "$sea_v + $(timed "$exe" --version)" | bc)
   node_v=$(echo "$node_v + $(timed node dist/cli/main.js --version)" | bc)
-  npx_v=$(echo "$npx_v + $(timed npx --no-install depotkit --version)" | bc)
+  npx_v=$(echo "$npx_v + $(timed npx depotkit --version)" | bc)
 done
 
 pair() { # the command prefix for depotkit; output folder

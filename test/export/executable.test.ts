@@ -108,5 +108,9 @@ describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux
     expect(fromNode.code, fromNode.stderr).toBe(0);
     expect(await readFile(join(dir, 'exe-nginx', 'depotkit.conf'), 'utf8')).toBe(await readFile(join(dir, 'node-nginx', 'depotkit.conf'), 'utf8'));
     expect(await readFile(join(dir, 'exe-systemd', 'depotkit.service'), 'utf8')).toMatch(/^ExecStart="\/usr\/local\/bin\/depotkit" serve /m);
+    // Without --exec, the unit runs the executable that wrote it.
+    const own = await exe(['export', 'systemd', join(dir, 'depot'), ...tls, '--out', join(dir, 'exe-systemd-own')]);
+    expect(own.code, own.stderr).toBe(0);
+    expect(await readFile(join(dir, 'exe-systemd-own', 'depotkit.service'), 'utf8')).toContain(`ExecStart="${EXE}" serve "${join(dir, 'depot')}"`);
   });
 });
