@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { SERVE_RESPAWN_FIRST_DELAY_MS, SERVE_RESPAWN_MAX_DELAY_MS, SERVE_WORKER_STABLE_MS } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { startDepotServer, type DepotServer, type DepotServerOptions } from './index.js';
 import { checkTlsMaterial, loadTlsMaterial, type TlsMaterial } from './tls.js';
@@ -60,12 +61,23 @@ function waitFor<T extends FromWorker['type']>(worker: ChildProcess, type: T | '
 const hasExited = (w: ChildProcess) => w.exitCode !== null || w.signalCode !== null;
 
 /**
+ * How long to wait before replacing the `n`th worker in a row that died young: at once for the first,
+ * then 1 s, doubling, at most SERVE_RESPAWN_MAX_DELAY_MS. Without it a worker that cannot start (the
+ * root gone, a file it cannot read) was forked again every ~110 ms.
+ */
+export function respawnDelayMs(n: number): number {
+  if (n <= 1) return 0;
+  return Math.min(SERVE_RESPAWN_MAX_DELAY_MS, SERVE_RESPAWN_FIRST_DELAY_MS * 2 ** (n - 2));
+}
+
+/**
  * Runs `count` server processes on one listening socket: this process opens
  * it and serves, and hands it to `count - 1` forked workers that accept on it
  * too (the kernel gives each connection to whichever process accepts first),
  * so the TLS work of concurrent downloads spreads over every core and no
  * process only supervises. `count` 1 forks nothing. A worker that dies is
- * replaced while the server is not shutting down.
+ * replaced while the server is not shutting down, after a delay that grows
+ * while workers keep dying young (respawnDelayMs); why they die is said once.
  */
 export async function startDepot(startOptions: DepotServerOptions, count: number, graceMs: number): Promise<RunningDepot> {
   // What a worker is started with: the start-up options, with the certificate of the last successful reload,
@@ -75,16 +87,50 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
   let stopping = false;
   const live = new Set<ChildProcess>();
 
+  // Workers that died young in a row; reset by one that served for SERVE_WORKER_STABLE_MS.
+  let failures = 0;
+  // What was last said about a dying worker: the same reason is said once, not at every attempt.
+  let lastReason: string | undefined;
+  let respawnTimer: NodeJS.Timeout | undefined;
+
+  function replace(worker: ChildProcess, why: string, servedMs: number): void {
+    if (servedMs >= SERVE_WORKER_STABLE_MS) failures = 0;
+    failures++;
+    const delay = respawnDelayMs(failures);
+    if (why !== lastReason) {
+      lastReason = why;
+      const when = delay === 0 ? 'starting another' : `starting another in ${delay / 1000} s`;
+      const more = failures > 1 ? `; while workers keep dying, each wait doubles (up to ${SERVE_RESPAWN_MAX_DELAY_MS / 1000} s) and this is not repeated` : '';
+      process.stderr.write(`depotkit: a server worker (pid ${worker.pid}) ${why}; ${when}${more}. The other serving processes go on.\n`);
+    }
+    respawnTimer = setTimeout(() => {
+      respawnTimer = undefined;
+      if (stopping) return;
+      spawn().then(
+        () => {
+          if (lastReason !== undefined && failures > 1) process.stderr.write('depotkit: a server worker is serving again.\n');
+          lastReason = undefined;
+        },
+        // Said by the exit handler of that worker, which also schedules the next attempt.
+        () => {},
+      );
+    }, delay);
+  }
+
   async function spawn(): Promise<void> {
     // The primary's flags, not its arguments: the worker entry takes none.
     const worker = fork(WORKER_ENTRY, [], { stdio: 'inherit' });
     live.add(worker);
-    worker.on('exit', () => {
+    let failure: string | undefined;
+    let listeningAt: number | undefined;
+    worker.on('message', (msg: FromWorker) => {
+      if (msg.type === 'failed') failure = msg.message;
+    });
+    worker.on('exit', (code, signal) => {
       live.delete(worker);
-      if (!stopping && started) {
-        process.stderr.write(`depotkit: a server worker exited (pid ${worker.pid}); starting another.\n`);
-        void spawn().catch((err: Error) => process.stderr.write(`depotkit: ${err.message}\n`));
-      }
+      if (stopping || !started) return;
+      const why = failure !== undefined ? `could not start: ${failure.replace(/\.$/, '')}` : `exited (${signal ? `signal ${signal}` : `code ${code}`})`;
+      replace(worker, why, listeningAt === undefined ? 0 : Date.now() - listeningAt);
     });
     // A message sent before the worker's module has run would be lost: wait for it to say so.
     await waitFor(worker, 'ready');
@@ -96,6 +142,7 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     const listen: ToWorker = { type: 'listen' };
     worker.send(listen, server.listener);
     await listening;
+    listeningAt = Date.now();
   }
 
   let started = false;
@@ -139,6 +186,7 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     },
     close(ms) {
       stopping = true;
+      clearTimeout(respawnTimer);
       const exits = [...live].map((w) => new Promise<void>((resolve) => (hasExited(w) ? resolve() : w.once('exit', () => resolve()))));
       for (const w of live) {
         const message: ToWorker = { type: 'shutdown' };
