@@ -1,7 +1,8 @@
 import { DEPOT_PATHS, type Release, componentDir } from '../constants.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import { escapeControlChars, hasControlChars } from '../util/text.js';
-import { describeSchemaErrors, validateCatalog } from './schemas.js';
+import { describeSchemaErrors } from '../util/schema.js';
+import { validateCatalog } from './schemas.js';
 
 export interface CatalogBinary {
   component: string;

@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
-import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { BUNDLE_TYPES } from '../constants.js';
+import { lazyValidator } from '../util/schema.js';
 
 /**
  * JSON Schemas of the depot's metadata. They describe what the installer and
@@ -102,38 +101,7 @@ export const signatureSchema = {
   },
 } as const;
 
-let ajv: Ajv | undefined;
-
-export interface Validator {
-  (data: unknown): boolean;
-  errors: ErrorObject[] | null | undefined;
-}
-
-/** Compiles on first use: compiling every schema at start-up would slow every command down. */
-function lazyValidator(schema: object): Validator {
-  let compiled: ValidateFunction | undefined;
-  const validate: Validator = Object.assign(
-    (data: unknown) => {
-      ajv ??= new (createRequire(import.meta.url)('ajv') as typeof import('ajv')).Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
-      compiled ??= ajv.compile(schema);
-      const ok = compiled(data);
-      validate.errors = compiled.errors;
-      return ok;
-    },
-    { errors: null },
-  );
-  return validate;
-}
-
 export const validateCatalog = lazyValidator(catalogSchema);
 export const validateHclLastUpdated = lazyValidator(hclLastUpdatedSchema);
 export const validateHclAll = lazyValidator(hclAllSchema);
 export const validateSignature = lazyValidator(signatureSchema);
-
-/** The first few schema errors as one readable sentence. */
-export function describeSchemaErrors(errors: ErrorObject[] | null | undefined, limit = 3): string {
-  if (!errors?.length) return 'unknown schema error';
-  const parts = errors.slice(0, limit).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
-  const more = errors.length > limit ? ` (and ${errors.length - limit} more)` : '';
-  return parts.join('; ') + more;
-}

@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeFsError, usageError } from '../util/errors.js';
 import { exists, writeFileAtomic } from '../util/fs.js';
-import { SIGNATURE_FORMAT, describeSchemaErrors, validateSignature } from './schemas.js';
+import { describeSchemaErrors } from '../util/schema.js';
+import { SIGNATURE_FORMAT, validateSignature } from './schemas.js';
 
 /**
  * The toolkit's own catalog signature, for depots it makes up (never for a

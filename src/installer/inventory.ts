@@ -2,7 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
+import type { ErrorObject } from 'ajv';
 import { describeFsError, usageError } from '../util/errors.js';
+import { lazyValidator } from '../util/schema.js';
+import { closestName } from '../util/text.js';
 import { parseInstallerUrl } from './client.js';
 
 /** One installer of a fleet and where its credentials come from. */
@@ -21,6 +24,45 @@ export interface InstallerTarget {
 
 const KEYS = ['name', 'url', 'user', 'passwordEnv', 'passwordFile', 'installerCa', 'insecure'] as const;
 
+const text = { type: 'string', minLength: 1, pattern: '\\S' } as const;
+const entryProperties = {
+  name: text,
+  url: text,
+  user: text,
+  passwordEnv: text,
+  passwordFile: text,
+  installerCa: text,
+  insecure: { type: 'boolean' },
+} as const;
+
+/** An inventory, once a bare list is read as `{installers: [...]}` and a bare URL as `{url}`. */
+const validateInventory = lazyValidator({
+  type: 'object',
+  additionalProperties: false,
+  required: ['installers'],
+  properties: {
+    defaults: { type: 'object', additionalProperties: false, properties: entryProperties },
+    installers: { type: 'array', minItems: 1, items: { type: 'object', additionalProperties: false, required: ['url'], properties: entryProperties } },
+  },
+});
+
+/** The schema's first complaint as one sentence, naming the entry and the key. */
+function inventoryError(path: string, error: ErrorObject): Error {
+  const [, section, index, key] = error.instancePath.split('/');
+  const where = section === 'installers' && index !== undefined ? `installer ${Number(index) + 1} of ${path}` : section === 'defaults' ? `"defaults" in ${path}` : `The inventory ${path}`;
+  if (error.keyword === 'additionalProperties') {
+    const unknown = String(error.params.additionalProperty);
+    const known = section ? KEYS : ['defaults', 'installers'];
+    const meant = closestName(unknown, known);
+    return usageError(`${where} has an unknown key "${unknown}"${meant ? ` (did you mean "${meant}"?)` : ''}; known keys: ${known.join(', ')}.`);
+  }
+  if (error.keyword === 'required') return usageError(`${where} has no ${String(error.params.missingProperty)}.`);
+  if (error.keyword === 'minItems') return usageError(`The inventory ${path} lists no installers.`);
+  if (key === 'insecure') return usageError(`${where}: "insecure" must be true or false.`);
+  if (key) return usageError(`${where}: "${key}" must be a non-empty string.`);
+  return usageError(section === 'installers' && index === undefined ? `"installers" in ${path} must be a list.` : `${where} must be a mapping${section === 'installers' ? ' with at least a url' : ''}.`);
+}
+
 /**
  * Reads an inventory (YAML or JSON):
  *
@@ -28,53 +70,51 @@ const KEYS = ['name', 'url', 'user', 'passwordEnv', 'passwordFile', 'installerCa
  *     installers:
  *       - { name: site-a, url: https://installer-a.lab, passwordFile: secrets/a }
  *
- * A bare list of installers works too. Relative paths are taken from the
- * inventory's folder. Passwords themselves never go in the inventory.
+ * A bare list of installers works too, and an installer may be a bare URL.
+ * Relative paths are taken from the inventory's folder. Passwords themselves
+ * never go in the inventory; unknown keys (a misspelt `usr`) are refused.
  */
 export async function loadInventory(path: string): Promise<InstallerTarget[]> {
-  let text: string;
+  let source: string;
   try {
-    text = await readFile(path, 'utf8');
+    source = await readFile(path, 'utf8');
   } catch (err) {
     throw describeFsError(err, path);
   }
   let data: unknown;
   try {
-    data = parseYaml(text);
+    data = parseYaml(source);
   } catch (err) {
     throw usageError(`The inventory ${path} is neither YAML nor JSON: ${(err as Error).message.split('\n')[0]}`);
   }
   const base = dirname(resolve(path));
   const root = Array.isArray(data) ? { installers: data } : data;
-  if (!isRecord(root) || !Array.isArray(root.installers)) throw usageError(`The inventory ${path} needs a list "installers" (or is itself that list).`);
-  const defaults = root.defaults === undefined ? {} : root.defaults;
-  if (!isRecord(defaults)) throw usageError(`"defaults" in ${path} must be a mapping.`);
-  if ('password' in defaults) throw passwordInInventory(path, 'defaults');
+  if (!isRecord(root)) throw usageError(`The inventory ${path} needs a list "installers" (or is itself that list).`);
+  if (Array.isArray(root.installers)) root.installers = root.installers.map((entry: unknown) => (typeof entry === 'string' ? { url: entry } : entry));
+  // Said before any other complaint: a password in the file is the one mistake that leaks.
+  if (isRecord(root.defaults) && 'password' in root.defaults) throw passwordInInventory(path, 'defaults');
+  if (Array.isArray(root.installers)) {
+    root.installers.forEach((entry: unknown, index: number) => {
+      if (isRecord(entry) && 'password' in entry) throw passwordInInventory(path, `installer ${index + 1}`);
+    });
+  }
+  if (!validateInventory(root)) {
+    // A misspelt key also makes a required one missing: the misspelling is the news.
+    const errors = validateInventory.errors!;
+    throw inventoryError(path, errors.find((e) => e.keyword === 'additionalProperties') ?? errors[0]!);
+  }
+  const { defaults = {}, installers } = root as { defaults?: Record<string, unknown>; installers: Array<Record<string, unknown>> };
   if (bothTrusts(defaults)) throw usageError(`"defaults" in ${path} give installerCa and insecure: give one, not both.`);
-  const targets = root.installers.map((entry: unknown, index: number) => {
+  const targets = installers.map((entry, index) => {
     const where = `installer ${index + 1} of ${path}`;
-    if (typeof entry === 'string') entry = { url: entry };
-    if (!isRecord(entry)) throw usageError(`${where} must be a mapping with at least a url.`);
-    if ('password' in entry) throw passwordInInventory(path, where);
-    for (const key of Object.keys(entry)) {
-      if (!(KEYS as readonly string[]).includes(key)) throw usageError(`${where} has an unknown key "${key}"; known keys: ${KEYS.join(', ')}.`);
-    }
     if (bothTrusts(entry)) throw usageError(`${where} gives installerCa and insecure: give one, not both.`);
     // An entry's own choice of trust replaces the default's other one.
     const inherited = { ...defaults };
     if (entry.insecure === true) delete inherited.installerCa;
     if (entry.installerCa !== undefined) delete inherited.insecure;
     const merged: Record<string, unknown> = { ...inherited, ...entry };
-    const str = (key: string): string | undefined => {
-      const value = merged[key];
-      if (value === undefined || value === null) return undefined;
-      if (typeof value !== 'string' || value.trim() === '') throw usageError(`${where}: "${key}" must be a non-empty string.`);
-      return value.trim();
-    };
-    const url = str('url');
-    if (!url) throw usageError(`${where} has no url.`);
-    const origin = parseInstallerUrl(url);
-    if (merged.insecure !== undefined && typeof merged.insecure !== 'boolean') throw usageError(`${where}: "insecure" must be true or false.`);
+    const str = (key: string): string | undefined => (typeof merged[key] === 'string' ? (merged[key] as string).trim() : undefined);
+    const origin = parseInstallerUrl(str('url')!);
     const passwordFile = str('passwordFile');
     const installerCa = str('installerCa');
     return {
@@ -87,7 +127,6 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
       insecure: merged.insecure === true ? true : undefined,
     } satisfies InstallerTarget;
   });
-  if (targets.length === 0) throw usageError(`The inventory ${path} lists no installers.`);
   const names = new Set<string>();
   for (const t of targets) {
     if (names.has(t.name)) throw usageError(`The inventory ${path} names "${t.name}" twice; give each installer its own name.`);

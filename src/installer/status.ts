@@ -28,12 +28,12 @@ export interface InstallerStatus {
   trusted: TrustedSummary[];
 }
 
-/** undefined when the installer does not have the operation (404), else the value. */
+/** undefined when the installer does not have the operation (404, or an answer of another shape), else the value. */
 async function optional<T>(read: () => Promise<T>): Promise<T | undefined> {
   try {
     return await read();
   } catch (err) {
-    if (err instanceof InstallerApiError && err.status === 404) return undefined;
+    if (err instanceof InstallerApiError && (err.status === 404 || err.status < 300)) return undefined;
     throw err;
   }
 }

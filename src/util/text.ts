@@ -29,3 +29,31 @@ export function formatBytes(bytes: number): string {
   }
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`;
 }
+
+/** Edit distance between two strings (insertions, deletions, substitutions). */
+export function levenshtein(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The known name `name` was probably meant to be (case aside, or one or two typos away), if any. */
+export function closestName(name: string, known: readonly string[]): string | undefined {
+  const exact = known.find((k) => k.toLowerCase() === name.toLowerCase());
+  if (exact) return exact;
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const distance = levenshtein(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return bestDistance <= Math.min(2, Math.floor(name.length / 3)) ? best : undefined;
+}

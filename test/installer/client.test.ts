@@ -3,10 +3,22 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InstallerApiError, InstallerClient, InstallerConnectionError, OPEN_DEPOT_ACCOUNT, ensureTrusted, installerStatus, loadInventory, pushDepot, withoutPassword } from '../../src/installer/index.js';
+import {
+  InstallerApiError,
+  InstallerClient,
+  InstallerConnectionError,
+  OPEN_DEPOT_ACCOUNT,
+  downloadRelease,
+  ensureTrusted,
+  installerStatus,
+  loadInventory,
+  pushDepot,
+  syncDepot,
+  withoutPassword,
+} from '../../src/installer/index.js';
 import { issueServerCert } from '../../src/pki/index.js';
 import { startDepotServer } from '../../src/server/index.js';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, expectRequestMatchesSpec, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
@@ -170,17 +182,27 @@ describe('installer client', () => {
       await ensureTrusted(client, [depot.ca.certPem]);
       await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
       await pushDepot(client, { url: `https://localhost:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD });
+      expect((await syncDepot(client, { pollMs: 50 })).ok).toBe(true);
+      const manifest = JSON.parse(await readFile(join(tmp.dir, 'depot', 'PROD/metadata/manifest/v1/vcfManifest.json'), 'utf8')) as { releases: Array<{ version: string }> };
+      expect((await downloadRelease(client, { release: manifest.releases[0]!.version, components: ['VCENTER'], pollMs: 50 })).ok).toBe(true);
       await installerStatus(client);
       const alias = (await client.listTrusted()).elements[0]!.alias;
       expect(await client.deleteTrusted(alias)).toBe(true);
       await client.close();
-      const operations = new Set(proxy.seen.map((r) => `${r.method} ${r.path.replace(/trusted-certificates\/.+$/, 'trusted-certificates/{alias}')}`));
+      const operations = new Set(
+        proxy.seen.map((r) => `${r.method} ${r.path.split('?')[0]!.replace(/trusted-certificates\/.+$/, 'trusted-certificates/{alias}').replace(/bundles\/[0-9a-f-]{36}$/, 'bundles/{id}')}`),
+      );
       expect([...operations].sort()).toEqual([
         'DELETE /v1/sddc-manager/trusted-certificates/{alias}',
         'DELETE /v1/tokens/refresh-token',
+        'GET /v1/bundles/download-status',
+        'GET /v1/releases/VCF/release-components',
         'GET /v1/sddc-manager/trusted-certificates',
         'GET /v1/system/appliance-info',
         'GET /v1/system/settings/depot',
+        'GET /v1/system/settings/depot/depot-sync-info',
+        'PATCH /v1/bundles/{id}',
+        'PATCH /v1/system/settings/depot/depot-sync-info',
         'PATCH /v1/tokens/access-token/refresh',
         'POST /v1/sddc-manager/trusted-certificates',
         'POST /v1/tokens',
@@ -421,5 +443,25 @@ describe('installer client', () => {
     const [a, b] = await loadInventory(file);
     expect(a).toMatchObject({ insecure: true, installerCa: undefined });
     expect(b).toMatchObject({ installerCa: join(tmp.dir, 'ca.pem'), insecure: undefined });
+  });
+
+  it('validates an inventory against its schema: unknown keys in defaults and entries, with the key meant; wrong types; nothing listed', async () => {
+    const file = join(tmp.dir, 'typos.yaml');
+    const refused = async (yaml: string) => {
+      await writeFile(file, yaml);
+      const err = (await loadInventory(file).catch((e: unknown) => e)) as { exitCode: number; message: string };
+      expect(err.exitCode).toBe(2);
+      return err.message;
+    };
+    expect(await refused('defaults: { usr: admin@local }\ninstallers: [https://a.lab]\n')).toBe(
+      `"defaults" in ${file} has an unknown key "usr" (did you mean "user"?); known keys: name, url, user, passwordEnv, passwordFile, installerCa, insecure.`,
+    );
+    expect(await refused('installers:\n  - https://a.lab\n  - { url: https://b.lab, installerCA: ca.pem }\n')).toContain(`installer 2 of ${file} has an unknown key "installerCA" (did you mean "installerCa"?)`);
+    expect(await refused('instalers: [https://a.lab]\n')).toContain('has an unknown key "instalers" (did you mean "installers"?)');
+    expect(await refused('installers: [{ url: https://a.lab, insecure: "yes" }]\n')).toBe(`installer 1 of ${file}: "insecure" must be true or false.`);
+    expect(await refused('installers: [{ url: https://a.lab, user: "  " }]\n')).toBe(`installer 1 of ${file}: "user" must be a non-empty string.`);
+    expect(await refused('installers: [{ name: a }]\n')).toBe(`installer 1 of ${file} has no url.`);
+    expect(await refused('installers: []\n')).toBe(`The inventory ${file} lists no installers.`);
+    expect(await refused('defaults: { password: hunter2, usr: x }\ninstallers: [https://a.lab]\n')).toMatch(/holds a password/);
   });
 });

@@ -1,4 +1,5 @@
 import { INSTALLER_PASSWORD_MASK } from '../../constants.js';
+import { escapeControlChars } from '../../util/text.js';
 
 export type LogLevel = 'INFO' | 'WARN' | 'ERROR';
 
@@ -24,8 +25,7 @@ export class ServiceLog {
     let text = message;
     for (const secret of this.secrets) text = text.split(secret).join(INSTALLER_PASSWORD_MASK);
     // One event, one line: CR, LF and other control characters from a request cannot forge lines.
-    // eslint-disable-next-line no-control-regex
-    text = text.replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+    text = escapeControlChars(text);
     const line = `${new Date(this.clock()).toISOString()} ${level.padEnd(5)} [${component}] ${text}`;
     this.lines.push(line);
     this.onLine?.(line);
