@@ -154,8 +154,8 @@ export function registerServeCommands(program: Command): void {
         printLines([`Serving ${root} at ${running.url} in ${running.workers} process${running.workers === 1 ? '' : 'es'} (pid ${process.pid}).`]);
         if (auth && openPrefixes.length > 0) printLines([`Open without credentials: ${openPrefixes.map((p) => `/${p}/`).join(', ')}.`]);
       }
-      note('SIGHUP reloads the certificate, key and htpasswd file; SIGTERM or Ctrl-C stops after running downloads finish.');
-      await supervise(running, loadTls, graceMs);
+      note('SIGHUP reloads the certificate, key and htpasswd file (and reopens the access log); SIGTERM or Ctrl-C stops after running downloads finish.');
+      await supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog);
     });
 }
 
@@ -164,12 +164,21 @@ export async function runDepot(options: DepotServerOptions, workers: number, gra
   return (await import('../server/workers.js')).startDepot(options, workers, graceMs);
 }
 
-/** Reloads on SIGHUP, stops gracefully on SIGTERM/SIGINT (a second signal stops at once); resolves once stopped. */
-export function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMaterial>) | undefined, graceMs: number): Promise<void> {
+/** Reloads on SIGHUP (the access log file reopened first), stops gracefully on SIGTERM/SIGINT (a second signal stops at once); resolves once stopped. */
+export function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMaterial>) | undefined, graceMs: number, logFile?: string): Promise<void> {
   return new Promise((resolveDone) => {
     let stopping = false;
     process.on('SIGHUP', () => {
       void (async () => {
+        // The log first, and whatever becomes of the certificate: logrotate has renamed the file already.
+        if (logFile) {
+          try {
+            await running.reopenLog();
+            note(`Reopened the access log ${logFile}.`);
+          } catch (err) {
+            warn(`the access log could not be reopened, still writing to the previous file: ${errorMessage(err)}`);
+          }
+        }
         try {
           await running.reload(loadTls ? await loadTls() : undefined);
           note('Reloaded the certificate, key and users.');

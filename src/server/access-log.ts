@@ -1,5 +1,6 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { describeFsError, errorMessage } from '../util/errors.js';
 
 export type AccessLogFormat = 'combined' | 'json';
 
@@ -67,21 +68,49 @@ export interface AccessLogOptions {
 
 export interface AccessLog {
   write(record: AccessRecord): void;
+  /**
+   * Opens the file again at its path (logrotate without copytruncate renames it, then signals): new lines
+   * go to a new file there. A file that cannot be opened leaves the current one in use, and throws.
+   */
+  reopen(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Opens `path` for appending, synchronously, so that a bad path fails here with one sentence rather than later in a stream. */
+function openForAppend(path: string): Writable {
+  let fd: number;
+  try {
+    fd = openSync(path, 'a', 0o640);
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+  const stream = createWriteStream(path, { fd });
+  // A write that fails (a full disk) must not take the server down: said once per file, lines are lost.
+  stream.once('error', (err) => process.stderr.write(`depotkit: the access log ${path} cannot be written: ${errorMessage(err)}.\n`));
+  stream.on('error', () => {});
+  return stream;
+}
+
+const ended = (out: Writable) => new Promise<void>((resolve) => out.end(resolve));
 
 export function openAccessLog(options: AccessLogOptions): AccessLog {
   const format = options.format === 'json' ? formatJson : formatCombined;
   const toStdout = options.destination === '-';
   // Append mode: several workers share the file, each line is one write.
-  const out: Writable = toStdout ? process.stdout : createWriteStream(options.destination, { flags: 'a', mode: 0o640 });
+  let out: Writable = toStdout ? process.stdout : openForAppend(options.destination);
   return {
     write(record) {
       out.write(`${format(record)}\n`);
     },
+    async reopen() {
+      if (toStdout) return;
+      const previous = out;
+      out = openForAppend(options.destination);
+      await ended(previous);
+    },
     close() {
       if (toStdout) return Promise.resolve();
-      return new Promise((resolve) => out.end(resolve));
+      return ended(out);
     },
   };
 }

@@ -70,6 +70,8 @@ export interface DepotServer {
    * Also re-reads an htpasswd file (all a plain HTTP server reloads).
    */
   reloadTls(material?: TlsMaterial): Promise<void>;
+  /** Opens the access log file again at its path (after logrotate renamed it); nothing without a log file. */
+  reopenLog(): Promise<void>;
 }
 
 function urlHost(host: string): string {
@@ -175,6 +177,9 @@ export async function prepareDepotServer(opts: DepotServerOptions): Promise<Prep
           throw usageError('This server speaks plain HTTP; it cannot take a certificate.');
         }
         await auth?.reload();
+      },
+      async reopenLog() {
+        await log?.reopen();
       },
     };
   }

@@ -54,6 +54,12 @@ process.on('message', (message: ToWorker, handle?: NetServer) => {
         (err: unknown) => send({ type: 'reloaded', error: errorMessage(err) }),
       );
       break;
+    case 'reopen-log':
+      (server ? server.reopenLog() : Promise.resolve()).then(
+        () => send({ type: 'log-reopened' }),
+        (err: unknown) => send({ type: 'log-reopened', error: errorMessage(err) }),
+      );
+      break;
     case 'shutdown':
       shutdown();
       break;

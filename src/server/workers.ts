@@ -13,13 +13,15 @@ export type ToWorker =
   | { type: 'start'; options: DepotServerOptions; graceMs: number }
   | { type: 'listen' }
   | { type: 'reload'; material?: TlsMaterial }
+  | { type: 'reopen-log' }
   | { type: 'shutdown' };
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'prepared' }
   | { type: 'listening'; url: string; port: number }
   | { type: 'failed'; message: string }
-  | { type: 'reloaded'; error?: string };
+  | { type: 'reloaded'; error?: string }
+  | { type: 'log-reopened'; error?: string };
 
 export interface RunningDepot {
   url: string;
@@ -28,6 +30,8 @@ export interface RunningDepot {
   workers: number;
   /** New certificate and key (or the files re-read) for every serving process; open connections stay. */
   reload(material?: TlsMaterial): Promise<void>;
+  /** Every serving process opens its access log file again at its path (logrotate renamed it). */
+  reopenLog(): Promise<void>;
   /** Stops accepting, lets running downloads finish for up to `graceMs`, then ends. */
   close(graceMs: number): Promise<void>;
 }
@@ -122,7 +126,8 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     const worker = fork(WORKER_ENTRY, [], { stdio: 'inherit' });
     live.add(worker);
     let failure: string | undefined;
-    let listeningAt: number | undefined;
+    // When it began to serve; 0 until then.
+    let listeningAt = 0;
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'failed') failure = msg.message;
     });
@@ -130,7 +135,7 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
       live.delete(worker);
       if (stopping || !started) return;
       const why = failure !== undefined ? `could not start: ${failure.replace(/\.$/, '')}` : `exited (${signal ? `signal ${signal}` : `code ${code}`})`;
-      replace(worker, why, listeningAt === undefined ? 0 : Date.now() - listeningAt);
+      replace(worker, why, listeningAt === 0 ? 0 : Date.now() - listeningAt);
     });
     // A message sent before the worker's module has run would be lost: wait for it to say so.
     await waitFor(worker, 'ready');
@@ -182,6 +187,20 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
       const [ownError, ...workerErrors] = await Promise.all([own, ...replies]);
       if (material && ownError === undefined) options = { ...options, tls: material };
       const errors = [ownError, ...workerErrors].filter((e): e is string => e !== undefined);
+      if (errors.length > 0) throw usageError(errors[0]!);
+    },
+    async reopenLog() {
+      const replies = [...live].map(async (w) => {
+        const reply = waitFor(w, 'log-reopened');
+        const message: ToWorker = { type: 'reopen-log' };
+        w.send(message);
+        return (await reply).error;
+      });
+      const own = server.reopenLog().then(
+        () => undefined,
+        (err: Error) => err.message,
+      );
+      const errors = (await Promise.all([own, ...replies])).filter((e): e is string => e !== undefined);
       if (errors.length > 0) throw usageError(errors[0]!);
     },
     close(ms) {
