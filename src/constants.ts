@@ -551,6 +551,11 @@ export const PACK_MIN_VOLUME_SIZE = 64 * 1024;
  */
 export const COMPONENT_METADATA_SUFFIXES = ['.vlcp'] as const;
 
+/** The last segment of a web-root-relative path. */
+function fileNameOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
 /**
  * Metadata a mirror fetches before the binaries: what the installer reads, then the copies the vendor's archive
  * also carries under PROD/metadata/ (absent on many servers). A server does not list folders, so the vCenter
@@ -564,9 +569,6 @@ export const MIRROR_METADATA_PATHS = {
     `${DEPOT_PATHS.metadataHclDir}/${fileNameOf(DEPOT_PATHS.hclLastUpdated)}`,
   ],
 } as const;
-function fileNameOf(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
-}
 /** Where a mirror remembers the URL it replicates (inside the depot's state folder, next to verified.json). */
 export const MIRROR_STATE_FILE = 'mirror.json';
 /** A download interrupted mid-file is kept as `<TEMP_PREFIX>partial-<first 16 hex of its SHA-256>-<name>` and resumed with a Range request. */

@@ -10,3 +10,4 @@ export { replaceCertificate, MgmtClient, MgmtApiError, waitForCertificate, type 
 export { startMgmtSimulator, type MgmtSimulator, type MgmtSimulatorOptions } from './simulators/mgmt/index.js';
 export * from './installer/index.js';
 export { startInstallerSimulator, type InstallerSimulator, type InstallerSimulatorOptions } from './simulators/installer/index.js';
+export * from './transfer/index.js';

@@ -11,6 +11,7 @@ import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { InvalidOption, collect, parseByteSize, printJson, printLines } from './output.js';
+import { registerTransferCommands } from './transfer.js';
 
 export function registerDepotCommands(program: Command): void {
   const depot = program.command('depot').description('make, build and verify the depot tree (PROD/...)');
@@ -77,6 +78,8 @@ export function registerDepotCommands(program: Command): void {
       else printLines(formatVerifyResult(result));
       process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
     });
+
+  registerTransferCommands(depot);
 }
 
 function parseMode(value: string): PlaceMode {

@@ -1,0 +1,230 @@
+import type { Command } from 'commander';
+import { PACK_DEFAULT_VOLUME_PRESET, PACK_MANIFEST_FILE, PACK_SUMS_FILE, PACK_VOLUME_PRESETS } from '../constants.js';
+import type { DiffReport } from '../transfer/diff.js';
+import type { MirrorReport } from '../transfer/mirror.js';
+import type { PackReport } from '../transfer/pack.js';
+import type { PruneReport } from '../transfer/prune.js';
+import type { ReleaseStatus } from '../transfer/releases.js';
+import type { UnpackReport } from '../transfer/unpack.js';
+import { EXIT, usageError } from '../util/errors.js';
+import { countBySeverity, formatFinding } from '../util/findings.js';
+import { formatBytes, withByteProgress } from '../util/progress.js';
+import { readSecret } from '../util/secrets.js';
+import { InvalidOption, collect, parseByteSize, parseIntOption, printJson, printLines } from './output.js';
+
+// Libraries are imported when a command runs, so that every other command starts fast.
+const transfer = () => import('../transfer/index.js');
+
+/** A byte size (512M, 4G) or a named one (fat32). */
+function parseVolumeSize(value: string): number {
+  const preset = PACK_VOLUME_PRESETS[value.toLowerCase()];
+  return preset ?? parseByteSize(value);
+}
+
+async function readSigningCert(file: string | undefined): Promise<string | undefined> {
+  if (!file) return undefined;
+  const { readPemFile } = await import('../pki/pem.js');
+  return (await readPemFile(file, ['CERTIFICATE', 'PUBLIC KEY'])).join('');
+}
+
+/** Registers pack, unpack, mirror, prune and diff under `depot`. */
+export function registerTransferCommands(depot: Command): void {
+  depot
+    .command('pack <depot-dir>')
+    .description('write a depot (or what an older one lacks) as volumes for media with size limits, with a manifest and SHA256SUMS')
+    .requiredOption('--out <dir>', 'the folder for the volumes, the manifest and SHA256SUMS (e.g. the removable medium)')
+    .option(
+      '--volume-size <size>',
+      `largest volume: bytes, 700M, 4G... or ${Object.keys(PACK_VOLUME_PRESETS).join(', ')} (4 GiB - 512: FAT32 files hold at most 4 GiB - 1)`,
+      parseVolumeSize,
+      PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET],
+    )
+    .option('--since <old>', 'a depot folder or an earlier pack\'s manifest: pack only what it lacks or has different (a new release\'s delta)')
+    .option('--force', 'replace an earlier pack in --out')
+    .option('--json', 'print the report as JSON')
+    .action(async (dir: string, opts: { out: string; volumeSize: number; since?: string; force?: boolean; json?: boolean }) => {
+      const { packDepot } = await transfer();
+      const report = await withByteProgress('packing', !opts.json, (hooks) =>
+        packDepot({ depot: dir, out: opts.out, volumeSize: opts.volumeSize, since: opts.since, force: opts.force, ...hooks }),
+      );
+      if (opts.json) printJson(report);
+      else printLines(formatPackReport(report));
+      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+    });
+
+  depot
+    .command('unpack <media-dir...>')
+    .description('check a pack\'s volumes and place its files in a depot (resumable; a delta onto its base gives the new depot)')
+    .requiredOption('--out <depot-dir>', 'the depot root to place the files in')
+    .option('--force', 'replace different files in a depot that is neither the pack\'s source nor its base')
+    .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog (for the final checks)')
+    .option('--json', 'print the report as JSON')
+    .action(async (media: string[], opts: { out: string; force?: boolean; signingCert?: string; json?: boolean }) => {
+      const signingCertPem = await readSigningCert(opts.signingCert);
+      const { unpackDepot } = await transfer();
+      const report = await withByteProgress('unpacking', !opts.json, (hooks) => unpackDepot({ media, out: opts.out, force: opts.force, signingCertPem, ...hooks }));
+      if (opts.json) printJson(report);
+      else printLines(formatUnpackReport(report));
+      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+    });
+
+  depot
+    .command('mirror <url>')
+    .description('replicate a served depot over HTTPS: metadata, then every binary its catalog names, in parallel, resumable, verified')
+    .requiredOption('--out <depot-dir>', 'the local depot root')
+    .option('--ca <file-or-dir>', 'a CA certificate file, a CA folder or a folder of certificates to trust (repeatable); Node\'s public roots without it', collect, [])
+    .option('--user <name>', 'the depot user')
+    .option('--password-file <file>', 'file whose first line is the depot password')
+    .option('--password-env <name>', 'environment variable that holds the depot password')
+    .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs)')
+    .option('--concurrency <n>', 'binaries downloaded at once', parseIntOption('--concurrency'), 4)
+    .option('--timeout <seconds>', 'idle time allowed for an answer or between its bytes', parseIntOption('--timeout'), 60)
+    .option('--force', 'mirror into a folder holding another depot')
+    .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog (for the final checks)')
+    .option('--json', 'print the report as JSON')
+    .action(
+      async (
+        url: string,
+        opts: { out: string; ca: string[]; user?: string; passwordFile?: string; passwordEnv?: string; allowHttpCredentials?: boolean; concurrency: number; timeout: number; force?: boolean; signingCert?: string; json?: boolean },
+      ) => {
+        if (opts.user === undefined && (opts.passwordFile || opts.passwordEnv)) throw usageError('A password was given without --user.');
+        if (opts.concurrency < 1) throw new InvalidOption('--concurrency must be at least 1.');
+        const password = opts.user !== undefined ? await readSecret({ file: opts.passwordFile, env: opts.passwordEnv }, 'depot password') : undefined;
+        const signingCertPem = await readSigningCert(opts.signingCert);
+        const { mirrorDepot, readCaPems } = await transfer();
+        const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
+        const report = await withByteProgress('downloading', !opts.json, (hooks) =>
+          mirrorDepot({
+            url,
+            out: opts.out,
+            caPems,
+            user: opts.user,
+            password,
+            allowHttpCredentials: opts.allowHttpCredentials,
+            concurrency: opts.concurrency,
+            timeoutMs: opts.timeout * 1000,
+            force: opts.force,
+            signingCertPem,
+            ...hooks,
+          }),
+        );
+        if (opts.json) printJson(report);
+        else printLines(formatMirrorReport(report));
+        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+      },
+    );
+
+  depot
+    .command('prune <depot-dir>')
+    .description('list binaries the catalog no longer names and temporary files of killed runs; remove them with --yes')
+    .option('--yes', 'remove them (without it, only list them)')
+    .option('--json', 'print the report as JSON')
+    .action(async (dir: string, opts: { yes?: boolean; json?: boolean }) => {
+      const { pruneDepot } = await transfer();
+      const report = await pruneDepot(dir, { yes: opts.yes });
+      if (opts.json) printJson(report);
+      else printLines(formatPruneReport(report));
+    });
+
+  depot
+    .command('diff <old> <new>')
+    .description('what a new depot, metadata archive or pack manifest adds, changes and drops, and the bytes to download and carry')
+    .option('--json', 'print the report as JSON')
+    .action(async (older: string, newer: string, opts: { json?: boolean }) => {
+      const { diffDepots } = await transfer();
+      const report = await diffDepots(older, newer);
+      if (opts.json) printJson(report);
+      else printLines(formatDiffReport(report));
+    });
+}
+
+function listed(label: string, items: string[], max = 20): string[] {
+  if (items.length === 0) return [];
+  const lines = [`${label}: ${items.length}`, ...items.slice(0, max).map((i) => `  ${i}`)];
+  if (items.length > max) lines.push(`  ... and ${items.length - max} more (use --json for all)`);
+  return lines;
+}
+
+function formatReleases(releases: ReleaseStatus[]): string[] {
+  return releases.map((r) =>
+    r.complete
+      ? `Release ${r.version}: complete (${r.binaries} binaries).`
+      : `Release ${r.version}: ${r.present}/${r.binaries} binaries present; ${r.missing.length} missing (${formatBytes(r.missingBytes)}).`,
+  );
+}
+
+export function formatPackReport(r: PackReport): string[] {
+  const lines = [
+    `Packed ${r.files} files (${formatBytes(r.bytes)}) from ${r.depot} into ${r.volumes.length} volume${r.volumes.length === 1 ? '' : 's'} of at most ${formatBytes(r.volumeSize)} in ${r.out}.`,
+  ];
+  if (r.delta) lines.push(`A delta against ${r.since?.source}: ${r.unchanged.files} files (${formatBytes(r.unchanged.bytes)}) it already has were left out; ${r.removed.length} of its files are no longer in this depot.`);
+  for (const v of r.volumes) lines.push(`  ${v.name}  ${formatBytes(v.size)}  ${v.sha256}`);
+  lines.push(...listed('Missing from the depot (not packed)', r.missing.map((m) => m.path)));
+  lines.push(...listed('Wrong size (not packed)', r.wrongSize.map((w) => `${w.path} is ${w.actualSize} bytes, the catalog says ${w.size}`)));
+  lines.push(...listed('Wrong content (packed, flagged: unpack will not place them)', r.wrongChecksum.map((w) => `${w.path} SHA-256 ${w.actual}`)));
+  if (r.strays.length) lines.push(`${r.strays.length} file(s) in component folders that the catalog does not name were not packed (depotkit depot prune lists them).`);
+  lines.push(`Check on any machine: cd ${r.out} && sha256sum -c ${PACK_SUMS_FILE}. Carry every volume with ${PACK_MANIFEST_FILE} and ${PACK_SUMS_FILE}.`);
+  lines.push(r.ok ? 'OK: every binary the catalog names was packed with the right content.' : 'INCOMPLETE: the depot is missing binaries or has wrong ones (see above); the pack carries the rest.');
+  return lines;
+}
+
+export function formatUnpackReport(r: UnpackReport): string[] {
+  const lines: string[] = [];
+  for (const v of r.volumes) {
+    if (v.state === 'ok' || v.state === 'not-needed' || v.state === 'ranges') continue;
+    const what = v.state === 'missing' ? 'is missing from every folder given' : v.state === 'truncated' ? `is truncated (${v.actualSize} of ${v.size} bytes)` : `is damaged (SHA-256 ${v.actualSha256}, the manifest says another)`;
+    lines.push(`ERROR volume ${v.name} ${what}${v.path ? `: ${v.path}` : ''}`);
+  }
+  const read = r.volumes.filter((v) => v.state !== 'not-needed' && v.state !== 'missing').length;
+  lines.push(`Placed ${r.placed.length} files (${formatBytes(r.placed.reduce((s, p) => s + p.size, 0))}); ${r.alreadyInPlace.length} already in place; ${read} of ${r.volumes.length} volumes read (${formatBytes(r.bytesRead)}).`);
+  lines.push(...listed('Not placed', r.failed.map((f) => `${f.path}: ${f.reason}`)));
+  lines.push(...listed('Flagged at packing (content not the catalog\'s): not placed', r.flagged));
+  if (r.metadata === 'held') lines.push('The new metadata was not put in place: files it names are missing, so the depot keeps its own. Supply the volumes named above and run unpack again.');
+  if (r.stale.length) lines.push(`${r.stale.length} file(s) the pack's source no longer has are still here: depotkit depot prune ${r.out} lists them.`);
+  lines.push(...formatReleases(r.releases));
+  lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
+  const counts = countBySeverity(r.verify.findings);
+  if (r.ok) lines.push(`OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`);
+  else if (r.failed.length || r.volumes.some((v) => v.state === 'missing' || v.state === 'truncated' || v.state === 'corrupt')) lines.push(`INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.`);
+  else lines.push(`FAILED: every file is in place but ${r.out} fails depot verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`);
+  return lines;
+}
+
+export function formatMirrorReport(r: MirrorReport): string[] {
+  const lines: string[] = [];
+  lines.push(`Mirrored ${r.url} into ${r.out}: ${r.downloaded.length} binaries downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`);
+  lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
+  lines.push(...listed('Not on the server (the installer reads them)', r.metadata.missing));
+  lines.push(...listed('Failed', r.failed.map((f) => `${f.path}: ${f.reason}`)));
+  if (r.metadata.held) lines.push('The server\'s metadata was not put in place: binaries it names failed, so the depot keeps its own. Run mirror again.');
+  if (r.stale) lines.push(`${r.stale} file(s) in component folders are no longer named by the catalog: depotkit depot prune ${r.out} lists them.`);
+  lines.push(...formatReleases(r.releases));
+  lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
+  const counts = countBySeverity(r.verify.findings);
+  lines.push(r.ok ? `OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.` : `INCOMPLETE: run the same command again to resume; what is in place is kept.`);
+  return lines;
+}
+
+export function formatPruneReport(r: PruneReport): string[] {
+  if (r.candidates.length === 0) return [`Nothing to prune in ${r.depot}.`];
+  const kinds = { stale: 'not named by the catalog', temporary: 'temporary file of a killed run', partial: 'partial download (a mirror resumes it)' };
+  const lines = r.candidates.slice(0, 50).map((c) => `  ${c.path}  ${formatBytes(c.size)}  ${kinds[c.kind]}`);
+  if (r.candidates.length > 50) lines.push(`  ... and ${r.candidates.length - 50} more (use --json for all)`);
+  lines.unshift(`${r.removed ? 'Removed' : 'Would remove'} ${r.candidates.length} file(s), ${formatBytes(r.bytes)}, from ${r.depot}:`);
+  if (!r.removed) lines.push(`Nothing was removed; run again with --yes to remove them.`);
+  return lines;
+}
+
+export function formatDiffReport(r: DiffReport): string[] {
+  const lines = [`Old: ${r.old.source} (${r.old.kind}${r.old.releases.length ? `, releases ${r.old.releases.join(', ')}` : ''})`, `New: ${r.new.source} (${r.new.kind}${r.new.releases.length ? `, releases ${r.new.releases.join(', ')}` : ''})`];
+  if (r.releases.added.length) lines.push(`Releases added: ${r.releases.added.join(', ')}`);
+  if (r.releases.dropped.length) lines.push(`Releases dropped: ${r.releases.dropped.join(', ')}`);
+  lines.push(...listed('Binaries added', r.binaries.added.map((b) => `${b.path}  ${formatBytes(b.size)}`)));
+  lines.push(...listed('Binaries changed', r.binaries.changed.map((b) => `${b.path}  ${formatBytes(b.oldSize)} -> ${formatBytes(b.size)}`)));
+  lines.push(...listed('Binaries dropped (depot prune removes them)', r.binaries.dropped.map((b) => `${b.path}  ${formatBytes(b.size)}`)));
+  lines.push(`${r.binaries.unchanged} binaries unchanged.`);
+  lines.push(`Metadata: ${r.metadata.added.length} added, ${r.metadata.changed.length} changed, ${r.metadata.dropped.length} dropped, ${r.metadata.unchanged} unchanged.`);
+  lines.push(...listed('  changed', r.metadata.changed, 10));
+  lines.push(`To download: ${formatBytes(r.bytes.download)}; to carry across (pack --since): ${formatBytes(r.bytes.carry)}; freed by prune: ${formatBytes(r.bytes.dropped)}.`);
+  return lines;
+}

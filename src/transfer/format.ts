@@ -1,0 +1,244 @@
+import { posix } from 'node:path';
+import {
+  DEPOT_ROOT_DIR,
+  PACK_FORMAT,
+  PACK_PART_DIGITS,
+  PACK_PART_SUFFIX,
+  PACK_VOLUME_PREFIX,
+  PACK_VOLUME_SUFFIX,
+  TEMP_PREFIX,
+} from '../constants.js';
+import { usageError } from '../util/errors.js';
+import { escapeControlChars, hasControlChars } from '../util/text.js';
+import { BLOCK, END_OF_ARCHIVE, MAX_MEMBER_DATA, headerBytes, roundUpToBlock } from './tar.js';
+
+/**
+ * The pack format (docs/transfer.md): volumes that are POSIX tar archives of
+ * depot files under their own paths; a file that crosses a volume's end is
+ * stored as part files (`<path>.part-0001`, ...) that `cat` joins. The
+ * manifest says where every byte is, so unpack reads volumes by offset.
+ */
+
+export type FileKind = 'binary' | 'metadata';
+
+/** One stretch of a file stored as one tar member. */
+export interface PackPiece {
+  /** 1-based volume number. */
+  volume: number;
+  /** The member's name in the volume: the file's path, or a part name. */
+  member: string;
+  /** Where the piece starts in the file. */
+  fileOffset: number;
+  length: number;
+  /** Where the piece's data starts in the volume (after its header blocks). */
+  dataOffset: number;
+}
+
+export interface PackFile {
+  path: string;
+  size: number;
+  sha256: string;
+  kind: FileKind;
+  /** Modification time of the source, in seconds (also in the tar header). */
+  mtime: number;
+  pieces: PackPiece[];
+  /** A binary whose content differed from the catalog's checksum when packed: carried, never placed. */
+  catalogMismatch?: boolean;
+}
+
+export interface PackVolume {
+  index: number;
+  name: string;
+  size: number;
+  sha256: string;
+}
+
+/** A file of the depot the pack was made from, carried or not. */
+export interface TreeEntry {
+  path: string;
+  size: number;
+  /** For binaries not carried: the catalog's checksum (not read). */
+  sha256: string;
+  kind: FileKind;
+}
+
+export interface PackManifest {
+  format: typeof PACK_FORMAT.name;
+  version: typeof PACK_FORMAT.version;
+  packId: string;
+  created: string;
+  /** Largest volume size asked for. */
+  volumeSize: number;
+  source: { catalogSha256: string; release: string; releases?: string[] };
+  /** Set for a delta: what the pack was made against. */
+  since?: { catalogSha256: string | null; kind: 'depot' | 'pack'; packId?: string };
+  volumes: PackVolume[];
+  files: PackFile[];
+  /** Every file of the source depot (what a depot holds after unpacking this pack onto its base). */
+  tree: TreeEntry[];
+  /** Files the base had that the source no longer has (a delta only): left in place by unpack, listed by prune. */
+  removed: string[];
+}
+
+/** `depot-007-of-017.tar`: zero-padded to at least three digits, so that names sort in order. */
+export function volumeName(index: number, count: number): string {
+  const width = Math.max(3, String(count).length);
+  return `${PACK_VOLUME_PREFIX}${String(index).padStart(width, '0')}-of-${String(count).padStart(width, '0')}${PACK_VOLUME_SUFFIX}`;
+}
+
+export function partName(path: string, part: number, width: number): string {
+  return `${path}${PACK_PART_SUFFIX}${String(part).padStart(width, '0')}`;
+}
+
+/** Files smaller than this are moved whole to the next volume rather than split (at most this much room is left unused). */
+const SPLIT_MIN_BYTES = 1024 * 1024;
+
+export interface PlanInput {
+  path: string;
+  size: number;
+}
+
+export interface PlannedMember {
+  member: string;
+  fileIndex: number;
+  fileOffset: number;
+  length: number;
+  /** Offset of the member's header in the volume. */
+  headerOffset: number;
+  dataOffset: number;
+}
+
+export interface PlannedVolume {
+  members: PlannedMember[];
+  /** Bytes of the finished volume, end-of-archive blocks included. */
+  size: number;
+}
+
+/** The usable bytes of a volume: whole blocks, less the end-of-archive blocks. */
+export function volumeCapacity(volumeSize: number): number {
+  return Math.floor(volumeSize / BLOCK) * BLOCK - END_OF_ARCHIVE;
+}
+
+/**
+ * Lays files out in volumes of at most `volumeSize` bytes, in order, filling
+ * each volume: a file that does not fit in the room left is split there
+ * (small files move whole to the next volume instead).
+ */
+export function planVolumes(files: readonly PlanInput[], volumeSize: number): PlannedVolume[] {
+  const capacity = volumeCapacity(volumeSize);
+  const volumes: PlannedVolume[] = [];
+  let current: PlannedVolume = { members: [], size: 0 };
+  const close = () => {
+    volumes.push({ members: current.members, size: current.size + END_OF_ARCHIVE });
+    current = { members: [], size: 0 };
+  };
+  const add = (member: string, fileIndex: number, fileOffset: number, length: number) => {
+    const headerOffset = current.size;
+    const dataOffset = headerOffset + headerBytes(member);
+    current.members.push({ member, fileIndex, fileOffset, length, headerOffset, dataOffset });
+    current.size = dataOffset + roundUpToBlock(length);
+  };
+  files.forEach((file, fileIndex) => {
+    const whole = headerBytes(file.path) + roundUpToBlock(file.size);
+    if (file.size <= MAX_MEMBER_DATA && whole <= capacity - current.size) return add(file.path, fileIndex, 0, file.size);
+    if (file.size <= MAX_MEMBER_DATA && whole <= capacity && file.size < SPLIT_MIN_BYTES) {
+      close();
+      return add(file.path, fileIndex, 0, file.size);
+    }
+    // Enough digits that `cat <path>.part-*` joins the parts in order (a shell sorts names as text).
+    for (let width = PACK_PART_DIGITS; ; width++) {
+      const saved = { members: [...current.members], size: current.size, done: volumes.length };
+      let offset = 0;
+      let part = 0;
+      while (offset < file.size) {
+        const name = partName(file.path, part + 1, width);
+        const room = Math.floor((capacity - current.size - headerBytes(name)) / BLOCK) * BLOCK;
+        if (room < BLOCK) {
+          if (current.members.length === 0) throw usageError(`A volume of ${volumeSize} bytes cannot hold even one block of ${escapeControlChars(file.path)} after its header.`);
+          close();
+          continue;
+        }
+        const length = Math.min(file.size - offset, room, MAX_MEMBER_DATA);
+        part++;
+        add(name, fileIndex, offset, length);
+        offset += length;
+      }
+      if (String(part).length <= width) return;
+      // Too many parts for the width: lay this file out again with wider numbers.
+      volumes.length = saved.done;
+      current = { members: saved.members, size: saved.size };
+    }
+  });
+  if (current.members.length > 0 || volumes.length === 0) close();
+  return volumes;
+}
+
+// ------------------------------------------------------------------ manifest checks
+
+/** A manifest path must stay under PROD/: unpack writes there and nowhere else. */
+export function checkPackPath(path: unknown, what: string): string {
+  if (typeof path !== 'string' || path.length === 0) throw usageError(`The pack manifest has a ${what} without a path.`);
+  const shown = escapeControlChars(path);
+  if (hasControlChars(path)) throw usageError(`The pack manifest names the ${what} "${shown}", which holds control characters: refused.`);
+  const normal = posix.normalize(path);
+  if (normal !== path || path.startsWith('/') || !path.startsWith(`${DEPOT_ROOT_DIR}/`) || path.split('/').some((s) => s === '..' || s === '.' || s === '')) {
+    throw usageError(`The pack manifest names the ${what} "${shown}", which is not a plain path under ${DEPOT_ROOT_DIR}/: refused.`);
+  }
+  if (posix.basename(path).startsWith(TEMP_PREFIX)) throw usageError(`The pack manifest names the temporary file "${shown}": refused.`);
+  return path;
+}
+
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isSha = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
+
+/**
+ * Parses a pack manifest and checks what unpack relies on: paths under PROD/,
+ * pieces that cover each file in order, volumes that exist. Anything else is a
+ * usage error (exit 2) naming the manifest.
+ */
+export function parseManifest(text: string, source: string): PackManifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw usageError(`${source} is not valid JSON: ${(err as Error).message}.`);
+  }
+  const m = value as Partial<PackManifest> | null;
+  const bad = (what: string) => usageError(`${source} is not a depotkit pack manifest: ${what}.`);
+  if (!m || typeof m !== 'object' || m.format !== PACK_FORMAT.name) throw bad(`its format is not "${PACK_FORMAT.name}"`);
+  if (m.version !== PACK_FORMAT.version) throw usageError(`${source} is a pack of format version ${String(m.version)}; this depotkit reads version ${PACK_FORMAT.version}.`);
+  if (typeof m.packId !== 'string' || !isCount(m.volumeSize) || !Array.isArray(m.volumes) || !Array.isArray(m.files) || !Array.isArray(m.tree) || !Array.isArray(m.removed)) throw bad('a field is missing');
+  if (!m.source || !isSha(m.source.catalogSha256)) throw bad('source.catalogSha256 is missing');
+  if (m.source.releases !== undefined && !(Array.isArray(m.source.releases) && m.source.releases.every((r) => typeof r === 'string'))) throw bad('source.releases is malformed');
+  m.volumes.forEach((v, i) => {
+    if (!v || v.index !== i + 1 || typeof v.name !== 'string' || !isCount(v.size) || !isSha(v.sha256)) throw bad(`volume ${i + 1} is malformed`);
+    if (v.name.includes('/') || v.name.startsWith('.') || hasControlChars(v.name)) throw bad(`volume ${i + 1} has the name "${escapeControlChars(v.name)}"`);
+  });
+  const seen = new Set<string>();
+  for (const f of m.files) {
+    checkPackPath(f?.path, 'file');
+    if (seen.has(f.path)) throw bad(`${escapeControlChars(f.path)} is listed twice`);
+    seen.add(f.path);
+    if (!isCount(f.size) || !isSha(f.sha256) || (f.kind !== 'binary' && f.kind !== 'metadata') || !Array.isArray(f.pieces)) throw bad(`the entry of ${escapeControlChars(f.path)} is malformed`);
+    let offset = 0;
+    for (const p of f.pieces) {
+      if (!p || !isCount(p.volume) || p.volume < 1 || p.volume > m.volumes.length || p.fileOffset !== offset || !isCount(p.length) || !isCount(p.dataOffset) || typeof p.member !== 'string') {
+        throw bad(`the pieces of ${escapeControlChars(f.path)} do not cover it in order`);
+      }
+      if (p.dataOffset + p.length > m.volumes[p.volume - 1]!.size) throw bad(`a piece of ${escapeControlChars(f.path)} lies past the end of its volume`);
+      offset += p.length;
+    }
+    if (offset !== f.size || (f.size > 0 && f.pieces.length === 0)) throw bad(`the pieces of ${escapeControlChars(f.path)} do not add up to its size`);
+  }
+  for (const t of m.tree) {
+    checkPackPath(t?.path, 'tree entry');
+    if (!isCount(t.size) || !isSha(t.sha256)) throw bad(`the tree entry of ${escapeControlChars(t.path)} is malformed`);
+  }
+  for (const r of m.removed) checkPackPath(r, 'removed file');
+  return m as PackManifest;
+}
+
+/** Whether text looks like a pack manifest (for commands that take a depot, an archive or a manifest). */
+export function looksLikeManifest(head: string): boolean {
+  return head.trimStart().startsWith('{') && head.includes(`"${PACK_FORMAT.name}"`);
+}
