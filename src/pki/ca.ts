@@ -1,14 +1,16 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
-import { usageError } from '../util/errors.js';
-import { exists, writeFileAtomic } from '../util/fs.js';
+import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { PEM_LIMITS } from '../util/limits.js';
+import { BACKUP_SUFFIX, exists, writeFileSetAtomic } from '../util/fs.js';
 import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE } from './defaults.js';
 import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
 import { inspectCertificate, parseCertificate } from './inspect.js';
 import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
-import { forgeCertificate, nameAttributes, randomSerialHex, signCertificate, validityPeriod } from './x509.js';
+import { assertCommonName, forgeCertificate, nameAttributes, randomSerialHex, signCertificate, validityPeriod } from './x509.js';
 
 /** A CA's private key and certificate, both PEM. */
 export interface CaMaterial {
@@ -27,6 +29,7 @@ export async function createCa(opts: { cn?: string; days?: number; keySize?: 204
   assertKeySize(keySize);
   const cn = (opts.cn ?? DEFAULT_CA_CN).trim();
   if (cn === '') throw usageError('The CA common name must not be empty.');
+  assertCommonName(cn, 'The CA common name');
   // Checked before the key is made: a bad --days fails at once.
   const validity = validityPeriod(new Date(Date.now() - BACKDATE_MS), opts.days ?? DEFAULT_CA_DAYS);
   const keyPem = await generateKeyPem(keySize);
@@ -48,6 +51,13 @@ export async function createCa(opts: { cn?: string; days?: number; keySize?: 204
   ]);
   signCertificate(cert, key);
   return { keyPem, certPem: forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n') };
+}
+
+/** A CA key and certificate that are not a pair. */
+export class KeyMismatchError extends DepotkitError {
+  constructor(message: string, hint?: string) {
+    super(message, EXIT.usage, hint);
+  }
 }
 
 /** A CA ready to sign: checked to be a CA, valid now, and holding the matching key. */
@@ -87,7 +97,7 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
   }
   const key = parsePrivateKey(ca.keyPem, keyName, ca.passphrase);
   if (!x509.checkPrivateKey(key)) {
-    throw usageError(`${keyName} does not belong to ${certName}: they are not a pair.`);
+    throw new KeyMismatchError(`${keyName} does not belong to ${certName}: they are not a pair.`);
   }
   return { cert: forgeCertificate(certPem, certName), x509, key, certPem: splitPemBlocks(certPem, 'CERTIFICATE')[0]! };
 }
@@ -102,25 +112,52 @@ export async function loadCaDir(dir: string, options: { passphrase?: string } = 
   for (const path of [certPath, keyPath]) {
     if (!(await exists(path))) throw usageError(`${path} does not exist; ${dir} is not a CA folder.`, 'Make one with: depotkit cert ca --out <dir>');
   }
-  const [certPem] = await readPemFile(certPath, 'CERTIFICATE');
+  // The CA and at most its issuers: a file of thousands of certificates is refused at once.
+  const [certPem] = await readPemFile(certPath, 'CERTIFICATE', { maxBlocks: PEM_LIMITS.maxChainCertificates, what: 'certificate chain' });
   const [keyPem] = await readPemFile(keyPath, ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY']);
   const ca: CaMaterial = { keyPem: keyPem!, certPem: certPem!, ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}) };
-  openCa(ca, { cert: certPath, key: keyPath });
+  try {
+    openCa(ca, { cert: certPath, key: keyPath });
+  } catch (err) {
+    // A replacement interrupted between its two files: the previous pair waits as .bak.
+    if (err instanceof KeyMismatchError && (await exists(`${keyPath}${BACKUP_SUFFIX}`)) && (await exists(`${certPath}${BACKUP_SUFFIX}`))) {
+      throw new KeyMismatchError(err.message, `A replacement of this CA was interrupted; the previous pair is ${keyPath}${BACKUP_SUFFIX} and ${certPath}${BACKUP_SUFFIX}: move both back to the names without ${BACKUP_SUFFIX}.`);
+    }
+    throw err;
+  }
   return ca;
 }
 
 /**
  * Writes a CA folder: the key with mode 0600 (encrypted with `passphrase`
- * when given), the certificate 0644; nothing is replaced without `force`.
+ * when given), the certificate 0644; nothing is replaced without `force`,
+ * and a replacement never leaves the new key beside the old certificate: the
+ * old pair stays as `.bak` until both new files are in place (see
+ * {@link writeFileSetAtomic}).
  */
 export async function writeCaDir(dir: string, ca: CaMaterial, options: { force?: boolean; passphrase?: string } = {}): Promise<{ keyPath: string; certPath: string }> {
   const keyPath = join(dir, CA_KEY_FILE);
   const certPath = join(dir, CA_CERT_FILE);
-  await refuseExisting([keyPath, certPath], options.force);
+  if (!options.force) await refuseExisting([keyPath, certPath], false);
   const keyPem = options.passphrase !== undefined ? encryptKeyPem(parsePrivateKey(ca.keyPem, 'The CA key', ca.passphrase), options.passphrase) : normalizePem(ca.keyPem);
-  await writeFileAtomic(keyPath, keyPem, { mode: PRIVATE_KEY_MODE, force: options.force });
-  await writeFileAtomic(certPath, normalizePem(ca.certPem), { mode: PUBLIC_FILE_MODE, force: options.force });
+  await writeFileSetAtomic(
+    [
+      { path: keyPath, data: keyPem, mode: PRIVATE_KEY_MODE },
+      { path: certPath, data: normalizePem(ca.certPem), mode: PUBLIC_FILE_MODE },
+    ],
+    { force: options.force, currentSetIsWhole: () => caDirIsWhole(keyPath, certPath) },
+  );
   return { keyPath, certPath };
+}
+
+/**
+ * Whether the key and certificate in place are a pair. An encrypted key
+ * cannot be checked without its passphrase: then the answer is no, and the
+ * user decides.
+ */
+async function caDirIsWhole(keyPath: string, certPath: string): Promise<boolean> {
+  const [keyPem, certPem] = await Promise.all([readFile(keyPath, 'utf8'), readFile(certPath, 'utf8')]);
+  return parseCertificate(certPem, certPath).checkPrivateKey(parsePrivateKey(keyPem, keyPath));
 }
 
 /** Checks every target first, so that a refusal leaves no half-written folder. */

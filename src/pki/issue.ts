@@ -1,13 +1,16 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import forge from 'node-forge';
 import { SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
 import { usageError } from '../util/errors.js';
-import { writeFileAtomic } from '../util/fs.js';
-import { BACKDATE_MS, openCa, refuseExisting, type CaMaterial, type CaSigner } from './ca.js';
+import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
+import { writeFileSetAtomic } from '../util/fs.js';
+import { BACKDATE_MS, openCa, type CaMaterial, type CaSigner } from './ca.js';
+import { parseCertificate } from './inspect.js';
 import { PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from './files.js';
 import { forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
-import { normalizePem } from './pem.js';
-import { copyName, issuerKeyId, nameAttributes, normalizeDnsNames, normalizeIps, randomSerialHex, serverExtensions, setValidity, signCertificate, validityPeriod, type AltNames } from './x509.js';
+import { normalizePem, splitPemBlocks } from './pem.js';
+import { copyName, issuerKeyId, nameAttributes, nameLength, normalizeDnsNames, normalizeIps, randomSerialHex, serverExtensions, setValidity, signCertificate, validityPeriod, type AltNames } from './x509.js';
 
 export interface ServerMaterial {
   keyPem: string;
@@ -40,6 +43,7 @@ export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promi
       'Give the depot a DNS name with --dns (add it to the installer\'s hosts file when there is no DNS), or pass --allow-ip-only.',
     );
   }
+  const cn = commonNameFor(names);
   const signer = openCa(ca);
   const days = opts.days ?? SERVER_CERT_DEFAULT_DAYS;
   const notBefore = opts.notBefore ?? new Date(Date.now() - BACKDATE_MS);
@@ -47,13 +51,29 @@ export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promi
   validityPeriod(notBefore, days);
   const keyPem = await generateKeyPem(opts.keySize ?? 2048);
   const certPem = buildServerCertificate(signer, {
-    subject: nameAttributes([['CN', names.dns[0] ?? names.ips[0]]]),
+    subject: nameAttributes([['CN', cn]]),
     names,
     publicKey: forgePublicKey(parsePrivateKey(keyPem)),
     days,
     notBefore,
   });
   return { keyPem, certPem, chainPem: certPem + signer.certPem };
+}
+
+/**
+ * The CN of a server certificate: the first DNS name that fits in a CN (64
+ * characters, as openssl enforces), else the first IP. A longer name stays in
+ * the SAN, which is what the installer's TLS client (and every browser)
+ * checks when a SAN is there. Without any name that fits, refused.
+ */
+export function commonNameFor(names: AltNames): string | undefined {
+  if (names.dns.length === 0) return names.ips[0];
+  const fits = names.dns.find((d) => nameLength(d) <= MAX_COMMON_NAME_LENGTH);
+  if (fits !== undefined) return fits;
+  throw usageError(
+    `The DNS name "${names.dns[0]}" has ${nameLength(names.dns[0]!)} characters; a certificate's CN holds at most ${MAX_COMMON_NAME_LENGTH} (X.509 ub-common-name), and openssl refuses longer ones too.`,
+    'Add a shorter name with another --dns (e.g. the short host name) to be the CN; the long name stays in the SAN, which is what the installer checks.',
+  );
 }
 
 /** Signs a leaf with the server profile; shared by issue and CSR signing. */
@@ -74,7 +94,11 @@ export function buildServerCertificate(
   return normalizePem(forge.pki.certificateToPem(cert));
 }
 
-/** Writes a server folder: key 0600, certificate and chain 0644; nothing is replaced without `force`. */
+/**
+ * Writes a server folder: key 0600, certificate and chain 0644; nothing is
+ * replaced without `force`, and a replacement never leaves the new key beside
+ * the old certificate (see {@link writeFileSetAtomic}).
+ */
 export async function writeServerDir(
   dir: string,
   material: ServerMaterial,
@@ -83,9 +107,21 @@ export async function writeServerDir(
   const keyPath = join(dir, SERVER_KEY_FILE);
   const certPath = join(dir, SERVER_CERT_FILE);
   const chainPath = join(dir, SERVER_CHAIN_FILE);
-  await refuseExisting([keyPath, certPath, chainPath], options.force);
-  await writeFileAtomic(keyPath, normalizePem(material.keyPem), { mode: PRIVATE_KEY_MODE, force: options.force });
-  await writeFileAtomic(certPath, normalizePem(material.certPem), { mode: PUBLIC_FILE_MODE, force: options.force });
-  await writeFileAtomic(chainPath, normalizePem(material.chainPem), { mode: PUBLIC_FILE_MODE, force: options.force });
+  await writeFileSetAtomic(
+    [
+      { path: keyPath, data: normalizePem(material.keyPem), mode: PRIVATE_KEY_MODE },
+      { path: certPath, data: normalizePem(material.certPem), mode: PUBLIC_FILE_MODE },
+      { path: chainPath, data: normalizePem(material.chainPem), mode: PUBLIC_FILE_MODE },
+    ],
+    { force: options.force, currentSetIsWhole: () => serverDirIsWhole(keyPath, certPath, chainPath) },
+  );
   return { keyPath, certPath, chainPath };
+}
+
+/** The key, certificate and chain in place belong together: the key is the certificate's, the chain starts with it. */
+async function serverDirIsWhole(keyPath: string, certPath: string, chainPath: string): Promise<boolean> {
+  const [keyPem, certPem, chainPem] = await Promise.all([keyPath, certPath, chainPath].map((p) => readFile(p, 'utf8')));
+  const cert = parseCertificate(certPem!, certPath);
+  const [first] = splitPemBlocks(chainPem!, 'CERTIFICATE');
+  return cert.checkPrivateKey(parsePrivateKey(keyPem!, keyPath)) && first === splitPemBlocks(certPem!, 'CERTIFICATE')[0];
 }

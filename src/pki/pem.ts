@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { describeFsError, usageError } from '../util/errors.js';
+import { usageError } from '../util/errors.js';
+import { readFileBounded } from '../util/fs.js';
+import { PEM_LIMITS } from '../util/limits.js';
 
 /**
  * PEM handling in one place. Input may use CRLF or LF, carry stray whitespace
@@ -79,21 +80,26 @@ export function normalizePem(text: string): string {
   return blocks.map((b) => b.pem).join('');
 }
 
+export interface ReadPemOptions {
+  /** At most this many blocks of the wanted labels; more is refused at once. */
+  maxBlocks?: number;
+  /** What the file is, in that refusal (e.g. "certificate chain"). */
+  what?: string;
+}
+
 /**
  * Reads the blocks labelled `label` (or one of several labels) from `path`,
  * in file order; throws one sentence when the file is missing or has none.
+ * The file is read up to {@link PEM_LIMITS}: a device or a huge file is
+ * refused before it fills memory, and so is a file of thousands of
+ * certificates, before each is parsed and checked.
  */
-export async function readPemFile(path: string, label: string | readonly string[]): Promise<string[]> {
-  return (await readPemBlocks(path, label)).map((b) => b.pem);
+export async function readPemFile(path: string, label: string | readonly string[], options: ReadPemOptions = {}): Promise<string[]> {
+  return (await readPemBlocks(path, label, options)).map((b) => b.pem);
 }
 
-export async function readPemBlocks(path: string, label: string | readonly string[]): Promise<PemBlock[]> {
-  let data: Buffer;
-  try {
-    data = await readFile(path);
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
+export async function readPemBlocks(path: string, label: string | readonly string[], options: ReadPemOptions = {}): Promise<PemBlock[]> {
+  const data = await readFileBounded(path, PEM_LIMITS.maxFileBytes, 'PEM file');
   const labels = typeof label === 'string' ? [label] : label;
   const blocks = parsePemBlocks(data.toString('utf8'), path).filter((b) => labels.includes(b.label));
   if (blocks.length === 0) {
@@ -101,6 +107,10 @@ export async function readPemBlocks(path: string, label: string | readonly strin
     const hint = data[0] === 0x30 ? 'It looks like binary DER; convert it with: openssl x509 -inform DER -in FILE -out FILE.pem (openssl req or pkey for requests and keys).' : undefined;
     const names = labels.length > 1 ? `${labels.slice(0, -1).join(', ')} or ${labels.at(-1)}` : labels[0];
     throw usageError(`${path} holds no ${names} PEM block.`, hint);
+  }
+  const max = options.maxBlocks ?? PEM_LIMITS.maxBlocks;
+  if (blocks.length > max) {
+    throw usageError(`${path} holds ${blocks.length} PEM blocks, more than the ${max} depotkit reads from a ${options.what ?? 'PEM file'}.`, options.what === 'certificate chain' ? 'A chain holds a certificate and its few issuers; a trust bundle goes to --ca.' : undefined);
   }
   return blocks;
 }

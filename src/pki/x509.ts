@@ -2,6 +2,7 @@ import { randomBytes, sign, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
 import { usageError } from '../util/errors.js';
+import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
 
 /**
  * Building X.509 structures with node-forge, signing natively with
@@ -63,6 +64,19 @@ export function setValidity(cert: forge.pki.Certificate, notBefore: Date, days: 
   const period = validityPeriod(notBefore, days);
   cert.validity.notBefore = period.notBefore;
   cert.validity.notAfter = period.notAfter;
+}
+
+/** Characters, as X.509 counts them (a UTF-16 surrogate pair is one). */
+export function nameLength(value: string): number {
+  return [...value].length;
+}
+
+/** Refuses a CN longer than X.509 allows: openssl refuses to make one and strict parsers to read one. */
+export function assertCommonName(cn: string, what: string): void {
+  const length = nameLength(cn);
+  if (length > MAX_COMMON_NAME_LENGTH) {
+    throw usageError(`${what} "${cn}" has ${length} characters; a certificate's CN holds at most ${MAX_COMMON_NAME_LENGTH} (X.509 ub-common-name), and openssl refuses longer ones too.`);
+  }
 }
 
 /** Subject attributes as UTF8String (PrintableString cannot hold `*`, `_` or `@`); country stays PrintableString. */

@@ -97,3 +97,200 @@ export async function prepareOutputDir(dir: string, force: boolean): Promise<voi
     await mkdir(dir, { recursive: true });
   }
 }
+
+/**
+ * Reads at most `maxBytes` of `path` and refuses a larger file with one
+ * sentence (`what` names it): a device such as /dev/zero, or a huge file given
+ * by mistake, is never read whole.
+ */
+export async function readFileBounded(path: string, maxBytes: number, what = 'file'): Promise<Buffer> {
+  const buffer = Buffer.alloc(maxBytes + 1);
+  let length = 0;
+  try {
+    const handle = await open(path, 'r');
+    try {
+      while (length < buffer.length) {
+        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+      }
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+  if (length > maxBytes) throw usageError(`${path} is larger than ${formatLimit(maxBytes)}: it is not a ${what}.`);
+  return buffer.subarray(0, length);
+}
+
+function formatLimit(bytes: number): string {
+  return bytes % 1024 ** 2 === 0 ? `${bytes / 1024 ** 2} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+}
+
+/** Where the previous version of a file waits while a set of files is replaced. */
+export const BACKUP_SUFFIX = '.bak';
+
+export interface FileToWrite {
+  path: string;
+  data: string | Uint8Array;
+  /** File mode, e.g. 0o600 for private keys; 0o644 by default. */
+  mode?: number;
+}
+
+export interface FileSetOptions {
+  /** Replace existing files. Without it an existing file is an error and nothing is written. */
+  force?: boolean;
+  /**
+   * Whether the files now at the final paths belong together (a key and its
+   * certificate). Asked only when `.bak` files are left from an interrupted
+   * replacement: when the current set is whole, the leftovers are removed;
+   * otherwise (or without this check) the replacement is refused, since the
+   * `.bak` files may be the only whole set.
+   */
+  currentSetIsWhole?: () => Promise<boolean>;
+}
+
+async function sameFile(a: string, b: string): Promise<boolean> {
+  try {
+    const [x, y] = await Promise.all([stat(a), stat(b)]);
+    return x.ino === y.ino && x.dev === y.dev;
+  } catch {
+    return false;
+  }
+}
+
+/** Makes renames in `dir` durable; some file systems cannot sync a folder, which is no reason to fail. */
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Best effort.
+  }
+}
+
+/**
+ * Writes files that only work together (a private key and its certificate)
+ * so that a failure or a crash at any point leaves a whole set, the old one
+ * or the new one, never the new key beside the old certificate:
+ *
+ * 1. every new file is written to a temporary name and flushed (a full disk
+ *    fails here, before any final path is touched);
+ * 2. with `force`, every existing file is hard-linked to `<name>.bak`, so the
+ *    old set stays whole there;
+ * 3. each new file is renamed into place (without `force`: linked, which
+ *    fails if a file appeared meanwhile);
+ * 4. the `.bak` files are removed.
+ *
+ * A failure in 3 puts the old files back. After a crash in 3 the `.bak` files
+ * hold the old set; the next replacement refuses to run over them unless the
+ * files in place are whole (`currentSetIsWhole`).
+ */
+export async function writeFileSetAtomic(files: FileToWrite[], options: FileSetOptions = {}): Promise<void> {
+  const force = options.force ?? false;
+  const existing: string[] = [];
+  for (const f of files) if (await exists(f.path)) existing.push(f.path);
+  if (!force && existing.length > 0) throw usageError(`${existing[0]} already exists.`, 'Use --force to replace it.');
+  if (force) await clearBackups(files.map((f) => f.path), options.currentSetIsWhole);
+
+  const dirs = [...new Set(files.map((f) => dirname(f.path)))];
+  for (const dir of dirs) {
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (err) {
+      throw describeFsError(err, dir);
+    }
+  }
+  await removeTempFilesOf(files.map((f) => f.path));
+  const temps = new Map<string, string>();
+  const backups: [final: string, backup: string][] = [];
+  const placed: string[] = [];
+  let current = files[0]?.path ?? '';
+  try {
+    for (const f of files) {
+      current = f.path;
+      const temp = tempPathFor(f.path);
+      temps.set(f.path, temp);
+      const mode = f.mode ?? 0o644;
+      const handle = await open(temp, 'wx', mode);
+      try {
+        await handle.writeFile(f.data);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      // The umask may have narrowed the mode; a private key must be exactly 0600.
+      await chmod(temp, mode);
+    }
+    if (force) {
+      for (const path of existing) {
+        current = path;
+        await link(path, `${path}${BACKUP_SUFFIX}`);
+        backups.push([path, `${path}${BACKUP_SUFFIX}`]);
+      }
+      for (const dir of dirs) await syncDir(dir);
+    }
+    for (const f of files) {
+      current = f.path;
+      if (force) await rename(temps.get(f.path)!, f.path);
+      else await link(temps.get(f.path)!, f.path);
+      placed.push(f.path);
+    }
+    for (const dir of dirs) await syncDir(dir);
+  } catch (err) {
+    // Put the old set back: the files replaced get their previous version, new ones go.
+    for (const path of placed.reverse()) {
+      const backup = backups.find(([final]) => final === path)?.[1];
+      await (backup ? rename(backup, path) : rm(path, { force: true })).catch(() => undefined);
+    }
+    for (const [, backup] of backups) await rm(backup, { force: true }).catch(() => undefined);
+    for (const temp of temps.values()) await rm(temp, { force: true }).catch(() => undefined);
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST' && !force) throw usageError(`${current} already exists.`, 'Use --force to replace it.');
+    if (err instanceof DepotkitError) throw err;
+    throw describeFsError(err, current);
+  }
+  // Linked temporary names (without force) and the previous versions are no longer needed.
+  for (const temp of temps.values()) await rm(temp, { force: true });
+  for (const [, backup] of backups) await rm(backup, { force: true });
+}
+
+/** Temporary files an interrupted run left for these paths: one may hold a copy of a private key. */
+async function removeTempFilesOf(paths: string[]): Promise<void> {
+  for (const dir of new Set(paths.map((p) => dirname(p)))) {
+    const names = new Set(paths.filter((p) => dirname(p) === dir).map((p) => basename(p)));
+    for (const entry of await readdir(dir).catch(() => [] as string[])) {
+      const match = /^[0-9a-f]{12}-(.+)$/.exec(entry.slice(TEMP_PREFIX.length));
+      if (isTempName(entry) && match && names.has(match[1]!)) await rm(join(dir, entry), { force: true });
+    }
+  }
+}
+
+/**
+ * `.bak` files left by an interrupted replacement. They are judged as a set:
+ * when every one is still a link to the file in place, nothing had been
+ * replaced yet and they go; when the files in place are whole, the
+ * replacement had finished and they go; otherwise they may be the only whole
+ * set, and the replacement is refused.
+ */
+async function clearBackups(paths: string[], currentSetIsWhole: (() => Promise<boolean>) | undefined): Promise<void> {
+  const left: [final: string, backup: string][] = [];
+  for (const path of paths) if (await exists(`${path}${BACKUP_SUFFIX}`)) left.push([path, `${path}${BACKUP_SUFFIX}`]);
+  if (left.length === 0) return;
+  let stale = true;
+  for (const [final, backup] of left) stale &&= await sameFile(final, backup);
+  if (!stale && currentSetIsWhole) stale = await currentSetIsWhole().catch(() => false);
+  if (stale) {
+    for (const [, backup] of left) await rm(backup, { force: true });
+    return;
+  }
+  const names = left.map(([, backup]) => backup);
+  throw usageError(
+    `${names.join(' and ')} ${names.length === 1 ? 'is' : 'are'} left from a replacement that was interrupted, and the files in place may not belong together.`,
+    `Keep the set that belongs together under the names without ${BACKUP_SUFFIX} (e.g. mv ${names[0]} ${left[0]![0]}), remove the other ${BACKUP_SUFFIX} files, then run the command again.`,
+  );
+}
