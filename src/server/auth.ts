@@ -23,12 +23,19 @@ export interface Credentials {
   password: string;
 }
 
-/** Decodes `Authorization: Basic ...`; undefined when absent or malformed. */
+/**
+ * Decodes `Authorization: Basic <base64 of user:password>`; undefined when absent or malformed. Only the
+ * canonical base64 of some bytes is taken (padding may be left out): Node's decoder skips what it does
+ * not understand, so `<credentials>=x` or `!!!` would otherwise decode to something.
+ */
 export function parseBasicAuth(header: string | undefined): Credentials | undefined {
   if (!header) return undefined;
-  const match = /^\s*basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  const match = /^[ \t]*basic[ \t]+([A-Za-z0-9+/]+={0,2})[ \t]*$/i.exec(header);
   if (!match) return undefined;
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const token = match[1]!;
+  const bytes = Buffer.from(token, 'base64');
+  if (bytes.toString('base64').replace(/=+$/, '') !== token.replace(/=+$/, '')) return undefined;
+  const decoded = bytes.toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon === -1) return undefined;
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };

@@ -73,6 +73,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     if (options.isClosing?.()) res.setHeader('Connection', 'close');
     const method = req.method ?? '';
     if (method !== 'GET' && method !== 'HEAD') return sendStatus(res, 405, { Allow: ALLOW });
+    // Node keeps the first of two Authorization fields; a proxy in front may keep the other: refuse the ambiguity.
+    if ((req.headersDistinct.authorization?.length ?? 0) > 1) return sendStatus(res, 400);
     const verdict = parseRequestPath(req.url ?? '/');
     if (!verdict.ok) return sendStatus(res, verdict.status);
     ex.path = verdict.path;
@@ -90,6 +92,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
         ex.user = verdict.user;
       }
     }
+    // A file asked for as a folder (`.../vcfManifest.json/`) is not that file, and folders are not listed.
+    if (verdict.folder) return sendStatus(res, 404);
     located ??= await locateInsideRoot(options.realRoot, verdict.segments, false);
     const real = located.real;
     if (!real) return sendStatus(res, 404);

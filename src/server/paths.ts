@@ -4,18 +4,33 @@ import { DEPOT_PATHS } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { isTempName } from '../util/fs.js';
 
-/** Why a request path is not served: `bad` is a malformed or hostile path (400), `hidden` one we never reveal (404). */
-export type PathVerdict = { ok: true; segments: string[]; path: string } | { ok: false; status: 400 | 404 };
+/**
+ * Why a request path is not served: `bad` is a malformed or hostile path (400), `hidden` one we never reveal (404).
+ * `folder`: the path ends with a slash, so it names a folder, which is never served (no listing).
+ */
+export type PathVerdict = { ok: true; segments: string[]; path: string; folder: boolean } | { ok: false; status: 400 | 404 };
 
 /**
- * Checks the path of a request URL before it touches the file system: no
+ * The absolute form of a request target (`GET http://host/PROD/... HTTP/1.1`), which RFC 9112 (3.2.2) says a
+ * server must accept; the origin server uses the host in it and ignores Host. This server has one site, so
+ * only the path counts. The scheme and authority are cut off as written, without normalising the path.
+ */
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#\s]*/i;
+
+/**
+ * Checks the path of a request target before it touches the file system: no
  * `..` or `.` segment (raw or percent-encoded), no backslash, no NUL, no
  * malformed encoding; dotfiles and the toolkit's temporary files are hidden.
  * `path` is the decoded path with a leading slash, for auth and logging.
+ * The origin form (`/PROD/...`) and the absolute form (`http://host/PROD/...`)
+ * are taken; anything else (`*`, `host:port`, other schemes) is a 400.
  */
 export function parseRequestPath(url: string): PathVerdict {
-  const q = url.indexOf('?');
-  const raw = q === -1 ? url : url.slice(0, q);
+  const absolute = ABSOLUTE_FORM.exec(url);
+  const target = absolute ? url.slice(absolute[0].length) : url;
+  const q = target.indexOf('?');
+  let raw = q === -1 ? target : target.slice(0, q);
+  if (absolute && raw === '') raw = '/';
   if (!raw.startsWith('/')) return { ok: false, status: 400 };
   let decoded: string;
   try {
@@ -30,7 +45,7 @@ export function parseRequestPath(url: string): PathVerdict {
     // A dotfile covers the toolkit's own folder (.depotkit) and its temporary files; isTempName says so explicitly.
     if (s.startsWith('.') || isTempName(s)) return { ok: false, status: 404 };
   }
-  return { ok: true, segments, path: `/${segments.join('/')}` };
+  return { ok: true, segments, path: `/${segments.join('/')}${decoded.endsWith('/') && segments.length > 0 ? '/' : ''}`, folder: decoded.endsWith('/') };
 }
 
 /**

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import bcrypt from 'bcryptjs';
@@ -224,5 +225,128 @@ describe('serve and clients that stop reading', () => {
       req.end();
     });
     expect(body.equals(BIG)).toBe(true);
+  });
+});
+
+/** Sends `head` (request line and headers, without the blank line) with Connection: close on a raw TCP connection; the status and the whole answer. */
+function raw(port: number, head: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = netConnect({ host: '127.0.0.1', port }, () => socket.write(`${head}\r\nConnection: close\r\n\r\n`));
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('latin1');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), text });
+    });
+  });
+}
+
+describe('serve: hostile paths, request targets and credentials', () => {
+  const MANIFEST = `/${DEPOT_PATHS.manifest}`;
+  const SECRET = 'outside-the-web-root';
+  const AUTH = `Authorization: ${basic('depot', 'pw')}`;
+  let cleanup: () => Promise<void>;
+  let server: DepotServer;
+  let host: string;
+
+  beforeAll(async () => {
+    const t = await tempDir();
+    cleanup = t.cleanup;
+    await writeFile(join(t.dir, 'secret.txt'), SECRET);
+    const root = await writeTree(join(t.dir, 'web'), { [DEPOT_PATHS.manifest]: '{"releases": []}\n', 'umds-patch-store/index.xml': '<index/>\n', 'PROD/.hidden': SECRET });
+    server = await startDepotServer({ root, host: '127.0.0.1', port: 0, auth: { user: 'depot', password: 'pw' }, openPrefixes: ['umds-patch-store'] });
+    host = `Host: 127.0.0.1:${server.port}`;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await cleanup?.();
+  });
+
+  it('does not serve a file as a folder: a trailing slash is 404 (after auth, as any protected path)', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      expect((await raw(server.port, `${method} ${MANIFEST} HTTP/1.1\r\n${host}\r\n${AUTH}`)).status, method).toBe(200);
+      expect((await raw(server.port, `${method} ${MANIFEST}/ HTTP/1.1\r\n${host}\r\n${AUTH}`)).status, method).toBe(404);
+      expect((await raw(server.port, `${method} ${MANIFEST}// HTTP/1.1\r\n${host}\r\n${AUTH}`)).status, method).toBe(404);
+      expect((await raw(server.port, `${method} ${MANIFEST}/?x=1 HTTP/1.1\r\n${host}\r\n${AUTH}`)).status, method).toBe(404);
+      expect((await raw(server.port, `${method} ${MANIFEST}/ HTTP/1.1\r\n${host}`)).status, method).toBe(401);
+      expect((await raw(server.port, `${method} /umds-patch-store/index.xml/ HTTP/1.1\r\n${host}`)).status, method).toBe(404);
+    }
+  });
+
+  it('serves an absolute-form request target as its path (RFC 9112: the host in it is used, Host ignored), auth included', async () => {
+    const target = `http://depot.example${MANIFEST}`;
+    const served = await raw(server.port, `GET ${target} HTTP/1.1\r\n${host}\r\n${AUTH}`);
+    expect(served.status).toBe(200);
+    expect(served.text).toContain('"releases"');
+    expect((await raw(server.port, `GET ${target} HTTP/1.1\r\n${host}`)).status).toBe(401);
+    expect((await raw(server.port, `HEAD HTTPS://Depot.Example:8443${MANIFEST}?v=1 HTTP/1.1\r\nHost: other.example\r\n${AUTH}`)).status).toBe(200);
+    expect((await raw(server.port, `GET http://depot.example/umds-patch-store/index.xml HTTP/1.1\r\n${host}`)).status).toBe(200);
+    expect((await raw(server.port, `GET http://depot.example HTTP/1.1\r\n${host}\r\n${AUTH}`)).status).toBe(404);
+    expect((await raw(server.port, `GET http://depot.example${MANIFEST}/ HTTP/1.1\r\n${host}\r\n${AUTH}`)).status).toBe(404);
+    // Traversal inside the absolute form is refused like in the path form, never normalised away.
+    for (const path of ['/PROD/../../secret.txt', '/%2e%2e/secret.txt', '/PROD/%2E%2E/%2e%2e/secret.txt']) {
+      const r = await raw(server.port, `GET http://depot.example${path} HTTP/1.1\r\n${host}\r\n${AUTH}`);
+      expect(r.status, path).toBe(400);
+      expect(r.text).not.toContain(SECRET);
+    }
+    // Other schemes and forms are not a path.
+    for (const target2 of ['ftp://depot.example/PROD/x', 'depot.example:443', '*']) {
+      expect((await raw(server.port, `GET ${target2} HTTP/1.1\r\n${host}\r\n${AUTH}`)).status, target2).toBe(400);
+    }
+  });
+
+  it('refuses every traversal form with 400 or 404, and never answers with what lies outside the root or is hidden', async () => {
+    const forms = [
+      '/../secret.txt',
+      '/PROD/../../secret.txt',
+      '/%2e%2e/secret.txt',
+      '/%2E%2E%2Fsecret.txt',
+      '/PROD/..%2f..%2fsecret.txt',
+      '/PROD/%2e%2e%5c%2e%2e%5csecret.txt',
+      '/PROD\\..\\..\\secret.txt',
+      '/PROD/%00/../secret.txt',
+      '/PROD/%c0%ae%c0%ae/secret.txt',
+      '/%252e%252e/secret.txt',
+      '/PROD/.hidden',
+      '/PROD/%2ehidden',
+      '/./PROD/metadata/manifest/v1/vcfManifest.json',
+      '/PROD/%',
+      '/PROD/%zz',
+    ];
+    for (const path of forms) {
+      for (const auth of [AUTH, '']) {
+        const r = await raw(server.port, `GET ${path} HTTP/1.1\r\n${host}${auth ? `\r\n${auth}` : ''}`);
+        expect([400, 401, 404], `${path} ${auth ? 'with' : 'without'} credentials`).toContain(r.status);
+        expect(r.text).not.toContain(SECRET);
+      }
+    }
+  });
+
+  it('answers malformed credentials with 401, never 500, and keeps serving', async () => {
+    const headers = [
+      'Authorization: Basic',
+      'Authorization: Basic ',
+      'Authorization: Basic ====',
+      'Authorization: Basic !!!!',
+      `Authorization: Basic ${Buffer.from('no-colon').toString('base64')}`,
+      `Authorization: Basic ${Buffer.from([0xff, 0xfe, 0x3a, 0x00]).toString('base64')}`,
+      `Authorization: Basic ${Buffer.from(':').toString('base64')}`,
+      `Authorization: Basic ${'A'.repeat(8000)}`,
+      'Authorization: Bearer abc',
+      'Authorization: Digest username="depot"',
+      `Authorization: ${basic('depot', 'pw')}, ${basic('depot', 'pw')}`,
+      `Authorization: ${basic('depot', 'pw').replace('Basic', 'Basic\t\t')}x`,
+      `Authorization: ${basic('depot', 'pw')}=x`,
+      `Authorization: ${basic('depot', 'pw')}\r\nAuthorization: ${basic('depot', 'wrong')}`,
+      `Authorization: ${basic('depot', 'wrong')}\r\nAuthorization: ${basic('depot', 'pw')}`,
+    ];
+    for (const header of headers) {
+      const r = await raw(server.port, `GET ${MANIFEST} HTTP/1.1\r\n${host}\r\n${header}`);
+      expect([400, 401], header.slice(0, 60)).toContain(r.status);
+    }
+    // A header beyond Node's 16 KiB limit is refused before the handler.
+    expect((await raw(server.port, `GET ${MANIFEST} HTTP/1.1\r\n${host}\r\nAuthorization: Basic ${'A'.repeat(20_000)}`)).status).toBe(431);
+    expect((await raw(server.port, `GET ${MANIFEST} HTTP/1.1\r\n${host}\r\n${AUTH}`)).status).toBe(200);
   });
 });
