@@ -90,7 +90,10 @@ export function partName(path: string, part: number, width: number): string {
   return `${path}${PACK_PART_SUFFIX}${String(part).padStart(width, '0')}`;
 }
 
-/** Files smaller than this are moved whole to the next volume rather than split (at most this much room is left unused). */
+/**
+ * Files smaller than this (or than an eighth of a volume) move whole to the next volume rather than
+ * being split: at most this much room is left unused, and small files stay whole for a person.
+ */
 const SPLIT_MIN_BYTES = 1024 * 1024;
 
 export interface PlanInput {
@@ -126,6 +129,7 @@ export function volumeCapacity(volumeSize: number): number {
  */
 export function planVolumes(files: readonly PlanInput[], volumeSize: number): PlannedVolume[] {
   const capacity = volumeCapacity(volumeSize);
+  const splitMin = Math.min(SPLIT_MIN_BYTES, Math.floor(capacity / 8));
   const volumes: PlannedVolume[] = [];
   let current: PlannedVolume = { members: [], size: 0 };
   const close = () => {
@@ -141,7 +145,7 @@ export function planVolumes(files: readonly PlanInput[], volumeSize: number): Pl
   files.forEach((file, fileIndex) => {
     const whole = headerBytes(file.path) + roundUpToBlock(file.size);
     if (file.size <= MAX_MEMBER_DATA && whole <= capacity - current.size) return add(file.path, fileIndex, 0, file.size);
-    if (file.size <= MAX_MEMBER_DATA && whole <= capacity && file.size < SPLIT_MIN_BYTES) {
+    if (file.size <= MAX_MEMBER_DATA && whole <= capacity && file.size < splitMin) {
       close();
       return add(file.path, fileIndex, 0, file.size);
     }

@@ -1,0 +1,89 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { cp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { DEPOT_PATHS, componentDir } from '../../src/constants.js';
+import type { Catalog } from '../../src/depot/catalog.js';
+import { makeDemoDepot } from '../../src/depot/demo.js';
+
+export const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+
+/** Every file under PROD/ of a depot with its SHA-256 (the state folder and temp files aside): equal maps, equal depots. */
+export async function treeOf(root: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const entry of await readdir(join(root, 'PROD'), { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    const path = relative(root, join(entry.parentPath, entry.name));
+    out[path] = sha256(await readFile(join(root, path)));
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** Inode and mtime of each file: unchanged ones were not rewritten. */
+export async function identities(root: string, paths: string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const p of paths) {
+    const s = await stat(join(root, p));
+    out[p] = `${s.ino}:${s.mtimeMs}`;
+  }
+  return out;
+}
+
+export async function demo(dir: string, binarySize: number): Promise<string> {
+  await makeDemoDepot(dir, { binarySize });
+  return dir;
+}
+
+export async function readCatalog(root: string): Promise<Catalog> {
+  return JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as Catalog;
+}
+
+export interface NextRelease {
+  dir: string;
+  /** Binaries the next release adds (new versions of some components). */
+  added: string[];
+  /** A binary the next catalog no longer names. */
+  dropped: string;
+}
+
+/**
+ * The next release's depot, made from `base` as a connected site updates its
+ * own: the new metadata (a catalog that names the older release's binaries
+ * too, a manifest with both releases, a new HCL) plus the new binaries; one
+ * old binary is no longer named and no longer there.
+ */
+export async function nextRelease(base: string, dir: string, binarySize: number): Promise<NextRelease> {
+  await cp(base, dir, { recursive: true });
+  const catalog = await readCatalog(dir);
+  const added: string[] = [];
+  for (const component of ['VCENTER', 'NSX_T_MANAGER']) {
+    const fileName = `${component.toLowerCase()}-9.0.1.0.25000000.bin`;
+    const data = randomBytes(binarySize);
+    await writeFile(join(dir, componentDir(component), fileName), data);
+    catalog.patches[component]!.push({
+      productVersion: '9.0.1.0.25000000',
+      artifacts: { bundles: [{ name: `bundle-${component}-9.0.1.0`, type: 'PATCH', binaries: [{ fileName, size: data.length, checksum: sha256(data) }] }] },
+    });
+    added.push(`${componentDir(component)}/${fileName}`);
+  }
+  // The next catalog no longer names VRLI's binary (a component the installer does not require).
+  const [vrli] = catalog.patches.VRLI!;
+  const dropped = `${componentDir('VRLI')}/${vrli!.artifacts.bundles[0]!.binaries[0]!.fileName}`;
+  delete catalog.patches.VRLI;
+  await rm(join(dir, dropped));
+  await writeFile(join(dir, DEPOT_PATHS.catalog), `${JSON.stringify(catalog, null, 2)}\n`);
+  const manifest = JSON.parse(await readFile(join(dir, DEPOT_PATHS.manifest), 'utf8')) as { releases: { version: string; bom: { name: string; version: string }[] }[] };
+  const first = manifest.releases[0]!;
+  first.bom = first.bom.filter((b) => b.name !== 'VRLI');
+  manifest.releases.push({ ...first, version: '9.0.1.0', bom: first.bom.map((b) => (['VCENTER', 'NSX_T_MANAGER'].includes(b.name) ? { ...b, version: '9.0.1.0.25000000' } : b)) });
+  await writeFile(join(dir, DEPOT_PATHS.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
+  const hcl = JSON.parse(await readFile(join(dir, DEPOT_PATHS.hclAll), 'utf8')) as Record<string, unknown>;
+  await writeFile(join(dir, DEPOT_PATHS.hclAll), JSON.stringify({ ...hcl, data: { controller: [{ id: 1 }], hdd: [], ssd: [] } }));
+  return { dir, added, dropped };
+}
+
+/** Flips one byte at `offset` of a file. */
+export async function flipByte(path: string, offset: number): Promise<void> {
+  const data = await readFile(path);
+  data[offset] = data[offset]! ^ 0xff;
+  await writeFile(path, data);
+}

@@ -1,0 +1,250 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, readFile, readdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
+import type { PackManifest } from '../../src/transfer/format.js';
+import type { PruneReport } from '../../src/transfer/prune.js';
+import type { UnpackReport } from '../../src/transfer/unpack.js';
+import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { demo, flipByte, identities, nextRelease, treeOf } from './helpers.js';
+
+const BINARY = 200 * 1024;
+const VOLUME = '256K';
+
+let base: string;
+let cleanup: () => Promise<void>;
+let depot: string;
+let packDir: string;
+let manifest: PackManifest;
+let n = 0;
+const fresh = (name: string) => join(base, `${name}-${n++}`);
+
+beforeAll(async () => {
+  ({ dir: base, cleanup } = await tempDir('depotkit-unpack-'));
+  depot = await demo(join(base, 'depot'), BINARY);
+  packDir = join(base, 'pack');
+  const res = await runCli(['depot', 'pack', depot, '--out', packDir, '--volume-size', VOLUME, '--json']);
+  expect(res.code).toBe(0);
+  manifest = JSON.parse(await readFile(join(packDir, 'depot-pack.json'), 'utf8')) as PackManifest;
+});
+afterAll(() => cleanup());
+
+async function unpack(media: string[], out: string, extra: string[] = []): Promise<{ code: number; report: UnpackReport; stderr: string; stdout: string }> {
+  const res = await runCli(['depot', 'unpack', ...media, '--out', out, ...extra, '--json']);
+  return { code: res.code, report: res.stdout ? (JSON.parse(res.stdout) as UnpackReport) : (undefined as unknown as UnpackReport), stderr: res.stderr, stdout: res.stdout };
+}
+
+/** A copy of the pack to damage. */
+async function media(): Promise<string> {
+  const dir = fresh('media');
+  await cp(packDir, dir, { recursive: true });
+  return dir;
+}
+
+/** The files with a piece in volume `index`, and the rest. */
+function filesIn(index: number): { inside: string[]; outside: string[] } {
+  const inside = manifest.files.filter((f) => f.pieces.some((p) => p.volume === index)).map((f) => f.path);
+  return { inside, outside: manifest.files.map((f) => f.path).filter((p) => !inside.includes(p)) };
+}
+
+async function tempsUnder(root: string): Promise<string[]> {
+  const all = await readdir(root, { recursive: true });
+  return all.filter((p) => p.split('/').pop()!.startsWith(TEMP_PREFIX));
+}
+
+describe('depot unpack', () => {
+  it('places every file from volumes spread over several folders, byte for byte, and ends with verify\'s checks', async () => {
+    const [discA, discB] = [fresh('disc-a'), fresh('disc-b')];
+    await mkdir(discA);
+    await mkdir(discB);
+    // The manifest and checksums travel on the first disc only; volumes alternate.
+    for (const name of await readdir(packDir)) {
+      const volume = manifest.volumes.find((v) => v.name === name);
+      await cp(join(packDir, name), join(volume && volume.index % 2 === 0 ? discB : discA, name));
+    }
+    const out = fresh('out');
+    const { code, report } = await unpack([discA, discB], out);
+    expect(code).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(report.volumes.every((v) => v.state === 'ok')).toBe(true);
+    expect(report.placed).toHaveLength(manifest.files.length);
+    expect(report.verify.ok).toBe(true);
+    expect(report.releases).toEqual([expect.objectContaining({ version: '9.0.0.0', complete: true })]);
+    expect(await treeOf(out)).toEqual(await treeOf(depot));
+    expect(await tempsUnder(out)).toEqual([]);
+
+    // Again: everything is remembered as verified; no volume is read, no file rewritten.
+    const before = await identities(out, Object.keys(await treeOf(out)));
+    const again = await unpack([discA, discB], out);
+    expect(again.code).toBe(0);
+    expect(again.report.bytesRead).toBe(0);
+    expect(again.report.bytesHashedInPlace).toBe(0);
+    expect(again.report.alreadyInPlace).toHaveLength(manifest.files.length);
+    expect(again.report.volumes.every((v) => v.state === 'not-needed')).toBe(true);
+    expect(await identities(out, Object.keys(before))).toEqual(before);
+  });
+
+  it.each([
+    ['damaged', 'corrupt', async (path: string, data: number) => flipByte(path, data)],
+    ['truncated', 'truncated', async (path: string, data: number) => truncate(path, data + 10)],
+    ['missing', 'missing', async (path: string) => rm(path)],
+  ] as const)('a %s volume is named (exit 1), what the others hold is placed, nothing wrong reaches a final path; with the volume back, a re-run completes without rewriting', async (_kind, state, damage) => {
+    const dir = await media();
+    const index = 3;
+    const volume = manifest.volumes[index - 1]!;
+    const { inside, outside } = filesIn(index);
+    // Damage the data of the first file that starts in this volume.
+    const piece = manifest.files.flatMap((f) => f.pieces).find((p) => p.volume === index && p.length > 100)!;
+    await damage(join(dir, volume.name), piece.dataOffset + 50);
+    const out = fresh('out');
+    const first = await unpack([dir], out);
+    expect(first.code).toBe(1);
+    expect(first.report.volumes[index - 1]).toMatchObject({ name: volume.name, state });
+    const failed = first.report.failed.map((f) => f.path);
+    expect(failed.length).toBeGreaterThan(0);
+    for (const path of failed) {
+      expect(inside).toContain(path);
+      expect(existsSync(join(out, path))).toBe(false);
+    }
+    for (const path of outside) expect(existsSync(join(out, path))).toBe(true);
+    expect(await tempsUnder(out)).toEqual([]);
+    const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toContain(`ERROR volume ${volume.name}`);
+    expect(human.stdout).toMatch(/^INCOMPLETE: fix the volumes named above/m);
+
+    // The medium is fixed: only what was missing is read and placed.
+    await cp(join(packDir, volume.name), join(dir, volume.name));
+    const placed = first.report.placed.map((p) => p.path);
+    const before = await identities(out, placed);
+    const second = await unpack([dir], out);
+    expect(second.code).toBe(0);
+    expect(second.report.placed.map((p) => p.path).sort()).toEqual(failed.sort());
+    expect(second.report.alreadyInPlace.map((p) => p.path).sort()).toEqual(placed.sort());
+    expect(second.report.bytesHashedInPlace).toBe(0);
+    expect(await identities(out, placed)).toEqual(before);
+    expect(await treeOf(out)).toEqual(await treeOf(depot));
+  });
+
+  it('a killed unpack (SIGKILL) resumes: the tree ends identical and nothing verified before the kill is rewritten or hashed again', async () => {
+    // Big enough that the kill lands while files are still to be placed.
+    const big = await demo(fresh('big'), 3 * 1024 * 1024);
+    const bigPack = fresh('big-pack');
+    expect((await runCli(['depot', 'pack', big, '--out', bigPack, '--volume-size', '4M', '--json'])).code).toBe(0);
+    const out = fresh('killed');
+    const state = join(out, '.depotkit', 'verified.json');
+    const child = spawn(process.execPath, [CLI, 'depot', 'unpack', bigPack, '--out', out, '--json'], { stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    // Kill as soon as the first file is remembered as verified.
+    for (;;) {
+      if (existsSync(state) && Object.keys(JSON.parse(await readFile(state, 'utf8').catch(() => '{}')) as object).length > 0) break;
+      if (child.exitCode !== null) throw new Error('unpack finished before it could be killed');
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    const remembered = Object.keys(JSON.parse(await readFile(state, 'utf8')) as object).map((p) => p.slice(out.length + 1));
+    const total = (JSON.parse(await readFile(join(bigPack, 'depot-pack.json'), 'utf8')) as PackManifest).files.length;
+    expect(remembered.length).toBeGreaterThan(0);
+    expect(remembered.length).toBeLessThan(total);
+    const before = await identities(out, remembered);
+
+    const resumed = await unpack([bigPack], out);
+    expect(resumed.code).toBe(0);
+    expect(resumed.report.alreadyInPlace.map((p) => p.path).sort()).toEqual(remembered.sort());
+    expect(resumed.report.placed).toHaveLength(total - remembered.length);
+    expect(resumed.report.bytesHashedInPlace).toBe(0);
+    expect(await identities(out, remembered)).toEqual(before);
+    expect(await treeOf(out)).toEqual(await treeOf(big));
+    expect(await tempsUnder(join(out, 'PROD'))).toEqual([]);
+  });
+
+  it('a delta unpacked onto the old depot gives the new one; what the new catalog drops is left for prune', async () => {
+    const next = await nextRelease(depot, fresh('next'), BINARY);
+    const delta = fresh('delta');
+    expect((await runCli(['depot', 'pack', next.dir, '--out', delta, '--since', depot, '--volume-size', VOLUME, '--json'])).code).toBe(0);
+    const site = fresh('site');
+    expect((await unpack([packDir], site)).code).toBe(0);
+    const unchanged = Object.keys(await treeOf(site)).filter((p) => p !== next.dropped && !p.startsWith('PROD/metadata') && !p.startsWith('PROD/vsan'));
+    const before = await identities(site, unchanged);
+
+    const { code, report } = await unpack([delta], site);
+    expect(code).toBe(0);
+    expect(report.delta).toBe(true);
+    expect(report.metadata).toBe('placed');
+    expect(report.stale).toEqual([next.dropped]);
+    expect(report.releases.map((r) => [r.version, r.complete])).toEqual([
+      ['9.0.0.0', true],
+      ['9.0.1.0', true],
+    ]);
+    expect(await identities(site, unchanged)).toEqual(before);
+    const expected = await treeOf(next.dir);
+    expect(await treeOf(site)).toEqual({ ...expected, [next.dropped]: (await treeOf(depot))[next.dropped] });
+
+    const dry = await runCli(['depot', 'prune', site, '--json']);
+    expect((JSON.parse(dry.stdout) as PruneReport).candidates.map((c) => c.path)).toEqual([next.dropped]);
+    expect(existsSync(join(site, next.dropped))).toBe(true);
+    expect((await runCli(['depot', 'prune', site, '--yes'])).code).toBe(0);
+    expect(await treeOf(site)).toEqual(expected);
+  });
+
+  it('a delta with a volume missing keeps the old depot\'s metadata (and so a consistent depot) until it is whole', async () => {
+    const next = await nextRelease(depot, fresh('next'), BINARY);
+    const delta = fresh('delta');
+    expect((await runCli(['depot', 'pack', next.dir, '--out', delta, '--since', depot, '--volume-size', VOLUME, '--json'])).code).toBe(0);
+    const deltaManifest = JSON.parse(await readFile(join(delta, 'depot-pack.json'), 'utf8')) as PackManifest;
+    const last = deltaManifest.volumes.at(-1)!;
+    const aside = fresh('aside');
+    await rename(join(delta, last.name), aside);
+    const site = fresh('site');
+    expect((await unpack([packDir], site)).code).toBe(0);
+    const oldCatalog = await readFile(join(site, DEPOT_PATHS.catalog));
+
+    const partial = await unpack([delta], site);
+    expect(partial.code).toBe(1);
+    expect(partial.report.metadata).toBe('held');
+    expect(await readFile(join(site, DEPOT_PATHS.catalog))).toEqual(oldCatalog);
+    expect(partial.report.verify.ok).toBe(true);
+
+    await rename(aside, join(delta, last.name));
+    const done = await unpack([delta], site);
+    expect(done.code).toBe(0);
+    expect(done.report.metadata).toBe('placed');
+    expect(await readFile(join(site, DEPOT_PATHS.catalog))).toEqual(await readFile(join(next.dir, DEPOT_PATHS.catalog)));
+  });
+
+  it('does not replace different files of an unrelated depot without --force (exit 2, nothing written)', async () => {
+    const other = await demo(fresh('other'), BINARY + 1);
+    const before = await treeOf(other);
+    const refused = await unpack([packDir], other);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/already holds different files.*\n.*--force/);
+    expect(await treeOf(other)).toEqual(before);
+    const forced = await unpack([packDir], other, ['--force']);
+    expect(forced.code).toBe(0);
+    const tree = await treeOf(other);
+    for (const [path, hash] of Object.entries(await treeOf(depot))) expect(tree[path]).toBe(hash);
+  });
+
+  it('refuses a manifest that SHA256SUMS does not vouch for (exit 1), and one that would write outside PROD/ (exit 2)', async () => {
+    const damaged = await media();
+    const text = await readFile(join(damaged, 'depot-pack.json'), 'utf8');
+    await writeFile(join(damaged, 'depot-pack.json'), text.replace('"volumeSize": 262144', '"volumeSize": 262145'));
+    const res = await unpack([damaged], fresh('out'));
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/does not match its SHA-256 in SHA256SUMS: the manifest is damaged/);
+
+    const hostile = await media();
+    await rm(join(hostile, 'SHA256SUMS'));
+    const m = JSON.parse(text) as PackManifest;
+    m.files[0]!.path = 'PROD/../../escaped.json';
+    await writeFile(join(hostile, 'depot-pack.json'), JSON.stringify(m));
+    const out = fresh('out');
+    const refused = await unpack([hostile], out);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/not a plain path under PROD\//);
+    expect(existsSync(join(base, 'escaped.json'))).toBe(false);
+  });
+});
