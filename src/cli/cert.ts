@@ -8,6 +8,7 @@ import { CA_CERT_FILE, CA_KEY_FILE } from '../pki/files.js';
 import type { CertInfo } from '../pki/inspect.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory, writeFileAtomic } from '../util/fs.js';
+import { MAX_COMMON_NAME_LENGTH, PEM_LIMITS } from '../util/limits.js';
 import { readSecret } from '../util/secrets.js';
 import { countBySeverity, formatFinding, hasErrors } from '../util/findings.js';
 import { InvalidOption, collect, parseIntOption, printJson, printLines, warn } from './output.js';
@@ -39,8 +40,10 @@ export function registerCertCommands(program: Command): void {
     .option('--force', 'replace an existing CA in <dir>')
     .option('--json', 'print the result as JSON')
     .action(async (opts: { out: string; cn: string; days: number; keySize: RsaKeySize; passphraseFile?: string; passphraseEnv?: string; force?: boolean; json?: boolean }) => {
-      const { createCa, writeCaDir, inspectCertificate } = await loadPki();
+      const { createCa, writeCaDir, inspectCertificate, assertNewPassphrase } = await loadPki();
       const passphrase = await passphraseFrom(opts.passphraseFile, opts.passphraseEnv);
+      // Before the key is made: a passphrase too short fails at once.
+      if (passphrase !== undefined) assertNewPassphrase(passphrase);
       const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: opts.keySize });
       // Read back before writing: a certificate that cannot be read leaves no files behind.
       const info = inspectCertificate(ca.certPem);
@@ -78,6 +81,7 @@ export function registerCertCommands(program: Command): void {
       const info = inspectCertificate(material.certPem);
       warnIfCapped(info, opts.days);
       warnIfIpOnly(info);
+      warnIfCnNotFirst(info, opts.dns);
       if (opts.json) return printJson({ ...paths, certificate: info });
       printLines([
         `Issued ${info.subject} by ${info.issuer}, valid until ${info.notAfter.toISOString()}.`,
@@ -135,7 +139,8 @@ export function registerCertCommands(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (file: string, opts: { host?: string; ip: string[]; ca: string[]; json?: boolean }) => {
       const { readPemFile, inspectCsr, inspectCertificate, lintServerCertificate } = await loadPki();
-      const blocks = await readPemFile(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST']);
+      // A leaf and its issuers, or a request: a file of thousands of certificates is refused at once.
+      const blocks = await readPemFile(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'], { maxBlocks: PEM_LIMITS.maxChainCertificates, what: 'certificate chain' });
       const isCert = (b: string) => b.startsWith('-----BEGIN CERTIFICATE-----');
       if (!isCert(blocks[0]!)) {
         // A request: show what it asks for (its signature is verified on reading).
@@ -198,6 +203,13 @@ function warnIfIpOnly(info: CertInfo): void {
   if (cnIp === undefined && !noDns) return;
   const what = noDns ? `has no DNS name${cnIp !== undefined ? ` and its CN is the IP ${cnIp}` : ''}` : `has the IP ${cnIp} as its CN`;
   warn(`the certificate ${what}: the installer will reject it.`);
+}
+
+/** Said when the first --dns was too long to be the CN, so another name is: the long one is still in the SAN. */
+function warnIfCnNotFirst(info: CertInfo, dns: string[]): void {
+  const first = dns[0]?.trim().toLowerCase().replace(/\.$/, '');
+  if (first === undefined || info.commonName === undefined || info.commonName === first) return;
+  warn(`${first} is longer than a CN may be (${MAX_COMMON_NAME_LENGTH} characters), so the CN is ${info.commonName}; both are in the SAN, which is what the installer checks.`);
 }
 
 /** The library caps a leaf at its CA's end; say so when that cut the requested validity. */

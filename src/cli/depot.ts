@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { RELEASES, type Release } from '../constants.js';
 // Libraries are imported when a command runs, so that `depotkit --help` and
@@ -7,7 +6,9 @@ import type { BuildReport } from '../depot/build.js';
 import { DEFAULT_DEMO_BINARY_SIZE } from '../depot/demo.js';
 import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
 import type { VerifyResult } from '../depot/verify.js';
-import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { EXIT, usageError } from '../util/errors.js';
+import { readFileBounded } from '../util/fs.js';
+import { PEM_LIMITS } from '../util/limits.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { InvalidOption, collect, parseByteSize, printJson, printLines } from './output.js';
@@ -66,11 +67,7 @@ export function registerDepotCommands(program: Command): void {
     .action(async (dir: string, opts: { deep?: boolean; signingCert?: string; json?: boolean }) => {
       let signingCertPem: string | undefined;
       if (opts.signingCert) {
-        try {
-          signingCertPem = await readFile(opts.signingCert, 'utf8');
-        } catch (err) {
-          throw describeFsError(err, opts.signingCert);
-        }
+        signingCertPem = (await readFileBounded(opts.signingCert, PEM_LIMITS.maxFileBytes, 'PEM file')).toString('utf8');
       }
       const { verifyDepot } = await import('../depot/verify.js');
       const result = await withByteProgress('hashing', !opts.json, (hooks) => verifyDepot(dir, { deep: opts.deep, signingCertPem, ...hooks }));

@@ -5,7 +5,7 @@ import { openCa, type CaMaterial } from './ca.js';
 import { buildServerCertificate } from './issue.js';
 import { forgePublicKey, parsePrivateKey } from './keys.js';
 import { parsePemBlocks } from './pem.js';
-import { altNameEntries, copyName, nameAttributes, normalizeDnsNames, normalizeIps, signRequest, type AltNames } from './x509.js';
+import { altNameEntries, assertCommonName, copyName, nameAttributes, normalizeDnsNames, normalizeIps, signRequest, type AltNames } from './x509.js';
 import { isIP } from 'node:net';
 
 export interface CsrOptions {
@@ -27,6 +27,7 @@ const CSR_LABELS = ['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'];
 export function generateCsr(opts: CsrOptions): string {
   const key = parsePrivateKey(opts.keyPem);
   if (opts.commonName.trim() === '') throw usageError('The CSR common name must not be empty.');
+  assertCommonName(opts.commonName.trim(), 'The CSR common name');
   if (opts.country !== undefined && opts.country !== '' && !/^[A-Za-z]{2}$/.test(opts.country)) {
     throw usageError(`The country must be a two-letter code, not "${opts.country}".`);
   }

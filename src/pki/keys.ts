@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } fr
 import { promisify } from 'node:util';
 import forge from 'node-forge';
 import { usageError } from '../util/errors.js';
+import { MIN_PASSPHRASE_LENGTH } from '../util/limits.js';
 import { parsePemBlocks } from './pem.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -59,9 +60,21 @@ export function parsePrivateKey(pem: string, source = 'The private key', passphr
   return key;
 }
 
+/**
+ * Refuses a passphrase too short to protect a CA key: whoever copies the
+ * encrypted key may try passphrases offline, as fast as they like. Only new
+ * keys are held to it; a key encrypted elsewhere is still read with its own.
+ */
+export function assertNewPassphrase(passphrase: string): void {
+  if (passphrase === '') throw usageError('The passphrase must not be empty.');
+  if ([...passphrase].length < MIN_PASSPHRASE_LENGTH) {
+    throw usageError(`The passphrase has ${[...passphrase].length} characters; a CA key's passphrase needs at least ${MIN_PASSPHRASE_LENGTH}.`);
+  }
+}
+
 /** The key as PKCS#8 PEM, encrypted with AES-256-CBC under `passphrase` (openssl reads it with -passin). */
 export function encryptKeyPem(key: KeyObject, passphrase: string): string {
-  if (passphrase === '') throw usageError('The passphrase must not be empty.');
+  assertNewPassphrase(passphrase);
   return key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase }).toString();
 }
 

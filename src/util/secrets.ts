@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { SECRET_FILE_MAX_BYTES } from './limits.js';
 import { describeFsError, usageError } from './errors.js';
 
 export interface SecretSource {
@@ -14,13 +15,7 @@ export interface SecretSource {
  */
 export async function readSecret(source: SecretSource, what: string): Promise<string> {
   if (source.file) {
-    let text: string;
-    try {
-      text = await readFile(source.file, 'utf8');
-    } catch (err) {
-      throw describeFsError(err, source.file);
-    }
-    const secret = text.split(/\r?\n/)[0] ?? '';
+    const secret = await readFirstLine(source.file, what);
     if (!secret) throw usageError(`The ${what} file ${source.file} is empty.`);
     return secret;
   }
@@ -30,6 +25,39 @@ export async function readSecret(source: SecretSource, what: string): Promise<st
     return value;
   }
   throw usageError(`No ${what} given.`, 'Pass it in a file (--password-file) or an environment variable.');
+}
+
+/**
+ * The first line of `file`, reading at most {@link SECRET_FILE_MAX_BYTES}:
+ * a device such as /dev/zero or a huge file given by mistake is refused at
+ * once instead of being read whole into memory.
+ */
+async function readFirstLine(file: string, what: string): Promise<string> {
+  const buffer = Buffer.alloc(SECRET_FILE_MAX_BYTES);
+  let length = 0;
+  try {
+    const handle = await open(file, 'r');
+    try {
+      // A pipe or device may return less than asked: read until a line end, the end, or the cap.
+      while (length < buffer.length && !buffer.subarray(0, length).includes(0x0a)) {
+        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+        if (bytesRead === 0) break;
+        length += bytesRead;
+      }
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    throw describeFsError(err, file);
+  }
+  const data = buffer.subarray(0, length);
+  const end = data.indexOf(0x0a);
+  if (end < 0 && length === buffer.length) {
+    throw usageError(`The ${what} file ${file} has no line end in its first ${SECRET_FILE_MAX_BYTES} bytes: it is not a password file.`);
+  }
+  const line = (end < 0 ? data : data.subarray(0, end)).toString('utf8').replace(/\r$/, '');
+  if (line.includes('\0')) throw usageError(`The ${what} file ${file} holds a NUL byte in its first line: it is not a text file.`);
+  return line;
 }
 
 /** Asks for a secret on a TTY without echoing it. */
