@@ -1,6 +1,6 @@
 import { chmod, copyFile, link, open, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DepotkitError, describeFsError } from '../util/errors.js';
+import { DepotkitError, describeFsError, isEnvironmentError } from '../util/errors.js';
 import { tempPathFor, writeJsonAtomic } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
 
@@ -59,7 +59,8 @@ export async function placeFile(
     if (code === 'EXDEV') {
       throw new DepotkitError(`Cannot hard-link ${source} into ${dirname(dest)}: they are on different file systems.`, 2, 'Use --mode copy or --mode symlink.');
     }
-    throw describeFsError(err, code === 'ENOSPC' ? dest : source);
+    // A full disk or quota is about where it was writing; anything else, about what it was reading.
+    throw describeFsError(err, isEnvironmentError(err) ? dest : source);
   }
 }
 
