@@ -224,7 +224,7 @@ export function formatDiffReport(r: DiffReport): string[] {
   lines.push(...listed('Binaries dropped (depot prune removes them)', r.binaries.dropped.map((b) => `${b.path}  ${formatBytes(b.size)}`)));
   lines.push(`${r.binaries.unchanged} binaries unchanged.`);
   lines.push(`Metadata: ${r.metadata.added.length} added, ${r.metadata.changed.length} changed, ${r.metadata.dropped.length} dropped, ${r.metadata.unchanged} unchanged.`);
-  lines.push(...listed('  changed', r.metadata.changed, 10));
+  lines.push(...listed('Metadata changed', r.metadata.changed, 10));
   lines.push(`To download: ${formatBytes(r.bytes.download)}; to carry across (pack --since): ${formatBytes(r.bytes.carry)}; freed by prune: ${formatBytes(r.bytes.dropped)}.`);
   return lines;
 }
