@@ -87,9 +87,9 @@ export interface ServeChild {
   exited: Promise<number>;
 }
 
-/** Runs the built `depotkit serve ... --json` and waits until it listens. */
-export async function spawnServe(args: string[]): Promise<ServeChild> {
-  const started = await spawnCliJson<{ url: string; port: number } & Record<string, unknown>>(['serve', ...args, '--json']);
+/** Runs the built `depotkit serve ... --json` (with `env` added to the environment) and waits until it listens. */
+export async function spawnServe(args: string[], env?: NodeJS.ProcessEnv): Promise<ServeChild> {
+  const started = await spawnCliJson<{ url: string; port: number } & Record<string, unknown>>(['serve', ...args, '--json'], { env });
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];
   started.child.stderr.on('data', () => {
     for (const w of [...waiters]) {
