@@ -13,9 +13,9 @@ import { promisify } from 'node:util';
 import pLimit from 'p-limit';
 import { INSTALLER_API, TRUSTED_FOR_OUTBOUND } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert, selfSignedServerCertificate } from '../../src/pki/index.js';
 import { startDepotServer } from '../../src/server/index.js';
-import { selfSignedCertificate, startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
+import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 
 const run = promisify(execFile);
 const count = Number(process.argv[2] ?? 200);
@@ -59,7 +59,7 @@ writeFileSync(
 );
 
 // The fleets share one self-signed certificate: 2 × `count` key generations would dominate the set-up.
-const tls = await selfSignedCertificate('127.0.0.1', '127.0.0.1');
+const tls = await selfSignedServerCertificate('127.0.0.1', '127.0.0.1', 729);
 writeFileSync(files.installerCa, tls.certPem);
 async function fleet(): Promise<InstallerSimulator[]> {
   const sims: InstallerSimulator[] = [];

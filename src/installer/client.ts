@@ -1,8 +1,9 @@
 import { decodeJwt } from 'jose';
-import { Agent, request } from 'undici';
 import { INSTALLER_API, INSTALLER_ERROR_CODES, INSTALLER_TOKEN_CREATED_STATUSES, apiPath } from '../constants.js';
-import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { DepotkitError, EXIT } from '../util/errors.js';
+import { JsonTransport, describeNetworkFailure, type Reply } from '../util/http-client.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
+import { parseHttpsOrigin } from '../util/url.js';
 import {
   isObject,
   parseErrorBody,
@@ -76,65 +77,21 @@ export class InstallerConnectionError extends DepotkitError {
   }
 }
 
-export interface Reply {
-  status: number;
-  body: unknown;
-}
-
 /** The depot update waits at least this long: the installer validates the depot before it answers. */
 export const DEPOT_UPDATE_TIMEOUT_MS = 120_000;
 /** How long an interrupted command waits for its log-in and its token revocation. */
 const ABORT_GRACE_MS = 3_000;
 
-/**
- * Failures before the request reached the server: any method may be sent
- * again after these.
- */
-const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-/**
- * Network failures worth another attempt for GET and DELETE, which are
- * idempotent; TLS verification failures are not among them.
- */
-const RETRYABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-]);
-
-interface SendOptions {
+interface CallOptions {
   retries?: number;
   /** Headers and body timeout of this request, instead of the client's. */
   timeoutMs?: number;
   signal?: AbortSignal;
 }
 
-function codeOf(err: unknown): string | undefined {
-  const own = (err as { code?: unknown })?.code;
-  const cause = (err as { cause?: { code?: unknown } })?.cause?.code;
-  if (typeof cause === 'string' && (typeof own !== 'string' || own === 'UND_ERR_CONNECT' || own === 'UND_ERR_SOCKET')) return cause;
-  return typeof own === 'string' ? own : typeof cause === 'string' ? cause : undefined;
-}
-
 /** The installer's origin from a URL; only https, as the API needs it. */
 export function parseInstallerUrl(text: string): URL {
-  let url: URL;
-  try {
-    url = new URL(/^[a-z]+:\/\//i.test(text) ? text : `https://${text}`);
-  } catch {
-    throw usageError(`"${text}" is not an installer URL; give it as https://host[:port].`);
-  }
-  if (url.protocol !== 'https:') throw usageError(`The installer API is served over HTTPS, not ${url.protocol.slice(0, -1)}: use https://${url.host}.`);
-  return new URL(url.origin);
+  return parseHttpsOrigin(text, 'the installer');
 }
 
 /**
@@ -150,22 +107,28 @@ export class InstallerClient {
   private loggingIn?: Promise<void>;
   /** Set by close({abort}): no new call goes out, only the revocation. */
   private aborted = false;
-  private readonly agent: Agent;
+  private readonly transport: JsonTransport;
   private readonly clock: () => number;
-  /** Counters for reports and tests. */
-  readonly stats = { logins: 0, refreshes: 0, retries: 0, requests: 0 };
+  private readonly counts = { logins: 0, refreshes: 0 };
 
   constructor(
     readonly origin: URL,
     private readonly opts: InstallerClientOptions,
   ) {
-    const timeout = opts.timeoutMs ?? 30_000;
     this.clock = opts.clock ?? Date.now;
-    this.agent = new Agent({
-      connect: { ca: opts.trust?.caPems, rejectUnauthorized: !opts.trust?.insecure, timeout },
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
+    this.transport = new JsonTransport({
+      origin,
+      trust: opts.trust,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      retries: opts.retries ?? 3,
+      backoffMs: opts.backoffMs,
+      connectionError: (err, code) => this.connectionError(err, code),
     });
+  }
+
+  /** Counters for reports and tests: log-ins, refreshes, requests sent and retried. */
+  get stats(): { logins: number; refreshes: number; requests: number; retries: number } {
+    return { ...this.counts, ...this.transport.stats };
   }
 
   /** Creates a client and logs in. */
@@ -174,7 +137,7 @@ export class InstallerClient {
     try {
       await client.login();
     } catch (err) {
-      await client.agent.close();
+      await client.transport.close();
       throw err;
     }
     return client;
@@ -199,7 +162,7 @@ export class InstallerClient {
     }
     this.accessToken = pair.accessToken;
     this.refreshId = pair.refreshToken.id;
-    this.stats.logins++;
+    this.counts.logins++;
   }
 
   /** A new access token from the refresh token; a new log-in when the refresh token is gone. */
@@ -208,7 +171,7 @@ export class InstallerClient {
       const reply = await this.send('PATCH', INSTALLER_API.refreshAccessToken, this.refreshId);
       if (reply.status === 200 && typeof reply.body === 'string') {
         this.accessToken = reply.body;
-        this.stats.refreshes++;
+        this.counts.refreshes++;
         return;
       }
       if (reply.status !== 404 && reply.status !== 400 && reply.status !== 401) throw this.apiError('Token refresh', reply);
@@ -230,7 +193,7 @@ export class InstallerClient {
   }
 
   /** An authenticated call: refreshed before expiry, retried once after a 401. */
-  async call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: SendOptions = {}): Promise<Reply> {
+  async call(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: CallOptions = {}): Promise<Reply> {
     if (this.aborted) throw new DepotkitError(`The session with ${this.origin.host} was interrupted.`, EXIT.problems);
     if (!this.accessToken) await this.login();
     else if (this.tokenSecondsLeft() < (this.opts.refreshMarginSeconds ?? 60)) await this.refresh();
@@ -263,7 +226,7 @@ export class InstallerClient {
       // The token expires on its own; a failed revocation must not fail the command.
     } finally {
       this.accessToken = undefined;
-      await (opts.abort ? this.agent.destroy() : this.agent.close());
+      await (opts.abort ? this.transport.agent.destroy() : this.transport.close());
     }
   }
 
@@ -360,64 +323,11 @@ export class InstallerClient {
 
   // ------------------------------------------------------------ transport
 
-  /**
-   * One request, retried with back-off on network errors and 5xx answers
-   * only. POST, PUT and PATCH change state: they are sent again only when the
-   * first attempt never reached the installer (connect-phase errors) or it
-   * answered 503 (not processed); after a timeout or a reset mid-request the
-   * installer may have acted on it, so they fail instead.
-   */
-  private async send(method: string, path: string, body: unknown, token?: string, opts: SendOptions = {}): Promise<Reply> {
-    const retries = opts.retries ?? this.opts.retries ?? 3;
-    const idempotent = method === 'GET' || method === 'DELETE';
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const url = new URL(path, this.origin).href;
-    for (let attempt = 0; ; attempt++) {
-      let reply: Reply | undefined;
-      let failure: unknown;
-      try {
-        this.stats.requests++;
-        const res = await request(url, {
-          method,
-          headers,
-          body: payload,
-          dispatcher: this.agent,
-          ...(opts.timeoutMs ? { headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs } : {}),
-          ...(opts.signal ? { signal: opts.signal } : {}),
-        });
-        const text = await res.body.text();
-        let parsed: unknown = text;
-        if (text !== '') {
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // Not JSON: kept as text for the error message.
-          }
-        } else parsed = undefined;
-        reply = { status: res.statusCode, body: parsed };
-      } catch (err) {
-        failure = err;
-      }
-      const code = codeOf(failure) ?? '';
-      const retryable = reply
-        ? idempotent
-          ? reply.status >= 500
-          : reply.status === 503
-        : (idempotent ? RETRYABLE_CODES : CONNECT_PHASE_CODES).has(code);
-      if (!retryable || attempt >= retries) {
-        if (reply) return reply;
-        throw this.connectionError(failure);
-      }
-      this.stats.retries++;
-      await new Promise((resolve) => setTimeout(resolve, (this.opts.backoffMs ?? 250) * 2 ** attempt));
-    }
+  private send(method: string, path: string, body: unknown, token?: string, opts: CallOptions = {}): Promise<Reply> {
+    return this.transport.send(method, path, { body, headers: token ? { authorization: `Bearer ${token}` } : {}, ...opts });
   }
 
-  private connectionError(err: unknown): InstallerConnectionError {
-    const code = codeOf(err);
+  private connectionError(err: unknown, code: string | undefined): InstallerConnectionError {
     const where = this.origin.host;
     if (isTlsTrustError(code)) {
       return new InstallerConnectionError(
@@ -427,7 +337,6 @@ export class InstallerClient {
       );
     }
     if (code === 'ENOTFOUND') return new InstallerConnectionError(`The installer host ${this.origin.hostname} cannot be resolved.`, code);
-    const detail = (err as { cause?: Error })?.cause?.message ?? (err instanceof Error ? err.message : String(err));
-    return new InstallerConnectionError(`Cannot reach the installer ${where}: ${code ?? detail}.`, code, 'Check the URL and that the installer is running.');
+    return new InstallerConnectionError(`Cannot reach the installer ${where}: ${describeNetworkFailure(code, err)}.`, code, 'Check the URL and that the installer is running.');
   }
 }

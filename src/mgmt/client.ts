@@ -1,6 +1,6 @@
-import { Agent, request } from 'undici';
 import { MGMT_API, MGMT_HEADERS, MGMT_USE_HEADER_AUTHN_VALUE, type MgmtApiGeneration } from '../constants.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
+import { JsonTransport, basicAuthorization, describeNetworkFailure, networkErrorCode, type Reply } from '../util/http-client.js';
 import { TLS_TRUST_ERROR_CODES } from '../util/tls-errors.js';
 import { parseHttpsOrigin } from '../util/url.js';
 import { isObject, parseErrorBody, unwrapValue, wrapSpec, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './wire.js';
@@ -50,11 +50,6 @@ export function parseServerUrl(server: string): URL {
   return parseHttpsOrigin(server, 'the management server');
 }
 
-interface Reply {
-  status: number;
-  body: unknown;
-}
-
 /**
  * A client of the management server's certificate API, either generation.
  * The password stays in memory only, to log in again after a session expires
@@ -68,7 +63,7 @@ export class MgmtClient {
   private constructor(
     readonly origin: URL,
     public generation: MgmtApiGeneration,
-    private readonly agent: Agent,
+    private readonly transport: JsonTransport,
     private readonly credentials: { user: string; password: string },
     private readonly reauthenticate: boolean,
   ) {}
@@ -76,14 +71,10 @@ export class MgmtClient {
   /** Opens a session; with `api: auto`, tries the newer generation first. */
   static async connect(opts: MgmtClientOptions): Promise<MgmtClient> {
     const origin = parseServerUrl(opts.server);
-    const timeout = opts.timeoutMs ?? 120_000;
-    const agent = new Agent({
-      connect: { ca: opts.trust?.caPems, rejectUnauthorized: !opts.trust?.insecure },
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-    });
+    // No retries: a replacement must not be sent twice, and the restart is waited for elsewhere.
+    const transport = new JsonTransport({ origin, trust: opts.trust, timeoutMs: opts.timeoutMs ?? 120_000, connectionError: (err, code) => connectionError(origin, err, code) });
     const choice = opts.api ?? 'auto';
-    const client = new MgmtClient(origin, choice === 'auto' ? 'api' : choice, agent, { user: opts.user, password: opts.password }, opts.reauthenticate ?? true);
+    const client = new MgmtClient(origin, choice === 'auto' ? 'api' : choice, transport, { user: opts.user, password: opts.password }, opts.reauthenticate ?? true);
     try {
       if (choice === 'auto' && !(await client.login(true))) {
         client.generation = 'rest';
@@ -92,7 +83,7 @@ export class MgmtClient {
         await client.login();
       }
     } catch (err) {
-      await agent.close();
+      await transport.close();
       throw err;
     }
     return client;
@@ -103,8 +94,7 @@ export class MgmtClient {
    * returns false instead of failing.
    */
   async login(probe = false): Promise<boolean> {
-    const basic = Buffer.from(`${this.credentials.user}:${this.credentials.password}`).toString('base64');
-    const headers: Record<string, string> = { authorization: `Basic ${basic}` };
+    const headers: Record<string, string> = { authorization: basicAuthorization(this.credentials.user, this.credentials.password) };
     if (this.generation === 'rest') headers[MGMT_HEADERS.useHeaderAuthn] = MGMT_USE_HEADER_AUTHN_VALUE;
     const reply = await this.send('POST', MGMT_API[this.generation].session, headers);
     if (probe && (reply.status === 404 || reply.status === 405)) return false;
@@ -155,7 +145,7 @@ export class MgmtClient {
       }
       this.sessionId = undefined;
     }
-    await this.agent.close();
+    await this.transport.close();
   }
 
   /** A call with the session; after a 401 it logs in once more and retries, when allowed. */
@@ -177,28 +167,8 @@ export class MgmtClient {
     }
   }
 
-  private async send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
-    const allHeaders: Record<string, string> = { accept: 'application/json', ...headers };
-    if (body !== undefined) allHeaders['content-type'] = 'application/json';
-    let response;
-    try {
-      response = await request(new URL(path, this.origin), {
-        method,
-        headers: allHeaders,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        dispatcher: this.agent,
-      });
-    } catch (err) {
-      throw connectionError(this.origin, err);
-    }
-    const text = await response.body.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      // Not JSON (a proxy's HTML page, say): keep the text for the message.
-    }
-    return { status: response.statusCode, body: parsed };
+  private send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+    return this.transport.send(method, path, { headers, body });
   }
 }
 
@@ -209,9 +179,7 @@ function check(operation: string, reply: Reply): void {
 }
 
 /** One sentence for a network or TLS failure, with what to do about it. */
-export function connectionError(origin: URL, err: unknown): DepotkitError {
-  const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-  const code = e.code && e.code.startsWith('UND_ERR') && e.cause?.code ? e.cause.code : (e.code ?? e.cause?.code);
+export function connectionError(origin: URL, err: unknown, code = networkErrorCode(err)): DepotkitError {
   if (code && TLS_TRUST_ERROR_CODES.has(code)) {
     return new DepotkitError(
       `${origin.host} presents a certificate this client does not trust (${code}).`,
@@ -219,16 +187,5 @@ export function connectionError(origin: URL, err: unknown): DepotkitError {
       'Pass --server-ca FILE with the certificate of its CA (or the server certificate itself), or --insecure for a server not trusted yet.',
     );
   }
-  const what: Record<string, string> = {
-    ECONNREFUSED: 'the connection was refused',
-    ENOTFOUND: 'the host name does not resolve',
-    EAI_AGAIN: 'the host name does not resolve',
-    ETIMEDOUT: 'the connection timed out',
-    ECONNRESET: 'the connection was reset',
-    EHOSTUNREACH: 'the host is unreachable',
-    UND_ERR_HEADERS_TIMEOUT: 'the server did not answer in time',
-    UND_ERR_BODY_TIMEOUT: 'the server did not answer in time',
-    UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
-  };
-  return new DepotkitError(`Cannot reach ${origin.host}: ${(code && what[code]) ?? e.message ?? String(err)}.`, EXIT.problems);
+  return new DepotkitError(`Cannot reach ${origin.host}: ${describeNetworkFailure(code, err)}.`, EXIT.problems);
 }

@@ -7,3 +7,4 @@ export { issueServerCert, writeServerDir, type ServerMaterial, type IssueOptions
 export { generateCsr, signCsr, readCsr, inspectCsr, type CsrOptions, type CsrInfo } from './csr.js';
 export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo } from './inspect.js';
 export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';
+export { selfSignedServerCertificate } from './self-signed.js';

@@ -139,7 +139,7 @@ describe('depotkit installer', () => {
       ]);
       expect(rows.installers[0]!.result).toMatchObject({ action: 'updated', status: 'DEPOT_CONNECTION_SUCCESSFUL', trusted: [{ action: 'imported' }] });
       expect(rows.installers[3]!.error).toMatchObject({ errorCode: 'INVALID_CREDENTIALS', message: 'Log-in failed: INVALID_CREDENTIALS: Invalid username or password.' });
-      expect(rows.installers[4]!.error!.message).toMatch(/^Cannot reach the installer 127\.0\.0\.1:\d+: ECONNREFUSED\.$/);
+      expect(rows.installers[4]!.error!.message).toMatch(/^Cannot reach the installer 127\.0\.0\.1:\d+: the connection was refused \(ECONNREFUSED\)\.$/);
 
       const human = await runCli(args, { env });
       expect(human.code).toBe(1);

@@ -289,7 +289,7 @@ describe('installer client', () => {
     const client = new InstallerClient(new URL(url), { url, user: USER, password: PASSWORD, retries: 2, backoffMs: 5 });
     const down = await client.login().catch((e: unknown) => e);
     expect(down).toBeInstanceOf(InstallerConnectionError);
-    expect((down as Error).message).toMatch(/^Cannot reach the installer 127\.0\.0\.1:\d+: ECONNREFUSED\.$/);
+    expect((down as Error).message).toMatch(/^Cannot reach the installer 127\.0\.0\.1:\d+: the connection was refused \(ECONNREFUSED\)\.$/);
     expect(client.stats).toMatchObject({ requests: 3, retries: 2 });
   });
 

@@ -14,6 +14,7 @@ import {
   type DepotStatus,
 } from '../../constants.js';
 import { certificateCoversHost } from '../../pki/index.js';
+import { basicAuthorization, networkErrorCode } from '../../util/http-client.js';
 import { TLS_TRUST_ERROR_CODES, TLS_VALIDITY_ERROR_CODES } from '../../util/tls-errors.js';
 import type { ServiceLog } from './log.js';
 
@@ -52,23 +53,9 @@ function strictIdentity(host: string, peer: PeerCertificate): Error | undefined 
   return detail === undefined ? undefined : Object.assign(new Error(detail), { code: NAME_ERROR });
 }
 
-function errorCodeOf(err: unknown): string | undefined {
-  let current: unknown = err;
-  for (let depth = 0; depth < 4 && current; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && !code.startsWith('UND_ERR')) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return (err as { code?: string })?.code;
-}
-
 function errorTextOf(err: unknown): string {
   const cause = (err as { cause?: unknown }).cause;
   return cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err);
-}
-
-function basic(username: string, password: string): string {
-  return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
 export interface DepotConnectOptions {
@@ -124,7 +111,7 @@ export function depotAgent(target: DepotTarget, trustedPems: string[], opts: Dep
 
 /** The Authorization header of the offline account; none without a user name. */
 export function accountHeaders(account: { username?: string; password?: string }): Record<string, string> {
-  return account.username ? { authorization: basic(account.username, account.password ?? '') } : {};
+  return account.username ? { authorization: basicAuthorization(account.username, account.password ?? '') } : {};
 }
 
 /** The body as text, or undefined when it is longer than `max` bytes (the rest is not read). */
@@ -232,7 +219,7 @@ function unreadable(message: string): DepotProbeOutcome {
 }
 
 export function networkFailure(err: unknown, target: DepotTarget, where: string, log: ServiceLog): DepotProbeOutcome {
-  const code = errorCodeOf(err) ?? '';
+  const code = networkErrorCode(err) ?? '';
   const text = errorTextOf(err);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     log.write('ERROR', COMPONENT, `Unknown depot host ${target.host}: ${text}`);

@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:https';
 import { isIP, type AddressInfo } from 'node:net';
 import { APPLIANCE_ROLES, INSTALLER_DEFAULT_USER, INSTALLER_JWT, INSTALLER_SIM_DEFAULT_VERSION } from '../../constants.js';
-import { createCa, generateCsr, signCsr } from '../../pki/index.js';
+import { selfSignedServerCertificate } from '../../pki/index.js';
 import { usageError } from '../../util/errors.js';
+import { listenOn } from '../../util/listen.js';
 import { installerApp } from './app.js';
 import type { InstallerSimContext } from './context.js';
 import { BundleDownloads } from './downloads.js';
@@ -62,16 +63,6 @@ export interface InstallerSimulator {
 export const INSTALLER_LAB_PASSWORD = 'VMware1!VMware1!';
 const DEFAULT_USERS = { [INSTALLER_DEFAULT_USER]: INSTALLER_LAB_PASSWORD };
 
-/** A self-signed certificate naming the simulator, as a freshly deployed installer has. */
-export async function selfSignedCertificate(hostname: string, listenHost: string): Promise<{ certPem: string; keyPem: string }> {
-  const own = await createCa({ cn: hostname, keySize: 2048, days: 730 });
-  const names = [...new Set([hostname, listenHost])].filter((n) => n !== '0.0.0.0' && n !== '::');
-  const csr = generateCsr({ keyPem: own.keyPem, commonName: hostname, dns: names.filter((n) => isIP(n) === 0), ips: names.filter((n) => isIP(n) !== 0) });
-  // Signed with its own key: subject and issuer are the same name, the certificate verifies with its own key.
-  // A simulator on 127.0.0.1 without a name is named by its address: its clients pin this certificate.
-  return { certPem: await signCsr(own, csr, { days: 729, allowIpOnly: true }), keyPem: own.keyPem };
-}
-
 /** Host names (compared without case) to addresses; refuses what is not an address. */
 function resolveMap(entries: Record<string, string>): Map<string, string> {
   const map = new Map<string, string>();
@@ -89,7 +80,7 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
   const clock = opts.clock ?? Date.now;
   const users = opts.users ?? DEFAULT_USERS;
   if (Object.keys(users).length === 0) throw usageError('The installer simulator needs at least one user.');
-  const tls = opts.tls ?? (await selfSignedCertificate(opts.hostname ?? host, host));
+  const tls = opts.tls ?? (await selfSignedServerCertificate(opts.hostname ?? host, host, 729));
   const loaded: SimState | undefined = opts.stateFile ? await loadState(opts.stateFile) : undefined;
 
   const log = new ServiceLog(clock, opts.onLog);
@@ -124,12 +115,7 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
   });
 
   const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem, minVersion: 'TLSv1.2' }, app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? usageError(`Port ${opts.port} on ${host} is already in use.`) : err.code === 'EADDRNOTAVAIL' ? usageError(`${host} is not an address of this machine.`) : err),
-    );
-    server.listen(opts.port ?? 0, host, () => resolve());
-  });
+  await listenOn(server, opts.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;
   log.write('INFO', 'startup', `Installer API listening on ${host}:${port} (version ${opts.version ?? INSTALLER_SIM_DEFAULT_VERSION})`);
 

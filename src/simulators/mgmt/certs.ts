@@ -5,14 +5,13 @@ import { isSelfSigned, issuerPath } from '../../mgmt/chain.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from '../../mgmt/wire.js';
 import {
   certificateCoversHost,
-  createCa,
   generateCsr,
   generateKeyPem,
   inspectCertificate,
   normalizePem,
   parsePrivateKey,
+  selfSignedServerCertificate,
   sha256Fingerprint,
-  signCsr,
   splitPemBlocks,
 } from '../../pki/index.js';
 import { DepotkitError, errorMessage } from '../../util/errors.js';
@@ -32,18 +31,9 @@ function namesOf(names: readonly string[]): { dns: string[]; ips: string[] } {
   return { dns: names.filter((n) => isIP(n) === 0), ips: names.filter((n) => isIP(n) !== 0) };
 }
 
-/**
- * The server's first certificate: self-signed (subject = issuer, signed by
- * its own key), with the server's name as CN and SAN. Made by signing a CSR
- * of the CA key with that same CA, so that pki's builders do all the X.509 work.
- */
+/** The server's first certificate: self-signed, with the server's name as CN and SAN, as a fresh install has. */
 export async function selfSignedCertificate(hostname: string, listenHost: string): Promise<ServedCertificate> {
-  const ca = await createCa({ cn: hostname, keySize: 2048, days: MGMT_CSR_VALIDITY_DAYS + 1 });
-  // The listening address is named too, so that a client can reach a named simulator by its IP.
-  const names = [...new Set([hostname, listenHost])].filter((n) => n !== '0.0.0.0' && n !== '::');
-  const csr = generateCsr({ keyPem: ca.keyPem, commonName: hostname, ...namesOf(names) });
-  // A server installed without a DNS name is known by its IP alone, as real ones can be.
-  return { certPem: await signCsr(ca, csr, { days: MGMT_CSR_VALIDITY_DAYS, allowIpOnly: true }), keyPem: ca.keyPem };
+  return selfSignedServerCertificate(hostname, listenHost, MGMT_CSR_VALIDITY_DAYS);
 }
 
 /** Generates a key and a PKCS#10 request from a CSR spec; the caller keeps the key. */

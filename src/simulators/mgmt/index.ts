@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { MGMT_API, MGMT_DEFAULT_USER, type MgmtApiGeneration } from '../../constants.js';
+import { listenOn } from '../../util/listen.js';
 import { mgmtApp, type MgmtState } from './app.js';
 import { selfSignedCertificate } from './certs.js';
 import { SessionStore } from './sessions.js';
@@ -121,13 +122,7 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
 function listen(app: Express, state: MgmtState, host: string, port: number): Promise<Server> {
   // The leaf, then its intermediates: a client that trusts only the root can verify the chain.
   const server = createServer({ key: state.current.keyPem, cert: [state.current.certPem, ...(state.current.chainPems ?? [])].join('') }, app);
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server);
-    });
-  });
+  return listenOn(server, port, host).then(() => server);
 }
 
 function stop(server: Server | undefined): Promise<void> {

@@ -1,0 +1,159 @@
+import { Agent, request } from 'undici';
+
+/** An answer: its status and its body, parsed as JSON when it is JSON, else the text (undefined when empty). */
+export interface Reply {
+  status: number;
+  body: unknown;
+}
+
+/** The `Authorization` header of HTTP Basic authentication. */
+export function basicAuthorization(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+}
+
+/**
+ * The code that says why a request failed: the socket's (ECONNREFUSED, a TLS
+ * verification code) rather than undici's wrapper (UND_ERR_SOCKET ...), when
+ * there is one.
+ */
+export function networkErrorCode(err: unknown): string | undefined {
+  let current: unknown = err;
+  let undici: string | undefined;
+  for (let depth = 0; depth < 4 && current; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (!code.startsWith('UND_ERR')) return code;
+      undici ??= code;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undici;
+}
+
+const NETWORK_FAILURES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'the connection was refused',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name does not resolve',
+  ETIMEDOUT: 'the connection timed out',
+  ECONNRESET: 'the connection was reset',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  UND_ERR_HEADERS_TIMEOUT: 'the server did not answer in time',
+  UND_ERR_BODY_TIMEOUT: 'the server did not answer in time',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
+};
+
+/** What happened, in words and with the failure's code (`the connection was refused (ECONNREFUSED)`). */
+export function describeNetworkFailure(code: string | undefined, err: unknown): string {
+  const words = (code && NETWORK_FAILURES[code]) ?? (err as { cause?: Error })?.cause?.message ?? (err instanceof Error ? err.message : String(err));
+  return code && !words.includes(code) ? `${words} (${code})` : words;
+}
+
+/** Failures before the request reached the server: any method may be sent again after these. */
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Network failures worth another attempt for GET and DELETE, which are idempotent; TLS verification failures are not among them. */
+const RETRYABLE_CODES = new Set([
+  ...CONNECT_PHASE_CODES,
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+export interface JsonTransportOptions {
+  /** `https://host[:port]`: paths are resolved against it. */
+  origin: URL;
+  /** CA certificates (PEM) to verify the server with, the system store when absent; or no verification at all. */
+  trust?: { caPems?: string[]; insecure?: boolean };
+  /** Connect, headers and body timeout of each request. */
+  timeoutMs: number;
+  /** Attempts after the first, with back-off (0 by default). */
+  retries?: number;
+  /** First back-off; it doubles at each attempt (250 ms by default). */
+  backoffMs?: number;
+  /** The error for a request that got no answer: one sentence, with what to do about it. */
+  connectionError(err: unknown, code: string | undefined): Error;
+}
+
+export interface SendOptions {
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Headers and body timeout of this request, instead of the transport's. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  retries?: number;
+}
+
+/**
+ * JSON over HTTPS to one server, for the API clients: a connection pool with
+ * the caller's trust, JSON bodies both ways, and retries with back-off on
+ * network errors and 5xx answers only. POST, PUT and PATCH change state: they
+ * are sent again only when the first attempt never reached the server
+ * (connect-phase errors) or it answered 503 (not processed); after a timeout
+ * or a reset mid-request the server may have acted on it, so they fail.
+ */
+export class JsonTransport {
+  readonly agent: Agent;
+  readonly stats = { requests: 0, retries: 0 };
+
+  constructor(private readonly opts: JsonTransportOptions) {
+    this.agent = new Agent({
+      connect: { ca: opts.trust?.caPems, rejectUnauthorized: !opts.trust?.insecure, timeout: opts.timeoutMs },
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+  }
+
+  async send(method: string, path: string, opts: SendOptions = {}): Promise<Reply> {
+    const retries = opts.retries ?? this.opts.retries ?? 0;
+    const idempotent = method === 'GET' || method === 'DELETE' || method === 'HEAD';
+    const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const url = new URL(path, this.opts.origin).href;
+    for (let attempt = 0; ; attempt++) {
+      let reply: Reply | undefined;
+      let failure: unknown;
+      try {
+        this.stats.requests++;
+        const res = await request(url, {
+          method,
+          headers,
+          body: payload,
+          dispatcher: this.agent,
+          ...(opts.timeoutMs ? { headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs } : {}),
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
+        reply = { status: res.statusCode, body: parseBody(await res.body.text()) };
+      } catch (err) {
+        failure = err;
+      }
+      const code = networkErrorCode(failure) ?? '';
+      const retryable = reply ? (idempotent ? reply.status >= 500 : reply.status === 503) : (idempotent ? RETRYABLE_CODES : CONNECT_PHASE_CODES).has(code);
+      if (!retryable || attempt >= retries) {
+        if (reply) return reply;
+        throw this.opts.connectionError(failure, code || undefined);
+      }
+      this.stats.retries++;
+      await new Promise((resolve) => setTimeout(resolve, (this.opts.backoffMs ?? 250) * 2 ** attempt));
+    }
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's HTML page, say): kept as text for the message.
+    return text;
+  }
+}
