@@ -1,5 +1,3 @@
-import { readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_DEFAULT_USER, INSTALLER_IMAGE_TYPES, INSTALLER_PRODUCT_SKUS } from '../constants.js';
 import type {
@@ -10,11 +8,9 @@ import type {
   DepotSpec,
   FleetRow,
   InstallerStatus,
-  InstallerTarget,
   TrustOutcome,
 } from '../installer/index.js';
-import { CA_CERT_FILE } from '../pki/files.js';
-import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { EXIT, usageError } from '../util/errors.js';
 import { byteBars, formatBytes } from '../util/progress.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
 import { parseIntOption, printJson, printLines, warn } from './output.js';
@@ -171,39 +167,32 @@ type RowFormatter<T> = (result: T) => string[];
 
 /**
  * Resolves the installers and their secrets, runs `task` on each (a client
- * logged in, revoked afterwards), prints a row per installer and sets exit 1
- * when any failed.
+ * logged in, revoked afterwards; all revoked on Ctrl-C or SIGTERM), prints a
+ * row per installer and sets exit 1 when any failed.
  */
 async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerClient) => Promise<{ ok: boolean; result: T }>, format: RowFormatter<T>): Promise<void> {
   const lib = await installerLib();
-  const targets = await resolveTargets(flags);
+  const targets = await lib.resolveTargets(flags);
+  if (flags.concurrency < 1) throw usageError('--concurrency must be at least 1.');
   if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
-  const passwords = await passwordSources(targets, flags);
-  const caCache = new Map<string, Promise<string[]>>();
-  // Interrupted: revoke every open session before leaving.
-  const open = new Set<InstallerClient>();
+  // Installers that name no password source: one prompt per user on a terminal, before any work starts.
+  const passwords = new Map<string, string>();
+  for (const { user, installer } of lib.FleetSession.usersWithoutPasswordSource(targets)) {
+    if (!process.stdin.isTTY) {
+      throw usageError(`No password source for ${user} on ${installer}.`, flags.inventory ? 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.' : 'Pass --password-file or --password-env.');
+    }
+    passwords.set(user, await promptSecret(`Password of ${user}`));
+  }
+  const session = new lib.FleetSession(targets, { concurrency: flags.concurrency, timeoutMs: flags.timeout * 1000, passwords });
   const interrupted = () => {
     warn('interrupted: revoking the open sessions.');
-    void Promise.allSettled([...open].map((c) => c.close({ abort: true }))).then(() => process.exit(130));
+    void session.abort().then(() => process.exit(130));
   };
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   let rows: Array<FleetRow<T>>;
   try {
-    rows = await lib.runFleet(targets, flags.concurrency, async (target) => {
-      const password = await passwords(target);
-      const caPems = target.installerCa ? await cached(caCache, target.installerCa, async () => lib.certificatesOf(await readText(target.installerCa!), target.installerCa!)) : undefined;
-      // Registered before it logs in, so that an interruption during the log-in revokes that session too.
-      const client = new lib.InstallerClient(lib.parseInstallerUrl(target.url), { url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: flags.timeout * 1000 });
-      open.add(client);
-      try {
-        await client.login();
-        return await task(client);
-      } finally {
-        open.delete(client);
-        await client.close();
-      }
-    });
+    rows = await session.run(task);
   } finally {
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
@@ -217,47 +206,6 @@ async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerCli
   process.exitCode = failed > 0 ? EXIT.problems : EXIT.ok;
 }
 
-async function resolveTargets(flags: ConnectionFlags): Promise<InstallerTarget[]> {
-  const lib = await installerLib();
-  if (!!flags.installer === !!flags.inventory) throw usageError('Give one installer with --installer URL, or a fleet with --inventory FILE.');
-  if (flags.installerCa && flags.insecure) throw usageError('Give --installer-ca or --insecure, not both.');
-  if (flags.concurrency < 1) throw usageError('--concurrency must be at least 1.');
-  if (flags.installer) {
-    const origin = lib.parseInstallerUrl(flags.installer);
-    return [{ name: origin.host, url: origin.origin, user: flags.user, passwordFile: flags.passwordFile, passwordEnv: flags.passwordEnv, installerCa: flags.installerCa, insecure: flags.insecure }];
-  }
-  // Command-line sources fill in what an inventory entry leaves open.
-  return (await lib.loadInventory(flags.inventory!)).map((t) => ({
-    ...t,
-    ...(t.passwordFile || t.passwordEnv ? {} : { passwordFile: flags.passwordFile, passwordEnv: flags.passwordEnv }),
-    installerCa: t.installerCa ?? (t.insecure ? undefined : flags.installerCa),
-    insecure: t.insecure ?? (t.installerCa ? undefined : flags.insecure),
-  }));
-}
-
-/**
- * Passwords come from a file or an environment variable per installer; for
- * installers with neither, one prompt per user name on a terminal, before
- * any work starts. A missing file or variable fails only its own row.
- */
-async function passwordSources(targets: InstallerTarget[], flags: ConnectionFlags): Promise<(t: InstallerTarget) => Promise<string>> {
-  const prompted = new Map<string, string>();
-  for (const t of targets) {
-    if (!t.passwordFile && !t.passwordEnv && !prompted.has(t.user)) {
-      if (!process.stdin.isTTY) {
-        throw usageError(`No password source for ${t.user} on ${t.name}.`, flags.inventory ? 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.' : 'Pass --password-file or --password-env.');
-      }
-      prompted.set(t.user, await promptSecret(`Password of ${t.user}`));
-    }
-  }
-  const files = new Map<string, Promise<string>>();
-  return async (t) => {
-    if (t.passwordFile) return cached(files, t.passwordFile, () => readSecret({ file: t.passwordFile }, 'password'));
-    if (t.passwordEnv) return readSecret({ env: t.passwordEnv }, 'password');
-    return prompted.get(t.user)!;
-  };
-}
-
 async function secretFrom(file: string | undefined, env: string | undefined, prompt: string): Promise<string> {
   if (file && env) throw usageError('Give the password in a file or in an environment variable, not both.');
   if (file) return readSecret({ file }, 'password');
@@ -265,33 +213,10 @@ async function secretFrom(file: string | undefined, env: string | undefined, pro
   return promptSecret(prompt);
 }
 
-function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
-  let value = cache.get(key);
-  if (!value) {
-    value = make();
-    cache.set(key, value);
-  }
-  return value;
-}
-
 /** CA certificates from a PEM file, or from a CA folder made by `depotkit cert ca` (its certificate only). */
 async function readCaCertificates(path: string): Promise<string[]> {
-  const lib = await installerLib();
-  let file = path;
-  try {
-    if ((await stat(path)).isDirectory()) file = join(path, CA_CERT_FILE);
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
-  return lib.certificatesOf(await readText(file), file);
-}
-
-async function readText(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
+  const { readCaPems } = await import('../pki/index.js');
+  return readCaPems([path]);
 }
 
 // ------------------------------------------------------------------ output

@@ -9,3 +9,4 @@ export { loadInventory, type InstallerTarget } from './inventory.js';
 export { runFleet, type FleetRow } from './fleet.js';
 export type * from './wire.js';
 export { withoutPassword } from './wire.js';
+export { FleetSession, resolveTargets, type FleetSessionOptions, type TargetSpec } from './session.js';

@@ -8,3 +8,4 @@ export { generateCsr, signCsr, readCsr, inspectCsr, type CsrOptions, type CsrInf
 export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo } from './inspect.js';
 export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';
 export { selfSignedServerCertificate } from './self-signed.js';
+export { readCaPems } from './trust-source.js';

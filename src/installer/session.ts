@@ -1,0 +1,110 @@
+import { readCaPems } from '../pki/index.js';
+import { usageError } from '../util/errors.js';
+import { readSecret } from '../util/secrets.js';
+import { InstallerClient, parseInstallerUrl } from './client.js';
+import { runFleet, type FleetRow } from './fleet.js';
+import { loadInventory, type InstallerTarget } from './inventory.js';
+
+/** Where the installers are: one by URL, or a fleet from an inventory; what the command line adds to its entries. */
+export interface TargetSpec {
+  installer?: string;
+  inventory?: string;
+  user: string;
+  passwordFile?: string;
+  passwordEnv?: string;
+  installerCa?: string;
+  insecure?: boolean;
+}
+
+/**
+ * The installers to work on. Command-line sources fill in what an inventory
+ * entry leaves open (its own password source and trust win).
+ */
+export async function resolveTargets(spec: TargetSpec): Promise<InstallerTarget[]> {
+  if (!!spec.installer === !!spec.inventory) throw usageError('Give one installer with --installer URL, or a fleet with --inventory FILE.');
+  if (spec.installerCa && spec.insecure) throw usageError('Give --installer-ca or --insecure, not both.');
+  if (spec.installer) {
+    const origin = parseInstallerUrl(spec.installer);
+    return [{ name: origin.host, url: origin.origin, user: spec.user, passwordFile: spec.passwordFile, passwordEnv: spec.passwordEnv, installerCa: spec.installerCa, insecure: spec.insecure }];
+  }
+  return (await loadInventory(spec.inventory!)).map((t) => ({
+    ...t,
+    ...(t.passwordFile || t.passwordEnv ? {} : { passwordFile: spec.passwordFile, passwordEnv: spec.passwordEnv }),
+    installerCa: t.installerCa ?? (t.insecure ? undefined : spec.installerCa),
+    insecure: t.insecure ?? (t.installerCa ? undefined : spec.insecure),
+  }));
+}
+
+export interface FleetSessionOptions {
+  /** Installers worked on at once. */
+  concurrency: number;
+  /** Timeout of each API request. */
+  timeoutMs: number;
+  /** Passwords, by user name, of the installers that name no file or variable (asked on a terminal, say). */
+  passwords?: ReadonlyMap<string, string>;
+}
+
+/**
+ * Runs a task on each installer with a client logged in, revoked afterwards.
+ * Passwords come from each installer's file or variable (a missing one fails
+ * only its own row), or from `passwords`. `abort()` revokes every open
+ * session, log-ins under way included: what an interrupted command calls.
+ */
+export class FleetSession {
+  private readonly open = new Set<InstallerClient>();
+  private readonly files = new Map<string, Promise<string>>();
+  private readonly trust = new Map<string, Promise<string[]>>();
+
+  constructor(
+    readonly targets: InstallerTarget[],
+    private readonly opts: FleetSessionOptions,
+  ) {
+    if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) throw usageError('The concurrency must be at least 1.');
+  }
+
+  /** The users whose password must come from elsewhere: their installers name no file or variable. */
+  static usersWithoutPasswordSource(targets: InstallerTarget[]): Array<{ user: string; installer: string }> {
+    const seen = new Map<string, string>();
+    for (const t of targets) if (!t.passwordFile && !t.passwordEnv && !seen.has(t.user)) seen.set(t.user, t.name);
+    return [...seen].map(([user, installer]) => ({ user, installer }));
+  }
+
+  run<T>(task: (client: InstallerClient, target: InstallerTarget) => Promise<{ ok: boolean; result: T }>): Promise<Array<FleetRow<T>>> {
+    return runFleet(this.targets, this.opts.concurrency, async (target) => {
+      const password = await this.password(target);
+      const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
+      // Registered before it logs in, so that an abort during the log-in revokes that session too.
+      const client = new InstallerClient(parseInstallerUrl(target.url), { url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: this.opts.timeoutMs });
+      this.open.add(client);
+      try {
+        await client.login();
+        return await task(client, target);
+      } finally {
+        this.open.delete(client);
+        await client.close();
+      }
+    });
+  }
+
+  /** Revokes every open session at once, without waiting for the requests under way. */
+  async abort(): Promise<void> {
+    await Promise.allSettled([...this.open].map((c) => c.close({ abort: true })));
+  }
+
+  private password(t: InstallerTarget): Promise<string> {
+    if (t.passwordFile) return cached(this.files, t.passwordFile, () => readSecret({ file: t.passwordFile }, 'password'));
+    if (t.passwordEnv) return readSecret({ env: t.passwordEnv }, 'password');
+    const given = this.opts.passwords?.get(t.user);
+    if (given === undefined) return Promise.reject(usageError(`No password source for ${t.user} on ${t.name}.`));
+    return Promise.resolve(given);
+  }
+}
+
+function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let value = cache.get(key);
+  if (!value) {
+    value = make();
+    cache.set(key, value);
+  }
+  return value;
+}
