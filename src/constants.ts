@@ -307,18 +307,6 @@ export const MGMT_DEFAULT_USER = 'administrator@vsphere.local';
 /** The private-key field of the replace request, as the vendor's API reference names it. */
 export const MGMT_TLS_KEY_FIELD = 'key';
 
-/**
- * Message ids of the simulator's errors: its choice, in the vendor's naming style (the real ids
- * are not all public). Clients key on the error type, never on these.
- */
-export const MGMT_MESSAGE_IDS = {
-  authenticationRequired: 'com.vmware.vapi.endpoint.method.authentication.required',
-  notFound: 'com.vmware.vapi.rest.httpNotFound',
-  badRequest: 'com.vmware.vapi.rest.badRequest',
-  tlsInvalid: 'com.vmware.vcenter.certificate_management.tls.invalid',
-  csrInvalid: 'com.vmware.vcenter.certificate_management.tls_csr.invalid',
-} as const;
-
 /** The real server's words when root_cert does not end in a self-signed root (Java's PKIX check). */
 export const MGMT_TRUST_ANCHORS_MESSAGE = 'the trustAnchors parameter must be non-empty';
 
@@ -327,8 +315,6 @@ export const MGMT_TRUST_ANCHORS_MESSAGE = 'the trustAnchors parameter must be no
  * session in it instead of the header; govmomi's vcsim accepts it too.
  */
 export const MGMT_SESSION_COOKIE = MGMT_HEADERS.sessionId;
-/** Attributes of the session cookie set at session creation. */
-export const MGMT_SESSION_COOKIE_ATTRIBUTES = 'Path=/; HttpOnly; Secure';
 /**
  * WWW-Authenticate of every 401, and the `challenge` of the error body: the Basic part of the
  * vendor's documented example challenge. PowerShell's -Credential sends credentials only after it.
@@ -408,36 +394,8 @@ export const CHECK_ANONYMOUS_PATHS = { hcl: DEPOT_PATHS.hclAll, patchStore: `${U
 /** Answers of the installer API the client accepts for a new token pair (201 per the spec, 200 in the vendor's examples). */
 export const INSTALLER_TOKEN_CREATED_STATUSES = [200, 201] as const;
 
-/** Scopes that allow reading the certificate store (the documented token carries CERT_READ and CA_READ). */
-export const INSTALLER_READ_SCOPES = ['CERT_READ', 'CA_READ'] as const;
-
 /** The `errorType` the installer puts in its error bodies. */
 export const INSTALLER_ERROR_TYPE = 'ERROR';
-
-/**
- * Codes the simulator answers where nothing public documents the installer's
- * own: the simulator's choice, not the vendor's (those few documented are in
- * INSTALLER_ERROR_CODES). Clients must not rely on them.
- */
-export const INSTALLER_SIM_ERROR_CODES = {
-  invalidCredentials: 'INVALID_CREDENTIALS',
-  unauthorized: 'UNAUTHORIZED',
-  forbidden: 'FORBIDDEN',
-  certificateAlreadyExists: 'TRUSTED_CERTIFICATE_ALREADY_EXISTS',
-  invalidCertificate: 'INVALID_CERTIFICATE',
-  refreshTokenNotFound: 'REFRESH_TOKEN_NOT_FOUND',
-  badRequest: 'BAD_REQUEST',
-  notFound: 'NOT_FOUND',
-  internal: 'INTERNAL_SERVER_ERROR',
-  unsupportedUsageType: 'UNSUPPORTED_CERTIFICATE_USAGE_TYPE',
-  invalidDepotSettings: 'INVALID_DEPOT_SETTINGS',
-  depotMetadataUnreadable: 'DEPOT_METADATA_UNREADABLE',
-  depotNotConfigured: 'DEPOT_NOT_CONFIGURED',
-  releaseNotFound: 'RELEASE_NOT_FOUND',
-  bundleNotFound: 'BUNDLE_NOT_FOUND',
-  bundleDownloadInProgress: 'BUNDLE_DOWNLOAD_IN_PROGRESS',
-  invalidBundleSpec: 'INVALID_BUNDLE_DOWNLOAD_SPEC',
-} as const;
 
 /**
  * What the installer's Java TLS stack says when the depot's certificate cannot be
@@ -453,21 +411,6 @@ export const INSTALLER_TLS_MESSAGES = {
     `TLS fatal alert ${alert} against depot ${host}:${port}: javax.net.ssl.SSLHandshakeException: ${detail}`,
 } as const;
 
-/** Remediation texts of the simulated installer's depot errors. */
-export const INSTALLER_REMEDIATIONS = {
-  depotInvalidCredential: 'Check the depot user name and password.',
-  depotUnknownHost: 'Check the depot host name, or add it to the hosts file of the installer.',
-  depotNotAvailable: 'Check that the depot server is running and serves the depot tree at its root.',
-  invalidCredentials: 'Check the user name and password.',
-  certificate: 'Provide one or more PEM encoded X.509 certificates.',
-  depotUserNotSet: 'Set offlineAccount.username and password; when the depot does not enforce Basic auth, any user name and password may be supplied.',
-} as const;
-
-/** Value the masked password is replaced with in every log line. */
-export const INSTALLER_PASSWORD_MASK = '*****';
-
-/** The simulated installer's version when none is given; 9.1 and later accept the depot `url` field. */
-export const INSTALLER_SIM_DEFAULT_VERSION = '9.1.0.0.25368698';
 /** First release whose depot settings take `url` (http or https) instead of hostname and port. */
 export const INSTALLER_URL_FIELD_SINCE = '9.1';
 /** First release whose depot settings take `trustedCertificates` (PEM list) trusted for that depot (the 9.1.1 API). */

@@ -1,13 +1,14 @@
-// The library: every capability is usable without the CLI.
-export * from './constants.js';
-export * from './util/errors.js';
-export * from './util/findings.js';
-export * from './depot/index.js';
-export * from './probe/index.js';
-export * from './pki/index.js';
-export * from './server/index.js';
-export { replaceCertificate, MgmtClient, MgmtApiError, waitForCertificate, type ReplaceCertOptions, type ReplaceCertReport, type MgmtClientOptions, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './mgmt/index.js';
-export { startMgmtSimulator, type MgmtSimulator, type MgmtSimulatorOptions } from './simulators/mgmt/index.js';
-export * from './installer/index.js';
-export { startInstallerSimulator, type InstallerSimulator, type InstallerSimulatorOptions } from './simulators/installer/index.js';
-export * from './transfer/index.js';
+// The library: every capability is usable without the CLI, one namespace each
+// (also importable alone: `depotkit/depot`, `depotkit/pki`, ...).
+export * as depot from './depot/index.js';
+export * as pki from './pki/index.js';
+export * as server from './server/index.js';
+export * as probe from './probe/index.js';
+export * as installer from './installer/index.js';
+export * as mgmt from './mgmt/index.js';
+export * as transfer from './transfer/index.js';
+export * as exporters from './export/index.js';
+export * as simulators from './simulators/index.js';
+export * as constants from './constants.js';
+export { DepotkitError, EXIT, usageError } from './util/errors.js';
+export type { Finding, Severity } from './util/findings.js';

@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MGMT_API, MGMT_ERROR_TYPES, MGMT_MESSAGE_IDS } from '../../src/constants.js';
+import { MGMT_API, MGMT_ERROR_TYPES } from '../../src/constants.js';
+import { MGMT_MESSAGE_IDS } from '../../src/simulators/mgmt/literals.js';
 import { MgmtApiError, MgmtClient, csrSpec, replaceCertificate, type ReplaceCertOptions } from '../../src/mgmt/index.js';
 import { errorBody, message } from '../../src/mgmt/wire.js';
 import { createCa, issueServerCert, normalizePem } from '../../src/pki/index.js';

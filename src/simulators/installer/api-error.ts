@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { INSTALLER_ERROR_TYPE, INSTALLER_SIM_ERROR_CODES } from '../../constants.js';
+import { INSTALLER_ERROR_TYPE } from '../../constants.js';
+import { INSTALLER_SIM_ERROR_CODES } from './literals.js';
 import type { InstallerErrorBody } from '../../installer/wire.js';
 
 /** A refusal the simulated installer answers with its error body. */

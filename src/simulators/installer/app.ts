@@ -1,21 +1,7 @@
 import { isIP } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import {
-  DEPOT_STATUS,
-  INSTALLER_API,
-  INSTALLER_DEPOT_URL_PATTERN,
-  INSTALLER_ERROR_CODES,
-  INSTALLER_EXCEPTION_TYPES,
-  INSTALLER_JWT,
-  INSTALLER_MESSAGES,
-  INSTALLER_PASSWORD_MASK,
-  INSTALLER_READ_SCOPES,
-  INSTALLER_REMEDIATIONS,
-  INSTALLER_SIM_ERROR_CODES,
-  INSTALLER_TRUSTED_CERTS_FIELD_SINCE,
-  INSTALLER_URL_FIELD_SINCE,
-  TRUSTED_FOR_OUTBOUND,
-} from '../../constants.js';
+import { DEPOT_STATUS, INSTALLER_API, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_ERROR_CODES, INSTALLER_EXCEPTION_TYPES, INSTALLER_JWT, INSTALLER_MESSAGES, INSTALLER_TRUSTED_CERTS_FIELD_SINCE, INSTALLER_URL_FIELD_SINCE, TRUSTED_FOR_OUTBOUND } from '../../constants.js';
+import { INSTALLER_SIM_ERROR_CODES, INSTALLER_REMEDIATIONS, INSTALLER_PASSWORD_MASK, INSTALLER_READ_SCOPES } from './literals.js';
 import { versionAtLeast } from '../../installer/depot.js';
 import { isObject, parseTokenIdBody, type DepotSettings, type PageOfTrustedCertificate } from '../../installer/wire.js';
 import { ApiError, badRequest, errorBody } from './api-error.js';

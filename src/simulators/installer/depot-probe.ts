@@ -3,16 +3,8 @@ import { lookup, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import { Agent, request } from 'undici';
-import {
-  DEPOT_PATHS,
-  DEPOT_STATUS,
-  INSTALLER_ERROR_CODES,
-  INSTALLER_MESSAGES,
-  INSTALLER_REMEDIATIONS,
-  INSTALLER_SIM_ERROR_CODES,
-  INSTALLER_TLS_MESSAGES,
-  type DepotStatus,
-} from '../../constants.js';
+import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, INSTALLER_TLS_MESSAGES, type DepotStatus } from '../../constants.js';
+import { INSTALLER_SIM_ERROR_CODES, INSTALLER_REMEDIATIONS } from './literals.js';
 import { certificateCoversHost } from '../../pki/index.js';
 import { basicAuthorization, networkErrorCode } from '../../util/http-client.js';
 import { TLS_TRUST_ERROR_CODES, TLS_VALIDITY_ERROR_CODES } from '../../util/tls-errors.js';

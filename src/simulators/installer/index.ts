@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:https';
 import { isIP, type AddressInfo } from 'node:net';
-import { APPLIANCE_ROLES, INSTALLER_DEFAULT_USER, INSTALLER_JWT, INSTALLER_SIM_DEFAULT_VERSION } from '../../constants.js';
+import { APPLIANCE_ROLES, INSTALLER_DEFAULT_USER, INSTALLER_JWT } from '../../constants.js';
+import { INSTALLER_SIM_DEFAULT_VERSION } from './literals.js';
 import { selfSignedServerCertificate } from '../../pki/index.js';
 import { usageError } from '../../util/errors.js';
 import { listenOn } from '../../util/listen.js';

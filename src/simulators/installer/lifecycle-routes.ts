@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import express, { type Request } from 'express';
-import {
-  BUNDLE_DOWNLOAD_STATUS,
-  INSTALLER_API,
-  INSTALLER_ERROR_CODES,
-  INSTALLER_JWT,
-  INSTALLER_PRODUCT_SKUS,
-  INSTALLER_SIM_ERROR_CODES,
-} from '../../constants.js';
+import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_API, INSTALLER_ERROR_CODES, INSTALLER_JWT, INSTALLER_PRODUCT_SKUS } from '../../constants.js';
+import { INSTALLER_SIM_ERROR_CODES } from './literals.js';
 import { isObject } from '../../installer/wire.js';
 import { ApiError } from './api-error.js';
 import { releaseBundles, releaseComponents, releasesView, type SimBundle } from './bundles.js';

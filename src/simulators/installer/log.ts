@@ -1,4 +1,4 @@
-import { INSTALLER_PASSWORD_MASK } from '../../constants.js';
+import { INSTALLER_PASSWORD_MASK } from './literals.js';
 import { escapeControlChars } from '../../util/text.js';
 
 export type LogLevel = 'INFO' | 'WARN' | 'ERROR';

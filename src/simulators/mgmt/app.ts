@@ -1,17 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import basicAuth from 'express-basic-auth';
-import {
-  MGMT_API,
-  MGMT_BASIC_CHALLENGE,
-  MGMT_BASIC_REALM,
-  MGMT_ERROR_TYPES,
-  MGMT_HEADERS,
-  MGMT_MESSAGE_IDS,
-  MGMT_SESSION_COOKIE,
-  MGMT_SESSION_COOKIE_ATTRIBUTES,
-  MGMT_TLS_KEY_FIELD,
-  type MgmtApiGeneration,
-} from '../../constants.js';
+import { MGMT_API, MGMT_BASIC_CHALLENGE, MGMT_BASIC_REALM, MGMT_ERROR_TYPES, MGMT_HEADERS, MGMT_SESSION_COOKIE, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../../constants.js';
+import { MGMT_MESSAGE_IDS, MGMT_SESSION_COOKIE_ATTRIBUTES } from './literals.js';
 import { errorBody, isObject, message, wrapValue, type CsrSpec, type MgmtErrorType, type TlsReplaceSpec } from '../../mgmt/wire.js';
 import { InvalidArgument, checkReplace, makeCsr, tlsInfo, type ServedCertificate } from './certs.js';
 import { SessionStore, checkCredentials, cookieValues } from './sessions.js';

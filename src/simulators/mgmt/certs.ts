@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { MGMT_CSR_DEFAULT_KEY_SIZE, MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, MGMT_TRUST_ANCHORS_MESSAGE, INSTALLER_MIN_RSA_BITS } from '../../constants.js';
+import { MGMT_CSR_DEFAULT_KEY_SIZE, MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, MGMT_TRUST_ANCHORS_MESSAGE } from '../../constants.js';
 import { isSelfSigned, issuerPath } from '../../mgmt/chain.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from '../../mgmt/wire.js';
 import {
@@ -8,9 +8,11 @@ import {
   generateCsr,
   generateKeyPem,
   inspectCertificate,
+  KEY_USAGE_TITLES,
   normalizePem,
   parsePrivateKey,
   selfSignedServerCertificate,
+  SERVER_PROFILE,
   sha256Fingerprint,
   splitPemBlocks,
 } from '../../pki/index.js';
@@ -138,18 +140,23 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
   };
 }
 
-/** The real server's requirements for a machine certificate (the vendor's documentation). */
+/**
+ * The real server's requirements for a machine certificate (the vendor's
+ * documentation), which the server profile meets: RSA of at least its minimum
+ * size, and every key usage it issues when the certificate restricts them.
+ */
 function checkProfile(certPem: string, hostname: string): void {
   const info = inspectCertificate(certPem);
+  const { key, keyUsage } = SERVER_PROFILE;
   if (info.version !== 3) throw new InvalidArgument('The certificate must be X.509 version 3.');
-  if (info.key.type !== 'rsa' || info.key.bits < INSTALLER_MIN_RSA_BITS) {
-    throw new InvalidArgument(`The certificate's key must be RSA with at least ${INSTALLER_MIN_RSA_BITS} bits.`);
+  if (info.key.type !== key.type || info.key.bits < key.minBits.rsa) {
+    throw new InvalidArgument(`The certificate's key must be ${key.type.toUpperCase()} with at least ${key.minBits.rsa} bits.`);
   }
   if (!certificateCoversHost(certPem, hostname)) {
     throw new InvalidArgument(`The certificate's subject alternative names do not include the server's name ${hostname}.`);
   }
-  if (info.keyUsage.length > 0 && !(info.keyUsage.includes('digitalSignature') && info.keyUsage.includes('keyEncipherment'))) {
-    throw new InvalidArgument('The certificate\'s key usage must include Digital Signature and Key Encipherment.');
+  if (info.keyUsage.length > 0 && !keyUsage.usages.every((u) => info.keyUsage.includes(u))) {
+    throw new InvalidArgument(`The certificate's key usage must include ${keyUsage.usages.map((u) => KEY_USAGE_TITLES[u]).join(' and ')}.`);
   }
   const now = new Date();
   if (now < info.notBefore || now > info.notAfter) throw new InvalidArgument('The certificate is not valid at this time.');

@@ -1,0 +1,19 @@
+/**
+ * The management server simulator's own choices, where nothing public shows
+ * the real server's: message ids and the session cookie's attributes.
+ */
+
+/**
+ * Message ids of the simulator's errors: its choice, in the vendor's naming style (the real ids
+ * are not all public). Clients key on the error type, never on these.
+ */
+export const MGMT_MESSAGE_IDS = {
+  authenticationRequired: 'com.vmware.vapi.endpoint.method.authentication.required',
+  notFound: 'com.vmware.vapi.rest.httpNotFound',
+  badRequest: 'com.vmware.vapi.rest.badRequest',
+  tlsInvalid: 'com.vmware.vcenter.certificate_management.tls.invalid',
+  csrInvalid: 'com.vmware.vcenter.certificate_management.tls_csr.invalid',
+} as const;
+
+/** Attributes of the session cookie set at session creation. */
+export const MGMT_SESSION_COOKIE_ATTRIBUTES = 'Path=/; HttpOnly; Secure';
