@@ -6,6 +6,7 @@ import { API_CHOICES, type ApiChoice } from '../mgmt/choices.js';
 import type { ReplaceCertReport } from '../mgmt/index.js';
 import { readPemFile } from '../pki/pem.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { formatFinding } from '../util/findings.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
 import { collect, note, parseIntOption, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
@@ -217,6 +218,6 @@ export function formatReport(r: ReplaceCertReport): string[] {
     if (r.restart) lines.push(`  restart: served after ${(r.restart.waitedMs / 1000).toFixed(1)} s`);
     if (r.verified?.trusted && r.verified.hostname) lines.push('  verified: trusted by the CA and valid for the host name');
   }
-  for (const p of r.problems) lines.push(`  problem: ${p}`);
+  for (const f of r.findings) lines.push(...formatFinding(f).map((l) => `  ${l}`));
   return lines;
 }

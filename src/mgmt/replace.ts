@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../constants.js';
 import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, sha256Fingerprint, signCsr, splitPemBlocks, type CertInfo } from '../pki/index.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { hasErrors, type Finding } from '../util/findings.js';
 import { chainsToRoot, isSelfSigned } from './chain.js';
 import { hostOf } from '../util/url.js';
 import { MgmtClient, parseServerUrl, type ApiChoice } from './client.js';
@@ -77,8 +78,8 @@ export interface ReplaceCertReport {
   restart?: { waitedMs: number; polls: number; sawRestart: boolean };
   /** The TLS check of the served certificate against the CA and the host name. */
   verified?: { trusted: boolean; hostname: boolean; detail?: string };
-  /** Why a dry run would fail, or what went wrong after the restart. */
-  problems: string[];
+  /** Why a dry run would fail, or what went wrong after the restart (ids `mgmt.*`). */
+  findings: Finding[];
   ok: boolean;
 }
 
@@ -126,7 +127,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
       mode: custom ? 'custom' : 'csr',
       dryRun: opts.dryRun === true,
       previous: summaryOfTls(await client.getTls()),
-      problems: [],
+      findings: [],
       ok: false,
     };
     let spec: TlsReplaceSpec;
@@ -135,7 +136,15 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
       certPem = custom.spec.cert;
       spec = custom.spec;
       report.certificate = summary(custom.info);
-      if (report.certificate.sha256 === report.previous.sha256) report.problems.push('The certificate is the one the server serves already.');
+      if (report.certificate.sha256 === report.previous.sha256) {
+        report.findings.push({
+          id: 'mgmt.cert.already-served',
+          severity: 'error',
+          message: 'The certificate is the one the server serves already.',
+          installer: 'The server refuses to replace a certificate with itself (400 INVALID_ARGUMENT).',
+          fix: 'Nothing to do; to renew it, issue a new certificate (or drop --cert/--key and let the server make a CSR).',
+        });
+      }
     } else {
       report.csrSpec = csrSpec(opts.subject ?? {}, host, opts.keySize, report.previous.san);
       if (opts.dryRun) return finish(report);
@@ -169,19 +178,34 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
           ...(shake.authorizationError || shake.identityError ? { detail: shake.authorizationError ?? shake.identityError } : {}),
         }
       : { trusted: false, hostname: false, detail: shake.reason };
-    if (!report.verified.trusted) report.problems.push(`The served certificate does not verify against the CA: ${report.verified.detail}.`);
-    else if (!report.verified.hostname) report.problems.push(`The served certificate does not match ${host}: ${report.verified.detail}.`);
-    step(`The server serves the new certificate${report.problems.length === 0 ? ', trusted by the CA and valid for ' + host : ''}.`);
+    if (!report.verified.trusted) {
+      report.findings.push({
+        id: 'mgmt.served.untrusted',
+        severity: 'error',
+        message: `The served certificate does not verify against the CA: ${report.verified.detail}.`,
+        evidence: { host },
+        fix: 'Check that --ca is the CA that signed it, and that the server sends the chain up to it.',
+      });
+    } else if (!report.verified.hostname) {
+      report.findings.push({
+        id: 'mgmt.served.host-mismatch',
+        severity: 'error',
+        message: `The served certificate does not match ${host}: ${report.verified.detail}.`,
+        evidence: { host },
+        fix: `Replace it again with ${host} in the SAN (--san ${host}).`,
+      });
+    }
+    step(`The server serves the new certificate${report.findings.length === 0 ? ', trusted by the CA and valid for ' + host : ''}.`);
     return finish(report);
   } finally {
     await client.close();
   }
 }
 
-/** Sets `ok`; problems and ok come last, so that a JSON report reads top-down. */
+/** Sets `ok`; findings and ok come last, so that a JSON report reads top-down. */
 function finish(report: ReplaceCertReport): ReplaceCertReport {
-  const { problems, ok: _ok, ...rest } = report;
-  return { ...rest, problems, ok: problems.length === 0 };
+  const { findings, ok: _ok, ...rest } = report;
+  return { ...rest, findings, ok: !hasErrors(findings) };
 }
 
 /**

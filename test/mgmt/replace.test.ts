@@ -35,7 +35,7 @@ describe('replaceCertificate: the whole flow', () => {
       const before = s.currentCertPem();
       const steps: string[] = [];
       const report = await replaceCertificate(await options(s, { api, subject: { organization: 'Lab', san: ['vc.lab.local'] }, onStep: (x) => steps.push(x) }));
-      expect(report).toMatchObject({ ok: true, api, mode: 'csr', dryRun: false, problems: [], verified: { trusted: true, hostname: true } });
+      expect(report).toMatchObject({ ok: true, api, mode: 'csr', dryRun: false, findings: [], verified: { trusted: true, hostname: true } });
       expect(report.previous.sha256).toBe(sha256Of(before));
       expect(report.certificate!.sha256).toBe(sha256Of(s.currentCertPem()));
       expect(report.certificate!.issuer).toBe('CN=depotkit test CA');
@@ -188,7 +188,7 @@ describe('replaceCertificate: the whole flow', () => {
       ok: false,
       dryRun: true,
       mode: 'custom',
-      problems: ['The certificate is the one the server serves already.'],
+      findings: [expect.objectContaining({ id: 'mgmt.cert.already-served', severity: 'error', message: 'The certificate is the one the server serves already.' })],
       previous: { sha256: sha256Of(served) },
       certificate: { sha256: sha256Of(served) },
     });
