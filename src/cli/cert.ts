@@ -2,8 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { MGMT_CSR_VALIDITY_DAYS, SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
-import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, RSA_KEY_SIZES, type RsaKeySize } from '../pki/defaults.js';
+import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, RSA_KEY_SIZES, SERVER_PROFILE, type RsaKeySize } from '../pki/profiles.js';
 import { CA_CERT_FILE, CA_KEY_FILE } from '../pki/files.js';
 import type { CertInfo } from '../pki/inspect.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
@@ -65,8 +64,8 @@ export function registerCertCommands(program: Command): void {
     .option('--dns <name>', 'a DNS name; the first is the CN (repeatable)', collect, [])
     .option('--ip <addr>', 'an IP address for the SAN (repeatable)', collect, [])
     .requiredOption('--out <dir>', 'the folder to write to')
-    .option('--days <n>', 'validity in days', parseDays, SERVER_CERT_DEFAULT_DAYS)
-    .option('--key-size <bits>', `RSA key size (${RSA_KEY_SIZES.join(', ')})`, parseKeySize, 2048)
+    .option('--days <n>', 'validity in days', parseDays, SERVER_PROFILE.validity.days)
+    .option('--key-size <bits>', `RSA key size (${RSA_KEY_SIZES.join(', ')})`, parseKeySize, SERVER_PROFILE.key.bits)
     .option('--allow-ip-only', 'allow a certificate without a DNS name (the installer rejects it)')
     .option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>")
     .option('--ca-passphrase-env <name>', "the CA key's passphrase, in environment variable <name>")
@@ -95,11 +94,11 @@ export function registerCertCommands(program: Command): void {
 
   cert
     .command('sign-csr')
-    .description(`sign a PKCS#10 request with the server profile (default ${MGMT_CSR_VALIDITY_DAYS} days)`)
+    .description(`sign a PKCS#10 request with the server profile (default ${SERVER_PROFILE.validity.csrDays} days)`)
     .requiredOption('--ca <dir>', 'the CA folder (from cert ca)')
     .requiredOption('--csr <file>', 'the request, PEM')
     .requiredOption('--out <file>', 'where to write the certificate, PEM')
-    .option('--days <n>', 'validity in days', parseDays, MGMT_CSR_VALIDITY_DAYS)
+    .option('--days <n>', 'validity in days', parseDays, SERVER_PROFILE.validity.csrDays)
     .option('--allow-no-san', 'sign a request without SANs (its CN becomes the SAN)')
     .option('--allow-ip-only', 'sign a request whose CN is an IP or whose only names are IPs (the installer rejects it)')
     .option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>")

@@ -5,12 +5,12 @@ import forge from 'node-forge';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { PEM_LIMITS } from '../util/limits.js';
 import { BACKUP_SUFFIX, exists, writeFileSetAtomic } from '../util/fs.js';
-import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE } from './defaults.js';
+import { CA_PROFILE, type CertificateProfile, type RsaKeySize } from './profiles.js';
 import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
 import { inspectCertificate, parseCertificate } from './inspect.js';
 import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
-import { assertCommonName, forgeCertificate, nameAttributes, randomSerialHex, signCertificate, validityPeriod } from './x509.js';
+import { assertCommonName, forgeCertificate, issuerKeyId, nameAttributes, profileExtensions, randomSerialHex, signCertificate, validityPeriod } from './x509.js';
 
 /** A CA's private key and certificate, both PEM. */
 export interface CaMaterial {
@@ -20,18 +20,21 @@ export interface CaMaterial {
   passphrase?: string;
 }
 
-export { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE };
-/** Certificates start an hour early so that a client whose clock lags a little still accepts them. */
-export const BACKDATE_MS = 3_600_000;
+export { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE } from './profiles.js';
 
-export async function createCa(opts: { cn?: string; days?: number; keySize?: 2048 | 3072 | 4096 } = {}): Promise<CaMaterial> {
-  const keySize = opts.keySize ?? DEFAULT_CA_KEY_SIZE;
+/**
+ * A new self-signed CA with `profile` (the CA profile by default): its CN,
+ * validity and key size unless given.
+ */
+export async function createCa(opts: { cn?: string; days?: number; keySize?: RsaKeySize; profile?: CertificateProfile } = {}): Promise<CaMaterial> {
+  const profile = opts.profile ?? CA_PROFILE;
+  const keySize = opts.keySize ?? profile.key.bits;
   assertKeySize(keySize);
-  const cn = (opts.cn ?? DEFAULT_CA_CN).trim();
+  const cn = (opts.cn ?? profile.subject.commonName ?? '').trim();
   if (cn === '') throw usageError('The CA common name must not be empty.');
   assertCommonName(cn, 'The CA common name');
-  // Checked before the key is made: a bad --days fails at once.
-  const validity = validityPeriod(new Date(Date.now() - BACKDATE_MS), opts.days ?? DEFAULT_CA_DAYS);
+  // Checked before the key is made: a validity that cannot be encoded fails at once.
+  const validity = validityPeriod(new Date(Date.now() - profile.validity.backdateMs), opts.days ?? profile.validity.days);
   const keyPem = await generateKeyPem(keySize);
   const key = parsePrivateKey(keyPem);
   const cert = forge.pki.createCertificate();
@@ -42,13 +45,8 @@ export async function createCa(opts: { cn?: string; days?: number; keySize?: 204
   cert.setSubject(name);
   cert.setIssuer(name);
   cert.publicKey = forgePublicKey(key);
-  const keyId = cert.generateSubjectKeyIdentifier().getBytes();
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-    { name: 'authorityKeyIdentifier', keyIdentifier: keyId },
-  ]);
+  // Its own issuer: the authority key id is its own key id.
+  cert.setExtensions(profileExtensions(profile, issuerKeyId(cert)));
   signCertificate(cert, key);
   return { keyPem, certPem: forge.pki.certificateToPem(cert).replace(/\r\n/g, '\n') };
 }

@@ -1,10 +1,10 @@
 import forge from 'node-forge';
-import { INSTALLER_MIN_RSA_BITS, MGMT_CSR_VALIDITY_DAYS } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { openCa, type CaMaterial } from './ca.js';
 import { buildServerCertificate } from './issue.js';
 import { forgePublicKey, parsePrivateKey } from './keys.js';
 import { parsePemBlocks } from './pem.js';
+import { SERVER_PROFILE, type ServerProfile } from './profiles.js';
 import { altNameEntries, assertCommonName, copyName, nameAttributes, normalizeDnsNames, normalizeIps, signRequest, type AltNames } from './x509.js';
 import { isIP } from 'node:net';
 
@@ -121,14 +121,17 @@ function refuseIpOnly(cn: string | undefined, names: AltNames, allowIpOnly: bool
  * Subject and requested SANs are copied; other requested extensions are not.
  * A CSR without SANs is refused unless `allowNoSan`: then its CN, when it is
  * a host name or an IP, becomes the only SAN, because clients ignore the CN.
- * Like `issue`, it refuses keys under 2048 bits, and a CN that is an IP or a
- * request without a DNS name unless `allowIpOnly`.
+ * Like `issue`, it refuses keys smaller than the profile accepts, and a CN
+ * that is an IP or a request without a DNS name unless `allowIpOnly`. The
+ * validity is the profile's for signed CSRs unless `days` is given.
  */
-export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: number; allowNoSan?: boolean; allowIpOnly?: boolean } = {}): Promise<string> {
+export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: number; allowNoSan?: boolean; allowIpOnly?: boolean; profile?: ServerProfile } = {}): Promise<string> {
+  const profile = opts.profile ?? SERVER_PROFILE;
   const { csr, names } = readCsr(csrPem);
   const bits = (csr.publicKey as forge.pki.rsa.PublicKey).n.bitLength();
-  if (bits < INSTALLER_MIN_RSA_BITS) {
-    throw usageError(`The CSR's RSA key has ${bits} bits; the installer requires at least ${INSTALLER_MIN_RSA_BITS}.`, `Make the request again with a new key of ${INSTALLER_MIN_RSA_BITS} bits or more.`);
+  const minBits = profile.key.minBits.rsa;
+  if (bits < minBits) {
+    throw usageError(`The CSR's RSA key has ${bits} bits; the installer requires at least ${minBits}.`, `Make the request again with a new key of ${minBits} bits or more.`);
   }
   const cn = csr.subject.getField('CN') as { value: string } | null;
   if (names.dns.length + names.ips.length === 0) {
@@ -156,6 +159,7 @@ export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: num
     subject: copyName(csr.subject.attributes),
     names,
     publicKey: csr.publicKey!,
-    days: opts.days ?? MGMT_CSR_VALIDITY_DAYS,
+    days: opts.days ?? profile.validity.csrDays,
+    profile,
   });
 }

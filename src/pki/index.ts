@@ -7,5 +7,7 @@ export { issueServerCert, writeServerDir, type ServerMaterial, type IssueOptions
 export { generateCsr, signCsr, readCsr, inspectCsr, type CsrOptions, type CsrInfo } from './csr.js';
 export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo } from './inspect.js';
 export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';
+export { LINT_RULES, type LintRule, type LintContext } from './lint-rules.js';
+export { CA_PROFILE, SERVER_PROFILE, KEY_USAGE_TITLES, type CertificateProfile, type ServerProfile, type KeyUsage, type ExtKeyUsage } from './profiles.js';
 export { selfSignedServerCertificate } from './self-signed.js';
 export { readCaPems } from './trust-source.js';

@@ -2,6 +2,7 @@ import { X509Certificate, createHash } from 'node:crypto';
 import forge from 'node-forge';
 import { usageError } from '../util/errors.js';
 import { parsePemBlocks } from './pem.js';
+import { KEY_USAGES } from './profiles.js';
 import { certificateExtensionsFromAsn1, type ForgeExtension } from './x509.js';
 
 /** What a person or a check needs to know about a certificate. */
@@ -39,7 +40,6 @@ export interface CertInfo {
   signatureAlgorithm: string;
 }
 
-const KEY_USAGE_BITS = ['digitalSignature', 'nonRepudiation', 'keyEncipherment', 'dataEncipherment', 'keyAgreement', 'keyCertSign', 'cRLSign', 'encipherOnly', 'decipherOnly'] as const;
 const CURVE_BITS: Record<string, number> = { prime256v1: 256, secp256r1: 256, secp384r1: 384, secp521r1: 521 };
 
 /** Parses the first CERTIFICATE block of `pem`; `source` names it in the error. */
@@ -128,7 +128,7 @@ export function inspectCertificate(pem: string, source = 'The certificate'): Cer
       bits: pub.asymmetricKeyDetails?.modulusLength ?? (curve ? (CURVE_BITS[curve] ?? 0) : 0),
       ...(curve ? { curve } : {}),
     },
-    keyUsage: ku ? KEY_USAGE_BITS.filter((bit) => ku[bit] === true) : [],
+    keyUsage: ku ? KEY_USAGES.filter((bit) => ku[bit] === true) : [],
     extKeyUsage: eku ? (forge.asn1.fromDer(eku.value).value as forge.asn1.Asn1[]).map((o) => oidName(forge.asn1.derToOid(o.value as string))) : [],
     isCa: bc?.cA === true,
     ...(typeof bc?.pathLenConstraint === 'number' ? { pathLen: bc.pathLenConstraint } : {}),

@@ -1,16 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import forge from 'node-forge';
-import { SERVER_CERT_DEFAULT_DAYS } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
 import { writeFileSetAtomic } from '../util/fs.js';
-import { BACKDATE_MS, openCa, type CaMaterial, type CaSigner } from './ca.js';
+import { openCa, type CaMaterial, type CaSigner } from './ca.js';
 import { parseCertificate } from './inspect.js';
 import { PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from './files.js';
 import { forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, splitPemBlocks } from './pem.js';
-import { copyName, issuerKeyId, nameAttributes, nameLength, normalizeDnsNames, normalizeIps, randomSerialHex, serverExtensions, setValidity, signCertificate, validityPeriod, type AltNames } from './x509.js';
+import { SERVER_PROFILE, type ServerProfile } from './profiles.js';
+import { copyName, issuerKeyId, nameAttributes, nameLength, normalizeDnsNames, normalizeIps, profileExtensions, randomSerialHex, setValidity, signCertificate, validityPeriod, type AltNames } from './x509.js';
 
 export interface ServerMaterial {
   keyPem: string;
@@ -27,16 +27,18 @@ export interface IssueOptions {
   notBefore?: Date;
   /** Allow a certificate without any DNS name; the installer will reject it. */
   allowIpOnly?: boolean;
+  /** The server profile unless given. */
+  profile?: ServerProfile;
 }
 
 /**
  * A new key and server certificate signed by `ca`: CN = the first DNS name,
- * SAN = every DNS name and IP, the server profile, 825 days by default
- * (capped at the CA's own end of validity).
+ * SAN = every DNS name and IP, the server profile with its validity and key
+ * size by default (the validity capped at the CA's own end).
  */
 export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promise<ServerMaterial> {
   const names: AltNames = { dns: normalizeDnsNames(opts.dns), ips: normalizeIps(opts.ips ?? []) };
-  if (names.dns.length === 0 && names.ips.length === 0) throw usageError('A server certificate needs at least one DNS name (--dns).');
+  if (names.dns.length === 0 && names.ips.length === 0) throw usageError('A server certificate needs at least one DNS name.');
   if (names.dns.length === 0 && !opts.allowIpOnly) {
     throw usageError(
       'Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects.',
@@ -45,17 +47,19 @@ export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promi
   }
   const cn = commonNameFor(names);
   const signer = openCa(ca);
-  const days = opts.days ?? SERVER_CERT_DEFAULT_DAYS;
-  const notBefore = opts.notBefore ?? new Date(Date.now() - BACKDATE_MS);
-  // Checked before the key is made: a bad --days fails at once.
+  const profile = opts.profile ?? SERVER_PROFILE;
+  const days = opts.days ?? profile.validity.days;
+  const notBefore = opts.notBefore ?? new Date(Date.now() - profile.validity.backdateMs);
+  // Checked before the key is made: a validity that cannot be encoded fails at once.
   validityPeriod(notBefore, days);
-  const keyPem = await generateKeyPem(opts.keySize ?? 2048);
+  const keyPem = await generateKeyPem(opts.keySize ?? profile.key.bits);
   const certPem = buildServerCertificate(signer, {
     subject: nameAttributes([['CN', cn]]),
     names,
     publicKey: forgePublicKey(parsePrivateKey(keyPem)),
     days,
     notBefore,
+    profile,
   });
   return { keyPem, certPem, chainPem: certPem + signer.certPem };
 }
@@ -76,20 +80,21 @@ export function commonNameFor(names: AltNames): string | undefined {
   );
 }
 
-/** Signs a leaf with the server profile; shared by issue and CSR signing. */
+/** Signs a leaf with the server profile (or `spec.profile`); shared by issue and CSR signing. */
 export function buildServerCertificate(
   signer: CaSigner,
-  spec: { subject: forge.pki.CertificateField[]; names: AltNames; publicKey: forge.pki.PublicKey; days: number; notBefore?: Date },
+  spec: { subject: forge.pki.CertificateField[]; names: AltNames; publicKey: forge.pki.PublicKey; days: number; notBefore?: Date; profile?: ServerProfile },
 ): string {
+  const profile = spec.profile ?? SERVER_PROFILE;
   const cert = forge.pki.createCertificate();
   cert.serialNumber = randomSerialHex();
-  setValidity(cert, spec.notBefore ?? new Date(Date.now() - BACKDATE_MS), spec.days);
+  setValidity(cert, spec.notBefore ?? new Date(Date.now() - profile.validity.backdateMs), spec.days);
   // A certificate cannot be trusted past its CA's end, so it is not made to claim more.
   if (cert.validity.notAfter > signer.cert.validity.notAfter) cert.validity.notAfter = signer.cert.validity.notAfter;
   cert.setSubject(spec.subject);
   cert.setIssuer(copyName(signer.cert.subject.attributes));
   cert.publicKey = spec.publicKey;
-  cert.setExtensions(serverExtensions(spec.names, issuerKeyId(signer.cert), spec.subject.length === 0));
+  cert.setExtensions(profileExtensions(profile, issuerKeyId(signer.cert), spec.names, spec.subject.length === 0));
   signCertificate(cert, signer.key);
   return normalizePem(forge.pki.certificateToPem(cert));
 }

@@ -7,7 +7,7 @@ import { parsePemBlocks } from './pem.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
-import { RSA_KEY_SIZES, type RsaKeySize } from './defaults.js';
+import { RSA_KEY_SIZES, type RsaKeySize } from './profiles.js';
 
 export { RSA_KEY_SIZES, type RsaKeySize };
 

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { createCa } from './ca.js';
 import { generateCsr, signCsr } from './csr.js';
+import { SERVER_PROFILE } from './profiles.js';
 
 /**
  * A self-signed server certificate (subject = issuer, signed by its own key),
@@ -10,7 +11,7 @@ import { generateCsr, signCsr } from './csr.js';
  * work. A server known by its IP alone is allowed, as real ones can be.
  */
 export async function selfSignedServerCertificate(hostname: string, listenHost: string, days: number): Promise<{ certPem: string; keyPem: string }> {
-  const own = await createCa({ cn: hostname, keySize: 2048, days: days + 1 });
+  const own = await createCa({ cn: hostname, keySize: SERVER_PROFILE.key.bits, days: days + 1 });
   const names = [...new Set([hostname, listenHost])].filter((n) => n !== '0.0.0.0' && n !== '::');
   const csr = generateCsr({ keyPem: own.keyPem, commonName: hostname, dns: names.filter((n) => isIP(n) === 0), ips: names.filter((n) => isIP(n) !== 0) });
   return { certPem: await signCsr(own, csr, { days, allowIpOnly: true }), keyPem: own.keyPem };

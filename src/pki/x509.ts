@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import forge from 'node-forge';
 import { usageError } from '../util/errors.js';
 import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
+import type { CertificateProfile } from './profiles.js';
 
 /**
  * Building X.509 structures with node-forge, signing natively with
@@ -118,19 +119,24 @@ export function issuerKeyId(issuer: forge.pki.Certificate): string {
 }
 
 /**
- * The server-certificate profile the installer's strict client and browsers
- * accept. With an empty subject the SAN must be critical (RFC 5280 4.2.1.6).
+ * The extensions `profile` defines, as node-forge builds them: `authorityKeyId`
+ * is the issuer's key id (see {@link issuerKeyId}), `names` the SAN, which is
+ * critical when the subject is empty and the profile says so.
  */
-export function serverExtensions(names: AltNames, issuerKeyIdBytes: string, emptySubject = false): object[] {
+export function profileExtensions(profile: CertificateProfile, authorityKeyId: string, names?: AltNames, emptySubject = false): object[] {
+  const { basicConstraints: bc, keyUsage, extKeyUsage, keyIdentifiers } = profile;
+  const critical = (yes: boolean | undefined) => (yes ? { critical: true } : {});
+  const bits = (usages: readonly string[]) => Object.fromEntries(usages.map((u) => [u, true]));
   const extensions: object[] = [
-    { name: 'basicConstraints', cA: false, critical: true },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectKeyIdentifier' },
-    { name: 'authorityKeyIdentifier', keyIdentifier: issuerKeyIdBytes },
+    // forge writes pathLenConstraint whenever the key is there, so it is there only when set.
+    { name: 'basicConstraints', cA: bc.ca, ...(bc.pathLen !== undefined ? { pathLenConstraint: bc.pathLen } : {}), ...critical(bc.critical) },
+    { name: 'keyUsage', ...bits(keyUsage.usages), ...critical(keyUsage.critical) },
   ];
-  if (names.dns.length + names.ips.length > 0) {
-    extensions.push({ name: 'subjectAltName', altNames: altNameEntries(names), ...(emptySubject ? { critical: true } : {}) });
+  if (extKeyUsage) extensions.push({ name: 'extKeyUsage', ...bits(extKeyUsage.usages), ...critical(extKeyUsage.critical) });
+  if (keyIdentifiers.subject) extensions.push({ name: 'subjectKeyIdentifier' });
+  if (keyIdentifiers.authority) extensions.push({ name: 'authorityKeyIdentifier', keyIdentifier: authorityKeyId });
+  if (profile.subjectAltName && names && names.dns.length + names.ips.length > 0) {
+    extensions.push({ name: 'subjectAltName', altNames: altNameEntries(names), ...critical(emptySubject && profile.subjectAltName.criticalWhenSubjectEmpty) });
   }
   return extensions;
 }
@@ -176,7 +182,7 @@ export function normalizeDnsNames(names: readonly string[]): string[] {
     const labels = name.split('.');
     const ok = name.length <= 253 && labels.every((l, i) => (i === 0 && l === '*' && labels.length > 2) || DNS_LABEL.test(l));
     if (!ok) throw usageError(`"${raw}" is not a valid DNS name.`);
-    if (isIP(name)) throw usageError(`"${raw}" is an IP address; give it with --ip, not --dns.`);
+    if (isIP(name)) throw usageError(`"${raw}" is an IP address, not a DNS name: give it as an IP address.`);
     if (!out.includes(name)) out.push(name);
   }
   return out;
