@@ -194,11 +194,11 @@ export const LINT_RULES: readonly LintRule[] = [
   {
     id: 'cert.eku.no-server-auth',
     check: (info, ctx) => {
-      const lacking = ctx.profile.extKeyUsage.usages.filter((u) => !info.extKeyUsage.includes(u));
-      if (info.extKeyUsage.length === 0 || lacking.length === 0) return undefined;
+      const needed = ctx.profile.extKeyUsage.tlsRequires;
+      if (info.extKeyUsage.length === 0 || info.extKeyUsage.includes(needed)) return undefined;
       return {
         severity: 'error',
-        message: `The certificate's extended key usage (${info.extKeyUsage.join(', ')}) lacks ${lacking.join(', ')}, so it is not for TLS servers.`,
+        message: `The certificate's extended key usage (${info.extKeyUsage.join(', ')}) lacks ${needed}, so it is not for TLS servers.`,
         installer: 'Refuses it for a TLS server.',
         fix: reissue(ctx),
       };
@@ -207,7 +207,7 @@ export const LINT_RULES: readonly LintRule[] = [
   {
     id: 'cert.key-usage.no-digital-signature',
     check: (info, ctx) => {
-      const needed = ctx.profile.keyUsage.handshake;
+      const needed = ctx.profile.keyUsage.tlsRequires;
       if (info.keyUsage.length === 0 || info.keyUsage.includes(needed)) return undefined;
       return { severity: 'error', message: `The certificate's key usage (${info.keyUsage.join(', ')}) lacks ${needed}, which TLS 1.2 ECDHE and TLS 1.3 need.`, fix: reissue(ctx) };
     },

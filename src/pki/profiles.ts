@@ -60,16 +60,20 @@ export interface CertificateProfile {
 }
 
 export interface ServerProfile extends CertificateProfile {
-  readonly extKeyUsage: NonNullable<CertificateProfile['extKeyUsage']>;
   readonly subjectAltName: NonNullable<CertificateProfile['subjectAltName']>;
   readonly keyUsage: CertificateProfile['keyUsage'] & {
     /**
-     * The one usage any TLS server key needs, RSA or EC: TLS 1.2 ECDHE and
-     * TLS 1.3 sign the handshake with it. keyEncipherment serves only TLS
-     * 1.2's RSA key exchange (and means nothing for an EC key), so a
-     * certificate made elsewhere is not faulted for lacking it.
+     * The one usage a TLS client needs of any server key, RSA or EC, when
+     * the certificate restricts its usages: TLS 1.2 ECDHE and TLS 1.3 sign
+     * the handshake with it. keyEncipherment serves only TLS 1.2's RSA key
+     * exchange (and means nothing for an EC key), so the lint does not fault
+     * a certificate made elsewhere for lacking it.
      */
-    readonly handshake: KeyUsage;
+    readonly tlsRequires: KeyUsage;
+  };
+  readonly extKeyUsage: NonNullable<CertificateProfile['extKeyUsage']> & {
+    /** The purpose a TLS client needs when the certificate lists purposes. */
+    readonly tlsRequires: ExtKeyUsage;
   };
   readonly validity: CertificateProfile['validity'] & {
     /** A signed CSR's default: the management server's own flow signs for two years. */
@@ -106,8 +110,8 @@ export const SERVER_PROFILE: ServerProfile = {
   name: 'server',
   subject: {},
   basicConstraints: { critical: true, ca: false },
-  keyUsage: { critical: true, usages: ['digitalSignature', 'keyEncipherment'], handshake: 'digitalSignature' },
-  extKeyUsage: { critical: false, usages: ['serverAuth'] },
+  keyUsage: { critical: true, usages: ['digitalSignature', 'keyEncipherment'], tlsRequires: 'digitalSignature' },
+  extKeyUsage: { critical: false, usages: ['serverAuth'], tlsRequires: 'serverAuth' },
   keyIdentifiers: { subject: true, authority: true },
   subjectAltName: { criticalWhenSubjectEmpty: true },
   validity: { days: SERVER_CERT_DEFAULT_DAYS, backdateMs: CLOCK_SKEW_MS, csrDays: MGMT_CSR_VALIDITY_DAYS, maxDays: SERVER_CERT_DEFAULT_DAYS, renewWithinDays: 30 },
