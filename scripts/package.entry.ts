@@ -1,7 +1,31 @@
 // Entry of the single executable (bundled by scripts/package.ts): the CLI, or one of serve's workers.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 declare const DEPOTKIT_VERSION: string;
+/** Modules that the code wants as files (a worker thread's require), by name: their bundled text. */
+declare const __DEPOTKIT_FILES__: Readonly<Record<string, string>>;
+
+let filesDir: string | undefined;
+
+/**
+ * What `createRequire(import.meta.url).resolve(name)` gives outside the executable: a file holding
+ * the module. Written on first use into a folder only this process's user can read, removed on exit.
+ */
+function resolveEmbedded(name: string): string {
+  const text = __DEPOTKIT_FILES__[name];
+  if (text === undefined) throw new Error(`Cannot find module '${name}' in this executable.`);
+  if (filesDir === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'depotkit-'));
+    filesDir = dir;
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  const file = join(filesDir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.cjs`);
+  if (!existsSync(file)) writeFileSync(file, text, { mode: 0o600 });
+  return file;
+}
+(globalThis as { __depotkitResolve?: (name: string) => string }).__depotkitResolve = resolveEmbedded;
 
 /**
  * `serve --workers N` forks process.execPath with the worker module's path beside the code

@@ -69,16 +69,36 @@ async function exists(path: string): Promise<boolean> {
 /**
  * `createRequire(import.meta.url)(name)` is a require relative to the source file: written as such
  * so that esbuild follows it (the package.json the CLI takes its version from, ajv loaded lazily).
+ * `createRequire(import.meta.url).resolve(name)` wants a file on disk (the code a worker thread
+ * loads): the executable carries that module's code and writes it to a private temporary folder on
+ * first use (see EmbeddedFiles in package.entry.ts).
  */
+const RESOLVE = 'createRequire(import.meta.url).resolve(';
 const relativeRequires: Plugin = {
   name: 'relative-requires',
   setup(b) {
     b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
       const text = await readFile(args.path, 'utf8');
-      return { contents: text.replaceAll('createRequire(import.meta.url)(', 'require('), loader: 'ts' };
+      return { contents: text.replaceAll(RESOLVE, 'globalThis.__depotkitResolve(').replaceAll('createRequire(import.meta.url)(', 'require('), loader: 'ts' };
     });
   },
 };
+
+/** Every module the sources resolve to a file, bundled alone into one CommonJS text each. */
+async function embeddedFiles(): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  const { stdout } = await run('grep', ['-rlF', RESOLVE, join(ROOT, 'src')]).catch(() => ({ stdout: '' }));
+  for (const source of stdout.split('\n').filter(Boolean)) {
+    const text = await readFile(source, 'utf8');
+    for (const m of text.matchAll(/createRequire\(import\.meta\.url\)\.resolve\('([^']+)'\)/g)) {
+      const name = m[1]!;
+      const entry = createRequire(source).resolve(name);
+      const result = await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', target: `node${NODE_MAJOR}`, write: false, logLevel: 'warning' });
+      files[name] = result.outputFiles[0]!.text;
+    }
+  }
+  return files;
+}
 
 async function bundle(out: string, version: string): Promise<void> {
   const templates: Record<string, string> = {};
@@ -100,6 +120,7 @@ async function bundle(out: string, version: string): Promise<void> {
     define: {
       'import.meta.url': '__depotkit_import_meta_url',
       __DEPOTKIT_TEMPLATES__: JSON.stringify(templates),
+      __DEPOTKIT_FILES__: JSON.stringify(await embeddedFiles()),
       DEPOTKIT_VERSION: JSON.stringify(version),
     },
     plugins: [relativeRequires],

@@ -1,8 +1,9 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
@@ -10,8 +11,10 @@ import { REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
 const run = promisify(execFile);
 const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
 /** Written by `npm run package` (CI builds it before the tests); without it these tests are skipped. */
-const EXE = join(REPO_ROOT, 'release', `depotkit-${version}-linux-x64`);
-const BUILT = existsSync(EXE);
+const BUILT_EXE = join(REPO_ROOT, 'release', `depotkit-${version}-linux-x64`);
+const BUILT = existsSync(BUILT_EXE);
+/** A copy away from the repository, as on a host where it is the only depotkit file: node_modules/ is not next door. */
+let EXE: string;
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -23,6 +26,11 @@ beforeAll(async () => {
   const emptyBin = join(dir, 'bin');
   await mkdir(emptyBin);
   env = { PATH: emptyBin, HOME: dir, LANG: 'C' };
+  EXE = join(dir, 'depotkit');
+  if (BUILT) {
+    await copyFile(BUILT_EXE, EXE);
+    await chmod(EXE, 0o755);
+  }
 });
 afterAll(() => cleanup?.());
 
@@ -56,12 +64,13 @@ describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux
     expect(JSON.stringify(report)).toMatch(/"hashed":\s*16/);
   });
 
-  it('serves with forked workers (serve --workers 2): curl downloads with credentials, check accepts, SIGTERM stops', async () => {
+  it('serves with forked workers (serve --workers 2) and bcrypt users (checked on worker threads): curl downloads with credentials, check accepts, SIGTERM stops', async () => {
     if (!existsSync(join(dir, 'depot'))) expect((await exe(['depot', 'demo', 'depot', '--binary-size', '256K'])).code).toBe(0);
     expect((await exe(['cert', 'ca', '--out', 'pki/ca', '--key-size', '2048'])).code).toBe(0);
     expect((await exe(['cert', 'issue', '--ca', 'pki/ca', '--dns', 'depot.test', '--ip', '127.0.0.1', '--out', 'pki/server'])).code).toBe(0);
     await writeFile(join(dir, 'pass'), 'Dep0t-Secret\n', { mode: 0o600 });
-    const serve = spawn(EXE, ['serve', 'depot', '--host', '127.0.0.1', '--port', '0', '--workers', '2', '--cert', 'pki/server/server-chain.pem', '--key', 'pki/server/server-key.pem', '--user', 'depot', '--password-file', 'pass', '--open-hcl', '--json'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    await writeFile(join(dir, 'users.htpasswd'), `depot:${bcrypt.hashSync('Dep0t-Secret', 8)}\n`, { mode: 0o600 });
+    const serve = spawn(EXE, ['serve', 'depot', '--host', '127.0.0.1', '--port', '0', '--workers', '2', '--cert', 'pki/server/server-chain.pem', '--key', 'pki/server/server-key.pem', '--htpasswd', 'users.htpasswd', '--open-hcl', '--json'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const exited = new Promise<number | null>((resolve) => serve.once('exit', resolve));
     try {
       const info = await new Promise<{ port: number; workers: number; pid: number }>((resolve, reject) => {
@@ -87,6 +96,7 @@ describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux
         expect(await curl(['-o', '/dev/null', '-w', '%{http_code}', '-I', '-u', 'depot:Dep0t-Secret', `${url}/${DEPOT_PATHS.catalog}`])).toBe('200');
       }
       expect(await curl(['-o', '/dev/null', '-w', '%{http_code}', '-I', `${url}/${DEPOT_PATHS.catalog}`])).toBe('401');
+      expect(await curl(['-o', '/dev/null', '-w', '%{http_code}', '-I', '-u', 'depot:wrong', `${url}/${DEPOT_PATHS.catalog}`])).toBe('401');
       expect(await curl(['-o', '/dev/null', '-w', '%{http_code}', `${url}/${DEPOT_PATHS.hclAll}`])).toBe('200');
       const check = await exe(['check', url, '--as-host', 'depot.test', '--ca', 'pki/ca/ca-cert.pem', '--user', 'depot', '--password-file', 'pass', '--deep']);
       expect(check.code, check.stdout).toBe(0);
