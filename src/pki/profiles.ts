@@ -38,8 +38,6 @@ export const KEY_USAGE_TITLES: Readonly<Record<KeyUsage, string>> = {
 const CLOCK_SKEW_MS = 3_600_000;
 
 export interface CertificateProfile {
-  /** What the certificate is, in messages. */
-  readonly name: string;
   /** Subject attributes used when the caller gives none. */
   readonly subject: { readonly commonName?: string };
   readonly basicConstraints: { readonly critical: boolean; readonly ca: boolean; readonly pathLen?: number };
@@ -89,25 +87,30 @@ export interface ServerProfile extends CertificateProfile {
   };
 }
 
+/** Frozen through and through: a caller changes a copy, never the profile every other reader sees. */
+function frozen<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null) frozen(inner as object);
+  return Object.freeze(value);
+}
+
 /** A private CA: it signs server certificates only, so no CA may sit below it. */
-export const CA_PROFILE: CertificateProfile = {
-  name: 'CA',
+export const CA_PROFILE = frozen<CertificateProfile>({
   subject: { commonName: 'depotkit private CA' },
   basicConstraints: { critical: true, ca: true, pathLen: 0 },
   keyUsage: { critical: true, usages: ['keyCertSign', 'cRLSign'] },
   keyIdentifiers: { subject: true, authority: true },
   validity: { days: 3650, backdateMs: CLOCK_SKEW_MS },
   key: { type: 'rsa', bits: 3072, sizes: RSA_KEY_SIZES },
-};
+});
 
 /**
  * A TLS server certificate as the installer's strict client, the management
- * server (X.509 v3, RSA of 2048 bits or more, key usage Digital Signature and
- * Key Encipherment, the SAN naming it) and browsers accept it. Its CN is the
- * first DNS name that fits (see commonNameFor); every name goes in the SAN.
+ * server (X.509 v3, an RSA key of at least key.minBits.rsa, key usage
+ * Digital Signature and Key Encipherment, the SAN naming it) and browsers
+ * accept it. Its CN is the first DNS name that fits (see commonNameFor);
+ * every name goes in the SAN.
  */
-export const SERVER_PROFILE: ServerProfile = {
-  name: 'server',
+export const SERVER_PROFILE = frozen<ServerProfile>({
   subject: {},
   basicConstraints: { critical: true, ca: false },
   keyUsage: { critical: true, usages: ['digitalSignature', 'keyEncipherment'], tlsRequires: 'digitalSignature' },
@@ -116,7 +119,7 @@ export const SERVER_PROFILE: ServerProfile = {
   subjectAltName: { criticalWhenSubjectEmpty: true },
   validity: { days: SERVER_CERT_DEFAULT_DAYS, backdateMs: CLOCK_SKEW_MS, csrDays: MGMT_CSR_VALIDITY_DAYS, maxDays: SERVER_CERT_DEFAULT_DAYS, renewWithinDays: 30 },
   key: { type: 'rsa', bits: 2048, sizes: RSA_KEY_SIZES, minBits: { rsa: INSTALLER_MIN_RSA_BITS, ec: 256 } },
-};
+});
 
 // The CA defaults under the names the CLI and the package have always exported.
 export const DEFAULT_CA_CN: string = CA_PROFILE.subject.commonName!;

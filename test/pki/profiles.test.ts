@@ -120,6 +120,10 @@ describe('issuing and linting read the same profiles', () => {
       validity: { ...SERVER_PROFILE.validity, days: 900, maxDays: 900, csrDays: 40 },
       key: { ...SERVER_PROFILE.key, bits: 3072, minBits: { ...SERVER_PROFILE.key.minBits, rsa: 3072 } },
     };
+    // The shared profiles cannot be changed in place, only copied.
+    expect(() => ((SERVER_PROFILE.validity as { days: number }).days = 1)).toThrow(TypeError);
+    expect(() => (SERVER_PROFILE.keyUsage.usages as string[]).push('keyCertSign')).toThrow(TypeError);
+    expect(SERVER_PROFILE.validity.days).toBe(825);
     const s = await issueServerCert(ca, { dns: [HOST], profile: custom });
     const info = inspectCertificate(s.certPem);
     expect(asIssued(info)).toEqual(asProfiled(custom));
