@@ -379,6 +379,28 @@ export const SERVE_AUTH_MAX_PENDING = 16;
  * cannot do Basic auth, and its documentation supports HTTPS "without any authentication"): `serve --open` it.
  */
 export const UMDS_PATCH_STORE_DIR = 'umds-patch-store';
+/**
+ * `depotkit serve`'s own paths at the web root, beside the depot (which lives under PROD/ and
+ * umds-patch-store/, so they shadow none of its files): the status page (HTML, or JSON for
+ * `Accept: application/json`), the liveness probe, Prometheus metrics and the CA certificate.
+ */
+export const SERVE_PAGES = { status: '/', health: '/healthz', metrics: '/metrics', caCert: '/ca.pem' } as const;
+/** The liveness probe's bodies: while serving (200) and while stopping (503). */
+export const SERVE_HEALTH_BODIES = { ok: '{"status":"ok"}\n', stopping: '{"status":"stopping"}\n' } as const;
+/** Content type of /ca.pem (as the PEM media type is commonly served). */
+export const SERVE_PEM_CONTENT_TYPE = 'application/x-pem-file';
+/** Prometheus text exposition format 0.0.4, what prom-client writes and Prometheus scrapes. */
+export const SERVE_METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+/** Names of the metrics /metrics exposes, summed over every serving process; monitors and dashboards key on them. */
+export const SERVE_METRIC_NAMES = {
+  requests: 'depotkit_http_requests_total',
+  fileBytes: 'depotkit_file_bytes_sent_total',
+  downloadsInFlight: 'depotkit_downloads_in_flight',
+  authFailures: 'depotkit_auth_failures_total',
+  tlsHandshakeFailures: 'depotkit_tls_handshake_failures_total',
+  processes: 'depotkit_serving_processes',
+  residentMemory: 'depotkit_resident_memory_bytes',
+} as const;
 
 // ------------------------------------------------------------ check: paths read without credentials
 

@@ -24,6 +24,7 @@ interface ServeOptions {
   htpasswd?: string;
   http?: boolean;
   openHcl?: boolean;
+  metricsOpen?: boolean;
   open: string[];
   workers: number;
   accessLog?: string;
@@ -111,6 +112,7 @@ export function registerServeCommands(program: Command): void {
     .option('--http', 'plain HTTP, no TLS (the installer\'s API accepts it from 9.1; never with auth)')
     .option('--open <prefix>', `leave a path prefix under the root without auth, by whole segments (repeatable), e.g. ${UMDS_PATCH_STORE_DIR} for the update tool, which cannot send credentials`, collect, [])
     .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does (same as --open ${DEPOT_PATHS.hclDir})`)
+    .option('--metrics-open', 'answer /metrics without credentials, for a Prometheus that sends none (the status page at / and the depot still need them)')
     .option('--workers <n>', 'server processes (default: the core count)', parseWorkers, availableParallelism())
     .option('--access-log <file>', "access log file, or '-' for stdout (never holds credentials)")
     .option('--log-format <format>', 'combined or json', 'combined')
@@ -145,6 +147,7 @@ export function registerServeCommands(program: Command): void {
         openPrefixes,
         accessLog: opts.accessLog === undefined ? undefined : { destination: opts.accessLog, format: opts.logFormat },
         sendTimeoutMs: opts.sendTimeout * 1000,
+        metricsOpen: opts.metricsOpen,
       };
       const graceMs = opts.grace * 1000;
       const running = await runDepot(options, opts.workers, graceMs);
@@ -185,6 +188,8 @@ export function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMate
         } catch (err) {
           // A broken new file must not take the depot down: the old certificate stays in use.
           warn(`reload failed, still serving the previous certificate: ${errorMessage(err)}`);
+          // The status page still shows the depot as it is now.
+          await running.refreshStatus().catch(() => {});
         }
       })();
     });

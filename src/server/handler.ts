@@ -6,6 +6,9 @@ import { SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_DEFAULT_SEND_TIM
 import type { AccessLog } from './access-log.js';
 import { WWW_AUTHENTICATE, type Authenticator } from './auth.js';
 import { ifRangeMatches, notModified, validatorsOf } from './conditional.js';
+import { sendHealth } from './health.js';
+import type { ServeMetrics } from './metrics.js';
+import { pageRoute, sendCaCertificate, sendMetrics, sendStatusPage, type PageSources } from './pages.js';
 import { isUnderPrefix, locateInsideRoot, parseRequestPath } from './paths.js';
 import { parseRange } from './range.js';
 import { sendFileRange } from './send-file.js';
@@ -25,6 +28,10 @@ export interface HandlerOptions {
   sendTimeoutMs?: number;
   /** True once the server is shutting down: responses then close their connection. */
   isClosing?: () => boolean;
+  /** Counters of this serving process; nothing is counted without. */
+  metrics?: ServeMetrics;
+  /** The server's own pages at the root (status, /healthz, /metrics, /ca.pem); without, every path is a depot file. */
+  pages?: PageSources;
 }
 
 // Plain descriptors, not FileHandles: a FileHandle lost by mistake would be closed by the garbage
@@ -78,20 +85,33 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     const verdict = parseRequestPath(req.url ?? '/');
     if (!verdict.ok) return sendStatus(res, verdict.status);
     ex.path = verdict.path;
+    const pages = options.pages;
+    const page = pages ? pageRoute(verdict.path) : undefined;
+    // Public, and never behind credentials: the probe, and the CA certificate one needs before trusting anything.
+    if (page === 'health') return sendHealth(res, options.isClosing?.() ?? false);
+    if (page === 'ca' && sendCaCertificate(res, (await pages!.status())?.ca.pem)) return;
     let located: { real?: string; rel?: string } | undefined;
-    if (options.auth) {
+    if (options.auth && !(page === 'metrics' && pages!.metricsOpen)) {
       // Where the request lands decides, never how it is spelt: a symlink under an open prefix that points
       // into the protected tree stays protected. Without open prefixes nothing is looked up before the credentials.
-      if (openPrefixes.length > 0) located = await locateInsideRoot(options.realRoot, verdict.segments, true);
-      if (!isOpen(located?.rel)) {
+      if (page === undefined && openPrefixes.length > 0) located = await locateInsideRoot(options.realRoot, verdict.segments, true);
+      if (page !== undefined || !isOpen(located?.rel)) {
         const verdict = await options.auth.check(req.headers.authorization, ex.remote);
         if (!verdict.ok) {
-          if (verdict.status === 401) return sendStatus(res, 401, { 'WWW-Authenticate': WWW_AUTHENTICATE });
+          if (verdict.status === 401) {
+            options.metrics?.authFailure(req.headers.authorization === undefined ? 'missing' : 'rejected');
+            return sendStatus(res, 401, { 'WWW-Authenticate': WWW_AUTHENTICATE });
+          }
+          options.metrics?.authFailure(verdict.status === 429 ? 'rate_limited' : 'busy');
           return sendStatus(res, verdict.status, { 'Retry-After': String(verdict.retryAfter) });
         }
         ex.user = verdict.user;
       }
     }
+    if (page === 'status') return sendStatusPage(req, res, await pages!.status());
+    if (page === 'metrics') return sendMetrics(res, await pages!.metricsText());
+    // /ca.pem when no CA certificate is known: like any path that names no file.
+    if (page === 'ca') return sendStatus(res, 404);
     // A file asked for as a folder (`.../vcfManifest.json/`) is not that file, and folders are not listed.
     if (verdict.folder) return sendStatus(res, 404);
     located ??= await locateInsideRoot(options.realRoot, verdict.segments, false);
@@ -147,8 +167,15 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
       // with the connection open) is cut, which releases its descriptor. The timer is the socket's: any
       // write that completes restarts it, so a slow but moving download is never cut.
       if (sendTimeoutMs > 0) res.setTimeout(sendTimeoutMs, () => res.destroy());
+      const metrics = options.metrics;
+      // A client gone during the lookups has closed the response already: its 'close' will not come again.
+      if (metrics && !res.closed) {
+        metrics.downloadStarted();
+        res.once('close', () => metrics.downloadEnded());
+      }
       sendFileRange(fd, start, end, res, readBuffer, (n) => {
         ex.bytes += n;
+        metrics?.fileBytesSent(n);
       });
     } finally {
       if (!handed) await closeFd(fd);
@@ -157,6 +184,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
 
   return (req, res) => {
     const ex: Exchange = { remote: req.socket.remoteAddress, path: '-', bytes: 0, start: Date.now() };
+    const metrics = options.metrics;
+    if (metrics) res.once('close', () => metrics.request(req.method, res.statusCode));
     if (options.log) {
       const log = options.log;
       res.once('close', () => {

@@ -1,4 +1,5 @@
 import { realpath, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { relative, sep } from 'node:path';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -9,7 +10,10 @@ import { openAccessLog, type AccessLog, type AccessLogOptions } from './access-l
 import { createAuthenticator, type AuthLimits, type AuthOptions } from './auth.js';
 import { ConnectionTracker } from './connections.js';
 import { createHandler } from './handler.js';
+import { aggregateMetrics, ServeMetrics, type MetricsSnapshot } from './metrics.js';
+import type { PageSources } from './pages.js';
 import { normaliseOpenPrefix, resolveInsideRoot } from './paths.js';
+import type { StatusData, StatusOptions } from './status-data.js';
 import { loadTlsMaterial, secureOptions, type TlsMaterial, type TlsSource } from './tls.js';
 
 export { parseBasicAuth, WWW_AUTHENTICATE, type AuthLimits, type AuthOptions, type AuthVerdict, type Authenticator } from './auth.js';
@@ -18,6 +22,17 @@ export { formatCombined, formatJson, type AccessLogFormat, type AccessLogOptions
 export { normaliseOpenPrefix, parseRequestPath } from './paths.js';
 export { parseRange, type ByteRange } from './range.js';
 export type { TlsSource, TlsMaterial } from './tls.js';
+export type { StatusData, StatusOptions, StatusRelease, StatusComponent, StatusFile, FileState } from './status-data.js';
+export { renderStatusPage, statusReport, escapeHtml, prefersJson, STATUS_PAGE_CSP, type RenderOptions, type StatusReport } from './status-page.js';
+export { aggregateMetrics, ServeMetrics, type MetricsSnapshot } from './metrics.js';
+
+/**
+ * The status page's data for the depot under `root` (see status-data.ts), for a static copy of the page
+ * (`renderStatusPage`). Loaded when called: the serving processes that do not look at the depot stay small.
+ */
+export async function statusData(root: string, options: StatusOptions): Promise<StatusData> {
+  return (await import('./status-data.js')).statusData(root, options);
+}
 
 export interface DepotServerOptions {
   /** The web root: the folder that contains PROD/. */
@@ -51,6 +66,22 @@ export interface DepotServerOptions {
    * its file descriptor released; default SERVE_DEFAULT_SEND_TIMEOUT_SECONDS (60 s, as nginx's send_timeout); 0: never.
    */
   sendTimeoutMs?: number;
+  /** Answer /metrics without credentials (a Prometheus that cannot send them); with auth it needs them otherwise. */
+  metricsOpen?: boolean;
+}
+
+/**
+ * What a serving process gets from the process that runs it, when it is one of several (`serve --workers N`):
+ * not options, because they are functions of that process.
+ */
+export interface ServerHooks {
+  /**
+   * The status page's data, computed by another process and handed over; without this hook the server looks
+   * at the depot itself when it starts listening and on every reloadTls().
+   */
+  status?: () => StatusData | undefined;
+  /** The /metrics text given this process's own values; default: these values alone. */
+  collectMetrics?: (own: MetricsSnapshot) => Promise<string>;
 }
 
 export interface DepotServer {
@@ -72,6 +103,15 @@ export interface DepotServer {
   reloadTls(material?: TlsMaterial): Promise<void>;
   /** Opens the access log file again at its path (after logrotate renamed it); nothing without a log file. */
   reopenLog(): Promise<void>;
+  /** What the status page shows now: the last look at the depot. */
+  status(): Promise<StatusData | undefined>;
+  /**
+   * Looks at the depot again (catalog, manifest, HCL, each file's size; nothing hashed) for the status page;
+   * reloadTls() does it too. A failure keeps the previous look and is thrown.
+   */
+  refreshStatus(): Promise<StatusData>;
+  /** This process's metrics, to be summed with other serving processes'. */
+  metricsSnapshot(): MetricsSnapshot;
 }
 
 function urlHost(host: string): string {
@@ -124,7 +164,7 @@ export interface PreparedDepotServer {
 }
 
 /** Everything of a server that takes time (root, users, certificate, log), without listening yet. */
-export async function prepareDepotServer(opts: DepotServerOptions): Promise<PreparedDepotServer> {
+export async function prepareDepotServer(opts: DepotServerOptions, hooks: ServerHooks = {}): Promise<PreparedDepotServer> {
   const given = openPrefixesOf(opts);
   const realRoot = await realRootOf(opts.root);
   const openPrefixes = await resolvedOpenPrefixes(realRoot, given);
@@ -134,11 +174,27 @@ export async function prepareDepotServer(opts: DepotServerOptions): Promise<Prep
   const auth = opts.auth ? await createAuthenticator(opts.auth, opts.authLimits) : undefined;
   const log: AccessLog | undefined = opts.accessLog ? openAccessLog(opts.accessLog) : undefined;
   const secure = material !== undefined;
-  const handler = createHandler({ realRoot, auth, openPrefixes, readBuffer: opts.readBuffer, sendTimeoutMs: opts.sendTimeoutMs, isClosing: () => tracker.isClosing, log });
+  // The certificate now served (reloadTls replaces it), which the status page describes.
+  let currentCertPem = material?.certPem;
+  const metrics = new ServeMetrics();
+  // The last look at the depot, when this process looks itself (set once listening: the URL needs the port).
+  let ownStatus: Promise<StatusData | undefined> | undefined;
+  const pages: PageSources = {
+    status: () => (hooks.status ? Promise.resolve(hooks.status()) : (ownStatus ?? Promise.resolve(undefined))),
+    metricsText: async () => {
+      const own = metrics.snapshot();
+      return hooks.collectMetrics ? hooks.collectMetrics(own) : aggregateMetrics([own]);
+    },
+    metricsOpen: opts.metricsOpen ?? false,
+  };
+  const handler = createHandler({ realRoot, auth, openPrefixes, readBuffer: opts.readBuffer, sendTimeoutMs: opts.sendTimeoutMs, isClosing: () => tracker.isClosing, log, metrics, pages });
   const server: Server = secure ? createHttpsServer(secureOptions(material)) : createHttpServer();
   const tracker = new ConnectionTracker(server, secure);
   server.on('request', tracker.wrap(handler));
+  // Counted only: the https server's own listener still ends the connection.
+  if (secure) server.on('tlsClientError', (err: NodeJS.ErrnoException) => metrics.tlsFailure(err));
   const host = opts.host ?? '127.0.0.1';
+  const statusAuth = opts.auth === undefined ? undefined : 'htpasswdFile' in opts.auth ? { htpasswd: true as const } : { user: opts.auth.user };
   return { listen };
 
   async function listen(shared: NetServer | undefined): Promise<DepotServer> {
@@ -160,6 +216,20 @@ export async function prepareDepotServer(opts: DepotServerOptions): Promise<Prep
       throw err;
     }
     const port = (server.address() as AddressInfo).port;
+    // The depot's root as given (served files resolve inside its realpath), and the URL as the certificate names it.
+    const lookAtDepot = async () => {
+      const look = await import('./status-data.js');
+      const url = look.installerUrl(currentCertPem, host, port, hostname().toLowerCase() || 'localhost');
+      return look.statusData(opts.root, { certPem: currentCertPem, url, auth: statusAuth, openPrefixes: given });
+    };
+    const refreshStatus = async (): Promise<StatusData> => {
+      const previous = ownStatus;
+      const next = lookAtDepot();
+      ownStatus = next.catch(() => previous);
+      return next;
+    };
+    // Synchronously after listening, before any request is handled: the page waits for this first look.
+    if (!hooks.status) void refreshStatus().catch(() => {});
     return {
       url: `${material ? 'https' : 'http'}://${urlHost(host)}:${port}`,
       port,
@@ -170,22 +240,31 @@ export async function prepareDepotServer(opts: DepotServerOptions): Promise<Prep
         await auth?.close();
       },
       async reloadTls(next) {
-        if (tlsSource) {
-          const fresh = next ?? (await loadTlsMaterial(tlsSource));
-          (server as import('node:https').Server).setSecureContext(secureOptions(fresh));
-        } else if (next) {
-          throw usageError('This server speaks plain HTTP; it cannot take a certificate.');
+        try {
+          if (tlsSource) {
+            const fresh = next ?? (await loadTlsMaterial(tlsSource));
+            (server as import('node:https').Server).setSecureContext(secureOptions(fresh));
+            currentCertPem = fresh.certPem;
+          } else if (next) {
+            throw usageError('This server speaks plain HTTP; it cannot take a certificate.');
+          }
+          await auth?.reload();
+        } finally {
+          // Whatever became of the certificate, the depot is looked at again (a file deleted or added since).
+          if (!hooks.status) await refreshStatus().catch(() => {});
         }
-        await auth?.reload();
       },
       async reopenLog() {
         await log?.reopen();
       },
+      status: () => pages.status(),
+      refreshStatus,
+      metricsSnapshot: () => metrics.snapshot(),
     };
   }
 }
 
 /** Starts the depot's static file server in this process. */
-export async function startDepotServer(opts: DepotServerOptions): Promise<DepotServer> {
-  return (await prepareDepotServer(opts)).listen();
+export async function startDepotServer(opts: DepotServerOptions, hooks?: ServerHooks): Promise<DepotServer> {
+  return (await prepareDepotServer(opts, hooks)).listen();
 }

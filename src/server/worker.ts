@@ -2,12 +2,37 @@
 import type { Server as NetServer } from 'node:net';
 import { errorMessage } from '../util/errors.js';
 import { prepareDepotServer, type DepotServer, type PreparedDepotServer } from './index.js';
+import { aggregateMetrics, type MetricsSnapshot } from './metrics.js';
+import type { StatusData } from './status-data.js';
 import type { FromWorker, ToWorker } from './workers.js';
 
 let prepared: PreparedDepotServer | undefined;
 let server: DepotServer | undefined;
 let graceMs = 0;
 let shuttingDown: Promise<void> | undefined;
+// The primary's latest look at the depot, which the status page shows.
+let status: StatusData | undefined;
+// Scrapes this worker answers: the primary sums every process's metrics and sends the text back.
+let scrapeId = 0;
+const scrapes = new Map<number, (text: string | undefined) => void>();
+/** Longer than the primary waits for each process, so that its answer normally comes first. */
+const SCRAPE_TIMEOUT_MS = 5_000;
+
+/** Every serving process's metrics from the primary; this worker's alone if the primary cannot answer. */
+function everyonesMetrics(own: MetricsSnapshot): Promise<string> {
+  const id = ++scrapeId;
+  return new Promise<string | undefined>((resolve) => {
+    if (!process.connected) return resolve(undefined);
+    const timer = setTimeout(() => finish(undefined), SCRAPE_TIMEOUT_MS);
+    const finish = (text: string | undefined) => {
+      clearTimeout(timer);
+      scrapes.delete(id);
+      resolve(text);
+    };
+    scrapes.set(id, finish);
+    send({ type: 'metrics-request', id, snapshot: own });
+  }).then((text) => text ?? aggregateMetrics([own]));
+}
 
 function send(message: FromWorker, then?: () => void): void {
   process.send?.(message, undefined, undefined, then);
@@ -26,13 +51,17 @@ function shutdown(): void {
 process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);
 process.on('SIGHUP', () => {});
-process.on('disconnect', shutdown);
+process.on('disconnect', () => {
+  for (const finish of [...scrapes.values()]) finish(undefined);
+  shutdown();
+});
 
 process.on('message', (message: ToWorker, handle?: NetServer) => {
   switch (message.type) {
     case 'start':
       graceMs = message.graceMs;
-      prepareDepotServer(message.options).then((p) => {
+      status = message.status;
+      prepareDepotServer(message.options, { status: () => status, collectMetrics: everyonesMetrics }).then((p) => {
         prepared = p;
         send({ type: 'prepared' });
       }, fail);
@@ -62,6 +91,16 @@ process.on('message', (message: ToWorker, handle?: NetServer) => {
       break;
     case 'shutdown':
       shutdown();
+      break;
+    case 'status':
+      status = message.data;
+      break;
+    case 'metrics-collect':
+      // Before it is prepared a worker has served nothing: an empty snapshot.
+      send({ type: 'metrics-snapshot', id: message.id, snapshot: server ? server.metricsSnapshot() : [] });
+      break;
+    case 'metrics-text':
+      scrapes.get(message.id)?.(message.text);
       break;
   }
 });

@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { SERVE_RESPAWN_FIRST_DELAY_MS, SERVE_RESPAWN_MAX_DELAY_MS, SERVE_WORKER_STABLE_MS } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { startDepotServer, type DepotServer, type DepotServerOptions } from './index.js';
+import { aggregateMetrics, type MetricsSnapshot } from './metrics.js';
+import type { StatusData } from './status-data.js';
 import { checkTlsMaterial, loadTlsMaterial, type TlsMaterial } from './tls.js';
 
 /**
@@ -10,28 +12,42 @@ import { checkTlsMaterial, loadTlsMaterial, type TlsMaterial } from './tls.js';
  * handed the listening socket with 'listen' only once prepared (see PreparedDepotServer.listen).
  */
 export type ToWorker =
-  | { type: 'start'; options: DepotServerOptions; graceMs: number }
+  | { type: 'start'; options: DepotServerOptions; graceMs: number; status?: StatusData }
   | { type: 'listen' }
   | { type: 'reload'; material?: TlsMaterial }
   | { type: 'reopen-log' }
-  | { type: 'shutdown' };
+  | { type: 'shutdown' }
+  /** The primary's latest look at the depot, for the status page. */
+  | { type: 'status'; data: StatusData }
+  /** Send your metrics (for a scrape that another process answers). */
+  | { type: 'metrics-collect'; id: number }
+  /** The answer to a worker's metrics-request: every process's metrics as Prometheus text. */
+  | { type: 'metrics-text'; id: number; text: string };
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'prepared' }
   | { type: 'listening'; url: string; port: number }
   | { type: 'failed'; message: string }
   | { type: 'reloaded'; error?: string }
-  | { type: 'log-reopened'; error?: string };
+  | { type: 'log-reopened'; error?: string }
+  | { type: 'metrics-snapshot'; id: number; snapshot: MetricsSnapshot }
+  /** A scrape reached this worker: it sends its own metrics and asks for everyone's. */
+  | { type: 'metrics-request'; id: number; snapshot: MetricsSnapshot };
+
+/** How long a scrape waits for a serving process's metrics; one that does not answer is left out of that scrape. */
+const METRICS_COLLECT_TIMEOUT_MS = 2_000;
 
 export interface RunningDepot {
   url: string;
   port: number;
   /** Serving processes, this one included. */
   workers: number;
-  /** New certificate and key (or the files re-read) for every serving process; open connections stay. */
+  /** New certificate and key (or the files re-read) for every serving process, open connections staying; and a new look at the depot. */
   reload(material?: TlsMaterial): Promise<void>;
   /** Every serving process opens its access log file again at its path (logrotate renamed it). */
   reopenLog(): Promise<void>;
+  /** Looks at the depot again for the status page (reload() does it too, whatever becomes of the certificate). */
+  refreshStatus(): Promise<void>;
   /** Stops accepting, lets running downloads finish for up to `graceMs`, then ends. */
   close(graceMs: number): Promise<void>;
 }
@@ -87,9 +103,50 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
   // What a worker is started with: the start-up options, with the certificate of the last successful reload,
   // so that a worker replacing a dead one serves what the others serve.
   let options = startOptions;
-  const server: DepotServer = await startDepotServer(options);
   let stopping = false;
   const live = new Set<ChildProcess>();
+  let collectId = 0;
+
+  /** A worker's metrics, or undefined when it does not answer in time (busy starting, or dying). */
+  function snapshotOf(worker: ChildProcess): Promise<MetricsSnapshot | undefined> {
+    if (!worker.connected) return Promise.resolve(undefined);
+    const id = ++collectId;
+    return new Promise((resolve) => {
+      const done = (value: MetricsSnapshot | undefined) => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('exit', onExit);
+        resolve(value);
+      };
+      const onMessage = (msg: FromWorker) => {
+        if (msg.type === 'metrics-snapshot' && msg.id === id) done(msg.snapshot);
+      };
+      const onExit = () => done(undefined);
+      const timer = setTimeout(() => done(undefined), METRICS_COLLECT_TIMEOUT_MS);
+      worker.on('message', onMessage);
+      worker.on('exit', onExit);
+      const message: ToWorker = { type: 'metrics-collect', id };
+      worker.send(message);
+    });
+  }
+
+  /** Every serving process's metrics summed: those `given` (the primary's, a scraped worker's) and each other worker's. */
+  async function collectMetrics(given: MetricsSnapshot[], except?: ChildProcess): Promise<string> {
+    const others = await Promise.all([...live].filter((w) => w !== except).map(snapshotOf));
+    return aggregateMetrics([...given, ...others.filter((s): s is MetricsSnapshot => s !== undefined)]);
+  }
+
+  // The primary looks at the depot (at start and on reload) and hands what it saw to every worker.
+  const server: DepotServer = await startDepotServer(options, { collectMetrics: (own) => collectMetrics([own]) });
+  let status: StatusData | undefined = await server.status();
+
+  /** Hands the primary's latest look at the depot to every worker (and to those started later). */
+  async function pushStatus(): Promise<void> {
+    status = await server.status();
+    if (!status) return;
+    const message: ToWorker = { type: 'status', data: status };
+    for (const w of live) if (w.connected) w.send(message);
+  }
 
   // Workers that died young in a row; reset by one that served for SERVE_WORKER_STABLE_MS.
   let failures = 0;
@@ -130,6 +187,14 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     let listeningAt = 0;
     worker.on('message', (msg: FromWorker) => {
       if (msg.type === 'failed') failure = msg.message;
+      // A scrape that reached this worker: its metrics and every other process's, summed here.
+      if (msg.type === 'metrics-request') {
+        void (async () => {
+          const text = await collectMetrics([server.metricsSnapshot(), msg.snapshot], worker).catch(() => '');
+          const reply: ToWorker = { type: 'metrics-text', id: msg.id, text };
+          if (worker.connected) worker.send(reply);
+        })();
+      }
     });
     worker.on('exit', (code, signal) => {
       live.delete(worker);
@@ -140,7 +205,7 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     // A message sent before the worker's module has run would be lost: wait for it to say so.
     await waitFor(worker, 'ready');
     const prepared = waitFor(worker, 'prepared');
-    const start: ToWorker = { type: 'start', options, graceMs };
+    const start: ToWorker = { type: 'start', options, graceMs, status };
     worker.send(start);
     await prepared;
     const listening = waitFor(worker, 'listening');
@@ -170,24 +235,36 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     port: server.port,
     workers: count,
     async reload(given) {
-      // Read and checked once, here, before any process switches: a broken pair leaves every one on the old pair,
-      // and every process gets the very same new one (a worker does not re-read files that may change meanwhile).
-      const material = given ? checkTlsMaterial(given) : options.tls ? await loadTlsMaterial(options.tls) : undefined;
-      const replies = [...live].map(async (w) => {
-        const reply = waitFor(w, 'reloaded');
-        const message: ToWorker = { type: 'reload', material };
-        w.send(message);
-        return (await reply).error;
-      });
-      // This process serves too, so it reloads like its workers.
-      const own = server.reloadTls(material).then(
-        () => undefined,
-        (err: Error) => err.message,
-      );
-      const [ownError, ...workerErrors] = await Promise.all([own, ...replies]);
-      if (material && ownError === undefined) options = { ...options, tls: material };
-      const errors = [ownError, ...workerErrors].filter((e): e is string => e !== undefined);
-      if (errors.length > 0) throw usageError(errors[0]!);
+      let ownReloaded = false;
+      try {
+        // Read and checked once, here, before any process switches: a broken pair leaves every one on the old pair,
+        // and every process gets the very same new one (a worker does not re-read files that may change meanwhile).
+        const material = given ? checkTlsMaterial(given) : options.tls ? await loadTlsMaterial(options.tls) : undefined;
+        const replies = [...live].map(async (w) => {
+          const reply = waitFor(w, 'reloaded');
+          const message: ToWorker = { type: 'reload', material };
+          w.send(message);
+          return (await reply).error;
+        });
+        // This process serves too, so it reloads like its workers (and looks at the depot again).
+        ownReloaded = true;
+        const own = server.reloadTls(material).then(
+          () => undefined,
+          (err: Error) => err.message,
+        );
+        const [ownError, ...workerErrors] = await Promise.all([own, ...replies]);
+        if (material && ownError === undefined) options = { ...options, tls: material };
+        const errors = [ownError, ...workerErrors].filter((e): e is string => e !== undefined);
+        if (errors.length > 0) throw usageError(errors[0]!);
+      } finally {
+        // Whatever became of the certificate, every process shows the depot as it is now.
+        if (!ownReloaded) await server.refreshStatus().catch(() => {});
+        await pushStatus();
+      }
+    },
+    async refreshStatus() {
+      await server.refreshStatus();
+      await pushStatus();
     },
     async reopenLog() {
       const replies = [...live].map(async (w) => {

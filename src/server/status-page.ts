@@ -1,0 +1,272 @@
+import { createHash } from 'node:crypto';
+import { formatBytes } from '../util/text.js';
+import type { StatusCertificate, StatusComponent, StatusData, StatusFile, StatusRelease } from './status-data.js';
+
+/** Escapes text for HTML element content and double-quoted attribute values: catalogs may hold hostile names. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const DAY_MS = 86_400_000;
+
+/** The status as served to a program (`Accept: application/json`): the data, with the ages that depend on `now`. */
+export interface StatusReport extends StatusData {
+  servedAt: string;
+  hclAgeDays: number | null;
+  certificateDaysLeft: number | null;
+  caDaysLeft: number | null;
+}
+
+const daysBetween = (from: Date, to: Date) => Math.floor((to.getTime() - from.getTime()) / DAY_MS);
+
+export function statusReport(data: StatusData, now = new Date()): StatusReport {
+  return {
+    ...data,
+    servedAt: now.toISOString(),
+    hclAgeDays: data.hcl.updated ? daysBetween(new Date(data.hcl.updated), now) : null,
+    certificateDaysLeft: data.certificate ? daysBetween(now, new Date(data.certificate.notAfter)) : null,
+    caDaysLeft: data.ca.certificate ? daysBetween(now, new Date(data.ca.certificate.notAfter)) : null,
+  };
+}
+
+/**
+ * Whether a request's Accept header prefers JSON to HTML (by quality; a tie, `*\/*` or no header is HTML,
+ * what a browser gets). Parameters other than q are ignored.
+ */
+export function prefersJson(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const quality = (type: string, sub: string): number => {
+    let best = -1;
+    let q = 0;
+    for (const part of accept.split(',')) {
+      const [range, ...params] = part.trim().toLowerCase().split(';');
+      const [t, s] = (range ?? '').trim().split('/');
+      const specificity = t === type && s === sub ? 2 : t === type && s === '*' ? 1 : t === '*' && s === '*' ? 0 : -1;
+      if (specificity < best || specificity === -1) continue;
+      const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      const value = qParam ? Number(qParam.slice(2)) : 1;
+      best = specificity;
+      q = Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0;
+    }
+    return q;
+  };
+  return quality('application', 'json') > quality('text', 'html');
+}
+
+// System fonts only and no external resource: the depot network is air-gapped. Colours keep a contrast of
+// at least 4.5:1 (WCAG AA) on their background in both schemes, and no state is told by colour alone.
+const STYLE = `
+:root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #4a5360; --line: #c9d1d9; --head: #eef1f4; --ok: #0b6b2e; --bad: #a4161a; --warn: #7a4a00; --code: #f3f5f7; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e9ed; --bg: #14171b; --muted: #b3bcc6; --line: #3a424c; --head: #1f252c; --ok: #6fdc8c; --bad: #ff9a9a; --warn: #f3c969; --code: #1f252c; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fg); background: var(--bg); }
+main, header, footer { max-width: 72rem; margin: 0 auto; padding: 0 1rem; }
+header { padding-top: 1rem; }
+h1 { font-size: 1.6rem; margin: 0.5rem 0; }
+h2 { font-size: 1.25rem; margin: 2rem 0 0.5rem; border-bottom: 1px solid var(--line); padding-bottom: 0.25rem; }
+h3 { font-size: 1.05rem; margin: 1.25rem 0 0.5rem; }
+.verdict { font-weight: 600; padding: 0.5rem 0.75rem; border-left: 0.3rem solid currentColor; background: var(--head); }
+.ok { color: var(--ok); } .bad { color: var(--bad); } .warn { color: var(--warn); }
+.muted { color: var(--muted); }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0.5rem 0; }
+dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
+@media (max-width: 40rem) { dl { grid-template-columns: 1fr; } dd { margin-bottom: 0.5rem; } }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9rem; }
+pre { background: var(--code); border: 1px solid var(--line); padding: 0.75rem; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; margin: 0.5rem 0 1rem; }
+.scroll:focus { outline: 2px solid var(--fg); }
+table { border-collapse: collapse; width: 100%; }
+caption { text-align: left; font-weight: 600; padding: 0.25rem 0; }
+th, td { border: 1px solid var(--line); padding: 0.35rem 0.5rem; text-align: left; vertical-align: top; }
+thead th { background: var(--head); }
+th[scope="row"] { font-weight: normal; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.85rem; overflow-wrap: anywhere; min-width: 12rem; }
+td.num { text-align: right; white-space: nowrap; }
+a { color: inherit; }
+footer { margin: 2rem auto; font-size: 0.9rem; }
+`;
+
+/** The style sheet's hash, which the Content-Security-Policy allows and nothing else: no script, no other source. */
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+export const STATUS_PAGE_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+
+const e = escapeHtml;
+const minute = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+function fileState(f: StatusFile): string {
+  switch (f.state) {
+    case 'present':
+      return f.hashVerified ? '<span class="ok">✓ present, content verified</span>' : '<span class="ok">✓ present</span>';
+    case 'missing':
+      return '<span class="bad">✗ missing</span>';
+    case 'wrong-size':
+      return `<span class="bad">✗ wrong size: ${e(formatBytes(f.actualSize ?? 0))} on disk</span>`;
+    case 'unreadable':
+      return '<span class="bad">✗ cannot be read by the server</span>';
+  }
+}
+
+/** One table of components and their files; `id` ties the caption to its scrolling region. */
+function filesTable(id: string, caption: string, components: StatusComponent[]): string {
+  const rows = components.flatMap((c) => {
+    const version = e(c.version);
+    if (!c.inCatalog || c.files.length === 0) {
+      return [`<tr><td>${e(c.name)}</td><td>${version}</td><th scope="row"><span class="muted">${c.inCatalog ? 'no file' : 'not in the catalog'}</span></th><td class="num">–</td><td class="muted">nothing to fetch</td></tr>`];
+    }
+    return c.files.map(
+      (f) => `<tr><td>${e(c.name)}</td><td>${version}</td><th scope="row">${e(f.name)}</th><td class="num">${e(formatBytes(f.size))}</td><td>${fileState(f)}</td></tr>`,
+    );
+  });
+  return `<div class="scroll" role="region" aria-labelledby="${id}" tabindex="0">
+<table>
+<caption id="${id}">${e(caption)}</caption>
+<thead><tr><th scope="col">Component</th><th scope="col">Version</th><th scope="col">File</th><th scope="col">Size</th><th scope="col">Status</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>
+</div>`;
+}
+
+function releaseSection(r: StatusRelease, index: number): string {
+  const files = r.components.flatMap((c) => c.files);
+  const missing = files.filter((f) => f.state !== 'present').length;
+  const facts = [
+    r.releaseDate ? `released ${e(r.releaseDate)}` : undefined,
+    r.minInstallerVersion ? `needs installer ${e(r.minInstallerVersion)} or later` : undefined,
+    `${plural(r.components.length, 'component')}, ${plural(files.length, 'file')}`,
+  ].filter((x): x is string => x !== undefined);
+  const verdict = r.complete
+    ? '<span class="ok">✓ complete</span>'
+    : files.length === 0
+      ? '<span class="bad">✗ no file of it is in the catalog</span>'
+      : `<span class="bad">✗ ${plural(missing, 'file')} missing or wrong</span>`;
+  return `<section aria-labelledby="release-${index}">
+<h3 id="release-${index}">Release ${e(r.version)}</h3>
+<p>${verdict}; ${facts.join('; ')}.</p>
+${filesTable(`release-${index}-files`, `Files of release ${r.version}`, r.components)}
+</section>`;
+}
+
+function certificateList(c: StatusCertificate, now: Date): string {
+  const left = daysBetween(now, new Date(c.notAfter));
+  const expiry = left < 0 ? `<span class="bad">expired ${plural(-left, 'day')} ago</span>` : left <= 30 ? `<span class="warn">${plural(left, 'day')} left</span>` : `${plural(left, 'day')} left`;
+  const names = [...c.dns.map((d) => `DNS:${d}`), ...c.ips.map((ip) => `IP:${ip}`)];
+  return `<dl>
+<dt>Subject</dt><dd>${e(c.subject || '(empty)')}</dd>
+<dt>Names (SAN)</dt><dd>${names.length > 0 ? e(names.join(', ')) : '<span class="bad">none: the installer refuses a certificate without a SAN</span>'}</dd>
+<dt>Issuer</dt><dd>${e(c.issuer)}</dd>
+<dt>Valid until</dt><dd>${e(minute(c.notAfter))} (${expiry})</dd>
+<dt>SHA-256 fingerprint</dt><dd><code>${e(c.sha256)}</code></dd>
+</dl>`;
+}
+
+export interface RenderOptions {
+  /** The time ages are computed against; default now. */
+  now?: Date;
+  /** A copy written once (`depotkit export`), not a page a server answers with what it sees now. */
+  snapshot?: boolean;
+}
+
+/**
+ * The status page: plain HTML and CSS, nothing external, no script; every string from the depot, the
+ * certificate or the options is escaped. `depotkit serve` answers it at `/`; `depotkit export` may write it
+ * as a static index.html (then the data's `access.caPath` says where the CA certificate is, or null).
+ */
+export function renderStatusPage(data: StatusData, options: RenderOptions = {}): string {
+  const now = options.now ?? new Date();
+  const s = data.summary;
+  const a = data.access;
+  let verdict: string;
+  if (data.catalog.state !== 'ok') {
+    verdict = `<p class="verdict bad">✗ The installer cannot use this depot: ${e(data.catalog.message ?? 'the catalog cannot be read.')}</p>`;
+  } else if (s.complete) {
+    verdict = `<p class="verdict ok">✓ Complete: all ${plural(s.files, 'file')} the catalog names are present with the right size (${e(formatBytes(s.bytes))}).</p>`;
+  } else {
+    const problems = [s.missing && `${s.missing} missing`, s.wrongSize && `${s.wrongSize} with the wrong size`, s.unreadable && `${s.unreadable} unreadable`].filter(Boolean).join(', ');
+    verdict = `<p class="verdict bad">✗ Incomplete: ${s.files === 0 ? 'the catalog names no file' : `${s.present} of ${plural(s.files, 'file')} present; ${e(problems)}`}.</p>`;
+  }
+
+  const user = a.auth === 'none' ? 'none: the depot is open to anyone who reaches it' : a.user !== undefined ? `<code>${e(a.user)}</code> (the password is not shown here)` : 'a user of the server\'s htpasswd file (the password is not shown here)';
+  const caLine = data.ca.certificate
+    ? `${a.caPath ? `<a href="${e(a.caPath)}" download="depot-ca.pem">Download the CA certificate</a> (save it as <code>depot-ca.pem</code>); ` : ''}${e(data.ca.certificate.subject)}, SHA-256 <code>${e(data.ca.certificate.sha256)}</code>`
+    : `<span class="warn">not known to this server</span>: ${e(data.ca.unknownReason ?? '')}`;
+  const open = a.openPrefixes.length > 0 ? `<dt>Open without credentials</dt><dd>${a.openPrefixes.map((p) => `<code>/${e(p)}/</code>`).join(', ')}</dd>` : '';
+
+  const releases = data.releases.length > 0 ? data.releases.map(releaseSection).join('\n') : '<p>The catalog names no release.</p>';
+  const grouping = data.grouping === 'manifest' ? 'Releases as the manifest lists them, with the files the catalog names for each component version.' : `Releases from the catalog's product versions${data.manifest.state === 'ok' ? '' : ` (the manifest cannot be used: ${e(data.manifest.message ?? data.manifest.state)})`}.`;
+  const others =
+    data.otherComponents.length > 0
+      ? `<section aria-labelledby="other">
+<h2 id="other">Other versions in the catalog</h2>
+<p>Component versions the catalog offers that no release of the manifest names.</p>
+${filesTable('other-files', 'Other component versions', data.otherComponents)}
+</section>`
+      : '';
+
+  let hcl: string;
+  if (data.hcl.updated) {
+    const age = daysBetween(new Date(data.hcl.updated), now);
+    const stale = age > data.hcl.maxAgeDays;
+    hcl = `<p class="${stale ? 'bad' : 'ok'}">${stale ? '✗' : '✓'} Updated ${e(minute(data.hcl.updated))}: ${plural(age, 'day')} old${stale ? `, more than ${data.hcl.maxAgeDays}: the installer reports it as out of date. Download a current all.json and lastupdatedtime.json.` : '.'}</p>`;
+  } else {
+    hcl = `<p class="bad">✗ The vSAN HCL's update time is ${data.hcl.state === 'missing' ? 'missing' : 'unreadable'} (PROD/vsan/hcl/lastupdatedtime.json).</p>`;
+  }
+
+  const certificate = data.certificate ? certificateList(data.certificate, now) : a.tls ? '<p class="warn">The served certificate cannot be read.</p>' : '<p>Served over plain HTTP: no certificate (the installer accepts HTTP through its API from 9.1).</p>';
+  const ca = data.ca.certificate ? `<h3>Its CA</h3>\n${certificateList(data.ca.certificate, now)}` : '';
+  const hashed = s.hashVerified > 0 ? ` ${plural(s.hashVerified, 'file')} were hashed against the catalog when placed and are unchanged since.` : '';
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Offline depot – ${e(a.url)}</title>
+<link rel="icon" href="data:,">
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>Offline depot</h1>
+${verdict}
+</header>
+<main>
+<section aria-labelledby="use">
+<h2 id="use">Give this to the installer</h2>
+<dl>
+<dt>Depot URL</dt><dd><code>${e(a.url)}</code></dd>
+<dt>User</dt><dd>${user}</dd>
+<dt>CA certificate</dt><dd>${caLine}</dd>
+${open}</dl>
+<h3>Check the depot as the installer will</h3>
+<p>Put the depot user's password on the first line of <code>depot.pass</code>${data.ca.certificate ? ' and the CA certificate in <code>depot-ca.pem</code>' : ''}, then:</p>
+<pre><code>${e(a.commands.check)}</code></pre>
+<h3>Point the installer at it</h3>
+<p>${a.tls ? "Imports the CA certificate into the installer's trust store, sets" : 'Sets'} the depot and waits for the installer to accept it:</p>
+<pre><code>${e(a.commands.installerDepot)}</code></pre>
+</section>
+<section aria-labelledby="releases">
+<h2 id="releases">Releases</h2>
+<p>${grouping}</p>
+${releases}
+</section>
+${others}
+<section aria-labelledby="hcl">
+<h2 id="hcl">vSAN hardware compatibility list</h2>
+${hcl}
+</section>
+<section aria-labelledby="cert">
+<h2 id="cert">Server certificate</h2>
+${certificate}
+${ca}
+</section>
+</main>
+<footer class="muted">
+<p>Files checked ${e(minute(data.checkedAt))} by their size against the catalog, without reading them.${hashed} Only what the catalog names is listed. ${options.snapshot ? 'A copy written by depotkit export: it shows the depot as it was then.' : 'Served by depotkit serve; the same data as JSON with <code>Accept: application/json</code>.'}</p>
+</footer>
+</body>
+</html>
+`;
+}
