@@ -79,7 +79,9 @@ table { border-collapse: collapse; width: 100%; }
 caption { text-align: left; font-weight: 600; padding: 0.25rem 0; }
 th, td { border: 1px solid var(--line); padding: 0.35rem 0.5rem; text-align: left; vertical-align: top; }
 thead th { background: var(--head); }
-th[scope="row"] { font-weight: normal; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.85rem; overflow-wrap: anywhere; min-width: 12rem; }
+th[scope="rowgroup"] { background: var(--head); }
+.version { font-weight: normal; }
+th[scope="row"] { font-weight: normal; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.85rem; overflow-wrap: anywhere; width: 100%; }
 td.num { text-align: right; white-space: nowrap; }
 a { color: inherit; }
 footer { margin: 2rem auto; font-size: 0.9rem; }
@@ -106,24 +108,25 @@ function fileState(f: StatusFile): string {
   }
 }
 
-/** One table of components and their files; `id` ties the caption to its scrolling region. */
+/**
+ * One table of components and their files: three columns (file, size, status) that fit a phone, and a
+ * group of rows per component headed by its name and version (`th scope="rowgroup"`). `id` ties the caption
+ * to its scrolling region.
+ */
 function filesTable(id: string, caption: string, components: StatusComponent[]): string {
-  const rows = components.flatMap((c) => {
-    const version = e(c.version);
-    if (!c.inCatalog || c.files.length === 0) {
-      return [`<tr><td>${e(c.name)}</td><td>${version}</td><th scope="row"><span class="muted">${c.inCatalog ? 'no file' : 'not in the catalog'}</span></th><td class="num">–</td><td class="muted">nothing to fetch</td></tr>`];
-    }
-    return c.files.map(
-      (f) => `<tr><td>${e(c.name)}</td><td>${version}</td><th scope="row">${e(f.name)}</th><td class="num">${e(formatBytes(f.size))}</td><td>${fileState(f)}</td></tr>`,
-    );
+  const groups = components.map((c) => {
+    const head = `<tr><th scope="rowgroup" colspan="3" class="group">${e(c.name)} <span class="version">${e(c.version)}</span></th></tr>`;
+    const rows =
+      !c.inCatalog || c.files.length === 0
+        ? [`<tr><th scope="row"><span class="muted">${c.inCatalog ? 'no file' : 'not in the catalog'}</span></th><td class="num">–</td><td class="muted">nothing to fetch</td></tr>`]
+        : c.files.map((f) => `<tr><th scope="row">${e(f.name)}</th><td class="num">${e(formatBytes(f.size))}</td><td>${fileState(f)}</td></tr>`);
+    return `<tbody>\n${head}\n${rows.join('\n')}\n</tbody>`;
   });
   return `<div class="scroll" role="region" aria-labelledby="${id}" tabindex="0">
 <table>
 <caption id="${id}">${e(caption)}</caption>
-<thead><tr><th scope="col">Component</th><th scope="col">Version</th><th scope="col">File</th><th scope="col">Size</th><th scope="col">Status</th></tr></thead>
-<tbody>
-${rows.join('\n')}
-</tbody>
+<thead><tr><th scope="col">File</th><th scope="col">Size</th><th scope="col">Status</th></tr></thead>
+${groups.join('\n')}
 </table>
 </div>`;
 }
@@ -148,13 +151,15 @@ ${filesTable(`release-${index}-files`, `Files of release ${r.version}`, r.compon
 </section>`;
 }
 
-function certificateList(c: StatusCertificate, now: Date): string {
+function certificateList(c: StatusCertificate, now: Date, role: 'server' | 'ca'): string {
   const left = daysBetween(now, new Date(c.notAfter));
   const expiry = left < 0 ? `<span class="bad">expired ${plural(-left, 'day')} ago</span>` : left <= 30 ? `<span class="warn">${plural(left, 'day')} left</span>` : `${plural(left, 'day')} left`;
   const names = [...c.dns.map((d) => `DNS:${d}`), ...c.ips.map((ip) => `IP:${ip}`)];
+  // The installer checks the host name against the server certificate's SAN; a CA's names do not matter.
+  const san = role === 'ca' ? '' : `<dt>Names (SAN)</dt><dd>${names.length > 0 ? e(names.join(', ')) : '<span class="bad">none: the installer refuses a certificate without a SAN</span>'}</dd>\n`;
   return `<dl>
 <dt>Subject</dt><dd>${e(c.subject || '(empty)')}</dd>
-<dt>Names (SAN)</dt><dd>${names.length > 0 ? e(names.join(', ')) : '<span class="bad">none: the installer refuses a certificate without a SAN</span>'}</dd>
+${san}
 <dt>Issuer</dt><dd>${e(c.issuer)}</dd>
 <dt>Valid until</dt><dd>${e(minute(c.notAfter))} (${expiry})</dd>
 <dt>SHA-256 fingerprint</dt><dd><code>${e(c.sha256)}</code></dd>
@@ -213,8 +218,8 @@ ${filesTable('other-files', 'Other component versions', data.otherComponents)}
     hcl = `<p class="bad">✗ The vSAN HCL's update time is ${data.hcl.state === 'missing' ? 'missing' : 'unreadable'} (PROD/vsan/hcl/lastupdatedtime.json).</p>`;
   }
 
-  const certificate = data.certificate ? certificateList(data.certificate, now) : a.tls ? '<p class="warn">The served certificate cannot be read.</p>' : '<p>Served over plain HTTP: no certificate (the installer accepts HTTP through its API from 9.1).</p>';
-  const ca = data.ca.certificate ? `<h3>Its CA</h3>\n${certificateList(data.ca.certificate, now)}` : '';
+  const certificate = data.certificate ? certificateList(data.certificate, now, 'server') : a.tls ? '<p class="warn">The served certificate cannot be read.</p>' : '<p>Served over plain HTTP: no certificate (the installer accepts HTTP through its API from 9.1).</p>';
+  const ca = data.ca.certificate ? `<h3>Its CA</h3>\n${certificateList(data.ca.certificate, now, 'ca')}` : '';
   const hashed = s.hashVerified > 0 ? ` ${plural(s.hashVerified, 'file')} were hashed against the catalog when placed and are unchanged since.` : '';
 
   return `<!doctype html>

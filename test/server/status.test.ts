@@ -173,7 +173,7 @@ describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', ()
     expect(page.headers.vary).toBe('Accept');
     const html = page.body.toString('utf8');
     expect(html).toMatch(/^<!doctype html>\n<html lang="en">/);
-    for (const c of REQUIRED_COMPONENTS) expect(html).toContain(`<td>${c}</td>`);
+    for (const c of REQUIRED_COMPONENTS) expect(html).toContain(`<th scope="rowgroup" colspan="3" class="group">${c} <span class="version">9.0.0.0.`);
     expect(html).toContain(`<code>https://depot.lab.local:${s.port}</code>`);
     expect(html).not.toContain(PASSWORD);
 
