@@ -324,8 +324,6 @@ export const MGMT_BASIC_CHALLENGE = `Basic realm="${MGMT_BASIC_REALM}"`;
 
 // ------------------------------------------------------------ serve
 
-/** Port `depotkit serve` listens on without --port (443 needs privileges; the installer takes any port). */
-export const SERVE_DEFAULT_PORT = 8443;
 /** Realm of the Basic auth challenge. */
 export const SERVE_AUTH_REALM = 'depot';
 /** The one content type the depot's metadata is served with; everything else is application/octet-stream. */
@@ -346,34 +344,6 @@ export const SERVE_TLS_CIPHERS = [
   'ECDHE-ECDSA-CHACHA20-POLY1305',
   'ECDHE-RSA-CHACHA20-POLY1305',
 ].join(':');
-/** Size of each of the two reused read buffers of a download (measured: scripts/bench/serve.sh, docs/benchmarks.md). */
-export const SERVE_READ_BUFFER = 256 * 1024;
-/** Seconds running downloads get to finish after SIGTERM/SIGINT before they are cut. */
-export const SERVE_DEFAULT_GRACE_SECONDS = 30;
-/** Seconds a download may make no progress (a client that stopped reading) before it is cut: nginx's send_timeout default. */
-export const SERVE_DEFAULT_SEND_TIMEOUT_SECONDS = 60;
-/**
- * Replacing serve's workers that die young: the second in a row waits SERVE_RESPAWN_FIRST_DELAY_MS, each
- * next one twice as long, at most SERVE_RESPAWN_MAX_DELAY_MS; a worker that served SERVE_WORKER_STABLE_MS
- * before it died starts the count again.
- */
-export const SERVE_RESPAWN_FIRST_DELAY_MS = 1_000;
-export const SERVE_RESPAWN_MAX_DELAY_MS = 30_000;
-export const SERVE_WORKER_STABLE_MS = 30_000;
-/** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
-export const SERVE_AUTH_CACHE_MS = 60_000;
-/**
- * Wrong passwords a client address may send in a row to one serving process before it gets 429 with
- * Retry-After; one more is allowed every SERVE_AUTH_FAILURE_REFILL_MS (ten a minute). Addresses
- * remembered at most (least recently seen forgotten first).
- */
-export const SERVE_AUTH_FAILURE_BURST = 10;
-export const SERVE_AUTH_FAILURE_REFILL_MS = 6_000;
-export const SERVE_AUTH_TRACKED_CLIENTS = 10_000;
-/** Threads per serving process that compute bcrypt (one process per core by default: one thread per core). */
-export const SERVE_AUTH_HASH_THREADS = 1;
-/** bcrypt checks running or waiting at once per serving process; more get 503 with Retry-After. */
-export const SERVE_AUTH_MAX_PENDING = 16;
 /**
  * The patch store on the depot that upgrades from 5.x read without credentials (the vendor's update tool
  * cannot do Basic auth, and its documentation supports HTTPS "without any authentication"): `serve --open` it.

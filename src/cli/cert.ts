@@ -1,28 +1,25 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, RSA_KEY_SIZES, SERVER_PROFILE, type RsaKeySize } from '../pki/profiles.js';
 import { CA_CERT_FILE, CA_KEY_FILE } from '../pki/files.js';
 import type { CertInfo } from '../pki/inspect.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
-import { isDirectory, writeFileAtomic } from '../util/fs.js';
+import { exists, writeFileAtomic } from '../util/fs.js';
 import { MAX_COMMON_NAME_LENGTH, PEM_LIMITS } from '../util/limits.js';
 import { readSecret } from '../util/secrets.js';
 import { countBySeverity, formatFinding, hasErrors } from '../util/findings.js';
-import { InvalidOption, collect, parseIntOption, printJson, printLines, warn } from './output.js';
+import { plural } from '../util/text.js';
+import { forceOption, jsonOption, signingCaOption, trustOption, warnIfExposed, wholeNumber } from './options.js';
+import { collect, printJson, printLines, warn } from './output.js';
 
-function parseKeySize(value: string): RsaKeySize {
-  const bits = Number(value);
-  if (!(RSA_KEY_SIZES as readonly number[]).includes(bits)) throw new InvalidOption(`--key-size must be one of ${RSA_KEY_SIZES.join(', ')}, not "${value}".`);
-  return bits as RsaKeySize;
+/** `--key-size`, one of the sizes the toolkit makes; commander's choices are strings, the library takes the number. */
+function keySizeOption(defaultBits: number): Option {
+  return new Option('--key-size <bits>', 'RSA key size').choices(RSA_KEY_SIZES.map(String)).default(String(defaultBits));
 }
 
-const parseDays = (value: string): number => {
-  const days = parseIntOption('--days')(value);
-  if (days < 1) throw new InvalidOption('--days must be at least 1.');
-  return days;
-};
+const daysOption = (defaultDays: number) => new Option('--days <n>', 'validity in days').argParser(wholeNumber('--days', { min: 1 })).default(defaultDays);
 
 export function registerCertCommands(program: Command): void {
   const cert = program.command('cert').description('a private CA, server certificates, CSR signing, inspection');
@@ -32,18 +29,18 @@ export function registerCertCommands(program: Command): void {
     .description('make a private CA: <out>/ca-key.pem (0600) and <out>/ca-cert.pem')
     .requiredOption('--out <dir>', 'the CA folder')
     .option('--cn <name>', 'the CA common name', DEFAULT_CA_CN)
-    .option('--days <n>', 'validity in days', parseDays, DEFAULT_CA_DAYS)
-    .option('--key-size <bits>', `RSA key size (${RSA_KEY_SIZES.join(', ')})`, parseKeySize, DEFAULT_CA_KEY_SIZE)
-    .option('--passphrase-file <file>', 'encrypt the CA key with the passphrase on the first line of <file>')
+    .addOption(daysOption(DEFAULT_CA_DAYS))
+    .addOption(keySizeOption(DEFAULT_CA_KEY_SIZE))
+    .addOption(new Option('--passphrase-file <file>', 'encrypt the CA key with the passphrase on the first line of <file>').conflicts('passphraseEnv'))
     .option('--passphrase-env <name>', 'encrypt the CA key with the passphrase in environment variable <name>')
-    .option('--force', 'replace an existing CA in <dir>')
-    .option('--json', 'print the result as JSON')
-    .action(async (opts: { out: string; cn: string; days: number; keySize: RsaKeySize; passphraseFile?: string; passphraseEnv?: string; force?: boolean; json?: boolean }) => {
+    .addOption(forceOption('replace an existing CA in <dir>'))
+    .addOption(jsonOption())
+    .action(async (opts: { out: string; cn: string; days: number; keySize: string; passphraseFile?: string; passphraseEnv?: string; force?: boolean; json?: boolean }) => {
       const { createCa, writeCaDir, inspectCertificate, assertNewPassphrase } = await loadPki();
       const passphrase = await passphraseFrom(opts.passphraseFile, opts.passphraseEnv);
       // Before the key is made: a passphrase too short fails at once.
       if (passphrase !== undefined) assertNewPassphrase(passphrase);
-      const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: opts.keySize });
+      const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: Number(opts.keySize) as RsaKeySize });
       // Read back before writing: a certificate that cannot be read leaves no files behind.
       const info = inspectCertificate(ca.certPem);
       const paths = await writeCaDir(opts.out, ca, { force: opts.force, passphrase });
@@ -60,22 +57,22 @@ export function registerCertCommands(program: Command): void {
   cert
     .command('issue')
     .description('issue a server certificate: <out>/server-key.pem (0600), server-cert.pem, server-chain.pem (leaf + CA)')
-    .requiredOption('--ca <dir>', 'the CA folder (from cert ca)')
+    .addOption(signingCaOption().makeOptionMandatory())
     .option('--dns <name>', 'a DNS name; the first is the CN (repeatable)', collect, [])
     .option('--ip <addr>', 'an IP address for the SAN (repeatable)', collect, [])
     .requiredOption('--out <dir>', 'the folder to write to')
-    .option('--days <n>', 'validity in days', parseDays, SERVER_PROFILE.validity.days)
-    .option('--key-size <bits>', `RSA key size (${RSA_KEY_SIZES.join(', ')})`, parseKeySize, SERVER_PROFILE.key.bits)
+    .addOption(daysOption(SERVER_PROFILE.validity.days))
+    .addOption(keySizeOption(SERVER_PROFILE.key.bits))
     .option('--allow-ip-only', 'allow a certificate without a DNS name (the installer rejects it)')
-    .option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>")
+    .addOption(new Option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>").conflicts('caPassphraseEnv'))
     .option('--ca-passphrase-env <name>', "the CA key's passphrase, in environment variable <name>")
-    .option('--force', 'replace existing files in <out>')
-    .option('--json', 'print the result as JSON')
-    .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: RsaKeySize; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
+    .addOption(forceOption('replace existing files in <out>'))
+    .addOption(jsonOption())
+    .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: string; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
       const { loadCaDir, issueServerCert, writeServerDir, inspectCertificate } = await loadPki();
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
-      await warnIfKeyExposed(opts.ca);
-      const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: opts.keySize, allowIpOnly: opts.allowIpOnly });
+      await warnIfExposed(join(opts.ca, CA_KEY_FILE));
+      const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: Number(opts.keySize), allowIpOnly: opts.allowIpOnly });
       const paths = await writeServerDir(opts.out, material, { force: opts.force });
       const info = inspectCertificate(material.certPem);
       warnIfCapped(info, opts.days);
@@ -95,20 +92,20 @@ export function registerCertCommands(program: Command): void {
   cert
     .command('sign-csr')
     .description(`sign a PKCS#10 request with the server profile (default ${SERVER_PROFILE.validity.csrDays} days)`)
-    .requiredOption('--ca <dir>', 'the CA folder (from cert ca)')
+    .addOption(signingCaOption().makeOptionMandatory())
     .requiredOption('--csr <file>', 'the request, PEM')
     .requiredOption('--out <file>', 'where to write the certificate, PEM')
-    .option('--days <n>', 'validity in days', parseDays, SERVER_PROFILE.validity.csrDays)
+    .addOption(daysOption(SERVER_PROFILE.validity.csrDays))
     .option('--allow-no-san', 'sign a request without SANs (its CN becomes the SAN)')
     .option('--allow-ip-only', 'sign a request whose CN is an IP or whose only names are IPs (the installer rejects it)')
-    .option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>")
+    .addOption(new Option('--ca-passphrase-file <file>', "the CA key's passphrase, first line of <file>").conflicts('caPassphraseEnv'))
     .option('--ca-passphrase-env <name>', "the CA key's passphrase, in environment variable <name>")
-    .option('--force', 'replace an existing <file>')
-    .option('--json', 'print the result as JSON')
+    .addOption(forceOption('replace an existing <file>'))
+    .addOption(jsonOption())
     .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
       const { loadCaDir, signCsr, inspectCertificate } = await loadPki();
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
-      await warnIfKeyExposed(opts.ca);
+      await warnIfExposed(join(opts.ca, CA_KEY_FILE));
       let csrText: string;
       try {
         csrText = await readFile(opts.csr, 'utf8');
@@ -134,10 +131,10 @@ export function registerCertCommands(program: Command): void {
     .description('show a certificate (the first of a chain file) or a CSR; with --host or --ca, lint the certificate as the installer would (exit 1 on errors)')
     .option('--host <name>', 'the host name (or IP) the installer connects to')
     .option('--ip <addr>', 'an IP the SAN must also hold, as the 9.1 depot service requires (repeatable)', collect, [])
-    .option('--ca <file>', 'a CA certificate file (or a CA folder) the installer trusts (repeatable)', collect, [])
-    .option('--json', 'print the result as JSON')
+    .addOption(trustOption('--ca', 'a CA the installer trusts'))
+    .addOption(jsonOption())
     .action(async (file: string, opts: { host?: string; ip: string[]; ca: string[]; json?: boolean }) => {
-      const { readPemFile, inspectCsr, inspectCertificate, lintServerCertificate } = await loadPki();
+      const { readPemFile, readCaPems, inspectCsr, inspectCertificate, lintServerCertificate } = await loadPki();
       // A leaf and its issuers, or a request: a file of thousands of certificates is refused at once.
       const blocks = await readPemFile(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'], { maxBlocks: PEM_LIMITS.maxChainCertificates, what: 'certificate chain' });
       const isCert = (b: string) => b.startsWith('-----BEGIN CERTIFICATE-----');
@@ -155,9 +152,9 @@ export function registerCertCommands(program: Command): void {
       }
       const certs = blocks.filter(isCert);
       const infos = certs.map((b, i) => inspectCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
-      // A CA folder stands for its certificate, and names the folder in the fix commands.
-      const caDirs = (await Promise.all(opts.ca.map(async (f) => ((await isDirectory(f)) ? f : undefined)))).filter((d): d is string => d !== undefined);
-      const caPems = opts.ca.length > 0 ? (await Promise.all(opts.ca.map((f) => readPemFile(caDirs.includes(f) ? join(f, CA_CERT_FILE) : f, 'CERTIFICATE')))).flat() : undefined;
+      const caPems = opts.ca.length > 0 ? await readCaPems(opts.ca) : undefined;
+      // A CA folder (from cert ca) names itself in the fix commands.
+      const caDirs = (await Promise.all(opts.ca.map(async (f) => ((await exists(join(f, CA_CERT_FILE))) ? f : undefined)))).filter((d): d is string => d !== undefined);
       const lint = opts.host !== undefined || caPems !== undefined || opts.ip.length > 0;
       if (opts.host !== undefined && opts.host.trim() === '') throw usageError('--host must not be empty.');
       const findings = lint ? lintServerCertificate(certs.join(''), { host: opts.host, ips: opts.ip, caPems, ...(caDirs.length === 1 ? { caDir: caDirs[0] } : {}) }) : [];
@@ -167,7 +164,7 @@ export function registerCertCommands(program: Command): void {
         infos.forEach((info, i) => printLines([...(i > 0 ? ['', `Chain certificate ${i}:`] : []), ...formatCertInfo(info)]));
         if (lint) {
           const counts = countBySeverity(findings);
-          printLines(['', findings.length === 0 ? `Lint: no problems${opts.host ? ` for ${opts.host}` : ''}.` : `Lint: ${counts.error} error(s), ${counts.warning} warning(s), ${counts.info} note(s).`]);
+          printLines(['', findings.length === 0 ? `Lint: no problems${opts.host ? ` for ${opts.host}` : ''}.` : `Lint: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${plural(counts.info, 'note')}.`]);
           printLines(findings.flatMap(formatFinding));
         }
       }
@@ -186,13 +183,6 @@ function formatSan(san: { dns: string[]; ips: string[] }): string {
 async function passphraseFrom(file: string | undefined, env: string | undefined): Promise<string | undefined> {
   if (file === undefined && env === undefined) return undefined;
   return readSecret({ file, env }, 'CA key passphrase');
-}
-
-/** Anyone who can read the CA key can make certificates the installer trusts. */
-async function warnIfKeyExposed(caDir: string): Promise<void> {
-  const keyPath = join(caDir, CA_KEY_FILE);
-  const mode = (await stat(keyPath)).mode & 0o777;
-  if (mode & 0o077) warn(`${keyPath} is readable by others (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${keyPath}.`);
 }
 
 /** Said after --allow-ip-only made a certificate anyway: the installer rejects a CN that is an IP, and a certificate with only IPs. */

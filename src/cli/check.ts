@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { CHECK_ANONYMOUS_PATHS } from '../constants.js';
 import type { CheckResult } from '../probe/check.js';
+import { CHECK_DEFAULTS } from '../probe/defaults.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
-import { readSecret } from '../util/secrets.js';
-import { collect, parseIntOption, printJson, printLines } from './output.js';
+import { plural } from '../util/text.js';
+import { assertUserForPassword, concurrencyOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, timeoutOption, trustOption } from './options.js';
+import { collect, printJson, printLines } from './output.js';
 
 interface CheckCliOptions {
   ca: string[];
@@ -25,28 +27,29 @@ export function registerCheckCommand(program: Command): void {
   program
     .command('check <depot-url>')
     .description('check a depot exactly as the installer does (TLS trust, host name, auth, HEAD then GET, catalog, every binary)')
-    .option('--ca <file>', "a CA certificate the installer trusts (repeatable); trust comes only from these, as in the installer's store", collect, [])
-    .option('--user <name>', 'the depot user (the installer\'s offlineAccount)')
-    .option('--password-file <file>', 'file whose first line is the depot password')
-    .option('--password-env <name>', 'environment variable that holds the depot password')
-    .option('--as-host <name>', 'the host name the installer will use, when it differs from the URL\'s')
+    .addOption(trustOption('--ca', "a CA the installer trusts; trust comes only from these, as in the installer's store"))
+    .option('--user <name>', "the depot user (the installer's offlineAccount)")
+    .addOption(passwordFileOption("the depot user's"))
+    .addOption(passwordEnvOption("the depot user's"))
+    .option('--as-host <name>', "the host name the installer will use, when it differs from the URL's")
     .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs); without it the check withholds it there, as it does from a server that fails the TLS checks')
     .option('--open-path <path>', `with --user: a path that must answer without credentials, asked for without them besides ${CHECK_ANONYMOUS_PATHS.hcl} and ${CHECK_ANONYMOUS_PATHS.patchStore} (repeatable; a trailing / for a folder)`, collect, [])
     .option('--deep', 'download every binary and compare its SHA-256 with the catalog')
-    .option('--concurrency <n>', 'requests in flight at once', parseIntOption('--concurrency'), 16)
-    .option('--timeout <ms>', 'connect and handshake timeout', parseIntOption('--timeout'), 10_000)
-    .option('--json', 'print the findings as JSON')
+    .addOption(concurrencyOption(CHECK_DEFAULTS.concurrency, 'requests in flight at once'))
+    .addOption(timeoutOption(CHECK_DEFAULTS.timeoutMs, 'connect and handshake timeout'))
+    .addOption(jsonOption('print the findings as JSON'))
     .action(async (url: string, opts: CheckCliOptions) => {
-      if (opts.user === undefined && (opts.passwordFile || opts.passwordEnv)) throw usageError('A password was given without --user.');
+      assertUserForPassword(opts.user, opts);
       if (opts.openPath.length > 0 && opts.user === undefined) throw usageError('--open-path needs --user: without credentials every request of the check is already anonymous.');
       const { normaliseOpenPrefix } = await import('../server/paths.js');
       const openPaths = opts.openPath.map((p) => normaliseOpenPrefix(p, '--open-path') + (p.endsWith('/') ? '/' : ''));
-      const password = opts.user !== undefined ? await readSecret({ file: opts.passwordFile, env: opts.passwordEnv }, 'depot password') : undefined;
+      const password =
+        opts.user !== undefined ? await readPassword({ file: opts.passwordFile, env: opts.passwordEnv }, `password of depot user ${opts.user}`, `Password of depot user ${opts.user}`) : undefined;
       // Imported here so that the CLI starts fast for every other command.
-      const [{ checkDepot }, { readPemFile }] = await Promise.all([import('../probe/check.js'), import('../pki/pem.js')]);
-      const caPems = (await Promise.all(opts.ca.map((file) => readPemFile(file, 'CERTIFICATE')))).flat();
+      const [{ checkDepot }, { readCaPems }] = await Promise.all([import('../probe/check.js'), import('../pki/trust-source.js')]);
+      const caPems = await readCaPems(opts.ca);
       const result = await withByteProgress('downloading', !opts.json, (hooks) =>
-        checkDepot(url, { caPems, user: opts.user, password, asHost: opts.asHost, allowHttpCredentials: opts.allowHttpCredentials, openPaths, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout, ...hooks }),
+        checkDepot(url, { caPems, user: opts.user, password, asHost: opts.asHost, allowHttpCredentials: opts.allowHttpCredentials, openPaths, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout * 1000, ...hooks }),
       );
       if (opts.json) printJson(result);
       else printLines(formatCheckResult(result));
@@ -61,10 +64,14 @@ export function formatCheckResult(result: CheckResult): string[] {
     lines.push(`  SAN DNS: ${result.tls.dnsNames.join(', ') || '(none)'}; IP: ${result.tls.ipAddresses.join(', ') || '(none)'}; SHA-256 ${result.tls.sha256}`);
   }
   if (result.stats.binaries) {
-    lines.push(`  ${result.stats.checked}/${result.stats.binaries} binaries checked (${formatBytes(result.stats.bytes)} with the right size)${result.stats.hashed ? `, ${result.stats.hashed} downloaded and hashed` : ''}`);
+    lines.push(`  ${result.stats.checked}/${plural(result.stats.binaries, 'binary', 'binaries')} checked (${formatBytes(result.stats.bytes)} with the right size)${result.stats.hashed ? `, ${result.stats.hashed} downloaded and hashed` : ''}`);
   }
   lines.push(...result.findings.flatMap(formatFinding));
   const counts = countBySeverity(result.findings);
-  lines.push(result.accepted ? `ACCEPT: the installer would accept this depot (${counts.warning} warnings).` : `REJECT: the installer would not accept this depot (${counts.error} errors, ${counts.warning} warnings).`);
+  lines.push(
+    result.accepted
+      ? `ACCEPT: the installer would accept this depot (${plural(counts.warning, 'warning')}).`
+      : `REJECT: the installer would not accept this depot (${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}).`,
+  );
   return lines;
 }

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { RELEASES, type Release } from '../constants.js';
 // Libraries are imported when a command runs, so that `depotkit --help` and
 // every other command start fast.
@@ -6,12 +6,14 @@ import type { BuildReport } from '../depot/build.js';
 import { DEFAULT_DEMO_BINARY_SIZE } from '../depot/demo.js';
 import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
 import type { VerifyResult } from '../depot/verify.js';
-import { EXIT, usageError } from '../util/errors.js';
+import { EXIT } from '../util/errors.js';
 import { readFileBounded } from '../util/fs.js';
 import { PEM_LIMITS } from '../util/limits.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
-import { InvalidOption, collect, parseByteSize, printJson, printLines } from './output.js';
+import { plural } from '../util/text.js';
+import { forceOption, jsonOption } from './options.js';
+import { collect, parseByteSize, printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
 
 export function registerDepotCommands(program: Command): void {
@@ -20,20 +22,19 @@ export function registerDepotCommands(program: Command): void {
   depot
     .command('demo <dir>')
     .description('make a complete self-signed demo/lab depot with synthetic binaries')
-    .option('--release <release>', `release whose components to lay out (${RELEASES.join(' or ')})`, '9.0')
+    .addOption(new Option('--release <release>', 'release whose components to lay out').choices(RELEASES).default(RELEASES[0]))
     .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
     .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
-    .option('--force', 'write into a folder that is not empty')
-    .option('--json', 'print the result as JSON')
-    .action(async (dir: string, opts: { release: string; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
-      if (!RELEASES.includes(opts.release as Release)) throw usageError(`--release must be one of ${RELEASES.join(', ')}, not "${opts.release}".`);
+    .addOption(forceOption('write into a folder that is not empty'))
+    .addOption(jsonOption())
+    .action(async (dir: string, opts: { release: Release; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
       const { makeDemoDepot } = await import('../depot/demo.js');
       const result = await withByteProgress('writing', !opts.json, (hooks) =>
-        makeDemoDepot(dir, { release: opts.release as Release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, ...hooks }),
+        makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, ...hooks }),
       );
       if (opts.json) return printJson(result);
       printLines([
-        `Made a ${result.release} demo depot in ${result.dir}: ${result.components.length} components, ${result.binaries} binaries, ${formatBytes(result.totalBytes)}.`,
+        `Made a ${result.release} demo depot in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
         `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
       ]);
     });
@@ -44,10 +45,10 @@ export function registerDepotCommands(program: Command): void {
     .requiredOption('--metadata <zip-or-dir>', "the vendor's metadata zip, or the folder it was extracted to")
     .requiredOption('--binaries <dir>', 'a folder searched recursively for binaries (repeatable)', collect, [])
     .requiredOption('--out <dir>', 'the depot root (the folder that will contain PROD/)')
-    .option('--mode <mode>', `how binaries are placed: ${PLACE_MODES.join(', ')}`, parseMode, 'copy')
+    .addOption(new Option('--mode <mode>', 'how binaries are placed').choices(PLACE_MODES).default('copy'))
     .option('--checksum', 'also hash binaries placed as links (copies are always hashed)')
-    .option('--force', 'replace metadata or binaries that differ from what is given')
-    .option('--json', 'print the report as JSON')
+    .addOption(forceOption('replace metadata or binaries that differ from what is given'))
+    .addOption(jsonOption('print the report as JSON'))
     .action(async (opts: { metadata: string; binaries: string[]; out: string; mode: PlaceMode; checksum?: boolean; force?: boolean; json?: boolean }) => {
       const { buildDepot } = await import('../depot/build.js');
       const report = await withByteProgress('placing', !opts.json, (hooks) =>
@@ -63,7 +64,7 @@ export function registerDepotCommands(program: Command): void {
     .description('check a depot tree: layout, metadata, HCL age, every binary (and with --deep its SHA-256)')
     .option('--deep', 'hash every binary and compare with the catalog')
     .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog')
-    .option('--json', 'print the findings as JSON')
+    .addOption(jsonOption('print the findings as JSON'))
     .action(async (dir: string, opts: { deep?: boolean; signingCert?: string; json?: boolean }) => {
       let signingCertPem: string | undefined;
       if (opts.signingCert) {
@@ -79,17 +80,12 @@ export function registerDepotCommands(program: Command): void {
   registerTransferCommands(depot);
 }
 
-function parseMode(value: string): PlaceMode {
-  if (!PLACE_MODES.includes(value as PlaceMode)) throw new InvalidOption(`--mode must be one of ${PLACE_MODES.join(', ')}.`);
-  return value as PlaceMode;
-}
-
 export function formatVerifyResult(result: VerifyResult): string[] {
   const counts = countBySeverity(result.findings);
   const lines = result.findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
   lines.push(
-    `${result.ok ? 'OK' : 'FAILED'}: ${result.dir}: ${result.stats.present}/${result.stats.binaries} binaries present with the right size (${formatBytes(result.stats.bytes)})` +
-      `${result.stats.hashed ? `, ${result.stats.hashed} hashed` : ''}; ${counts.error} errors, ${counts.warning} warnings.`,
+    `${result.ok ? 'OK' : 'FAILED'}: ${result.dir}: ${result.stats.present}/${plural(result.stats.binaries, 'binary', 'binaries')} present with the right size (${formatBytes(result.stats.bytes)})` +
+      `${result.stats.hashed ? `, ${result.stats.hashed} hashed` : ''}; ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}.`,
   );
   return lines;
 }
@@ -102,15 +98,15 @@ export function formatBuildReport(report: BuildReport): string[] {
     for (const e of entries.slice(0, 20)) lines.push(`  ${e.path}${detail ? ` ${detail(e)}` : ''}`);
     if (entries.length > 20) lines.push(`  ... and ${entries.length - 20} more (use --json for all)`);
   };
-  lines.push(`Metadata: ${report.metadata.written.length} files written, ${report.metadata.unchanged.length} unchanged.`);
-  if (report.metadata.ignored.length) lines.push(`  ${report.metadata.ignored.length} files of the metadata source are binaries the catalog names or temporary files: not laid out from there (e.g. ${report.metadata.ignored[0]}).`);
+  lines.push(`Metadata: ${plural(report.metadata.written.length, 'file')} written, ${report.metadata.unchanged.length} unchanged.`);
+  if (report.metadata.ignored.length) lines.push(`  ${plural(report.metadata.ignored.length, 'file')} of the metadata source ${report.metadata.ignored.length === 1 ? 'is a binary' : 'are binaries'} the catalog names or temporary files: not laid out from there (e.g. ${report.metadata.ignored[0]}).`);
   list('Placed', report.placed);
   list('Already in place', report.alreadyInPlace);
   list('Missing (not found under --binaries)', report.missing);
   list('Wrong size (not placed)', report.wrongSize, (e) => `is ${e.actualSize} bytes in ${e.source}, the catalog says ${e.size}`);
   list('Wrong checksum (not placed)', report.wrongChecksum, (e) => `from ${e.source}`);
   list('Different file already in place (use --force to replace)', report.conflicts);
-  if (report.notInCatalog.length) lines.push(`Found but not in the catalog: ${report.notInCatalog.length} files (ignored)`);
+  if (report.notInCatalog.length) lines.push(`Found but not in the catalog: ${plural(report.notInCatalog.length, 'file')} (ignored)`);
   if (!report.contentChecked && report.placed.length) lines.push(`Links were size-checked only; run: depotkit depot verify ${report.out} --deep`);
   // The binaries listed above are not repeated as verify's findings about the same paths.
   const listed = new Set([...report.missing, ...report.wrongSize, ...report.wrongChecksum, ...report.conflicts].map((e) => e.path));
@@ -118,7 +114,7 @@ export function formatBuildReport(report: BuildReport): string[] {
   // Errors and warnings only: verify's notes (e.g. how to check a signature) are in --json.
   lines.push(...findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   const counts = countBySeverity(report.verify.findings);
-  const checks = `depot verify's checks: ${counts.error} errors, ${counts.warning} warnings`;
+  const checks = `depot verify's checks: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}`;
   if (listed.size) lines.push(`INCOMPLETE: ${report.out} is missing binaries or has wrong ones (see above); ${checks}.`);
   else if (!report.verify.ok) lines.push(`FAILED: ${report.out} has every binary but fails ${checks} (see above).`);
   else lines.push(`OK: ${report.out} is complete; ${checks}.`);

@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { DEPOT_PATHS, EXPORT_DEFAULT_PORT, EXPORT_TARGETS, SERVE_DEFAULT_GRACE_SECONDS, UMDS_PATCH_STORE_DIR, type ExportTarget } from '../constants.js';
+import { DEPOT_PATHS, EXPORT_DEFAULT_PORT, EXPORT_TARGETS, UMDS_PATCH_STORE_DIR, type ExportTarget } from '../constants.js';
 // The library loads when the command runs (the CLI starts fast).
 import type { ExportOptions } from '../export/index.js';
+import { SERVE_DEFAULT_GRACE_SECONDS } from '../server/tuning.js';
 import { usageError } from '../util/errors.js';
 import { readSecret } from '../util/secrets.js';
 import { InvalidOption, collect, parseIntOption, printJson, printLines, warn } from './output.js';

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_DEFAULT_USER, INSTALLER_IMAGE_TYPES, INSTALLER_PRODUCT_SKUS } from '../constants.js';
 import type {
   InstallerClient,
@@ -10,10 +10,25 @@ import type {
   InstallerStatus,
   TrustOutcome,
 } from '../installer/index.js';
+import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { byteBars, formatBytes } from '../util/progress.js';
-import { promptSecret, readSecret } from '../util/secrets.js';
-import { parseIntOption, printJson, printLines, warn } from './output.js';
+import { promptSecret } from '../util/secrets.js';
+import { plural } from '../util/text.js';
+import {
+  assertUserForPassword,
+  choiceOption,
+  concurrencyOption,
+  jsonOption,
+  passwordEnvOption,
+  passwordFileOption,
+  readPassword,
+  secondsOption,
+  timeoutOption,
+  trustOption,
+  wholeNumber,
+} from './options.js';
+import { collect, printJson, printLines, warn } from './output.js';
 
 /** The client library loads when an installer command runs, so every other command starts fast. */
 let loaded: Promise<typeof import('../installer/index.js')> | undefined;
@@ -33,7 +48,7 @@ interface ConnectionFlags {
 }
 
 interface TrustFlags extends ConnectionFlags {
-  ca: string;
+  ca: string[];
 }
 
 interface DepotFlags extends ConnectionFlags {
@@ -43,7 +58,7 @@ interface DepotFlags extends ConnectionFlags {
   depotUser?: string;
   depotPasswordFile?: string;
   depotPasswordEnv?: string;
-  trustCa?: string;
+  trustCa: string[];
   force?: boolean;
   waitTimeout: number;
   sync: boolean;
@@ -63,20 +78,20 @@ function connectionOptions(cmd: Command): Command {
     .option('--installer <url>', 'one installer, https://host[:port]')
     .option('--inventory <file>', 'a fleet: YAML or JSON list of installers and where their passwords are')
     .option('--user <name>', 'installer user (with --installer)', INSTALLER_DEFAULT_USER)
-    .option('--password-file <file>', "a file whose first line is the user's password (asked on a terminal otherwise)")
-    .option('--password-env <var>', "an environment variable holding the user's password")
-    .option('--installer-ca <file>', "the installer's certificate or its CA, to verify its HTTPS")
+    .addOption(passwordFileOption("the user's"))
+    .addOption(passwordEnvOption("the user's"))
+    .addOption(new Option('--installer-ca <file-or-dir>', "the installer's certificate or its CA, to verify its HTTPS: a certificate file or a CA folder").conflicts('insecure'))
     .option('--insecure', "do not verify the installer's certificate (a warning says so)")
-    .option('--timeout <seconds>', 'timeout of each API request', parseIntOption('--timeout'), 30)
-    .option('--concurrency <n>', 'installers worked on at once, with --inventory', parseIntOption('--concurrency'), 8)
-    .option('--json', 'print the result rows as JSON');
+    .addOption(timeoutOption(INSTALLER_DEFAULTS.timeoutMs, 'timeout of each API request'))
+    .addOption(concurrencyOption(INSTALLER_DEFAULTS.concurrency, 'installers worked on at once, with --inventory'))
+    .addOption(jsonOption('print the result rows as JSON'));
 }
 
 export function registerInstallerCommands(program: Command): void {
   const installer = program.command('installer').description("the installer: trust the depot's CA, point it at the depot, show its state; one installer or a fleet");
 
   connectionOptions(installer.command('trust').description('import CA certificates as TRUSTED_FOR_OUTBOUND (compares certificates: a re-run imports nothing)'))
-    .requiredOption('--ca <file>', 'PEM file with the CA certificate(s) to trust, or a CA folder')
+    .addOption(trustOption('--ca', 'the CA certificate(s) to trust', { required: true }))
     .action(async (flags: TrustFlags) => {
       const lib = await installerLib();
       const pems = await readCaCertificates(flags.ca);
@@ -87,15 +102,15 @@ export function registerInstallerCommands(program: Command): void {
   connectionOptions(installer.command('depot').description("update the installer's offline depot settings, wait for its validation and report the status"))
     .option('--depot-url <url>', 'the depot, https://host[:port][/prefix] (http:// and prefixes need 9.1)')
     .option('--depot-host <host>', "the depot's host name (as its certificate names it)")
-    .option('--depot-port <port>', "the depot's port", parseIntOption('--depot-port'), 443)
+    .option('--depot-port <port>', "the depot's port", wholeNumber('--depot-port', { min: 1, max: 65535 }), INSTALLER_DEFAULTS.depotPort)
     .option('--depot-user <name>', 'depot Basic auth user (none: the depot is open)')
-    .option('--depot-password-file <file>', "a file whose first line is the depot user's password")
-    .option('--depot-password-env <var>', "an environment variable holding the depot user's password")
-    .option('--trust-ca <file>', 'import this CA certificate (file or CA folder) first, as installer trust does')
+    .addOption(passwordFileOption("the depot user's", 'depot-'))
+    .addOption(passwordEnvOption("the depot user's", 'depot-'))
+    .addOption(trustOption('--trust-ca', 'import this CA first, as installer trust does'))
     .option('--force', 'push even when the installer already has these settings and reaches the depot')
-    .option('--wait-timeout <seconds>', 'how long to wait for the depot status', parseIntOption('--wait-timeout'), 60)
+    .addOption(secondsOption('--wait-timeout', 'how long to wait for the depot status', INSTALLER_DEFAULTS.depotWaitMs / 1000))
     .option('--no-sync', "do not have the installer sync the depot's metadata once it accepts the depot")
-    .option('--sync-timeout <seconds>', 'how long to wait for the sync', parseIntOption('--sync-timeout'), 600)
+    .addOption(secondsOption('--sync-timeout', 'how long to wait for the sync', INSTALLER_DEFAULTS.syncTimeoutMs / 1000))
     .action(async (flags: DepotFlags) => {
       const lib = await installerLib();
       if (!!flags.depotUrl === !!flags.depotHost) throw usageError('Give the depot with --depot-url, or with --depot-host (and --depot-port), not both.');
@@ -103,12 +118,16 @@ export function registerInstallerCommands(program: Command): void {
       if (flags.depotUser) spec.username = flags.depotUser;
       // Before any password is asked for or anything is sent.
       lib.checkDepotSpec(spec);
+      assertUserForPassword(flags.depotUser, { passwordFile: flags.depotPasswordFile, passwordEnv: flags.depotPasswordEnv }, '--depot-user', '--depot-password');
       if (flags.depotUser) {
-        spec.password = await secretFrom(flags.depotPasswordFile, flags.depotPasswordEnv, `Password of depot user ${flags.depotUser}`);
-      } else if (flags.depotPasswordFile || flags.depotPasswordEnv) {
-        throw usageError('A depot password without --depot-user: give the user too.');
+        spec.password = await readPassword(
+          { file: flags.depotPasswordFile, env: flags.depotPasswordEnv },
+          `password of depot user ${flags.depotUser}`,
+          `Password of depot user ${flags.depotUser}`,
+          '--depot-password',
+        );
       }
-      const caPems = flags.trustCa ? await readCaCertificates(flags.trustCa) : undefined;
+      const caPems = flags.trustCa.length > 0 ? await readCaCertificates(flags.trustCa) : undefined;
       for (const sentence of lib.leafTrustWarnings(caPems ?? [])) warn(sentence);
       await runCommand(
         flags,
@@ -125,14 +144,13 @@ export function registerInstallerCommands(program: Command): void {
 
   connectionOptions(installer.command('download').description("have the installer download every bundle of a release from its depot, and wait until each is validated"))
     .requiredOption('--release <version>', 'the release, as the installer lists it (e.g. 9.0.1.0)')
-    .option('--image-type <type>', 'INSTALL or UPGRADE', 'INSTALL')
-    .option('--component <name>', 'only the bundles of this component (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
+    .addOption(choiceOption('--image-type <type>', 'the kind of bundles', INSTALLER_IMAGE_TYPES, INSTALLER_IMAGE_TYPES[0]))
+    .option('--component <name>', 'only the bundles of this component (repeatable)', collect, [])
     .option('--sku <sku>', 'the product whose release it is', INSTALLER_PRODUCT_SKUS[0])
-    .option('--wait-timeout <seconds>', 'how long to wait for every download', parseIntOption('--wait-timeout'), 6 * 3600)
+    .addOption(secondsOption('--wait-timeout', 'how long to wait for every download', INSTALLER_DEFAULTS.downloadTimeoutMs / 1000))
     .action(async (flags: DownloadFlags) => {
       const lib = await installerLib();
-      const imageType = flags.imageType.toUpperCase();
-      if (!(INSTALLER_IMAGE_TYPES as readonly string[]).includes(imageType)) throw usageError(`--image-type must be one of ${INSTALLER_IMAGE_TYPES.join(', ')}.`);
+      const imageType = flags.imageType;
       // Byte bars for one installer on a terminal; a fleet or JSON gets the rows at the end.
       const bars = byteBars(!flags.json && !!flags.installer && process.stderr.isTTY === true);
       try {
@@ -173,7 +191,8 @@ type RowFormatter<T> = (result: T) => string[];
 async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerClient) => Promise<{ ok: boolean; result: T }>, format: RowFormatter<T>): Promise<void> {
   const lib = await installerLib();
   const targets = await lib.resolveTargets(flags);
-  if (flags.concurrency < 1) throw usageError('--concurrency must be at least 1.');
+  // A password file or variable given here is read now: missing, it is bad input (exit 2), not a failed installer.
+  if (flags.passwordFile !== undefined || flags.passwordEnv !== undefined) await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, 'password', 'Password');
   if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
   // Installers that name no password source: one prompt per user on a terminal, before any work starts.
   const passwords = new Map<string, string>();
@@ -206,17 +225,10 @@ async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerCli
   process.exitCode = failed > 0 ? EXIT.problems : EXIT.ok;
 }
 
-async function secretFrom(file: string | undefined, env: string | undefined, prompt: string): Promise<string> {
-  if (file && env) throw usageError('Give the password in a file or in an environment variable, not both.');
-  if (file) return readSecret({ file }, 'password');
-  if (env) return readSecret({ env }, 'password');
-  return promptSecret(prompt);
-}
-
-/** CA certificates from a PEM file, or from a CA folder made by `depotkit cert ca` (its certificate only). */
-async function readCaCertificates(path: string): Promise<string[]> {
-  const { readCaPems } = await import('../pki/index.js');
-  return readCaPems([path]);
+/** CA certificates from PEM files or CA folders made by `depotkit cert ca` (their certificates only). */
+async function readCaCertificates(paths: string[]): Promise<string[]> {
+  const { readCaPems } = await import('../pki/trust-source.js');
+  return readCaPems(paths);
 }
 
 // ------------------------------------------------------------------ output
@@ -261,7 +273,7 @@ function syncLines(sync: SyncResult & { action?: string }): string[] {
 function downloadLines(report: DownloadReport): string[] {
   const done = report.bundles.filter((b) => b.status === BUNDLE_DOWNLOAD_STATUS.success).length;
   const bytes = report.bundles.reduce((sum, b) => sum + b.size, 0);
-  const lines = [`release ${report.release} (${report.imageType}): ${done} of ${report.bundles.length} bundles downloaded, ${formatBytes(bytes)}`];
+  const lines = [`release ${report.release} (${report.imageType}): ${done} of ${plural(report.bundles.length, 'bundle')} downloaded, ${formatBytes(bytes)}`];
   for (const b of report.bundles) {
     const how = b.action === 'already-downloaded' ? ' (already downloaded)' : '';
     lines.push(`${b.status.padEnd(8)} ${b.component} ${b.name}${how}${b.status === BUNDLE_DOWNLOAD_STATUS.success ? '' : b.message ? `: ${b.message}` : ''}`);

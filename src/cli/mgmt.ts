@@ -2,19 +2,22 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_DEFAULT_USER } from '../constants.js';
-import { API_CHOICES, type ApiChoice } from '../mgmt/choices.js';
+import { API_CHOICES, REPLACE_DEFAULTS, type ApiChoice } from '../mgmt/choices.js';
 import type { ReplaceCertReport } from '../mgmt/index.js';
+import { isSwappedPair, swappedPairMessage } from '../pki/pair.js';
 import { readPemFile } from '../pki/pem.js';
+import { MGMT_SIM_RESTART_MS } from '../simulators/mgmt/literals.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { formatFinding } from '../util/findings.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { promptSecret, readSecret } from '../util/secrets.js';
-import { collect, note, parseIntOption, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
+import { assertTogether, hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readPassword, secondsOption, trustOption, wholeNumber } from './options.js';
+import { collect, note, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
 
 interface ReplaceCertFlags {
   server: string;
   user: string;
   passwordFile?: string;
+  passwordEnv?: string;
   ca: string;
   cn?: string;
   san?: string[];
@@ -24,10 +27,10 @@ interface ReplaceCertFlags {
   state?: string;
   locality?: string;
   email?: string;
-  keySize?: number;
+  keySize?: string;
   days: number;
   api: ApiChoice;
-  serverCa?: string;
+  serverCa: string[];
   insecure?: boolean;
   dryRun?: boolean;
   cert?: string;
@@ -44,8 +47,9 @@ export function registerMgmtCommands(program: Command): void {
     .description("have the server make a CSR, sign it with the toolkit's CA, install it, and wait until the restarted server serves it")
     .requiredOption('--server <url>', 'the management server, https://host[:port]')
     .option('--user <name>', 'a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER)
-    .option('--password-file <file>', "a file whose first line is the user's password (asked on a terminal otherwise)")
-    .requiredOption('--ca <dir>', "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file is enough)")
+    .addOption(passwordFileOption("the user's"))
+    .addOption(passwordEnvOption("the user's"))
+    .requiredOption('--ca <dir>', "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file or folder is enough)")
     .option('--cn <name>', 'subject common name (default: the host name of --server)')
     .option('--san <name>', "a subject alternative name (repeatable); the host name of --server and the names of the server's current certificate are always included", collect, [])
     .option('--org <name>', 'organization')
@@ -54,23 +58,22 @@ export function registerMgmtCommands(program: Command): void {
     .option('--state <name>', 'state or province')
     .option('--locality <name>', 'locality')
     .option('--email <address>', 'e-mail address')
-    .option('--key-size <bits>', `key size the server generates: ${MGMT_CSR_KEY_SIZES.join(', ')} (default: the server's)`, parseIntOption('--key-size'))
-    .option('--days <n>', `validity of the certificate signed for the server's CSR (the server's own flow implies ${MGMT_CSR_VALIDITY_DAYS}; other values are warned about)`, parseIntOption('--days'), MGMT_CSR_VALIDITY_DAYS)
+    .addOption(new Option('--key-size <bits>', "key size the server generates (default: the server's)").choices(MGMT_CSR_KEY_SIZES.map(String)))
+    .option('--days <n>', `validity of the certificate signed for the server's CSR (the server's own flow implies ${MGMT_CSR_VALIDITY_DAYS}; other values are warned about)`, wholeNumber('--days', { min: 1 }), MGMT_CSR_VALIDITY_DAYS)
     .addOption(new Option('--api <generation>', 'API generation: auto uses the newer /api when the server has it').choices(API_CHOICES as string[]).default('auto'))
-    .option('--server-ca <file>', "certificate(s) to trust the server's current certificate with")
+    .addOption(trustOption('--server-ca', "a CA to trust the server's current certificate with").conflicts('insecure'))
     .option('--insecure', "do not validate the server's current certificate (the new one is always checked)")
     .option('--dry-run', 'connect, log in and show what would be done; request no CSR and replace nothing')
     .option('--cert <file>', 'install this certificate made elsewhere (leaf first, intermediates may follow) instead of a CSR')
     .option('--key <file>', 'the private key of --cert')
-    .option('--wait-timeout <seconds>', 'how long to wait for the restarted server', parseIntOption('--wait-timeout'), 900)
-    .option('--json', 'print the report as JSON')
+    .addOption(secondsOption('--wait-timeout', 'how long to wait for the restarted server', REPLACE_DEFAULTS.waitTimeoutMs / 1000))
+    .addOption(jsonOption('print the report as JSON'))
     .action(async (flags: ReplaceCertFlags) => {
-      if (flags.serverCa && flags.insecure) throw usageError('Give --server-ca or --insecure, not both.');
-      if (!!flags.cert !== !!flags.key) throw usageError('--cert and --key go together: a certificate made elsewhere is installed with its key.');
+      assertTogether(flags as unknown as Record<string, unknown>, ['--cert', '--key'], 'a certificate made elsewhere is installed with its key');
       const ca = await readCa(flags.ca, !!flags.cert);
-      const custom = flags.cert && flags.key ? { certPem: await readText(flags.cert), keyPem: await readText(flags.key) } : undefined;
-      const serverCaPems = flags.serverCa ? await readPemFile(flags.serverCa, 'CERTIFICATE') : undefined;
-      const password = flags.passwordFile ? await readSecret({ file: flags.passwordFile }, 'password') : await promptSecret(`Password of ${flags.user}`);
+      const custom = flags.cert && flags.key ? await readCustom(flags.cert, flags.key) : undefined;
+      const serverCaPems = flags.serverCa.length > 0 ? await (await import('../pki/trust-source.js')).readCaPems(flags.serverCa) : undefined;
+      const password = await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, `password of ${flags.user}`, `Password of ${flags.user}`);
       // Warnings go to stderr, so they are printed with --json too: stdout stays parseable.
       if (flags.insecure) warn("not validating the server's current certificate (--insecure).");
       if (!flags.cert && flags.days !== MGMT_CSR_VALIDITY_DAYS) warn(csrDaysWarning(flags.days));
@@ -93,7 +96,7 @@ export function registerMgmtCommands(program: Command): void {
             locality: flags.locality,
             email: flags.email,
           },
-          keySize: flags.keySize,
+          keySize: flags.keySize === undefined ? undefined : Number(flags.keySize),
           days: flags.days,
           api: flags.api,
           serverCaPems,
@@ -118,16 +121,17 @@ export function registerSimMgmtCommand(sim: Command): void {
   sim
     .command('mgmt')
     .description('a management server with the certificate API of both generations, on HTTPS, until interrupted')
-    .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .option('--port <n>', 'port (0 picks a free one)', parseIntOption('--port'), 0)
+    .addOption(hostOption('127.0.0.1'))
+    .addOption(portOption(0, 'port (0 picks a free one)'))
     .option('--hostname <name>', "the server's own name: default CN and SAN of its CSRs (default: --host)")
     .option('--user <name>', 'the user that may log in', MGMT_DEFAULT_USER)
-    .requiredOption('--password-file <file>', "a file whose first line is that user's password")
-    .option('--restart-ms <n>', 'how long the server stops listening after a replacement', parseIntOption('--restart-ms'), 2000)
+    .addOption(passwordFileOption("that user's"))
+    .addOption(passwordEnvOption("that user's"))
+    .option('--restart-ms <n>', 'how long the server stops listening after a replacement', wholeNumber('--restart-ms'), MGMT_SIM_RESTART_MS)
     .option('--cert-out <file>', "write the server's initial self-signed certificate here (to pass as --server-ca)")
-    .option('--json', 'print the address as JSON')
-    .action(async (flags: { host: string; port: number; hostname?: string; user: string; passwordFile: string; restartMs: number; certOut?: string; json?: boolean }) => {
-      const password = await readSecret({ file: flags.passwordFile }, 'password');
+    .addOption(jsonOption('print the address as JSON'))
+    .action(async (flags: { host: string; port: number; hostname?: string; user: string; passwordFile?: string; passwordEnv?: string; restartMs: number; certOut?: string; json?: boolean }) => {
+      const password = await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, `password of ${flags.user}`, `Password of ${flags.user}`);
       // Loaded here: the simulator's web stack is not needed by any other command.
       const { startMgmtSimulator } = await import('../simulators/mgmt/index.js');
       const sim = await startMgmtSimulator({
@@ -159,30 +163,28 @@ function csrDaysWarning(days: number): string {
   );
 }
 
-/** A CA folder, or (for --cert) a file with the CA certificate only. */
+/** The signing CA: a CA folder with its key; for --cert, whose CA only names itself, a CA certificate file or folder. */
 async function readCa(path: string, certOnly: boolean): Promise<{ certPem: string; keyPem?: string }> {
+  if (certOnly) return { certPem: (await (await import('../pki/trust-source.js')).readCaPems([path])).join('') };
   let isDir: boolean;
   try {
     isDir = (await stat(path)).isDirectory();
   } catch (err) {
     throw describeFsError(err, path);
   }
-  if (isDir) {
-    const pki = await import('../pki/index.js');
-    const ca = await pki.loadCaDir(path);
-    // An intermediate CA's ca-cert.pem goes on with its issuers up to the root: all of them are sent as root_cert.
-    return { ...ca, certPem: (await readPemFile(join(path, pki.CA_CERT_FILE), 'CERTIFICATE')).join('') };
-  }
-  if (!certOnly) throw usageError(`--ca ${path} is a file; signing the server's CSR needs a CA folder with its key.`, 'Make one with: depotkit cert ca --out <dir>');
-  return { certPem: (await readPemFile(path, 'CERTIFICATE')).join('') };
+  if (!isDir) throw usageError(`--ca ${path} is a file; signing the server's CSR needs a CA folder with its key.`, 'Make one with: depotkit cert ca --out <dir>');
+  const pki = await import('../pki/index.js');
+  const ca = await pki.loadCaDir(path);
+  // An intermediate CA's ca-cert.pem goes on with its issuers up to the root: all of them are sent as root_cert.
+  return { ...ca, certPem: (await readPemFile(join(path, pki.CA_CERT_FILE), 'CERTIFICATE')).join('') };
 }
 
-async function readText(path: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
+/** The certificate made elsewhere and its key, said to be swapped when they are (OpenSSL says "no start line"). */
+async function readCustom(certFile: string, keyFile: string): Promise<{ certPem: string; keyPem: string }> {
+  const read = async (path: string) => readFile(path, 'utf8').catch((err: unknown) => Promise.reject(describeFsError(err, path)));
+  const [certPem, keyPem] = [await read(certFile), await read(keyFile)];
+  if (isSwappedPair(certPem, keyPem)) throw usageError(swappedPairMessage(`--cert ${certFile}`, `--key ${keyFile}`));
+  return { certPem, keyPem };
 }
 
 /** One line on a terminal, rewritten in place while the server restarts. */

@@ -1,12 +1,15 @@
 import { InvalidArgumentError } from 'commander';
 import { DepotkitError, EXIT, isEnvironmentError, describeFsError } from '../util/errors.js';
 import { escapeControlChars } from '../util/text.js';
+import { asInvoked, whenNpmParentDies } from './process.js';
 
 /**
  * Printing for the CLI: JSON for scripts, plain lines for people. Every line
  * for people goes through here, with its control characters escaped: names
  * from a catalog, an archive, a certificate or a server must not drive the
- * terminal (colours, titles, forged lines). JSON escapes them itself.
+ * terminal (colours, titles, forged lines). JSON escapes them itself. A
+ * command named in a line (`depotkit cert issue ...`) is written as the user
+ * runs depotkit (`npx depotkit ...` through npx).
  */
 
 export function printJson(value: unknown): void {
@@ -14,34 +17,57 @@ export function printJson(value: unknown): void {
 }
 
 export function printLines(lines: Iterable<string>): void {
-  for (const line of lines) process.stdout.write(`${escapeControlChars(line)}\n`);
+  for (const line of lines) process.stdout.write(`${asInvoked(escapeControlChars(line))}\n`);
 }
 
 /** Messages that are not the command's result go to stderr, so stdout stays parseable. */
 export function note(message: string): void {
-  process.stderr.write(`${escapeControlChars(message)}\n`);
+  process.stderr.write(`${asInvoked(escapeControlChars(message))}\n`);
 }
 
 export function warn(message: string): void {
   note(`warning: ${message}`);
 }
 
+/** A failure as the CLI reports it: one sentence, the exit code of its kind, and what to do, if anything. */
+export interface ErrorReport {
+  message: string;
+  exitCode: number;
+  hint?: string;
+}
+
 /**
- * Prints a command's failure as one sentence (and its hint) on stderr, and
- * returns the exit code. A full disk or quota met anywhere, even where no
- * sentence was made for it, is the environment's failure (exit 3).
+ * What a failure tells the user. A full disk or quota met anywhere, even where
+ * no sentence was made for it, is the environment's failure (exit 3); anything
+ * unforeseen is exit 1 with its message.
  */
-export function printError(err: unknown): number {
+export function describeError(err: unknown): ErrorReport {
   const known = err instanceof DepotkitError ? err : isEnvironmentError(err) ? describeFsError(err, (err as NodeJS.ErrnoException).path ?? 'a file') : undefined;
-  if (known) {
-    note(`depotkit: ${known.message}`);
-    if (known.hint) note(`  ${known.hint}`);
-    return known.exitCode;
-  }
-  note(`depotkit: ${err instanceof Error ? err.message : String(err)}`);
+  if (known) return { message: known.message, exitCode: known.exitCode, ...(known.hint ? { hint: known.hint } : {}) };
+  return { message: err instanceof Error ? err.message : String(err), exitCode: EXIT.problems };
+}
+
+/**
+ * Prints a failure: one sentence (and its hint, or the command's usage line)
+ * on stderr; with `json`, also `{"error": {message, exitCode, hint}}` on
+ * stdout, so that a script reading stdout always gets JSON. Returns the exit code.
+ */
+export function printReport(report: ErrorReport, options: { json?: boolean; usage?: string } = {}): number {
+  note(`depotkit: ${report.message}`);
+  if (report.hint) note(`  ${report.hint}`);
+  if (options.usage) note(`usage: ${options.usage}`);
+  // A script gets the same help: the hint, or for a command line that does not parse, the usage line.
+  const hint = report.hint ? asInvoked(report.hint) : options.usage ? `usage: ${options.usage}` : undefined;
+  if (options.json) printJson({ error: { message: report.message, exitCode: report.exitCode, ...(hint ? { hint } : {}) } });
+  return report.exitCode;
+}
+
+/** Prints a command's failure (see printReport) and returns its exit code. */
+export function printError(err: unknown, options: { json?: boolean } = {}): number {
+  const code = printReport(describeError(err), options);
   // A stack is for whoever debugs depotkit, on request only.
-  if (process.env.DEPOTKIT_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-  return EXIT.problems;
+  if (process.env.DEPOTKIT_DEBUG && err instanceof Error && !(err instanceof DepotkitError)) process.stderr.write(`${err.stack}\n`);
+  return code;
 }
 
 /** Parses a positive integer option, with the option's name in the error. */
@@ -62,16 +88,19 @@ export function parseByteSize(value: string): number {
 
 /**
  * Resolves with the first SIGINT or SIGTERM, then stops listening for both:
- * how a command that serves until interrupted knows when to close.
+ * how a command that serves until interrupted knows when to close. Also
+ * resolves (as SIGTERM) when the npm process that started it is gone.
  */
 export function waitForShutdownSignal(): Promise<NodeJS.Signals> {
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
   return new Promise((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       for (const s of signals) process.off(s, stop);
+      stopWatching();
       resolve(signal);
     };
     for (const s of signals) process.on(s, stop);
+    const stopWatching = whenNpmParentDies(() => stop('SIGTERM'));
   });
 }
 

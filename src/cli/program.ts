@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { EXIT } from '../util/errors.js';
-import { printError } from './output.js';
+import { conflictSentence } from './options.js';
+import { printError, printReport } from './output.js';
+import { invokedAs } from './process.js';
 // One line per capability: each file registers its own command group.
 import { registerDepotCommands } from './depot.js';
 import { registerCertCommands } from './cert.js';
@@ -13,14 +15,17 @@ import { registerSimCommands } from './sim.js';
 import { registerInstallerCommands } from './installer.js';
 import { registerExportCommand } from './export.js';
 
+/** The command whose parsing failed, for its usage line. */
+const failedIn = new WeakMap<CommanderError, Command>();
+
 export function buildProgram(): Command {
   const program = new Command();
   program
     .name('depotkit')
     .description('Build, certify, serve, check and push air-gapped software depots')
     .version((createRequire(import.meta.url)('../../package.json') as { version: string }).version)
-    .showHelpAfterError()
-    .exitOverride();
+    // main() prints commander's complaint as one sentence with the command's usage line, not the whole help.
+    .configureOutput({ outputError: () => undefined });
   registerDepotCommands(program);
   registerCertCommands(program);
   registerStartCommand(program);
@@ -30,11 +35,60 @@ export function buildProgram(): Command {
   registerSimCommands(program);
   registerInstallerCommands(program);
   registerExportCommand(program);
+  const remember = (cmd: Command): void => {
+    cmd.exitOverride((err) => {
+      failedIn.set(err, cmd);
+      throw err;
+    });
+    cmd.commands.forEach(remember);
+  };
+  remember(program);
   return program;
+}
+
+/** `depotkit cert issue`, as the user runs it (`npx depotkit ...` through npx). */
+function commandName(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return [invokedAs(), ...names].join(' ');
+}
+
+/**
+ * Commander's complaint as one sentence in depotkit's words. `--password` (a
+ * common guess) names the options that take a password instead.
+ */
+export function usageSentence(err: CommanderError, cmd: Command): { message: string; hint?: string } {
+  const text = err.message.replace(/^error: /, '');
+  const [first = text, suggestion] = text.split('\n');
+  const meant = /^\(Did you mean (.+)\?\)$/.exec(suggestion ?? '')?.[1];
+  const didYouMean = meant ? ` (did you mean ${meant}?)` : '';
+  let m: RegExpExecArray | null;
+  if ((m = /^unknown option '([^'=]+)/.exec(first))) {
+    const flag = m[1]!;
+    const takes = (name: string) => cmd.options.some((o) => o.long === name);
+    if (/password$/.test(flag) && takes(`${flag}-file`)) {
+      return {
+        message: `${flag} is not an option: a password on the command line would show in ps and in the shell's history.`,
+        hint: `Use ${flag}-file <file> or ${flag}-env <name>, or give neither to be asked on a terminal.`,
+      };
+    }
+    return { message: `${commandName(cmd)} has no option ${flag}${didYouMean}.` };
+  }
+  if ((m = /^unknown command '([^']+)'/.exec(first))) return { message: `${commandName(cmd)} has no command "${m[1]}"${didYouMean}.` };
+  if ((m = /^option '(--[^ ']+)[^']*' cannot be used with option '(--[^ ']+)/.exec(first))) return { message: conflictSentence(m[1]!, m[2]!) };
+  if ((m = /^option '(--[^ ']+)[^']*' argument '(.*)' is invalid\. Allowed choices are (.*)\.$/.exec(first))) return { message: `${m[1]} must be one of ${m[3]}, not "${m[2]}".` };
+  // Our own parsers' sentences name the option already.
+  if ((m = /^option '[^']*' argument '.*' is invalid\. (--.*)$/.exec(first))) return { message: m[1]! };
+  if ((m = /^option '(--[^ ']+)[^']*' argument missing/.exec(first))) return { message: `${m[1]} needs a value.` };
+  if ((m = /^required option '(--[^ ']+)[^']*' not specified/.exec(first))) return { message: `${m[1]} is required.` };
+  if ((m = /^missing required argument '([^']+)'/.exec(first))) return { message: `The <${m[1]}> argument is missing.` };
+  return { message: `${first.replace(/\.$/, '')}.` };
 }
 
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
+  // Decided from the words given, so that even a command line that does not parse answers in JSON.
+  const json = argv.slice(2).includes('--json');
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
@@ -42,9 +96,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CommanderError) {
       // Help and version are not failures; every other commander error is bad usage.
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
-      return EXIT.usage;
+      const cmd = failedIn.get(err) ?? program;
+      return printReport({ ...usageSentence(err, cmd), exitCode: EXIT.usage }, { json, usage: `${commandName(cmd)} ${cmd.usage()}` });
     }
     // One sentence, control characters escaped, the exit code of its kind.
-    return printError(err);
+    return printError(err, { json });
   }
 }

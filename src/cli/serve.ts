@@ -1,15 +1,31 @@
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
-import type { Command } from 'commander';
-import { DEPOT_PATHS, DEPOT_ROOT_DIR, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT, SERVE_DEFAULT_SEND_TIMEOUT_SECONDS, UMDS_PATCH_STORE_DIR } from '../constants.js';
+import { Option, type Command } from 'commander';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, UMDS_PATCH_STORE_DIR } from '../constants.js';
 // Libraries load when the command runs (the CLI starts fast; the serving process stays small).
 import type { DepotServerOptions } from '../server/index.js';
 import type { TlsMaterial } from '../server/tls.js';
+import { SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT, SERVE_DEFAULT_SEND_TIMEOUT_SECONDS } from '../server/tuning.js';
 import type { RunningDepot } from '../server/workers.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
-import { readSecret } from '../util/secrets.js';
-import { InvalidOption, collect, note, parseIntOption, printJson, printLines, warn } from './output.js';
+import {
+  type LogFormat,
+  assertTogether,
+  assertUserForPassword,
+  hostOption,
+  jsonOption,
+  logFormatOption,
+  passwordEnvOption,
+  passwordFileOption,
+  portOption,
+  readPassword,
+  secondsOption,
+  signingCaOption,
+  wholeNumber,
+} from './options.js';
+import { collect, note, printJson, printLines, warn } from './output.js';
+import { whenNpmParentDies } from './process.js';
 
 interface ServeOptions {
   host: string;
@@ -21,6 +37,7 @@ interface ServeOptions {
   ip: string[];
   user?: string;
   passwordFile?: string;
+  passwordEnv?: string;
   htpasswd?: string;
   http?: boolean;
   openHcl?: boolean;
@@ -28,35 +45,16 @@ interface ServeOptions {
   open: string[];
   workers: number;
   accessLog?: string;
-  logFormat: string;
+  logFormat: LogFormat;
   grace: number;
   sendTimeout: number;
   json?: boolean;
 }
 
-const parsePort = (value: string): number => {
-  const port = parseIntOption('--port')(value);
-  if (port > 65535) throw new InvalidOption('--port must be between 0 and 65535.');
-  return port;
-};
-
-const parseSendTimeout = (value: string): number => {
-  const n = parseIntOption('--send-timeout')(value);
-  if (n < 1) throw new InvalidOption('--send-timeout must be at least 1 second.');
-  return n;
-};
-
-const parseWorkers = (value: string): number => {
-  const n = parseIntOption('--workers')(value);
-  if (n < 1) throw new InvalidOption('--workers must be at least 1.');
-  return n;
-};
-
 /** Where the certificate comes from; called again on SIGHUP, so a rotated file or CA is picked up. */
 function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined {
-  if (opts.cert || opts.key) {
-    if (!opts.cert || !opts.key) throw usageError('--cert and --key go together.');
-    if (opts.ca) throw usageError('Give either --cert and --key, or --ca, not both.');
+  assertTogether(opts as unknown as Record<string, unknown>, ['--cert', '--key']);
+  if (opts.cert && opts.key) {
     const source = { certFile: opts.cert, keyFile: opts.key };
     return async () => (await import('../server/tls.js')).loadTlsMaterial(source);
   }
@@ -64,7 +62,7 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
     const caDir = opts.ca;
     const { dns, ip } = opts;
     return async () => {
-      const { certificateFromCa, machineNames } = await import('../server/ca-cert.js');
+      const { certificateFromCa, machineNames } = await import('../pki/machine.js');
       const machine = machineNames();
       return certificateFromCa(caDir, { dns: dns.length > 0 ? dns : machine.dns, ips: dns.length > 0 || ip.length > 0 ? ip : machine.ips });
     };
@@ -74,15 +72,11 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
 }
 
 async function authOption(opts: ServeOptions): Promise<DepotServerOptions['auth']> {
-  if (opts.htpasswd) {
-    if (opts.user || opts.passwordFile) throw usageError('Give either --htpasswd, or --user with --password-file, not both.');
-    return { htpasswdFile: opts.htpasswd };
-  }
-  if (opts.user || opts.passwordFile) {
-    if (!opts.user || !opts.passwordFile) throw usageError('--user and --password-file go together.');
-    return { user: opts.user, password: await readSecret({ file: opts.passwordFile }, 'password') };
-  }
-  return undefined;
+  if (opts.htpasswd) return { htpasswdFile: opts.htpasswd };
+  assertUserForPassword(opts.user, opts);
+  if (opts.user === undefined) return undefined;
+  const password = await readPassword({ file: opts.passwordFile, env: opts.passwordEnv }, `password of depot user ${opts.user}`, `Password of depot user ${opts.user}`);
+  return { user: opts.user, password };
 }
 
 async function checkRoot(dir: string): Promise<void> {
@@ -99,39 +93,37 @@ export function registerServeCommands(program: Command): void {
     .command('serve')
     .description('serve a depot (the folder that contains PROD/) over HTTPS with Basic auth, as the installer expects')
     .argument('<dir>', 'the web root: the folder that contains PROD/')
-    .option('--host <addr>', 'address to listen on', '0.0.0.0')
-    .option('--port <n>', `port (the installer's shown default is 443)`, parsePort, SERVE_DEFAULT_PORT)
-    .option('--cert <file>', 'server certificate PEM, best the chain (leaf then CA); re-read on SIGHUP')
-    .option('--key <file>', 'its private key PEM; re-read on SIGHUP')
-    .option('--ca <dir>', 'issue a server certificate from this CA folder (ca-key.pem, ca-cert.pem) at start and on SIGHUP')
+    .addOption(hostOption('0.0.0.0'))
+    .addOption(portOption(SERVE_DEFAULT_PORT, `port (the installer's shown default is 443)`))
+    .addOption(new Option('--cert <file>', 'server certificate PEM, best the chain (leaf then CA); re-read on SIGHUP').conflicts(['ca', 'http']))
+    .addOption(new Option('--key <file>', 'its private key PEM; re-read on SIGHUP').conflicts(['ca', 'http']))
+    .addOption(signingCaOption('issue a server certificate from this CA folder (ca-key.pem, ca-cert.pem) at start and on SIGHUP').conflicts('http'))
     .option('--dns <name>', 'a DNS name of the certificate issued with --ca (repeatable; default: host name and localhost)', collect, [])
     .option('--ip <addr>', 'an IP address of the certificate issued with --ca (repeatable; default: this machine\'s)', collect, [])
-    .option('--user <name>', 'Basic auth user (with --password-file)')
-    .option('--password-file <file>', 'file whose first line is the password')
-    .option('--htpasswd <file>', 'Basic auth users from an htpasswd file (bcrypt or $apr1$); re-read on SIGHUP')
-    .option('--http', 'plain HTTP, no TLS (the installer\'s API accepts it from 9.1; never with auth)')
+    .addOption(new Option('--user <name>', 'Basic auth user (its password from --password-file, --password-env or a prompt)').conflicts('htpasswd'))
+    .addOption(passwordFileOption("the --user's"))
+    .addOption(passwordEnvOption("the --user's"))
+    .addOption(new Option('--htpasswd <file>', 'Basic auth users from an htpasswd file (bcrypt or $apr1$); re-read on SIGHUP').conflicts(['passwordFile', 'passwordEnv']))
+    .addOption(new Option('--http', 'plain HTTP, no TLS (the installer\'s API accepts it from 9.1; never with auth)').conflicts(['user', 'htpasswd']))
     .option('--open <prefix>', `leave a path prefix under the root without auth, by whole segments (repeatable), e.g. ${UMDS_PATCH_STORE_DIR} for the update tool, which cannot send credentials`, collect, [])
     .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does (same as --open ${DEPOT_PATHS.hclDir})`)
     .option('--metrics-open', 'answer /metrics without credentials, for a Prometheus that sends none (the status page at / and the depot still need them)')
-    .option('--workers <n>', 'server processes (default: the core count)', parseWorkers, availableParallelism())
+    .option('--workers <n>', 'server processes (default: the core count)', wholeNumber('--workers', { min: 1 }), availableParallelism())
     .option('--access-log <file>', "access log file, or '-' for stdout (never holds credentials)")
-    .option('--log-format <format>', 'combined or json', 'combined')
-    .option('--grace <seconds>', 'on SIGTERM/SIGINT, how long running downloads may finish', parseIntOption('--grace'), SERVE_DEFAULT_GRACE_SECONDS)
-    .option('--send-timeout <seconds>', 'cut a download that makes no progress for this long (a client that stopped reading), as nginx\'s send_timeout', parseSendTimeout, SERVE_DEFAULT_SEND_TIMEOUT_SECONDS)
-    .option('--json', 'print the listening address as JSON once ready')
+    .addOption(logFormatOption())
+    .addOption(secondsOption('--grace', 'on SIGTERM/SIGINT, how long running downloads may finish', SERVE_DEFAULT_GRACE_SECONDS, 0))
+    .addOption(secondsOption('--send-timeout', 'cut a download that makes no progress for this long (a client that stopped reading), as nginx\'s send_timeout', SERVE_DEFAULT_SEND_TIMEOUT_SECONDS))
+    .addOption(jsonOption('print the listening address as JSON once ready'))
     .action(async (dir: string, opts: ServeOptions) => {
       const root = resolve(dir);
-      if (opts.logFormat !== 'combined' && opts.logFormat !== 'json') throw usageError(`--log-format is combined or json, not "${opts.logFormat}".`);
       if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
       const { normaliseOpenPrefix, openPrefixesOf } = await import('../server/index.js');
       const openPrefixes = openPrefixesOf({ openPrefixes: opts.open.map((p) => normaliseOpenPrefix(p, '--open')), openHcl: opts.openHcl });
       const loadTls = tlsLoader(opts);
       if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
-      if (loadTls && opts.http) throw usageError('--http turns TLS off; do not give a certificate with it.');
       // Read and checked before anything is said or started: an unusable pair ends here with one sentence.
       const tls = loadTls ? await loadTls() : undefined;
       const auth = await authOption(opts);
-      if (auth && opts.http) throw usageError('Basic auth over plain HTTP would send the password in clear text.', 'Serve over TLS (--cert/--key or --ca), or drop the auth options.');
       if (!auth) warn('serving without authentication: anyone who can reach this port can download the depot.');
       if (openPrefixes.length > 0 && !auth) warn('--open and --open-hcl do nothing without auth: the whole depot is open.');
       await checkRoot(root);
@@ -207,5 +199,9 @@ export function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMate
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
+    whenNpmParentDies(() => {
+      note('The npm process that started this server is gone.');
+      stop();
+    });
   });
 }

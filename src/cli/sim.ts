@@ -1,10 +1,9 @@
 import type { Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
-import { usageError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { readSecret } from '../util/secrets.js';
 import { registerSimMgmtCommand } from './mgmt.js';
-import { note, parseIntOption, printJson, printLines, waitForShutdownSignal } from './output.js';
+import { hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readPassword } from './options.js';
+import { InvalidOption, note, printJson, printLines, waitForShutdownSignal } from './output.js';
 
 /** `depotkit sim`: simulators of the systems depotkit talks to, one subcommand each. */
 export function registerSimCommands(program: Command): void {
@@ -19,6 +18,7 @@ interface SimInstallerFlags {
   hostname?: string;
   user: string;
   passwordFile?: string;
+  passwordEnv?: string;
   state?: string;
   applianceVersion?: string;
   certOut?: string;
@@ -35,7 +35,7 @@ interface SimInstallerFlags {
 function collectResolve(value: string, previous: Record<string, string>): Record<string, string> {
   const curl = /^([^:=\s]+):\d{1,5}:(.+)$/.exec(value);
   const pair = curl ?? /^([^:=\s]+)=(.+)$/.exec(value);
-  if (!pair) throw usageError(`--resolve ${value}: expected NAME=ADDRESS (or curl's NAME:PORT:ADDRESS).`);
+  if (!pair) throw new InvalidOption(`--resolve ${value}: expected NAME=ADDRESS (or curl's NAME:PORT:ADDRESS).`);
   return { ...previous, [pair[1]!]: pair[2]! };
 }
 
@@ -43,22 +43,24 @@ export function registerSimInstallerCommand(sim: Command): void {
   sim
     .command('installer')
     .description('an installer: tokens, trusted certificates, depot settings validated against the real depot, appliance info')
-    .option('--host <address>', 'address to listen on', '127.0.0.1')
-    .option('--port <n>', 'port (0 picks a free one)', parseIntOption('--port'), 0)
+    .addOption(hostOption('127.0.0.1'))
+    .addOption(portOption(0, 'port (0 picks a free one)'))
     .option('--hostname <name>', 'name in its self-signed certificate (default: --host)')
     .option('--user <name>', 'the user that may log in', INSTALLER_DEFAULT_USER)
-    .option('--password-file <file>', "a file whose first line is that user's password (default: the lab password in the README)")
+    .addOption(passwordFileOption("that user's"))
+    .addOption(passwordEnvOption("that user's").default(undefined, 'without either, the lab password in the README'))
     .option('--state <file>', 'keep trusted certificates, depot settings and tokens in this file across restarts')
     .option('--appliance-version <version>', 'version appliance-info reports; 9.1 and later take the depot url field')
     .option('--cert-out <file>', 'write its self-signed certificate here (for --installer-ca)')
     .option('--resolve <name=address>', 'reach the depot NAME at ADDRESS, without DNS or a hosts file (repeatable)', collectResolve, {})
     .option('--store <dir>', 'keep the bundles it downloads here, laid out like the depot (default: only their verdict)')
     .option('--quiet', 'do not print the service log')
-    .option('--json', 'print the address as JSON')
+    .addOption(jsonOption('print the address as JSON'))
     .action(async (flags: SimInstallerFlags) => {
       const { startInstallerSimulator, INSTALLER_LAB_PASSWORD } = await import('../simulators/installer/index.js');
-      // --user alone still names the user: with the lab password.
-      const users = { [flags.user]: flags.passwordFile ? await readSecret({ file: flags.passwordFile }, 'password') : INSTALLER_LAB_PASSWORD };
+      // --user alone still names the user: with the lab password, never asked for (a simulator for rehearsals and tests).
+      const given = flags.passwordFile !== undefined || flags.passwordEnv !== undefined;
+      const users = { [flags.user]: given ? await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, `password of ${flags.user}`, `Password of ${flags.user}`) : INSTALLER_LAB_PASSWORD };
       const simulator = await startInstallerSimulator({
         host: flags.host,
         port: flags.port,

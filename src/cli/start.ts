@@ -1,14 +1,24 @@
-import { relative, resolve } from 'node:path';
+import { basename, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { DEPOT_PATHS, SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../constants.js';
-import { EXIT } from '../util/errors.js';
-import { exists } from '../util/fs.js';
+import { DEPOT_PATHS } from '../constants.js';
+import { SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../server/tuning.js';
+import { EXIT, usageError } from '../util/errors.js';
+import { exists, readFileBounded } from '../util/fs.js';
+import { PEM_LIMITS } from '../util/limits.js';
+import { PortInUseError } from '../util/listen.js';
 import { formatVerifyResult } from './depot.js';
-import { note, parseIntOption, printLines } from './output.js';
+import { hostOption, portOption } from './options.js';
+import { note, printLines } from './output.js';
+import { invokedAs, startedByNpm } from './process.js';
 import { runDepot, supervise } from './serve.js';
 
 export const DEMO_DEPOT_DIR = 'demo-depot';
 export const DEMO_PKI_DIR = 'demo-pki';
+
+/** How the user ran this command: `npm start`, or depotkit's own `start`. */
+function startCommand(): string {
+  return startedByNpm() && process.env.npm_lifecycle_event === 'start' ? 'npm start' : `${invokedAs()} start`;
+}
 
 /** `npm start`: the main job on an embedded default. */
 export function registerStartCommand(program: Command): void {
@@ -16,11 +26,13 @@ export function registerStartCommand(program: Command): void {
     .command('start')
     .description(`make ./${DEMO_DEPOT_DIR} if it is not there, verify it, then serve it over HTTPS with Basic auth (CA and password in ./${DEMO_PKI_DIR})`)
     .option('--no-serve', 'only make and verify the depot')
-    .option('--host <addr>', 'address to serve on', '127.0.0.1')
-    .option('--port <n>', 'port to serve on', parseIntOption('--port'), SERVE_DEFAULT_PORT)
+    .addOption(hostOption('127.0.0.1', 'address to serve on'))
+    .addOption(portOption(SERVE_DEFAULT_PORT, 'port to serve on'))
     .action(async (opts: { serve: boolean; host: string; port: number }) => {
-      const [{ makeDemoDepot }, { verifyDepot }] = await Promise.all([import('../depot/demo.js'), import('../depot/verify.js')]);
+      const [{ makeDemoDepot }, { verifyDepot }, { SIGNING_PUBLIC_FILE }] = await Promise.all([import('../depot/demo.js'), import('../depot/verify.js'), import('../depot/signature.js')]);
       const dir = resolve(DEMO_DEPOT_DIR);
+      // Where makeDemoDepot keeps the signing key by default: its own signature is verified, not reported as unverified.
+      const signingPublicKey = resolve(`${dir}-signing`, SIGNING_PUBLIC_FILE);
       // The demo writes its catalog last: without it, an earlier run was interrupted and is made again.
       if (await exists(resolve(dir, DEPOT_PATHS.catalog))) {
         note(`Using the existing demo depot in ${dir}.`);
@@ -28,10 +40,11 @@ export function registerStartCommand(program: Command): void {
         const made = await makeDemoDepot(dir, { force: true });
         note(`Made a ${made.release} demo depot in ${dir}: ${made.binaries} binaries in ${made.components.length} component folders.`);
       }
-      const result = await verifyDepot(dir, { deep: true });
+      const signingCertPem = (await exists(signingPublicKey)) ? (await readFileBounded(signingPublicKey, PEM_LIMITS.maxFileBytes, 'PEM file')).toString('utf8') : undefined;
+      const result = await verifyDepot(dir, { deep: true, signingCertPem });
       printLines(formatVerifyResult(result));
       if (!opts.serve || !result.ok) {
-        if (result.ok) printLines(['', `Serve it: npm start, or: npx depotkit serve ${DEMO_DEPOT_DIR} --ca ${DEMO_PKI_DIR}/ca --user depot --password-file <file>`]);
+        if (result.ok) printLines(['', ...(await serveHint())]);
         process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
         return;
       }
@@ -42,7 +55,11 @@ export function registerStartCommand(program: Command): void {
         { root: dir, host: opts.host, port: opts.port, tls: { certFile: demo.certPath, keyFile: demo.keyPath }, auth: { user: demo.user, password: demo.password } },
         1,
         SERVE_DEFAULT_GRACE_SECONDS * 1000,
-      );
+      ).catch((err: unknown) => {
+        if (!(err instanceof PortInUseError)) throw err;
+        const again = `${startCommand()} ${startCommand() === 'npm start' ? '-- ' : ''}--port`;
+        throw usageError(err.message, `Pick another port: ${again} ${SERVE_DEFAULT_PORT + 1000}, or ${again} 0 for any free one.`);
+      });
       const rel = (p: string) => relative(process.cwd(), p);
       printLines([
         '',
@@ -56,4 +73,18 @@ export function registerStartCommand(program: Command): void {
       await supervise(running, undefined, SERVE_DEFAULT_GRACE_SECONDS * 1000);
       process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
     });
+}
+
+/**
+ * How to serve the depot made without serving it: a command that needs only
+ * files that exist. The demo CA and password are made by serving, so before
+ * then the hint is to serve.
+ */
+async function serveHint(): Promise<string[]> {
+  const { demoPasswordFile, DEMO_USER } = await import('../server/demo.js');
+  const passwordFile = demoPasswordFile(DEMO_PKI_DIR);
+  const caDir = resolve(DEMO_PKI_DIR, 'ca');
+  if (!(await exists(passwordFile)) || !(await exists(caDir))) return [`Serve it: ${startCommand()} (makes a CA, a server certificate and a password in ./${DEMO_PKI_DIR} first).`];
+  const rel = (p: string) => relative(process.cwd(), p) || basename(p);
+  return [`Serve it: ${startCommand()}, or: ${invokedAs()} serve ${DEMO_DEPOT_DIR} --ca ${rel(caDir)} --user ${DEMO_USER} --password-file ${rel(passwordFile)}`];
 }

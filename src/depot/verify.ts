@@ -1,12 +1,13 @@
 import { constants as fsConstants } from 'node:fs';
 import { access, readFile, readdir, stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import fg from 'fast-glob';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, KNOWN_COMPONENTS, REQUIRED_COMPONENTS, TEMP_PREFIX, componentsOf } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { type Finding, hasErrors } from '../util/findings.js';
-import { isDirectory } from '../util/fs.js';
+import { exists, isDirectory } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
+import { closestName } from '../util/text.js';
 import { type Catalog, type CatalogBinary, CatalogError, catalogBinaries, catalogRelease, parseCatalog } from './catalog.js';
 import { checkHclContent } from './hcl.js';
 import { suggestComponent } from './names.js';
@@ -56,18 +57,39 @@ async function readJson(root: string, path: string, findings: Finding[], idPrefi
 }
 
 /** Checks a depot tree the way the installer and its downloads will need it. */
+/**
+ * A depot folder that is not there: one fix, the likeliest. A misspelt name
+ * beside a depot is that depot; otherwise the folder is simply missing.
+ */
+async function notADepotFolder(root: string): Promise<Error> {
+  if (await exists(root)) return usageError(`${root} is a file; give the depot root: the folder that contains ${DEPOT_ROOT_DIR}/.`);
+  const siblings = await readdir(dirname(root), { withFileTypes: true }).catch(() => []);
+  const meant = closestName(basename(root), siblings.filter((e) => e.isDirectory()).map((e) => e.name));
+  if (meant !== undefined && (await isDirectory(join(dirname(root), meant, DEPOT_ROOT_DIR)))) return usageError(`${root} does not exist.`, `Did you mean ${join(dirname(root), meant)}?`);
+  return usageError(`${root} does not exist.`, `Give the depot root: the folder that contains ${DEPOT_ROOT_DIR}/.`);
+}
+
+/** What to do about a folder without PROD/: rename a misspelt one, or go to the folder below that has it, or make a depot. */
+async function missingRootFix(root: string): Promise<string> {
+  const entries = (await readdir(root, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory());
+  const misspelt = closestName(DEPOT_ROOT_DIR, entries.map((e) => e.name));
+  if (misspelt !== undefined) return `Rename ${join(root, misspelt)} to ${join(root, DEPOT_ROOT_DIR)}: the installer asks for /${DEPOT_ROOT_DIR}/ exactly.`;
+  for (const e of entries) if (await isDirectory(join(root, e.name, DEPOT_ROOT_DIR))) return `Run the command on ${join(root, e.name)}, which holds ${DEPOT_ROOT_DIR}/.`;
+  return `Point at the folder that contains ${DEPOT_ROOT_DIR}/; to make one, use depotkit depot build (or depotkit depot demo for a lab).`;
+}
+
 export async function verifyDepot(dir: string, options: VerifyOptions = {}): Promise<VerifyResult> {
   const root = resolve(dir);
   const findings: Finding[] = [];
   const stats = { binaries: 0, present: 0, bytes: 0, hashed: 0 };
   const result = () => ({ dir: root, ok: !hasErrors(findings), findings, stats });
 
-  if (!(await isDirectory(root))) throw usageError(`${root} is not a folder.`, 'Give the depot root: the folder that contains PROD/.');
+  if (!(await isDirectory(root))) throw await notADepotFolder(root);
   if (!(await isDirectory(join(root, DEPOT_ROOT_DIR)))) {
     if (basename(root) === DEPOT_ROOT_DIR) {
       findings.push({ id: 'layout.root.is-prod', severity: 'error', path: root, message: `${root} is the ${DEPOT_ROOT_DIR} folder itself; the depot root is the folder that contains it.`, fix: `Run the command on ${resolve(root, '..')}.` });
     } else {
-      findings.push({ id: 'layout.root.missing', severity: 'error', path: root, message: `${root} has no ${DEPOT_ROOT_DIR}/ folder.`, fix: 'Point at the folder that contains PROD/, or build one with `depotkit depot build` or `depotkit depot demo`.' });
+      findings.push({ id: 'layout.root.missing', severity: 'error', path: root, message: `${root} has no ${DEPOT_ROOT_DIR}/ folder.`, fix: await missingRootFix(root) });
     }
     return result();
   }

@@ -9,13 +9,13 @@ import {
   EXPORT_DEFAULT_PORT,
   EXPORT_TARGETS,
   SERVE_AUTH_REALM,
-  SERVE_DEFAULT_GRACE_SECONDS,
   type ExportTarget,
 } from '../constants.js';
 import { CA_KEY_FILE } from '../pki/files.js';
 import { inspectCertificate } from '../pki/inspect.js';
 import { normaliseOpenPrefix } from '../server/paths.js';
 import { loadTlsMaterial, secureOptions } from '../server/tls.js';
+import { SERVE_DEFAULT_GRACE_SECONDS } from '../server/tuning.js';
 import { usageError } from '../util/errors.js';
 import { exists, isDirectory, writeFileAtomic } from '../util/fs.js';
 import { basicAuthDirective, installedCaddyVersion } from './caddy.js';

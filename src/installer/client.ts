@@ -16,6 +16,7 @@ import {
   type ReleaseComponentDetail,
   type TokenPair,
 } from './wire.js';
+import { INSTALLER_DEFAULTS } from './defaults.js';
 
 /** How the client trusts the installer's own HTTPS certificate. */
 export interface InstallerTrust {
@@ -119,7 +120,7 @@ export class InstallerClient {
     this.transport = new JsonTransport({
       origin,
       trust: opts.trust,
-      timeoutMs: opts.timeoutMs ?? 30_000,
+      timeoutMs: opts.timeoutMs ?? INSTALLER_DEFAULTS.timeoutMs,
       retries: opts.retries ?? 3,
       backoffMs: opts.backoffMs,
       connectionError: (err, code) => this.connectionError(err, code),
@@ -277,7 +278,7 @@ export class InstallerClient {
   }
 
   async putDepotSettings(settings: DepotSettings): Promise<void> {
-    const timeoutMs = Math.max(this.opts.depotUpdateTimeoutMs ?? DEPOT_UPDATE_TIMEOUT_MS, this.opts.timeoutMs ?? 30_000);
+    const timeoutMs = Math.max(this.opts.depotUpdateTimeoutMs ?? DEPOT_UPDATE_TIMEOUT_MS, this.opts.timeoutMs ?? INSTALLER_DEFAULTS.timeoutMs);
     const reply = await this.call('PUT', INSTALLER_API.depotSettings, settings, { timeoutMs });
     if (reply.status !== 202 && reply.status !== 200) throw this.apiError('Updating the depot settings', reply);
   }

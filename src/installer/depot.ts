@@ -3,6 +3,7 @@ import { DEPOT_STATUS, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_ERROR_CODES, INSTA
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
+import { INSTALLER_DEFAULTS } from './defaults.js';
 
 /** Where the depot is and how to log in to it. */
 export interface DepotSpec {
@@ -92,7 +93,7 @@ export function depotConfiguration(spec: DepotSpec, installerVersion: string | u
   }
   if (!INSTALLER_DEPOT_URL_PATTERN.test(spec.url)) throw usageError(`The depot URL ${spec.url} must be http://... or https://host[:port][/prefix].`);
   const url = new URL(spec.url);
-  if (!needsUrlField(spec)) return { isOfflineDepot: true, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : 443 };
+  if (!needsUrlField(spec)) return { isOfflineDepot: true, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : INSTALLER_DEFAULTS.depotPort };
   if (installerVersion !== undefined && versionAtLeast(installerVersion, INSTALLER_URL_FIELD_SINCE)) return { isOfflineDepot: true, url: spec.url };
   throw usageError(
     `The installer's version ${installerVersion ?? '(unknown)'} takes the depot as a host and port over HTTPS; ${url.protocol === 'https:' ? 'a path prefix' : 'plain HTTP'} needs ${INSTALLER_URL_FIELD_SINCE} or later.`,
@@ -112,7 +113,7 @@ function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username:
  * does not say it (for an untrusted certificate it speaks of credentials).
  */
 function refusalHint(errorCode: string | undefined, configuration: DepotConfiguration): string | undefined {
-  const where = configuration.url ?? `https://${configuration.hostname ?? '?'}:${configuration.port ?? 443}`;
+  const where = configuration.url ?? `https://${configuration.hostname ?? '?'}:${configuration.port ?? INSTALLER_DEFAULTS.depotPort}`;
   if (errorCode === INSTALLER_ERROR_CODES.depotConnectFailure) {
     return `The installer cannot verify the depot's certificate: import the CA that issued it (depotkit installer trust --ca CA-CERT), and make sure its SAN names the depot host (depotkit check ${where} --ca CA-CERT).`;
   }
@@ -159,7 +160,7 @@ export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: 
       settings,
     };
   }
-  const deadline = Date.now() + (opts.waitTimeoutMs ?? 60_000);
+  const deadline = Date.now() + (opts.waitTimeoutMs ?? INSTALLER_DEFAULTS.depotWaitMs);
   for (;;) {
     const settings = await client.getDepotSettings();
     const status = settings.offlineAccount?.status;
@@ -167,7 +168,7 @@ export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: 
       return { action: 'updated', ok: status === DEPOT_STATUS.connectionSuccessful, status, message: settings.offlineAccount?.message, settings };
     }
     if (Date.now() >= deadline) {
-      throw new DepotkitError(`The installer accepted the depot settings but did not show them with a status within ${Math.round((opts.waitTimeoutMs ?? 60_000) / 1000)} s.`, EXIT.problems);
+      throw new DepotkitError(`The installer accepted the depot settings but did not show them with a status within ${Math.round((opts.waitTimeoutMs ?? INSTALLER_DEFAULTS.depotWaitMs) / 1000)} s.`, EXIT.problems);
     }
     await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 1000));
   }

@@ -2,6 +2,7 @@ import { BUNDLE_DOWNLOAD_FINAL, BUNDLE_DOWNLOAD_STATUS, INSTALLER_PRODUCT_SKUS }
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import type { BundleDownloadStatusInfo } from './wire.js';
+import { INSTALLER_DEFAULTS } from './defaults.js';
 
 export interface DownloadOptions {
   /** The release version, as the installer lists it (e.g. 9.0.0.0). */
@@ -86,13 +87,13 @@ export async function downloadRelease(client: InstallerClient, opts: DownloadOpt
     }
   }
 
-  const deadline = Date.now() + (opts.timeoutMs ?? 6 * 3600_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? INSTALLER_DEFAULTS.downloadTimeoutMs);
   for (;;) {
     opts.onProgress?.(bundles);
     if (bundles.every((b) => BUNDLE_DOWNLOAD_FINAL.includes(b.status))) break;
     if (Date.now() >= deadline) {
       const waiting = bundles.filter((b) => !BUNDLE_DOWNLOAD_FINAL.includes(b.status)).map((b) => `${b.component} ${b.status}`);
-      throw new DepotkitError(`The downloads did not end within ${Math.round((opts.timeoutMs ?? 6 * 3600_000) / 1000)} s: ${waiting.join(', ')}.`, EXIT.problems);
+      throw new DepotkitError(`The downloads did not end within ${Math.round((opts.timeoutMs ?? INSTALLER_DEFAULTS.downloadTimeoutMs) / 1000)} s: ${waiting.join(', ')}.`, EXIT.problems);
     }
     await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 2000));
     apply(await client.downloadStatus());

@@ -10,3 +10,4 @@ export { runFleet, type FleetRow } from './fleet.js';
 export type * from './wire.js';
 export { withoutPassword } from './wire.js';
 export { FleetSession, resolveTargets, type FleetSessionOptions, type TargetSpec } from './session.js';
+export { INSTALLER_DEFAULTS } from './defaults.js';

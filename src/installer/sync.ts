@@ -2,6 +2,7 @@ import { DEPOT_PATHS, DEPOT_SYNC_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAG
 import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import type { DepotSyncInfo } from './wire.js';
+import { INSTALLER_DEFAULTS } from './defaults.js';
 
 export interface SyncOptions {
   /** How long to wait for the sync to end; 10 minutes by default (a real sync reads the whole catalog). */
@@ -42,7 +43,7 @@ export function syncFailureFix(message: string | undefined): string {
 export async function syncDepot(client: InstallerClient, opts: SyncOptions = {}): Promise<SyncResult> {
   const before = await client.getSyncInfo();
   await client.startSync();
-  const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? INSTALLER_DEFAULTS.syncTimeoutMs);
   let seenRunning = false;
   for (;;) {
     const info: DepotSyncInfo = await client.getSyncInfo();
@@ -58,7 +59,7 @@ export async function syncDepot(client: InstallerClient, opts: SyncOptions = {})
       };
     }
     if (Date.now() >= deadline) {
-      throw new DepotkitError(`The installer's depot sync did not end within ${Math.round((opts.timeoutMs ?? 600_000) / 1000)} s (status ${info.syncStatus}).`, EXIT.problems);
+      throw new DepotkitError(`The installer's depot sync did not end within ${Math.round((opts.timeoutMs ?? INSTALLER_DEFAULTS.syncTimeoutMs) / 1000)} s (status ${info.syncStatus}).`, EXIT.problems);
     }
     await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 1000));
   }

@@ -4,6 +4,7 @@ import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, type Mg
 import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, sha256Fingerprint, signCsr, splitPemBlocks, type CertInfo } from '../pki/index.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { hasErrors, type Finding } from '../util/findings.js';
+import { REPLACE_DEFAULTS } from './choices.js';
 import { chainsToRoot, isSelfSigned } from './chain.js';
 import { hostOf } from '../util/url.js';
 import { MgmtClient, parseServerUrl, type ApiChoice } from './client.js';
@@ -82,8 +83,6 @@ export interface ReplaceCertReport {
   findings: Finding[];
   ok: boolean;
 }
-
-const DEFAULT_WAIT_MS = 15 * 60_000;
 
 /**
  * The whole replacement: session, CSR (or a certificate made elsewhere),
@@ -166,7 +165,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
     await client.replaceTls(spec);
     step('Waiting for the server to restart and serve the new certificate...');
     report.restart = await waitForCertificate(origin, sha256Fingerprint(certPem), {
-      timeoutMs: opts.waitTimeoutMs ?? DEFAULT_WAIT_MS,
+      timeoutMs: opts.waitTimeoutMs ?? REPLACE_DEFAULTS.waitTimeoutMs,
       pollMs: opts.pollMs,
       onPoll: opts.onWait,
     });

@@ -263,9 +263,14 @@ export const LINT_RULES: readonly LintRule[] = [
     check: (info, ctx) => {
       if (!ctx.chain || ctx.chain.trusted) return undefined;
       const cas = ctx.chain.anchors.map((a) => a.subject);
+      // Two CAs made with the same name (the default CN, say) differ only by their keys: name the one given by its fingerprint.
+      const namesakes = ctx.chain.anchors.filter((a) => a.subject === info.issuer).map((a) => a.fingerprints.sha256);
       return {
         severity: 'error',
-        message: `The certificate (issued by ${info.issuer}) does not chain to the given CA (${cas.join('; ')}).`,
+        message:
+          namesakes.length > 0
+            ? `The certificate is issued by ${info.issuer}, but not by the given CA of that name (SHA-256 ${namesakes.join(', ')}): two CAs share the name, and the one given did not sign it.`
+            : `The certificate (issued by ${info.issuer}) does not chain to the given CA (${cas.join('; ')}).`,
         installer: `Fails the connection: "${INSTALLER_MESSAGES.secureProtocolError}" ("${INSTALLER_MESSAGES.untrustedPath}").`,
         fix: `Import the CA that issued it into the installer as TRUSTED_FOR_OUTBOUND, or issue one from the trusted CA: ${ctx.command()}`,
         evidence: { issuer: info.issuer, cas, sha256: info.fingerprints.sha256Hex },

@@ -9,6 +9,7 @@ import { normaliseOpenPrefix } from '../server/paths.js';
 import { DepotkitError, errorMessage } from '../util/errors.js';
 import { type Finding, hasErrors } from '../util/findings.js';
 import { resolveAndConnect, tlsSnapshot } from './connect.js';
+import { CHECK_DEFAULTS } from './defaults.js';
 import { type CredentialTrust, type DepotClient, type HttpAnswer, basicAuth, contentLength, depotClient, fetchFile, probeStatus, streamFile } from './http.js';
 import { type DepotUrl, depotFileUrl, parseDepotUrl } from './url.js';
 
@@ -53,7 +54,7 @@ const TLS_REJECTION = `the depot settings update fails with ${INSTALLER_ERROR_CO
 export async function checkDepot(urlText: string, options: CheckOptions = {}): Promise<CheckResult> {
   const { url: depot, findings } = parseDepotUrl(urlText);
   const openPaths = (options.openPaths ?? []).map((p) => normaliseOpenPrefix(p, 'The open path') + (p.endsWith('/') ? '/' : ''));
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? CHECK_DEFAULTS.timeoutMs;
   const hostName = options.asHost ?? depot.host;
   const result: CheckResult = { url: urlText, base: depot.base.href, accepted: false, findings, stats: { binaries: 0, checked: 0, hashed: 0, bytes: 0 } };
   const finish = () => ({ ...result, accepted: !hasErrors(findings) });
@@ -96,6 +97,19 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
     if (failed.length === 0) trust = { caPems: options.caPems ?? [], leafSha256: new X509Certificate(leaf).fingerprint256 };
     else withheldBecause = `the server's certificate failed the TLS checks (${failed.join(', ')}), so nothing says it is the depot`;
   } else {
+    // A TLS port asked in plain HTTP hangs up (Node) or answers 400 (nginx): the URL is wrong, not the server.
+    if (await tlsSnapshot(depot, connected.address, hostName, timeoutMs).then(() => true, () => false)) {
+      const https = new URL(depot.base.href);
+      https.protocol = 'https:';
+      findings.push({
+        id: 'http.tls-port',
+        severity: 'error',
+        message: `${depot.host}:${depot.port} speaks TLS: use https://.`,
+        installer: `reports ${DEPOT_STATUS.notAvailable} when given http:// for this port`,
+        fix: `Give the depot as ${https.href.replace(/\/$/, '')}, here and to the installer.`,
+      });
+      return finish();
+    }
     findings.push({
       id: 'http.plain',
       severity: 'warning',
@@ -122,7 +136,7 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
     });
   }
 
-  const client = depotClient(depot, hostName, Math.max(1, options.concurrency ?? 16), withheld ? undefined : trust);
+  const client = depotClient(depot, hostName, Math.max(1, options.concurrency ?? CHECK_DEFAULTS.concurrency), withheld ? undefined : trust);
   const auth: Credentials = { user: options.user, header: options.user !== undefined && !withheld ? basicAuth(options.user, options.password ?? '') : undefined, withheld };
   try {
     await checkContent(client, depot, options, auth, result);
@@ -144,7 +158,7 @@ function connectFinding(depot: DepotUrl, reason: string, detail: string): Findin
   const where = `${depot.host}:${depot.port}`;
   switch (reason) {
     case 'unknown-host':
-      return { id: 'net.unknown-host', severity: 'error', message: `${depot.host} does not resolve (${detail}).`, installer: `reports ${DEPOT_STATUS.unknownHost}`, fix: `Add ${depot.host} to DNS or to the installer's /etc/hosts (and to this machine's), or use the name that resolves.` };
+      return { id: 'net.unknown-host', severity: 'error', message: `${depot.host} does not resolve (${detail}).`, installer: `reports ${DEPOT_STATUS.unknownHost}`, fix: `Add ${depot.host} to DNS or to the installer's /etc/hosts, or use the name that resolves. When only the installer resolves it, check by address with --as-host ${depot.host} (the URL with the depot's IP; TLS names are then checked against ${depot.host}).` };
     case 'refused':
       return { id: 'net.refused', severity: 'error', message: `${where} refused the connection: nothing listens there.`, installer: `reports ${DEPOT_STATUS.notAvailable}`, fix: 'Start the server (depotkit serve) or fix the port in the URL.' };
     case 'timeout':
@@ -344,7 +358,7 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
   // Collected apart and sorted, so concurrent requests still give a stable report.
   const findings: Finding[] = [];
   stats.binaries = binaries.length;
-  const limit = pLimit(Math.max(1, options.concurrency ?? 16));
+  const limit = pLimit(Math.max(1, options.concurrency ?? CHECK_DEFAULTS.concurrency));
   const present: CatalogBinary[] = [];
   await Promise.all(
     binaries.map((binary) =>
@@ -377,7 +391,7 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
   };
   if (!options.deep) return report();
   options.onStart?.(stats.bytes);
-  const hashLimit = pLimit(Math.max(1, Math.min(4, options.concurrency ?? 4)));
+  const hashLimit = pLimit(Math.max(1, Math.min(CHECK_DEFAULTS.hashConcurrency, options.concurrency ?? CHECK_DEFAULTS.hashConcurrency)));
   await Promise.all(
     present.map((binary) =>
       hashLimit(async () => {

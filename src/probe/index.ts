@@ -1,2 +1,3 @@
 export * from './check.js';
 export * from './url.js';
+export { CHECK_DEFAULTS } from './defaults.js';

@@ -1,63 +1,35 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createCa, loadCaDir, writeCaDir } from '../pki/ca.js';
-import { CA_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../pki/files.js';
-import { issueServerCert, writeServerDir } from '../pki/issue.js';
+import { prepareDemoCertificates, type DemoCertificates } from '../pki/demo.js';
 import { exists, writeFileAtomic } from '../util/fs.js';
+import { readSecret } from '../util/secrets.js';
 
 /** The demo's Basic auth user. */
 export const DEMO_USER = 'depot';
 const PASSWORD_FILE = 'depot-password';
 
-export interface DemoServing {
-  caCertPath: string;
-  certPath: string;
-  keyPath: string;
+export interface DemoServing extends DemoCertificates {
   user: string;
   passwordFile: string;
   password: string;
-  /** What was made this time (the rest was reused). */
-  made: string[];
+}
+
+/** Where `prepareDemoServing(dir)` keeps the demo's password, made or not. */
+export function demoPasswordFile(dir: string): string {
+  return join(resolve(dir), PASSWORD_FILE);
 }
 
 /**
- * A demo CA, a server certificate for localhost, 127.0.0.1 and this host's
- * name, and a random password (0600) in `dir`; whatever is already there is
- * reused, so the CA imported into an installer stays valid across runs.
+ * What `npm start` serves with: the demo CA and server certificate (pki) and a
+ * random password (0600) in `dir`; whatever is already there is reused.
  */
 export async function prepareDemoServing(dir: string): Promise<DemoServing> {
-  const root = resolve(dir);
-  const caDir = join(root, 'ca');
-  const serverDir = join(root, 'server');
-  const made: string[] = [];
-  let ca;
-  if (await exists(join(caDir, CA_CERT_FILE))) {
-    ca = await loadCaDir(caDir);
-  } else {
-    ca = await createCa({ cn: 'depotkit demo CA', keySize: 2048 });
-    await writeCaDir(caDir, ca);
-    made.push('CA');
-  }
-  if (!(await exists(join(serverDir, SERVER_CHAIN_FILE)))) {
-    const dns = [...new Set(['localhost', hostname().toLowerCase()].filter((n) => n !== ''))];
-    await writeServerDir(serverDir, await issueServerCert(ca, { dns, ips: ['127.0.0.1'] }));
-    made.push('server certificate');
-  }
-  const passwordFile = join(root, PASSWORD_FILE);
+  const certificates = await prepareDemoCertificates(dir);
+  const passwordFile = demoPasswordFile(dir);
+  const made = [...certificates.made];
   if (!(await exists(passwordFile))) {
     await writeFileAtomic(passwordFile, `${randomBytes(18).toString('base64url')}\n`, { mode: 0o600 });
     made.push('password');
   }
-  const password = (await readFile(passwordFile, 'utf8')).split(/\r?\n/)[0]!;
-  return {
-    caCertPath: join(caDir, CA_CERT_FILE),
-    certPath: join(serverDir, SERVER_CHAIN_FILE),
-    keyPath: join(serverDir, SERVER_KEY_FILE),
-    user: DEMO_USER,
-    passwordFile,
-    password,
-    made,
-  };
+  return { ...certificates, made, user: DEMO_USER, passwordFile, password: await readSecret({ file: passwordFile }, 'demo password') };
 }

@@ -6,6 +6,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DEPOT_PATHS } from '../constants.js';
 import { describeFsError, usageError } from '../util/errors.js';
+import { listenOn } from '../util/listen.js';
 import { openAccessLog, type AccessLog, type AccessLogOptions } from './access-log.js';
 import { createAuthenticator, type AuthLimits, type AuthOptions } from './auth.js';
 import { ConnectionTracker } from './connections.js';
@@ -66,6 +67,11 @@ export interface DepotServerOptions {
    * its file descriptor released; default SERVE_DEFAULT_SEND_TIMEOUT_SECONDS (60 s, as nginx's send_timeout); 0: never.
    */
   sendTimeoutMs?: number;
+  /**
+   * Let Basic auth run over plain HTTP, where the password crosses the network in clear text: refused
+   * without it. For tests that speak raw HTTP to the auth code; the CLI never sets it.
+   */
+  allowPlainHttpAuth?: boolean;
   /** Answer /metrics without credentials (a Prometheus that cannot send them); with auth it needs them otherwise. */
   metricsOpen?: boolean;
 }
@@ -165,6 +171,8 @@ export interface PreparedDepotServer {
 
 /** Everything of a server that takes time (root, users, certificate, log), without listening yet. */
 export async function prepareDepotServer(opts: DepotServerOptions, hooks: ServerHooks = {}): Promise<PreparedDepotServer> {
+  // Basic credentials are only base64: over plain HTTP anyone on the path reads the password.
+  if (opts.auth && !opts.tls && !opts.allowPlainHttpAuth) throw usageError('Basic auth over plain HTTP would send the password in clear text.', 'Serve over TLS (a certificate and key), or without auth.');
   const given = openPrefixesOf(opts);
   const realRoot = await realRootOf(opts.root);
   const openPrefixes = await resolvedOpenPrefixes(realRoot, given);
@@ -198,18 +206,10 @@ export async function prepareDepotServer(opts: DepotServerOptions, hooks: Server
   return { listen };
 
   async function listen(shared: NetServer | undefined): Promise<DepotServer> {
-    const listening = new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => {
-        if (err.code === 'EADDRINUSE') reject(usageError(`Port ${opts.port} on ${host} is already in use.`));
-        else if (err.code === 'EACCES') reject(usageError(`Not allowed to listen on port ${opts.port}; ports below 1024 need privileges.`, 'Use --port 8443, or run with the capability to bind low ports.'));
-        else if (err.code === 'EADDRNOTAVAIL') reject(usageError(`${host} is not an address of this machine.`));
-        else reject(err);
-      });
-      if (shared) server.listen(shared, () => resolve());
-      else server.listen(opts.port ?? 0, host, () => resolve());
-    });
     try {
-      await listening;
+      // A socket handed over by another process is listening already; a port of our own may be taken.
+      if (shared) await new Promise<void>((resolve, reject) => server.once('error', reject).listen(shared, () => resolve()));
+      else await listenOn(server, opts.port ?? 0, host);
     } catch (err) {
       await log?.close();
       await auth?.close();

@@ -2,6 +2,7 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { SERVE_TLS_CIPHERS, SERVE_TLS_MIN_VERSION } from '../constants.js';
+import { isSwappedPair, swappedPairMessage } from '../pki/pair.js';
 import { describeFsError, errorMessage, usageError } from '../util/errors.js';
 
 /** The server's certificate (the leaf, best followed by its chain) and key: as PEM text, or files re-read on reload. */
@@ -37,6 +38,7 @@ const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |ENCRYPTED )?PRIVATE KEY)-----[\s\S]+?
  */
 export function checkTlsMaterial(material: TlsMaterial, names = { cert: 'The TLS certificate', key: 'The TLS key' }): TlsMaterial {
   const emptiness = (text: string) => (text.trim() === '' ? ' (it is empty)' : '');
+  if (isSwappedPair(material.certPem, material.keyPem)) throw usageError(swappedPairMessage(names.cert.replace(/^The /, 'the '), names.key.replace(/^The /, 'the ')));
   const certBlock = CERT_BLOCK.exec(material.certPem)?.[0];
   if (!certBlock) throw usageError(`${names.cert} holds no PEM certificate${emptiness(material.certPem)}; give the server's certificate, best followed by its chain.`);
   if (!KEY_BLOCK.test(material.keyPem)) throw usageError(`${names.key} holds no PEM private key${emptiness(material.keyPem)}; give the certificate's private key.`);

@@ -1,11 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { SERVE_RESPAWN_FIRST_DELAY_MS, SERVE_RESPAWN_MAX_DELAY_MS, SERVE_WORKER_STABLE_MS } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { startDepotServer, type DepotServer, type DepotServerOptions } from './index.js';
 import { aggregateMetrics, type MetricsSnapshot } from './metrics.js';
 import type { StatusData } from './status-data.js';
 import { checkTlsMaterial, loadTlsMaterial, type TlsMaterial } from './tls.js';
+import { SERVE_RESPAWN_FIRST_DELAY_MS, SERVE_RESPAWN_MAX_DELAY_MS, SERVE_WORKER_STABLE_MS } from './tuning.js';
 
 /**
  * Messages between the primary and its workers. A worker prepares its server on 'start' and is

@@ -1,5 +1,15 @@
 import type { Server } from 'node:net';
-import { usageError } from './errors.js';
+import { DepotkitError, EXIT, usageError } from './errors.js';
+
+/** The port is taken: a command that has its own way to choose another (`npm start -- --port`) says so. */
+export class PortInUseError extends DepotkitError {
+  constructor(
+    readonly port: number,
+    host: string,
+  ) {
+    super(`Port ${port} on ${host} is already in use.`, EXIT.usage, 'Pick another with --port (0 picks a free one).');
+  }
+}
 
 /**
  * Listens on `host:port` (0: any free port), turning the failures a user
@@ -9,7 +19,7 @@ import { usageError } from './errors.js';
 export function listenOn(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') reject(usageError(`Port ${port} on ${host} is already in use.`, 'Pick another with --port (0 picks a free one).'));
+      if (err.code === 'EADDRINUSE') reject(new PortInUseError(port, host));
       else if (err.code === 'EACCES') reject(usageError(`Not allowed to listen on port ${port}; ports below 1024 need privileges.`, 'Use --port 8443, or run with the capability to bind low ports.'));
       else if (err.code === 'EADDRNOTAVAIL') reject(usageError(`${host} is not an address of this machine.`));
       else reject(err);

@@ -19,6 +19,11 @@ export function escapeControlChars(text: string): string {
   return text.replace(CONTROL, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
+/** `1 file`, `2 files`: a count with its noun, singular for one (`plural` for nouns that do not take an s). */
+export function plural(n: number, noun: string, pluralNoun = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : pluralNoun}`;
+}
+
 export function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;

@@ -175,6 +175,6 @@ describe('depot verify', () => {
     expect(usage.stderr).toContain('missing.pem does not exist');
     const nowhere = await runCli(['depot', 'verify', join(base, 'no-such-depot')]);
     expect(nowhere.code).toBe(2);
-    expect(nowhere.stderr).toContain('is not a folder');
+    expect(nowhere.stderr).toContain('no-such-depot does not exist.');
   });
 });

@@ -114,7 +114,7 @@ describe('depotkit installer depot and download', () => {
       // Bad usage: one sentence, exit 2.
       const badType = await runCli(['installer', 'download', ...conn, '--release', release, '--image-type', 'SIDEWAYS']);
       expect(badType.code).toBe(2);
-      expect(badType.stderr).toContain('--image-type must be one of INSTALL, UPGRADE.');
+      expect(badType.stderr).toContain('--image-type must be one of INSTALL, UPGRADE, not "SIDEWAYS".');
     } finally {
       await sim.close();
       serve.child.kill('SIGTERM');

@@ -125,7 +125,7 @@ describe('depotkit mgmt replace-cert', () => {
   it('refuses bad usage with one sentence and exit 2', async () => {
     const both = await runCli([...base(), '--server-ca', files.serverCa, '--insecure']);
     expect(both.code).toBe(2);
-    expect(both.stderr).toContain('Give --server-ca or --insecure, not both.');
+    expect(both.stderr).toContain('Give --server-ca or --insecure, not both: --insecure trusts any certificate.');
     const half = await runCli([...base(), '--cert', files.serverCa]);
     expect(half.code).toBe(2);
     expect(half.stderr).toContain('--cert and --key go together');

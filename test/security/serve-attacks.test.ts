@@ -76,7 +76,7 @@ describe('serve under a password flood', () => {
   it('answers 429 with Retry-After to a client address after N wrong passwords, whatever it sends next; other clients are served', async () => {
     const low = join(dir, 'low.htpasswd');
     await writeFile(low, `depot:${bcrypt.hashSync('right', 4)}\n`);
-    const s = await startDepotServer({ root, host: '127.0.0.1', port: 0, auth: { htpasswdFile: low }, authLimits: { failures: 3, refillMs: 60_000 } });
+    const s = await startDepotServer({ root, host: '127.0.0.1', port: 0, allowPlainHttpAuth: true, auth: { htpasswdFile: low }, authLimits: { failures: 3, refillMs: 60_000 } });
     servers.push(s);
     const attacker = '127.0.0.2';
     for (let i = 0; i < 3; i++) expect((await get(s.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status).toBe(401);
@@ -92,7 +92,7 @@ describe('serve under a password flood', () => {
     expect((await get(s.port, CATALOG, { authorization: basic('depot', 'right'), localAddress: '127.0.0.1' })).status).toBe(200);
     expect((await get(s.port, CATALOG, { authorization: basic('depot', 'wrong'), localAddress: '127.0.0.3' })).status).toBe(401);
     // The single-user mode counts failures alike.
-    const single = await startDepotServer({ root, host: '127.0.0.1', port: 0, auth: { user: 'depot', password: 'right' }, authLimits: { failures: 2, refillMs: 60_000 } });
+    const single = await startDepotServer({ root, host: '127.0.0.1', port: 0, allowPlainHttpAuth: true, auth: { user: 'depot', password: 'right' }, authLimits: { failures: 2, refillMs: 60_000 } });
     servers.push(single);
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await get(single.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status);
@@ -255,7 +255,7 @@ describe('serve: hostile paths, request targets and credentials', () => {
     cleanup = t.cleanup;
     await writeFile(join(t.dir, 'secret.txt'), SECRET);
     const root = await writeTree(join(t.dir, 'web'), { [DEPOT_PATHS.manifest]: '{"releases": []}\n', 'umds-patch-store/index.xml': '<index/>\n', 'PROD/.hidden': SECRET });
-    server = await startDepotServer({ root, host: '127.0.0.1', port: 0, auth: { user: 'depot', password: 'pw' }, openPrefixes: ['umds-patch-store'] });
+    server = await startDepotServer({ root, host: '127.0.0.1', port: 0, allowPlainHttpAuth: true, auth: { user: 'depot', password: 'pw' }, openPrefixes: ['umds-patch-store'] });
     host = `Host: 127.0.0.1:${server.port}`;
   });
   afterAll(async () => {

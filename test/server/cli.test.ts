@@ -219,7 +219,7 @@ describe('depotkit serve (the built CLI)', () => {
       [[root, '--cert', join(dir, 'cert.pem')], /--cert and --key go together/],
       [[join(root, 'PROD'), '--http'], /PROD folder itself/],
       [[join(dir, 'missing'), '--http'], /is not a folder/],
-      [[root, '--http', '--user', 'u'], /--user and --password-file go together/],
+      [[root, '--http', '--password-file', join(dir, 'password')], /--password-file needs --user/],
       [[root, '--http', '--workers', '0'], /at least 1/],
       [[root, '--http', '--send-timeout', '0'], /--send-timeout must be at least 1 second/],
       [[root, '--http', '--send-timeout', '1.5'], /--send-timeout takes a whole number/],

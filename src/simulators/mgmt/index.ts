@@ -6,6 +6,7 @@ import { MGMT_API, MGMT_DEFAULT_USER, type MgmtApiGeneration } from '../../const
 import { listenOn } from '../../util/listen.js';
 import { mgmtApp, type MgmtState } from './app.js';
 import { selfSignedCertificate } from './certs.js';
+import { MGMT_SIM_RESTART_MS } from './literals.js';
 import { SessionStore } from './sessions.js';
 
 export interface MgmtSimulatorOptions {
@@ -44,7 +45,6 @@ export interface MgmtSimulator {
 }
 
 const DEFAULT_USERS = { [MGMT_DEFAULT_USER]: 'VMware1!' };
-const DEFAULT_RESTART_MS = 2000;
 const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 /**
@@ -56,7 +56,7 @@ const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promise<MgmtSimulator> {
   const host = opts.host ?? '127.0.0.1';
   const hostname = opts.hostname ?? host;
-  const restartMs = opts.restartMs ?? DEFAULT_RESTART_MS;
+  const restartMs = opts.restartMs ?? MGMT_SIM_RESTART_MS;
   let server: Server | undefined;
   let restartTimer: NodeJS.Timeout | undefined;
   let endRestart: (() => void) | undefined;

@@ -15,5 +15,8 @@ export const MGMT_MESSAGE_IDS = {
   csrInvalid: 'com.vmware.vcenter.certificate_management.tls_csr.invalid',
 } as const;
 
+/** How long the simulated server stops listening after a replacement, as the real one restarts its services. */
+export const MGMT_SIM_RESTART_MS = 2000;
+
 /** Attributes of the session cookie set at session creation. */
 export const MGMT_SESSION_COOKIE_ATTRIBUTES = 'Path=/; HttpOnly; Secure';

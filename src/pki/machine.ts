@@ -1,7 +1,6 @@
 import { hostname, networkInterfaces } from 'node:os';
-import { loadCaDir } from '../pki/ca.js';
-import { issueServerCert } from '../pki/issue.js';
-import type { TlsMaterial } from './tls.js';
+import { loadCaDir } from './ca.js';
+import { issueServerCert } from './issue.js';
 
 /** The names a certificate for this machine should carry: its host name, localhost, and its addresses. */
 export function machineNames(): { dns: string[]; ips: string[] } {
@@ -16,8 +15,12 @@ export function machineNames(): { dns: string[]; ips: string[] } {
   return { dns, ips: [...ips] };
 }
 
-/** A fresh server certificate from the CA in `caDir` (ca-key.pem, ca-cert.pem); the chain is served. */
-export async function certificateFromCa(caDir: string, names: { dns: string[]; ips: string[] }): Promise<TlsMaterial> {
+/**
+ * A fresh server certificate from the CA in `caDir` (ca-key.pem, ca-cert.pem)
+ * for `names`, this machine's without them: the chain (leaf then CA), what a
+ * server sends, and its key.
+ */
+export async function certificateFromCa(caDir: string, names: { dns: string[]; ips: string[] } = machineNames()): Promise<{ certPem: string; keyPem: string }> {
   const ca = await loadCaDir(caDir);
   const issued = await issueServerCert(ca, { dns: names.dns, ips: names.ips });
   return { certPem: issued.chainPem, keyPem: issued.keyPem };

@@ -1,0 +1,190 @@
+import { stat } from 'node:fs/promises';
+import { Option } from 'commander';
+import { usageError } from '../util/errors.js';
+import { promptSecret, readSecret } from '../util/secrets.js';
+import { InvalidOption, collect, warn } from './output.js';
+
+/**
+ * The options that several commands share, defined once (as npm's
+ * definitions.js or smallstep's flags): the same spelling, the same parsing and
+ * the same words in every command. A command picks them with its own
+ * description where the purpose differs, and its default from the library's
+ * default objects. Choices and conflicts are commander's (`.choices()`,
+ * `.conflicts()`); program.ts turns its messages into one sentence.
+ */
+
+/** A whole number option, checked against its range, with the option's name in the error. */
+export function wholeNumber(flag: string, range: { min?: number; max?: number; unit?: string } = {}): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value.trim())) throw new InvalidOption(`${flag} takes a whole number, not "${value}".`);
+    const n = Number(value);
+    const unit = range.unit ? ` ${range.unit}${range.min === 1 ? '' : 's'}` : '';
+    if (range.max !== undefined && (n > range.max || n < (range.min ?? 0))) throw new InvalidOption(`${flag} must be between ${range.min ?? 0} and ${range.max}.`);
+    if (range.min !== undefined && n < range.min) throw new InvalidOption(`${flag} must be at least ${range.min}${unit}.`);
+    return n;
+  };
+}
+
+// ------------------------------------------------------------ trust and CAs
+
+/**
+ * CA certificates to trust: a PEM file (one or several certificates), a CA
+ * folder made by `depotkit cert ca`, or a folder of certificate files; read by
+ * the one resolver, pki's readCaPems. Repeatable.
+ */
+export function trustOption(flag: '--ca' | '--server-ca' | '--trust-ca', purpose: string, options: { required?: boolean } = {}): Option {
+  const option = new Option(`${flag} <file-or-dir>`, `${purpose}: a CA certificate file or a CA folder (repeatable)`).argParser(collect);
+  // Without a default, so that commander can tell a required one is missing.
+  return options.required ? option.makeOptionMandatory() : option.default([]);
+}
+
+/**
+ * One of `values`, in any case when they are upper case (`--image-type install`):
+ * commander's `.choices()` with the case folded first; refused in the words of
+ * the other choices.
+ */
+export function choiceOption(flags: string, description: string, values: readonly string[], defaultValue?: string): Option {
+  const flag = flags.split(/[ ,]/)[0]!;
+  const upper = values.every((v) => v === v.toUpperCase());
+  const option = new Option(flags, description).argParser((value: string) => {
+    const folded = upper ? value.toUpperCase() : value;
+    if (!values.includes(folded)) throw new InvalidOption(`${flag} must be one of ${values.join(', ')}, not "${value}".`);
+    return folded;
+  });
+  // Shown in the help as commander shows choices.
+  option.argChoices = [...values];
+  return defaultValue === undefined ? option : option.default(defaultValue);
+}
+
+/** A CA that signs: the folder `depotkit cert ca` made (its key is needed). */
+export function signingCaOption(description = 'the CA folder (from cert ca) whose key signs'): Option {
+  return new Option('--ca <dir>', description);
+}
+
+// ------------------------------------------------------------ time, load, network
+
+/** `--timeout` is in seconds in every command; the libraries take milliseconds (`timeoutMs`). */
+export function timeoutOption(defaultMs: number, description: string): Option {
+  return new Option('--timeout <seconds>', description).argParser(wholeNumber('--timeout', { min: 1, unit: 'second' })).default(defaultMs / 1000);
+}
+
+/** A wait in seconds (`--wait-timeout`, `--sync-timeout`, `--grace`, `--send-timeout`). */
+export function secondsOption(flag: string, description: string, defaultSeconds: number, min = 1): Option {
+  return new Option(`${flag} <seconds>`, description).argParser(wholeNumber(flag, { min, unit: 'second' })).default(defaultSeconds);
+}
+
+export function concurrencyOption(defaultValue: number, description: string): Option {
+  return new Option('--concurrency <n>', description).argParser(wholeNumber('--concurrency', { min: 1 })).default(defaultValue);
+}
+
+/** A port to listen on (0 picks a free one) or to write into a configuration (`min` 1). */
+export function portOption(defaultPort: number | undefined, description: string, min = 0): Option {
+  const option = new Option('--port <n>', description).argParser(wholeNumber('--port', { min, max: 65535 }));
+  return defaultPort === undefined ? option : option.default(defaultPort);
+}
+
+export function hostOption(defaultHost: string | undefined, description = 'address to listen on'): Option {
+  const option = new Option('--host <addr>', description);
+  return defaultHost === undefined ? option : option.default(defaultHost);
+}
+
+// ------------------------------------------------------------ output
+
+export function jsonOption(what = 'print the result as JSON'): Option {
+  return new Option('--json', what);
+}
+
+export function forceOption(what: string): Option {
+  return new Option('--force', what);
+}
+
+/** Access log formats of `serve` and the systemd export. */
+export const LOG_FORMATS = ['combined', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export function logFormatOption(description = 'access log format'): Option {
+  return new Option('--log-format <format>', description).choices(LOG_FORMATS).default('combined');
+}
+
+// ------------------------------------------------------------ passwords
+
+/** Where a password comes from: a file, an environment variable, or (neither given) a prompt on a terminal. */
+export interface PasswordFlags {
+  passwordFile?: string;
+  passwordEnv?: string;
+}
+
+/**
+ * `--<prefix>password-file` and `--<prefix>password-env` (they exclude each
+ * other); without both, the password is asked for on a terminal. Never a
+ * `--password`: the command line shows in `ps` and the shell's history.
+ */
+export function passwordFileOption(whose: string, prefix = ''): Option {
+  return new Option(`--${prefix}password-file <file>`, `a file whose first line is ${whose} password`).conflicts(camel(`--${prefix}password-env`));
+}
+
+export function passwordEnvOption(whose: string, prefix = ''): Option {
+  return new Option(`--${prefix}password-env <name>`, `an environment variable that holds ${whose} password (without either: asked on a terminal)`);
+}
+
+/** A password from its file or variable, or asked for on a terminal; `flag` is how the options start (`--password`, `--depot-password`). */
+export async function readPassword(source: { file?: string; env?: string }, what: string, prompt: string, flag = '--password'): Promise<string> {
+  if (source.file !== undefined) {
+    await warnIfExposed(source.file);
+    return readSecret({ file: source.file }, what);
+  }
+  if (source.env !== undefined) return readSecret({ env: source.env }, what);
+  if (!process.stdin.isTTY) throw usageError(`The ${what} is needed and there is no terminal to ask on.`, `Pass ${flag}-file <file> or ${flag}-env <name>.`);
+  return promptSecret(prompt);
+}
+
+/** A password source given without the user it belongs to. */
+export function assertUserForPassword(user: string | undefined, flags: PasswordFlags, userFlag = '--user', flag = '--password'): void {
+  if (user !== undefined) return;
+  if (flags.passwordFile !== undefined) throw usageError(`${flag}-file needs ${userFlag}: whose password is it?`);
+  if (flags.passwordEnv !== undefined) throw usageError(`${flag}-env needs ${userFlag}: whose password is it?`);
+}
+
+/**
+ * Anyone who can read a password file or a CA key has what it guards: said on
+ * stderr, as ssh says of a private key. Only regular files (a pipe or
+ * /dev/stdin carries no such risk).
+ */
+export async function warnIfExposed(path: string): Promise<void> {
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isFile()) return;
+  const mode = info.mode & 0o777;
+  if (mode & 0o077) warn(`${path} is readable by ${mode & 0o007 ? 'others' : 'its group'} (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${path}.`);
+}
+
+// ------------------------------------------------------------ pairs
+
+/** Why two options exclude each other, where "not both" alone would leave the user guessing. */
+const CONFLICT_REASONS: Record<string, string> = {
+  'htpasswd http': 'Basic auth over plain HTTP would send the passwords in clear text',
+  'http user': 'Basic auth over plain HTTP would send the password in clear text',
+  'ca cert': '--ca issues the certificate that --cert would give',
+  'ca key': '--ca issues the certificate whose key --key would give',
+  'cert http': '--http turns TLS off',
+  'ca http': '--http turns TLS off',
+  'http key': '--http turns TLS off',
+  'insecure server-ca': '--insecure trusts any certificate',
+  'insecure installer-ca': '--insecure trusts any certificate',
+};
+
+/** The sentence for two options given together that exclude each other. */
+export function conflictSentence(a: string, b: string): string {
+  const reason = CONFLICT_REASONS[[a, b].map((f) => f.replace(/^--/, '')).sort().join(' ')];
+  return `Give ${a} or ${b}, not both${reason ? `: ${reason}` : ''}.`;
+}
+
+/** Options that only work together (`--cert` and `--key`): both or neither. */
+export function assertTogether(given: Record<string, unknown>, flags: [string, string], why = ''): void {
+  const [a, b] = flags;
+  if ((given[camel(a)] === undefined) !== (given[camel(b)] === undefined)) throw usageError(`${a} and ${b} go together${why ? `: ${why}` : ''}.`);
+}
+
+/** `--password-file` -> `passwordFile`, as commander names the option's value. */
+export function camel(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}

@@ -1,0 +1,15 @@
+/** What the installer commands and clients do unless told otherwise; the CLI shows these as its defaults. */
+export const INSTALLER_DEFAULTS = {
+  /** Timeout of each API request. */
+  timeoutMs: 30_000,
+  /** Installers of a fleet worked on at once. */
+  concurrency: 8,
+  /** How long pushDepot waits for the depot settings to show a status. */
+  depotWaitMs: 60_000,
+  /** How long ensureSynced waits for the depot's metadata sync. */
+  syncTimeoutMs: 600_000,
+  /** How long downloadRelease waits for every bundle. */
+  downloadTimeoutMs: 6 * 3600_000,
+  /** The depot's port when the settings give a host name only (the installer's own default). */
+  depotPort: 443,
+} as const;
