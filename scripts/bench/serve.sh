@@ -16,6 +16,9 @@ cli="node $repo/dist/cli/main.js"
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$nginx_bin" ] || { echo "nginx is needed: apt-get install -y nginx-light" >&2; exit 2; }
 now() { date +%s.%N; }
+# Free ports, not fixed ones: other servers (other benchmarks) may run on this machine.
+free_port() { node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })"; }
+p_nginx=$(free_port); p_serve=$(free_port); p_serve1=$(free_port); p_exported=$(free_port)
 hz=$(getconf CLK_TCK)
 
 mkdir -p "$work/root/PROD/COMP/VCENTER" "$work/nginx" "$work/exported"
@@ -67,7 +70,7 @@ http {
   client_body_temp_path $work/nginx/tmp; proxy_temp_path $work/nginx/tmp; fastcgi_temp_path $work/nginx/tmp;
   uwsgi_temp_path $work/nginx/tmp; scgi_temp_path $work/nginx/tmp;
   server {
-    listen 127.0.0.1:18443 ssl;
+    listen 127.0.0.1:$p_nginx ssl;
     ssl_certificate $chain; ssl_certificate_key $key;
     ssl_protocols TLSv1.2 TLSv1.3;
     root $work/root;
@@ -77,7 +80,7 @@ CONF
 mkdir -p "$work/nginx/tmp"
 # The site depotkit export writes, with Basic auth, in a main configuration like Debian's (conf.d/ included).
 printf 'bench\n' >"$work/password"
-$cli export nginx "$work/root" --out "$work/exported" --host 127.0.0.1 --port 18446 --cert "$chain" --key "$key" \
+$cli export nginx "$work/root" --out "$work/exported" --host 127.0.0.1 --port $p_exported --cert "$chain" --key "$key" \
   --user bench --password-file "$work/password" --force >/dev/null 2>&1
 cat >"$work/exported/nginx.conf" <<CONF
 $user_line
@@ -96,13 +99,13 @@ CONF
 nginx_pid=$!
 "$nginx_bin" -c "$work/exported/nginx.conf" -g 'daemon off;' &
 exported_pid=$!
-$cli serve "$work/root" --host 127.0.0.1 --port 18444 --cert "$chain" --key "$key" --json >"$work/serve.json" 2>/dev/null &
+$cli serve "$work/root" --host 127.0.0.1 --port $p_serve --cert "$chain" --key "$key" --json >"$work/serve.json" 2>/dev/null &
 serve_pid=$!
 trap 'kill $nginx_pid $exported_pid $serve_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q '"pid"' "$work/serve.json" 2>/dev/null && break; sleep 0.1; done
 sleep 0.5
 # Every server must serve the whole file before anything is measured (a 403 would measure nothing).
-for port in 18443 18444 18446; do
+for port in $p_nginx $p_serve $p_exported; do
   got=$(curl -sS --cacert "$ca" -u bench:bench -o /dev/null -w '%{http_code} %{size_download}' "https://localhost:$port/$file" || true)
   [ "$got" = "200 $bytes" ] || { echo "the server on port $port answered \"$got\", not 200 with $bytes bytes; see $work/*/error.log" >&2; exit 1; }
 done
@@ -111,10 +114,10 @@ echo "work dir: $work; file: $((bytes / 1048576)) MiB; $(nproc) cores; load $(cu
 # Runs alternate between the two servers, best of 3, so that load from elsewhere hits both alike.
 n1=999 d1=999 e1=999 n4=999 d4=999 e4=999 ncpu=0 dcpu=0
 for _ in 1 2 3; do
-  n1=$(min "$(download 18443 1)" "$n1"); d1=$(min "$(download 18444 1)" "$d1"); e1=$(min "$(download 18446 1)" "$e1")
-  e4=$(min "$(download 18446 4)" "$e4")
-  c=$(cpu_ticks $nginx_pid); n4=$(min "$(download 18443 4)" "$n4"); ncpu=$((ncpu + $(cpu_ticks $nginx_pid) - c))
-  c=$(cpu_ticks $serve_pid); d4=$(min "$(download 18444 4)" "$d4"); dcpu=$((dcpu + $(cpu_ticks $serve_pid) - c))
+  n1=$(min "$(download $p_nginx 1)" "$n1"); d1=$(min "$(download $p_serve 1)" "$d1"); e1=$(min "$(download $p_exported 1)" "$e1")
+  e4=$(min "$(download $p_exported 4)" "$e4")
+  c=$(cpu_ticks $nginx_pid); n4=$(min "$(download $p_nginx 4)" "$n4"); ncpu=$((ncpu + $(cpu_ticks $nginx_pid) - c))
+  c=$(cpu_ticks $serve_pid); d4=$(min "$(download $p_serve 4)" "$d4"); dcpu=$((dcpu + $(cpu_ticks $serve_pid) - c))
 done
 gib=$(echo "scale=6; 12 * $bytes / 1073741824" | bc)
 mib=$((bytes / 1048576))
@@ -122,13 +125,13 @@ n1=$(echo "scale=1; $mib / $n1" | bc); d1=$(echo "scale=1; $mib / $d1" | bc)
 n4=$(echo "scale=1; 4 * $mib / $n4" | bc); d4=$(echo "scale=1; 4 * $mib / $d4" | bc)
 e1=$(echo "scale=1; $mib / $e1" | bc); e4=$(echo "scale=1; 4 * $mib / $e4" | bc)
 ncpu=$(echo "scale=3; $ncpu / $hz / $gib" | bc); dcpu=$(echo "scale=3; $dcpu / $hz / $gib" | bc)
-nrss=$(peak_rss $nginx_pid 18443 16); drss=$(peak_rss $serve_pid 18444 16)
+nrss=$(peak_rss $nginx_pid $p_nginx 16); drss=$(peak_rss $serve_pid $p_serve 16)
 # The same with one serving process (no fork): the smallest footprint.
-$cli serve "$work/root" --host 127.0.0.1 --port 18445 --cert "$chain" --key "$key" --workers 1 --json >"$work/serve1.json" 2>/dev/null &
+$cli serve "$work/root" --host 127.0.0.1 --port $p_serve1 --cert "$chain" --key "$key" --workers 1 --json >"$work/serve1.json" 2>/dev/null &
 serve1_pid=$!
 trap 'kill $nginx_pid $exported_pid $serve_pid $serve1_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q '"pid"' "$work/serve1.json" 2>/dev/null && break; sleep 0.1; done
-d1rss=$(peak_rss $serve1_pid 18445 16)
+d1rss=$(peak_rss $serve1_pid $p_serve1 16)
 ratio() { echo "scale=2; $1 / $2" | bc; }
 printf '\n| measurement | depotkit | nginx | ratio (depotkit/nginx) |\n|---|---|---|---|\n'
 printf '| one download, MiB/s | %s | %s | %s |\n' "$d1" "$n1" "$(ratio "$d1" "$n1")"
