@@ -1,4 +1,3 @@
-import { createHash, type Hash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, chmod, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -12,7 +11,9 @@ import { type DepotUrl, depotFileUrl, parseDepotUrl } from '../probe/url.js';
 import { DepotkitError, EXIT, errorMessage, usageError } from '../util/errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
+import { MIRROR_DEFAULTS } from './defaults.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
+import { ThreadHash } from './hasher.js';
 import { CHUNK_BYTES, PositionalWriter, readChunks } from './io.js';
 import { type ReleaseStatus, releaseStatus } from './releases.js';
 import { TargetDepot } from './target.js';
@@ -173,9 +174,9 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
   if (sendCredentials && !depot.https && !options.allowHttpCredentials) {
     throw usageError(`${options.url} is plain HTTP: the password of "${options.user}" would cross the network in clear text.`, 'Use the https:// URL, or --allow-http-credentials if this network is yours.');
   }
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? MIRROR_DEFAULTS.concurrency;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw usageError(`--concurrency must be at least 1, not ${concurrency}.`);
-  const timeoutMs = options.timeoutMs ?? 60_000;
+  const timeoutMs = options.timeoutMs ?? MIRROR_DEFAULTS.timeoutMs;
   const retries = options.retries ?? 3;
   const conn: Connection = {
     depot,
@@ -321,16 +322,17 @@ function contentRange(header: string | string[] | undefined): { start: number; t
   return m ? { start: Number(m[1]), total: m[3] === '*' ? undefined : Number(m[3]) } : undefined;
 }
 
-/** A partial file and the hash of exactly the bytes it holds. */
+/** A partial file and the hash (on its own thread, beside TLS on this one) of exactly the bytes it holds. */
 interface Partial {
   handle: FileHandle;
-  hash: Hash;
+  hash: ThreadHash;
   have: number;
 }
 
 async function restart(p: Partial): Promise<void> {
   await p.handle.truncate(0);
-  p.hash = createHash('sha256');
+  // A digest starts the hash again empty.
+  await p.hash.digest();
   p.have = 0;
 }
 
@@ -347,11 +349,11 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
   let fromScratch = false;
   try {
     const handle = await open(partialPath, fsConstants.O_RDWR | fsConstants.O_CREAT, 0o644);
-    p = { handle, hash: createHash('sha256'), have: (await handle.stat()).size };
+    p = { handle, hash: new ThreadHash(), have: (await handle.stat()).size };
     if (p.have > binary.size) await restart(p);
     // What an earlier run left is hashed again: a hash's state cannot be saved, the bytes can.
     if (p.have > 0) {
-      for await (const chunk of readChunks(handle, 0, p.have)) p.hash.update(chunk);
+      for await (const chunk of readChunks(handle, 0, p.have)) await p.hash.update(chunk);
       report.bytesHashedLocally += p.have;
       resumedFrom = p.have;
     }
@@ -364,7 +366,7 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
           continue;
         }
       }
-      const sha256 = p.hash.digest('hex');
+      const sha256 = await p.hash.digest();
       if (sha256 === binary.checksum) break;
       // A partial file from an earlier run may hold bytes of another version of the file: once, from scratch.
       if (resumedFrom > 0 && !fromScratch) {
@@ -376,6 +378,7 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
     }
     await p.handle.datasync();
     await p.handle.close();
+    await p.hash.close();
     p = undefined;
     await chmod(partialPath, 0o644);
     await rename(partialPath, target.path(binary.path));
@@ -383,6 +386,7 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
     return resumedFrom;
   } catch (err) {
     await p?.handle.close().catch(() => undefined);
+    await p?.hash.close();
     // A wrong file is of no use; a partial one is kept for the next run.
     if (err instanceof FileFailure && err.cause === 'content') await rm(partialPath, { force: true });
     throw err;
@@ -443,6 +447,8 @@ async function fetchInto(conn: Connection, binary: CatalogBinary, p: Partial, re
     p.have += pendingBytes;
     pending = [];
     pendingBytes = 0;
+    // Hashed as written, so that the file and its hash always agree.
+    await p.hash.update(data);
     try {
       await writer.write(data);
     } catch (err) {
@@ -458,7 +464,6 @@ async function fetchInto(conn: Connection, binary: CatalogBinary, p: Partial, re
         res.body.destroy();
         throw new FileFailure(`the server sent more than the catalog's ${binary.size} bytes`, { cause: 'content' });
       }
-      p.hash.update(data);
       pending.push(data);
       pendingBytes += data.length;
       report.bytesDownloaded += data.length;

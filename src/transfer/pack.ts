@@ -18,6 +18,7 @@ import { tempPathFor, writeFileAtomic } from '../util/fs.js';
 import { escapeControlChars } from '../util/text.js';
 import { type PackFile, type PackManifest, type PackVolume, type TreeEntry, planVolumes, volumeName } from './format.js';
 import { type DepotFile, inventoryDepot, sha256Hex } from './inventory.js';
+import { ThreadHash } from './hasher.js';
 import { PositionalWriter, readChunks } from './io.js';
 import { type DepotRecord, loadRecord } from './record.js';
 import { releaseVersions } from './releases.js';
@@ -182,18 +183,22 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
   const hashes = new Map<number, Hash>();
   const handles = new Map<number, FileHandle>();
   const read = new Map<number, number>();
+  // A finished volume is flushed and named while the next one is written (one at a time).
+  let sealing: Promise<void> = Promise.resolve();
+  // The volume's hash on another thread, beside the files' on this one.
+  const volumeHash = new ThreadHash();
+  const written: string[] = [];
   try {
     for (const [v, volume] of plan.entries()) {
       const name = volumeName(v + 1, count);
       const final = join(out, name);
       const temp = tempPathFor(final);
-      const volumeHash = createHash('sha256');
       let handle: FileHandle | undefined;
       try {
         handle = await open(temp, 'wx', 0o644);
         const writer = new PositionalWriter(handle);
         const emit = async (data: Buffer) => {
-          volumeHash.update(data);
+          await volumeHash.update(data);
           await writer.write(data);
         };
         for (const member of volume.members) {
@@ -244,20 +249,39 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
         await emit(Buffer.alloc(END_OF_ARCHIVE));
         await writer.flush();
         if (writer.position !== volume.size) throw new DepotkitError(`Internal error: volume ${name} is ${writer.position} bytes, planned ${volume.size}.`, EXIT.problems);
-        // On the medium before it gets its name: a volume at a final name is whole.
-        await handle.datasync();
-        await handle.close();
-        handle = undefined;
-        await placeNew(temp, final, options.force ?? false);
       } catch (err) {
         await handle?.close().catch(() => undefined);
         await rm(temp, { force: true });
         throw err;
       }
-      report.volumes.push({ index: v + 1, name, size: volume.size, sha256: volumeHash.digest('hex') });
+      await sealing;
+      const done = handle;
+      // On the medium before it gets its name: a volume at a final name is whole.
+      sealing = (async () => {
+        try {
+          await done.datasync();
+          await done.close();
+          await placeNew(temp, final, options.force ?? false);
+          written.push(final);
+        } catch (err) {
+          await done.close().catch(() => undefined);
+          await rm(temp, { force: true });
+          throw err;
+        }
+      })();
+      // Seen at the next await of `sealing`; until then it must not count as unhandled.
+      sealing.catch(() => undefined);
+      report.volumes.push({ index: v + 1, name, size: volume.size, sha256: await volumeHash.digest() });
     }
+    await sealing;
+  } catch (err) {
+    await sealing.catch(() => undefined);
+    // Volumes without their manifest are of no use, and would make the next run ask for --force.
+    for (const path of written) await rm(path, { force: true });
+    throw err;
   } finally {
     for (const h of handles.values()) await h.close().catch(() => undefined);
+    await volumeHash.close();
   }
 
   const flagged = new Set(report.wrongChecksum.map((w) => w.path));

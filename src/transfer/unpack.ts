@@ -1,6 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { type FileHandle, chmod, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import pLimit from 'p-limit';
 import { PACK_MANIFEST_FILE, PACK_SUMS_FILE } from '../constants.js';
 import { type VerifyResult, verifyDepot } from '../depot/verify.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../util/errors.js';
@@ -8,6 +9,7 @@ import { isDirectory, tempPathFor } from '../util/fs.js';
 import { escapeControlChars } from '../util/text.js';
 import { type PackFile, type PackManifest, type PackPiece, parseManifest } from './format.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
+import { ThreadHash } from './hasher.js';
 import { PositionalWriter, readChunks } from './io.js';
 import { type ReleaseStatus, releaseStatus } from './releases.js';
 import { TargetDepot } from './target.js';
@@ -72,6 +74,11 @@ export interface UnpackReport {
   releases: ReleaseStatus[];
   verify: VerifyResult;
 }
+
+type VolumePiece = { piece: PackPiece; sink: Sink };
+
+/** Files flushed and renamed at once while reading goes on. */
+const FILES_FINISHING = 2;
 
 interface Found {
   manifest: PackManifest;
@@ -247,9 +254,24 @@ export async function unpackDepot(options: UnpackOptions): Promise<UnpackReport>
     }
   };
 
+  // A file is flushed and renamed as soon as its last byte is written, while the next ones are read.
+  const finishing = new Set<Promise<void>>();
+  const finishLimit = pLimit(FILES_FINISHING);
+  let finishFailure: unknown;
+  const pieceDone = (sink: Sink) => {
+    sink.piecesDone++;
+    if (sink.piecesDone !== sink.file.pieces.length) return;
+    const pending: Promise<void> = finishLimit(() => complete(sink))
+      .catch((err: unknown) => {
+        finishFailure ??= err;
+      })
+      .finally(() => finishing.delete(pending));
+    finishing.add(pending);
+  };
+
   try {
     for (const volume of manifest.volumes) {
-      const pieces: { piece: PackPiece; sink: Sink }[] = [];
+      const pieces: VolumePiece[] = [];
       let neededBytes = 0;
       let all = 0;
       for (const file of manifest.files) {
@@ -276,28 +298,21 @@ export async function unpackDepot(options: UnpackOptions): Promise<UnpackReport>
       entry.actualSize = found.size;
       // Mostly needed: read it all and check its own SHA-256 too; else read only what is needed.
       const whole = pieces.length === all || neededBytes * 2 >= volume.size;
-      const got = await readVolume(found.path, found.size, pieces, whole, (n) => {
-        report.bytesRead += n;
-      }, options.onBytes);
+      const got = await readVolume(found.path, found.size, pieces, whole, (n) => (report.bytesRead += n), (item) => pieceDone(item.sink), options.onBytes);
       if (whole) {
         entry.actualSha256 = got.sha256;
         entry.state = found.size < volume.size ? 'truncated' : got.sha256 === volume.sha256 ? 'ok' : 'corrupt';
       } else {
         entry.state = found.size < volume.size ? 'truncated' : 'ranges';
       }
-      for (const { piece, sink } of pieces) {
-        if (sink.failed) continue;
-        if ((got.delivered.get(piece) ?? 0) < piece.length) {
-          await fail(sink, `volume ${volume.name} ends early (${found.size} of ${volume.size} bytes)`);
-          continue;
-        }
-        sink.piecesDone++;
-        if (sink.piecesDone === sink.file.pieces.length) await complete(sink);
+      for (const item of pieces) {
+        if (!got.done.has(item) && !item.sink.failed) await fail(item.sink, `volume ${volume.name} ends early (${found.size} of ${volume.size} bytes)`);
       }
     }
-    // A zero-byte file has one empty piece; one without pieces would never complete.
-    for (const sink of sinks.values()) if (!sink.failed && sink.file.pieces.length === 0) await complete(sink);
+    await Promise.all(finishing);
+    if (finishFailure) throw finishFailure;
   } finally {
+    await Promise.all(finishing);
     for (const sink of sinks.values()) if (sink.handle) await sink.discard('interrupted');
   }
 
@@ -325,19 +340,28 @@ export async function unpackDepot(options: UnpackOptions): Promise<UnpackReport>
 }
 
 /**
- * Reads a volume and hands each needed piece's bytes to its file, in order.
- * `whole`: every byte is read and hashed (the volume's own check); else only
- * the needed pieces are read, and the files' hashes check them.
+ * Reads a volume and hands each needed piece's bytes to its file, in order;
+ * `onPieceDone` as soon as a piece is whole. `whole`: every byte is read and
+ * hashed (the volume's own check); else only the needed pieces are read, and
+ * the files' hashes check them.
  */
 async function readVolume(
   path: string,
   size: number,
-  pieces: { piece: PackPiece; sink: Sink }[],
+  pieces: VolumePiece[],
   whole: boolean,
   onRead: (n: number) => void,
+  onPieceDone: (item: VolumePiece) => void,
   onBytes?: (n: number) => void,
-): Promise<{ sha256?: string; delivered: Map<PackPiece, number> }> {
-  const delivered = new Map<PackPiece, number>();
+): Promise<{ sha256?: string; done: Set<VolumePiece> }> {
+  const delivered = new Map<VolumePiece, number>();
+  const done = new Set<VolumePiece>();
+  const finish = (item: VolumePiece) => {
+    done.add(item);
+    onPieceDone(item);
+  };
+  // An empty piece (a zero-byte file) is whole before anything is read.
+  for (const item of pieces) if (item.piece.length === 0) finish(item);
   let handle: FileHandle;
   try {
     handle = await open(path, 'r');
@@ -345,26 +369,39 @@ async function readVolume(
     throw describeFsError(err, path);
   }
   try {
+    let next = 0;
     const deliver = async (chunk: Buffer, at: number) => {
-      for (const { piece, sink } of pieces) {
+      // Pieces are sorted by offset and chunks come in order: skip those already behind.
+      while (next < pieces.length && pieces[next]!.piece.dataOffset + pieces[next]!.piece.length <= at) next++;
+      for (let i = next; i < pieces.length; i++) {
+        const item = pieces[i]!;
+        const { piece } = item;
+        if (piece.dataOffset >= at + chunk.length) break;
         const start = Math.max(at, piece.dataOffset);
         const end = Math.min(at + chunk.length, piece.dataOffset + piece.length);
         if (start >= end) continue;
-        await sink.write(chunk.subarray(start - at, end - at));
-        delivered.set(piece, (delivered.get(piece) ?? 0) + (end - start));
+        await item.sink.write(chunk.subarray(start - at, end - at));
+        const total = (delivered.get(item) ?? 0) + (end - start);
+        delivered.set(item, total);
         onBytes?.(end - start);
+        if (total === piece.length) finish(item);
       }
     };
     if (whole) {
-      const hash = createHash('sha256');
-      let at = 0;
-      for await (const chunk of readChunks(handle, 0, size)) {
-        hash.update(chunk);
-        onRead(chunk.length);
-        await deliver(chunk, at);
-        at += chunk.length;
+      // The volume's hash on another thread, beside the files' on this one.
+      const hash = new ThreadHash();
+      try {
+        let at = 0;
+        for await (const chunk of readChunks(handle, 0, size)) {
+          await hash.update(chunk);
+          onRead(chunk.length);
+          await deliver(chunk, at);
+          at += chunk.length;
+        }
+        return { sha256: await hash.digest(), done };
+      } finally {
+        await hash.close();
       }
-      return { sha256: hash.digest('hex'), delivered };
     }
     for (const item of pieces) {
       let at = item.piece.dataOffset;
@@ -374,7 +411,7 @@ async function readVolume(
         at += chunk.length;
       }
     }
-    return { delivered };
+    return { done };
   } finally {
     await handle.close();
   }
