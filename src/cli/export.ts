@@ -1,12 +1,26 @@
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { DEPOT_PATHS, EXPORT_DEFAULT_PORT, EXPORT_TARGETS, UMDS_PATCH_STORE_DIR, type ExportTarget } from '../constants.js';
 // The library loads when the command runs (the CLI starts fast).
 import type { ExportOptions } from '../export/index.js';
 import { SERVE_DEFAULT_GRACE_SECONDS } from '../server/tuning.js';
 import { usageError } from '../util/errors.js';
-import { readSecret } from '../util/secrets.js';
-import { InvalidOption, collect, parseIntOption, printJson, printLines, warn } from './output.js';
+import {
+  type LogFormat,
+  assertUserForPassword,
+  forceOption,
+  hostOption,
+  jsonOption,
+  logFormatOption,
+  passwordEnvOption,
+  passwordFileOption,
+  portOption,
+  readPassword,
+  secondsOption,
+  signingCaOption,
+  wholeNumber,
+} from './options.js';
+import { collect, printJson, printLines, warn } from './output.js';
 
 interface ExportCliOptions {
   out: string;
@@ -21,13 +35,14 @@ interface ExportCliOptions {
   ip: string[];
   user?: string;
   passwordFile?: string;
+  passwordEnv?: string;
   htpasswd?: string;
   open: string[];
   openHcl?: boolean;
   group?: string;
   caddyVersion?: string;
   accessLog?: string;
-  logFormat: string;
+  logFormat: LogFormat;
   workers?: number;
   grace: number;
   exec?: string;
@@ -35,12 +50,6 @@ interface ExportCliOptions {
   force?: boolean;
   json?: boolean;
 }
-
-const parsePort = (value: string): number => {
-  const port = parseIntOption('--port')(value);
-  if (port < 1 || port > 65535) throw new InvalidOption('--port must be between 1 and 65535.');
-  return port;
-};
 
 export function registerExportCommand(program: Command): void {
   program
@@ -50,39 +59,38 @@ export function registerExportCommand(program: Command): void {
     .argument('<depot-dir>', 'the web root: the folder that contains PROD/')
     .requiredOption('--out <dir>', 'folder for the files; the configuration names them there by absolute path, so write them where they will stay (e.g. /etc/depotkit)')
     .option('--name <name>', 'base name of the files, the systemd unit and its user', 'depotkit')
-    .option('--host <addr>', 'address to listen on (default: every address)')
-    .option('--port <n>', 'port', parsePort, EXPORT_DEFAULT_PORT)
+    .addOption(hostOption(undefined, 'address to listen on (default: every address)'))
+    .addOption(portOption(EXPORT_DEFAULT_PORT, 'port', 1))
     .option('--server-name <fqdn>', "the depot's FQDN as the installer is given it (default: the certificate's first DNS name)")
     .option('--cert <file>', 'server certificate PEM, best the chain (leaf then CA), read where it is')
     .option('--key <file>', 'its private key PEM, read where it is')
-    .option('--ca <dir>', 'systemd only: depotkit serve issues its certificate from this CA folder')
+    .addOption(signingCaOption('systemd only: depotkit serve issues its certificate from this CA folder'))
     .option('--dns <name>', 'systemd with --ca: a DNS name of the issued certificate (repeatable)', collect, [])
     .option('--ip <addr>', 'systemd with --ca: an IP address of the issued certificate (repeatable)', collect, [])
-    .option('--user <name>', 'Basic auth user (with --password-file); the password is written hashed, as the server reads it')
-    .option('--password-file <file>', 'file whose first line is the password')
-    .option('--htpasswd <file>', 'Basic auth users from an htpasswd file, read where it is (Caddy: copied in its syntax; bcrypt only)')
+    .addOption(new Option('--user <name>', 'Basic auth user; its password is written hashed, as the server reads it').conflicts('htpasswd'))
+    .addOption(passwordFileOption("the --user's"))
+    .addOption(passwordEnvOption("the --user's"))
+    .addOption(new Option('--htpasswd <file>', 'Basic auth users from an htpasswd file, read where it is (Caddy: copied in its syntax; bcrypt only)').conflicts(['passwordFile', 'passwordEnv']))
     .option('--open <prefix>', `leave a path prefix under the root without auth (repeatable), e.g. ${UMDS_PATCH_STORE_DIR}`, collect, [])
     .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does`)
     .option('--group <group>', 'group that must read the users file (default: www-data for nginx and Apache, caddy, or the service user)')
     .option('--caddy-version <version>', "Caddy's version, when no caddy here can tell (`caddy version`): basic_auth from 2.8, basicauth before")
     .option('--access-log <file>', "access log file (systemd: default /var/log/<name>/access.log with a logrotate file; '-' for the journal)")
-    .option('--log-format <format>', 'systemd: combined or json', 'combined')
-    .option('--workers <n>', 'systemd: serving processes (default: the core count)', parseIntOption('--workers'))
-    .option('--grace <seconds>', 'systemd: how long running downloads may finish on stop', parseIntOption('--grace'), SERVE_DEFAULT_GRACE_SECONDS)
+    .addOption(logFormatOption('systemd: access log format'))
+    .option('--workers <n>', 'systemd: serving processes (default: the core count)', wholeNumber('--workers', { min: 1 }))
+    .addOption(secondsOption('--grace', 'systemd: how long running downloads may finish on stop', SERVE_DEFAULT_GRACE_SECONDS, 0))
     .option('--exec <command>', 'systemd: the command that runs depotkit (default: the one running now)')
     .option('--service-user <name>', 'systemd: the dedicated user the service runs as (default: the --name); a sysusers.d file creates it')
-    .option('--force', 'replace files that exist')
-    .option('--json', 'print the report as JSON')
+    .addOption(forceOption('replace files that exist'))
+    .addOption(jsonOption('print the report as JSON'))
     .action(async (server: string, dir: string, opts: ExportCliOptions) => {
       if (!(EXPORT_TARGETS as readonly string[]).includes(server)) throw usageError(`"${server}" is not a server depotkit exports for; choose one of ${EXPORT_TARGETS.join(', ')}.`);
-      if (opts.logFormat !== 'combined' && opts.logFormat !== 'json') throw usageError(`--log-format is combined or json, not "${opts.logFormat}".`);
       const target = server as ExportTarget;
       if (target !== 'systemd') {
         const given = (['workers', 'exec', 'ca', 'serviceUser'] as const).filter((o) => opts[o] !== undefined);
         if (given.length > 0) throw usageError(`--${given[0]!.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is for the systemd export only.`);
       }
       if (target !== 'caddy' && opts.caddyVersion) throw usageError('--caddy-version is for the caddy export only.');
-      if (opts.workers !== undefined && opts.workers < 1) throw usageError('--workers must be at least 1.');
       const { exportConfig, caddyVersionOption } = await import('../export/index.js');
       const options: ExportOptions = {
         target,
@@ -103,7 +111,7 @@ export function registerExportCommand(program: Command): void {
         group: opts.group,
         caddyVersion: opts.caddyVersion === undefined ? undefined : caddyVersionOption(opts.caddyVersion),
         accessLog: opts.accessLog,
-        logFormat: opts.logFormat as 'combined' | 'json',
+        logFormat: opts.logFormat,
         workers: opts.workers,
         grace: opts.grace,
         exec: opts.exec === undefined ? undefined : opts.exec.trim().split(/\s+/),
@@ -132,13 +140,8 @@ export function registerExportCommand(program: Command): void {
 }
 
 async function authOption(opts: ExportCliOptions): Promise<ExportOptions['auth']> {
-  if (opts.htpasswd) {
-    if (opts.user || opts.passwordFile) throw usageError('Give either --htpasswd, or --user with --password-file, not both.');
-    return { htpasswdFile: resolve(opts.htpasswd) };
-  }
-  if (opts.user || opts.passwordFile) {
-    if (!opts.user || !opts.passwordFile) throw usageError('--user and --password-file go together.');
-    return { user: opts.user, password: await readSecret({ file: opts.passwordFile }, 'password') };
-  }
-  return undefined;
+  if (opts.htpasswd) return { htpasswdFile: resolve(opts.htpasswd) };
+  assertUserForPassword(opts.user, opts);
+  if (opts.user === undefined) return undefined;
+  return { user: opts.user, password: await readPassword({ file: opts.passwordFile, env: opts.passwordEnv }, `password of depot user ${opts.user}`, `Password of depot user ${opts.user}`) };
 }

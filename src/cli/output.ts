@@ -70,14 +70,6 @@ export function printError(err: unknown, options: { json?: boolean } = {}): numb
   return code;
 }
 
-/** Parses a positive integer option, with the option's name in the error. */
-export function parseIntOption(name: string) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value)) throw new InvalidOption(`${name} takes a whole number, not "${value}".`);
-    return Number(value);
-  };
-}
-
 /** Parses a byte size such as 1048576, 512M, 2GiB. */
 export function parseByteSize(value: string): number {
   const match = /^(\d+)\s*([kKmMgGtT]?)(i?[bB])?$/.exec(value.trim());

@@ -6,11 +6,12 @@ import type { PackReport } from '../transfer/pack.js';
 import type { PruneReport } from '../transfer/prune.js';
 import type { ReleaseStatus } from '../transfer/releases.js';
 import type { UnpackReport } from '../transfer/unpack.js';
-import { EXIT, usageError } from '../util/errors.js';
+import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
+import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
-import { readSecret } from '../util/secrets.js';
-import { InvalidOption, collect, parseByteSize, parseIntOption, printJson, printLines } from './output.js';
+import { assertUserForPassword, concurrencyOption, forceOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, timeoutOption, trustOption } from './options.js';
+import { parseByteSize, printJson, printLines } from './output.js';
 
 // Libraries are imported when a command runs, so that every other command starts fast.
 const transfer = () => import('../transfer/index.js');
@@ -40,8 +41,8 @@ export function registerTransferCommands(depot: Command): void {
       PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET],
     )
     .option('--since <old>', 'a depot folder or an earlier pack\'s manifest: pack only what it lacks or has different (a new release\'s delta)')
-    .option('--force', 'replace an earlier pack in --out')
-    .option('--json', 'print the report as JSON')
+    .addOption(forceOption('replace an earlier pack in --out'))
+    .addOption(jsonOption('print the report as JSON'))
     .action(async (dir: string, opts: { out: string; volumeSize: number; since?: string; force?: boolean; json?: boolean }) => {
       const { packDepot } = await transfer();
       const report = await withByteProgress('packing', !opts.json, (hooks) =>
@@ -56,9 +57,9 @@ export function registerTransferCommands(depot: Command): void {
     .command('unpack <media-dir...>')
     .description('check a pack\'s volumes and place its files in a depot (resumable; a delta onto its base gives the new depot)')
     .requiredOption('--out <depot-dir>', 'the depot root to place the files in')
-    .option('--force', 'replace different files in a depot that is neither the pack\'s source nor its base')
+    .addOption(forceOption('replace different files in a depot that is neither the pack\'s source nor its base'))
     .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog (for the final checks)')
-    .option('--json', 'print the report as JSON')
+    .addOption(jsonOption('print the report as JSON'))
     .action(async (media: string[], opts: { out: string; force?: boolean; signingCert?: string; json?: boolean }) => {
       const signingCertPem = await readSigningCert(opts.signingCert);
       const { unpackDepot } = await transfer();
@@ -72,26 +73,26 @@ export function registerTransferCommands(depot: Command): void {
     .command('mirror <url>')
     .description('replicate a served depot over HTTPS: metadata, then every binary its catalog names, in parallel, resumable, verified')
     .requiredOption('--out <depot-dir>', 'the local depot root')
-    .option('--ca <file-or-dir>', 'a CA certificate file, a CA folder or a folder of certificates to trust (repeatable); Node\'s public roots without it', collect, [])
+    .addOption(trustOption('--ca', "a CA to trust, or a folder of certificates; Node's public roots without it"))
     .option('--user <name>', 'the depot user')
-    .option('--password-file <file>', 'file whose first line is the depot password')
-    .option('--password-env <name>', 'environment variable that holds the depot password')
+    .addOption(passwordFileOption("the depot user's"))
+    .addOption(passwordEnvOption("the depot user's"))
     .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs)')
-    .option('--concurrency <n>', 'binaries downloaded at once', parseIntOption('--concurrency'), 4)
-    .option('--timeout <seconds>', 'idle time allowed for an answer or between its bytes', parseIntOption('--timeout'), 60)
-    .option('--force', 'mirror into a folder holding another depot')
+    .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'binaries downloaded at once'))
+    .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes'))
+    .addOption(forceOption('mirror into a folder holding another depot'))
     .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog (for the final checks)')
-    .option('--json', 'print the report as JSON')
+    .addOption(jsonOption('print the report as JSON'))
     .action(
       async (
         url: string,
         opts: { out: string; ca: string[]; user?: string; passwordFile?: string; passwordEnv?: string; allowHttpCredentials?: boolean; concurrency: number; timeout: number; force?: boolean; signingCert?: string; json?: boolean },
       ) => {
-        if (opts.user === undefined && (opts.passwordFile || opts.passwordEnv)) throw usageError('A password was given without --user.');
-        if (opts.concurrency < 1) throw new InvalidOption('--concurrency must be at least 1.');
-        const password = opts.user !== undefined ? await readSecret({ file: opts.passwordFile, env: opts.passwordEnv }, 'depot password') : undefined;
+        assertUserForPassword(opts.user, opts);
+        const password =
+          opts.user !== undefined ? await readPassword({ file: opts.passwordFile, env: opts.passwordEnv }, `password of depot user ${opts.user}`, `Password of depot user ${opts.user}`) : undefined;
         const signingCertPem = await readSigningCert(opts.signingCert);
-        const { mirrorDepot, readCaPems } = await transfer();
+        const [{ mirrorDepot }, { readCaPems }] = await Promise.all([transfer(), import('../pki/trust-source.js')]);
         const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
         const report = await withByteProgress('downloading', !opts.json, (hooks) =>
           mirrorDepot({
@@ -118,7 +119,7 @@ export function registerTransferCommands(depot: Command): void {
     .command('prune <depot-dir>')
     .description('list binaries the catalog no longer names and temporary files of killed runs; remove them with --yes')
     .option('--yes', 'remove them (without it, only list them)')
-    .option('--json', 'print the report as JSON')
+    .addOption(jsonOption('print the report as JSON'))
     .action(async (dir: string, opts: { yes?: boolean; json?: boolean }) => {
       const { pruneDepot } = await transfer();
       const report = await pruneDepot(dir, { yes: opts.yes });
@@ -129,7 +130,7 @@ export function registerTransferCommands(depot: Command): void {
   depot
     .command('diff <old> <new>')
     .description('what a new depot, metadata archive or pack manifest adds, changes and drops, and the bytes to download and carry')
-    .option('--json', 'print the report as JSON')
+    .addOption(jsonOption('print the report as JSON'))
     .action(async (older: string, newer: string, opts: { json?: boolean }) => {
       const { diffDepots } = await transfer();
       const report = await diffDepots(older, newer);

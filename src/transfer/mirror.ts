@@ -11,6 +11,7 @@ import { type DepotUrl, depotFileUrl, parseDepotUrl } from '../probe/url.js';
 import { DepotkitError, EXIT, errorMessage, usageError } from '../util/errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
+import { MIRROR_DEFAULTS } from './defaults.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
 import { ThreadHash } from './hasher.js';
 import { CHUNK_BYTES, PositionalWriter, readChunks } from './io.js';
@@ -173,9 +174,9 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
   if (sendCredentials && !depot.https && !options.allowHttpCredentials) {
     throw usageError(`${options.url} is plain HTTP: the password of "${options.user}" would cross the network in clear text.`, 'Use the https:// URL, or --allow-http-credentials if this network is yours.');
   }
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? MIRROR_DEFAULTS.concurrency;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw usageError(`--concurrency must be at least 1, not ${concurrency}.`);
-  const timeoutMs = options.timeoutMs ?? 60_000;
+  const timeoutMs = options.timeoutMs ?? MIRROR_DEFAULTS.timeoutMs;
   const retries = options.retries ?? 3;
   const conn: Connection = {
     depot,

@@ -63,9 +63,10 @@ async function readFirstLine(file: string, what: string): Promise<string> {
 /** Asks for a secret on a TTY without echoing it. */
 export async function promptSecret(prompt: string): Promise<string> {
   if (!process.stdin.isTTY) throw usageError(`${prompt} is needed and there is no terminal to ask on.`, 'Pass --password-file.');
-  process.stderr.write(`${prompt}: `);
   const stdin = process.stdin;
+  // Echo off before the prompt shows: an answer typed (or pasted) at once is not echoed by the terminal.
   stdin.setRawMode(true);
+  process.stderr.write(`${prompt}: `);
   stdin.resume();
   stdin.setEncoding('utf8');
   return new Promise((resolve, reject) => {

@@ -1,0 +1,154 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPOT_ROOT_DIR } from '../../src/constants.js';
+import { createCa, writeCaDir } from '../../src/pki/index.js';
+import { startDepotServer, type DepotServer } from '../../src/server/index.js';
+import { listenOn } from '../../src/util/listen.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { DEPOT_PASSWORD, DEPOT_USER, makeFixture, serveFixture, withoutNpm, type CliFixture } from './fixtures.js';
+
+/** One sentence (and at most a hint line), exit 2, no stack. */
+function expectOneSentence(r: { code: number; stderr: string }, pattern: RegExp): void {
+  expect(r.code, r.stderr).toBe(2);
+  expect(r.stderr).toMatch(pattern);
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+  expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('depotkit:'))).toHaveLength(1);
+}
+
+describe('messages that say what is wrong', () => {
+  let cleanup: () => Promise<void>;
+  let f: CliFixture;
+  let server: DepotServer;
+  let busy: Server;
+  let busyPort: number;
+  beforeAll(async () => {
+    const t = await tempDir('depotkit-cli-messages-');
+    cleanup = t.cleanup;
+    f = await makeFixture(t.dir);
+    server = await serveFixture(f);
+    busy = createServer();
+    await listenOn(busy, 0, '127.0.0.1');
+    busyPort = (busy.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await server?.close();
+    busy?.close();
+    await cleanup?.();
+  });
+
+  const run = (args: string[], cwd?: string) => runCli(args, { env: withoutNpm(), cwd });
+
+  it('an --out that is a file, with --force: says it is a file instead of asking for --force again', async () => {
+    const file = join(f.dir, 'a-file');
+    await writeFile(file, 'not a folder\n');
+    for (const args of [
+      ['cert', 'ca', '--out', file, '--key-size', '2048', '--force'],
+      ['cert', 'issue', '--ca', f.caDir, '--dns', 'depot.lab', '--key-size', '2048', '--out', file, '--force'],
+      ['depot', 'pack', f.depot, '--out', file, '--force'],
+    ]) {
+      const r = await run(args);
+      expectOneSentence(r, new RegExp(`${file} is a file, not a folder\\.`));
+      expect(r.stderr).not.toContain('--force');
+    }
+  });
+
+  it('a busy port is one sentence and exit 2 for serve and both simulators', async () => {
+    const serve = await run(['serve', f.depot, '--http', '--host', '127.0.0.1', '--port', String(busyPort)]);
+    expectOneSentence(serve, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.\\n {2}Pick another with --port`));
+    const mgmt = await run(['sim', 'mgmt', '--port', String(busyPort), '--password-file', f.passwordFile]);
+    expectOneSentence(mgmt, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.`));
+    const installer = await run(['sim', 'installer', '--port', String(busyPort), '--quiet']);
+    expectOneSentence(installer, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.`));
+  });
+
+  it('installer commands read a --password-file given on the command line first: a missing one is exit 2, not a FAILED row', async () => {
+    const r = await run(['installer', 'depot', '--installer', 'https://127.0.0.1:1', '--password-file', join(f.dir, 'nope'), '--depot-url', 'https://depot.lab']);
+    expectOneSentence(r, /nope does not exist\./);
+    expect(r.stdout).toBe('');
+  });
+
+  it('check: http:// on a TLS port is the URL\'s fault; an unknown host points at --as-host; counts are singular for one', async () => {
+    const http = await run(['check', server.url.replace('https:', 'http:')]);
+    expect(http.code).toBe(1);
+    expect(http.stdout).toContain(`ERROR http.tls-port: 127.0.0.1:${server.port} speaks TLS: use https://.`);
+    expect(http.stdout).toContain(`fix: Give the depot as https://127.0.0.1:${server.port}, here and to the installer.`);
+    expect(http.stdout).toContain('REJECT: the installer would not accept this depot (1 error, 0 warnings).');
+    const unknown = await run(['check', 'https://depot.invalid']);
+    expect(unknown.stdout).toMatch(/net\.unknown-host: depot\.invalid does not resolve/);
+    expect(unknown.stdout).toContain('--as-host depot.invalid');
+  });
+
+  it('check --timeout is in seconds', async () => {
+    // Accepts the connection and never answers the TLS handshake.
+    const silent = createServer(() => undefined);
+    await listenOn(silent, 0, '127.0.0.1');
+    try {
+      const r = await run(['check', `https://127.0.0.1:${(silent.address() as { port: number }).port}`, '--timeout', '1', '--json']);
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout).findings[0].message).toContain('timed out after 1000 ms');
+    } finally {
+      silent.close();
+    }
+  });
+
+  it('a certificate and key given the wrong way round are called swapped (serve, export, mgmt), not "no start line"', async () => {
+    const serve = await run(['serve', f.depot, '--cert', f.keyFile, '--key', f.chainFile, '--port', '0']);
+    expectOneSentence(serve, /The certificate and the key are swapped: the certificate file .*server-key\.pem holds a private key and the key file .*server-chain\.pem a certificate/);
+    const exported = await run(['export', 'nginx', f.depot, '--out', join(f.dir, 'nginx'), '--cert', f.keyFile, '--key', f.chainFile]);
+    expectOneSentence(exported, /are swapped/);
+    const mgmt = await run(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', join(f.caDir, 'ca-cert.pem'), '--cert', f.keyFile, '--key', f.chainFile]);
+    expectOneSentence(mgmt, /The certificate and the key are swapped: --cert .*server-key\.pem holds a private key and --key .*server-chain\.pem a certificate/);
+    expect(`${serve.stderr}${exported.stderr}${mgmt.stderr}`).not.toContain('no start line');
+  });
+
+  it('two CAs with the same name are told apart by fingerprint', async () => {
+    // Made with the same default CN as the fixture's CA.
+    const other = await createCa({ keySize: 2048 });
+    const otherDir = join(f.dir, 'other-ca');
+    await writeCaDir(otherDir, other);
+    const r = await run(['cert', 'inspect', f.chainFile, '--ca', otherDir, '--json']);
+    expect(r.code).toBe(1);
+    const finding = JSON.parse(r.stdout).findings.find((x: { id: string }) => x.id === 'cert.chain.untrusted');
+    const { X509Certificate } = await import('node:crypto');
+    expect(finding.message).toContain(`but not by the given CA of that name (SHA-256 ${new X509Certificate(other.certPem).fingerprint256})`);
+    expect(finding.message).toContain('two CAs share the name');
+  });
+
+  it('depot verify: a misspelt folder gets one fix, and so does a misspelt PROD', async () => {
+    const typo = await run(['depot', 'verify', join(f.dir, 'depoy')]);
+    expectOneSentence(typo, new RegExp(`${join(f.dir, 'depoy')} does not exist\\.\\n {2}Did you mean ${f.depot}\\?\\n$`));
+    const nowhere = await run(['depot', 'verify', join(f.dir, 'elsewhere')]);
+    expectOneSentence(nowhere, /elsewhere does not exist\.\n {2}Give the depot root: the folder that contains PROD\/\.\n$/);
+    const lower = join(f.dir, 'lower');
+    await mkdir(join(lower, 'prod'), { recursive: true });
+    const misspelt = await run(['depot', 'verify', lower]);
+    expect(misspelt.code).toBe(1);
+    expect(misspelt.stdout).toContain(`fix: Rename ${join(lower, 'prod')} to ${join(lower, DEPOT_ROOT_DIR)}: the installer asks for /${DEPOT_ROOT_DIR}/ exactly.`);
+    expect(misspelt.stdout).toContain('FAILED');
+    expect(misspelt.stdout).toContain('1 error, 0 warnings.');
+  });
+
+  it('startDepotServer refuses Basic auth over plain HTTP itself', async () => {
+    await expect(startDepotServer({ root: f.depot, auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } })).rejects.toThrow('Basic auth over plain HTTP would send the password in clear text.');
+  });
+
+  it('start --no-serve hints only at files that exist; npm start verifies its own signature and names another port when its own is taken', async () => {
+    const cwd = join(f.dir, 'start');
+    await mkdir(cwd);
+    const first = await run(['start', '--no-serve'], cwd);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('info  signature.valid');
+    expect(first.stdout).not.toContain('signature.unverified');
+    expect(first.stdout).toContain('Serve it: depotkit start (makes a CA, a server certificate and a password in ./demo-pki first).');
+    expect(first.stdout).not.toContain('--password-file');
+    // As npm start runs it, on a port that is taken: the demo PKI is made, then the port is refused.
+    const npmStart = { ...withoutNpm(), npm_lifecycle_event: 'start', npm_package_name: 'depotkit', npm_lifecycle_script: 'node dist/cli/main.js start' };
+    const taken = await runCli(['start', '--port', String(busyPort)], { cwd, env: npmStart });
+    expectOneSentence(taken, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.\\n {2}Pick another port: npm start -- --port 9443, or npm start -- --port 0 for any free one\\.`));
+    // Now the PKI and password exist: the hint names them.
+    const again = await run(['start', '--no-serve'], cwd);
+    expect(again.stdout).toContain('Serve it: depotkit start, or: depotkit serve demo-depot --ca demo-pki/ca --user depot --password-file demo-pki/depot-password');
+  });
+});

@@ -1,0 +1,71 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { makeFixture, type CliFixture } from './fixtures.js';
+
+const HAS_NPX = (() => {
+  try {
+    execFileSync('npx', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** Whether a process of this pid is alive (signal 0 only asks). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once `pid` has exited; the test's own timeout bounds the wait. */
+async function exitOf(pid: number): Promise<void> {
+  while (alive(pid)) await new Promise((r) => setTimeout(r, 100));
+}
+
+describe.skipIf(!HAS_NPX)('run through npx (the real npm)', () => {
+  let cleanup: () => Promise<void>;
+  let f: CliFixture;
+  beforeAll(async () => {
+    const t = await tempDir('depotkit-cli-npx-');
+    cleanup = t.cleanup;
+    f = await makeFixture(t.dir);
+  });
+  afterAll(async () => cleanup?.());
+
+  it('npx depotkit serve stops when the npx process is stopped with SIGTERM', async () => {
+    // npx runs depotkit under sh -c: a SIGTERM to npx ends that shell, not depotkit.
+    const npx = spawn('npx', ['depotkit', 'serve', f.depot, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    npx.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const info = await new Promise<{ pid: number; url: string }>((resolve, reject) => {
+      npx.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        try {
+          resolve(JSON.parse(out) as { pid: number; url: string });
+        } catch {
+          // Not the whole JSON yet.
+        }
+      });
+      npx.on('close', () => reject(new Error(`npx exited before serving: ${err}`)));
+    });
+    expect(info.pid).not.toBe(npx.pid);
+    expect(alive(info.pid)).toBe(true);
+    npx.kill('SIGTERM');
+    await exitOf(info.pid);
+    expect(alive(info.pid)).toBe(false);
+    expect(err).toContain('The npm process that started this server is gone.');
+    expect(err).toContain('Stopped.');
+  });
+
+  it('npx depotkit prints its hints as npx depotkit', async () => {
+    const out = execFileSync('npx', ['depotkit', 'cert', 'ca', '--out', join(f.dir, 'npx-ca'), '--key-size', '2048'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    expect(out).toContain(`then: npx depotkit cert issue --ca ${join(f.dir, 'npx-ca')}`);
+  });
+});

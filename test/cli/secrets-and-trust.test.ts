@@ -1,0 +1,142 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { chmod, copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPOT_PATHS } from '../../src/constants.js';
+import type { DepotServer } from '../../src/server/index.js';
+import { CLI, REPO_ROOT, runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { basic, fetchRaw } from '../server/helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, makeFixture, serveFixture, withoutNpm, type CliFixture } from './fixtures.js';
+
+const HAS_PYTHON = (() => {
+  try {
+    execFileSync('python3', ['-c', 'import pty'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Runs the built CLI on a real terminal (a pty from Python's pty module),
+ * answers its password prompt with $ANSWER, and resolves with everything the
+ * terminal showed and the exit code.
+ */
+function runOnTerminal(args: string[], answer: string): Promise<{ code: number; screen: string }> {
+  const script = [
+    'import os, pty, sys',
+    'pid, fd = pty.fork()',
+    'if pid == 0:',
+    '    os.execv(sys.argv[1], sys.argv[1:])',
+    'buf = b""',
+    'while b"Password of" not in buf:',
+    '    buf += os.read(fd, 1024)',
+    'os.write(fd, os.environ["ANSWER"].encode() + b"\\r")',
+    'while True:',
+    '    try:',
+    '        d = os.read(fd, 4096)',
+    '    except OSError:',
+    '        break',
+    '    if not d:',
+    '        break',
+    '    buf += d',
+    '_, status = os.waitpid(pid, 0)',
+    'sys.stdout.write(buf.decode(errors="replace"))',
+    'sys.exit(os.waitstatus_to_exitcode(status))',
+  ].join('\n');
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', ['-c', script, process.execPath, CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...withoutNpm(), ANSWER: answer }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let screen = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (screen += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, screen }));
+  });
+}
+
+describe('passwords from a file, a variable or a terminal; trust from a CA file or folder', () => {
+  let cleanup: () => Promise<void>;
+  let f: CliFixture;
+  let server: DepotServer;
+  beforeAll(async () => {
+    const t = await tempDir('depotkit-cli-secrets-');
+    cleanup = t.cleanup;
+    f = await makeFixture(t.dir);
+    server = await serveFixture(f);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await cleanup?.();
+  });
+
+  const localUrl = () => server.url.replace('127.0.0.1', 'localhost');
+
+  it('serve takes the password from --password-env', async () => {
+    const serve = await spawnCliJson<{ url: string }>(['serve', f.depot, '--cert', f.chainFile, '--key', f.keyFile, '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--user', DEPOT_USER, '--password-env', 'DEPOT_PW', '--json'], {
+      env: { DEPOT_PW: DEPOT_PASSWORD },
+    });
+    try {
+      const catalog = `/${DEPOT_PATHS.catalog}`;
+      const ok = await fetchRaw(serve.info.url, catalog, { method: 'HEAD', ca: f.ca.certPem, headers: { Authorization: basic(DEPOT_USER, DEPOT_PASSWORD) } });
+      const refused = await fetchRaw(serve.info.url, catalog, { method: 'HEAD', ca: f.ca.certPem, headers: { Authorization: basic(DEPOT_USER, 'wrong') } });
+      expect(refused.status).toBe(401);
+      expect(ok.status).toBe(200);
+      expect(serve.stderr()).not.toContain('readable by');
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+  });
+
+  it('warns about a password file others or the group can read, as about a CA key', async () => {
+    const shared = join(f.dir, 'shared-password');
+    await copyFile(f.passwordFile, shared);
+    await chmod(shared, 0o644);
+    const others = await runCli(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER, '--password-file', shared], { env: withoutNpm() });
+    expect(others.code).toBe(0);
+    expect(others.stderr).toContain(`warning: ${shared} is readable by others (mode 0644); run chmod 600 ${shared}.`);
+    await chmod(shared, 0o640);
+    const group = await runCli(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER, '--password-file', shared], { env: withoutNpm() });
+    expect(group.stderr).toContain(`warning: ${shared} is readable by its group (mode 0640)`);
+    const own = await runCli(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER, '--password-file', f.passwordFile], { env: withoutNpm() });
+    expect(own.stderr).not.toContain('warning');
+  });
+
+  it.skipIf(!HAS_PYTHON)('asks on a terminal when neither a file nor a variable is given, without echoing', async () => {
+    const r = await runOnTerminal(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER], DEPOT_PASSWORD);
+    expect(r.screen).toContain(`Password of depot user ${DEPOT_USER}:`);
+    expect(r.screen).toContain('ACCEPT: the installer would accept this depot');
+    expect(r.screen).not.toContain(DEPOT_PASSWORD);
+    expect(r.code).toBe(0);
+  });
+
+  it('check trusts a CA folder and a folder of certificate files as it trusts a CA file', async () => {
+    const certs = join(f.dir, 'certs');
+    await mkdir(certs);
+    await copyFile(join(f.caDir, 'ca-cert.pem'), join(certs, 'lab-root.crt'));
+    for (const ca of [f.caDir, certs, join(f.caDir, 'ca-cert.pem')]) {
+      const r = await runCli(['check', localUrl(), '--ca', ca, '--user', DEPOT_USER, '--password-file', f.passwordFile], { env: withoutNpm() });
+      expect(r.code, `${ca}: ${r.stdout}`).toBe(0);
+    }
+  });
+
+  it('sim mgmt and mgmt replace-cert take --password-env; --server-ca takes a folder', async () => {
+    const serverCerts = join(f.dir, 'mgmt-certs');
+    await mkdir(serverCerts);
+    const sim = await spawnCliJson<{ url: string }>(['sim', 'mgmt', '--port', '0', '--password-env', 'MGMT_PW', '--cert-out', join(serverCerts, 'vc.pem'), '--json'], { env: { MGMT_PW: 'Mgmt-pw-1' } });
+    try {
+      const dryRun = await runCli(['mgmt', 'replace-cert', '--server', sim.info.url, '--password-env', 'MGMT_PW', '--ca', f.caDir, '--server-ca', serverCerts, '--dry-run', '--json'], {
+        env: { ...withoutNpm(), MGMT_PW: 'Mgmt-pw-1' },
+      });
+      expect(dryRun.code, dryRun.stderr).toBe(0);
+      expect(JSON.parse(dryRun.stdout)).toMatchObject({ ok: true, dryRun: true });
+      const wrong = await runCli(['mgmt', 'replace-cert', '--server', sim.info.url, '--password-env', 'MGMT_PW', '--ca', f.caDir, '--server-ca', serverCerts, '--dry-run'], {
+        env: { ...withoutNpm(), MGMT_PW: 'not it' },
+      });
+      expect(wrong.code).not.toBe(0);
+      expect(`${wrong.stdout}${wrong.stderr}`).not.toContain('not it');
+    } finally {
+      sim.child.kill('SIGTERM');
+      await sim.exited;
+    }
+  });
+});
