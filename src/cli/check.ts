@@ -6,7 +6,7 @@ import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { assertUserForPassword, concurrencyOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, timeoutOption, trustOption } from './options.js';
+import { concurrencyOption, depotUserPassword, jsonOption, passwordEnvOption, passwordFileOption, timeoutOption, trustOption } from './options.js';
 import { collect, printJson, printLines } from './output.js';
 
 interface CheckCliOptions {
@@ -39,12 +39,10 @@ export function registerCheckCommand(program: Command): void {
     .addOption(timeoutOption(CHECK_DEFAULTS.timeoutMs, 'connect and handshake timeout'))
     .addOption(jsonOption('print the findings as JSON'))
     .action(async (url: string, opts: CheckCliOptions) => {
-      assertUserForPassword(opts.user, opts);
       if (opts.openPath.length > 0 && opts.user === undefined) throw usageError('--open-path needs --user: without credentials every request of the check is already anonymous.');
       const { normaliseOpenPrefix } = await import('../server/paths.js');
       const openPaths = opts.openPath.map((p) => normaliseOpenPrefix(p, '--open-path') + (p.endsWith('/') ? '/' : ''));
-      const password =
-        opts.user !== undefined ? await readPassword({ file: opts.passwordFile, env: opts.passwordEnv }, `password of depot user ${opts.user}`, `Password of depot user ${opts.user}`) : undefined;
+      const password = await depotUserPassword(opts.user, opts);
       // Imported here so that the CLI starts fast for every other command.
       const [{ checkDepot }, { readCaPems }] = await Promise.all([import('../probe/check.js'), import('../pki/trust-source.js')]);
       const caPems = await readCaPems(opts.ca);

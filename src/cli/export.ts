@@ -7,7 +7,7 @@ import { SERVE_DEFAULT_GRACE_SECONDS } from '../server/tuning.js';
 import { usageError } from '../util/errors.js';
 import {
   type LogFormat,
-  assertUserForPassword,
+  basicAuthFrom,
   forceOption,
   hostOption,
   jsonOption,
@@ -15,7 +15,6 @@ import {
   passwordEnvOption,
   passwordFileOption,
   portOption,
-  readPassword,
   secondsOption,
   signingCaOption,
   wholeNumber,
@@ -105,7 +104,7 @@ export function registerExportCommand(program: Command): void {
         ca: opts.ca,
         dns: opts.dns,
         ip: opts.ip,
-        auth: await authOption(opts),
+        auth: await exportAuth(opts),
         openPrefixes: opts.open,
         openHcl: opts.openHcl,
         group: opts.group,
@@ -139,9 +138,8 @@ export function registerExportCommand(program: Command): void {
     });
 }
 
-async function authOption(opts: ExportCliOptions): Promise<ExportOptions['auth']> {
-  if (opts.htpasswd) return { htpasswdFile: resolve(opts.htpasswd) };
-  assertUserForPassword(opts.user, opts);
-  if (opts.user === undefined) return undefined;
-  return { user: opts.user, password: await readPassword({ file: opts.passwordFile, env: opts.passwordEnv }, `password of depot user ${opts.user}`, `Password of depot user ${opts.user}`) };
+/** The users file is named in the configuration: by absolute path. */
+async function exportAuth(opts: ExportCliOptions): Promise<ExportOptions['auth']> {
+  const auth = await basicAuthFrom(opts);
+  return auth && 'htpasswdFile' in auth ? { htpasswdFile: resolve(auth.htpasswdFile) } : auth;
 }

@@ -10,7 +10,7 @@ import { MGMT_SIM_RESTART_MS } from '../simulators/mgmt/literals.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { formatFinding } from '../util/findings.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { assertTogether, hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readPassword, secondsOption, trustOption, wholeNumber } from './options.js';
+import { assertTogether, hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readUserPassword, secondsOption, trustOption, wholeNumber } from './options.js';
 import { collect, note, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
 
 interface ReplaceCertFlags {
@@ -73,7 +73,7 @@ export function registerMgmtCommands(program: Command): void {
       const ca = await readCa(flags.ca, !!flags.cert);
       const custom = flags.cert && flags.key ? await readCustom(flags.cert, flags.key) : undefined;
       const serverCaPems = flags.serverCa.length > 0 ? await (await import('../pki/trust-source.js')).readCaPems(flags.serverCa) : undefined;
-      const password = await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, `password of ${flags.user}`, `Password of ${flags.user}`);
+      const password = await readUserPassword(flags.user, flags);
       // Warnings go to stderr, so they are printed with --json too: stdout stays parseable.
       if (flags.insecure) warn("not validating the server's current certificate (--insecure).");
       if (!flags.cert && flags.days !== MGMT_CSR_VALIDITY_DAYS) warn(csrDaysWarning(flags.days));
@@ -131,7 +131,7 @@ export function registerSimMgmtCommand(sim: Command): void {
     .option('--cert-out <file>', "write the server's initial self-signed certificate here (to pass as --server-ca)")
     .addOption(jsonOption('print the address as JSON'))
     .action(async (flags: { host: string; port: number; hostname?: string; user: string; passwordFile?: string; passwordEnv?: string; restartMs: number; certOut?: string; json?: boolean }) => {
-      const password = await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, `password of ${flags.user}`, `Password of ${flags.user}`);
+      const password = await readUserPassword(flags.user, flags);
       // Loaded here: the simulator's web stack is not needed by any other command.
       const { startMgmtSimulator } = await import('../simulators/mgmt/index.js');
       const sim = await startMgmtSimulator({

@@ -138,6 +138,24 @@ export async function readPassword(source: { file?: string; env?: string }, what
   return promptSecret(prompt);
 }
 
+/** The password of `user` (`role` names what kind of user: `depot user `), from its file, its variable or a prompt. */
+export function readUserPassword(user: string, flags: PasswordFlags, role = ''): Promise<string> {
+  return readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, `password of ${role}${user}`, `Password of ${role}${user}`);
+}
+
+/** The depot user's password when a user is given; a password source without the user is refused. */
+export async function depotUserPassword(user: string | undefined, flags: PasswordFlags): Promise<string | undefined> {
+  assertUserForPassword(user, flags);
+  return user === undefined ? undefined : readUserPassword(user, flags, 'depot user ');
+}
+
+/** Basic auth of a server (serve, export): an htpasswd file, or one user with its password; none without either. */
+export async function basicAuthFrom(opts: PasswordFlags & { user?: string; htpasswd?: string }): Promise<{ htpasswdFile: string } | { user: string; password: string } | undefined> {
+  if (opts.htpasswd) return { htpasswdFile: opts.htpasswd };
+  const password = await depotUserPassword(opts.user, opts);
+  return opts.user === undefined || password === undefined ? undefined : { user: opts.user, password };
+}
+
 /** A password source given without the user it belongs to. */
 export function assertUserForPassword(user: string | undefined, flags: PasswordFlags, userFlag = '--user', flag = '--password'): void {
   if (user !== undefined) return;

@@ -12,14 +12,13 @@ import { exists, isDirectory } from '../util/fs.js';
 import {
   type LogFormat,
   assertTogether,
-  assertUserForPassword,
+  basicAuthFrom,
   hostOption,
   jsonOption,
   logFormatOption,
   passwordEnvOption,
   passwordFileOption,
   portOption,
-  readPassword,
   secondsOption,
   signingCaOption,
   wholeNumber,
@@ -71,14 +70,6 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
   return undefined;
 }
 
-async function authOption(opts: ServeOptions): Promise<DepotServerOptions['auth']> {
-  if (opts.htpasswd) return { htpasswdFile: opts.htpasswd };
-  assertUserForPassword(opts.user, opts);
-  if (opts.user === undefined) return undefined;
-  const password = await readPassword({ file: opts.passwordFile, env: opts.passwordEnv }, `password of depot user ${opts.user}`, `Password of depot user ${opts.user}`);
-  return { user: opts.user, password };
-}
-
 async function checkRoot(dir: string): Promise<void> {
   if (!(await isDirectory(dir))) throw usageError(`${dir} is not a folder.`);
   if (await isDirectory(resolve(dir, DEPOT_ROOT_DIR))) return;
@@ -123,7 +114,7 @@ export function registerServeCommands(program: Command): void {
       if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
       // Read and checked before anything is said or started: an unusable pair ends here with one sentence.
       const tls = loadTls ? await loadTls() : undefined;
-      const auth = await authOption(opts);
+      const auth = await basicAuthFrom(opts);
       if (!auth) warn('serving without authentication: anyone who can reach this port can download the depot.');
       if (openPrefixes.length > 0 && !auth) warn('--open and --open-hcl do nothing without auth: the whole depot is open.');
       await checkRoot(root);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { registerSimMgmtCommand } from './mgmt.js';
-import { hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readPassword } from './options.js';
+import { hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readUserPassword } from './options.js';
 import { InvalidOption, note, printJson, printLines, waitForShutdownSignal } from './output.js';
 
 /** `depotkit sim`: simulators of the systems depotkit talks to, one subcommand each. */
@@ -60,7 +60,7 @@ export function registerSimInstallerCommand(sim: Command): void {
       const { startInstallerSimulator, INSTALLER_LAB_PASSWORD } = await import('../simulators/installer/index.js');
       // --user alone still names the user: with the lab password, never asked for (a simulator for rehearsals and tests).
       const given = flags.passwordFile !== undefined || flags.passwordEnv !== undefined;
-      const users = { [flags.user]: given ? await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, `password of ${flags.user}`, `Password of ${flags.user}`) : INSTALLER_LAB_PASSWORD };
+      const users = { [flags.user]: given ? await readUserPassword(flags.user, flags) : INSTALLER_LAB_PASSWORD };
       const simulator = await startInstallerSimulator({
         host: flags.host,
         port: flags.port,

@@ -10,7 +10,7 @@ import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
 import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
-import { assertUserForPassword, concurrencyOption, forceOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, timeoutOption, trustOption } from './options.js';
+import { concurrencyOption, depotUserPassword, forceOption, jsonOption, passwordEnvOption, passwordFileOption, timeoutOption, trustOption } from './options.js';
 import { parseByteSize, printJson, printLines } from './output.js';
 
 // Libraries are imported when a command runs, so that every other command starts fast.
@@ -88,9 +88,7 @@ export function registerTransferCommands(depot: Command): void {
         url: string,
         opts: { out: string; ca: string[]; user?: string; passwordFile?: string; passwordEnv?: string; allowHttpCredentials?: boolean; concurrency: number; timeout: number; force?: boolean; signingCert?: string; json?: boolean },
       ) => {
-        assertUserForPassword(opts.user, opts);
-        const password =
-          opts.user !== undefined ? await readPassword({ file: opts.passwordFile, env: opts.passwordEnv }, `password of depot user ${opts.user}`, `Password of depot user ${opts.user}`) : undefined;
+        const password = await depotUserPassword(opts.user, opts);
         const signingCertPem = await readSigningCert(opts.signingCert);
         const [{ mirrorDepot }, { readCaPems }] = await Promise.all([transfer(), import('../pki/trust-source.js')]);
         const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;

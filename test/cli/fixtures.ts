@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, writeCaDir, writeServerDir, type CaMaterial } from '../../src/pki/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { CLI, REPO_ROOT } from '../helpers/cli.js';
+import { CLI, REPO_ROOT, tempDir } from '../helpers/cli.js';
 
 export const DEPOT_USER = 'depot';
 export const DEPOT_PASSWORD = 'Dep0t-cli-pw';
@@ -41,6 +42,27 @@ export async function makeFixture(dir: string): Promise<CliFixture> {
 /** The fixture's depot served over HTTPS with Basic auth, in this process. */
 export function serveFixture(f: CliFixture): Promise<DepotServer> {
   return startDepotServer({ root: f.depot, host: '127.0.0.1', port: 0, tls: { certFile: f.chainFile, keyFile: f.keyFile }, auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } });
+}
+
+/**
+ * A fixture in a temporary folder, its depot served, for the tests of one
+ * describe block: made before them, stopped and removed after them.
+ */
+export function useServedFixture(prefix: string): { fixture(): CliFixture; server(): DepotServer } {
+  let cleanup: (() => Promise<void>) | undefined;
+  let fixture: CliFixture | undefined;
+  let server: DepotServer | undefined;
+  beforeAll(async () => {
+    const t = await tempDir(prefix);
+    cleanup = t.cleanup;
+    fixture = await makeFixture(t.dir);
+    server = await serveFixture(fixture);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await cleanup?.();
+  });
+  return { fixture: () => fixture!, server: () => server! };
 }
 
 /** An environment without npm's variables: the CLI as run from the PATH, whatever runs the tests. */

@@ -6,8 +6,8 @@ import { DEPOT_ROOT_DIR } from '../../src/constants.js';
 import { createCa, writeCaDir } from '../../src/pki/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { listenOn } from '../../src/util/listen.js';
-import { runCli, tempDir } from '../helpers/cli.js';
-import { DEPOT_PASSWORD, DEPOT_USER, makeFixture, serveFixture, withoutNpm, type CliFixture } from './fixtures.js';
+import { runCli } from '../helpers/cli.js';
+import { DEPOT_PASSWORD, DEPOT_USER, useServedFixture, withoutNpm, type CliFixture } from './fixtures.js';
 
 /** One sentence (and at most a hint line), exit 2, no stack. */
 function expectOneSentence(r: { code: number; stderr: string }, pattern: RegExp): void {
@@ -18,25 +18,19 @@ function expectOneSentence(r: { code: number; stderr: string }, pattern: RegExp)
 }
 
 describe('messages that say what is wrong', () => {
-  let cleanup: () => Promise<void>;
+  const served = useServedFixture('depotkit-cli-messages-');
   let f: CliFixture;
   let server: DepotServer;
   let busy: Server;
   let busyPort: number;
   beforeAll(async () => {
-    const t = await tempDir('depotkit-cli-messages-');
-    cleanup = t.cleanup;
-    f = await makeFixture(t.dir);
-    server = await serveFixture(f);
+    f = served.fixture();
+    server = served.server();
     busy = createServer();
     await listenOn(busy, 0, '127.0.0.1');
     busyPort = (busy.address() as { port: number }).port;
   });
-  afterAll(async () => {
-    await server?.close();
-    busy?.close();
-    await cleanup?.();
-  });
+  afterAll(() => busy?.close());
 
   const run = (args: string[], cwd?: string) => runCli(args, { env: withoutNpm(), cwd });
 

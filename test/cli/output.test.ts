@@ -2,27 +2,21 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR } from '../../src/constants.js';
 import type { DepotServer } from '../../src/server/index.js';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
-import { AS_NPX, DEPOT_USER, makeFixture, runWithClosedStdout, serveFixture, withoutNpm, type CliFixture } from './fixtures.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { AS_NPX, DEPOT_USER, runWithClosedStdout, useServedFixture, withoutNpm, type CliFixture } from './fixtures.js';
 
 const run = promisify(execFile);
 
 describe('output a reader stops reading, and hints as the user runs depotkit', () => {
-  let cleanup: () => Promise<void>;
+  const served = useServedFixture('depotkit-cli-output-');
   let f: CliFixture;
   let server: DepotServer;
-  beforeAll(async () => {
-    const t = await tempDir('depotkit-cli-output-');
-    cleanup = t.cleanup;
-    f = await makeFixture(t.dir);
-    server = await serveFixture(f);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await cleanup?.();
+  beforeAll(() => {
+    f = served.fixture();
+    server = served.server();
   });
 
   const checkArgs = () => ['check', server.url.replace('127.0.0.1', 'localhost'), '--ca', f.caDir, '--user', DEPOT_USER, '--password-file', f.passwordFile, '--json'];

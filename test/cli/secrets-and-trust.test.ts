@@ -1,12 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmod, copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { DepotServer } from '../../src/server/index.js';
-import { CLI, REPO_ROOT, runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { CLI, REPO_ROOT, runCli, spawnCliJson } from '../helpers/cli.js';
 import { basic, fetchRaw } from '../server/helpers.js';
-import { DEPOT_PASSWORD, DEPOT_USER, makeFixture, serveFixture, withoutNpm, type CliFixture } from './fixtures.js';
+import { DEPOT_PASSWORD, DEPOT_USER, useServedFixture, withoutNpm, type CliFixture } from './fixtures.js';
 
 const HAS_PYTHON = (() => {
   try {
@@ -54,18 +54,12 @@ function runOnTerminal(args: string[], answer: string): Promise<{ code: number; 
 }
 
 describe('passwords from a file, a variable or a terminal; trust from a CA file or folder', () => {
-  let cleanup: () => Promise<void>;
+  const served = useServedFixture('depotkit-cli-secrets-');
   let f: CliFixture;
   let server: DepotServer;
-  beforeAll(async () => {
-    const t = await tempDir('depotkit-cli-secrets-');
-    cleanup = t.cleanup;
-    f = await makeFixture(t.dir);
-    server = await serveFixture(f);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await cleanup?.();
+  beforeAll(() => {
+    f = served.fixture();
+    server = served.server();
   });
 
   const localUrl = () => server.url.replace('127.0.0.1', 'localhost');
