@@ -282,7 +282,9 @@ describe('serve: hostile paths, request targets and credentials', () => {
     expect((await raw(server.port, `GET ${target} HTTP/1.1\r\n${host}`)).status).toBe(401);
     expect((await raw(server.port, `HEAD HTTPS://Depot.Example:8443${MANIFEST}?v=1 HTTP/1.1\r\nHost: other.example\r\n${AUTH}`)).status).toBe(200);
     expect((await raw(server.port, `GET http://depot.example/umds-patch-store/index.xml HTTP/1.1\r\n${host}`)).status).toBe(200);
-    expect((await raw(server.port, `GET http://depot.example HTTP/1.1\r\n${host}\r\n${AUTH}`)).status).toBe(404);
+    // No path is the root: the status page, behind auth like the depot.
+    expect((await raw(server.port, `GET http://depot.example HTTP/1.1\r\n${host}\r\n${AUTH}`)).status).toBe(200);
+    expect((await raw(server.port, `GET http://depot.example HTTP/1.1\r\n${host}`)).status).toBe(401);
     expect((await raw(server.port, `GET http://depot.example${MANIFEST}/ HTTP/1.1\r\n${host}\r\n${AUTH}`)).status).toBe(404);
     // Traversal inside the absolute form is refused like in the path form, never normalised away.
     for (const path of ['/PROD/../../secret.txt', '/%2e%2e/secret.txt', '/PROD/%2E%2E/%2e%2e/secret.txt']) {
