@@ -11,7 +11,7 @@ import { MAX_COMMON_NAME_LENGTH, PEM_LIMITS } from '../util/limits.js';
 import { readSecret } from '../util/secrets.js';
 import { countBySeverity, formatFinding, hasErrors } from '../util/findings.js';
 import { plural } from '../util/text.js';
-import { forceOption, jsonOption, signingCaOption, trustOption, warnIfExposed, wholeNumber } from './options.js';
+import { assertSigningCaFolder, forceOption, jsonOption, signingCaOption, trustOption, warnIfExposed, wholeNumber } from './options.js';
 import { collect, printJson, printLines, warn } from './output.js';
 
 /** `--key-size`, one of the sizes the toolkit makes; commander's choices are strings, the library takes the number. */
@@ -70,6 +70,7 @@ export function registerCertCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: string; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
       const { loadCaDir, issueServerCert, writeServerDir, inspectCertificate } = await loadPki();
+      await assertSigningCaFolder(opts.ca);
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
       await warnIfExposed(join(opts.ca, CA_KEY_FILE));
       const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: Number(opts.keySize), allowIpOnly: opts.allowIpOnly });
@@ -104,6 +105,7 @@ export function registerCertCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
       const { loadCaDir, signCsr, inspectCertificate } = await loadPki();
+      await assertSigningCaFolder(opts.ca);
       const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
       await warnIfExposed(join(opts.ca, CA_KEY_FILE));
       let csrText: string;

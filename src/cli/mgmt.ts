@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_DEFAULT_USER } from '../constants.js';
@@ -10,7 +10,7 @@ import { MGMT_SIM_RESTART_MS } from '../simulators/mgmt/literals.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { formatFinding } from '../util/findings.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { assertTogether, hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readUserPassword, secondsOption, trustOption, wholeNumber } from './options.js';
+import { assertSigningCaFolder, assertTogether, hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readUserPassword, secondsOption, trustOption, wholeNumber } from './options.js';
 import { collect, note, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
 
 interface ReplaceCertFlags {
@@ -166,13 +166,7 @@ function csrDaysWarning(days: number): string {
 /** The signing CA: a CA folder with its key; for --cert, whose CA only names itself, a CA certificate file or folder. */
 async function readCa(path: string, certOnly: boolean): Promise<{ certPem: string; keyPem?: string }> {
   if (certOnly) return { certPem: (await (await import('../pki/trust-source.js')).readCaPems([path])).join('') };
-  let isDir: boolean;
-  try {
-    isDir = (await stat(path)).isDirectory();
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
-  if (!isDir) throw usageError(`--ca ${path} is a file; signing the server's CSR needs a CA folder with its key.`, 'Make one with: depotkit cert ca --out <dir>');
+  await assertSigningCaFolder(path);
   const pki = await import('../pki/index.js');
   const ca = await pki.loadCaDir(path);
   // An intermediate CA's ca-cert.pem goes on with its issuers up to the root: all of them are sent as root_cert.

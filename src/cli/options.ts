@@ -1,4 +1,6 @@
 import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { CA_KEY_FILE } from '../pki/files.js';
 import { Option } from 'commander';
 import { usageError } from '../util/errors.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
@@ -59,6 +61,22 @@ export function choiceOption(flags: string, description: string, values: readonl
 /** A CA that signs: the folder `depotkit cert ca` made (its key is needed). */
 export function signingCaOption(description = 'the CA folder (from cert ca) whose key signs'): Option {
   return new Option('--ca <dir>', description);
+}
+
+/**
+ * A signing CA must be a folder (its key is in it): a certificate file given
+ * instead is named as such, with the folder it is in when that is a CA folder.
+ */
+export async function assertSigningCaFolder(path: string, flag = '--ca'): Promise<void> {
+  // A path that is not there is the loader's to explain (it names the files a CA folder holds).
+  const info = await stat(path).catch(() => undefined);
+  if (info === undefined || info.isDirectory()) return;
+  const folder = dirname(path);
+  const hasKey = (await stat(join(folder, CA_KEY_FILE)).catch(() => undefined))?.isFile() === true;
+  throw usageError(
+    `${flag} ${path} is a file; signing needs the CA folder, which holds the CA's key.`,
+    hasKey ? `Give the folder it is in: ${flag} ${folder}` : 'Make one with: depotkit cert ca --out <dir>',
+  );
 }
 
 // ------------------------------------------------------------ time, load, network

@@ -11,6 +11,7 @@ import { errorMessage, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
 import {
   type LogFormat,
+  assertSigningCaFolder,
   assertTogether,
   basicAuthFrom,
   hostOption,
@@ -61,6 +62,7 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
     const caDir = opts.ca;
     const { dns, ip } = opts;
     return async () => {
+      await assertSigningCaFolder(caDir);
       const { certificateFromCa, machineNames } = await import('../pki/machine.js');
       const machine = machineNames();
       return certificateFromCa(caDir, { dns: dns.length > 0 ? dns : machine.dns, ips: dns.length > 0 || ip.length > 0 ? ip : machine.ips });

@@ -97,6 +97,14 @@ describe('messages that say what is wrong', () => {
     expect(`${serve.stderr}${exported.stderr}${mgmt.stderr}`).not.toContain('no start line');
   });
 
+  it('a CA certificate file where a CA must sign names the folder it is in', async () => {
+    const caCert = join(f.caDir, 'ca-cert.pem');
+    const hint = new RegExp(`--ca ${caCert} is a file; signing needs the CA folder, which holds the CA's key\\.\\n {2}Give the folder it is in: --ca ${f.caDir}\\n`);
+    expectOneSentence(await run(['cert', 'issue', '--ca', caCert, '--dns', 'depot.lab', '--out', join(f.dir, 'issued')]), hint);
+    expectOneSentence(await run(['serve', f.depot, '--ca', caCert, '--port', '0']), hint);
+    expectOneSentence(await run(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', caCert]), hint);
+  });
+
   it('two CAs with the same name are told apart by fingerprint', async () => {
     // Made with the same default CN as the fixture's CA.
     const other = await createCa({ keySize: 2048 });
