@@ -1,7 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { CLI, REPO_ROOT, tempDir } from '../helpers/cli.js';
 import { makeFixture, type CliFixture } from './fixtures.js';
 
 const HAS_NPX = (() => {
@@ -32,6 +33,9 @@ describe.skipIf(!HAS_NPX)('run through npx (the real npm)', () => {
   let cleanup: () => Promise<void>;
   let f: CliFixture;
   beforeAll(async () => {
+    // npm makes a bin executable when it first links it; a build made since then (tsc writes 0644
+    // files) in a checkout npx has linked before is run as it is, so do what npm does.
+    await chmod(CLI, 0o755);
     const t = await tempDir('depotkit-cli-npx-');
     cleanup = t.cleanup;
     f = await makeFixture(t.dir);

@@ -115,7 +115,7 @@ describe("depot build with the vendor's whole metadata archive", () => {
     expect(errorLines.length).toBe(1);
     expect(errorLines[0]).toContain(DEPOT_PATHS.compatibility);
     expect(human.stdout.split('\n')).toContain(errorLines[0]);
-    expect(human.stdout).toContain(`FAILED: ${out} has every binary but fails depot verify's checks: 1 errors`);
+    expect(human.stdout).toContain(`FAILED: ${out} has every binary but fails depot verify's checks: 1 error, 0 warnings`);
     expect(human.stdout).not.toContain('OK:');
   });
 
