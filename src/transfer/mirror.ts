@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, chmod, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -13,7 +14,6 @@ import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
 import { MIRROR_DEFAULTS } from './defaults.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
-import { ThreadHash } from './hasher.js';
 import { CHUNK_BYTES, PositionalWriter, readChunks } from './io.js';
 import { type ReleaseStatus, releaseStatus } from './releases.js';
 import { TargetDepot } from './target.js';
@@ -322,17 +322,16 @@ function contentRange(header: string | string[] | undefined): { start: number; t
   return m ? { start: Number(m[1]), total: m[3] === '*' ? undefined : Number(m[3]) } : undefined;
 }
 
-/** A partial file and the hash (on its own thread, beside TLS on this one) of exactly the bytes it holds. */
+/** A partial file and the hash of exactly the bytes it holds. */
 interface Partial {
   handle: FileHandle;
-  hash: ThreadHash;
+  hash: Hash;
   have: number;
 }
 
 async function restart(p: Partial): Promise<void> {
   await p.handle.truncate(0);
-  // A digest starts the hash again empty.
-  await p.hash.digest();
+  p.hash = createHash('sha256');
   p.have = 0;
 }
 
@@ -349,11 +348,11 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
   let fromScratch = false;
   try {
     const handle = await open(partialPath, fsConstants.O_RDWR | fsConstants.O_CREAT, 0o644);
-    p = { handle, hash: new ThreadHash(), have: (await handle.stat()).size };
+    p = { handle, hash: createHash('sha256'), have: (await handle.stat()).size };
     if (p.have > binary.size) await restart(p);
     // What an earlier run left is hashed again: a hash's state cannot be saved, the bytes can.
     if (p.have > 0) {
-      for await (const chunk of readChunks(handle, 0, p.have)) await p.hash.update(chunk);
+      for await (const chunk of readChunks(handle, 0, p.have)) p.hash.update(chunk);
       report.bytesHashedLocally += p.have;
       resumedFrom = p.have;
     }
@@ -366,7 +365,7 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
           continue;
         }
       }
-      const sha256 = await p.hash.digest();
+      const sha256 = p.hash.digest('hex');
       if (sha256 === binary.checksum) break;
       // A partial file from an earlier run may hold bytes of another version of the file: once, from scratch.
       if (resumedFrom > 0 && !fromScratch) {
@@ -378,7 +377,6 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
     }
     await p.handle.datasync();
     await p.handle.close();
-    await p.hash.close();
     p = undefined;
     await chmod(partialPath, 0o644);
     await rename(partialPath, target.path(binary.path));
@@ -386,7 +384,6 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
     return resumedFrom;
   } catch (err) {
     await p?.handle.close().catch(() => undefined);
-    await p?.hash.close();
     // A wrong file is of no use; a partial one is kept for the next run.
     if (err instanceof FileFailure && err.cause === 'content') await rm(partialPath, { force: true });
     throw err;
@@ -448,7 +445,7 @@ async function fetchInto(conn: Connection, binary: CatalogBinary, p: Partial, re
     pending = [];
     pendingBytes = 0;
     // Hashed as written, so that the file and its hash always agree.
-    await p.hash.update(data);
+    p.hash.update(data);
     try {
       await writer.write(data);
     } catch (err) {

@@ -18,7 +18,6 @@ import { tempPathFor, writeFileAtomic } from '../util/fs.js';
 import { escapeControlChars } from '../util/text.js';
 import { type PackFile, type PackManifest, type PackVolume, type TreeEntry, planVolumes, volumeName } from './format.js';
 import { type DepotFile, inventoryDepot, sha256Hex } from './inventory.js';
-import { ThreadHash } from './hasher.js';
 import { PositionalWriter, readChunks } from './io.js';
 import { type DepotRecord, loadRecord } from './record.js';
 import { releaseVersions } from './releases.js';
@@ -185,20 +184,19 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
   const read = new Map<number, number>();
   // A finished volume is flushed and named while the next one is written (one at a time).
   let sealing: Promise<void> = Promise.resolve();
-  // The volume's hash on another thread, beside the files' on this one.
-  const volumeHash = new ThreadHash();
   const written: string[] = [];
   try {
     for (const [v, volume] of plan.entries()) {
       const name = volumeName(v + 1, count);
       const final = join(out, name);
       const temp = tempPathFor(final);
+      const volumeHash = createHash('sha256');
       let handle: FileHandle | undefined;
       try {
         handle = await open(temp, 'wx', 0o644);
         const writer = new PositionalWriter(handle);
         const emit = async (data: Buffer) => {
-          await volumeHash.update(data);
+          volumeHash.update(data);
           await writer.write(data);
         };
         for (const member of volume.members) {
@@ -271,7 +269,7 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
       })();
       // Seen at the next await of `sealing`; until then it must not count as unhandled.
       sealing.catch(() => undefined);
-      report.volumes.push({ index: v + 1, name, size: volume.size, sha256: await volumeHash.digest() });
+      report.volumes.push({ index: v + 1, name, size: volume.size, sha256: volumeHash.digest('hex') });
     }
     await sealing;
   } catch (err) {
@@ -281,7 +279,6 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     throw err;
   } finally {
     for (const h of handles.values()) await h.close().catch(() => undefined);
-    await volumeHash.close();
   }
 
   const flagged = new Set(report.wrongChecksum.map((w) => w.path));

@@ -9,7 +9,6 @@ import { isDirectory, tempPathFor } from '../util/fs.js';
 import { escapeControlChars } from '../util/text.js';
 import { type PackFile, type PackManifest, type PackPiece, parseManifest } from './format.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
-import { ThreadHash } from './hasher.js';
 import { PositionalWriter, readChunks } from './io.js';
 import { type ReleaseStatus, releaseStatus } from './releases.js';
 import { TargetDepot } from './target.js';
@@ -173,13 +172,21 @@ export async function unpackDepot(options: UnpackOptions): Promise<UnpackReport>
   const media = options.media.map((m) => resolve(m));
   for (const dir of media) if (!(await isDirectory(dir))) throw usageError(`${dir} is not a folder.`, 'Name the folders (mount points) that hold the volumes.');
   const { manifest, path: manifestPath } = await findManifest(media);
-  const target = await TargetDepot.open(options.out);
+  const root = resolve(options.out);
 
   // Whose files may be replaced: this pack's source (a resumed run) or its base (a delta), else only with --force.
-  const current = await readCatalogOf(target.root).catch(() => undefined);
+  const current = await readCatalogOf(root).catch(() => undefined);
   const currentSha = current ? sha256Hex(current.bytes) : undefined;
   const ours = currentSha !== undefined && (currentSha === manifest.source.catalogSha256 || (manifest.since !== undefined && currentSha === manifest.since.catalogSha256));
   const mayReplace = (options.force ?? false) || ours;
+  // A delta alone is not a depot: it belongs on the depot it was made against.
+  if (manifest.since && !ours && !options.force) {
+    throw usageError(
+      `${manifest.packId} is a delta made against a depot whose catalog is not the one in ${root} (${current ? 'another catalog' : 'no catalog'}): unpacked there it would not make a whole depot.`,
+      'Unpack it onto the depot it was made against (the older release), or unpack the full pack of the older release first; --force unpacks it anyway.',
+    );
+  }
+  const target = await TargetDepot.open(root);
 
   const clearedTemps = await target.clearTemps();
   const report: Omit<UnpackReport, 'verify' | 'releases' | 'ok'> = {
@@ -388,20 +395,15 @@ async function readVolume(
       }
     };
     if (whole) {
-      // The volume's hash on another thread, beside the files' on this one.
-      const hash = new ThreadHash();
-      try {
-        let at = 0;
-        for await (const chunk of readChunks(handle, 0, size)) {
-          await hash.update(chunk);
-          onRead(chunk.length);
-          await deliver(chunk, at);
-          at += chunk.length;
-        }
-        return { sha256: await hash.digest(), done };
-      } finally {
-        await hash.close();
+      const hash = createHash('sha256');
+      let at = 0;
+      for await (const chunk of readChunks(handle, 0, size)) {
+        hash.update(chunk);
+        onRead(chunk.length);
+        await deliver(chunk, at);
+        at += chunk.length;
       }
+      return { sha256: hash.digest('hex'), done };
     }
     for (const item of pieces) {
       let at = item.piece.dataOffset;
