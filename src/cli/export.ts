@@ -27,6 +27,7 @@ interface ExportCliOptions {
   host?: string;
   port: number;
   serverName?: string;
+  statusPage?: boolean;
   cert?: string;
   key?: string;
   ca?: string;
@@ -72,6 +73,7 @@ export function registerExportCommand(program: Command): void {
     .addOption(new Option('--htpasswd <file>', 'Basic auth users from an htpasswd file, read where it is (Caddy: copied in its syntax; bcrypt only)').conflicts(['passwordFile', 'passwordEnv']))
     .option('--open <prefix>', `leave a path prefix under the root without auth (repeatable), e.g. ${UMDS_PATCH_STORE_DIR}`, collect, [])
     .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does`)
+    .option('--status-page', "nginx, Apache, Caddy: serve a static copy of serve's status page at / (behind the auth) and the CA certificate at /ca.pem")
     .option('--group <group>', 'group that must read the users file (default: www-data for nginx and Apache, caddy, or the service user)')
     .option('--caddy-version <version>', "Caddy's version, when no caddy here can tell (`caddy version`): basic_auth from 2.8, basicauth before")
     .option('--access-log <file>', "access log file (systemd: default /var/log/<name>/access.log with a logrotate file; '-' for the journal)")
@@ -107,6 +109,7 @@ export function registerExportCommand(program: Command): void {
         auth: await exportAuth(opts),
         openPrefixes: opts.open,
         openHcl: opts.openHcl,
+        statusPage: opts.statusPage,
         group: opts.group,
         caddyVersion: opts.caddyVersion === undefined ? undefined : caddyVersionOption(opts.caddyVersion),
         accessLog: opts.accessLog,

@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { chown, lstat, readdir } from 'node:fs/promises';
+import { chown, lstat, readFile, readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isSea } from 'node:sea';
 import {
@@ -14,6 +14,8 @@ import {
 import { CA_KEY_FILE } from '../pki/files.js';
 import { inspectCertificate } from '../pki/inspect.js';
 import { normaliseOpenPrefix } from '../server/paths.js';
+import { STATUS_PAGE_CSP, renderStatusPage } from '../server/status-page.js';
+import { statusData } from '../server/status-data.js';
 import { loadTlsMaterial, secureOptions } from '../server/tls.js';
 import { SERVE_DEFAULT_GRACE_SECONDS } from '../server/tuning.js';
 import { usageError } from '../util/errors.js';
@@ -53,6 +55,12 @@ export interface ExportOptions {
   openHcl?: boolean;
   /** Group that must read the users file (the server's workers' or the service's); default per server. */
   group?: string;
+  /**
+   * nginx, Apache, Caddy: write the status page `depotkit serve` shows at / as a static copy
+   * (`<out>/status/index.html`, and the CA certificate it links to as `/ca.pem`), served at / behind
+   * the same auth. A copy: export again to refresh it.
+   */
+  statusPage?: boolean;
   /** Caddy's version (e.g. 2.6.2); asked of the installed `caddy` when absent. */
   caddyVersion?: string;
   /** Access log file ('-' for systemd: the journal). */
@@ -68,7 +76,7 @@ export interface ExportOptions {
   force?: boolean;
 }
 
-export type ExportedRole = 'site' | 'caddyfile' | 'users' | 'unit' | 'logrotate' | 'sysusers';
+export type ExportedRole = 'site' | 'caddyfile' | 'users' | 'unit' | 'logrotate' | 'sysusers' | 'status-page' | 'ca';
 
 export interface ExportedFile {
   path: string;
@@ -337,16 +345,35 @@ function baseScope(c: Common): TemplateScope {
   };
 }
 
+/**
+ * The static status page and the CA certificate it links to, and the template values that serve them;
+ * nothing when not asked for (or for systemd, where depotkit serve shows the live page itself).
+ */
+async function statusFiles(options: ExportOptions, c: Common): Promise<{ files: PlannedFile[]; scope: TemplateScope }> {
+  const none = { statusDir: '', statusCa: false, statusCsp: STATUS_PAGE_CSP, hasProtectedMatcher: c.open.length > 0 };
+  if (!options.statusPage || options.target === 'systemd' || !c.cert) return { files: [], scope: none };
+  const dir = join(c.out, 'status');
+  const certPem = await readFile(c.cert, 'utf8');
+  const auth = !options.auth ? undefined : 'user' in options.auth ? { user: options.auth.user } : { htpasswd: true as const };
+  const probe = await statusData(c.root, { certPem, url: `https://${c.serverName}${c.urlPort}`, ...(auth ? { auth } : {}), openPrefixes: c.open, caPath: null });
+  const caPem = probe.ca.pem;
+  const data = caPem ? await statusData(c.root, { certPem, url: `https://${c.serverName}${c.urlPort}`, ...(auth ? { auth } : {}), openPrefixes: c.open, caPath: '/ca.pem' }) : probe;
+  const files: PlannedFile[] = [{ path: join(dir, 'index.html'), role: 'status-page', text: renderStatusPage(data, { snapshot: true }), mode: PUBLIC_MODE }];
+  if (caPem) files.push({ path: join(dir, 'ca.pem'), role: 'ca', text: caPem, mode: PUBLIC_MODE });
+  return { files, scope: { statusDir: dir, statusCa: Boolean(caPem), statusCsp: STATUS_PAGE_CSP, hasProtectedMatcher: c.open.length > 0 || Boolean(caPem) } };
+}
+
 async function plan(options: ExportOptions, c: Common): Promise<Plan> {
   const reads = { cert: c.cert, key: c.key, ...(c.users && c.users.text === undefined ? { htpasswd: c.users.file } : {}) };
   const check = checkCommand(c);
+  const status = await statusFiles(options, c);
   switch (options.target) {
     case 'nginx': {
       const site = join(c.out, `${c.name}.conf`);
-      const text = await render('nginx.conf', { ...baseScope(c), listen: c.host ? `${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port}` : String(c.port) });
+      const text = await render('nginx.conf', { ...baseScope(c), ...status.scope, listen: c.host ? `${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port}` : String(c.port) });
       const debian = EXPORT_DEBIAN.nginx;
       return {
-        files: [{ path: site, role: 'site', text, mode: PUBLIC_MODE }, ...usersFile(c)],
+        files: [{ path: site, role: 'site', text, mode: PUBLIC_MODE }, ...usersFile(c), ...status.files],
         reads,
         nextSteps: (unowned) => [
           `sudo ln -s ${shellWord(site)} ${debian.siteDir}/${c.name}.conf   # or copy it there; the files it names stay where they are`,
@@ -361,15 +388,16 @@ async function plan(options: ExportOptions, c: Common): Promise<Plan> {
       const debian = EXPORT_DEBIAN.apache;
       const text = await render('apache.conf', {
         ...baseScope(c),
+        ...status.scope,
         listen: `${c.host ? (c.host.includes(':') ? `[${c.host}]` : c.host) : '*'}:${c.port}`,
         modules: debian.modules.join(' '),
       });
       return {
-        files: [{ path: site, role: 'site', text, mode: PUBLIC_MODE }, ...usersFile(c)],
+        files: [{ path: site, role: 'site', text, mode: PUBLIC_MODE }, ...usersFile(c), ...status.files],
         reads,
         nextSteps: (unowned) => [
           `sudo ln -s ${shellWord(site)} ${debian.siteDir}/${c.name}.conf   # or copy it there; the files it names stay where they are`,
-          `sudo a2enmod ${debian.modules.join(' ')} && sudo a2ensite ${c.name}`,
+          `sudo a2enmod ${[...debian.modules, ...(status.files.length > 0 ? ['headers'] : [])].join(' ')} && sudo a2ensite ${c.name}`,
           ...(c.port === EXPORT_DEFAULT_PORT ? [] : [`grep -qx 'Listen ${c.port}' ${debian.portsFile} || echo 'Listen ${c.port}' | sudo tee -a ${debian.portsFile}   # Apache listens on 443 only once ssl is enabled`]),
           ...groupStep(c, unowned),
           `sudo ${debian.test} && sudo ${debian.reload}`,
@@ -385,6 +413,7 @@ async function plan(options: ExportOptions, c: Common): Promise<Plan> {
       const caddyfile = join(c.out, 'Caddyfile');
       const text = await render('Caddyfile', {
         ...baseScope(c),
+        ...status.scope,
         host: c.host ?? '',
         users: c.users?.file ?? '',
         basicAuthDirective: directive,
@@ -393,7 +422,7 @@ async function plan(options: ExportOptions, c: Common): Promise<Plan> {
       });
       const debian = EXPORT_DEBIAN.caddy;
       return {
-        files: [{ path: caddyfile, role: 'caddyfile', text, mode: PUBLIC_MODE }, ...usersFile(c)],
+        files: [{ path: caddyfile, role: 'caddyfile', text, mode: PUBLIC_MODE }, ...usersFile(c), ...status.files],
         reads: { cert: c.cert, key: c.key },
         caddy: { ...(detected ? { version: detected } : {}), directive },
         nextSteps: (unowned) => [

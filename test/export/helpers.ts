@@ -148,7 +148,7 @@ http {
  * plus the ones the export asks for.
  */
 export async function startApacheSite(site: string, port: number, dir: string): Promise<RunningServer> {
-  const modules = ['mpm_event', 'authz_core', 'authz_host', 'authn_core', 'authn_file', 'authz_user', 'auth_basic', 'access_compat', 'alias', 'mime', 'dir', 'autoindex', 'deflate', 'filter', 'env', 'setenvif', 'negotiation', 'reqtimeout', 'ssl', 'socache_shmcb', 'allowmethods'];
+  const modules = ['mpm_event', 'authz_core', 'authz_host', 'authn_core', 'authn_file', 'authz_user', 'auth_basic', 'access_compat', 'alias', 'mime', 'dir', 'autoindex', 'deflate', 'filter', 'env', 'setenvif', 'negotiation', 'reqtimeout', 'ssl', 'socache_shmcb', 'allowmethods', 'headers'];
   const conf = join(dir, 'httpd.conf');
   await writeFile(
     conf,

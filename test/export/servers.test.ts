@@ -115,6 +115,25 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
       expect(sig.headers['content-type']).toBe('application/octet-stream');
     });
 
+    it('--status-page: a static copy of the status page at / behind the auth, the CA certificate at /ca.pem without', async () => {
+      const { server: withPage, out } = await exportAndStart('status', ['--status-page', '--open-hcl']);
+      expect((await fetchRaw(withPage.port, '/', { ca })).status).toBe(401);
+      const page = await fetchRaw(withPage.port, '/', { ca, auth: true });
+      expect(page.status).toBe(200);
+      expect(String(page.headers['content-type'])).toMatch(/^text\/html/);
+      expect(String(page.headers['content-security-policy'])).toMatch(/^default-src 'none'/);
+      expect(page.body).toBe(await readFile(join(out, 'status', 'index.html'), 'latin1'));
+      expect(page.body).toContain('VCENTER');
+      expect(page.body).toContain('href="/ca.pem"');
+      const caPem = await fetchRaw(withPage.port, '/ca.pem', { ca });
+      expect(caPem.status).toBe(200);
+      expect(caPem.body.trim()).toBe(ca.trim());
+      // The depot itself keeps its rules: the catalog needs credentials, the HCL is open as asked.
+      expect((await fetchRaw(withPage.port, CATALOG, { ca })).status).toBe(401);
+      expect((await fetchRaw(withPage.port, HCL, { ca })).status).toBe(200);
+      expect(page.body).not.toContain(PASSWORD);
+    });
+
     it('a wrong password is refused like none', async () => {
       const answer = await fetchRaw(closed.port, CATALOG, { ca, method: 'HEAD', headers: { authorization: `Basic ${Buffer.from(`${USER}:wrong`).toString('base64')}` } });
       expect(answer.status).toBe(401);
