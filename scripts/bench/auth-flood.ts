@@ -32,7 +32,28 @@ const cert = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'],
 writeFileSync(join(work, 'cert.pem'), cert.chainPem);
 writeFileSync(join(work, 'key.pem'), cert.keyPem, { mode: 0o600 });
 
-const server = spawn(process.execPath, [cli, 'serve', join(work, 'web'), '--host', '127.0.0.1', '--port', '0', '--cert', join(work, 'cert.pem'), '--key', join(work, 'key.pem'), '--htpasswd', join(work, 'htpasswd'), '--workers', String(workers), '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(
+  process.execPath,
+  [
+    cli,
+    'serve',
+    join(work, 'web'),
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--cert',
+    join(work, 'cert.pem'),
+    '--key',
+    join(work, 'key.pem'),
+    '--htpasswd',
+    join(work, 'htpasswd'),
+    '--workers',
+    String(workers),
+    '--json',
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const url = await new Promise<string>((resolve, reject) => {
   let out = '';
   server.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -105,12 +126,18 @@ await Promise.race([Promise.all(floods), new Promise((r) => setTimeout(r, 60_000
 server.kill('SIGTERM');
 rmSync(work, { recursive: true, force: true });
 
-const row = (what: string, l: number[]) => `| ${what} | ${l.length} | ${percentile(l, 50).toFixed(1)} | ${percentile(l, 90).toFixed(1)} | ${Math.max(...l).toFixed(1)} |`;
+const row = (what: string, l: number[]) =>
+  `| ${what} | ${l.length} | ${percentile(l, 50).toFixed(1)} | ${percentile(l, 90).toFixed(1)} | ${Math.max(...l).toFixed(1)} |`;
 console.log(`serve --htpasswd (bcrypt 12), ${workers} serving process(es); ${floodClients} flood clients for ${seconds} s`);
 console.log('| logged-in user | requests | median (ms) | p90 (ms) | max (ms) |');
 console.log('|---|---|---|---|---|');
 console.log(row('no flood (both kinds)', quiet));
 console.log(row('flood, keep-alive', kept));
 console.log(row('flood, new connection each', fresh));
-console.log(`flood answers: ${[...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`).join(', ')}`);
+console.log(
+  `flood answers: ${[...statuses]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}: ${n}`)
+    .join(', ')}`,
+);
 process.exit(0);

@@ -65,7 +65,7 @@ const results: [string, number, string, number][] = [];
   const urls = binaries.map((b) => `url = "${named}/PROD/COMP/VCENTER/${b.fileName}"\noutput = "/dev/null"`).join('\n');
   writeFileSync(join(work, 'urls'), urls);
   const ours = time(() => execFileSync('node', checkArgs(nginx.url), { stdio: 'ignore' }));
-  const ref = time(() => execSync(`curl -s -f -Z --parallel-max 16 -I ${curlTls(nginx.port)} -K ${join(work, "urls")} -w "%{http_code}\\n" | grep -c 200`));
+  const ref = time(() => execSync(`curl -s -f -Z --parallel-max 16 -I ${curlTls(nginx.port)} -K ${join(work, 'urls')} -w "%{http_code}\\n" | grep -c 200`));
   results.push(['check: 500 binaries, HEAD each (concurrency 16)', ours, 'curl -Z -I, parallel 16', ref]);
   await nginx.stop();
 }
@@ -76,7 +76,8 @@ const results: [string, number, string, number][] = [];
   const nginx = await startNginx({ root: dir, ...tls });
   const ours = time(() => execFileSync('node', [...checkArgs(nginx.url), '--deep'], { stdio: 'ignore' }));
   const ref = time(() => {
-    for (const b of binaries) execSync(`curl -s ${curlTls(nginx.port)} https://${HOST}:${nginx.port}/PROD/COMP/VCENTER/${b.fileName} | sha256sum`, { stdio: 'ignore' });
+    for (const b of binaries)
+      execSync(`curl -s ${curlTls(nginx.port)} https://${HOST}:${nginx.port}/PROD/COMP/VCENTER/${b.fileName} | sha256sum`, { stdio: 'ignore' });
   });
   results.push([`check --deep: ${deepCount} x ${deepMiB} MiB`, ours, 'curl | sha256sum, one after another', ref]);
   await nginx.stop();

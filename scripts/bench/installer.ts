@@ -54,7 +54,10 @@ writeFileSync(files.tokenRequest, JSON.stringify({ username: USER, password: PAS
 writeFileSync(files.importRequest, JSON.stringify({ certificate: ca.certPem, certificateUsageType: TRUSTED_FOR_OUTBOUND }));
 writeFileSync(
   files.depotRequest,
-  JSON.stringify({ offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD }, depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: depot.port } }),
+  JSON.stringify({
+    offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD },
+    depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: depot.port },
+  }),
   { mode: 0o600 },
 );
 
@@ -72,9 +75,35 @@ const ours = await fleet();
 const inventory = join(work, 'fleet.yaml');
 writeFileSync(
   inventory,
-  ['defaults:', `  user: ${USER}`, '  passwordFile: password', '  installerCa: installer.pem', 'installers:', ...ours.map((s, i) => `  - { name: installer-${i}, url: "${s.url}" }`)].join('\n'),
+  [
+    'defaults:',
+    `  user: ${USER}`,
+    '  passwordFile: password',
+    '  installerCa: installer.pem',
+    'installers:',
+    ...ours.map((s, i) => `  - { name: installer-${i}, url: "${s.url}" }`),
+  ].join('\n'),
 );
-const depotkitArgs = [cli, 'installer', 'depot', '--inventory', inventory, '--concurrency', String(concurrency), '--trust-ca', files.ca, '--depot-host', 'localhost', '--depot-port', String(depot.port), '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword, '--json'];
+const depotkitArgs = [
+  cli,
+  'installer',
+  'depot',
+  '--inventory',
+  inventory,
+  '--concurrency',
+  String(concurrency),
+  '--trust-ca',
+  files.ca,
+  '--depot-host',
+  'localhost',
+  '--depot-port',
+  String(depot.port),
+  '--depot-user',
+  DEPOT_USER,
+  '--depot-password-file',
+  files.depotPassword,
+  '--json',
+];
 
 async function depotkit(expectAction: string): Promise<number> {
   const start = process.hrtime.bigint();
@@ -100,7 +129,9 @@ async function curlFleet(): Promise<{ seconds: number; statuses: Record<string, 
   await Promise.all(
     theirs.map((sim) =>
       limit(async () => {
-        const token = (JSON.parse((await curl(['--data-binary', `@${files.tokenRequest}`, `${sim.url}${INSTALLER_API.tokens}`])).stdout) as { accessToken: string }).accessToken;
+        const token = (
+          JSON.parse((await curl(['--data-binary', `@${files.tokenRequest}`, `${sim.url}${INSTALLER_API.tokens}`])).stdout) as { accessToken: string }
+        ).accessToken;
         const auth = ['-H', `authorization: Bearer ${token}`, '-o', '/dev/null', '-w', '%{http_code}'];
         const imported = (await curl([...auth, '--data-binary', `@${files.importRequest}`, `${sim.url}${INSTALLER_API.trustedCertificates}`])).stdout;
         const pushed = (await curl([...auth, '-X', 'PUT', '--data-binary', `@${files.depotRequest}`, `${sim.url}${INSTALLER_API.depotSettings}`])).stdout;

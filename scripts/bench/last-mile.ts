@@ -39,7 +39,13 @@ function freePort(): Promise<number> {
 
 /** Summed RSS (KiB) of a process and its children. */
 function rssKb(pid: number): number {
-  const pids = [pid, ...execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)].filter(Boolean);
+  const pids = [
+    pid,
+    ...execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number),
+  ].filter(Boolean);
   let total = 0;
   for (const p of pids) {
     try {
@@ -76,7 +82,9 @@ const key = join(work, 'pki/server/server-key.pem');
 writeFileSync(join(work, 'admin.pass'), `${ADMIN_PASSWORD}\n`, { mode: 0o600 });
 writeFileSync(join(work, 'depot.pass'), `${DEPOT_PASSWORD}\n`, { mode: 0o600 });
 const release = (JSON.parse(readFileSync(join(root, DEPOT_PATHS.manifest), 'utf8')) as { releases: Array<{ version: string }> }).releases[0]!.version;
-const binaries = readdirSync(join(root, DEPOT_PATHS.comp), { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.parentPath.includes('Compatibility'));
+const binaries = readdirSync(join(root, DEPOT_PATHS.comp), { recursive: true, withFileTypes: true }).filter(
+  (e) => e.isFile() && !e.parentPath.includes('Compatibility'),
+);
 const totalBytes = binaries.reduce((sum, e) => sum + Number(execFileSync('stat', ['-c', '%s', join(e.parentPath, e.name)], { encoding: 'utf8' })), 0);
 // Page cache warm for both servers alike.
 await run('sh', ['-c', `cat ${root}/PROD/COMP/*/* > /dev/null 2>&1 || true`]);
@@ -91,7 +99,28 @@ interface Depot {
 
 async function startDepotkit(): Promise<Depot> {
   const port = await freePort();
-  const child = spawn(process.execPath, [cli, 'serve', root, '--host', '127.0.0.1', '--port', String(port), '--cert', chain, '--key', key, '--user', DEPOT_USER, '--password-file', join(work, 'depot.pass'), '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      'serve',
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--cert',
+      chain,
+      '--key',
+      key,
+      '--user',
+      DEPOT_USER,
+      '--password-file',
+      join(work, 'depot.pass'),
+      '--json',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
   return { name: 'depotkit serve', port, pid: child.pid!, stop: () => stopChild(child) };
 }
@@ -157,7 +186,11 @@ async function startSims(): Promise<Sim[]> {
   return Promise.all(
     Array.from({ length: installers }, async (_, i) => {
       const certOut = join(work, `sim-${i}.pem`);
-      const child = spawn(process.execPath, [cli, 'sim', 'installer', '--password-file', join(work, 'admin.pass'), '--cert-out', certOut, '--quiet', '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(
+        process.execPath,
+        [cli, 'sim', 'installer', '--password-file', join(work, 'admin.pass'), '--cert-out', certOut, '--quiet', '--json'],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       const line = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString())));
       return { url: (JSON.parse(line) as { url: string }).url, caPem: readFileSync(certOut, 'utf8'), child };
     }),
@@ -166,7 +199,9 @@ async function startSims(): Promise<Sim[]> {
 
 async function measure(depot: Depot): Promise<{ wall: number; peakMiB: number }> {
   const sims = await startSims();
-  const clients = await Promise.all(sims.map((s) => InstallerClient.connect({ url: s.url, user: 'admin@local', password: ADMIN_PASSWORD, trust: { caPems: [s.caPem] } })));
+  const clients = await Promise.all(
+    sims.map((s) => InstallerClient.connect({ url: s.url, user: 'admin@local', password: ADMIN_PASSWORD, trust: { caPems: [s.caPem] } })),
+  );
   try {
     for (const client of clients) {
       await ensureTrusted(client, [caPem]);
@@ -181,7 +216,8 @@ async function measure(depot: Depot): Promise<{ wall: number; peakMiB: number }>
     const reports = await Promise.all(clients.map((c) => downloadRelease(c, { release, pollMs: 200 })));
     const wall = seconds(start);
     clearInterval(sampler);
-    if (!reports.every((r) => r.ok)) throw new Error(`downloads failed: ${JSON.stringify(reports.flatMap((r) => r.bundles.filter((b) => b.status !== 'SUCCESS')))}`);
+    if (!reports.every((r) => r.ok))
+      throw new Error(`downloads failed: ${JSON.stringify(reports.flatMap((r) => r.bundles.filter((b) => b.status !== 'SUCCESS')))}`);
     return { wall, peakMiB: Math.round(peak / 1024) };
   } finally {
     await Promise.all(clients.map((c) => c.close()));

@@ -35,24 +35,35 @@ export function registerCertCommands(program: Command): void {
     .option('--passphrase-env <name>', 'encrypt the CA key with the passphrase in environment variable <name>')
     .addOption(forceOption('replace an existing CA in <dir>'))
     .addOption(jsonOption())
-    .action(async (opts: { out: string; cn: string; days: number; keySize: string; passphraseFile?: string; passphraseEnv?: string; force?: boolean; json?: boolean }) => {
-      const { createCa, writeCaDir, inspectCertificate, assertNewPassphrase } = await loadPki();
-      const passphrase = await passphraseFrom(opts.passphraseFile, opts.passphraseEnv);
-      // Before the key is made: a passphrase too short fails at once.
-      if (passphrase !== undefined) assertNewPassphrase(passphrase);
-      const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: Number(opts.keySize) as RsaKeySize });
-      // Read back before writing: a certificate that cannot be read leaves no files behind.
-      const info = inspectCertificate(ca.certPem);
-      const paths = await writeCaDir(opts.out, ca, { force: opts.force, passphrase });
-      if (opts.json) return printJson({ ...paths, certificate: info });
-      printLines([
-        `Made CA ${info.subject}, valid until ${info.notAfter.toISOString()}.`,
-        `  key:         ${paths.keyPath} (mode 0600${passphrase !== undefined ? ', encrypted' : ''}; keep it offline)`,
-        `  certificate: ${paths.certPath}`,
-        `  SHA-256:     ${info.fingerprints.sha256}`,
-        `Import ${paths.certPath} into the installer as TRUSTED_FOR_OUTBOUND, then: depotkit cert issue --ca ${opts.out} --dns <depot FQDN> --out <dir>`,
-      ]);
-    });
+    .action(
+      async (opts: {
+        out: string;
+        cn: string;
+        days: number;
+        keySize: string;
+        passphraseFile?: string;
+        passphraseEnv?: string;
+        force?: boolean;
+        json?: boolean;
+      }) => {
+        const { createCa, writeCaDir, inspectCertificate, assertNewPassphrase } = await loadPki();
+        const passphrase = await passphraseFrom(opts.passphraseFile, opts.passphraseEnv);
+        // Before the key is made: a passphrase too short fails at once.
+        if (passphrase !== undefined) assertNewPassphrase(passphrase);
+        const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: Number(opts.keySize) as RsaKeySize });
+        // Read back before writing: a certificate that cannot be read leaves no files behind.
+        const info = inspectCertificate(ca.certPem);
+        const paths = await writeCaDir(opts.out, ca, { force: opts.force, passphrase });
+        if (opts.json) return printJson({ ...paths, certificate: info });
+        printLines([
+          `Made CA ${info.subject}, valid until ${info.notAfter.toISOString()}.`,
+          `  key:         ${paths.keyPath} (mode 0600${passphrase !== undefined ? ', encrypted' : ''}; keep it offline)`,
+          `  certificate: ${paths.certPath}`,
+          `  SHA-256:     ${info.fingerprints.sha256}`,
+          `Import ${paths.certPath} into the installer as TRUSTED_FOR_OUTBOUND, then: depotkit cert issue --ca ${opts.out} --dns <depot FQDN> --out <dir>`,
+        ]);
+      },
+    );
 
   cert
     .command('issue')
@@ -68,27 +79,47 @@ export function registerCertCommands(program: Command): void {
     .option('--ca-passphrase-env <name>', "the CA key's passphrase, in environment variable <name>")
     .addOption(forceOption('replace existing files in <out>'))
     .addOption(jsonOption())
-    .action(async (opts: { ca: string; dns: string[]; ip: string[]; out: string; days: number; keySize: string; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
-      const { loadCaDir, issueServerCert, writeServerDir, inspectCertificate } = await loadPki();
-      await assertSigningCaFolder(opts.ca);
-      const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
-      await warnIfExposed(join(opts.ca, CA_KEY_FILE));
-      const material = await issueServerCert(ca, { dns: opts.dns, ips: opts.ip, days: opts.days, keySize: Number(opts.keySize), allowIpOnly: opts.allowIpOnly });
-      const paths = await writeServerDir(opts.out, material, { force: opts.force });
-      const info = inspectCertificate(material.certPem);
-      warnIfCapped(info, opts.days);
-      warnIfIpOnly(info);
-      warnIfCnNotFirst(info, opts.dns);
-      if (opts.json) return printJson({ ...paths, certificate: info });
-      printLines([
-        `Issued ${info.subject} by ${info.issuer}, valid until ${info.notAfter.toISOString()}.`,
-        `  SAN:         ${formatSan(info.san)}`,
-        `  key:         ${paths.keyPath} (mode 0600)`,
-        `  certificate: ${paths.certPath}`,
-        `  chain:       ${paths.chainPath} (serve this one)`,
-        `  SHA-256:     ${info.fingerprints.sha256}`,
-      ]);
-    });
+    .action(
+      async (opts: {
+        ca: string;
+        dns: string[];
+        ip: string[];
+        out: string;
+        days: number;
+        keySize: string;
+        allowIpOnly?: boolean;
+        caPassphraseFile?: string;
+        caPassphraseEnv?: string;
+        force?: boolean;
+        json?: boolean;
+      }) => {
+        const { loadCaDir, issueServerCert, writeServerDir, inspectCertificate } = await loadPki();
+        await assertSigningCaFolder(opts.ca);
+        const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
+        await warnIfExposed(join(opts.ca, CA_KEY_FILE));
+        const material = await issueServerCert(ca, {
+          dns: opts.dns,
+          ips: opts.ip,
+          days: opts.days,
+          keySize: Number(opts.keySize),
+          allowIpOnly: opts.allowIpOnly,
+        });
+        const paths = await writeServerDir(opts.out, material, { force: opts.force });
+        const info = inspectCertificate(material.certPem);
+        warnIfCapped(info, opts.days);
+        warnIfIpOnly(info);
+        warnIfCnNotFirst(info, opts.dns);
+        if (opts.json) return printJson({ ...paths, certificate: info });
+        printLines([
+          `Issued ${info.subject} by ${info.issuer}, valid until ${info.notAfter.toISOString()}.`,
+          `  SAN:         ${formatSan(info.san)}`,
+          `  key:         ${paths.keyPath} (mode 0600)`,
+          `  certificate: ${paths.certPath}`,
+          `  chain:       ${paths.chainPath} (serve this one)`,
+          `  SHA-256:     ${info.fingerprints.sha256}`,
+        ]);
+      },
+    );
 
   cert
     .command('sign-csr')
@@ -103,30 +134,43 @@ export function registerCertCommands(program: Command): void {
     .option('--ca-passphrase-env <name>', "the CA key's passphrase, in environment variable <name>")
     .addOption(forceOption('replace an existing <file>'))
     .addOption(jsonOption())
-    .action(async (opts: { ca: string; csr: string; out: string; days: number; allowNoSan?: boolean; allowIpOnly?: boolean; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean; json?: boolean }) => {
-      const { loadCaDir, signCsr, inspectCertificate } = await loadPki();
-      await assertSigningCaFolder(opts.ca);
-      const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
-      await warnIfExposed(join(opts.ca, CA_KEY_FILE));
-      let csrText: string;
-      try {
-        csrText = await readFile(opts.csr, 'utf8');
-      } catch (err) {
-        throw describeFsError(err, opts.csr);
-      }
-      const certPem = await signCsr(ca, csrText, { days: opts.days, allowNoSan: opts.allowNoSan, allowIpOnly: opts.allowIpOnly });
-      await writeFileAtomic(opts.out, certPem, { force: opts.force });
-      const info = inspectCertificate(certPem);
-      warnIfCapped(info, opts.days);
-      warnIfIpOnly(info);
-      if (opts.json) return printJson({ certPath: opts.out, certificate: info });
-      printLines([
-        `Signed ${info.subject}, valid until ${info.notAfter.toISOString()}: ${opts.out}`,
-        `  SAN:     ${formatSan(info.san) || '(none)'}`,
-        `  SHA-256: ${info.fingerprints.sha256}`,
-        `The CA certificate to send with it: ${join(opts.ca, CA_CERT_FILE)}`,
-      ]);
-    });
+    .action(
+      async (opts: {
+        ca: string;
+        csr: string;
+        out: string;
+        days: number;
+        allowNoSan?: boolean;
+        allowIpOnly?: boolean;
+        caPassphraseFile?: string;
+        caPassphraseEnv?: string;
+        force?: boolean;
+        json?: boolean;
+      }) => {
+        const { loadCaDir, signCsr, inspectCertificate } = await loadPki();
+        await assertSigningCaFolder(opts.ca);
+        const ca = await loadCaDir(opts.ca, { passphrase: await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv) });
+        await warnIfExposed(join(opts.ca, CA_KEY_FILE));
+        let csrText: string;
+        try {
+          csrText = await readFile(opts.csr, 'utf8');
+        } catch (err) {
+          throw describeFsError(err, opts.csr);
+        }
+        const certPem = await signCsr(ca, csrText, { days: opts.days, allowNoSan: opts.allowNoSan, allowIpOnly: opts.allowIpOnly });
+        await writeFileAtomic(opts.out, certPem, { force: opts.force });
+        const info = inspectCertificate(certPem);
+        warnIfCapped(info, opts.days);
+        warnIfIpOnly(info);
+        if (opts.json) return printJson({ certPath: opts.out, certificate: info });
+        printLines([
+          `Signed ${info.subject}, valid until ${info.notAfter.toISOString()}: ${opts.out}`,
+          `  SAN:     ${formatSan(info.san) || '(none)'}`,
+          `  SHA-256: ${info.fingerprints.sha256}`,
+          `The CA certificate to send with it: ${join(opts.ca, CA_CERT_FILE)}`,
+        ]);
+      },
+    );
 
   cert
     .command('inspect <pem>')
@@ -138,11 +182,15 @@ export function registerCertCommands(program: Command): void {
     .action(async (file: string, opts: { host?: string; ip: string[]; ca: string[]; json?: boolean }) => {
       const { readPemFile, readCaPems, inspectCsr, inspectCertificate, lintServerCertificate } = await loadPki();
       // A leaf and its issuers, or a request: a file of thousands of certificates is refused at once.
-      const blocks = await readPemFile(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'], { maxBlocks: PEM_LIMITS.maxChainCertificates, what: 'certificate chain' });
+      const blocks = await readPemFile(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'], {
+        maxBlocks: PEM_LIMITS.maxChainCertificates,
+        what: 'certificate chain',
+      });
       const isCert = (b: string) => b.startsWith('-----BEGIN CERTIFICATE-----');
       if (!isCert(blocks[0]!)) {
         // A request: show what it asks for (its signature is verified on reading).
-        if (opts.host !== undefined || opts.ca.length > 0 || opts.ip.length > 0) throw usageError(`${file} is a certificate request; --host, --ip and --ca lint certificates.`);
+        if (opts.host !== undefined || opts.ca.length > 0 || opts.ip.length > 0)
+          throw usageError(`${file} is a certificate request; --host, --ip and --ca lint certificates.`);
         const csr = inspectCsr(blocks[0]!, file);
         if (opts.json) return printJson({ request: csr });
         return printLines([
@@ -156,17 +204,26 @@ export function registerCertCommands(program: Command): void {
       const infos = certs.map((b, i) => inspectCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
       const caPems = opts.ca.length > 0 ? await readCaPems(opts.ca) : undefined;
       // A CA folder (from cert ca) names itself in the fix commands.
-      const caDirs = (await Promise.all(opts.ca.map(async (f) => ((await exists(join(f, CA_CERT_FILE))) ? f : undefined)))).filter((d): d is string => d !== undefined);
+      const caDirs = (await Promise.all(opts.ca.map(async (f) => ((await exists(join(f, CA_CERT_FILE))) ? f : undefined)))).filter(
+        (d): d is string => d !== undefined,
+      );
       const lint = opts.host !== undefined || caPems !== undefined || opts.ip.length > 0;
       if (opts.host !== undefined && opts.host.trim() === '') throw usageError('--host must not be empty.');
-      const findings = lint ? lintServerCertificate(certs.join(''), { host: opts.host, ips: opts.ip, caPems, ...(caDirs.length === 1 ? { caDir: caDirs[0] } : {}) }) : [];
+      const findings = lint
+        ? lintServerCertificate(certs.join(''), { host: opts.host, ips: opts.ip, caPems, ...(caDirs.length === 1 ? { caDir: caDirs[0] } : {}) })
+        : [];
       if (opts.json) {
         printJson({ certificate: infos[0], chain: infos.slice(1), ...(lint ? { ok: !hasErrors(findings), findings } : {}) });
       } else {
         infos.forEach((info, i) => printLines([...(i > 0 ? ['', `Chain certificate ${i}:`] : []), ...formatCertInfo(info)]));
         if (lint) {
           const counts = countBySeverity(findings);
-          printLines(['', findings.length === 0 ? `Lint: no problems${opts.host ? ` for ${opts.host}` : ''}.` : `Lint: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${plural(counts.info, 'note')}.`]);
+          printLines([
+            '',
+            findings.length === 0
+              ? `Lint: no problems${opts.host ? ` for ${opts.host}` : ''}.`
+              : `Lint: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${plural(counts.info, 'note')}.`,
+          ]);
           printLines(findings.flatMap(formatFinding));
         }
       }
@@ -200,7 +257,9 @@ function warnIfIpOnly(info: CertInfo): void {
 function warnIfCnNotFirst(info: CertInfo, dns: string[]): void {
   const first = dns[0]?.trim().toLowerCase().replace(/\.$/, '');
   if (first === undefined || info.commonName === undefined || info.commonName === first) return;
-  warn(`${first} is longer than a CN may be (${MAX_COMMON_NAME_LENGTH} characters), so the CN is ${info.commonName}; both are in the SAN, which is what the installer checks.`);
+  warn(
+    `${first} is longer than a CN may be (${MAX_COMMON_NAME_LENGTH} characters), so the CN is ${info.commonName}; both are in the SAN, which is what the installer checks.`,
+  );
 }
 
 /** The library caps a leaf at its CA's end; say so when that cut the requested validity. */

@@ -32,14 +32,23 @@ export function registerCheckCommand(program: Command): void {
     .addOption(passwordFileOption("the depot user's"))
     .addOption(passwordEnvOption("the depot user's"))
     .option('--as-host <name>', "the host name the installer will use, when it differs from the URL's")
-    .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs); without it the check withholds it there, as it does from a server that fails the TLS checks')
-    .option('--open-path <path>', `with --user: a path that must answer without credentials, asked for without them besides ${CHECK_ANONYMOUS_PATHS.hcl} and ${CHECK_ANONYMOUS_PATHS.patchStore} (repeatable; a trailing / for a folder)`, collect, [])
+    .option(
+      '--allow-http-credentials',
+      'send the password over plain HTTP (http:// URLs); without it the check withholds it there, as it does from a server that fails the TLS checks',
+    )
+    .option(
+      '--open-path <path>',
+      `with --user: a path that must answer without credentials, asked for without them besides ${CHECK_ANONYMOUS_PATHS.hcl} and ${CHECK_ANONYMOUS_PATHS.patchStore} (repeatable; a trailing / for a folder)`,
+      collect,
+      [],
+    )
     .option('--deep', 'download every binary and compare its SHA-256 with the catalog')
     .addOption(concurrencyOption(CHECK_DEFAULTS.concurrency, 'requests in flight at once'))
     .addOption(timeoutOption(CHECK_DEFAULTS.timeoutMs, 'connect and handshake timeout'))
     .addOption(jsonOption('print the findings as JSON'))
     .action(async (url: string, opts: CheckCliOptions) => {
-      if (opts.openPath.length > 0 && opts.user === undefined) throw usageError('--open-path needs --user: without credentials every request of the check is already anonymous.');
+      if (opts.openPath.length > 0 && opts.user === undefined)
+        throw usageError('--open-path needs --user: without credentials every request of the check is already anonymous.');
       const { normaliseOpenPrefix } = await import('../server/paths.js');
       const openPaths = opts.openPath.map((p) => normaliseOpenPrefix(p, '--open-path') + (p.endsWith('/') ? '/' : ''));
       const password = await depotUserPassword(opts.user, opts);
@@ -47,7 +56,18 @@ export function registerCheckCommand(program: Command): void {
       const [{ checkDepot }, { readCaPems }] = await Promise.all([import('../probe/check.js'), import('../pki/trust-source.js')]);
       const caPems = await readCaPems(opts.ca);
       const result = await withByteProgress('downloading', !opts.json, (hooks) =>
-        checkDepot(url, { caPems, user: opts.user, password, asHost: opts.asHost, allowHttpCredentials: opts.allowHttpCredentials, openPaths, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout * 1000, ...hooks }),
+        checkDepot(url, {
+          caPems,
+          user: opts.user,
+          password,
+          asHost: opts.asHost,
+          allowHttpCredentials: opts.allowHttpCredentials,
+          openPaths,
+          deep: opts.deep,
+          concurrency: opts.concurrency,
+          timeoutMs: opts.timeout * 1000,
+          ...hooks,
+        }),
       );
       if (opts.json) printJson(result);
       else printLines(formatCheckResult(result));
@@ -62,7 +82,9 @@ export function formatCheckResult(result: CheckResult): string[] {
     lines.push(`  SAN DNS: ${result.tls.dnsNames.join(', ') || '(none)'}; IP: ${result.tls.ipAddresses.join(', ') || '(none)'}; SHA-256 ${result.tls.sha256}`);
   }
   if (result.stats.binaries) {
-    lines.push(`  ${result.stats.checked}/${plural(result.stats.binaries, 'binary', 'binaries')} checked (${formatBytes(result.stats.bytes)} with the right size)${result.stats.hashed ? `, ${result.stats.hashed} downloaded and hashed` : ''}`);
+    lines.push(
+      `  ${result.stats.checked}/${plural(result.stats.binaries, 'binary', 'binaries')} checked (${formatBytes(result.stats.bytes)} with the right size)${result.stats.hashed ? `, ${result.stats.hashed} downloaded and hashed` : ''}`,
+    );
   }
   lines.push(...result.findings.flatMap(formatFinding));
   const counts = countBySeverity(result.findings);

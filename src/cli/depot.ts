@@ -52,7 +52,15 @@ export function registerDepotCommands(program: Command): void {
     .action(async (opts: { metadata: string; binaries: string[]; out: string; mode: PlaceMode; checksum?: boolean; force?: boolean; json?: boolean }) => {
       const { buildDepot } = await import('../depot/build.js');
       const report = await withByteProgress('placing', !opts.json, (hooks) =>
-        buildDepot({ metadata: opts.metadata, binaries: opts.binaries, out: opts.out, mode: opts.mode, force: opts.force, checksumLinks: opts.checksum, ...hooks }),
+        buildDepot({
+          metadata: opts.metadata,
+          binaries: opts.binaries,
+          out: opts.out,
+          mode: opts.mode,
+          force: opts.force,
+          checksumLinks: opts.checksum,
+          ...hooks,
+        }),
       );
       if (opts.json) printJson(report);
       else printLines(formatBuildReport(report));
@@ -92,14 +100,21 @@ export function formatVerifyResult(result: VerifyResult): string[] {
 
 export function formatBuildReport(report: BuildReport): string[] {
   const lines: string[] = [];
-  const list = (label: string, entries: { path: string; source?: string; actualSize?: number; size: number }[], detail?: (e: (typeof entries)[number]) => string) => {
+  const list = (
+    label: string,
+    entries: { path: string; source?: string; actualSize?: number; size: number }[],
+    detail?: (e: (typeof entries)[number]) => string,
+  ) => {
     if (entries.length === 0) return;
     lines.push(`${label}: ${entries.length}`);
     for (const e of entries.slice(0, 20)) lines.push(`  ${e.path}${detail ? ` ${detail(e)}` : ''}`);
     if (entries.length > 20) lines.push(`  ... and ${entries.length - 20} more (use --json for all)`);
   };
   lines.push(`Metadata: ${plural(report.metadata.written.length, 'file')} written, ${report.metadata.unchanged.length} unchanged.`);
-  if (report.metadata.ignored.length) lines.push(`  ${plural(report.metadata.ignored.length, 'file')} of the metadata source ${report.metadata.ignored.length === 1 ? 'is a binary' : 'are binaries'} the catalog names or temporary files: not laid out from there (e.g. ${report.metadata.ignored[0]}).`);
+  if (report.metadata.ignored.length)
+    lines.push(
+      `  ${plural(report.metadata.ignored.length, 'file')} of the metadata source ${report.metadata.ignored.length === 1 ? 'is a binary' : 'are binaries'} the catalog names or temporary files: not laid out from there (e.g. ${report.metadata.ignored[0]}).`,
+    );
   list('Placed', report.placed);
   list('Already in place', report.alreadyInPlace);
   list('Missing (not found under --binaries)', report.missing);

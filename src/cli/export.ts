@@ -57,7 +57,10 @@ export function registerExportCommand(program: Command): void {
     .description('write the configuration of another server (nginx, Apache, Caddy) or a systemd unit for depotkit serve, serving a depot as serve does')
     .argument('<server>', EXPORT_TARGETS.join(', '))
     .argument('<depot-dir>', 'the web root: the folder that contains PROD/')
-    .requiredOption('--out <dir>', 'folder for the files; the configuration names them there by absolute path, so write them where they will stay (e.g. /etc/depotkit)')
+    .requiredOption(
+      '--out <dir>',
+      'folder for the files; the configuration names them there by absolute path, so write them where they will stay (e.g. /etc/depotkit)',
+    )
     .option('--name <name>', 'base name of the files, the systemd unit and its user', 'depotkit')
     .addOption(hostOption(undefined, 'address to listen on (default: every address)'))
     .addOption(portOption(EXPORT_DEFAULT_PORT, 'port', 1))
@@ -70,7 +73,12 @@ export function registerExportCommand(program: Command): void {
     .addOption(new Option('--user <name>', 'Basic auth user; its password is written hashed, as the server reads it').conflicts('htpasswd'))
     .addOption(passwordFileOption("the --user's"))
     .addOption(passwordEnvOption("the --user's"))
-    .addOption(new Option('--htpasswd <file>', 'Basic auth users from an htpasswd file, read where it is (Caddy: copied in its syntax; bcrypt only)').conflicts(['passwordFile', 'passwordEnv']))
+    .addOption(
+      new Option('--htpasswd <file>', 'Basic auth users from an htpasswd file, read where it is (Caddy: copied in its syntax; bcrypt only)').conflicts([
+        'passwordFile',
+        'passwordEnv',
+      ]),
+    )
     .option('--open <prefix>', `leave a path prefix under the root without auth (repeatable), e.g. ${UMDS_PATCH_STORE_DIR}`, collect, [])
     .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does`)
     .option('--status-page', "nginx, Apache, Caddy: serve a static copy of serve's status page at / (behind the auth) and the CA certificate at /ca.pem")
@@ -85,7 +93,8 @@ export function registerExportCommand(program: Command): void {
     .addOption(forceOption('replace files that exist'))
     .addOption(jsonOption('print the report as JSON'))
     .action(async (server: string, dir: string, opts: ExportCliOptions) => {
-      if (!(EXPORT_TARGETS as readonly string[]).includes(server)) throw usageError(`"${server}" is not a server depotkit exports for; choose one of ${EXPORT_TARGETS.join(', ')}.`);
+      if (!(EXPORT_TARGETS as readonly string[]).includes(server))
+        throw usageError(`"${server}" is not a server depotkit exports for; choose one of ${EXPORT_TARGETS.join(', ')}.`);
       const target = server as ExportTarget;
       if (target !== 'systemd') {
         const given = (['workers', 'exec', 'ca', 'serviceUser'] as const).filter((o) => opts[o] !== undefined);

@@ -1,15 +1,6 @@
 import { Option, type Command } from 'commander';
 import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_DEFAULT_USER, INSTALLER_IMAGE_TYPES, INSTALLER_PRODUCT_SKUS } from '../constants.js';
-import type {
-  InstallerClient,
-  DepotPushResult,
-  DownloadReport,
-  SyncResult,
-  DepotSpec,
-  FleetRow,
-  InstallerStatus,
-  TrustOutcome,
-} from '../installer/index.js';
+import type { InstallerClient, DepotPushResult, DownloadReport, SyncResult, DepotSpec, FleetRow, InstallerStatus, TrustOutcome } from '../installer/index.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { byteBars, formatBytes } from '../util/progress.js';
@@ -80,7 +71,11 @@ function connectionOptions(cmd: Command): Command {
     .option('--user <name>', 'installer user (with --installer)', INSTALLER_DEFAULT_USER)
     .addOption(passwordFileOption("the user's"))
     .addOption(passwordEnvOption("the user's"))
-    .addOption(new Option('--installer-ca <file-or-dir>', "the installer's certificate or its CA, to verify its HTTPS: a certificate file or a CA folder").conflicts('insecure'))
+    .addOption(
+      new Option('--installer-ca <file-or-dir>', "the installer's certificate or its CA, to verify its HTTPS: a certificate file or a CA folder").conflicts(
+        'insecure',
+      ),
+    )
     .option('--insecure', "do not verify the installer's certificate (a warning says so)")
     .addOption(timeoutOption(INSTALLER_DEFAULTS.timeoutMs, 'timeout of each API request'))
     .addOption(concurrencyOption(INSTALLER_DEFAULTS.concurrency, 'installers worked on at once, with --inventory'))
@@ -88,7 +83,9 @@ function connectionOptions(cmd: Command): Command {
 }
 
 export function registerInstallerCommands(program: Command): void {
-  const installer = program.command('installer').description("the installer: trust the depot's CA, point it at the depot, show its state; one installer or a fleet");
+  const installer = program
+    .command('installer')
+    .description("the installer: trust the depot's CA, point it at the depot, show its state; one installer or a fleet");
 
   connectionOptions(installer.command('trust').description('import CA certificates as TRUSTED_FOR_OUTBOUND (compares certificates: a re-run imports nothing)'))
     .addOption(trustOption('--ca', 'the CA certificate(s) to trust', { required: true }))
@@ -118,7 +115,12 @@ export function registerInstallerCommands(program: Command): void {
       if (flags.depotUser) spec.username = flags.depotUser;
       // Before any password is asked for or anything is sent.
       lib.checkDepotSpec(spec);
-      assertUserForPassword(flags.depotUser, { passwordFile: flags.depotPasswordFile, passwordEnv: flags.depotPasswordEnv }, '--depot-user', '--depot-password');
+      assertUserForPassword(
+        flags.depotUser,
+        { passwordFile: flags.depotPasswordFile, passwordEnv: flags.depotPasswordEnv },
+        '--depot-user',
+        '--depot-password',
+      );
       if (flags.depotUser) {
         spec.password = await readPassword(
           { file: flags.depotPasswordFile, env: flags.depotPasswordEnv },
@@ -135,14 +137,18 @@ export function registerInstallerCommands(program: Command): void {
           const trusted = caPems ? await lib.ensureTrusted(client, caPems) : undefined;
           const pushed = await lib.pushDepot(client, spec, { force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000 });
           const sync =
-            flags.sync && pushed.ok ? await lib.ensureSynced(client, { settingsChanged: pushed.action === 'updated', timeoutMs: flags.syncTimeout * 1000 }) : undefined;
+            flags.sync && pushed.ok
+              ? await lib.ensureSynced(client, { settingsChanged: pushed.action === 'updated', timeoutMs: flags.syncTimeout * 1000 })
+              : undefined;
           return { ok: pushed.ok && (sync?.ok ?? true), result: { ...pushed, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}) } };
         },
         depotLine,
       );
     });
 
-  connectionOptions(installer.command('download').description("have the installer download every bundle of a release from its depot, and wait until each is validated"))
+  connectionOptions(
+    installer.command('download').description('have the installer download every bundle of a release from its depot, and wait until each is validated'),
+  )
     .requiredOption('--release <version>', 'the release, as the installer lists it (e.g. 9.0.1.0)')
     .addOption(choiceOption('--image-type <type>', 'the kind of bundles', INSTALLER_IMAGE_TYPES, INSTALLER_IMAGE_TYPES[0]))
     .option('--component <name>', 'only the bundles of this component (repeatable)', collect, [])
@@ -174,11 +180,12 @@ export function registerInstallerCommands(program: Command): void {
       }
     });
 
-  connectionOptions(installer.command('status').description('appliance info, depot settings and status, trusted certificates'))
-    .action(async (flags: ConnectionFlags) => {
+  connectionOptions(installer.command('status').description('appliance info, depot settings and status, trusted certificates')).action(
+    async (flags: ConnectionFlags) => {
       const lib = await installerLib();
       await runCommand(flags, async (client) => ({ ok: true, result: await lib.installerStatus(client) }), statusLines);
-    });
+    },
+  );
 }
 
 type RowFormatter<T> = (result: T) => string[];
@@ -188,17 +195,25 @@ type RowFormatter<T> = (result: T) => string[];
  * logged in, revoked afterwards; all revoked on Ctrl-C or SIGTERM), prints a
  * row per installer and sets exit 1 when any failed.
  */
-async function runCommand<T>(flags: ConnectionFlags, task: (client: InstallerClient) => Promise<{ ok: boolean; result: T }>, format: RowFormatter<T>): Promise<void> {
+async function runCommand<T>(
+  flags: ConnectionFlags,
+  task: (client: InstallerClient) => Promise<{ ok: boolean; result: T }>,
+  format: RowFormatter<T>,
+): Promise<void> {
   const lib = await installerLib();
   const targets = await lib.resolveTargets(flags);
   // A password file or variable given here is read now: missing, it is bad input (exit 2), not a failed installer.
-  if (flags.passwordFile !== undefined || flags.passwordEnv !== undefined) await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, 'password', 'Password');
+  if (flags.passwordFile !== undefined || flags.passwordEnv !== undefined)
+    await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, 'password', 'Password');
   if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
   // Installers that name no password source: one prompt per user on a terminal, before any work starts.
   const passwords = new Map<string, string>();
   for (const { user, installer } of lib.FleetSession.usersWithoutPasswordSource(targets)) {
     if (!process.stdin.isTTY) {
-      throw usageError(`No password source for ${user} on ${installer}.`, flags.inventory ? 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.' : 'Pass --password-file or --password-env.');
+      throw usageError(
+        `No password source for ${user} on ${installer}.`,
+        flags.inventory ? 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.' : 'Pass --password-file or --password-env.',
+      );
     }
     passwords.set(user, await promptSecret(`Password of ${user}`));
   }
@@ -290,7 +305,10 @@ function statusLines(s: InstallerStatus): string[] {
       ? `depot: ${conf.url ?? `${conf.hostname}:${conf.port}`}${account?.username ? ` as ${account.username}` : ''}: ${account?.status ?? 'no status'}${account?.message ? ` (${account.message})` : ''}`
       : `depot: not configured${account?.status ? ` (${account.status})` : ''}`,
   );
-  if (s.sync) lines.push(`sync: ${s.sync.syncStatus}${s.sync.lastSyncCompletionTimestamp ? ` (${s.sync.lastSyncCompletionTimestamp})` : ''}${s.sync.errorMessage ? `: ${s.sync.errorMessage}` : ''}`);
+  if (s.sync)
+    lines.push(
+      `sync: ${s.sync.syncStatus}${s.sync.lastSyncCompletionTimestamp ? ` (${s.sync.lastSyncCompletionTimestamp})` : ''}${s.sync.errorMessage ? `: ${s.sync.errorMessage}` : ''}`,
+    );
   if (s.downloads) {
     const counts = Object.entries(s.downloads.byStatus).map(([status, n]) => `${n} ${status}`);
     lines.push(`bundles: ${counts.length > 0 ? counts.join(', ') : 'none offered'}`);

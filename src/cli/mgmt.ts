@@ -10,7 +10,19 @@ import { MGMT_SIM_RESTART_MS } from '../simulators/mgmt/literals.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { formatFinding } from '../util/findings.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { assertSigningCaFolder, assertTogether, hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readUserPassword, secondsOption, trustOption, wholeNumber } from './options.js';
+import {
+  assertSigningCaFolder,
+  assertTogether,
+  hostOption,
+  jsonOption,
+  passwordEnvOption,
+  passwordFileOption,
+  portOption,
+  readUserPassword,
+  secondsOption,
+  trustOption,
+  wholeNumber,
+} from './options.js';
 import { collect, note, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
 
 interface ReplaceCertFlags {
@@ -40,7 +52,7 @@ interface ReplaceCertFlags {
 }
 
 export function registerMgmtCommands(program: Command): void {
-  const mgmt = program.command('mgmt').description("the management server: replace its machine TLS certificate through its API");
+  const mgmt = program.command('mgmt').description('the management server: replace its machine TLS certificate through its API');
 
   mgmt
     .command('replace-cert')
@@ -49,9 +61,17 @@ export function registerMgmtCommands(program: Command): void {
     .option('--user <name>', 'a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER)
     .addOption(passwordFileOption("the user's"))
     .addOption(passwordEnvOption("the user's"))
-    .requiredOption('--ca <dir>', "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file or folder is enough)")
+    .requiredOption(
+      '--ca <dir>',
+      "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file or folder is enough)",
+    )
     .option('--cn <name>', 'subject common name (default: the host name of --server)')
-    .option('--san <name>', "a subject alternative name (repeatable); the host name of --server and the names of the server's current certificate are always included", collect, [])
+    .option(
+      '--san <name>',
+      "a subject alternative name (repeatable); the host name of --server and the names of the server's current certificate are always included",
+      collect,
+      [],
+    )
     .option('--org <name>', 'organization')
     .option('--org-unit <name>', 'organizational unit')
     .option('--country <code>', 'two-letter country code')
@@ -59,8 +79,15 @@ export function registerMgmtCommands(program: Command): void {
     .option('--locality <name>', 'locality')
     .option('--email <address>', 'e-mail address')
     .addOption(new Option('--key-size <bits>', "key size the server generates (default: the server's)").choices(MGMT_CSR_KEY_SIZES.map(String)))
-    .option('--days <n>', `validity of the certificate signed for the server's CSR (the server's own flow implies ${MGMT_CSR_VALIDITY_DAYS}; other values are warned about)`, wholeNumber('--days', { min: 1 }), MGMT_CSR_VALIDITY_DAYS)
-    .addOption(new Option('--api <generation>', 'API generation: auto uses the newer /api when the server has it').choices(API_CHOICES as string[]).default('auto'))
+    .option(
+      '--days <n>',
+      `validity of the certificate signed for the server's CSR (the server's own flow implies ${MGMT_CSR_VALIDITY_DAYS}; other values are warned about)`,
+      wholeNumber('--days', { min: 1 }),
+      MGMT_CSR_VALIDITY_DAYS,
+    )
+    .addOption(
+      new Option('--api <generation>', 'API generation: auto uses the newer /api when the server has it').choices(API_CHOICES as string[]).default('auto'),
+    )
     .addOption(trustOption('--server-ca', "a CA to trust the server's current certificate with").conflicts('insecure'))
     .option('--insecure', "do not validate the server's current certificate (the new one is always checked)")
     .option('--dry-run', 'connect, log in and show what would be done; request no CSR and replace nothing')
@@ -130,26 +157,39 @@ export function registerSimMgmtCommand(sim: Command): void {
     .option('--restart-ms <n>', 'how long the server stops listening after a replacement', wholeNumber('--restart-ms'), MGMT_SIM_RESTART_MS)
     .option('--cert-out <file>', "write the server's initial self-signed certificate here (to pass as --server-ca)")
     .addOption(jsonOption('print the address as JSON'))
-    .action(async (flags: { host: string; port: number; hostname?: string; user: string; passwordFile?: string; passwordEnv?: string; restartMs: number; certOut?: string; json?: boolean }) => {
-      const password = await readUserPassword(flags.user, flags);
-      // Loaded here: the simulator's web stack is not needed by any other command.
-      const { startMgmtSimulator } = await import('../simulators/mgmt/index.js');
-      const sim = await startMgmtSimulator({
-        host: flags.host,
-        port: flags.port,
-        hostname: flags.hostname,
-        users: { [flags.user]: password },
-        restartMs: flags.restartMs,
-      });
-      if (flags.certOut) await writeFileAtomic(flags.certOut, sim.currentCertPem(), { mode: 0o644, force: true });
-      if (flags.json) printJson({ url: sim.url, port: sim.port, hostname: sim.hostname, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
-      else {
-        printLines([`Management server simulator on ${sim.url} (name ${sim.hostname}), user ${flags.user}.`]);
-        note('Stop it with Ctrl-C.');
-      }
-      await waitForShutdownSignal();
-      await sim.close();
-    });
+    .action(
+      async (flags: {
+        host: string;
+        port: number;
+        hostname?: string;
+        user: string;
+        passwordFile?: string;
+        passwordEnv?: string;
+        restartMs: number;
+        certOut?: string;
+        json?: boolean;
+      }) => {
+        const password = await readUserPassword(flags.user, flags);
+        // Loaded here: the simulator's web stack is not needed by any other command.
+        const { startMgmtSimulator } = await import('../simulators/mgmt/index.js');
+        const sim = await startMgmtSimulator({
+          host: flags.host,
+          port: flags.port,
+          hostname: flags.hostname,
+          users: { [flags.user]: password },
+          restartMs: flags.restartMs,
+        });
+        if (flags.certOut) await writeFileAtomic(flags.certOut, sim.currentCertPem(), { mode: 0o644, force: true });
+        if (flags.json)
+          printJson({ url: sim.url, port: sim.port, hostname: sim.hostname, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
+        else {
+          printLines([`Management server simulator on ${sim.url} (name ${sim.hostname}), user ${flags.user}.`]);
+          note('Stop it with Ctrl-C.');
+        }
+        await waitForShutdownSignal();
+        await sim.close();
+      },
+    );
 }
 
 /**

@@ -21,7 +21,8 @@ export function wholeNumber(flag: string, range: { min?: number; max?: number; u
     if (!/^\d+$/.test(value.trim())) throw new InvalidOption(`${flag} takes a whole number, not "${value}".`);
     const n = Number(value);
     const unit = range.unit ? ` ${range.unit}${range.min === 1 ? '' : 's'}` : '';
-    if (range.max !== undefined && (n > range.max || n < (range.min ?? 0))) throw new InvalidOption(`${flag} must be between ${range.min ?? 0} and ${range.max}.`);
+    if (range.max !== undefined && (n > range.max || n < (range.min ?? 0)))
+      throw new InvalidOption(`${flag} must be between ${range.min ?? 0} and ${range.max}.`);
     if (range.min !== undefined && n < range.min) throw new InvalidOption(`${flag} must be at least ${range.min}${unit}.`);
     return n;
   };
@@ -168,7 +169,9 @@ export async function depotUserPassword(user: string | undefined, flags: Passwor
 }
 
 /** Basic auth of a server (serve, export): an htpasswd file, or one user with its password; none without either. */
-export async function basicAuthFrom(opts: PasswordFlags & { user?: string; htpasswd?: string }): Promise<{ htpasswdFile: string } | { user: string; password: string } | undefined> {
+export async function basicAuthFrom(
+  opts: PasswordFlags & { user?: string; htpasswd?: string },
+): Promise<{ htpasswdFile: string } | { user: string; password: string } | undefined> {
   if (opts.htpasswd) return { htpasswdFile: opts.htpasswd };
   const password = await depotUserPassword(opts.user, opts);
   return opts.user === undefined || password === undefined ? undefined : { user: opts.user, password };
@@ -210,7 +213,13 @@ const CONFLICT_REASONS: Record<string, string> = {
 
 /** The sentence for two options given together that exclude each other. */
 export function conflictSentence(a: string, b: string): string {
-  const reason = CONFLICT_REASONS[[a, b].map((f) => f.replace(/^--/, '')).sort().join(' ')];
+  const reason =
+    CONFLICT_REASONS[
+      [a, b]
+        .map((f) => f.replace(/^--/, ''))
+        .sort()
+        .join(' ')
+    ];
   return `Give ${a} or ${b}, not both${reason ? `: ${reason}` : ''}.`;
 }
 

@@ -42,7 +42,8 @@ export interface ErrorReport {
  * unforeseen is exit 1 with its message.
  */
 export function describeError(err: unknown): ErrorReport {
-  const known = err instanceof DepotkitError ? err : isEnvironmentError(err) ? describeFsError(err, (err as NodeJS.ErrnoException).path ?? 'a file') : undefined;
+  const known =
+    err instanceof DepotkitError ? err : isEnvironmentError(err) ? describeFsError(err, (err as NodeJS.ErrnoException).path ?? 'a file') : undefined;
   if (known) return { message: known.message, exitCode: known.exitCode, ...(known.hint ? { hint: known.hint } : {}) };
   return { message: err instanceof Error ? err.message : String(err), exitCode: EXIT.problems };
 }

@@ -76,7 +76,8 @@ export function usageSentence(err: CommanderError, cmd: Command): { message: str
   }
   if ((m = /^unknown command '([^']+)'/.exec(first))) return { message: `${commandName(cmd)} has no command "${m[1]}"${didYouMean}.` };
   if ((m = /^option '(--[^ ']+)[^']*' cannot be used with option '(--[^ ']+)/.exec(first))) return { message: conflictSentence(m[1]!, m[2]!) };
-  if ((m = /^option '(--[^ ']+)[^']*' argument '(.*)' is invalid\. Allowed choices are (.*)\.$/.exec(first))) return { message: `${m[1]} must be one of ${m[3]}, not "${m[2]}".` };
+  if ((m = /^option '(--[^ ']+)[^']*' argument '(.*)' is invalid\. Allowed choices are (.*)\.$/.exec(first)))
+    return { message: `${m[1]} must be one of ${m[3]}, not "${m[2]}".` };
   // Our own parsers' sentences name the option already.
   if ((m = /^option '[^']*' argument '.*' is invalid\. (--.*)$/.exec(first))) return { message: m[1]! };
   if ((m = /^option '(--[^ ']+)[^']*' argument missing/.exec(first))) return { message: `${m[1]} needs a value.` };

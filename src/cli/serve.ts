@@ -76,7 +76,10 @@ async function checkRoot(dir: string): Promise<void> {
   if (!(await isDirectory(dir))) throw usageError(`${dir} is not a folder.`);
   if (await isDirectory(resolve(dir, DEPOT_ROOT_DIR))) return;
   if (basename(dir) === DEPOT_ROOT_DIR) {
-    throw usageError(`${dir} is the ${DEPOT_ROOT_DIR} folder itself; the installer fetches /${DEPOT_ROOT_DIR}/..., so serve the folder that contains it.`, `depotkit serve ${resolve(dir, '..')}`);
+    throw usageError(
+      `${dir} is the ${DEPOT_ROOT_DIR} folder itself; the installer fetches /${DEPOT_ROOT_DIR}/..., so serve the folder that contains it.`,
+      `depotkit serve ${resolve(dir, '..')}`,
+    );
   }
   warn(`${dir} has no ${DEPOT_ROOT_DIR}/ folder; the installer will find nothing there.`);
 }
@@ -92,20 +95,36 @@ export function registerServeCommands(program: Command): void {
     .addOption(new Option('--key <file>', 'its private key PEM; re-read on SIGHUP').conflicts(['ca', 'http']))
     .addOption(signingCaOption('issue a server certificate from this CA folder (ca-key.pem, ca-cert.pem) at start and on SIGHUP').conflicts('http'))
     .option('--dns <name>', 'a DNS name of the certificate issued with --ca (repeatable; default: host name and localhost)', collect, [])
-    .option('--ip <addr>', 'an IP address of the certificate issued with --ca (repeatable; default: this machine\'s)', collect, [])
+    .option('--ip <addr>', "an IP address of the certificate issued with --ca (repeatable; default: this machine's)", collect, [])
     .addOption(new Option('--user <name>', 'Basic auth user (its password from --password-file, --password-env or a prompt)').conflicts('htpasswd'))
     .addOption(passwordFileOption("the --user's"))
     .addOption(passwordEnvOption("the --user's"))
-    .addOption(new Option('--htpasswd <file>', 'Basic auth users from an htpasswd file (bcrypt or $apr1$); re-read on SIGHUP').conflicts(['passwordFile', 'passwordEnv']))
-    .addOption(new Option('--http', 'plain HTTP, no TLS (the installer\'s API accepts it from 9.1; never with auth)').conflicts(['user', 'htpasswd']))
-    .option('--open <prefix>', `leave a path prefix under the root without auth, by whole segments (repeatable), e.g. ${UMDS_PATCH_STORE_DIR} for the update tool, which cannot send credentials`, collect, [])
+    .addOption(
+      new Option('--htpasswd <file>', 'Basic auth users from an htpasswd file (bcrypt or $apr1$); re-read on SIGHUP').conflicts([
+        'passwordFile',
+        'passwordEnv',
+      ]),
+    )
+    .addOption(new Option('--http', "plain HTTP, no TLS (the installer's API accepts it from 9.1; never with auth)").conflicts(['user', 'htpasswd']))
+    .option(
+      '--open <prefix>',
+      `leave a path prefix under the root without auth, by whole segments (repeatable), e.g. ${UMDS_PATCH_STORE_DIR} for the update tool, which cannot send credentials`,
+      collect,
+      [],
+    )
     .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does (same as --open ${DEPOT_PATHS.hclDir})`)
     .option('--metrics-open', 'answer /metrics without credentials, for a Prometheus that sends none (the status page at / and the depot still need them)')
     .option('--workers <n>', 'server processes (default: the core count)', wholeNumber('--workers', { min: 1 }), availableParallelism())
     .option('--access-log <file>', "access log file, or '-' for stdout (never holds credentials)")
     .addOption(logFormatOption())
     .addOption(secondsOption('--grace', 'on SIGTERM/SIGINT, how long running downloads may finish', SERVE_DEFAULT_GRACE_SECONDS, 0))
-    .addOption(secondsOption('--send-timeout', 'cut a download that makes no progress for this long (a client that stopped reading), as nginx\'s send_timeout', SERVE_DEFAULT_SEND_TIMEOUT_SECONDS))
+    .addOption(
+      secondsOption(
+        '--send-timeout',
+        "cut a download that makes no progress for this long (a client that stopped reading), as nginx's send_timeout",
+        SERVE_DEFAULT_SEND_TIMEOUT_SECONDS,
+      ),
+    )
     .addOption(jsonOption('print the listening address as JSON once ready'))
     .action(async (dir: string, opts: ServeOptions) => {
       const root = resolve(dir);
@@ -137,7 +156,16 @@ export function registerServeCommands(program: Command): void {
       const graceMs = opts.grace * 1000;
       const running = await runDepot(options, opts.workers, graceMs);
       if (opts.json) {
-        printJson({ url: running.url, port: running.port, root, workers: running.workers, tls: Boolean(tls), auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none', open: openPrefixes, pid: process.pid });
+        printJson({
+          url: running.url,
+          port: running.port,
+          root,
+          workers: running.workers,
+          tls: Boolean(tls),
+          auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none',
+          open: openPrefixes,
+          pid: process.pid,
+        });
       } else {
         printLines([`Serving ${root} at ${running.url} in ${running.workers} process${running.workers === 1 ? '' : 'es'} (pid ${process.pid}).`]);
         if (auth && openPrefixes.length > 0) printLines([`Open without credentials: ${openPrefixes.map((p) => `/${p}/`).join(', ')}.`]);

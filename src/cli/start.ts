@@ -29,7 +29,11 @@ export function registerStartCommand(program: Command): void {
     .addOption(hostOption('127.0.0.1', 'address to serve on'))
     .addOption(portOption(SERVE_DEFAULT_PORT, 'port to serve on'))
     .action(async (opts: { serve: boolean; host: string; port: number }) => {
-      const [{ makeDemoDepot }, { verifyDepot }, { SIGNING_PUBLIC_FILE }] = await Promise.all([import('../depot/demo.js'), import('../depot/verify.js'), import('../depot/signature.js')]);
+      const [{ makeDemoDepot }, { verifyDepot }, { SIGNING_PUBLIC_FILE }] = await Promise.all([
+        import('../depot/demo.js'),
+        import('../depot/verify.js'),
+        import('../depot/signature.js'),
+      ]);
       const dir = resolve(DEMO_DEPOT_DIR);
       // Where makeDemoDepot keeps the signing key by default: its own signature is verified, not reported as unverified.
       const signingPublicKey = resolve(`${dir}-signing`, SIGNING_PUBLIC_FILE);
@@ -40,7 +44,9 @@ export function registerStartCommand(program: Command): void {
         const made = await makeDemoDepot(dir, { force: true });
         note(`Made a ${made.release} demo depot in ${dir}: ${made.binaries} binaries in ${made.components.length} component folders.`);
       }
-      const signingCertPem = (await exists(signingPublicKey)) ? (await readFileBounded(signingPublicKey, PEM_LIMITS.maxFileBytes, 'PEM file')).toString('utf8') : undefined;
+      const signingCertPem = (await exists(signingPublicKey))
+        ? (await readFileBounded(signingPublicKey, PEM_LIMITS.maxFileBytes, 'PEM file')).toString('utf8')
+        : undefined;
       const result = await verifyDepot(dir, { deep: true, signingCertPem });
       printLines(formatVerifyResult(result));
       if (!opts.serve || !result.ok) {
@@ -52,7 +58,13 @@ export function registerStartCommand(program: Command): void {
       const demo = await prepareDemoServing(DEMO_PKI_DIR);
       if (demo.made.length > 0) note(`Made in ./${DEMO_PKI_DIR}: ${demo.made.join(', ')}.`);
       const running = await runDepot(
-        { root: dir, host: opts.host, port: opts.port, tls: { certFile: demo.certPath, keyFile: demo.keyPath }, auth: { user: demo.user, password: demo.password } },
+        {
+          root: dir,
+          host: opts.host,
+          port: opts.port,
+          tls: { certFile: demo.certPath, keyFile: demo.keyPath },
+          auth: { user: demo.user, password: demo.password },
+        },
         1,
         SERVE_DEFAULT_GRACE_SECONDS * 1000,
       ).catch((err: unknown) => {
@@ -84,7 +96,10 @@ async function serveHint(): Promise<string[]> {
   const { demoPasswordFile, DEMO_USER } = await import('../server/demo.js');
   const passwordFile = demoPasswordFile(DEMO_PKI_DIR);
   const caDir = resolve(DEMO_PKI_DIR, 'ca');
-  if (!(await exists(passwordFile)) || !(await exists(caDir))) return [`Serve it: ${startCommand()} (makes a CA, a server certificate and a password in ./${DEMO_PKI_DIR} first).`];
+  if (!(await exists(passwordFile)) || !(await exists(caDir)))
+    return [`Serve it: ${startCommand()} (makes a CA, a server certificate and a password in ./${DEMO_PKI_DIR} first).`];
   const rel = (p: string) => relative(process.cwd(), p) || basename(p);
-  return [`Serve it: ${startCommand()}, or: ${invokedAs()} serve ${DEMO_DEPOT_DIR} --ca ${rel(caDir)} --user ${DEMO_USER} --password-file ${rel(passwordFile)}`];
+  return [
+    `Serve it: ${startCommand()}, or: ${invokedAs()} serve ${DEMO_DEPOT_DIR} --ca ${rel(caDir)} --user ${DEMO_USER} --password-file ${rel(passwordFile)}`,
+  ];
 }

@@ -40,7 +40,7 @@ export function registerTransferCommands(depot: Command): void {
       parseVolumeSize,
       PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET],
     )
-    .option('--since <old>', 'a depot folder or an earlier pack\'s manifest: pack only what it lacks or has different (a new release\'s delta)')
+    .option('--since <old>', "a depot folder or an earlier pack's manifest: pack only what it lacks or has different (a new release's delta)")
     .addOption(forceOption('replace an earlier pack in --out'))
     .addOption(jsonOption('print the report as JSON'))
     .action(async (dir: string, opts: { out: string; volumeSize: number; since?: string; force?: boolean; json?: boolean }) => {
@@ -55,15 +55,17 @@ export function registerTransferCommands(depot: Command): void {
 
   depot
     .command('unpack <media-dir...>')
-    .description('check a pack\'s volumes and place its files in a depot (resumable; a delta onto its base gives the new depot)')
+    .description("check a pack's volumes and place its files in a depot (resumable; a delta onto its base gives the new depot)")
     .requiredOption('--out <depot-dir>', 'the depot root to place the files in')
-    .addOption(forceOption('replace different files in a depot that is neither the pack\'s source nor its base'))
+    .addOption(forceOption("replace different files in a depot that is neither the pack's source nor its base"))
     .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog (for the final checks)')
     .addOption(jsonOption('print the report as JSON'))
     .action(async (media: string[], opts: { out: string; force?: boolean; signingCert?: string; json?: boolean }) => {
       const signingCertPem = await readSigningCert(opts.signingCert);
       const { unpackDepot } = await transfer();
-      const report = await withByteProgress('unpacking', !opts.json, (hooks) => unpackDepot({ media, out: opts.out, force: opts.force, signingCertPem, ...hooks }));
+      const report = await withByteProgress('unpacking', !opts.json, (hooks) =>
+        unpackDepot({ media, out: opts.out, force: opts.force, signingCertPem, ...hooks }),
+      );
       if (opts.json) printJson(report);
       else printLines(formatUnpackReport(report));
       process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
@@ -86,7 +88,19 @@ export function registerTransferCommands(depot: Command): void {
     .action(
       async (
         url: string,
-        opts: { out: string; ca: string[]; user?: string; passwordFile?: string; passwordEnv?: string; allowHttpCredentials?: boolean; concurrency: number; timeout: number; force?: boolean; signingCert?: string; json?: boolean },
+        opts: {
+          out: string;
+          ca: string[];
+          user?: string;
+          passwordFile?: string;
+          passwordEnv?: string;
+          allowHttpCredentials?: boolean;
+          concurrency: number;
+          timeout: number;
+          force?: boolean;
+          signingCert?: string;
+          json?: boolean;
+        },
       ) => {
         const password = await depotUserPassword(opts.user, opts);
         const signingCertPem = await readSigningCert(opts.signingCert);
@@ -156,14 +170,37 @@ export function formatPackReport(r: PackReport): string[] {
   const lines = [
     `Packed ${r.files} files (${formatBytes(r.bytes)}) from ${r.depot} into ${r.volumes.length} volume${r.volumes.length === 1 ? '' : 's'} of at most ${formatBytes(r.volumeSize)} in ${r.out}.`,
   ];
-  if (r.delta) lines.push(`A delta against ${r.since?.source}: ${r.unchanged.files} files (${formatBytes(r.unchanged.bytes)}) it already has were left out; ${r.removed.length} of its files are no longer in this depot.`);
+  if (r.delta)
+    lines.push(
+      `A delta against ${r.since?.source}: ${r.unchanged.files} files (${formatBytes(r.unchanged.bytes)}) it already has were left out; ${r.removed.length} of its files are no longer in this depot.`,
+    );
   for (const v of r.volumes) lines.push(`  ${v.name}  ${formatBytes(v.size)}  ${v.sha256}`);
-  lines.push(...listed('Missing from the depot (not packed)', r.missing.map((m) => m.path)));
-  lines.push(...listed('Wrong size (not packed)', r.wrongSize.map((w) => `${w.path} is ${w.actualSize} bytes, the catalog says ${w.size}`)));
-  lines.push(...listed('Wrong content (packed, flagged: unpack will not place them)', r.wrongChecksum.map((w) => `${w.path} SHA-256 ${w.actual}`)));
-  if (r.strays.length) lines.push(`${r.strays.length} file(s) in component folders that the catalog does not name were not packed (depotkit depot prune lists them).`);
+  lines.push(
+    ...listed(
+      'Missing from the depot (not packed)',
+      r.missing.map((m) => m.path),
+    ),
+  );
+  lines.push(
+    ...listed(
+      'Wrong size (not packed)',
+      r.wrongSize.map((w) => `${w.path} is ${w.actualSize} bytes, the catalog says ${w.size}`),
+    ),
+  );
+  lines.push(
+    ...listed(
+      'Wrong content (packed, flagged: unpack will not place them)',
+      r.wrongChecksum.map((w) => `${w.path} SHA-256 ${w.actual}`),
+    ),
+  );
+  if (r.strays.length)
+    lines.push(`${r.strays.length} file(s) in component folders that the catalog does not name were not packed (depotkit depot prune lists them).`);
   lines.push(`Check on any machine: cd ${r.out} && sha256sum -c ${PACK_SUMS_FILE}. Carry every volume with ${PACK_MANIFEST_FILE} and ${PACK_SUMS_FILE}.`);
-  lines.push(r.ok ? 'OK: every binary the catalog names was packed with the right content.' : 'INCOMPLETE: the depot is missing binaries or has wrong ones (see above); the pack carries the rest.');
+  lines.push(
+    r.ok
+      ? 'OK: every binary the catalog names was packed with the right content.'
+      : 'INCOMPLETE: the depot is missing binaries or has wrong ones (see above); the pack carries the rest.',
+  );
   return lines;
 }
 
@@ -171,36 +208,63 @@ export function formatUnpackReport(r: UnpackReport): string[] {
   const lines: string[] = [];
   for (const v of r.volumes) {
     if (v.state === 'ok' || v.state === 'not-needed' || v.state === 'ranges') continue;
-    const what = v.state === 'missing' ? 'is missing from every folder given' : v.state === 'truncated' ? `is truncated (${v.actualSize} of ${v.size} bytes)` : `is damaged (SHA-256 ${v.actualSha256}, the manifest says another)`;
+    const what =
+      v.state === 'missing'
+        ? 'is missing from every folder given'
+        : v.state === 'truncated'
+          ? `is truncated (${v.actualSize} of ${v.size} bytes)`
+          : `is damaged (SHA-256 ${v.actualSha256}, the manifest says another)`;
     lines.push(`ERROR volume ${v.name} ${what}${v.path ? `: ${v.path}` : ''}`);
   }
   const read = r.volumes.filter((v) => v.state !== 'not-needed' && v.state !== 'missing').length;
-  lines.push(`Placed ${r.placed.length} files (${formatBytes(r.placed.reduce((s, p) => s + p.size, 0))}); ${r.alreadyInPlace.length} already in place; ${read} of ${r.volumes.length} volumes read (${formatBytes(r.bytesRead)}).`);
-  lines.push(...listed('Not placed', r.failed.map((f) => `${f.path}: ${f.reason}`)));
-  lines.push(...listed('Flagged at packing (content not the catalog\'s): not placed', r.flagged));
-  if (r.metadata === 'held') lines.push('The new metadata was not put in place: files it names are missing, so the depot keeps its own. Supply the volumes named above and run unpack again.');
+  lines.push(
+    `Placed ${r.placed.length} files (${formatBytes(r.placed.reduce((s, p) => s + p.size, 0))}); ${r.alreadyInPlace.length} already in place; ${read} of ${r.volumes.length} volumes read (${formatBytes(r.bytesRead)}).`,
+  );
+  lines.push(
+    ...listed(
+      'Not placed',
+      r.failed.map((f) => `${f.path}: ${f.reason}`),
+    ),
+  );
+  lines.push(...listed("Flagged at packing (content not the catalog's): not placed", r.flagged));
+  if (r.metadata === 'held')
+    lines.push(
+      'The new metadata was not put in place: files it names are missing, so the depot keeps its own. Supply the volumes named above and run unpack again.',
+    );
   if (r.stale.length) lines.push(`${r.stale.length} file(s) the pack's source no longer has are still here: depotkit depot prune ${r.out} lists them.`);
   lines.push(...formatReleases(r.releases));
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   const counts = countBySeverity(r.verify.findings);
   if (r.ok) lines.push(`OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`);
-  else if (r.failed.length || r.volumes.some((v) => v.state === 'missing' || v.state === 'truncated' || v.state === 'corrupt')) lines.push(`INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.`);
+  else if (r.failed.length || r.volumes.some((v) => v.state === 'missing' || v.state === 'truncated' || v.state === 'corrupt'))
+    lines.push(`INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.`);
   else lines.push(`FAILED: every file is in place but ${r.out} fails depot verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`);
   return lines;
 }
 
 export function formatMirrorReport(r: MirrorReport): string[] {
   const lines: string[] = [];
-  lines.push(`Mirrored ${r.url} into ${r.out}: ${r.downloaded.length} binaries downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`);
+  lines.push(
+    `Mirrored ${r.url} into ${r.out}: ${r.downloaded.length} binaries downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
+  );
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
   lines.push(...listed('Not on the server (the installer reads them)', r.metadata.missing));
-  lines.push(...listed('Failed', r.failed.map((f) => `${f.path}: ${f.reason}`)));
-  if (r.metadata.held) lines.push('The server\'s metadata was not put in place: binaries it names failed, so the depot keeps its own. Run mirror again.');
+  lines.push(
+    ...listed(
+      'Failed',
+      r.failed.map((f) => `${f.path}: ${f.reason}`),
+    ),
+  );
+  if (r.metadata.held) lines.push("The server's metadata was not put in place: binaries it names failed, so the depot keeps its own. Run mirror again.");
   if (r.stale) lines.push(`${r.stale} file(s) in component folders are no longer named by the catalog: depotkit depot prune ${r.out} lists them.`);
   lines.push(...formatReleases(r.releases));
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   const counts = countBySeverity(r.verify.findings);
-  lines.push(r.ok ? `OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.` : `INCOMPLETE: run the same command again to resume; what is in place is kept.`);
+  lines.push(
+    r.ok
+      ? `OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`
+      : `INCOMPLETE: run the same command again to resume; what is in place is kept.`,
+  );
   return lines;
 }
 
@@ -215,15 +279,37 @@ export function formatPruneReport(r: PruneReport): string[] {
 }
 
 export function formatDiffReport(r: DiffReport): string[] {
-  const lines = [`Old: ${r.old.source} (${r.old.kind}${r.old.releases.length ? `, releases ${r.old.releases.join(', ')}` : ''})`, `New: ${r.new.source} (${r.new.kind}${r.new.releases.length ? `, releases ${r.new.releases.join(', ')}` : ''})`];
+  const lines = [
+    `Old: ${r.old.source} (${r.old.kind}${r.old.releases.length ? `, releases ${r.old.releases.join(', ')}` : ''})`,
+    `New: ${r.new.source} (${r.new.kind}${r.new.releases.length ? `, releases ${r.new.releases.join(', ')}` : ''})`,
+  ];
   if (r.releases.added.length) lines.push(`Releases added: ${r.releases.added.join(', ')}`);
   if (r.releases.dropped.length) lines.push(`Releases dropped: ${r.releases.dropped.join(', ')}`);
-  lines.push(...listed('Binaries added', r.binaries.added.map((b) => `${b.path}  ${formatBytes(b.size)}`)));
-  lines.push(...listed('Binaries changed', r.binaries.changed.map((b) => `${b.path}  ${formatBytes(b.oldSize)} -> ${formatBytes(b.size)}`)));
-  lines.push(...listed('Binaries dropped (depot prune removes them)', r.binaries.dropped.map((b) => `${b.path}  ${formatBytes(b.size)}`)));
+  lines.push(
+    ...listed(
+      'Binaries added',
+      r.binaries.added.map((b) => `${b.path}  ${formatBytes(b.size)}`),
+    ),
+  );
+  lines.push(
+    ...listed(
+      'Binaries changed',
+      r.binaries.changed.map((b) => `${b.path}  ${formatBytes(b.oldSize)} -> ${formatBytes(b.size)}`),
+    ),
+  );
+  lines.push(
+    ...listed(
+      'Binaries dropped (depot prune removes them)',
+      r.binaries.dropped.map((b) => `${b.path}  ${formatBytes(b.size)}`),
+    ),
+  );
   lines.push(`${r.binaries.unchanged} binaries unchanged.`);
-  lines.push(`Metadata: ${r.metadata.added.length} added, ${r.metadata.changed.length} changed, ${r.metadata.dropped.length} dropped, ${r.metadata.unchanged} unchanged.`);
+  lines.push(
+    `Metadata: ${r.metadata.added.length} added, ${r.metadata.changed.length} changed, ${r.metadata.dropped.length} dropped, ${r.metadata.unchanged} unchanged.`,
+  );
   lines.push(...listed('Metadata changed', r.metadata.changed, 10));
-  lines.push(`To download: ${formatBytes(r.bytes.download)}; to carry across (pack --since): ${formatBytes(r.bytes.carry)}; freed by prune: ${formatBytes(r.bytes.dropped)}.`);
+  lines.push(
+    `To download: ${formatBytes(r.bytes.download)}; to carry across (pack --since): ${formatBytes(r.bytes.carry)}; freed by prune: ${formatBytes(r.bytes.dropped)}.`,
+  );
   return lines;
 }

@@ -71,7 +71,15 @@ async function indexBinaries(folders: string[], out: string): Promise<Map<string
   const index = new Map<string, string[]>();
   for (const folder of folders) {
     if (!(await isDirectory(folder))) throw usageError(`--binaries ${folder} is not a folder.`);
-    const files = await fg('**/*', { cwd: folder, absolute: true, onlyFiles: true, followSymbolicLinks: true, dot: false, suppressErrors: true, ignore: [`**/${TEMP_PREFIX}*`] });
+    const files = await fg('**/*', {
+      cwd: folder,
+      absolute: true,
+      onlyFiles: true,
+      followSymbolicLinks: true,
+      dot: false,
+      suppressErrors: true,
+      ignore: [`**/${TEMP_PREFIX}*`],
+    });
     for (const file of files) {
       // The depot being built may sit inside a downloads folder: its own files are not sources.
       if (file === out || file.startsWith(`${out}/`)) continue;
@@ -137,7 +145,10 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
 
   const { files: metadata, ignored, catalog, origin } = await readMetadata(options.metadata);
   const binaries = catalogBinaries(catalog);
-  const index = await indexBinaries(options.binaries.map((b) => resolve(b)), out);
+  const index = await indexBinaries(
+    options.binaries.map((b) => resolve(b)),
+    out,
+  );
 
   await mkdir(out, { recursive: true });
   // An interrupted run leaves temporary files only; clear them before starting again.
@@ -229,7 +240,14 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
 }
 
 /** Is the file at `dest` already the right one? Cheap checks first, hashing last. */
-async function isInPlace(dest: string, binary: CatalogBinary, candidates: string[], mode: PlaceMode, hashLinks: boolean, state: VerifiedState): Promise<boolean> {
+async function isInPlace(
+  dest: string,
+  binary: CatalogBinary,
+  candidates: string[],
+  mode: PlaceMode,
+  hashLinks: boolean,
+  state: VerifiedState,
+): Promise<boolean> {
   if (await state.matches(dest, binary.checksum)) return true;
   if (mode !== 'copy' && !hashLinks) {
     // A link to one of the candidates is in place without reading any data.

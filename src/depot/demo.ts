@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import {
-  BINARY_NAME_PATTERNS,
-  DEPOT_PATHS,
-  type Release,
-  RELEASES,
-  componentDir,
-  componentsOf,
-} from '../constants.js';
+import { BINARY_NAME_PATTERNS, DEPOT_PATHS, type Release, RELEASES, componentDir, componentsOf } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Catalog, CatalogBundle } from './catalog.js';
@@ -55,8 +48,7 @@ const KNOWN_BUILDS: Record<string, number> = {
 
 export function demoVersion(release: Release, component: string): string {
   const base = release === '9.0' ? 0 : 660000;
-  const build =
-    (KNOWN_BUILDS[component] ?? 24700000 + (createHash('sha256').update(component).digest().readUInt32BE(0) % 90000)) + base;
+  const build = (KNOWN_BUILDS[component] ?? 24700000 + (createHash('sha256').update(component).digest().readUInt32BE(0) % 90000)) + base;
   return `${release}.0.0.${build}`;
 }
 
@@ -105,7 +97,10 @@ export async function makeDemoDepot(dir: string, options: DemoOptions = {}): Pro
   const releaseVersion = `${release}.0.0`;
   await writeJsonAtomic(
     join(root, DEPOT_PATHS.manifest),
-    { releases: [{ version: releaseVersion, minInstallerVersion: releaseVersion, releaseDate: now.toISOString().slice(0, 10), bom }], generatedBy: 'depotkit demo' },
+    {
+      releases: [{ version: releaseVersion, minInstallerVersion: releaseVersion, releaseDate: now.toISOString().slice(0, 10), bom }],
+      generatedBy: 'depotkit demo',
+    },
     write,
   );
 
@@ -114,7 +109,11 @@ export async function makeDemoDepot(dir: string, options: DemoOptions = {}): Pro
   await writeJsonAtomic(join(root, DEPOT_PATHS.hclLastUpdated), times, write);
   await writeJsonAtomic(
     join(root, DEPOT_PATHS.compatibility),
-    { generatedBy: 'depotkit demo', release: releaseVersion, compatibilities: bom.map((b) => ({ component: b.name, version: b.version, compatibleWith: [releaseVersion] })) },
+    {
+      generatedBy: 'depotkit demo',
+      release: releaseVersion,
+      compatibilities: bom.map((b) => ({ component: b.name, version: b.version, compatibleWith: [releaseVersion] })),
+    },
     write,
   );
 

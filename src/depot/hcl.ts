@@ -40,11 +40,22 @@ export function checkHclContent(all: unknown, last: unknown, now = new Date()): 
   let times: HclTimes | undefined;
   if (all !== undefined) {
     if (validateHclAll(all)) times = all as HclTimes;
-    else findings.push({ id: 'hcl.schema.invalid', severity: 'error', path: DEPOT_PATHS.hclAll, message: `${DEPOT_PATHS.hclAll}: ${describeSchemaErrors(validateHclAll.errors)}.` });
+    else
+      findings.push({
+        id: 'hcl.schema.invalid',
+        severity: 'error',
+        path: DEPOT_PATHS.hclAll,
+        message: `${DEPOT_PATHS.hclAll}: ${describeSchemaErrors(validateHclAll.errors)}.`,
+      });
   }
   if (last !== undefined) {
     if (!validateHclLastUpdated(last)) {
-      findings.push({ id: 'hcl.schema.invalid', severity: 'error', path: DEPOT_PATHS.hclLastUpdated, message: `${DEPOT_PATHS.hclLastUpdated}: ${describeSchemaErrors(validateHclLastUpdated.errors)}.` });
+      findings.push({
+        id: 'hcl.schema.invalid',
+        severity: 'error',
+        path: DEPOT_PATHS.hclLastUpdated,
+        message: `${DEPOT_PATHS.hclLastUpdated}: ${describeSchemaErrors(validateHclLastUpdated.errors)}.`,
+      });
     } else if (times) {
       const l = last as HclTimes;
       if (l.timestamp !== times.timestamp || l.jsonUpdatedTime !== times.jsonUpdatedTime) {

@@ -55,7 +55,10 @@ export async function readMetadata(source: string): Promise<MetadataSource> {
   const all = (await isDirectory(path)) ? await readMetadataDir(path) : await readMetadataZip(path);
   const catalogBytes = all.get(DEPOT_PATHS.catalog);
   if (!catalogBytes) {
-    throw usageError(`${source} has no ${DEPOT_PATHS.catalog}: it is not the vendor's depot metadata.`, 'Pass the vcf-<version>-offline-depot-metadata.zip archive or the folder it was extracted to.');
+    throw usageError(
+      `${source} has no ${DEPOT_PATHS.catalog}: it is not the vendor's depot metadata.`,
+      'Pass the vcf-<version>-offline-depot-metadata.zip archive or the folder it was extracted to.',
+    );
   }
   const catalog = parseCatalog(catalogBytes.toString('utf8'), `${source}: ${DEPOT_PATHS.catalog}`);
   const binaryPaths = new Set(catalogBinaries(catalog).map((b) => b.path));
@@ -78,10 +81,15 @@ async function readMetadataDir(dir: string): Promise<MetadataFiles> {
   const entries = await fg(`${DEPOT_ROOT_DIR}/**/*`, { cwd: root, onlyFiles: true, dot: false, stats: true, ignore: [`**/${TEMP_PREFIX}*`] });
   // Counted and sized before anything is read.
   if (entries.length > METADATA_LIMITS.maxEntries) {
-    throw usageError(`${dir} holds ${entries.length} files under ${DEPOT_ROOT_DIR}/, more than the ${METADATA_LIMITS.maxEntries} depotkit reads: it is not the vendor's metadata.`);
+    throw usageError(
+      `${dir} holds ${entries.length} files under ${DEPOT_ROOT_DIR}/, more than the ${METADATA_LIMITS.maxEntries} depotkit reads: it is not the vendor's metadata.`,
+    );
   }
   const total = entries.reduce((sum, e) => sum + (e.stats?.size ?? 0), 0);
-  if (total > METADATA_LIMITS.maxTotalBytes) throw usageError(`${dir} holds more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)} under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`);
+  if (total > METADATA_LIMITS.maxTotalBytes)
+    throw usageError(
+      `${dir} holds more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)} under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`,
+    );
   for (const e of entries) refuseControlChars(e.path, dir);
   const files: MetadataFiles = new Map();
   let read = 0;
@@ -95,7 +103,10 @@ async function readMetadataDir(dir: string): Promise<MetadataFiles> {
     }
     // A file may have grown since it was listed.
     read += data.length;
-    if (read > METADATA_LIMITS.maxTotalBytes) throw usageError(`${dir} holds more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)} under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`);
+    if (read > METADATA_LIMITS.maxTotalBytes)
+      throw usageError(
+        `${dir} holds more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)} under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`,
+      );
     files.set(name, data);
   }
   return files;
@@ -103,7 +114,8 @@ async function readMetadataDir(dir: string): Promise<MetadataFiles> {
 
 /** A name with control characters is no vendor file's, and would be written to disk and printed. */
 function refuseControlChars(name: string, source: string): void {
-  if (hasControlChars(name)) throw usageError(`${source} holds an entry whose name has control characters ("${escapeControlChars(name)}"): it is not the vendor's metadata.`);
+  if (hasControlChars(name))
+    throw usageError(`${source} holds an entry whose name has control characters ("${escapeControlChars(name)}"): it is not the vendor's metadata.`);
 }
 
 /**
@@ -125,7 +137,9 @@ export function refuseFileFolderClash(files: Iterable<string>, folders: Iterable
   for (const file of fileSet) {
     const inside = folderOf.get(file);
     if (inside !== undefined) {
-      throw usageError(`${source} holds ${escapeControlChars(file)} both as a file and as a folder (${escapeControlChars(inside)}): it is not the vendor's metadata.`);
+      throw usageError(
+        `${source} holds ${escapeControlChars(file)} both as a file and as a folder (${escapeControlChars(inside)}): it is not the vendor's metadata.`,
+      );
     }
   }
 }
@@ -133,7 +147,9 @@ export function refuseFileFolderClash(files: Iterable<string>, folders: Iterable
 function openZip(path: string): Promise<yauzl.ZipFile> {
   return new Promise((resolvePromise, reject) => {
     // autoClose off: the entries are read after the whole central directory has been checked.
-    yauzl.open(path, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, zip) => (err ? reject(err) : resolvePromise(zip)));
+    yauzl.open(path, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, zip) =>
+      err ? reject(err) : resolvePromise(zip),
+    );
   });
 }
 
@@ -223,16 +239,21 @@ async function readMetadataZip(path: string): Promise<MetadataFiles> {
       if (twice !== undefined) throw usageError(`${path} holds ${relative} twice${twice !== name ? ` (as ${twice} and ${name})` : ''}: ${notMetadata}.`);
       byName.set(relative, name);
       total += entry.uncompressedSize;
-      if (total > METADATA_LIMITS.maxTotalBytes) throw usageError(`${path} unpacks to more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)}: ${notMetadata}.`);
+      if (total > METADATA_LIMITS.maxTotalBytes)
+        throw usageError(`${path} unpacks to more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)}: ${notMetadata}.`);
       const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
       if (entry.uncompressedSize >= METADATA_LIMITS.ratioExemptBytes && ratio > METADATA_LIMITS.maxCompressionRatio) {
-        throw usageError(`${path} holds ${name}, compressed ${Math.round(ratio)} to 1 (more than ${METADATA_LIMITS.maxCompressionRatio}): a zip bomb, ${notMetadata}.`);
+        throw usageError(
+          `${path} holds ${name}, compressed ${Math.round(ratio)} to 1 (more than ${METADATA_LIMITS.maxCompressionRatio}): a zip bomb, ${notMetadata}.`,
+        );
       }
       wanted.push({ entry, relative });
     }
     // Entries sharing their compressed data (an overlapping zip bomb) each look harmless alone.
     if (total >= METADATA_LIMITS.ratioExemptBytes && total / Math.max(1, archiveBytes) > METADATA_LIMITS.maxCompressionRatio) {
-      throw usageError(`${path} unpacks to ${formatBytes(total)} from ${formatBytes(archiveBytes)} (more than ${METADATA_LIMITS.maxCompressionRatio} to 1): a zip bomb, ${notMetadata}.`);
+      throw usageError(
+        `${path} unpacks to ${formatBytes(total)} from ${formatBytes(archiveBytes)} (more than ${METADATA_LIMITS.maxCompressionRatio} to 1): a zip bomb, ${notMetadata}.`,
+      );
     }
     refuseFileFolderClash(byName.keys(), folders, path);
     for (const { entry, relative } of wanted) files.set(relative, await readEntryData(zip, entry));

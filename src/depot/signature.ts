@@ -55,7 +55,9 @@ export async function ensureSigningKey(dir: string): Promise<SigningKeyPaths & {
 }
 
 function spkiSha256(key: KeyObject): string {
-  return createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('hex');
+  return createHash('sha256')
+    .update(key.export({ type: 'spki', format: 'der' }))
+    .digest('hex');
 }
 
 export function signCatalog(catalogBytes: Uint8Array, privateKeyPem: string, now = new Date()): SignatureFile {

@@ -51,7 +51,13 @@ async function readJson(root: string, path: string, findings: Finding[], idPrefi
   try {
     return JSON.parse(text);
   } catch (err) {
-    findings.push({ id: `${idPrefix}.json.invalid`, severity: 'error', path, message: `${path} is not valid JSON: ${(err as Error).message}.`, fix: 'Copy it again from the vendor metadata.' });
+    findings.push({
+      id: `${idPrefix}.json.invalid`,
+      severity: 'error',
+      path,
+      message: `${path} is not valid JSON: ${(err as Error).message}.`,
+      fix: 'Copy it again from the vendor metadata.',
+    });
     return undefined;
   }
 }
@@ -64,17 +70,25 @@ async function readJson(root: string, path: string, findings: Finding[], idPrefi
 async function notADepotFolder(root: string): Promise<Error> {
   if (await exists(root)) return usageError(`${root} is a file; give the depot root: the folder that contains ${DEPOT_ROOT_DIR}/.`);
   const siblings = await readdir(dirname(root), { withFileTypes: true }).catch(() => []);
-  const meant = closestName(basename(root), siblings.filter((e) => e.isDirectory()).map((e) => e.name));
-  if (meant !== undefined && (await isDirectory(join(dirname(root), meant, DEPOT_ROOT_DIR)))) return usageError(`${root} does not exist.`, `Did you mean ${join(dirname(root), meant)}?`);
+  const meant = closestName(
+    basename(root),
+    siblings.filter((e) => e.isDirectory()).map((e) => e.name),
+  );
+  if (meant !== undefined && (await isDirectory(join(dirname(root), meant, DEPOT_ROOT_DIR))))
+    return usageError(`${root} does not exist.`, `Did you mean ${join(dirname(root), meant)}?`);
   return usageError(`${root} does not exist.`, `Give the depot root: the folder that contains ${DEPOT_ROOT_DIR}/.`);
 }
 
 /** What to do about a folder without PROD/: rename a misspelt one, or go to the folder below that has it, or make a depot. */
 async function missingRootFix(root: string): Promise<string> {
   const entries = (await readdir(root, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory());
-  const misspelt = closestName(DEPOT_ROOT_DIR, entries.map((e) => e.name));
+  const misspelt = closestName(
+    DEPOT_ROOT_DIR,
+    entries.map((e) => e.name),
+  );
   if (misspelt !== undefined) return `Rename ${join(root, misspelt)} to ${join(root, DEPOT_ROOT_DIR)}: the installer asks for /${DEPOT_ROOT_DIR}/ exactly.`;
-  for (const e of entries) if (await isDirectory(join(root, e.name, DEPOT_ROOT_DIR))) return `Run the command on ${join(root, e.name)}, which holds ${DEPOT_ROOT_DIR}/.`;
+  for (const e of entries)
+    if (await isDirectory(join(root, e.name, DEPOT_ROOT_DIR))) return `Run the command on ${join(root, e.name)}, which holds ${DEPOT_ROOT_DIR}/.`;
   return `Point at the folder that contains ${DEPOT_ROOT_DIR}/; to make one, use depotkit depot build (or depotkit depot demo for a lab).`;
 }
 
@@ -87,9 +101,21 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
   if (!(await isDirectory(root))) throw await notADepotFolder(root);
   if (!(await isDirectory(join(root, DEPOT_ROOT_DIR)))) {
     if (basename(root) === DEPOT_ROOT_DIR) {
-      findings.push({ id: 'layout.root.is-prod', severity: 'error', path: root, message: `${root} is the ${DEPOT_ROOT_DIR} folder itself; the depot root is the folder that contains it.`, fix: `Run the command on ${resolve(root, '..')}.` });
+      findings.push({
+        id: 'layout.root.is-prod',
+        severity: 'error',
+        path: root,
+        message: `${root} is the ${DEPOT_ROOT_DIR} folder itself; the depot root is the folder that contains it.`,
+        fix: `Run the command on ${resolve(root, '..')}.`,
+      });
     } else {
-      findings.push({ id: 'layout.root.missing', severity: 'error', path: root, message: `${root} has no ${DEPOT_ROOT_DIR}/ folder.`, fix: await missingRootFix(root) });
+      findings.push({
+        id: 'layout.root.missing',
+        severity: 'error',
+        path: root,
+        message: `${root} has no ${DEPOT_ROOT_DIR}/ folder.`,
+        fix: await missingRootFix(root),
+      });
     }
     return result();
   }
@@ -105,7 +131,9 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
         severity: 'error',
         path: file.path,
         message: denied ? `The ${file.what} ${file.path} cannot be read.` : `The ${file.what} ${file.path} is missing.`,
-        fix: denied ? `chmod a+r ${join(root, file.path)}` : "Lay out the vendor's whole metadata archive with `depotkit depot build --metadata <zip>` (download it again if it lacks this file).",
+        fix: denied
+          ? `chmod a+r ${join(root, file.path)}`
+          : "Lay out the vendor's whole metadata archive with `depotkit depot build --metadata <zip>` (download it again if it lacks this file).",
       });
     }
   }
@@ -124,7 +152,11 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
 
   // The folders the installer needs depend on the release (9.1 has no VRSLCM).
   const release = catalog ? catalogRelease(catalog) : '9.0';
-  await checkComponentFolders(root, REQUIRED_COMPONENTS.filter((c) => componentsOf(release).includes(c)), findings);
+  await checkComponentFolders(
+    root,
+    REQUIRED_COMPONENTS.filter((c) => componentsOf(release).includes(c)),
+    findings,
+  );
   await checkTempFiles(root, findings);
 
   await readJson(root, DEPOT_PATHS.manifest, findings, 'manifest');
@@ -148,7 +180,13 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
       hashes.forEach((h, i) => {
         const binary = sized[i]!;
         if (h.error) {
-          findings.push({ id: 'binary.unreadable', severity: 'error', path: binary.path, message: `${binary.path} cannot be read: ${h.error.message}.`, fix: `chmod a+r ${join(root, binary.path)}` });
+          findings.push({
+            id: 'binary.unreadable',
+            severity: 'error',
+            path: binary.path,
+            message: `${binary.path} cannot be read: ${h.error.message}.`,
+            fix: `chmod a+r ${join(root, binary.path)}`,
+          });
           return;
         }
         stats.hashed++;
@@ -173,7 +211,13 @@ async function checkComponentFolders(root: string, required: readonly string[], 
   try {
     entries = (await readdir(join(root, DEPOT_PATHS.comp), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
   } catch {
-    findings.push({ id: 'layout.comp.missing', severity: 'error', path: DEPOT_PATHS.comp, message: `${DEPOT_PATHS.comp}/ is missing.`, fix: 'Build the tree with `depotkit depot build`.' });
+    findings.push({
+      id: 'layout.comp.missing',
+      severity: 'error',
+      path: DEPOT_PATHS.comp,
+      message: `${DEPOT_PATHS.comp}/ is missing.`,
+      fix: 'Build the tree with `depotkit depot build`.',
+    });
     return;
   }
   const misspeltFor = new Map<string, string>();
@@ -192,12 +236,23 @@ async function checkComponentFolders(root: string, required: readonly string[], 
         fix: `mv ${join(root, DEPOT_PATHS.comp, name)} ${join(root, DEPOT_PATHS.comp, suggestion)}`,
       });
     } else {
-      findings.push({ id: 'layout.component.unknown', severity: 'warning', path: `${DEPOT_PATHS.comp}/${name}`, message: `Folder ${name} is not a component the installer knows.` });
+      findings.push({
+        id: 'layout.component.unknown',
+        severity: 'warning',
+        path: `${DEPOT_PATHS.comp}/${name}`,
+        message: `Folder ${name} is not a component the installer knows.`,
+      });
     }
   }
   for (const name of required) {
     if (entries.includes(name) || misspeltFor.has(name)) continue;
-    findings.push({ id: 'layout.component.missing', severity: 'error', path: `${DEPOT_PATHS.comp}/${name}`, message: `The required component folder ${name} is missing.`, fix: 'Add its binaries with `depotkit depot build`.' });
+    findings.push({
+      id: 'layout.component.missing',
+      severity: 'error',
+      path: `${DEPOT_PATHS.comp}/${name}`,
+      message: `The required component folder ${name} is missing.`,
+      fix: 'Add its binaries with `depotkit depot build`.',
+    });
   }
 }
 
@@ -205,7 +260,13 @@ async function checkTempFiles(root: string, findings: Finding[]): Promise<void> 
   const leftovers = await fg(`**/${TEMP_PREFIX}*`, { cwd: join(root, DEPOT_ROOT_DIR), dot: true, onlyFiles: true, suppressErrors: true });
   for (const file of leftovers) {
     const path = `${DEPOT_ROOT_DIR}/${file}`;
-    findings.push({ id: 'layout.temp-file', severity: 'warning', path, message: `${path} is a partial file left by an interrupted run.`, fix: `rm ${join(root, path)} (or run the build again, which replaces it)` });
+    findings.push({
+      id: 'layout.temp-file',
+      severity: 'warning',
+      path,
+      message: `${path} is a partial file left by an interrupted run.`,
+      fix: `rm ${join(root, path)} (or run the build again, which replaces it)`,
+    });
   }
 }
 
@@ -231,20 +292,42 @@ async function checkSignature(root: string, catalogBytes: Buffer, findings: Find
     return;
   }
   if (!own) {
-    findings.push({ id: 'signature.vendor', severity: 'info', path, message: 'The catalog signature is the vendor\'s (its format is not public): it is kept byte for byte and not checked here.' });
+    findings.push({
+      id: 'signature.vendor',
+      severity: 'info',
+      path,
+      message: "The catalog signature is the vendor's (its format is not public): it is kept byte for byte and not checked here.",
+    });
     return;
   }
   if (!signingCertPem) {
-    findings.push({ id: 'signature.unverified', severity: 'info', path, message: 'The catalog carries a depotkit signature; pass --signing-cert to verify it.' });
+    findings.push({
+      id: 'signature.unverified',
+      severity: 'info',
+      path,
+      message: 'The catalog carries a depotkit signature; pass --signing-cert to verify it.',
+    });
     return;
   }
   const verdict = verifyCatalogSignature(catalogBytes, sigText, signingCertPem);
   if (verdict.status === 'valid') {
     findings.push({ id: 'signature.valid', severity: 'info', path, message: 'The catalog signature is valid for the given key.' });
   } else if (verdict.status === 'other-signer') {
-    findings.push({ id: 'signature.other-signer', severity: 'error', path, message: 'The catalog was signed by another key than the one given.', evidence: { signer: verdict.signerSpkiSha256, given: verdict.expected } });
+    findings.push({
+      id: 'signature.other-signer',
+      severity: 'error',
+      path,
+      message: 'The catalog was signed by another key than the one given.',
+      evidence: { signer: verdict.signerSpkiSha256, given: verdict.expected },
+    });
   } else if (verdict.status === 'invalid') {
-    findings.push({ id: 'signature.invalid', severity: 'error', path, message: `The catalog signature is not valid: ${verdict.reason}.`, fix: 'Make the depot again, or sign the catalog again with its key.' });
+    findings.push({
+      id: 'signature.invalid',
+      severity: 'error',
+      path,
+      message: `The catalog signature is not valid: ${verdict.reason}.`,
+      fix: 'Make the depot again, or sign the catalog again with its key.',
+    });
   }
 }
 
@@ -265,7 +348,9 @@ async function checkBinaries(root: string, binaries: CatalogBinary[], findings: 
         id: found.length ? 'binary.misplaced' : 'binary.missing',
         severity: 'error',
         path: binary.path,
-        message: found.length ? `${binary.fileName} is in ${found[0]} but the catalog puts it in ${binary.path}.` : `${binary.path} (${binary.component} ${binary.productVersion}) is missing.`,
+        message: found.length
+          ? `${binary.fileName} is in ${found[0]} but the catalog puts it in ${binary.path}.`
+          : `${binary.path} (${binary.component} ${binary.productVersion}) is missing.`,
         evidence: { size: binary.size, checksum: binary.checksum, ...(found.length ? { foundAt: found } : {}) },
         installer: `fails the ${binary.component} download with 404`,
         fix: found.length ? `mv ${join(root, found[0]!)} ${join(root, binary.path)}` : 'Download it and run `depotkit depot build --binaries <folder>` again.',
@@ -286,7 +371,13 @@ async function checkBinaries(root: string, binaries: CatalogBinary[], findings: 
     try {
       await access(join(root, binary.path), fsConstants.R_OK);
     } catch {
-      findings.push({ id: 'binary.unreadable', severity: 'error', path: binary.path, message: `${binary.path} cannot be read by this user (the web server could not serve it).`, fix: `chmod a+r ${join(root, binary.path)}` });
+      findings.push({
+        id: 'binary.unreadable',
+        severity: 'error',
+        path: binary.path,
+        message: `${binary.path} cannot be read by this user (the web server could not serve it).`,
+        fix: `chmod a+r ${join(root, binary.path)}`,
+      });
       continue;
     }
     await checkWorldReadable(root, binary.path, findings);

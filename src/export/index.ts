@@ -2,15 +2,7 @@ import { realpathSync } from 'node:fs';
 import { chown, lstat, readFile, readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isSea } from 'node:sea';
-import {
-  DEPOT_PATHS,
-  DEPOT_ROOT_DIR,
-  EXPORT_DEBIAN,
-  EXPORT_DEFAULT_PORT,
-  EXPORT_TARGETS,
-  SERVE_AUTH_REALM,
-  type ExportTarget,
-} from '../constants.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, EXPORT_DEBIAN, EXPORT_DEFAULT_PORT, EXPORT_TARGETS, SERVE_AUTH_REALM, type ExportTarget } from '../constants.js';
 import { CA_KEY_FILE } from '../pki/files.js';
 import { inspectCertificate } from '../pki/inspect.js';
 import { normaliseOpenPrefix } from '../server/paths.js';
@@ -134,7 +126,8 @@ const SECRET_MODE = 0o640;
 const PUBLIC_MODE = 0o644;
 
 export async function exportConfig(options: ExportOptions): Promise<ExportReport> {
-  if (!EXPORT_TARGETS.includes(options.target)) throw usageError(`"${options.target}" is not a server depotkit exports for; choose one of ${EXPORT_TARGETS.join(', ')}.`);
+  if (!EXPORT_TARGETS.includes(options.target))
+    throw usageError(`"${options.target}" is not a server depotkit exports for; choose one of ${EXPORT_TARGETS.join(', ')}.`);
   const common = await prepare(options);
   const planned = await plan(options, common);
   const files: PlannedFile[] = planned.files;
@@ -176,7 +169,10 @@ async function prepare(options: ExportOptions): Promise<Common> {
   if (!(await isDirectory(root))) throw usageError(`${root} is not a folder.`);
   if (!(await isDirectory(join(root, DEPOT_ROOT_DIR)))) {
     if (basename(root) === DEPOT_ROOT_DIR) {
-      throw usageError(`${root} is the ${DEPOT_ROOT_DIR} folder itself; the installer fetches /${DEPOT_ROOT_DIR}/..., so export the folder that contains it.`, `depotkit export ${options.target} ${dirname(root)} ...`);
+      throw usageError(
+        `${root} is the ${DEPOT_ROOT_DIR} folder itself; the installer fetches /${DEPOT_ROOT_DIR}/..., so export the folder that contains it.`,
+        `depotkit export ${options.target} ${dirname(root)} ...`,
+      );
     }
     warnings.push(`${root} has no ${DEPOT_ROOT_DIR}/ folder; the installer will find nothing there.`);
   }
@@ -200,7 +196,10 @@ async function prepare(options: ExportOptions): Promise<Common> {
     certNames = [...info.san.dns, ...(info.commonName ? [info.commonName] : [])];
     if (info.notAfter.getTime() < Date.now()) warnings.push(`The certificate ${cert} expired on ${info.notAfter.toISOString()}.`);
   } else if (options.target !== 'systemd' || !options.ca) {
-    const hint = options.target === 'systemd' ? 'Give --cert and --key, or --ca <dir> to let depotkit serve issue one.' : 'Give --cert and --key (make them with depotkit cert issue).';
+    const hint =
+      options.target === 'systemd'
+        ? 'Give --cert and --key, or --ca <dir> to let depotkit serve issue one.'
+        : 'Give --cert and --key (make them with depotkit cert issue).';
     throw usageError(options.ca ? `--ca is for systemd only: ${options.target} cannot issue its own certificate.` : 'No certificate given.', hint);
   }
   if (options.target !== 'systemd' && ((options.dns?.length ?? 0) > 0 || (options.ip?.length ?? 0) > 0)) {
@@ -355,9 +354,17 @@ async function statusFiles(options: ExportOptions, c: Common): Promise<{ files: 
   const dir = join(c.out, 'status');
   const certPem = await readFile(c.cert, 'utf8');
   const auth = !options.auth ? undefined : 'user' in options.auth ? { user: options.auth.user } : { htpasswd: true as const };
-  const probe = await statusData(c.root, { certPem, url: `https://${c.serverName}${c.urlPort}`, ...(auth ? { auth } : {}), openPrefixes: c.open, caPath: null });
+  const probe = await statusData(c.root, {
+    certPem,
+    url: `https://${c.serverName}${c.urlPort}`,
+    ...(auth ? { auth } : {}),
+    openPrefixes: c.open,
+    caPath: null,
+  });
   const caPem = probe.ca.pem;
-  const data = caPem ? await statusData(c.root, { certPem, url: `https://${c.serverName}${c.urlPort}`, ...(auth ? { auth } : {}), openPrefixes: c.open, caPath: '/ca.pem' }) : probe;
+  const data = caPem
+    ? await statusData(c.root, { certPem, url: `https://${c.serverName}${c.urlPort}`, ...(auth ? { auth } : {}), openPrefixes: c.open, caPath: '/ca.pem' })
+    : probe;
   const files: PlannedFile[] = [{ path: join(dir, 'index.html'), role: 'status-page', text: renderStatusPage(data, { snapshot: true }), mode: PUBLIC_MODE }];
   if (caPem) files.push({ path: join(dir, 'ca.pem'), role: 'ca', text: caPem, mode: PUBLIC_MODE });
   return { files, scope: { statusDir: dir, statusCa: Boolean(caPem), statusCsp: STATUS_PAGE_CSP, hasProtectedMatcher: c.open.length > 0 || Boolean(caPem) } };
@@ -370,7 +377,11 @@ async function plan(options: ExportOptions, c: Common): Promise<Plan> {
   switch (options.target) {
     case 'nginx': {
       const site = join(c.out, `${c.name}.conf`);
-      const text = await render('nginx.conf', { ...baseScope(c), ...status.scope, listen: c.host ? `${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port}` : String(c.port) });
+      const text = await render('nginx.conf', {
+        ...baseScope(c),
+        ...status.scope,
+        listen: c.host ? `${c.host.includes(':') ? `[${c.host}]` : c.host}:${c.port}` : String(c.port),
+      });
       const debian = EXPORT_DEBIAN.nginx;
       return {
         files: [{ path: site, role: 'site', text, mode: PUBLIC_MODE }, ...usersFile(c), ...status.files],
@@ -398,7 +409,11 @@ async function plan(options: ExportOptions, c: Common): Promise<Plan> {
         nextSteps: (unowned) => [
           `sudo ln -s ${shellWord(site)} ${debian.siteDir}/${c.name}.conf   # or copy it there; the files it names stay where they are`,
           `sudo a2enmod ${[...debian.modules, ...(status.files.length > 0 ? ['headers'] : [])].join(' ')} && sudo a2ensite ${c.name}`,
-          ...(c.port === EXPORT_DEFAULT_PORT ? [] : [`grep -qx 'Listen ${c.port}' ${debian.portsFile} || echo 'Listen ${c.port}' | sudo tee -a ${debian.portsFile}   # Apache listens on 443 only once ssl is enabled`]),
+          ...(c.port === EXPORT_DEFAULT_PORT
+            ? []
+            : [
+                `grep -qx 'Listen ${c.port}' ${debian.portsFile} || echo 'Listen ${c.port}' | sudo tee -a ${debian.portsFile}   # Apache listens on 443 only once ssl is enabled`,
+              ]),
           ...groupStep(c, unowned),
           `sudo ${debian.test} && sudo ${debian.reload}`,
           check,
@@ -409,7 +424,10 @@ async function plan(options: ExportOptions, c: Common): Promise<Plan> {
       const given = options.caddyVersion;
       const detected = given ?? (await installedCaddyVersion());
       const directive = detected ? basicAuthDirective(detected) : 'basicauth';
-      if (!detected) c.warnings.push('No caddy here to ask its version and no --caddy-version: written with basicauth, which Caddy 2.6 (Debian 12) needs and later versions accept with a deprecation warning.');
+      if (!detected)
+        c.warnings.push(
+          'No caddy here to ask its version and no --caddy-version: written with basicauth, which Caddy 2.6 (Debian 12) needs and later versions accept with a deprecation warning.',
+        );
       const caddyfile = join(c.out, 'Caddyfile');
       const text = await render('Caddyfile', {
         ...baseScope(c),
@@ -460,7 +478,9 @@ async function planSystemd(options: ExportOptions, c: Common, check: string): Pr
     serve.push('--ca', ca);
     for (const d of options.dns ?? []) serve.push('--dns', hostValue(d, '--dns'));
     for (const ip of options.ip ?? []) serve.push('--ip', hostValue(ip, '--ip'));
-    c.warnings.push(`With --ca the service user must read the CA key in ${ca}; a certificate issued beforehand (--cert, --key) keeps the CA key off the server.`);
+    c.warnings.push(
+      `With --ca the service user must read the CA key in ${ca}; a certificate issued beforehand (--cert, --key) keeps the CA key off the server.`,
+    );
   }
   if (c.users) serve.push('--htpasswd', c.users.file);
   for (const p of c.open) serve.push('--open', p);
@@ -493,15 +513,25 @@ async function planSystemd(options: ExportOptions, c: Common, check: string): Pr
     ...(logFile ? [{ path: logrotate, role: 'logrotate' as const, text: await render('logrotate', scope), mode: PUBLIC_MODE }] : []),
     ...usersFile(c),
   ];
-  if (logFile && !logsDirectory) c.warnings.push(`The unit can write only ${debian.logDir}/${c.name}/; for ${logFile}, add ReadWritePaths=${dirname(logFile)} to it.`);
+  if (logFile && !logsDirectory)
+    c.warnings.push(`The unit can write only ${debian.logDir}/${c.name}/; for ${logFile}, add ReadWritePaths=${dirname(logFile)} to it.`);
   const binary = exec.length === 1 && exec[0] === debian.binary;
   return {
     files,
-    reads: { cert: c.cert, key: c.key, ...(options.ca ? { ca: resolve(options.ca) } : {}), ...(c.users && c.users.text === undefined ? { htpasswd: c.users.file } : {}) },
+    reads: {
+      cert: c.cert,
+      key: c.key,
+      ...(options.ca ? { ca: resolve(options.ca) } : {}),
+      ...(c.users && c.users.text === undefined ? { htpasswd: c.users.file } : {}),
+    },
     nextSteps: (unowned) => [
       ...(binary ? [`sudo install -m 0755 <the depotkit executable> ${debian.binary}   # if it is not there yet`] : []),
       `sudo cp ${shellWord(sysusers)} ${debian.sysusersDir}/${c.name}.conf && sudo systemd-sysusers   # creates the user ${c.serviceUser}`,
-      ...groupStep(c, [...unowned, ...files.filter((f) => f.mode === SECRET_MODE).map((f) => f.path)], [...(c.key ? [c.key] : []), ...(options.ca ? [join(resolve(options.ca), CA_KEY_FILE)] : [])]),
+      ...groupStep(
+        c,
+        [...unowned, ...files.filter((f) => f.mode === SECRET_MODE).map((f) => f.path)],
+        [...(c.key ? [c.key] : []), ...(options.ca ? [join(resolve(options.ca), CA_KEY_FILE)] : [])],
+      ),
       `sudo cp ${shellWord(unit)} ${debian.unitDir}/${c.name}.service${logFile ? ` && sudo cp ${shellWord(logrotate)} ${debian.logrotateDir}/${c.name}` : ''}`,
       `sudo systemd-analyze verify ${debian.unitDir}/${c.name}.service && sudo systemctl daemon-reload && sudo systemctl enable --now ${c.name}`,
       `sudo systemctl reload ${c.name}   # after renewing the certificate or changing the users: SIGHUP, downloads go on`,

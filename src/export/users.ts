@@ -39,10 +39,15 @@ function checkKinds(target: ExportTarget, entries: HtpasswdEntry[], file: string
   const bcryptUsers = entries.filter((e) => e.kind === 'bcrypt').map((e) => e.user);
   const apr1Users = entries.filter((e) => e.kind === 'apr1').map((e) => e.user);
   if (target === 'caddy' && apr1Users.length > 0) {
-    throw usageError(`${file} holds $apr1$ hashes (${apr1Users.join(', ')}); Caddy checks bcrypt only.`, 'Make the entries with: htpasswd -B <file> <user>, or export with --user and --password-file.');
+    throw usageError(
+      `${file} holds $apr1$ hashes (${apr1Users.join(', ')}); Caddy checks bcrypt only.`,
+      'Make the entries with: htpasswd -B <file> <user>, or export with --user and --password-file.',
+    );
   }
   if (target === 'nginx' && bcryptUsers.length > 0) {
-    return [`${file}: nginx checks bcrypt hashes (${bcryptUsers.join(', ')}) through the C library's crypt(), which has bcrypt on Debian and Ubuntu (libxcrypt) but not everywhere; $apr1$ (htpasswd -m) works with every nginx.`];
+    return [
+      `${file}: nginx checks bcrypt hashes (${bcryptUsers.join(', ')}) through the C library's crypt(), which has bcrypt on Debian and Ubuntu (libxcrypt) but not everywhere; $apr1$ (htpasswd -m) works with every nginx.`,
+    ];
   }
   return [];
 }

@@ -222,7 +222,11 @@ export class InstallerClient {
     const id = this.refreshId;
     this.refreshId = undefined;
     try {
-      if (id) await this.send('DELETE', INSTALLER_API.refreshToken, id, undefined, { retries: 0, ...(opts.abort ? { signal: AbortSignal.timeout(ABORT_GRACE_MS) } : {}) });
+      if (id)
+        await this.send('DELETE', INSTALLER_API.refreshToken, id, undefined, {
+          retries: 0,
+          ...(opts.abort ? { signal: AbortSignal.timeout(ABORT_GRACE_MS) } : {}),
+        });
     } catch {
       // The token expires on its own; a failed revocation must not fail the command.
     } finally {
@@ -298,7 +302,8 @@ export class InstallerClient {
   async releaseComponents(sku: string, releaseVersion: string, imageType: string): Promise<ReleaseComponentDetail[]> {
     const query = new URLSearchParams({ releaseVersion, imageType, automatedInstall: 'true' });
     const reply = await this.call('GET', `${apiPath(INSTALLER_API.releaseComponents, { sku })}?${query}`);
-    if (reply.status !== 200 || !isObject(reply.body) || !Array.isArray(reply.body.elements)) throw this.apiError(`Listing the components of ${sku} ${releaseVersion}`, reply);
+    if (reply.status !== 200 || !isObject(reply.body) || !Array.isArray(reply.body.elements))
+      throw this.apiError(`Listing the components of ${sku} ${releaseVersion}`, reply);
     return reply.body.elements as ReleaseComponentDetail[];
   }
 
@@ -338,6 +343,10 @@ export class InstallerClient {
       );
     }
     if (code === 'ENOTFOUND') return new InstallerConnectionError(`The installer host ${this.origin.hostname} cannot be resolved.`, code);
-    return new InstallerConnectionError(`Cannot reach the installer ${where}: ${describeNetworkFailure(code, err)}.`, code, 'Check the URL and that the installer is running.');
+    return new InstallerConnectionError(
+      `Cannot reach the installer ${where}: ${describeNetworkFailure(code, err)}.`,
+      code,
+      'Check the URL and that the installer is running.',
+    );
   }
 }

@@ -69,7 +69,10 @@ export function checkDepotSpec(spec: DepotSpec): void {
     throw usageError(`The depot URL ${spec.url} ends in /PROD: the installer wants the folder that contains PROD/.`, `Use --depot-url ${prodSuffix[1]}`);
   }
   if (spec.username && spec.url !== undefined && /^http:/i.test(spec.url)) {
-    throw usageError(`Depot credentials go only over HTTPS; ${spec.url} is plain HTTP.`, 'Serve the depot over HTTPS, or leave out --depot-user for an open HTTP depot.');
+    throw usageError(
+      `Depot credentials go only over HTTPS; ${spec.url} is plain HTTP.`,
+      'Serve the depot over HTTPS, or leave out --depot-user for an open HTTP depot.',
+    );
   }
 }
 
@@ -93,7 +96,8 @@ export function depotConfiguration(spec: DepotSpec, installerVersion: string | u
   }
   if (!INSTALLER_DEPOT_URL_PATTERN.test(spec.url)) throw usageError(`The depot URL ${spec.url} must be http://... or https://host[:port][/prefix].`);
   const url = new URL(spec.url);
-  if (!needsUrlField(spec)) return { isOfflineDepot: true, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : INSTALLER_DEFAULTS.depotPort };
+  if (!needsUrlField(spec))
+    return { isOfflineDepot: true, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : INSTALLER_DEFAULTS.depotPort };
   if (installerVersion !== undefined && versionAtLeast(installerVersion, INSTALLER_URL_FIELD_SINCE)) return { isOfflineDepot: true, url: spec.url };
   throw usageError(
     `The installer's version ${installerVersion ?? '(unknown)'} takes the depot as a host and port over HTTPS; ${url.protocol === 'https:' ? 'a path prefix' : 'plain HTTP'} needs ${INSTALLER_URL_FIELD_SINCE} or later.`,
@@ -104,7 +108,8 @@ export function depotConfiguration(spec: DepotSpec, installerVersion: string | u
 function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username: string | undefined): boolean {
   const have = current.depotConfiguration;
   if (!have) return false;
-  const sameWhere = wanted.url !== undefined ? have.url === wanted.url : have.url === undefined && have.hostname === wanted.hostname && have.port === wanted.port;
+  const sameWhere =
+    wanted.url !== undefined ? have.url === wanted.url : have.url === undefined && have.hostname === wanted.hostname && have.port === wanted.port;
   return sameWhere && (current.offlineAccount?.username ?? undefined) === (username || undefined);
 }
 
@@ -117,7 +122,8 @@ function refusalHint(errorCode: string | undefined, configuration: DepotConfigur
   if (errorCode === INSTALLER_ERROR_CODES.depotConnectFailure) {
     return `The installer cannot verify the depot's certificate: import the CA that issued it (depotkit installer trust --ca CA-CERT), and make sure its SAN names the depot host (depotkit check ${where} --ca CA-CERT).`;
   }
-  if (errorCode === INSTALLER_ERROR_CODES.depotInvalidCredential) return `The depot refused the credentials: check them with depotkit check ${where} --user USER --password-file FILE.`;
+  if (errorCode === INSTALLER_ERROR_CODES.depotInvalidCredential)
+    return `The depot refused the credentials: check them with depotkit check ${where} --user USER --password-file FILE.`;
   return undefined;
 }
 
@@ -134,7 +140,11 @@ export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: 
   if (spec.hostname && isIP(spec.hostname) === 0 && !/^[A-Za-z0-9.-]+$/.test(spec.hostname)) throw usageError(`"${spec.hostname}" is not a host name.`);
   const version = needsUrlField(spec) ? (await client.applianceInfo()).version : undefined;
   const configuration = depotConfiguration(spec, version);
-  const account = spec.username ? { username: spec.username, password: spec.password ?? '' } : configuration.url === undefined ? { ...OPEN_DEPOT_ACCOUNT } : undefined;
+  const account = spec.username
+    ? { username: spec.username, password: spec.password ?? '' }
+    : configuration.url === undefined
+      ? { ...OPEN_DEPOT_ACCOUNT }
+      : undefined;
   const username = account?.username;
   const current = await client.getDepotSettings();
   if (!opts.force && sameDepot(current, configuration, username) && current.offlineAccount?.status === DEPOT_STATUS.connectionSuccessful) {
@@ -168,7 +178,10 @@ export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: 
       return { action: 'updated', ok: status === DEPOT_STATUS.connectionSuccessful, status, message: settings.offlineAccount?.message, settings };
     }
     if (Date.now() >= deadline) {
-      throw new DepotkitError(`The installer accepted the depot settings but did not show them with a status within ${Math.round((opts.waitTimeoutMs ?? INSTALLER_DEFAULTS.depotWaitMs) / 1000)} s.`, EXIT.problems);
+      throw new DepotkitError(
+        `The installer accepted the depot settings but did not show them with a status within ${Math.round((opts.waitTimeoutMs ?? INSTALLER_DEFAULTS.depotWaitMs) / 1000)} s.`,
+        EXIT.problems,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 1000));
   }

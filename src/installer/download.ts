@@ -52,7 +52,11 @@ export async function downloadRelease(client: InstallerClient, opts: DownloadOpt
   const sku = opts.sku ?? INSTALLER_PRODUCT_SKUS[0];
   const details = (await client.releaseComponents(sku, opts.release, imageType)).find((d) => d.releaseVersion === opts.release);
   if (!details) {
-    throw new DepotkitError(`The installer offers no ${sku} release ${opts.release} (${imageType}).`, EXIT.problems, 'Sync the depot first (depotkit installer depot ... syncs it), and give the version as the installer lists it.');
+    throw new DepotkitError(
+      `The installer offers no ${sku} release ${opts.release} (${imageType}).`,
+      EXIT.problems,
+      'Sync the depot first (depotkit installer depot ... syncs it), and give the version as the installer lists it.',
+    );
   }
   const offered = details.components.map((c) => c.name);
   const unknown = (opts.components ?? []).filter((c) => !offered.includes(c));
@@ -60,7 +64,15 @@ export async function downloadRelease(client: InstallerClient, opts: DownloadOpt
   const bundles: BundleProgress[] = details.components
     .filter((c) => !opts.components || opts.components.includes(c.name))
     .flatMap((c) => (c.versions ?? []).flatMap((v) => v.artifacts.bundles.map((b) => ({ component: c.name, bundle: b }))))
-    .map(({ component, bundle }) => ({ id: bundle.id, component, name: bundle.name, size: bundle.size, action: 'requested', status: BUNDLE_DOWNLOAD_STATUS.pending, downloadedSize: 0 }));
+    .map(({ component, bundle }) => ({
+      id: bundle.id,
+      component,
+      name: bundle.name,
+      size: bundle.size,
+      action: 'requested',
+      status: BUNDLE_DOWNLOAD_STATUS.pending,
+      downloadedSize: 0,
+    }));
 
   const apply = (rows: BundleDownloadStatusInfo[]) => {
     const byId = new Map(rows.map((r) => [r.bundleId, r]));
@@ -93,7 +105,10 @@ export async function downloadRelease(client: InstallerClient, opts: DownloadOpt
     if (bundles.every((b) => BUNDLE_DOWNLOAD_FINAL.includes(b.status))) break;
     if (Date.now() >= deadline) {
       const waiting = bundles.filter((b) => !BUNDLE_DOWNLOAD_FINAL.includes(b.status)).map((b) => `${b.component} ${b.status}`);
-      throw new DepotkitError(`The downloads did not end within ${Math.round((opts.timeoutMs ?? INSTALLER_DEFAULTS.downloadTimeoutMs) / 1000)} s: ${waiting.join(', ')}.`, EXIT.problems);
+      throw new DepotkitError(
+        `The downloads did not end within ${Math.round((opts.timeoutMs ?? INSTALLER_DEFAULTS.downloadTimeoutMs) / 1000)} s: ${waiting.join(', ')}.`,
+        EXIT.problems,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 2000));
     apply(await client.downloadStatus());

@@ -1,7 +1,17 @@
 // The installer: API client, trust import, depot push, status, fleets.
 export { InstallerClient, InstallerApiError, InstallerConnectionError, parseInstallerUrl, type InstallerClientOptions, type InstallerTrust } from './client.js';
 export { ensureTrusted, certificatesOf, leafTrustWarnings, type TrustOutcome } from './trust.js';
-export { pushDepot, checkDepotSpec, OPEN_DEPOT_ACCOUNT, depotConfiguration, needsUrlField, versionAtLeast, type DepotSpec, type DepotPushOptions, type DepotPushResult } from './depot.js';
+export {
+  pushDepot,
+  checkDepotSpec,
+  OPEN_DEPOT_ACCOUNT,
+  depotConfiguration,
+  needsUrlField,
+  versionAtLeast,
+  type DepotSpec,
+  type DepotPushOptions,
+  type DepotPushResult,
+} from './depot.js';
 export { installerStatus, type InstallerStatus, type TrustedSummary, type DownloadSummary } from './status.js';
 export { syncDepot, ensureSynced, syncFailureFix, type SyncOptions, type SyncResult } from './sync.js';
 export { downloadRelease, type DownloadOptions, type DownloadReport, type BundleProgress } from './download.js';

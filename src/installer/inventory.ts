@@ -49,7 +49,12 @@ const validateInventory = lazyValidator({
 /** The schema's first complaint as one sentence, naming the entry and the key. */
 function inventoryError(path: string, error: ErrorObject): Error {
   const [, section, index, key] = error.instancePath.split('/');
-  const where = section === 'installers' && index !== undefined ? `installer ${Number(index) + 1} of ${path}` : section === 'defaults' ? `"defaults" in ${path}` : `The inventory ${path}`;
+  const where =
+    section === 'installers' && index !== undefined
+      ? `installer ${Number(index) + 1} of ${path}`
+      : section === 'defaults'
+        ? `"defaults" in ${path}`
+        : `The inventory ${path}`;
   if (error.keyword === 'additionalProperties') {
     const unknown = String(error.params.additionalProperty);
     const known = section ? KEYS : ['defaults', 'installers'];
@@ -60,7 +65,11 @@ function inventoryError(path: string, error: ErrorObject): Error {
   if (error.keyword === 'minItems') return usageError(`The inventory ${path} lists no installers.`);
   if (key === 'insecure') return usageError(`${where}: "insecure" must be true or false.`);
   if (key) return usageError(`${where}: "${key}" must be a non-empty string.`);
-  return usageError(section === 'installers' && index === undefined ? `"installers" in ${path} must be a list.` : `${where} must be a mapping${section === 'installers' ? ' with at least a url' : ''}.`);
+  return usageError(
+    section === 'installers' && index === undefined
+      ? `"installers" in ${path} must be a list.`
+      : `${where} must be a mapping${section === 'installers' ? ' with at least a url' : ''}.`,
+  );
 }
 
 /**

@@ -25,7 +25,17 @@ export async function resolveTargets(spec: TargetSpec): Promise<InstallerTarget[
   if (spec.installerCa && spec.insecure) throw usageError('Give --installer-ca or --insecure, not both.');
   if (spec.installer) {
     const origin = parseInstallerUrl(spec.installer);
-    return [{ name: origin.host, url: origin.origin, user: spec.user, passwordFile: spec.passwordFile, passwordEnv: spec.passwordEnv, installerCa: spec.installerCa, insecure: spec.insecure }];
+    return [
+      {
+        name: origin.host,
+        url: origin.origin,
+        user: spec.user,
+        passwordFile: spec.passwordFile,
+        passwordEnv: spec.passwordEnv,
+        installerCa: spec.installerCa,
+        insecure: spec.insecure,
+      },
+    ];
   }
   return (await loadInventory(spec.inventory!)).map((t) => ({
     ...t,
@@ -74,7 +84,13 @@ export class FleetSession {
       const password = await this.password(target);
       const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
       // Registered before it logs in, so that an abort during the log-in revokes that session too.
-      const client = new InstallerClient(parseInstallerUrl(target.url), { url: target.url, user: target.user, password, trust: { caPems, insecure: target.insecure }, timeoutMs: this.opts.timeoutMs });
+      const client = new InstallerClient(parseInstallerUrl(target.url), {
+        url: target.url,
+        user: target.user,
+        password,
+        trust: { caPems, insecure: target.insecure },
+        timeoutMs: this.opts.timeoutMs,
+      });
       this.open.add(client);
       try {
         await client.login();

@@ -59,7 +59,10 @@ export async function syncDepot(client: InstallerClient, opts: SyncOptions = {})
       };
     }
     if (Date.now() >= deadline) {
-      throw new DepotkitError(`The installer's depot sync did not end within ${Math.round((opts.timeoutMs ?? INSTALLER_DEFAULTS.syncTimeoutMs) / 1000)} s (status ${info.syncStatus}).`, EXIT.problems);
+      throw new DepotkitError(
+        `The installer's depot sync did not end within ${Math.round((opts.timeoutMs ?? INSTALLER_DEFAULTS.syncTimeoutMs) / 1000)} s (status ${info.syncStatus}).`,
+        EXIT.problems,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? 1000));
   }
@@ -70,11 +73,19 @@ export async function syncDepot(client: InstallerClient, opts: SyncOptions = {})
  * and the depot settings did not change (`settingsChanged` false); otherwise
  * a sync as syncDepot runs it.
  */
-export async function ensureSynced(client: InstallerClient, opts: SyncOptions & { settingsChanged: boolean }): Promise<SyncResult & { action: 'synced' | 'already-synced' }> {
+export async function ensureSynced(
+  client: InstallerClient,
+  opts: SyncOptions & { settingsChanged: boolean },
+): Promise<SyncResult & { action: 'synced' | 'already-synced' }> {
   if (!opts.settingsChanged) {
     const info = await client.getSyncInfo();
     if (info.syncStatus === DEPOT_SYNC_STATUS.synced) {
-      return { action: 'already-synced', ok: true, status: info.syncStatus, ...(info.lastSyncCompletionTimestamp ? { completedAt: info.lastSyncCompletionTimestamp } : {}) };
+      return {
+        action: 'already-synced',
+        ok: true,
+        status: info.syncStatus,
+        ...(info.lastSyncCompletionTimestamp ? { completedAt: info.lastSyncCompletionTimestamp } : {}),
+      };
     }
   }
   return { action: 'synced', ...(await syncDepot(client, opts)) };

@@ -69,11 +69,20 @@ export async function ensureTrusted(client: InstallerClient, pems: string[], usa
     const reply = await client.importTrusted(pem, usage);
     if (reply.status !== 200 && reply.status !== 201 && reply.status !== 409) throw client.apiError(`Importing ${subject}`, reply);
     // The vendor's example answers an empty page: the alias is read back from the list.
-    const answered = reply.status === 409 ? undefined : findIn(((reply.body as { elements?: TrustedCertificate[] })?.elements ?? []).filter((e) => typeof e?.certificate === 'string'), sha256);
+    const answered =
+      reply.status === 409
+        ? undefined
+        : findIn(
+            ((reply.body as { elements?: TrustedCertificate[] })?.elements ?? []).filter((e) => typeof e?.certificate === 'string'),
+            sha256,
+          );
     if (!answered) list = (await client.listTrusted()).elements;
     const alias = answered?.alias ?? findIn(list, sha256)?.alias;
     if (reply.status !== 409 && alias === undefined) {
-      throw new DepotkitError(`The installer answered the import of ${subject} with HTTP ${reply.status} but does not list the certificate afterwards: it is not trusted.`, EXIT.problems);
+      throw new DepotkitError(
+        `The installer answered the import of ${subject} with HTTP ${reply.status} but does not list the certificate afterwards: it is not trusted.`,
+        EXIT.problems,
+      );
     }
     outcomes.push({ subject, sha256, action: reply.status === 409 ? 'already-trusted' : 'imported', alias });
   }

@@ -72,9 +72,20 @@ export class MgmtClient {
   static async connect(opts: MgmtClientOptions): Promise<MgmtClient> {
     const origin = parseServerUrl(opts.server);
     // No retries: a replacement must not be sent twice, and the restart is waited for elsewhere.
-    const transport = new JsonTransport({ origin, trust: opts.trust, timeoutMs: opts.timeoutMs ?? 120_000, connectionError: (err, code) => connectionError(origin, err, code) });
+    const transport = new JsonTransport({
+      origin,
+      trust: opts.trust,
+      timeoutMs: opts.timeoutMs ?? 120_000,
+      connectionError: (err, code) => connectionError(origin, err, code),
+    });
     const choice = opts.api ?? 'auto';
-    const client = new MgmtClient(origin, choice === 'auto' ? 'api' : choice, transport, { user: opts.user, password: opts.password }, opts.reauthenticate ?? true);
+    const client = new MgmtClient(
+      origin,
+      choice === 'auto' ? 'api' : choice,
+      transport,
+      { user: opts.user, password: opts.password },
+      opts.reauthenticate ?? true,
+    );
     try {
       if (choice === 'auto' && !(await client.login(true))) {
         client.generation = 'rest';
@@ -99,7 +110,11 @@ export class MgmtClient {
     const reply = await this.send('POST', MGMT_API[this.generation].session, headers);
     if (probe && (reply.status === 404 || reply.status === 405)) return false;
     if (reply.status === 401) {
-      throw new DepotkitError(`The server refused the user name or password of ${this.credentials.user}.`, EXIT.problems, 'Check --user and the password file.');
+      throw new DepotkitError(
+        `The server refused the user name or password of ${this.credentials.user}.`,
+        EXIT.problems,
+        'Check --user and the password file.',
+      );
     }
     check('Opening a session', reply);
     const id = unwrapValue(this.generation, reply.body);

@@ -1,7 +1,16 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../constants.js';
-import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, sha256Fingerprint, signCsr, splitPemBlocks, type CertInfo } from '../pki/index.js';
+import {
+  certificateCoversHost,
+  inspectCertificate,
+  normalizePem,
+  parsePrivateKey,
+  sha256Fingerprint,
+  signCsr,
+  splitPemBlocks,
+  type CertInfo,
+} from '../pki/index.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { hasErrors, type Finding } from '../util/findings.js';
 import { REPLACE_DEFAULTS } from './choices.js';
@@ -95,7 +104,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
   const step = opts.onStep ?? (() => {});
   const caPems = splitPemBlocks(normalizePem(opts.ca.certPem), 'CERTIFICATE');
   if (caPems.length === 0) throw usageError('The CA holds no certificate.');
-  if (!opts.custom && !opts.ca.keyPem) throw usageError('Signing the server\'s CSR needs the CA key; give a CA folder with --ca, or --cert and --key.');
+  if (!opts.custom && !opts.ca.keyPem) throw usageError("Signing the server's CSR needs the CA key; give a CA folder with --ca, or --cert and --key.");
   if (opts.keySize !== undefined && !(MGMT_CSR_KEY_SIZES as readonly number[]).includes(opts.keySize)) {
     throw usageError(`The key size must be one of ${MGMT_CSR_KEY_SIZES.join(', ')}, not ${opts.keySize}.`);
   }
@@ -106,7 +115,10 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
   // Found before the server makes a key for nothing: signCsr would refuse it after the CSR.
   const caEnd = inspectCertificate(caPems[0]!).notAfter;
   if (!custom && Date.now() + days * 86_400_000 > caEnd.getTime()) {
-    throw usageError(`A certificate valid for ${days} days would outlive the CA, which expires on ${caEnd.toISOString()}.`, 'Give fewer --days, or make a new CA.');
+    throw usageError(
+      `A certificate valid for ${days} days would outlive the CA, which expires on ${caEnd.toISOString()}.`,
+      'Give fewer --days, or make a new CA.',
+    );
   }
 
   step(`Opening a session on ${origin.host}...`);
@@ -155,7 +167,10 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
       report.certificate = summary(info);
       if (!certificateCoversHost(certPem, host)) {
         // The server's doing, after it made a key: not a usage error.
-        throw new DepotkitError(`The server's CSR does not request the name ${host}; clients would reject the certificate, so it was not installed.`, EXIT.problems);
+        throw new DepotkitError(
+          `The server's CSR does not request the name ${host}; clients would reject the certificate, so it was not installed.`,
+          EXIT.problems,
+        );
       }
       spec = { cert: certPem, root_cert: caPems.join('') };
     }

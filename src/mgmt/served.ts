@@ -6,8 +6,7 @@ import { hostOf } from '../util/url.js';
 
 /** What one TLS handshake with the server showed. */
 export type Handshake =
-  | { ok: true; sha256: string; certPem: string; authorized: boolean; authorizationError?: string; identityError?: string }
-  | { ok: false; reason: string };
+  { ok: true; sha256: string; certPem: string; authorized: boolean; authorizationError?: string; identityError?: string } | { ok: false; reason: string };
 
 /**
  * One TLS handshake with the server's origin: the leaf it serves, and (when
@@ -28,7 +27,9 @@ export function handshake(origin: URL, opts: { caPems?: string[]; timeoutMs?: nu
       resolve(result);
     };
     socket.setTimeout(opts.timeoutMs ?? 10_000, () => finish({ ok: false, reason: 'no TLS handshake in time' }));
-    socket.once('error', (err: NodeJS.ErrnoException) => finish({ ok: false, reason: err.code === 'ECONNREFUSED' ? 'not listening' : (err.code ?? err.message) }));
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      finish({ ok: false, reason: err.code === 'ECONNREFUSED' ? 'not listening' : (err.code ?? err.message) }),
+    );
     socket.once('secureConnect', () => {
       const peer: PeerCertificate = socket.getPeerCertificate();
       if (!peer?.raw) return finish({ ok: false, reason: 'no certificate presented' });

@@ -10,7 +10,16 @@ import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from '.
 import { inspectCertificate, parseCertificate } from './inspect.js';
 import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
-import { assertCommonName, forgeCertificate, issuerKeyId, nameAttributes, profileExtensions, randomSerialHex, signCertificate, validityPeriod } from './x509.js';
+import {
+  assertCommonName,
+  forgeCertificate,
+  issuerKeyId,
+  nameAttributes,
+  profileExtensions,
+  randomSerialHex,
+  signCertificate,
+  validityPeriod,
+} from './x509.js';
 
 /** A CA's private key and certificate, both PEM. */
 export interface CaMaterial {
@@ -77,7 +86,10 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
   const x509 = parseCertificate(certPem, certName);
   const info = inspectCertificate(certPem, certName);
   if (!info.isCa) {
-    throw usageError(`${certName} (${info.subject}) is not a CA certificate: it lacks basicConstraints CA:TRUE, so it cannot sign certificates.`, 'Make a CA with: depotkit cert ca --out <dir>');
+    throw usageError(
+      `${certName} (${info.subject}) is not a CA certificate: it lacks basicConstraints CA:TRUE, so it cannot sign certificates.`,
+      'Make a CA with: depotkit cert ca --out <dir>',
+    );
   }
   if (info.extensions.some((e) => e.name === 'keyUsage') && !info.keyUsage.includes('keyCertSign')) {
     throw usageError(`${certName} (${info.subject}) is not allowed to sign certificates: its keyUsage lacks keyCertSign.`);
@@ -85,10 +97,16 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
   if (Number.isNaN(info.notAfter.getTime()) || Number.isNaN(info.notBefore.getTime())) {
     // A CA made with too long a validity: its dates cannot be read, so every
     // comparison with them would be false and a leaf would be made already expired.
-    throw usageError(`${certName} (${info.subject}) has a validity date that cannot be read (openssl shows "Bad time value"), so it cannot sign certificates.`, 'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.');
+    throw usageError(
+      `${certName} (${info.subject}) has a validity date that cannot be read (openssl shows "Bad time value"), so it cannot sign certificates.`,
+      'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.',
+    );
   }
   if (now > info.notAfter) {
-    throw usageError(`${certName} (${info.subject}) expired on ${info.notAfter.toISOString()}.`, 'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.');
+    throw usageError(
+      `${certName} (${info.subject}) expired on ${info.notAfter.toISOString()}.`,
+      'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.',
+    );
   }
   if (now < info.notBefore) {
     throw usageError(`${certName} (${info.subject}) is not valid before ${info.notBefore.toISOString()}; check this machine's clock.`);
@@ -119,7 +137,10 @@ export async function loadCaDir(dir: string, options: { passphrase?: string } = 
   } catch (err) {
     // A replacement interrupted between its two files: the previous pair waits as .bak.
     if (err instanceof KeyMismatchError && (await exists(`${keyPath}${BACKUP_SUFFIX}`)) && (await exists(`${certPath}${BACKUP_SUFFIX}`))) {
-      throw new KeyMismatchError(err.message, `A replacement of this CA was interrupted; the previous pair is ${keyPath}${BACKUP_SUFFIX} and ${certPath}${BACKUP_SUFFIX}: move both back to the names without ${BACKUP_SUFFIX}.`);
+      throw new KeyMismatchError(
+        err.message,
+        `A replacement of this CA was interrupted; the previous pair is ${keyPath}${BACKUP_SUFFIX} and ${certPath}${BACKUP_SUFFIX}: move both back to the names without ${BACKUP_SUFFIX}.`,
+      );
     }
     throw err;
   }
@@ -133,11 +154,16 @@ export async function loadCaDir(dir: string, options: { passphrase?: string } = 
  * old pair stays as `.bak` until both new files are in place (see
  * {@link writeFileSetAtomic}).
  */
-export async function writeCaDir(dir: string, ca: CaMaterial, options: { force?: boolean; passphrase?: string } = {}): Promise<{ keyPath: string; certPath: string }> {
+export async function writeCaDir(
+  dir: string,
+  ca: CaMaterial,
+  options: { force?: boolean; passphrase?: string } = {},
+): Promise<{ keyPath: string; certPath: string }> {
   const keyPath = join(dir, CA_KEY_FILE);
   const certPath = join(dir, CA_CERT_FILE);
   if (!options.force) await refuseExisting([keyPath, certPath], false);
-  const keyPem = options.passphrase !== undefined ? encryptKeyPem(parsePrivateKey(ca.keyPem, 'The CA key', ca.passphrase), options.passphrase) : normalizePem(ca.keyPem);
+  const keyPem =
+    options.passphrase !== undefined ? encryptKeyPem(parsePrivateKey(ca.keyPem, 'The CA key', ca.passphrase), options.passphrase) : normalizePem(ca.keyPem);
   await writeFileSetAtomic(
     [
       { path: keyPath, data: keyPem, mode: PRIVATE_KEY_MODE },

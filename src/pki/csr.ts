@@ -60,7 +60,9 @@ export function readCsr(csrPem: string, source = 'The CSR'): { csr: forge.pki.Ce
   try {
     csr = forge.pki.certificationRequestFromAsn1(forge.asn1.fromDer(block.der.toString('binary')), true);
   } catch (err) {
-    const why = /OID is not RSA/.test((err as Error).message) ? 'its key is not RSA, and depotkit signs RSA requests only' : 'it is not a readable PKCS#10 request';
+    const why = /OID is not RSA/.test((err as Error).message)
+      ? 'its key is not RSA, and depotkit signs RSA requests only'
+      : 'it is not a readable PKCS#10 request';
     throw usageError(`${source} cannot be signed: ${why}.`);
   }
   let verified = false;
@@ -71,7 +73,9 @@ export function readCsr(csrPem: string, source = 'The CSR'): { csr: forge.pki.Ce
   }
   if (!verified) throw usageError(`${source}'s signature does not verify: the request was altered or not signed by its own key.`);
   const names: AltNames = { dns: [], ips: [] };
-  const request = csr.getAttribute({ name: 'extensionRequest' }) as { extensions?: Array<{ name?: string; altNames?: Array<{ type: number; value: string; ip?: string }> }> } | null;
+  const request = csr.getAttribute({ name: 'extensionRequest' }) as {
+    extensions?: Array<{ name?: string; altNames?: Array<{ type: number; value: string; ip?: string }> }>;
+  } | null;
   for (const alt of request?.extensions?.find((e) => e.name === 'subjectAltName')?.altNames ?? []) {
     if (alt.type === 2) names.dns.push(alt.value);
     else if (alt.type === 7 && alt.ip) names.ips.push(alt.ip);
@@ -107,12 +111,15 @@ export function inspectCsr(csrPem: string, source = 'The CSR'): CsrInfo {
  */
 function refuseIpOnly(cn: string | undefined, names: AltNames, allowIpOnly: boolean | undefined): void {
   if (allowIpOnly) return;
-  const hint = 'Make the request with the host\'s DNS name as CN and SAN (add it to the installer\'s hosts file when there is no DNS), or pass --allow-ip-only.';
+  const hint = "Make the request with the host's DNS name as CN and SAN (add it to the installer's hosts file when there is no DNS), or pass --allow-ip-only.";
   if (cn !== undefined && isIP(cn)) {
     throw usageError(`Refusing to sign the CSR: its CN is an IP address (${cn}), which the installer rejects.`, hint);
   }
   if (names.dns.length === 0 && names.ips.length > 0) {
-    throw usageError(`Refusing to sign an IP-only CSR (${names.ips.map((ip) => `IP:${ip}`).join(', ')}): it names no DNS host, which the installer rejects.`, hint);
+    throw usageError(
+      `Refusing to sign an IP-only CSR (${names.ips.map((ip) => `IP:${ip}`).join(', ')}): it names no DNS host, which the installer rejects.`,
+      hint,
+    );
   }
 }
 
@@ -125,13 +132,20 @@ function refuseIpOnly(cn: string | undefined, names: AltNames, allowIpOnly: bool
  * that is an IP or a request without a DNS name unless `allowIpOnly`. The
  * validity is the profile's for signed CSRs unless `days` is given.
  */
-export async function signCsr(ca: CaMaterial, csrPem: string, opts: { days?: number; allowNoSan?: boolean; allowIpOnly?: boolean; profile?: ServerProfile } = {}): Promise<string> {
+export async function signCsr(
+  ca: CaMaterial,
+  csrPem: string,
+  opts: { days?: number; allowNoSan?: boolean; allowIpOnly?: boolean; profile?: ServerProfile } = {},
+): Promise<string> {
   const profile = opts.profile ?? SERVER_PROFILE;
   const { csr, names } = readCsr(csrPem);
   const bits = (csr.publicKey as forge.pki.rsa.PublicKey).n.bitLength();
   const minBits = profile.key.minBits.rsa;
   if (bits < minBits) {
-    throw usageError(`The CSR's RSA key has ${bits} bits; the installer requires at least ${minBits}.`, `Make the request again with a new key of ${minBits} bits or more.`);
+    throw usageError(
+      `The CSR's RSA key has ${bits} bits; the installer requires at least ${minBits}.`,
+      `Make the request again with a new key of ${minBits} bits or more.`,
+    );
   }
   const cn = csr.subject.getField('CN') as { value: string } | null;
   if (names.dns.length + names.ips.length === 0) {

@@ -82,7 +82,7 @@ function tbsDetails(der: Buffer): TbsDetails {
   const versionField = ctx(0);
   const version = versionField ? forge.asn1.derToInteger((versionField.value as forge.asn1.Asn1[])[0]!.value as string) + 1 : 1;
   const exts = ctx(3);
-  const oid = forge.asn1.derToOid(((sigAlg!.value as forge.asn1.Asn1[])[0]!.value as string));
+  const oid = forge.asn1.derToOid((sigAlg!.value as forge.asn1.Asn1[])[0]!.value as string);
   return { version, signatureOid: oid, extensions: exts ? certificateExtensionsFromAsn1(exts) : [] };
 }
 
@@ -112,7 +112,10 @@ export function inspectCertificate(pem: string, source = 'The certificate'): Cer
   const pub = x509.publicKey;
   const curve = pub.asymmetricKeyDetails?.namedCurve;
   const subjectLines = x509.subject.split('\n');
-  const cn = subjectLines.filter((l) => l.startsWith('CN=')).pop()?.slice(3);
+  const cn = subjectLines
+    .filter((l) => l.startsWith('CN='))
+    .pop()
+    ?.slice(3);
   return {
     subject: oneLine(x509.subject),
     issuer: oneLine(x509.issuer),

@@ -10,7 +10,20 @@ import { PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE
 import { forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, splitPemBlocks } from './pem.js';
 import { SERVER_PROFILE, type ServerProfile } from './profiles.js';
-import { copyName, issuerKeyId, nameAttributes, nameLength, normalizeDnsNames, normalizeIps, profileExtensions, randomSerialHex, setValidity, signCertificate, validityPeriod, type AltNames } from './x509.js';
+import {
+  copyName,
+  issuerKeyId,
+  nameAttributes,
+  nameLength,
+  normalizeDnsNames,
+  normalizeIps,
+  profileExtensions,
+  randomSerialHex,
+  setValidity,
+  signCertificate,
+  validityPeriod,
+  type AltNames,
+} from './x509.js';
 
 export interface ServerMaterial {
   keyPem: string;
@@ -42,7 +55,7 @@ export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promi
   if (names.dns.length === 0 && !opts.allowIpOnly) {
     throw usageError(
       'Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects.',
-      'Give the depot a DNS name with --dns (add it to the installer\'s hosts file when there is no DNS), or pass --allow-ip-only.',
+      "Give the depot a DNS name with --dns (add it to the installer's hosts file when there is no DNS), or pass --allow-ip-only.",
     );
   }
   const cn = commonNameFor(names);

@@ -17,7 +17,9 @@ interface Candidate {
  * when it is trusted as it is).
  */
 export function chainVerdict(leaf: X509Certificate, intermediatePems: string[], caPems: string[]): ChainVerdict {
-  const read = (what: string) => (pem: string): Candidate => ({ x509: parseCertificate(pem, what), info: inspectCertificate(pem, what) });
+  const read =
+    (what: string) =>
+    (pem: string): Candidate => ({ x509: parseCertificate(pem, what), info: inspectCertificate(pem, what) });
   const anchors = caPems.flatMap((p) => splitPemBlocks(p, 'CERTIFICATE')).map(read('A CA certificate'));
   const intermediates = intermediatePems.map(read('A chain certificate'));
   const issues = (child: X509Certificate, parent: Candidate) => parent.info.isCa && child.checkIssued(parent.x509) && child.verify(parent.x509.publicKey);

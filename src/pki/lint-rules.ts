@@ -121,7 +121,9 @@ export const LINT_RULES: readonly LintRule[] = [
   {
     id: 'cert.cn.missing',
     check: (info, ctx) =>
-      info.commonName === undefined ? { severity: 'warning', message: 'The certificate has no CN; the installer expects the depot\'s FQDN there.', fix: reissue(ctx) } : undefined,
+      info.commonName === undefined
+        ? { severity: 'warning', message: "The certificate has no CN; the installer expects the depot's FQDN there.", fix: reissue(ctx) }
+        : undefined,
   },
   {
     id: 'cert.expired',
@@ -161,7 +163,11 @@ export const LINT_RULES: readonly LintRule[] = [
       const days = (info.notAfter.getTime() - info.notBefore.getTime()) / DAY_MS;
       const max = ctx.profile.validity.maxDays;
       if (!(days > max)) return undefined;
-      return { severity: 'info', message: `The certificate is valid for ${Math.round(days)} days; browsers refuse more than ${max} (the installer does not mind).`, fix: reissue(ctx) };
+      return {
+        severity: 'info',
+        message: `The certificate is valid for ${Math.round(days)} days; browsers refuse more than ${max} (the installer does not mind).`,
+        fix: reissue(ctx),
+      };
     },
   },
   {
@@ -185,7 +191,8 @@ export const LINT_RULES: readonly LintRule[] = [
       info.isCa && !ctx.profile.basicConstraints.ca
         ? {
             severity: 'error',
-            message: 'The server certificate is a CA certificate (basicConstraints CA:TRUE); a CA certificate was probably installed on the web server by mistake.',
+            message:
+              'The server certificate is a CA certificate (basicConstraints CA:TRUE); a CA certificate was probably installed on the web server by mistake.',
             installer: 'Does not accept a CA certificate as a server certificate.',
             fix: `Serve a leaf certificate issued by the CA: ${ctx.command()}`,
           }
@@ -209,7 +216,11 @@ export const LINT_RULES: readonly LintRule[] = [
     check: (info, ctx) => {
       const needed = ctx.profile.keyUsage.tlsRequires;
       if (info.keyUsage.length === 0 || info.keyUsage.includes(needed)) return undefined;
-      return { severity: 'error', message: `The certificate's key usage (${info.keyUsage.join(', ')}) lacks ${needed}, which TLS 1.2 ECDHE and TLS 1.3 need.`, fix: reissue(ctx) };
+      return {
+        severity: 'error',
+        message: `The certificate's key usage (${info.keyUsage.join(', ')}) lacks ${needed}, which TLS 1.2 ECDHE and TLS 1.3 need.`,
+        fix: reissue(ctx),
+      };
     },
   },
   {
@@ -227,7 +238,8 @@ export const LINT_RULES: readonly LintRule[] = [
   },
   {
     id: 'cert.version',
-    check: (info, ctx) => (info.version !== 3 ? { severity: 'error', message: `The certificate is X.509 v${info.version}; v3 is required for SANs.`, fix: reissue(ctx) } : undefined),
+    check: (info, ctx) =>
+      info.version !== 3 ? { severity: 'error', message: `The certificate is X.509 v${info.version}; v3 is required for SANs.`, fix: reissue(ctx) } : undefined,
   },
   {
     id: 'cert.chain.path-length',
@@ -284,7 +296,8 @@ export const LINT_RULES: readonly LintRule[] = [
       !ctx.chain && info.selfSigned
         ? {
             severity: 'warning',
-            message: 'The certificate is self-signed; the installer trusts it only once it is imported itself, and it cannot be replaced without importing again.',
+            message:
+              'The certificate is self-signed; the installer trusts it only once it is imported itself, and it cannot be replaced without importing again.',
             fix: `Issue it from a CA and import the CA once: ${ctx.command()}`,
           }
         : undefined,

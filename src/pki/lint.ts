@@ -36,7 +36,13 @@ function issueCommand(info: CertInfo, host: string | undefined, ips: readonly st
   const allIps = [...(host && isIP(host) ? [host] : []), ...info.san.ips, ...ips];
   const uniqueDns = [...new Set(dns)];
   if (uniqueDns.length === 0) uniqueDns.push('<depot FQDN>');
-  const parts = ['depotkit cert issue', `--ca ${opts.caDir ?? '<ca-dir>'}`, ...uniqueDns.map((d) => `--dns ${d}`), ...[...new Set(allIps)].map((i) => `--ip ${i}`), `--out ${opts.outDir ?? '<out-dir>'}`];
+  const parts = [
+    'depotkit cert issue',
+    `--ca ${opts.caDir ?? '<ca-dir>'}`,
+    ...uniqueDns.map((d) => `--dns ${d}`),
+    ...[...new Set(allIps)].map((i) => `--ip ${i}`),
+    `--out ${opts.outDir ?? '<out-dir>'}`,
+  ];
   return parts.join(' ');
 }
 
@@ -62,7 +68,14 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
     ...(opts.caPems !== undefined ? { chain: chainVerdict(leaf, [...served, ...(opts.chainPems ?? [])], opts.caPems) } : {}),
     command: (extraIps = opts.ips ?? []) => issueCommand(info, host, extraIps, opts),
   };
-  const evidence = { subject: info.subject, issuer: info.issuer, san: info.san, notBefore: info.notBefore.toISOString(), notAfter: info.notAfter.toISOString(), sha256: info.fingerprints.sha256Hex };
+  const evidence = {
+    subject: info.subject,
+    issuer: info.issuer,
+    san: info.san,
+    notBefore: info.notBefore.toISOString(),
+    notAfter: info.notAfter.toISOString(),
+    sha256: info.fingerprints.sha256Hex,
+  };
   const findings: Finding[] = [];
   for (const rule of LINT_RULES) {
     const draft = rule.check(info, ctx);

@@ -24,7 +24,10 @@ const BASE64_LINE = /^[A-Za-z0-9+/=]+$/;
 
 /** Parses every PEM block of `text`; throws one sentence on a malformed block. */
 export function parsePemBlocks(text: string, source = 'The PEM text'): PemBlock[] {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trim());
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((l) => l.trim());
   const blocks: PemBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
     const begin = BEGIN.exec(lines[i]!);
@@ -104,13 +107,19 @@ export async function readPemBlocks(path: string, label: string | readonly strin
   const blocks = parsePemBlocks(data.toString('utf8'), path).filter((b) => labels.includes(b.label));
   if (blocks.length === 0) {
     // A DER file starts with an ASN.1 SEQUENCE tag; say how to convert it rather than just refusing.
-    const hint = data[0] === 0x30 ? 'It looks like binary DER; convert it with: openssl x509 -inform DER -in FILE -out FILE.pem (openssl req or pkey for requests and keys).' : undefined;
+    const hint =
+      data[0] === 0x30
+        ? 'It looks like binary DER; convert it with: openssl x509 -inform DER -in FILE -out FILE.pem (openssl req or pkey for requests and keys).'
+        : undefined;
     const names = labels.length > 1 ? `${labels.slice(0, -1).join(', ')} or ${labels.at(-1)}` : labels[0];
     throw usageError(`${path} holds no ${names} PEM block.`, hint);
   }
   const max = options.maxBlocks ?? PEM_LIMITS.maxBlocks;
   if (blocks.length > max) {
-    throw usageError(`${path} holds ${blocks.length} PEM blocks, more than the ${max} depotkit reads from a ${options.what ?? 'PEM file'}.`, options.what === 'certificate chain' ? 'A chain holds a certificate and its few issuers; a trust bundle goes to --ca.' : undefined);
+    throw usageError(
+      `${path} holds ${blocks.length} PEM blocks, more than the ${max} depotkit reads from a ${options.what ?? 'PEM file'}.`,
+      options.what === 'certificate chain' ? 'A chain holds a certificate and its few issuers; a trust bundle goes to --ca.' : undefined,
+    );
   }
   return blocks;
 }

@@ -15,7 +15,17 @@ export const RSA_KEY_SIZES = [2048, 3072, 4096] as const;
 export type RsaKeySize = (typeof RSA_KEY_SIZES)[number];
 
 /** The keyUsage bits in RFC 5280 order, as node-forge (and inspectCertificate) name them. */
-export const KEY_USAGES = ['digitalSignature', 'nonRepudiation', 'keyEncipherment', 'dataEncipherment', 'keyAgreement', 'keyCertSign', 'cRLSign', 'encipherOnly', 'decipherOnly'] as const;
+export const KEY_USAGES = [
+  'digitalSignature',
+  'nonRepudiation',
+  'keyEncipherment',
+  'dataEncipherment',
+  'keyAgreement',
+  'keyCertSign',
+  'cRLSign',
+  'encipherOnly',
+  'decipherOnly',
+] as const;
 export type KeyUsage = (typeof KEY_USAGES)[number];
 
 /** extendedKeyUsage purposes, as node-forge names them. */
@@ -117,7 +127,13 @@ export const SERVER_PROFILE = frozen<ServerProfile>({
   extKeyUsage: { critical: false, usages: ['serverAuth'], tlsRequires: 'serverAuth' },
   keyIdentifiers: { subject: true, authority: true },
   subjectAltName: { criticalWhenSubjectEmpty: true },
-  validity: { days: SERVER_CERT_DEFAULT_DAYS, backdateMs: CLOCK_SKEW_MS, csrDays: MGMT_CSR_VALIDITY_DAYS, maxDays: SERVER_CERT_DEFAULT_DAYS, renewWithinDays: 30 },
+  validity: {
+    days: SERVER_CERT_DEFAULT_DAYS,
+    backdateMs: CLOCK_SKEW_MS,
+    csrDays: MGMT_CSR_VALIDITY_DAYS,
+    maxDays: SERVER_CERT_DEFAULT_DAYS,
+    renewWithinDays: 30,
+  },
   key: { type: 'rsa', bits: 2048, sizes: RSA_KEY_SIZES, minBits: { rsa: INSTALLER_MIN_RSA_BITS, ec: 256 } },
 });
 

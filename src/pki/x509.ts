@@ -55,7 +55,9 @@ export function validityPeriod(notBefore: Date, days: number): { notBefore: Date
   const end = new Date(start.getTime() + days * 86_400_000);
   // Written as a negation so that an invalid (NaN) date is refused too.
   if (!(end.getTime() <= LATEST_NOT_AFTER.getTime())) {
-    throw usageError(`A validity of ${days} days would end after ${LATEST_NOT_AFTER.toISOString().replace('.000', '')}, the latest date a certificate can hold.`);
+    throw usageError(
+      `A validity of ${days} days would end after ${LATEST_NOT_AFTER.toISOString().replace('.000', '')}, the latest date a certificate can hold.`,
+    );
   }
   return { notBefore: start, notAfter: end };
 }
@@ -76,7 +78,9 @@ export function nameLength(value: string): number {
 export function assertCommonName(cn: string, what: string): void {
   const length = nameLength(cn);
   if (length > MAX_COMMON_NAME_LENGTH) {
-    throw usageError(`${what} "${cn}" has ${length} characters; a certificate's CN holds at most ${MAX_COMMON_NAME_LENGTH} (X.509 ub-common-name), and openssl refuses longer ones too.`);
+    throw usageError(
+      `${what} "${cn}" has ${length} characters; a certificate's CN holds at most ${MAX_COMMON_NAME_LENGTH} (X.509 ub-common-name), and openssl refuses longer ones too.`,
+    );
   }
 }
 
@@ -154,7 +158,12 @@ export function signCertificate(cert: forge.pki.Certificate, key: KeyObject): vo
 }
 
 export function signRequest(csr: forge.pki.CertificateSigningRequest, key: KeyObject): void {
-  const r = csr as forge.pki.CertificateSigningRequest & { md: unknown; signatureOid: string; siginfo: { algorithmOid: string }; certificationRequestInfo: forge.asn1.Asn1 };
+  const r = csr as forge.pki.CertificateSigningRequest & {
+    md: unknown;
+    signatureOid: string;
+    siginfo: { algorithmOid: string };
+    certificationRequestInfo: forge.asn1.Asn1;
+  };
   r.md = forge.md.sha256.create();
   r.signatureOid = r.siginfo.algorithmOid = SHA256_WITH_RSA;
   r.certificationRequestInfo = forgePki.getCertificationRequestInfo(csr);
@@ -167,7 +176,9 @@ export function forgeCertificate(pem: string, source: string): forge.pki.Certifi
   try {
     return pki.certificateFromPem(pem);
   } catch (err) {
-    const why = /OID is not RSA/.test((err as Error).message) ? 'its key is not RSA, and depotkit signs with RSA keys only' : 'it is not a readable X.509 certificate';
+    const why = /OID is not RSA/.test((err as Error).message)
+      ? 'its key is not RSA, and depotkit signs with RSA keys only'
+      : 'it is not a readable X.509 certificate';
     throw usageError(`${source} cannot be used: ${why}.`);
   }
 }

@@ -78,8 +78,19 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
       if (!first) throw new Error('the server sent no certificate');
       leaf = first;
       const info = inspectCertificate(leaf);
-      result.tls = { protocol: snapshot.protocol, cipher: snapshot.cipher, subject: info.subject, issuer: info.issuer, dnsNames: info.san.dns, ipAddresses: info.san.ips, sha256: info.fingerprints.sha256 };
-      tlsStage = [...tlsFindings(snapshot.protocol, leaf, snapshot.chainPems.slice(1), snapshot.publicRoot, hostName, options), ...leafGivenAsCa(leaf, snapshot.chainPems.slice(1), hostName, options.caPems ?? [])];
+      result.tls = {
+        protocol: snapshot.protocol,
+        cipher: snapshot.cipher,
+        subject: info.subject,
+        issuer: info.issuer,
+        dnsNames: info.san.dns,
+        ipAddresses: info.san.ips,
+        sha256: info.fingerprints.sha256,
+      };
+      tlsStage = [
+        ...tlsFindings(snapshot.protocol, leaf, snapshot.chainPems.slice(1), snapshot.publicRoot, hostName, options),
+        ...leafGivenAsCa(leaf, snapshot.chainPems.slice(1), hostName, options.caPems ?? []),
+      ];
       findings.push(...tlsStage);
     } catch (err) {
       if (err instanceof DepotkitError) throw err;
@@ -98,7 +109,12 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
     else withheldBecause = `the server's certificate failed the TLS checks (${failed.join(', ')}), so nothing says it is the depot`;
   } else {
     // A TLS port asked in plain HTTP hangs up (Node) or answers 400 (nginx): the URL is wrong, not the server.
-    if (await tlsSnapshot(depot, connected.address, hostName, timeoutMs).then(() => true, () => false)) {
+    if (
+      await tlsSnapshot(depot, connected.address, hostName, timeoutMs).then(
+        () => true,
+        () => false,
+      )
+    ) {
       const https = new URL(depot.base.href);
       https.protocol = 'https:';
       findings.push({
@@ -119,7 +135,12 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
     });
     if (options.user !== undefined && options.allowHttpCredentials) {
       trust = 'plain-http';
-      findings.push({ id: 'auth.cleartext', severity: 'warning', message: 'The Basic credentials crossed the network in clear text over HTTP (--allow-http-credentials).', fix: 'Use HTTPS when the depot needs a password.' });
+      findings.push({
+        id: 'auth.cleartext',
+        severity: 'warning',
+        message: 'The Basic credentials crossed the network in clear text over HTTP (--allow-http-credentials).',
+        fix: 'Use HTTPS when the depot needs a password.',
+      });
     } else {
       withheldBecause = 'the depot is served over plain HTTP, where Basic credentials cross the network in clear text';
     }
@@ -137,7 +158,11 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
   }
 
   const client = depotClient(depot, hostName, Math.max(1, options.concurrency ?? CHECK_DEFAULTS.concurrency), withheld ? undefined : trust);
-  const auth: Credentials = { user: options.user, header: options.user !== undefined && !withheld ? basicAuth(options.user, options.password ?? '') : undefined, withheld };
+  const auth: Credentials = {
+    user: options.user,
+    header: options.user !== undefined && !withheld ? basicAuth(options.user, options.password ?? '') : undefined,
+    withheld,
+  };
   try {
     await checkContent(client, depot, options, auth, result);
     if (auth.header !== undefined) await checkAnonymousPaths(client, depot, auth.header, openPaths, findings);
@@ -158,22 +183,57 @@ function connectFinding(depot: DepotUrl, reason: string, detail: string): Findin
   const where = `${depot.host}:${depot.port}`;
   switch (reason) {
     case 'unknown-host':
-      return { id: 'net.unknown-host', severity: 'error', message: `${depot.host} does not resolve (${detail}).`, installer: `reports ${DEPOT_STATUS.unknownHost}`, fix: `Add ${depot.host} to DNS or to the installer's /etc/hosts, or use the name that resolves. When only the installer resolves it, check by address with --as-host ${depot.host} (the URL with the depot's IP; TLS names are then checked against ${depot.host}).` };
+      return {
+        id: 'net.unknown-host',
+        severity: 'error',
+        message: `${depot.host} does not resolve (${detail}).`,
+        installer: `reports ${DEPOT_STATUS.unknownHost}`,
+        fix: `Add ${depot.host} to DNS or to the installer's /etc/hosts, or use the name that resolves. When only the installer resolves it, check by address with --as-host ${depot.host} (the URL with the depot's IP; TLS names are then checked against ${depot.host}).`,
+      };
     case 'refused':
-      return { id: 'net.refused', severity: 'error', message: `${where} refused the connection: nothing listens there.`, installer: `reports ${DEPOT_STATUS.notAvailable}`, fix: 'Start the server (depotkit serve) or fix the port in the URL.' };
+      return {
+        id: 'net.refused',
+        severity: 'error',
+        message: `${where} refused the connection: nothing listens there.`,
+        installer: `reports ${DEPOT_STATUS.notAvailable}`,
+        fix: 'Start the server (depotkit serve) or fix the port in the URL.',
+      };
     case 'timeout':
-      return { id: 'net.timeout', severity: 'error', message: `${where} did not answer (${detail}).`, installer: `reports ${DEPOT_STATUS.notAvailable}`, fix: 'Check firewalls between the installer and the depot, and the address.' };
+      return {
+        id: 'net.timeout',
+        severity: 'error',
+        message: `${where} did not answer (${detail}).`,
+        installer: `reports ${DEPOT_STATUS.notAvailable}`,
+        fix: 'Check firewalls between the installer and the depot, and the address.',
+      };
     default:
-      return { id: 'net.unreachable', severity: 'error', message: `${where} cannot be reached: ${detail}.`, installer: `reports ${DEPOT_STATUS.notAvailable}`, fix: 'Check the address and the routes.' };
+      return {
+        id: 'net.unreachable',
+        severity: 'error',
+        message: `${where} cannot be reached: ${detail}.`,
+        installer: `reports ${DEPOT_STATUS.notAvailable}`,
+        fix: 'Check the address and the routes.',
+      };
   }
 }
 
 function tlsFindings(protocol: string | null, leaf: string, intermediates: string[], publicRoot: boolean, hostName: string, options: CheckOptions): Finding[] {
   const findings: Finding[] = [];
   if (protocol !== 'TLSv1.2' && protocol !== 'TLSv1.3') {
-    findings.push({ id: 'tls.version', severity: 'error', message: `The server negotiated ${protocol}; the installer speaks TLS 1.2 and 1.3 only.`, installer: TLS_REJECTION, fix: 'Enable TLS 1.2 or 1.3 on the server.' });
+    findings.push({
+      id: 'tls.version',
+      severity: 'error',
+      message: `The server negotiated ${protocol}; the installer speaks TLS 1.2 and 1.3 only.`,
+      installer: TLS_REJECTION,
+      fix: 'Enable TLS 1.2 or 1.3 on the server.',
+    });
   }
-  const lint = lintServerCertificate(leaf, { host: hostName, caPems: options.caPems?.length ? options.caPems : undefined, chainPems: intermediates, now: options.now });
+  const lint = lintServerCertificate(leaf, {
+    host: hostName,
+    caPems: options.caPems?.length ? options.caPems : undefined,
+    chainPems: intermediates,
+    now: options.now,
+  });
   // In a check the consequence is always the depot update's error, keyed on its code.
   for (const f of lint) findings.push(f.severity === 'error' ? { ...f, installer: TLS_REJECTION } : f);
   if (!options.caPems?.length) {
@@ -248,7 +308,7 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
       severity: 'warning',
       path: DEPOT_PATHS.catalog,
       message: 'The server answers HEAD without credentials while GET needs them.',
-      installer: "passes its HEAD here, but other tools and proxies differ: HEAD must be authenticated exactly like GET",
+      installer: 'passes its HEAD here, but other tools and proxies differ: HEAD must be authenticated exactly like GET',
       fix: 'Serve the depot with depotkit serve, or protect HEAD like GET in the web server configuration.',
     });
   }
@@ -258,7 +318,13 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
   }
   const headLength = contentLength(head);
   if (headLength === undefined) {
-    findings.push({ id: 'catalog.head.no-length', severity: 'error', path: DEPOT_PATHS.catalog, message: 'HEAD of the catalog has no Content-Length.', fix: 'Serve the depot with a server that answers HEAD like GET (depotkit serve).' });
+    findings.push({
+      id: 'catalog.head.no-length',
+      severity: 'error',
+      path: DEPOT_PATHS.catalog,
+      message: 'HEAD of the catalog has no Content-Length.',
+      fix: 'Serve the depot with a server that answers HEAD like GET (depotkit serve).',
+    });
   }
 
   // 4. GET of the catalog, its signature, the manifest, the HCL and Compatibility data.
@@ -269,14 +335,28 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
     return;
   }
   if (headLength !== undefined && headLength !== get.body.length) {
-    findings.push({ id: 'catalog.length-mismatch', severity: 'error', path: DEPOT_PATHS.catalog, message: `HEAD says ${headLength} bytes but GET returned ${get.body.length}.`, evidence: { head: headLength, get: get.body.length }, fix: 'Serve HEAD and GET from the same file (depotkit serve).' });
+    findings.push({
+      id: 'catalog.length-mismatch',
+      severity: 'error',
+      path: DEPOT_PATHS.catalog,
+      message: `HEAD says ${headLength} bytes but GET returned ${get.body.length}.`,
+      evidence: { head: headLength, get: get.body.length },
+      fix: 'Serve HEAD and GET from the same file (depotkit serve).',
+    });
   }
   let binaries: CatalogBinary[] = [];
   try {
     binaries = catalogBinaries(parseCatalog(get.body.toString('utf8')));
   } catch (err) {
     if (!(err instanceof CatalogError)) throw err;
-    findings.push({ id: `catalog.${err.kind}.invalid`, severity: 'error', path: DEPOT_PATHS.catalog, message: err.message, installer: 'cannot read the catalog and refuses the depot', fix: 'Copy the catalog again from the vendor metadata (depotkit depot build).' });
+    findings.push({
+      id: `catalog.${err.kind}.invalid`,
+      severity: 'error',
+      path: DEPOT_PATHS.catalog,
+      message: err.message,
+      installer: 'cannot read the catalog and refuses the depot',
+      fix: 'Copy the catalog again from the vendor metadata (depotkit depot build).',
+    });
   }
 
   const sig = await request(at(DEPOT_PATHS.catalogSig), 'GET', auth, 'catalog.sig', DEPOT_PATHS.catalogSig);
@@ -291,7 +371,13 @@ async function checkContent(agent: DepotClient, depot: DepotUrl, options: CheckO
     try {
       return JSON.parse(answer.body.toString('utf8'));
     } catch (err) {
-      findings.push({ id: `${idPrefix}.json.invalid`, severity: 'error', path, message: `${path} is not valid JSON: ${errorMessage(err)}.`, fix: 'Copy it again from the vendor metadata.' });
+      findings.push({
+        id: `${idPrefix}.json.invalid`,
+        severity: 'error',
+        path,
+        message: `${path} is not valid JSON: ${errorMessage(err)}.`,
+        fix: 'Copy it again from the vendor metadata.',
+      });
       return undefined;
     }
   };
@@ -336,23 +422,62 @@ function statusFinding(idPrefix: string, path: string, method: string, status: n
   const user = credentials.user;
   if (status === 401) {
     if (credentials.withheld) {
-      return { id: 'auth.unchecked', severity: 'error', path, message: `${method} ${path}: the depot asks for credentials (401), which were withheld (auth.withheld): neither they nor what they protect could be checked.` };
+      return {
+        id: 'auth.unchecked',
+        severity: 'error',
+        path,
+        message: `${method} ${path}: the depot asks for credentials (401), which were withheld (auth.withheld): neither they nor what they protect could be checked.`,
+      };
     }
     if (user === undefined) {
-      return { id: 'auth.required', severity: 'error', path, message: `${method} ${path}: the depot needs credentials (401) and none were given.`, installer: `reports ${DEPOT_STATUS.userNotSet} or ${INSTALLER_ERROR_CODES.depotInvalidCredential} unless offlineAccount holds them`, fix: "Pass --user and --password-file; configure the same in the installer's offlineAccount." };
+      return {
+        id: 'auth.required',
+        severity: 'error',
+        path,
+        message: `${method} ${path}: the depot needs credentials (401) and none were given.`,
+        installer: `reports ${DEPOT_STATUS.userNotSet} or ${INSTALLER_ERROR_CODES.depotInvalidCredential} unless offlineAccount holds them`,
+        fix: "Pass --user and --password-file; configure the same in the installer's offlineAccount.",
+      };
     }
-    return { id: 'auth.rejected', severity: 'error', path, message: `${method} ${path}: the depot refused the credentials of user "${user}" (401).`, installer: `reports ${INSTALLER_ERROR_CODES.depotInvalidCredential}`, fix: 'Check the user and password (one account must open all of PROD/); give them to the installer in offlineAccount.' };
+    return {
+      id: 'auth.rejected',
+      severity: 'error',
+      path,
+      message: `${method} ${path}: the depot refused the credentials of user "${user}" (401).`,
+      installer: `reports ${INSTALLER_ERROR_CODES.depotInvalidCredential}`,
+      fix: 'Check the user and password (one account must open all of PROD/); give them to the installer in offlineAccount.',
+    };
   }
   if (status === 404) {
-    return { id: `${idPrefix}.missing`, severity: 'error', path, message: `${method} ${path}: 404, the file is not there.`, installer: idPrefix === 'catalog' ? 'cannot read the catalog and refuses the depot' : 'fails when it needs this file', fix: 'Lay out the metadata with depotkit depot build; check that the URL points at the folder that contains PROD/.' };
+    return {
+      id: `${idPrefix}.missing`,
+      severity: 'error',
+      path,
+      message: `${method} ${path}: 404, the file is not there.`,
+      installer: idPrefix === 'catalog' ? 'cannot read the catalog and refuses the depot' : 'fails when it needs this file',
+      fix: 'Lay out the metadata with depotkit depot build; check that the URL points at the folder that contains PROD/.',
+    };
   }
   if (status === 403) {
-    return { id: `${idPrefix}.forbidden`, severity: 'error', path, message: `${method} ${path}: 403, the server may not read the file.`, fix: 'Make the depot files readable by the web server (chmod -R a+rX).' };
+    return {
+      id: `${idPrefix}.forbidden`,
+      severity: 'error',
+      path,
+      message: `${method} ${path}: 403, the server may not read the file.`,
+      fix: 'Make the depot files readable by the web server (chmod -R a+rX).',
+    };
   }
   return { id: `${idPrefix}.status`, severity: 'error', path, message: `${method} ${path} answered ${status}.`, evidence: { status } };
 }
 
-async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: CatalogBinary[], credentials: Credentials, options: CheckOptions, result: CheckResult): Promise<void> {
+async function checkBinaries(
+  agent: DepotClient,
+  depot: DepotUrl,
+  binaries: CatalogBinary[],
+  credentials: Credentials,
+  options: CheckOptions,
+  result: CheckResult,
+): Promise<void> {
   const { stats } = result;
   const auth = credentials.header;
   // Collected apart and sorted, so concurrent requests still give a stable report.
@@ -373,12 +498,24 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
         stats.checked++;
         if (head.status !== 200) {
           const f = statusFinding('binary', binary.path, 'HEAD', head.status, credentials);
-          findings.push({ ...f, installer: `fails the ${binary.component} download`, fix: f.id === 'binary.missing' ? `Place ${binary.fileName} at ${binary.path} (depotkit depot build --binaries <folder>).` : f.fix });
+          findings.push({
+            ...f,
+            installer: `fails the ${binary.component} download`,
+            fix: f.id === 'binary.missing' ? `Place ${binary.fileName} at ${binary.path} (depotkit depot build --binaries <folder>).` : f.fix,
+          });
           return;
         }
         const length = contentLength(head);
         if (length !== binary.size) {
-          findings.push({ id: 'binary.size-mismatch', severity: 'error', path: binary.path, message: `${binary.path} is served with ${length ?? 'no'} Content-Length; the catalog says ${binary.size} bytes.`, evidence: { served: length, expected: binary.size }, installer: `fails the ${binary.component} download's size check`, fix: 'Download the file again and place it with depotkit depot build.' });
+          findings.push({
+            id: 'binary.size-mismatch',
+            severity: 'error',
+            path: binary.path,
+            message: `${binary.path} is served with ${length ?? 'no'} Content-Length; the catalog says ${binary.size} bytes.`,
+            evidence: { served: length, expected: binary.size },
+            installer: `fails the ${binary.component} download's size check`,
+            fix: 'Download the file again and place it with depotkit depot build.',
+          });
           return;
         }
         present.push(binary);
@@ -413,7 +550,15 @@ async function checkBinaries(agent: DepotClient, depot: DepotUrl, binaries: Cata
         stats.hashed++;
         const actual = hash.digest('hex');
         if (actual !== binary.checksum) {
-          findings.push({ id: 'binary.checksum-mismatch', severity: 'error', path: binary.path, message: `${binary.path} is served with the wrong content (SHA-256 ${actual}, the catalog says ${binary.checksum}).`, evidence: { actual, expected: binary.checksum }, installer: `fails the ${binary.component} checksum check after the download`, fix: 'Download the file again; depotkit depot build checks it before placing it.' });
+          findings.push({
+            id: 'binary.checksum-mismatch',
+            severity: 'error',
+            path: binary.path,
+            message: `${binary.path} is served with the wrong content (SHA-256 ${actual}, the catalog says ${binary.checksum}).`,
+            evidence: { actual, expected: binary.checksum },
+            installer: `fails the ${binary.component} checksum check after the download`,
+            fix: 'Download the file again; depotkit depot build checks it before placing it.',
+          });
         }
       }),
     ),
@@ -445,7 +590,10 @@ async function checkAnonymousPaths(client: DepotClient, depot: DepotUrl, auth: s
         id: 'open.anonymous',
         severity: 'info',
         path,
-        message: status === 200 ? `${path} answers without credentials (200).` : `${path} answers without asking for credentials (${status}: the folder itself is not listed).`,
+        message:
+          status === 200
+            ? `${path} answers without credentials (200).`
+            : `${path} answers without asking for credentials (${status}: the folder itself is not listed).`,
         evidence: { status },
       });
       continue;
@@ -474,8 +622,21 @@ async function checkAnonymousPaths(client: DepotClient, depot: DepotUrl, auth: s
     if (named) {
       findings.push(
         status === 401
-          ? { id: 'open.path.auth-required', severity: 'warning', path, message: `${path} asks for credentials (401), though named as open.`, evidence: { status }, fix: `Leave it open: depotkit serve <dir> --open ${path.replace(/\/$/, '')} (or switch auth off for that location in the web server).` }
-          : { id: 'open.path.status', severity: 'warning', path, message: `${path} answers ${status} without credentials${status === 403 || status === 404 ? ' (a folder? name it with a trailing /)' : ''}.`, evidence: { status } },
+          ? {
+              id: 'open.path.auth-required',
+              severity: 'warning',
+              path,
+              message: `${path} asks for credentials (401), though named as open.`,
+              evidence: { status },
+              fix: `Leave it open: depotkit serve <dir> --open ${path.replace(/\/$/, '')} (or switch auth off for that location in the web server).`,
+            }
+          : {
+              id: 'open.path.status',
+              severity: 'warning',
+              path,
+              message: `${path} answers ${status} without credentials${status === 403 || status === 404 ? ' (a folder? name it with a trailing /)' : ''}.`,
+              evidence: { status },
+            },
       );
     }
   }

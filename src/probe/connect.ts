@@ -4,9 +4,7 @@ import { connect as netConnect } from 'node:net';
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import type { DepotUrl } from './url.js';
 
-export type ConnectOutcome =
-  | { ok: true; address: string }
-  | { ok: false; reason: 'unknown-host' | 'refused' | 'timeout' | 'unreachable'; detail: string };
+export type ConnectOutcome = { ok: true; address: string } | { ok: false; reason: 'unknown-host' | 'refused' | 'timeout' | 'unreachable'; detail: string };
 
 /** Resolves the host and opens a TCP connection, as the installer's first step. */
 export async function resolveAndConnect(depot: DepotUrl, timeoutMs: number): Promise<ConnectOutcome> {

@@ -51,7 +51,9 @@ export function depotClient(depot: DepotUrl, serverName: string, connections: nu
       allowPartialTrustChain: true,
       // The host name was judged with the certificate (--as-host included); what is left is that it is the same one.
       checkServerIdentity: (_host, cert) =>
-        cert.fingerprint256 === pinned ? undefined : new Error(`the server presented another certificate than the one checked (SHA-256 ${cert.fingerprint256}); the credentials were not sent`),
+        cert.fingerprint256 === pinned
+          ? undefined
+          : new Error(`the server presented another certificate than the one checked (SHA-256 ${cert.fingerprint256}); the credentials were not sent`),
     });
   } else if (!depot.https && trust === 'plain-http') {
     credentialAgent = agent;

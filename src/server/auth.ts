@@ -3,7 +3,14 @@ import { constantTimeEqual } from '../util/secret-compare.js';
 import { clientKey, FailureLimiter } from './auth-limit.js';
 import { createHashPool, HashPoolBusy } from './hash-pool.js';
 import { credentialKey, decoyFor, readHtpasswd, verifyHash, type HtpasswdEntry } from './htpasswd.js';
-import { SERVE_AUTH_CACHE_MS, SERVE_AUTH_FAILURE_BURST, SERVE_AUTH_FAILURE_REFILL_MS, SERVE_AUTH_HASH_THREADS, SERVE_AUTH_MAX_PENDING, SERVE_AUTH_TRACKED_CLIENTS } from './tuning.js';
+import {
+  SERVE_AUTH_CACHE_MS,
+  SERVE_AUTH_FAILURE_BURST,
+  SERVE_AUTH_FAILURE_REFILL_MS,
+  SERVE_AUTH_HASH_THREADS,
+  SERVE_AUTH_MAX_PENDING,
+  SERVE_AUTH_TRACKED_CLIENTS,
+} from './tuning.js';
 
 /** One user with a password, or an htpasswd file (bcrypt and $apr1$ hashes). */
 export type AuthOptions = { user: string; password: string } | { htpasswdFile: string };

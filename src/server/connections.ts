@@ -11,7 +11,10 @@ export class ConnectionTracker {
   private readonly inFlight = new Map<Socket, number>();
   private closing = false;
 
-  constructor(private readonly server: Server, secure: boolean) {
+  constructor(
+    private readonly server: Server,
+    secure: boolean,
+  ) {
     // First in line: the HTTP layer's own listener may already have parsed a request on this socket.
     server.prependListener(secure ? 'secureConnection' : 'connection', (socket: Socket) => {
       if (!this.inFlight.has(socket)) this.inFlight.set(socket, 0);

@@ -66,7 +66,12 @@ interface Exchange {
 /** A short text answer; for HEAD Node drops the body and keeps the same headers. */
 function sendStatus(res: ServerResponse, status: number, headers: Record<string, string> = {}): void {
   const body = `${REASONS[status] ?? 'Error'}\n`;
-  res.writeHead(status, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), 'X-Content-Type-Options': 'nosniff' });
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'X-Content-Type-Options': 'nosniff',
+  });
   res.end(body);
 }
 

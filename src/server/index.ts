@@ -172,7 +172,8 @@ export interface PreparedDepotServer {
 /** Everything of a server that takes time (root, users, certificate, log), without listening yet. */
 export async function prepareDepotServer(opts: DepotServerOptions, hooks: ServerHooks = {}): Promise<PreparedDepotServer> {
   // Basic credentials are only base64: over plain HTTP anyone on the path reads the password.
-  if (opts.auth && !opts.tls && !opts.allowPlainHttpAuth) throw usageError('Basic auth over plain HTTP would send the password in clear text.', 'Serve over TLS (a certificate and key), or without auth.');
+  if (opts.auth && !opts.tls && !opts.allowPlainHttpAuth)
+    throw usageError('Basic auth over plain HTTP would send the password in clear text.', 'Serve over TLS (a certificate and key), or without auth.');
   const given = openPrefixesOf(opts);
   const realRoot = await realRootOf(opts.root);
   const openPrefixes = await resolvedOpenPrefixes(realRoot, given);
@@ -195,7 +196,17 @@ export async function prepareDepotServer(opts: DepotServerOptions, hooks: Server
     },
     metricsOpen: opts.metricsOpen ?? false,
   };
-  const handler = createHandler({ realRoot, auth, openPrefixes, readBuffer: opts.readBuffer, sendTimeoutMs: opts.sendTimeoutMs, isClosing: () => tracker.isClosing, log, metrics, pages });
+  const handler = createHandler({
+    realRoot,
+    auth,
+    openPrefixes,
+    readBuffer: opts.readBuffer,
+    sendTimeoutMs: opts.sendTimeoutMs,
+    isClosing: () => tracker.isClosing,
+    log,
+    metrics,
+    pages,
+  });
   const server: Server = secure ? createHttpsServer(secureOptions(material)) : createHttpServer();
   const tracker = new ConnectionTracker(server, secure);
   server.on('request', tracker.wrap(handler));

@@ -73,7 +73,13 @@ export class ServeMetrics {
 
   /** This process's values, to be summed with the other processes' (aggregateMetrics). */
   snapshot(): MetricsSnapshot {
-    const metric = (name: string, help: string, type: MetricJson['type'], values: MetricJson['values']): MetricJson => ({ name, help, type, aggregator: 'sum', values });
+    const metric = (name: string, help: string, type: MetricJson['type'], values: MetricJson['values']): MetricJson => ({
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      values,
+    });
     return [
       metric(
         SERVE_METRIC_NAMES.requests,
@@ -99,7 +105,9 @@ export class ServeMetrics {
         [...this.tlsFailures].map(([reason, value]) => ({ value, labels: { reason } })),
       ),
       metric(SERVE_METRIC_NAMES.processes, 'Serving processes whose counts are in this scrape.', 'gauge', [{ value: 1, labels: {} }]),
-      metric(SERVE_METRIC_NAMES.residentMemory, 'Resident memory of the serving processes, summed.', 'gauge', [{ value: process.memoryUsage.rss(), labels: {} }]),
+      metric(SERVE_METRIC_NAMES.residentMemory, 'Resident memory of the serving processes, summed.', 'gauge', [
+        { value: process.memoryUsage.rss(), labels: {} },
+      ]),
     ];
   }
 }

@@ -71,7 +71,10 @@ export async function resolveInsideRoot(realRoot: string, segments: string[]): P
 function relativeInside(realRoot: string, real: string): string | undefined {
   const rel = relative(realRoot, real);
   if (rel.startsWith('..') || isAbsolute(rel)) return undefined;
-  return rel.split(sep).filter((s) => s !== '').join('/');
+  return rel
+    .split(sep)
+    .filter((s) => s !== '')
+    .join('/');
 }
 
 /**
@@ -92,7 +95,8 @@ export function normaliseOpenPrefix(text: string, what = '--open'): string {
   if (segments.some((s) => s === '' || s === '.')) {
     throw refuse('is not a normalised path', `Write it as ${segments.filter((s) => s !== '' && s !== '.').join('/') || '<folder>'}.`);
   }
-  if (segments.some((s) => s.startsWith('.') || isTempName(s))) throw refuse('names a hidden file or folder (a segment starts with a dot), which is never served');
+  if (segments.some((s) => s.startsWith('.') || isTempName(s)))
+    throw refuse('names a hidden file or folder (a segment starts with a dot), which is never served');
   return path;
 }
 

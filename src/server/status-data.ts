@@ -209,7 +209,11 @@ function certificateOf(pem: string): { info: StatusCertificate; x509: X509Certif
     return undefined;
   }
   const san = subjectAltNames(x509.subjectAltName);
-  const commonName = x509.subject.split('\n').filter((l) => l.startsWith('CN=')).pop()?.slice(3);
+  const commonName = x509.subject
+    .split('\n')
+    .filter((l) => l.startsWith('CN='))
+    .pop()
+    ?.slice(3);
   return {
     x509,
     info: {
@@ -239,7 +243,10 @@ export function certificatesOf(certPem: string | undefined, caPem?: string): { c
   if (blocks.length < 2) {
     return {
       certificate,
-      ca: { certificate: null, unknownReason: 'The certificate file holds only the server certificate, not the CA that issued it: ask whoever issued it for the CA certificate.' },
+      ca: {
+        certificate: null,
+        unknownReason: 'The certificate file holds only the server certificate, not the CA that issued it: ask whoever issued it for the CA certificate.',
+      },
     };
   }
   return {
@@ -333,7 +340,8 @@ function catalogEntries(text: string): CatalogEntry[] | string {
     if (!/^[A-Za-z0-9_-]+$/.test(component)) return `The catalog names a component that is not a folder name: "${component}".`;
     if (!Array.isArray(versions)) return `The catalog's ${component} entry is not a list of versions.`;
     for (const v of versions as unknown[]) {
-      if (!isObject(v) || typeof v.productVersion !== 'string' || v.productVersion === '') return `A version of ${component} in the catalog has no productVersion.`;
+      if (!isObject(v) || typeof v.productVersion !== 'string' || v.productVersion === '')
+        return `A version of ${component} in the catalog has no productVersion.`;
       const bundles = isObject(v.artifacts) ? v.artifacts.bundles : undefined;
       if (!Array.isArray(bundles)) return `${component} ${v.productVersion} in the catalog has no list of bundles.`;
       const binaries: CatalogEntry['binaries'] = [];
@@ -496,7 +504,13 @@ export async function statusData(root: string, options: StatusOptions): Promise<
         if (match.length === 0) components.push({ name: b.name, version: b.version, inCatalog: false, files: [] });
         for (const m of match) components.push(await componentOf(m));
       }
-      statusReleases.push({ version: r.version, ...(r.releaseDate !== undefined ? { releaseDate: r.releaseDate } : {}), ...(r.minInstallerVersion !== undefined ? { minInstallerVersion: r.minInstallerVersion } : {}), complete: false, components });
+      statusReleases.push({
+        version: r.version,
+        ...(r.releaseDate !== undefined ? { releaseDate: r.releaseDate } : {}),
+        ...(r.minInstallerVersion !== undefined ? { minInstallerVersion: r.minInstallerVersion } : {}),
+        complete: false,
+        components,
+      });
     }
     for (const e of entries) if (!named.has(`${e.component}\0${e.productVersion}`)) otherComponents.push(await componentOf(e));
   } else {
@@ -554,7 +568,14 @@ export async function statusData(root: string, options: StatusOptions): Promise<
 }
 
 /** One catalogued file: there with the catalog's size and readable, and hashed before without change since. */
-async function lookAt(dir: string, realDir: string, path: string, size: number, checksum: string, verified: Record<string, VerifiedEntry>): Promise<Pick<StatusFile, 'state' | 'actualSize' | 'hashVerified'>> {
+async function lookAt(
+  dir: string,
+  realDir: string,
+  path: string,
+  size: number,
+  checksum: string,
+  verified: Record<string, VerifiedEntry>,
+): Promise<Pick<StatusFile, 'state' | 'actualSize' | 'hashVerified'>> {
   const full = join(dir, path);
   let info;
   try {

@@ -118,7 +118,9 @@ function filesTable(id: string, caption: string, components: StatusComponent[]):
     const head = `<tr><th scope="rowgroup" colspan="3" class="group">${e(c.name)} <span class="version">${e(c.version)}</span></th></tr>`;
     const rows =
       !c.inCatalog || c.files.length === 0
-        ? [`<tr><th scope="row"><span class="muted">${c.inCatalog ? 'no file' : 'not in the catalog'}</span></th><td class="num">–</td><td class="muted">nothing to fetch</td></tr>`]
+        ? [
+            `<tr><th scope="row"><span class="muted">${c.inCatalog ? 'no file' : 'not in the catalog'}</span></th><td class="num">–</td><td class="muted">nothing to fetch</td></tr>`,
+          ]
         : c.files.map((f) => `<tr><th scope="row">${e(f.name)}</th><td class="num">${e(formatBytes(f.size))}</td><td>${fileState(f)}</td></tr>`);
     return `<tbody>\n${head}\n${rows.join('\n')}\n</tbody>`;
   });
@@ -153,10 +155,18 @@ ${filesTable(`release-${index}-files`, `Files of release ${r.version}`, r.compon
 
 function certificateList(c: StatusCertificate, now: Date, role: 'server' | 'ca'): string {
   const left = daysBetween(now, new Date(c.notAfter));
-  const expiry = left < 0 ? `<span class="bad">expired ${plural(-left, 'day')} ago</span>` : left <= 30 ? `<span class="warn">${plural(left, 'day')} left</span>` : `${plural(left, 'day')} left`;
+  const expiry =
+    left < 0
+      ? `<span class="bad">expired ${plural(-left, 'day')} ago</span>`
+      : left <= 30
+        ? `<span class="warn">${plural(left, 'day')} left</span>`
+        : `${plural(left, 'day')} left`;
   const names = [...c.dns.map((d) => `DNS:${d}`), ...c.ips.map((ip) => `IP:${ip}`)];
   // The installer checks the host name against the server certificate's SAN; a CA's names do not matter.
-  const san = role === 'ca' ? '' : `<dt>Names (SAN)</dt><dd>${names.length > 0 ? e(names.join(', ')) : '<span class="bad">none: the installer refuses a certificate without a SAN</span>'}</dd>\n`;
+  const san =
+    role === 'ca'
+      ? ''
+      : `<dt>Names (SAN)</dt><dd>${names.length > 0 ? e(names.join(', ')) : '<span class="bad">none: the installer refuses a certificate without a SAN</span>'}</dd>\n`;
   return `<dl>
 <dt>Subject</dt><dd>${e(c.subject || '(empty)')}</dd>
 ${san}
@@ -188,18 +198,28 @@ export function renderStatusPage(data: StatusData, options: RenderOptions = {}):
   } else if (s.complete) {
     verdict = `<p class="verdict ok">✓ Complete: all ${plural(s.files, 'file')} the catalog names are present with the right size (${e(formatBytes(s.bytes))}).</p>`;
   } else {
-    const problems = [s.missing && `${s.missing} missing`, s.wrongSize && `${s.wrongSize} with the wrong size`, s.unreadable && `${s.unreadable} unreadable`].filter(Boolean).join(', ');
+    const problems = [s.missing && `${s.missing} missing`, s.wrongSize && `${s.wrongSize} with the wrong size`, s.unreadable && `${s.unreadable} unreadable`]
+      .filter(Boolean)
+      .join(', ');
     verdict = `<p class="verdict bad">✗ Incomplete: ${s.files === 0 ? 'the catalog names no file' : `${s.present} of ${plural(s.files, 'file')} present; ${e(problems)}`}.</p>`;
   }
 
-  const user = a.auth === 'none' ? 'none: the depot is open to anyone who reaches it' : a.user !== undefined ? `<code>${e(a.user)}</code> (the password is not shown here)` : 'a user of the server\'s htpasswd file (the password is not shown here)';
+  const user =
+    a.auth === 'none'
+      ? 'none: the depot is open to anyone who reaches it'
+      : a.user !== undefined
+        ? `<code>${e(a.user)}</code> (the password is not shown here)`
+        : "a user of the server's htpasswd file (the password is not shown here)";
   const caLine = data.ca.certificate
     ? `${a.caPath ? `<a href="${e(a.caPath)}" download="depot-ca.pem">Download the CA certificate</a> (save it as <code>depot-ca.pem</code>); ` : ''}${e(data.ca.certificate.subject)}, SHA-256 <code>${e(data.ca.certificate.sha256)}</code>`
     : `<span class="warn">not known to this server</span>: ${e(data.ca.unknownReason ?? '')}`;
   const open = a.openPrefixes.length > 0 ? `<dt>Open without credentials</dt><dd>${a.openPrefixes.map((p) => `<code>/${e(p)}/</code>`).join(', ')}</dd>` : '';
 
   const releases = data.releases.length > 0 ? data.releases.map(releaseSection).join('\n') : '<p>The catalog names no release.</p>';
-  const grouping = data.grouping === 'manifest' ? 'Releases as the manifest lists them, with the files the catalog names for each component version.' : `Releases from the catalog's product versions${data.manifest.state === 'ok' ? '' : ` (the manifest cannot be used: ${e(data.manifest.message ?? data.manifest.state)})`}.`;
+  const grouping =
+    data.grouping === 'manifest'
+      ? 'Releases as the manifest lists them, with the files the catalog names for each component version.'
+      : `Releases from the catalog's product versions${data.manifest.state === 'ok' ? '' : ` (the manifest cannot be used: ${e(data.manifest.message ?? data.manifest.state)})`}.`;
   const others =
     data.otherComponents.length > 0
       ? `<section aria-labelledby="other">
@@ -218,7 +238,11 @@ ${filesTable('other-files', 'Other component versions', data.otherComponents)}
     hcl = `<p class="bad">✗ The vSAN HCL's update time is ${data.hcl.state === 'missing' ? 'missing' : 'unreadable'} (PROD/vsan/hcl/lastupdatedtime.json).</p>`;
   }
 
-  const certificate = data.certificate ? certificateList(data.certificate, now, 'server') : a.tls ? '<p class="warn">The served certificate cannot be read.</p>' : '<p>Served over plain HTTP: no certificate (the installer accepts HTTP through its API from 9.1).</p>';
+  const certificate = data.certificate
+    ? certificateList(data.certificate, now, 'server')
+    : a.tls
+      ? '<p class="warn">The served certificate cannot be read.</p>'
+      : '<p>Served over plain HTTP: no certificate (the installer accepts HTTP through its API from 9.1).</p>';
   const ca = data.ca.certificate ? `<h3>Its CA</h3>\n${certificateList(data.ca.certificate, now, 'ca')}` : '';
   const hashed = s.hashVerified > 0 ? ` ${plural(s.hashVerified, 'file')} were hashed against the catalog when placed and are unchanged since.` : '';
 

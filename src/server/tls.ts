@@ -38,10 +38,13 @@ const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |ENCRYPTED )?PRIVATE KEY)-----[\s\S]+?
  */
 export function checkTlsMaterial(material: TlsMaterial, names = { cert: 'The TLS certificate', key: 'The TLS key' }): TlsMaterial {
   const emptiness = (text: string) => (text.trim() === '' ? ' (it is empty)' : '');
-  if (isSwappedPair(material.certPem, material.keyPem)) throw usageError(swappedPairMessage(names.cert.replace(/^The /, 'the '), names.key.replace(/^The /, 'the ')));
+  if (isSwappedPair(material.certPem, material.keyPem))
+    throw usageError(swappedPairMessage(names.cert.replace(/^The /, 'the '), names.key.replace(/^The /, 'the ')));
   const certBlock = CERT_BLOCK.exec(material.certPem)?.[0];
-  if (!certBlock) throw usageError(`${names.cert} holds no PEM certificate${emptiness(material.certPem)}; give the server's certificate, best followed by its chain.`);
-  if (!KEY_BLOCK.test(material.keyPem)) throw usageError(`${names.key} holds no PEM private key${emptiness(material.keyPem)}; give the certificate's private key.`);
+  if (!certBlock)
+    throw usageError(`${names.cert} holds no PEM certificate${emptiness(material.certPem)}; give the server's certificate, best followed by its chain.`);
+  if (!KEY_BLOCK.test(material.keyPem))
+    throw usageError(`${names.key} holds no PEM private key${emptiness(material.keyPem)}; give the certificate's private key.`);
   let cert: X509Certificate;
   try {
     cert = new X509Certificate(certBlock);

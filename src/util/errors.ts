@@ -37,7 +37,8 @@ export function isEnvironmentError(err: unknown): boolean {
 export function describeFsError(err: unknown, path: string): DepotkitError {
   const { code, syscall } = (err as NodeJS.ErrnoException) ?? {};
   // A file where a folder is to be made: --force cannot help, so it must not be suggested.
-  if (syscall === 'mkdir' && code === 'EEXIST') return usageError(`${(err as NodeJS.ErrnoException).path ?? path} is a file, not a folder.`, 'Give a folder there, or move the file away.');
+  if (syscall === 'mkdir' && code === 'EEXIST')
+    return usageError(`${(err as NodeJS.ErrnoException).path ?? path} is a file, not a folder.`, 'Give a folder there, or move the file away.');
   if (syscall === 'mkdir' && code === 'ENOTDIR') return usageError(`${path} cannot be made: a part of its path is a file, not a folder.`);
   switch (code) {
     case 'ENOENT':

@@ -196,7 +196,11 @@ export async function writeFileSetAtomic(files: FileToWrite[], options: FileSetO
   const existing: string[] = [];
   for (const f of files) if (await exists(f.path)) existing.push(f.path);
   if (!force && existing.length > 0) throw usageError(`${existing[0]} already exists.`, 'Use --force to replace it.');
-  if (force) await clearBackups(files.map((f) => f.path), options.currentSetIsWhole);
+  if (force)
+    await clearBackups(
+      files.map((f) => f.path),
+      options.currentSetIsWhole,
+    );
 
   const dirs = [...new Set(files.map((f) => dirname(f.path)))];
   for (const dir of dirs) {

@@ -54,10 +54,7 @@ export interface HashResult {
  * SHA-256 of many files, `concurrency` at a time (default: every core), each
  * in its own worker thread. Results come back in the order of `paths`.
  */
-export async function sha256Files(
-  paths: readonly string[],
-  options: { concurrency?: number; onBytes?: (n: number) => void } = {},
-): Promise<HashResult[]> {
+export async function sha256Files(paths: readonly string[], options: { concurrency?: number; onBytes?: (n: number) => void } = {}): Promise<HashResult[]> {
   const results: HashResult[] = paths.map((path) => ({ path }));
   if (paths.length === 0) return results;
   const size = Math.max(1, Math.min(options.concurrency ?? availableParallelism(), paths.length));

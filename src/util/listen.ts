@@ -20,7 +20,13 @@ export function listenOn(server: Server, port: number, host: string): Promise<vo
   return new Promise((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') reject(new PortInUseError(port, host));
-      else if (err.code === 'EACCES') reject(usageError(`Not allowed to listen on port ${port}; ports below 1024 need privileges.`, 'Use --port 8443, or run with the capability to bind low ports.'));
+      else if (err.code === 'EACCES')
+        reject(
+          usageError(
+            `Not allowed to listen on port ${port}; ports below 1024 need privileges.`,
+            'Use --port 8443, or run with the capability to bind low ports.',
+          ),
+        );
       else if (err.code === 'EADDRNOTAVAIL') reject(usageError(`${host} is not an address of this machine.`));
       else reject(err);
     };

@@ -22,7 +22,12 @@ export const TLS_TRUST_ERROR_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /** Of those, the ones about the validity period rather than the chain. */
-export const TLS_VALIDITY_ERROR_CODES: ReadonlySet<string> = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERROR_IN_CERT_NOT_BEFORE_FIELD', 'ERROR_IN_CERT_NOT_AFTER_FIELD']);
+export const TLS_VALIDITY_ERROR_CODES: ReadonlySet<string> = new Set([
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+]);
 
 export function isTlsTrustError(code: string | undefined): boolean {
   return code !== undefined && TLS_TRUST_ERROR_CODES.has(code);

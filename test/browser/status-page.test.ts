@@ -12,7 +12,16 @@ import { spawnServe, type ServeChild } from '../server/helpers.js';
 import { demoDepot, writePki } from '../server/status-helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const RESULTS = join(REPO_ROOT, 'test-results');
 const PASSWORD = 'Browser-Secret-7';
 const VCENTER_ISO = 'VMware-VCSA-all-9.0.0.0.24755230.iso';
@@ -62,7 +71,23 @@ describe.skipIf(!existsSync(CHROMIUM))('the status page in Chromium', () => {
     await demoDepot(root);
     const pki = await writePki(join(dir, 'pki'));
     await writeFile(join(dir, 'password'), `${PASSWORD}\n`);
-    serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', pki.chain, '--key', pki.key, '--user', 'depot', '--password-file', join(dir, 'password'), '--workers', '2']);
+    serve = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      pki.chain,
+      '--key',
+      pki.key,
+      '--user',
+      'depot',
+      '--password-file',
+      join(dir, 'password'),
+      '--workers',
+      '2',
+    ]);
     await mkdir(RESULTS, { recursive: true });
     // A fresh profile each run: nothing remembered from another.
     profile = await mkdtemp(join(tmpdir(), 'depotkit-chromium-'));
@@ -100,7 +125,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the status page in Chromium', () => {
     return page;
   }
 
-  it('renders with headings, table semantics and contrast, names the demo depot\'s components, without a console error', async () => {
+  it("renders with headings, table semantics and contrast, names the demo depot's components, without a console error", async () => {
     const page = await open();
     expect(await page.title()).toBe(`Offline depot – https://depot.lab.local:${serve.port}`);
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
@@ -120,7 +145,9 @@ describe.skipIf(!existsSync(CHROMIUM))('the status page in Chromium', () => {
     expect(await table.getByRole('row', { name: new RegExp(VCENTER_ISO.replace(/\./g, '\\.')) }).textContent()).toContain('✓ present');
 
     // What to give the installer, and the CA certificate's download, which answers without credentials.
-    expect(await page.locator('pre code').first().textContent()).toBe(`depotkit check https://depot.lab.local:${serve.port} --ca depot-ca.pem --user depot --password-file depot.pass`);
+    expect(await page.locator('pre code').first().textContent()).toBe(
+      `depotkit check https://depot.lab.local:${serve.port} --ca depot-ca.pem --user depot --password-file depot.pass`,
+    );
     const link = page.getByRole('link', { name: 'Download the CA certificate' });
     expect(await link.getAttribute('href')).toBe('/ca.pem');
     const ca = await context.request.get(`${serve.url}/ca.pem`);

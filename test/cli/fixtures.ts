@@ -41,7 +41,13 @@ export async function makeFixture(dir: string): Promise<CliFixture> {
 
 /** The fixture's depot served over HTTPS with Basic auth, in this process. */
 export function serveFixture(f: CliFixture): Promise<DepotServer> {
-  return startDepotServer({ root: f.depot, host: '127.0.0.1', port: 0, tls: { certFile: f.chainFile, keyFile: f.keyFile }, auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } });
+  return startDepotServer({
+    root: f.depot,
+    host: '127.0.0.1',
+    port: 0,
+    tls: { certFile: f.chainFile, keyFile: f.keyFile },
+    auth: { user: DEPOT_USER, password: DEPOT_PASSWORD },
+  });
 }
 
 /**

@@ -14,7 +14,12 @@ function expectOneSentence(r: { code: number; stderr: string }, pattern: RegExp)
   expect(r.code, r.stderr).toBe(2);
   expect(r.stderr).toMatch(pattern);
   expect(r.stderr).not.toMatch(/\n\s+at /);
-  expect(r.stderr.trim().split('\n').filter((l) => l.startsWith('depotkit:'))).toHaveLength(1);
+  expect(
+    r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('depotkit:')),
+  ).toHaveLength(1);
 }
 
 describe('messages that say what is wrong', () => {
@@ -58,12 +63,21 @@ describe('messages that say what is wrong', () => {
   });
 
   it('installer commands read a --password-file given on the command line first: a missing one is exit 2, not a FAILED row', async () => {
-    const r = await run(['installer', 'depot', '--installer', 'https://127.0.0.1:1', '--password-file', join(f.dir, 'nope'), '--depot-url', 'https://depot.lab']);
+    const r = await run([
+      'installer',
+      'depot',
+      '--installer',
+      'https://127.0.0.1:1',
+      '--password-file',
+      join(f.dir, 'nope'),
+      '--depot-url',
+      'https://depot.lab',
+    ]);
     expectOneSentence(r, /nope does not exist\./);
     expect(r.stdout).toBe('');
   });
 
-  it('check: http:// on a TLS port is the URL\'s fault; an unknown host points at --as-host; counts are singular for one', async () => {
+  it("check: http:// on a TLS port is the URL's fault; an unknown host points at --as-host; counts are singular for one", async () => {
     const http = await run(['check', server.url.replace('https:', 'http:')]);
     expect(http.code).toBe(1);
     expect(http.stdout).toContain(`ERROR http.tls-port: 127.0.0.1:${server.port} speaks TLS: use https://.`);
@@ -89,17 +103,38 @@ describe('messages that say what is wrong', () => {
 
   it('a certificate and key given the wrong way round are called swapped (serve, export, mgmt), not "no start line"', async () => {
     const serve = await run(['serve', f.depot, '--cert', f.keyFile, '--key', f.chainFile, '--port', '0']);
-    expectOneSentence(serve, /The certificate and the key are swapped: the certificate file .*server-key\.pem holds a private key and the key file .*server-chain\.pem a certificate/);
+    expectOneSentence(
+      serve,
+      /The certificate and the key are swapped: the certificate file .*server-key\.pem holds a private key and the key file .*server-chain\.pem a certificate/,
+    );
     const exported = await run(['export', 'nginx', f.depot, '--out', join(f.dir, 'nginx'), '--cert', f.keyFile, '--key', f.chainFile]);
     expectOneSentence(exported, /are swapped/);
-    const mgmt = await run(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', join(f.caDir, 'ca-cert.pem'), '--cert', f.keyFile, '--key', f.chainFile]);
-    expectOneSentence(mgmt, /The certificate and the key are swapped: --cert .*server-key\.pem holds a private key and --key .*server-chain\.pem a certificate/);
+    const mgmt = await run([
+      'mgmt',
+      'replace-cert',
+      '--server',
+      'https://127.0.0.1:1',
+      '--password-file',
+      f.passwordFile,
+      '--ca',
+      join(f.caDir, 'ca-cert.pem'),
+      '--cert',
+      f.keyFile,
+      '--key',
+      f.chainFile,
+    ]);
+    expectOneSentence(
+      mgmt,
+      /The certificate and the key are swapped: --cert .*server-key\.pem holds a private key and --key .*server-chain\.pem a certificate/,
+    );
     expect(`${serve.stderr}${exported.stderr}${mgmt.stderr}`).not.toContain('no start line');
   });
 
   it('a CA certificate file where a CA must sign names the folder it is in', async () => {
     const caCert = join(f.caDir, 'ca-cert.pem');
-    const hint = new RegExp(`--ca ${caCert} is a file; signing needs the CA folder, which holds the CA's key\\.\\n {2}Give the folder it is in: --ca ${f.caDir}\\n`);
+    const hint = new RegExp(
+      `--ca ${caCert} is a file; signing needs the CA folder, which holds the CA's key\\.\\n {2}Give the folder it is in: --ca ${f.caDir}\\n`,
+    );
     expectOneSentence(await run(['cert', 'issue', '--ca', caCert, '--dns', 'depot.lab', '--out', join(f.dir, 'issued')]), hint);
     expectOneSentence(await run(['serve', f.depot, '--ca', caCert, '--port', '0']), hint);
     expectOneSentence(await run(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', caCert]), hint);
@@ -127,13 +162,17 @@ describe('messages that say what is wrong', () => {
     await mkdir(join(lower, 'prod'), { recursive: true });
     const misspelt = await run(['depot', 'verify', lower]);
     expect(misspelt.code).toBe(1);
-    expect(misspelt.stdout).toContain(`fix: Rename ${join(lower, 'prod')} to ${join(lower, DEPOT_ROOT_DIR)}: the installer asks for /${DEPOT_ROOT_DIR}/ exactly.`);
+    expect(misspelt.stdout).toContain(
+      `fix: Rename ${join(lower, 'prod')} to ${join(lower, DEPOT_ROOT_DIR)}: the installer asks for /${DEPOT_ROOT_DIR}/ exactly.`,
+    );
     expect(misspelt.stdout).toContain('FAILED');
     expect(misspelt.stdout).toContain('1 error, 0 warnings.');
   });
 
   it('startDepotServer refuses Basic auth over plain HTTP itself', async () => {
-    await expect(startDepotServer({ root: f.depot, auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } })).rejects.toThrow('Basic auth over plain HTTP would send the password in clear text.');
+    await expect(startDepotServer({ root: f.depot, auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } })).rejects.toThrow(
+      'Basic auth over plain HTTP would send the password in clear text.',
+    );
   });
 
   it('start --no-serve hints only at files that exist; npm start verifies its own signature and names another port when its own is taken', async () => {
@@ -148,9 +187,16 @@ describe('messages that say what is wrong', () => {
     // As npm start runs it, on a port that is taken: the demo PKI is made, then the port is refused.
     const npmStart = { ...withoutNpm(), npm_lifecycle_event: 'start', npm_package_name: 'depotkit', npm_lifecycle_script: 'node dist/cli/main.js start' };
     const taken = await runCli(['start', '--port', String(busyPort)], { cwd, env: npmStart });
-    expectOneSentence(taken, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.\\n {2}Pick another port: npm start -- --port 9443, or npm start -- --port 0 for any free one\\.`));
+    expectOneSentence(
+      taken,
+      new RegExp(
+        `Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.\\n {2}Pick another port: npm start -- --port 9443, or npm start -- --port 0 for any free one\\.`,
+      ),
+    );
     // Now the PKI and password exist: the hint names them.
     const again = await run(['start', '--no-serve'], cwd);
-    expect(again.stdout).toContain('Serve it: depotkit start, or: depotkit serve demo-depot --ca demo-pki/ca --user depot --password-file demo-pki/depot-password');
+    expect(again.stdout).toContain(
+      'Serve it: depotkit start, or: depotkit serve demo-depot --ca demo-pki/ca --user depot --password-file demo-pki/depot-password',
+    );
   });
 });

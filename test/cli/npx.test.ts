@@ -44,7 +44,10 @@ describe.skipIf(!HAS_NPX)('run through npx (the real npm)', () => {
 
   it('npx depotkit serve stops when the npx process is stopped with SIGTERM', async () => {
     // npx runs depotkit under sh -c: a SIGTERM to npx ends that shell, not depotkit.
-    const npx = spawn('npx', ['depotkit', 'serve', f.depot, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const npx = spawn('npx', ['depotkit', 'serve', f.depot, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--json'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     npx.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -69,7 +72,11 @@ describe.skipIf(!HAS_NPX)('run through npx (the real npm)', () => {
   });
 
   it('npx depotkit prints its hints as npx depotkit', async () => {
-    const out = execFileSync('npx', ['depotkit', 'cert', 'ca', '--out', join(f.dir, 'npx-ca'), '--key-size', '2048'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('npx', ['depotkit', 'cert', 'ca', '--out', join(f.dir, 'npx-ca'), '--key-size', '2048'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     expect(out).toContain(`then: npx depotkit cert issue --ca ${join(f.dir, 'npx-ca')}`);
   });
 });

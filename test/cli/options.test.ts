@@ -19,23 +19,40 @@ function leaves(cmd: Command, prefix = ''): Array<{ name: string; cmd: Command }
 
 const option = (cmd: Command, long: string): Option | undefined => cmd.options.find((o) => o.long === long);
 
-describe('the option table: one spelling, one parser, the libraries\' defaults', () => {
+describe("the option table: one spelling, one parser, the libraries' defaults", () => {
   const commands = leaves(buildProgram());
   const find = (name: string) => commands.find((c) => c.name === name)!.cmd;
 
   it('gives every command that takes a password the file, the variable and nothing on the command line', () => {
     const withPasswords = commands.filter(({ cmd }) => cmd.options.some((o) => o.long?.endsWith('password-file')));
     expect(withPasswords.map((c) => c.name).sort()).toEqual(
-      ['check', 'depot mirror', 'export', 'installer depot', 'installer download', 'installer status', 'installer trust', 'mgmt replace-cert', 'serve', 'sim installer', 'sim mgmt'].sort(),
+      [
+        'check',
+        'depot mirror',
+        'export',
+        'installer depot',
+        'installer download',
+        'installer status',
+        'installer trust',
+        'mgmt replace-cert',
+        'serve',
+        'sim installer',
+        'sim mgmt',
+      ].sort(),
     );
     for (const { name, cmd } of commands) {
       for (const o of cmd.options.filter((x) => x.long?.endsWith('password-file'))) {
         const env = o.long!.replace(/-file$/, '-env');
         expect(option(cmd, env), `${name} ${env}`).toBeDefined();
         // The two exclude each other: commander refuses both at once.
-        expect((o as Option & { conflictsWith: string[] }).conflictsWith, `${name} ${o.long}`).toContain(env.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()));
+        expect((o as Option & { conflictsWith: string[] }).conflictsWith, `${name} ${o.long}`).toContain(
+          env.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()),
+        );
       }
-      expect(cmd.options.filter((o) => /password$/.test(o.long ?? '')), name).toEqual([]);
+      expect(
+        cmd.options.filter((o) => /password$/.test(o.long ?? '')),
+        name,
+      ).toEqual([]);
     }
   });
 
@@ -56,7 +73,7 @@ describe('the option table: one spelling, one parser, the libraries\' defaults',
     for (const name of ['cert issue', 'cert sign-csr', 'serve', 'export']) expect(option(find(name), '--ca')!.flags, name).toBe('--ca <dir>');
   });
 
-  it('shows the libraries\' own defaults', () => {
+  it("shows the libraries' own defaults", () => {
     expect(option(find('check'), '--timeout')!.defaultValue).toBe(CHECK_DEFAULTS.timeoutMs / 1000);
     expect(option(find('check'), '--concurrency')!.defaultValue).toBe(CHECK_DEFAULTS.concurrency);
     expect(option(find('installer status'), '--timeout')!.defaultValue).toBe(INSTALLER_DEFAULTS.timeoutMs / 1000);
@@ -84,16 +101,32 @@ describe('usage errors (the built CLI)', () => {
 
   const run = (args: string[]) => runCli(args, { env: withoutNpm() });
 
-  it('says one sentence and the command\'s usage line, not the whole help', async () => {
+  it("says one sentence and the command's usage line, not the whole help", async () => {
     const cases: Array<[string[], string, string]> = [
       [['check', 'https://x.invalid', '--concurrency', '0'], '--concurrency must be at least 1.', 'depotkit check [options] <depot-url>'],
       [['check', 'https://x.invalid', '--timeout', '10ms'], '--timeout takes a whole number, not "10ms".', 'depotkit check [options] <depot-url>'],
       [['depot', 'demo', 'x', '--release', '8.0'], '--release must be one of 9.0, 9.1, not "8.0".', 'depotkit depot demo [options] <dir>'],
-      [['serve', f.depot, '--http', '--user', 'u'], 'Give --http or --user, not both: Basic auth over plain HTTP would send the password in clear text.', 'depotkit serve [options] <dir>'],
-      [['serve', f.depot, '--cert', f.chainFile, '--ca', f.caDir], 'Give --cert or --ca, not both: --ca issues the certificate that --cert would give.', 'depotkit serve [options] <dir>'],
-      [['check', 'https://x.invalid', '--user', 'u', '--password-file', f.passwordFile, '--password-env', 'X'], 'Give --password-file or --password-env, not both.', 'depotkit check [options] <depot-url>'],
+      [
+        ['serve', f.depot, '--http', '--user', 'u'],
+        'Give --http or --user, not both: Basic auth over plain HTTP would send the password in clear text.',
+        'depotkit serve [options] <dir>',
+      ],
+      [
+        ['serve', f.depot, '--cert', f.chainFile, '--ca', f.caDir],
+        'Give --cert or --ca, not both: --ca issues the certificate that --cert would give.',
+        'depotkit serve [options] <dir>',
+      ],
+      [
+        ['check', 'https://x.invalid', '--user', 'u', '--password-file', f.passwordFile, '--password-env', 'X'],
+        'Give --password-file or --password-env, not both.',
+        'depotkit check [options] <depot-url>',
+      ],
       [['cert', 'issue', '--dns', 'x.lab', '--out', 'x'], '--ca is required.', 'depotkit cert issue [options]'],
-      [['cert', 'inspect', f.chainFile, '--hots', 'x'], 'depotkit cert inspect has no option --hots (did you mean --host?).', 'depotkit cert inspect [options] <pem>'],
+      [
+        ['cert', 'inspect', f.chainFile, '--hots', 'x'],
+        'depotkit cert inspect has no option --hots (did you mean --host?).',
+        'depotkit cert inspect [options] <pem>',
+      ],
       [['depot', 'verify'], 'The <dir> argument is missing.', 'depotkit depot verify [options] <dir>'],
     ];
     for (const [args, sentence, usage] of cases) {
@@ -119,7 +152,9 @@ describe('usage errors (the built CLI)', () => {
   it('with --json, every error is a JSON object on stdout too, with its exit code and hint', async () => {
     const usage = await run(['check', 'https://x.invalid', '--concurrency', '0', '--json']);
     expect(usage.code).toBe(2);
-    expect(JSON.parse(usage.stdout)).toEqual({ error: { message: '--concurrency must be at least 1.', exitCode: 2, hint: 'usage: depotkit check [options] <depot-url>' } });
+    expect(JSON.parse(usage.stdout)).toEqual({
+      error: { message: '--concurrency must be at least 1.', exitCode: 2, hint: 'usage: depotkit check [options] <depot-url>' },
+    });
     expect(usage.stderr).toContain('depotkit: --concurrency must be at least 1.');
     const input = await run(['depot', 'verify', join(f.dir, 'depoy'), '--json']);
     expect(input.code).toBe(2);

@@ -19,7 +19,17 @@ describe('output a reader stops reading, and hints as the user runs depotkit', (
     server = served.server();
   });
 
-  const checkArgs = () => ['check', server.url.replace('127.0.0.1', 'localhost'), '--ca', f.caDir, '--user', DEPOT_USER, '--password-file', f.passwordFile, '--json'];
+  const checkArgs = () => [
+    'check',
+    server.url.replace('127.0.0.1', 'localhost'),
+    '--ca',
+    f.caDir,
+    '--user',
+    DEPOT_USER,
+    '--password-file',
+    f.passwordFile,
+    '--json',
+  ];
 
   it('ends quietly when stdout is closed before it writes: cert inspect and check --json, with their own exit codes', async () => {
     const inspect = await runWithClosedStdout(['cert', 'inspect', f.chainFile]);

@@ -45,7 +45,11 @@ function runOnTerminal(args: string[], answer: string): Promise<{ code: number; 
     'sys.exit(os.waitstatus_to_exitcode(status))',
   ].join('\n');
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', ['-c', script, process.execPath, CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...withoutNpm(), ANSWER: answer }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('python3', ['-c', script, process.execPath, CLI, ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...withoutNpm(), ANSWER: answer },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let screen = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (screen += d));
     child.on('error', reject);
@@ -65,9 +69,30 @@ describe('passwords from a file, a variable or a terminal; trust from a CA file 
   const localUrl = () => server.url.replace('127.0.0.1', 'localhost');
 
   it('serve takes the password from --password-env', async () => {
-    const serve = await spawnCliJson<{ url: string }>(['serve', f.depot, '--cert', f.chainFile, '--key', f.keyFile, '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--user', DEPOT_USER, '--password-env', 'DEPOT_PW', '--json'], {
-      env: { DEPOT_PW: DEPOT_PASSWORD },
-    });
+    const serve = await spawnCliJson<{ url: string }>(
+      [
+        'serve',
+        f.depot,
+        '--cert',
+        f.chainFile,
+        '--key',
+        f.keyFile,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--workers',
+        '1',
+        '--user',
+        DEPOT_USER,
+        '--password-env',
+        'DEPOT_PW',
+        '--json',
+      ],
+      {
+        env: { DEPOT_PW: DEPOT_PASSWORD },
+      },
+    );
     try {
       const catalog = `/${DEPOT_PATHS.catalog}`;
       const ok = await fetchRaw(serve.info.url, catalog, { method: 'HEAD', ca: f.ca.certPem, headers: { Authorization: basic(DEPOT_USER, DEPOT_PASSWORD) } });
@@ -116,16 +141,25 @@ describe('passwords from a file, a variable or a terminal; trust from a CA file 
   it('sim mgmt and mgmt replace-cert take --password-env; --server-ca takes a folder', async () => {
     const serverCerts = join(f.dir, 'mgmt-certs');
     await mkdir(serverCerts);
-    const sim = await spawnCliJson<{ url: string }>(['sim', 'mgmt', '--port', '0', '--password-env', 'MGMT_PW', '--cert-out', join(serverCerts, 'vc.pem'), '--json'], { env: { MGMT_PW: 'Mgmt-pw-1' } });
+    const sim = await spawnCliJson<{ url: string }>(
+      ['sim', 'mgmt', '--port', '0', '--password-env', 'MGMT_PW', '--cert-out', join(serverCerts, 'vc.pem'), '--json'],
+      { env: { MGMT_PW: 'Mgmt-pw-1' } },
+    );
     try {
-      const dryRun = await runCli(['mgmt', 'replace-cert', '--server', sim.info.url, '--password-env', 'MGMT_PW', '--ca', f.caDir, '--server-ca', serverCerts, '--dry-run', '--json'], {
-        env: { ...withoutNpm(), MGMT_PW: 'Mgmt-pw-1' },
-      });
+      const dryRun = await runCli(
+        ['mgmt', 'replace-cert', '--server', sim.info.url, '--password-env', 'MGMT_PW', '--ca', f.caDir, '--server-ca', serverCerts, '--dry-run', '--json'],
+        {
+          env: { ...withoutNpm(), MGMT_PW: 'Mgmt-pw-1' },
+        },
+      );
       expect(dryRun.code, dryRun.stderr).toBe(0);
       expect(JSON.parse(dryRun.stdout)).toMatchObject({ ok: true, dryRun: true });
-      const wrong = await runCli(['mgmt', 'replace-cert', '--server', sim.info.url, '--password-env', 'MGMT_PW', '--ca', f.caDir, '--server-ca', serverCerts, '--dry-run'], {
-        env: { ...withoutNpm(), MGMT_PW: 'not it' },
-      });
+      const wrong = await runCli(
+        ['mgmt', 'replace-cert', '--server', sim.info.url, '--password-env', 'MGMT_PW', '--ca', f.caDir, '--server-ca', serverCerts, '--dry-run'],
+        {
+          env: { ...withoutNpm(), MGMT_PW: 'not it' },
+        },
+      );
       expect(wrong.code).not.toBe(0);
       expect(`${wrong.stdout}${wrong.stderr}`).not.toContain('not it');
     } finally {

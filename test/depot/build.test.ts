@@ -41,7 +41,13 @@ describe('depot build', () => {
   it('reports missing, wrong size, wrong checksum (never placed) and files not in the catalog', async () => {
     const src = await vendorLikeSource(dir);
     const [missing, short, corrupt] = src.binaries;
-    const find = (name: string) => listFiles(src.binariesDir).then((files) => join(src.binariesDir, files.find((f) => f.endsWith(name))!));
+    const find = (name: string) =>
+      listFiles(src.binariesDir).then((files) =>
+        join(
+          src.binariesDir,
+          files.find((f) => f.endsWith(name))!,
+        ),
+      );
     await rm(await find(missing!.fileName));
     await truncate(await find(short!.fileName), 100);
     const corruptPath = await find(corrupt!.fileName);
@@ -218,7 +224,10 @@ describe('depot build', () => {
     const b = src.binaries[0]!;
     const target = join(out, b.path);
     await appendFile(target, 'x'); // a changed file in place...
-    const candidate = join(src.binariesDir, (await listFiles(src.binariesDir)).find((f) => f.endsWith(b.fileName))!);
+    const candidate = join(
+      src.binariesDir,
+      (await listFiles(src.binariesDir)).find((f) => f.endsWith(b.fileName))!,
+    );
     const data = await readFile(candidate);
     data[0] = data[0]! ^ 1; // ...and a wrong download of the same size
     await writeFile(candidate, data);

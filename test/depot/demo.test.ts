@@ -63,7 +63,9 @@ describe('depot demo', () => {
 
     const sigDer = join(dir, 'sig.der');
     await writeFile(sigDer, Buffer.from(JSON.parse(sigText).signature, 'base64'));
-    const out = execFileSync('openssl', ['dgst', '-sha256', '-verify', result.signingPublicKey, '-signature', sigDer, join(root, DEPOT_PATHS.catalog)], { encoding: 'utf8' });
+    const out = execFileSync('openssl', ['dgst', '-sha256', '-verify', result.signingPublicKey, '-signature', sigDer, join(root, DEPOT_PATHS.catalog)], {
+      encoding: 'utf8',
+    });
     expect(out.trim()).toBe('Verified OK');
   });
 

@@ -83,7 +83,8 @@ export async function vendorArchiveSource(base: string, options: { compatibility
   } else {
     await rm(join(meta, DEPOT_PATHS.compatibility));
   }
-  for (const file of [DEPOT_PATHS.hclAll, DEPOT_PATHS.hclLastUpdated]) await put(`${DEPOT_PATHS.metadataHclDir}/${basename(file)}`, await readFile(join(meta, file)));
+  for (const file of [DEPOT_PATHS.hclAll, DEPOT_PATHS.hclLastUpdated])
+    await put(`${DEPOT_PATHS.metadataHclDir}/${basename(file)}`, await readFile(join(meta, file)));
   const upgrades: string[] = [];
   for (const uuid of [randomUUID(), randomUUID()]) {
     const [xmlName, sigName, shaName] = VCENTER_UPGRADE_METADATA_FILES;

@@ -67,7 +67,12 @@ describe('depot verify', () => {
     await writeFile(join(dir, 'PROD/COMP/VCENTER', `${TEMP_PREFIX}1234-x.iso`), 'partial');
     const result = await verifyDepot(dir);
     expect(result.findings.filter((f) => f.id === 'layout.component.missing').map((f) => f.path)).toEqual(['PROD/COMP/VROPS']);
-    expect(result.findings.filter((f) => f.id === 'layout.file.missing').map((f) => f.path).sort()).toEqual([DEPOT_PATHS.compatibility, DEPOT_PATHS.manifest].sort());
+    expect(
+      result.findings
+        .filter((f) => f.id === 'layout.file.missing')
+        .map((f) => f.path)
+        .sort(),
+    ).toEqual([DEPOT_PATHS.compatibility, DEPOT_PATHS.manifest].sort());
     expect(ids(result)).toContain('layout.temp-file');
   });
 

@@ -61,9 +61,13 @@ describe('depotkit export (the built CLI)', () => {
     const config = await readFile(report.files[0]!.path, 'utf8');
     expect(config).toContain(users.path);
     expect(config).toContain(fixture.keyFile);
-    expect(report.check).toBe(`depotkit check https://depot.test --ca <the CA certificate the installer trusts> --user ${USER} --password-file <${USER}'s password file>`);
+    expect(report.check).toBe(
+      `depotkit check https://depot.test --ca <the CA certificate the installer trusts> --user ${USER} --password-file <${USER}'s password file>`,
+    );
     expect(report.nextSteps.at(-1)).toBe(report.check);
-    expect(report.nextSteps.join('\n')).toMatch(server === 'systemd' ? /systemctl reload depotkit/ : new RegExp(`systemctl reload ${server === 'apache' ? 'apache2' : server}`));
+    expect(report.nextSteps.join('\n')).toMatch(
+      server === 'systemd' ? /systemctl reload depotkit/ : new RegExp(`systemctl reload ${server === 'apache' ? 'apache2' : server}`),
+    );
   });
 
   it('prints the files, what they read and the numbered next steps for a person', async () => {
@@ -106,14 +110,16 @@ describe('depotkit export (the built CLI)', () => {
     [['nginx', '<prod>', '--out', '<out>', '<tls>'], `is the ${DEPOT_ROOT_DIR} folder itself`],
   ])('refuses %j: one sentence, exit 2', async (args, message) => {
     const out = outDir();
-    const expanded = args.flatMap((a) => (a === '<tls>' ? tls() : a === '<root>' ? [fixture.root] : a === '<prod>' ? [join(fixture.root, DEPOT_ROOT_DIR)] : a === '<out>' ? [out] : [a]));
+    const expanded = args.flatMap((a) =>
+      a === '<tls>' ? tls() : a === '<root>' ? [fixture.root] : a === '<prod>' ? [join(fixture.root, DEPOT_ROOT_DIR)] : a === '<out>' ? [out] : [a],
+    );
     const r = await runCli(['export', ...expanded]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('refuses a key that is not the certificate\'s before writing anything', async () => {
+  it("refuses a key that is not the certificate's before writing anything", async () => {
     const other = await issueServerCert(await createCa({ keySize: 2048 }), { dns: ['depot.test'], keySize: 2048 });
     const wrongKey = join(fixture.dir, 'wrong-key.pem');
     await writeFile(wrongKey, other.keyPem, { mode: 0o600 });
@@ -178,7 +184,20 @@ describe('depotkit export (the built CLI)', () => {
   });
 
   it('takes the server name from the certificate unless given, and listens where told', async () => {
-    const { report } = await exportJson(['apache', fixture.root, '--out', outDir(), ...tls(), ...auth(), '--server-name', 'depot.lab.example', '--host', '10.0.0.5', '--port', '8443']);
+    const { report } = await exportJson([
+      'apache',
+      fixture.root,
+      '--out',
+      outDir(),
+      ...tls(),
+      ...auth(),
+      '--server-name',
+      'depot.lab.example',
+      '--host',
+      '10.0.0.5',
+      '--port',
+      '8443',
+    ]);
     expect(report.url).toBe('https://depot.lab.example:8443');
     const vhost = await readFile(report.files[0]!.path, 'utf8');
     expect(vhost).toContain('<VirtualHost 10.0.0.5:8443>');

@@ -43,7 +43,7 @@ function exe(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 }
 
 describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux-x64), with no Node on the PATH', () => {
-  it('names itself and the runtime it embeds: a Node 24 LTS, not the build machine\'s', async () => {
+  it("names itself and the runtime it embeds: a Node 24 LTS, not the build machine's", async () => {
     const r = await exe(['--version']);
     expect(r.stdout).toMatch(new RegExp(`^depotkit ${version.replace(/\./g, '\\.')} \\(node v24\\.\\d+\\.\\d+\\)\\n$`));
     expect((await exe(['-V'])).stdout).toBe(r.stdout);
@@ -71,7 +71,28 @@ describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux
     expect((await exe(['cert', 'issue', '--ca', 'pki/ca', '--dns', 'depot.test', '--ip', '127.0.0.1', '--out', 'pki/server'])).code).toBe(0);
     await writeFile(join(dir, 'pass'), 'Dep0t-Secret\n', { mode: 0o600 });
     await writeFile(join(dir, 'users.htpasswd'), `depot:${bcrypt.hashSync('Dep0t-Secret', 8)}\n`, { mode: 0o600 });
-    const serve = spawn(EXE, ['serve', 'depot', '--host', '127.0.0.1', '--port', '0', '--workers', '2', '--cert', 'pki/server/server-chain.pem', '--key', 'pki/server/server-key.pem', '--htpasswd', 'users.htpasswd', '--open-hcl', '--json'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const serve = spawn(
+      EXE,
+      [
+        'serve',
+        'depot',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        '0',
+        '--workers',
+        '2',
+        '--cert',
+        'pki/server/server-chain.pem',
+        '--key',
+        'pki/server/server-key.pem',
+        '--htpasswd',
+        'users.htpasswd',
+        '--open-hcl',
+        '--json',
+      ],
+      { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const exited = new Promise<number | null>((resolve) => serve.once('exit', resolve));
     try {
       const info = await new Promise<{ port: number; workers: number; pid: number }>((resolve, reject) => {
@@ -89,7 +110,12 @@ describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux
       expect(info.workers).toBe(2);
       // The worker is this same executable, forked.
       const { stdout: children } = await run('ps', ['-o', 'args=', '--ppid', String(info.pid)]);
-      expect(children.trim().split('\n').filter((l) => l.startsWith(EXE))).toHaveLength(1);
+      expect(
+        children
+          .trim()
+          .split('\n')
+          .filter((l) => l.startsWith(EXE)),
+      ).toHaveLength(1);
       const url = `https://127.0.0.1:${info.port}`;
       const curl = (args: string[]) => run('curl', ['-sS', '--cacert', join(dir, 'pki/ca/ca-cert.pem'), ...args]).then((r) => r.stdout);
       // Several connections, so that both serving processes answer some.
@@ -138,11 +164,14 @@ describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux
     for (const tool of ['curl', 'mkdir', 'rm', 'chmod', 'sleep']) await symlink((await run('sh', ['-c', `command -v ${tool}`])).stdout.trim(), join(bin, tool));
     await writeFile(join(bin, 'npx'), `#!/bin/sh\n[ "$1" = depotkit ] || exit 127\nshift\nexec "${EXE}" "$@"\n`, { mode: 0o755 });
     await writeFile(join(work, 'rehearsal.sh'), block.replace(ports, `depot_port=${depot} installer_port=${installer} vc_port=${vc}`));
-    const { stdout } = await run('/bin/bash', ['-e', '-o', 'pipefail', join(work, 'rehearsal.sh')], { cwd: work, env: { ...env, PATH: bin }, maxBuffer: 16 << 20, timeout: 180_000 }).catch(
-      (err: { stdout: string; stderr: string; code: number }) => {
-        throw new Error(`the rehearsal stopped (exit ${err.code}):\n${err.stdout}\n${err.stderr}`);
-      },
-    );
+    const { stdout } = await run('/bin/bash', ['-e', '-o', 'pipefail', join(work, 'rehearsal.sh')], {
+      cwd: work,
+      env: { ...env, PATH: bin },
+      maxBuffer: 16 << 20,
+      timeout: 180_000,
+    }).catch((err: { stdout: string; stderr: string; code: number }) => {
+      throw new Error(`the rehearsal stopped (exit ${err.code}):\n${err.stdout}\n${err.stderr}`);
+    });
     expect(stdout).toMatch(/ACCEPT/);
     expect(stdout).toContain(`depot depot.lab.local:${depot}: DEPOT_CONNECTION_SUCCESSFUL`);
     expect(stdout).toMatch(/Replaced the certificate of https:\/\/127\.0\.0\.1:\d+ [\s\S]*verified: trusted by the CA/);

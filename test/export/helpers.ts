@@ -148,7 +148,30 @@ http {
  * plus the ones the export asks for.
  */
 export async function startApacheSite(site: string, port: number, dir: string): Promise<RunningServer> {
-  const modules = ['mpm_event', 'authz_core', 'authz_host', 'authn_core', 'authn_file', 'authz_user', 'auth_basic', 'access_compat', 'alias', 'mime', 'dir', 'autoindex', 'deflate', 'filter', 'env', 'setenvif', 'negotiation', 'reqtimeout', 'ssl', 'socache_shmcb', 'allowmethods', 'headers'];
+  const modules = [
+    'mpm_event',
+    'authz_core',
+    'authz_host',
+    'authn_core',
+    'authn_file',
+    'authz_user',
+    'auth_basic',
+    'access_compat',
+    'alias',
+    'mime',
+    'dir',
+    'autoindex',
+    'deflate',
+    'filter',
+    'env',
+    'setenvif',
+    'negotiation',
+    'reqtimeout',
+    'ssl',
+    'socache_shmcb',
+    'allowmethods',
+    'headers',
+  ];
   const conf = join(dir, 'httpd.conf');
   await writeFile(
     conf,
@@ -202,7 +225,11 @@ export interface Answer {
 }
 
 /** One HTTPS request with the path sent exactly as given (no client-side normalisation), trusting only the fixture's CA. */
-export function fetchRaw(port: number, path: string, options: { ca: string; method?: string; auth?: boolean; headers?: Record<string, string> }): Promise<Answer> {
+export function fetchRaw(
+  port: number,
+  path: string,
+  options: { ca: string; method?: string; auth?: boolean; headers?: Record<string, string> },
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { host: HOST, ...options.headers };
     if (options.auth) headers.authorization = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
@@ -218,8 +245,13 @@ export function fetchRaw(port: number, path: string, options: { ca: string; meth
 
 /** Java's TLS client (the installer's stack) sends HEAD then GET of the catalog: its two output lines. */
 export async function javaProbe(fixture: Fixture, port: number): Promise<string> {
-  const { stdout } = await run('java', [`-Djdk.net.hosts.file=${fixture.hostsFile}`, join(REPO_ROOT, 'test/interop/DepotProbe.java'), fixture.caFile, `https://${HOST}:${port}`, USER, PASSWORD]).catch(
-    (err: { stdout: string; stderr: string }) => ({ stdout: `${err.stdout}${err.stderr}` }),
-  );
+  const { stdout } = await run('java', [
+    `-Djdk.net.hosts.file=${fixture.hostsFile}`,
+    join(REPO_ROOT, 'test/interop/DepotProbe.java'),
+    fixture.caFile,
+    `https://${HOST}:${port}`,
+    USER,
+    PASSWORD,
+  ]).catch((err: { stdout: string; stderr: string }) => ({ stdout: `${err.stdout}${err.stderr}` }));
   return stdout;
 }

@@ -53,8 +53,24 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
     const port = await freePort();
     const out = join(fixture.dir, `${server}-${name}`);
     const exported = await runCli([
-      'export', server, fixture.root, '--out', out, '--host', '127.0.0.1', '--port', String(port),
-      '--cert', fixture.certFile, '--key', fixture.keyFile, '--user', USER, '--password-file', fixture.passwordFile, ...extra,
+      'export',
+      server,
+      fixture.root,
+      '--out',
+      out,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--cert',
+      fixture.certFile,
+      '--key',
+      fixture.keyFile,
+      '--user',
+      USER,
+      '--password-file',
+      fixture.passwordFile,
+      ...extra,
     ]);
     expect(exported.code, exported.stderr).toBe(0);
     await mkdir(join(out, 'run'));
@@ -83,7 +99,19 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
     });
 
     it('depotkit check (the built CLI) accepts the depot through it', async () => {
-      const check = await runCli(['check', `https://127.0.0.1:${hclOpen.port}`, '--as-host', HOST, '--ca', fixture.caFile, '--user', USER, '--password-file', fixture.passwordFile, '--json']);
+      const check = await runCli([
+        'check',
+        `https://127.0.0.1:${hclOpen.port}`,
+        '--as-host',
+        HOST,
+        '--ca',
+        fixture.caFile,
+        '--user',
+        USER,
+        '--password-file',
+        fixture.passwordFile,
+        '--json',
+      ]);
       expect(check.code, `${check.stdout}${check.stderr}${await hclOpen.log()}`).toBe(0);
       const result = JSON.parse(check.stdout) as { accepted: boolean; findings: Array<{ id: string; severity: string }> };
       expect(result.accepted).toBe(true);
@@ -93,11 +121,14 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
     it.skipIf(!JAVA)("Java's TLS client (the installer's stack) gets HEAD then GET of the catalog, with the same length", async () => {
       const out = await javaProbe(fixture, closed.port);
       expect(out).toMatch(/^HEAD 200 \d+\nGET 200 \d+\n$/);
-      const [head, get] = out.trim().split('\n').map((l) => l.split(' ')[2]);
+      const [head, get] = out
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ')[2]);
       expect(head).toBe(get);
     });
 
-    it('HEAD without credentials is 401 with the Basic challenge, as GET; with them, HEAD has GET\'s length and type', async () => {
+    it("HEAD without credentials is 401 with the Basic challenge, as GET; with them, HEAD has GET's length and type", async () => {
       for (const method of ['HEAD', 'GET']) {
         const answer = await fetchRaw(closed.port, CATALOG, { ca, method });
         expect(answer.status).toBe(401);
@@ -135,7 +166,11 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
     });
 
     it('a wrong password is refused like none', async () => {
-      const answer = await fetchRaw(closed.port, CATALOG, { ca, method: 'HEAD', headers: { authorization: `Basic ${Buffer.from(`${USER}:wrong`).toString('base64')}` } });
+      const answer = await fetchRaw(closed.port, CATALOG, {
+        ca,
+        method: 'HEAD',
+        headers: { authorization: `Basic ${Buffer.from(`${USER}:wrong`).toString('base64')}` },
+      });
       expect(answer.status).toBe(401);
     });
 
@@ -161,11 +196,14 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
       expect(answer.body).not.toContain('"patches"');
     });
 
-    it.each(['/../../../../etc/passwd', '/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/PROD/..%2f..%2f..%2f..%2fetc/passwd', '/..\\..\\..\\etc\\passwd'])('never leaves the web root: %s', async (path) => {
-      const answer = await fetchRaw(hclOpen.port, path, { ca, auth: true });
-      expect(answer.status).not.toBe(200);
-      expect(answer.body).not.toMatch(/root:.*:0:0:/);
-    });
+    it.each(['/../../../../etc/passwd', '/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/PROD/..%2f..%2f..%2f..%2fetc/passwd', '/..\\..\\..\\etc\\passwd'])(
+      'never leaves the web root: %s',
+      async (path) => {
+        const answer = await fetchRaw(hclOpen.port, path, { ca, auth: true });
+        expect(answer.status).not.toBe(200);
+        expect(answer.body).not.toMatch(/root:.*:0:0:/);
+      },
+    );
 
     it.each(['/.secret', '/PROD/vsan/hcl/.hidden', '/PROD/.depotkit-tmp-0123-part.iso', '/.depotkit/verified.json', '/PROD/vsan/hcl/%2esecret/../.hidden'])(
       'never serves the dotfile %s, even with credentials or in the open folder',
@@ -203,7 +241,9 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
 
     it('serves a binary whole and in ranges, as octet-stream', async () => {
       const path = '/PROD/COMP/VCENTER/';
-      const catalog = JSON.parse((await fetchRaw(closed.port, CATALOG, { ca, auth: true })).body) as { patches: Record<string, Array<{ artifacts: { bundles: Array<{ binaries: Array<{ fileName: string; size: number }> }> } }>> };
+      const catalog = JSON.parse((await fetchRaw(closed.port, CATALOG, { ca, auth: true })).body) as {
+        patches: Record<string, Array<{ artifacts: { bundles: Array<{ binaries: Array<{ fileName: string; size: number }> }> } }>>;
+      };
       const binary = catalog.patches.VCENTER![0]!.artifacts.bundles[0]!.binaries[0]!;
       const whole = await fetchRaw(closed.port, `${path}${binary.fileName}`, { ca, auth: true });
       expect(whole.status).toBe(200);

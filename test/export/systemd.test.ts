@@ -19,8 +19,30 @@ beforeAll(async () => {
   port = await freePort();
   // The service user must exist for logrotate to read its `su` line: Debian's daemon user stands in.
   const r = await runCli([
-    'export', 'systemd', fixture.root, '--out', out, '--host', '127.0.0.1', '--port', String(port), '--cert', fixture.certFile, '--key', fixture.keyFile,
-    '--user', USER, '--password-file', fixture.passwordFile, '--open-hcl', '--grace', String(GRACE), '--workers', '2', '--service-user', 'daemon',
+    'export',
+    'systemd',
+    fixture.root,
+    '--out',
+    out,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--cert',
+    fixture.certFile,
+    '--key',
+    fixture.keyFile,
+    '--user',
+    USER,
+    '--password-file',
+    fixture.passwordFile,
+    '--open-hcl',
+    '--grace',
+    String(GRACE),
+    '--workers',
+    '2',
+    '--service-user',
+    'daemon',
   ]);
   expect(r.code, r.stderr).toBe(0);
   unit = join(out, 'depotkit.service');
@@ -52,8 +74,26 @@ describe('depotkit export systemd', () => {
     const words = execStart();
     expect(words.slice(0, 2)).toEqual([process.execPath, CLI]);
     expect(words.slice(2)).toEqual([
-      'serve', fixture.root, '--host', '127.0.0.1', '--port', String(port), '--cert', fixture.certFile, '--key', fixture.keyFile,
-      '--htpasswd', join(out, 'depotkit.htpasswd'), '--open', 'PROD/vsan/hcl', '--workers', '2', '--grace', String(GRACE), '--access-log', '/var/log/depotkit/access.log',
+      'serve',
+      fixture.root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--cert',
+      fixture.certFile,
+      '--key',
+      fixture.keyFile,
+      '--htpasswd',
+      join(out, 'depotkit.htpasswd'),
+      '--open',
+      'PROD/vsan/hcl',
+      '--workers',
+      '2',
+      '--grace',
+      String(GRACE),
+      '--access-log',
+      '/var/log/depotkit/access.log',
     ]);
   });
 
@@ -73,7 +113,9 @@ describe('depotkit export systemd', () => {
     const text = await readFile(join(out, 'depotkit.logrotate'), 'utf8');
     expect(text).toMatch(/^\/var\/log\/depotkit\/access\.log \{$/m);
     expect(text).toContain('systemctl reload depotkit.service');
-    const r = await run(LOGROTATE!, ['-d', '-s', join(out, 'logrotate.state'), join(out, 'depotkit.logrotate')]).catch((err: { stdout: string; stderr: string }) => err);
+    const r = await run(LOGROTATE!, ['-d', '-s', join(out, 'logrotate.state'), join(out, 'depotkit.logrotate')]).catch(
+      (err: { stdout: string; stderr: string }) => err,
+    );
     const said = `${r.stdout}${r.stderr}`;
     expect(said).not.toMatch(/error:/);
     expect(said).toContain('rotating pattern: /var/log/depotkit/access.log');
@@ -102,7 +144,18 @@ describe('depotkit export systemd', () => {
         if (ok) break;
         await new Promise((r) => setTimeout(r, 50));
       }
-      const check = await runCli(['check', `https://127.0.0.1:${port}`, '--as-host', HOST, '--ca', fixture.caFile, '--user', USER, '--password-file', fixture.passwordFile]);
+      const check = await runCli([
+        'check',
+        `https://127.0.0.1:${port}`,
+        '--as-host',
+        HOST,
+        '--ca',
+        fixture.caFile,
+        '--user',
+        USER,
+        '--password-file',
+        fixture.passwordFile,
+      ]);
       expect(check.code, `${check.stdout}${stderr}`).toBe(0);
       // A reload under way must not interrupt serving.
       child.kill('SIGHUP');

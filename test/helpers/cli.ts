@@ -50,7 +50,11 @@ export interface CliChild<T> {
  * resolves once its stdout holds a whole JSON value; rejects if it exits first.
  */
 export function spawnCliJson<T>(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliChild<T>> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd ?? REPO_ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));

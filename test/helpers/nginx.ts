@@ -83,7 +83,11 @@ http {
   const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
-  await waitForPort(port, () => child.exitCode !== null, () => stderr);
+  await waitForPort(
+    port,
+    () => child.exitCode !== null,
+    () => stderr,
+  );
   return {
     url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,

@@ -34,27 +34,46 @@ async function simCaFile(sim: InstallerSimulator, name: string): Promise<string>
 
 interface Rows {
   ok: boolean;
-  installers: Array<{ name: string; ok: boolean; result?: Record<string, unknown> & { action?: string; status?: string }; error?: { message: string; errorCode?: string; remediation?: string } }>;
+  installers: Array<{
+    name: string;
+    ok: boolean;
+    result?: Record<string, unknown> & { action?: string; status?: string };
+    error?: { message: string; errorCode?: string; remediation?: string };
+  }>;
 }
 
 describe('depotkit installer', () => {
-  it("the documented outcome: the depot update fails with the secure-protocol error, installer trust imports the CA, the same update succeeds, status shows it", async () => {
+  it('the documented outcome: the depot update fails with the secure-protocol error, installer trust imports the CA, the same update succeeds, status shows it', async () => {
     const sim = await startSim();
     try {
       const connection = ['--installer', sim.url, '--user', USER, '--password-file', files.password, '--installer-ca', await simCaFile(sim, 'flow')];
-      const depotArgs = ['installer', 'depot', ...connection, '--depot-host', 'localhost', '--depot-port', String(depot.port), '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword];
+      const depotArgs = [
+        'installer',
+        'depot',
+        ...connection,
+        '--depot-host',
+        'localhost',
+        '--depot-port',
+        String(depot.port),
+        '--depot-user',
+        DEPOT_USER,
+        '--depot-password-file',
+        files.depotPassword,
+      ];
 
       const failed = await runCli(depotArgs);
       expect(failed.code).toBe(1);
       // The installer keeps the refused attempt with its status: the row reports it.
       expect(failed.stdout).toContain(`FAILED  depot localhost:${depot.port}: UNKNOWN_FAILURE`);
-      expect(failed.stdout).toContain('VMWARE_DEPOT_CONNECT_FAILURE: Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error');
+      expect(failed.stdout).toContain(
+        'VMWARE_DEPOT_CONNECT_FAILURE: Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error',
+      );
       const failedJson = await runCli([...depotArgs, '--json']);
       expect(failedJson.code).toBe(1);
       const failedRow = (JSON.parse(failedJson.stdout) as Rows).installers[0]!;
       expect(failedRow).toMatchObject({ ok: false, result: { ok: false, status: 'UNKNOWN_FAILURE', errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE' } });
       expect(failedJson.stdout).not.toContain(DEPOT_PASSWORD);
-      expect(failed.stdout).toContain("import the CA that issued it (depotkit installer trust --ca CA-CERT)");
+      expect(failed.stdout).toContain('import the CA that issued it (depotkit installer trust --ca CA-CERT)');
       expect(sim.logs.join('\n')).toMatch(new RegExp(`TLS fatal alert certificate_unknown against depot localhost:${depot.port}`));
 
       const trust = await runCli(['installer', 'trust', ...connection, '--ca', files.depotCa]);
@@ -86,7 +105,9 @@ describe('depotkit installer', () => {
       await writeFile(leafFile, depot.certPem);
       const leafTrust = await runCli(['installer', 'trust', ...connection, '--ca', leafFile]);
       expect(leafTrust.code).toBe(0);
-      expect(leafTrust.stderr).toMatch(/^warning: CN=localhost is not a CA certificate .*re-issued\. Trust the CA that issued it instead \(CN=depotkit installer test CA\)\./m);
+      expect(leafTrust.stderr).toMatch(
+        /^warning: CN=localhost is not a CA certificate .*re-issued\. Trust the CA that issued it instead \(CN=depotkit installer test CA\)\./m,
+      );
       expect(trust.stderr).not.toContain('is not a CA certificate');
       // Every session (one per command) was revoked at exit, and no password reached a log.
       expect(sim.logs.filter((l) => l.includes('DELETE /v1/tokens/refresh-token 204'))).toHaveLength(8);
@@ -124,7 +145,22 @@ describe('depotkit installer', () => {
       const caDir = join(tmp.dir, 'ca-folder');
       await mkdir(caDir);
       await writeFile(join(caDir, 'ca-cert.pem'), depot.ca.certPem);
-      const args = ['installer', 'depot', '--inventory', inventory, '--concurrency', '2', '--trust-ca', caDir, '--depot-url', `https://localhost:${depot.port}`, '--depot-user', DEPOT_USER, '--depot-password-env', 'FLEET_DEPOT_PASSWORD'];
+      const args = [
+        'installer',
+        'depot',
+        '--inventory',
+        inventory,
+        '--concurrency',
+        '2',
+        '--trust-ca',
+        caDir,
+        '--depot-url',
+        `https://localhost:${depot.port}`,
+        '--depot-user',
+        DEPOT_USER,
+        '--depot-password-env',
+        'FLEET_DEPOT_PASSWORD',
+      ];
       const env = { FLEET_PASSWORD: PASSWORD, FLEET_DEPOT_PASSWORD: DEPOT_PASSWORD };
 
       const first = await runCli([...args, '--json'], { env });
@@ -138,7 +174,10 @@ describe('depotkit installer', () => {
         ['site-down', false],
       ]);
       expect(rows.installers[0]!.result).toMatchObject({ action: 'updated', status: 'DEPOT_CONNECTION_SUCCESSFUL', trusted: [{ action: 'imported' }] });
-      expect(rows.installers[3]!.error).toMatchObject({ errorCode: 'INVALID_CREDENTIALS', message: 'Log-in failed: INVALID_CREDENTIALS: Invalid username or password.' });
+      expect(rows.installers[3]!.error).toMatchObject({
+        errorCode: 'INVALID_CREDENTIALS',
+        message: 'Log-in failed: INVALID_CREDENTIALS: Invalid username or password.',
+      });
       expect(rows.installers[4]!.error!.message).toMatch(/^Cannot reach the installer 127\.0\.0\.1:\d+: the connection was refused \(ECONNREFUSED\)\.$/);
 
       const human = await runCli(args, { env });
@@ -177,17 +216,57 @@ describe('depotkit installer', () => {
       expect(leak.stderr).toMatch(/holds a password; inventories name where passwords are/);
       expect(leak.stderr).not.toContain('hunter2');
 
-      const both = await runCli(['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', '--depot-url', 'https://a', '--depot-host', 'a']);
+      const both = await runCli([
+        'installer',
+        'depot',
+        '--installer',
+        sim.url,
+        '--password-file',
+        files.password,
+        '--insecure',
+        '--depot-url',
+        'https://a',
+        '--depot-host',
+        'a',
+      ]);
       expect(both.code).toBe(2);
 
       // Depot credentials never go over plain HTTP: refused before anything is sent.
-      const clear = await runCli(['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', '--depot-url', 'http://depot.lab/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword]);
+      const clear = await runCli([
+        'installer',
+        'depot',
+        '--installer',
+        sim.url,
+        '--password-file',
+        files.password,
+        '--insecure',
+        '--depot-url',
+        'http://depot.lab/',
+        '--depot-user',
+        DEPOT_USER,
+        '--depot-password-file',
+        files.depotPassword,
+      ]);
       expect(clear.code).toBe(2);
       expect(clear.stderr).toContain('Depot credentials go only over HTTPS; http://depot.lab/ is plain HTTP.');
       expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);
 
       // A URL ending in /PROD would replace a working setting with a broken one: refused, naming the URL to use.
-      const prod = await runCli(['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', '--depot-url', 'https://depot.lab.local:8443/PROD/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword]);
+      const prod = await runCli([
+        'installer',
+        'depot',
+        '--installer',
+        sim.url,
+        '--password-file',
+        files.password,
+        '--insecure',
+        '--depot-url',
+        'https://depot.lab.local:8443/PROD/',
+        '--depot-user',
+        DEPOT_USER,
+        '--depot-password-file',
+        files.depotPassword,
+      ]);
       expect(prod.code).toBe(2);
       expect(prod.stderr).toContain('The depot URL https://depot.lab.local:8443/PROD/ ends in /PROD');
       expect(prod.stderr).toContain('Use --depot-url https://depot.lab.local:8443');
@@ -217,7 +296,21 @@ describe('depotkit installer', () => {
     try {
       const child = spawn(
         process.execPath,
-        [CLI, 'installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--installer-ca', await simCaFile(sim, 'interrupt'), '--depot-host', '127.0.0.1', '--depot-port', String((silent.address() as AddressInfo).port)],
+        [
+          CLI,
+          'installer',
+          'depot',
+          '--installer',
+          sim.url,
+          '--password-file',
+          files.password,
+          '--installer-ca',
+          await simCaFile(sim, 'interrupt'),
+          '--depot-host',
+          '127.0.0.1',
+          '--depot-port',
+          String((silent.address() as AddressInfo).port),
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let stderr = '';
@@ -252,7 +345,9 @@ describe('depotkit installer', () => {
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     try {
       const url = `https://127.0.0.1:${(slow.address() as AddressInfo).port}`;
-      const child = spawn(process.execPath, [CLI, 'installer', 'status', '--installer', url, '--password-file', files.password, '--insecure'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [CLI, 'installer', 'status', '--installer', url, '--password-file', files.password, '--insecure'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
       while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
       child.kill('SIGINT');
@@ -287,7 +382,18 @@ describe('depotkit installer', () => {
     const sim = await spawnCliJson<{ url: string }>(['sim', 'installer', '--password-file', files.password, '--cert-out', certOut, '--state', state, '--json']);
     try {
       const { url } = sim.info;
-      const trust = await runCli(['installer', 'trust', '--installer', url, '--password-file', files.password, '--installer-ca', certOut, '--ca', files.depotCa]);
+      const trust = await runCli([
+        'installer',
+        'trust',
+        '--installer',
+        url,
+        '--password-file',
+        files.password,
+        '--installer-ca',
+        certOut,
+        '--ca',
+        files.depotCa,
+      ]);
       expect(trust.code).toBe(0);
       expect(JSON.parse(await readFile(state, 'utf8'))).toMatchObject({ version: 1, trustedCertificates: [{ usage: 'TRUSTED_FOR_OUTBOUND' }] });
       expect(sim.stderr()).toContain('POST /v1/sddc-manager/trusted-certificates 200');

@@ -65,7 +65,10 @@ async function scripted(
 const pair = { accessToken: 'x.y.z', refreshToken: { id: 'r' } };
 
 /** An HTTPS proxy in front of the simulator that records what the client sends. */
-async function recordingProxy(target: { url: string; caPem: string }): Promise<{ url: string; caPem: string; seen: Array<{ method: string; path: string; contentType?: string; body: unknown }>; close: () => Promise<void> }> {
+async function recordingProxy(target: {
+  url: string;
+  caPem: string;
+}): Promise<{ url: string; caPem: string; seen: Array<{ method: string; path: string; contentType?: string; body: unknown }>; close: () => Promise<void> }> {
   const cert = await issueServerCert(await depotCa(), { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
   const agent = new Agent({ connect: { ca: target.caPem } });
   const seen: Array<{ method: string; path: string; contentType?: string; body: unknown }> = [];
@@ -77,11 +80,13 @@ async function recordingProxy(target: { url: string; caPem: string }): Promise<{
       seen.push({ method: req.method!, path: req.url!, contentType: req.headers['content-type'], body: text === '' ? undefined : JSON.parse(text) });
       const headers: Record<string, string> = {};
       for (const name of ['authorization', 'content-type'] as const) if (req.headers[name]) headers[name] = req.headers[name]!;
-      void request(`${target.url}${req.url}`, { method: req.method as 'GET', headers, body: text === '' ? undefined : text, dispatcher: agent }).then(async (up) => {
-        const body = await up.body.text();
-        res.writeHead(up.statusCode, { 'content-type': 'application/json' });
-        res.end(body);
-      });
+      void request(`${target.url}${req.url}`, { method: req.method as 'GET', headers, body: text === '' ? undefined : text, dispatcher: agent }).then(
+        async (up) => {
+          const body = await up.body.text();
+          res.writeHead(up.statusCode, { 'content-type': 'application/json' });
+          res.end(body);
+        },
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -150,7 +155,13 @@ describe('installer client', () => {
       try {
         // A refused depot is a result, read back from the installer: ok false with its status and errorCode.
         const failed = await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
-        expect(failed).toMatchObject({ action: 'updated', ok: false, status: 'UNKNOWN_FAILURE', errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE', settings: { offlineAccount: { username: DEPOT_USER } } });
+        expect(failed).toMatchObject({
+          action: 'updated',
+          ok: false,
+          status: 'UNKNOWN_FAILURE',
+          errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE',
+          settings: { offlineAccount: { username: DEPOT_USER } },
+        });
         expect(failed.message).toContain('Secure protocol communication error');
         expect(failed.remediation).toBe('Please verify the depot credentials for user are correct, check your connection to the depot and try command again.');
         expect(failed.hint).toMatch(/import the CA that issued it \(depotkit installer trust --ca CA-CERT\)/);
@@ -183,14 +194,22 @@ describe('installer client', () => {
       await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
       await pushDepot(client, { url: `https://localhost:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD });
       expect((await syncDepot(client, { pollMs: 50 })).ok).toBe(true);
-      const manifest = JSON.parse(await readFile(join(tmp.dir, 'depot', 'PROD/metadata/manifest/v1/vcfManifest.json'), 'utf8')) as { releases: Array<{ version: string }> };
+      const manifest = JSON.parse(await readFile(join(tmp.dir, 'depot', 'PROD/metadata/manifest/v1/vcfManifest.json'), 'utf8')) as {
+        releases: Array<{ version: string }>;
+      };
       expect((await downloadRelease(client, { release: manifest.releases[0]!.version, components: ['VCENTER'], pollMs: 50 })).ok).toBe(true);
       await installerStatus(client);
       const alias = (await client.listTrusted()).elements[0]!.alias;
       expect(await client.deleteTrusted(alias)).toBe(true);
       await client.close();
       const operations = new Set(
-        proxy.seen.map((r) => `${r.method} ${r.path.split('?')[0]!.replace(/trusted-certificates\/.+$/, 'trusted-certificates/{alias}').replace(/bundles\/[0-9a-f-]{36}$/, 'bundles/{id}')}`),
+        proxy.seen.map(
+          (r) =>
+            `${r.method} ${r.path
+              .split('?')[0]!
+              .replace(/trusted-certificates\/.+$/, 'trusted-certificates/{alias}')
+              .replace(/bundles\/[0-9a-f-]{36}$/, 'bundles/{id}')}`,
+        ),
       );
       expect([...operations].sort()).toEqual([
         'DELETE /v1/sddc-manager/trusted-certificates/{alias}',
@@ -229,7 +248,9 @@ describe('installer client', () => {
           if (version.startsWith('9.1')) {
             expect(outcome).toMatchObject({ action: 'updated', ok: true, settings: { depotConfiguration: { url: plain.url } } });
           } else {
-            expect((outcome as Error).message).toBe("The installer's version 9.0.2.0.24000000 takes the depot as a host and port over HTTPS; plain HTTP needs 9.1 or later.");
+            expect((outcome as Error).message).toBe(
+              "The installer's version 9.0.2.0.24000000 takes the depot as a host and port over HTTPS; plain HTTP needs 9.1 or later.",
+            );
             expect(sim.logs.some((l) => l.includes('PUT /v1/system/settings/depot'))).toBe(false);
           }
         } finally {
@@ -250,7 +271,9 @@ describe('installer client', () => {
       const server = await scripted((_n, method, url) => {
         if (url === '/v1/tokens') return { status: 200, body: pair };
         if (method === 'GET') return { status: 200, body: lists++ === 0 ? { elements: [] } : listed };
-        return importStatus === 409 ? { status: 409, body: { errorCode: 'TRUSTED_CERTIFICATE_ALREADY_EXISTS', message: 'exists' } } : { status: 200, body: { elements: [] } };
+        return importStatus === 409
+          ? { status: 409, body: { errorCode: 'TRUSTED_CERTIFICATE_ALREADY_EXISTS', message: 'exists' } }
+          : { status: 200, body: { elements: [] } };
       });
       try {
         const client = await InstallerClient.connect({ url: server.url, user: USER, password: PASSWORD, trust: { caPems: [server.caPem] } });
@@ -276,7 +299,9 @@ describe('installer client', () => {
 
     const refusing = await scripted(() => ({ status: 400, body: { errorCode: 'BAD_REQUEST', message: 'no', remediationMessage: 'fix it' } }));
     try {
-      const err = await InstallerClient.connect({ url: refusing.url, user: USER, password: PASSWORD, trust: { caPems: [refusing.caPem] }, backoffMs: 5 }).catch((e: unknown) => e);
+      const err = await InstallerClient.connect({ url: refusing.url, user: USER, password: PASSWORD, trust: { caPems: [refusing.caPem] }, backoffMs: 5 }).catch(
+        (e: unknown) => e,
+      );
       expect((err as InstallerApiError).errorCode).toBe('BAD_REQUEST');
       expect(refusing.count()).toBe(1);
     } finally {
@@ -296,7 +321,14 @@ describe('installer client', () => {
   it('times out a silent installer, and verifies its certificate unless told --insecure', async () => {
     const silent = await scripted(() => 'hang');
     try {
-      const err = await InstallerClient.connect({ url: silent.url, user: USER, password: PASSWORD, trust: { caPems: [silent.caPem] }, timeoutMs: 300, retries: 0 }).catch((e: unknown) => e);
+      const err = await InstallerClient.connect({
+        url: silent.url,
+        user: USER,
+        password: PASSWORD,
+        trust: { caPems: [silent.caPem] },
+        timeoutMs: 300,
+        retries: 0,
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InstallerConnectionError);
       expect((err as Error).message).toMatch(/UND_ERR_HEADERS_TIMEOUT/);
     } finally {
@@ -325,7 +357,11 @@ describe('installer client', () => {
       try {
         await ensureTrusted(client, [open.ca.certPem]);
         const pushed = await pushDepot(client, { hostname: open.host, port: open.port });
-        expect(pushed).toMatchObject({ ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL', settings: { offlineAccount: { username: OPEN_DEPOT_ACCOUNT.username } } });
+        expect(pushed).toMatchObject({
+          ok: true,
+          status: 'DEPOT_CONNECTION_SUCCESSFUL',
+          settings: { offlineAccount: { username: OPEN_DEPOT_ACCOUNT.username } },
+        });
         expect((await pushDepot(client, { hostname: open.host, port: open.port })).action).toBe('unchanged');
         const clear = await pushDepot(client, { url: 'http://depot.lab/', username: DEPOT_USER, password: DEPOT_PASSWORD }).catch((e: unknown) => e);
         expect(clear).toMatchObject({ exitCode: 2, message: 'Depot credentials go only over HTTPS; http://depot.lab/ is plain HTTP.' });
@@ -345,7 +381,14 @@ describe('installer client', () => {
       if (url === '/v1/tokens') return { status: 201, body: pair };
       if (url === '/v1/system/appliance-info') return { status: 200, body: { role: 'VcfInstaller', version: '9.1.0.0.1' } };
       if (url === '/v1/sddc-manager/trusted-certificates') return { status: 200, body: { elements: [{ alias: 'a', certificate: ca.certPem }] } };
-      if (method === 'GET') return { status: 200, body: { offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD, status: 'DEPOT_CONNECTION_SUCCESSFUL' }, depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: 443 } } };
+      if (method === 'GET')
+        return {
+          status: 200,
+          body: {
+            offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD, status: 'DEPOT_CONNECTION_SUCCESSFUL' },
+            depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: 443 },
+          },
+        };
       return { status: 500 };
     });
     try {
@@ -364,16 +407,33 @@ describe('installer client', () => {
   it('sends a POST that timed out only once, retries a GET, and waits for a depot update longer than the request timeout', async () => {
     const silent = await scripted(() => 'hang');
     try {
-      const client = new InstallerClient(new URL(silent.url), { url: silent.url, user: USER, password: PASSWORD, trust: { caPems: [silent.caPem] }, timeoutMs: 300, retries: 3, backoffMs: 5 });
+      const client = new InstallerClient(new URL(silent.url), {
+        url: silent.url,
+        user: USER,
+        password: PASSWORD,
+        trust: { caPems: [silent.caPem] },
+        timeoutMs: 300,
+        retries: 3,
+        backoffMs: 5,
+      });
       expect(await client.login().catch((e: unknown) => e)).toBeInstanceOf(InstallerConnectionError);
       expect(silent.count()).toBe(1);
       await client.close();
     } finally {
       await silent.close();
     }
-    const slowGet = await scripted((n, method) => (method === 'GET' && n === 2 ? 'hang' : method === 'GET' ? { status: 200, body: { role: 'VcfInstaller', version: '9.1' } } : { status: 201, body: pair }));
+    const slowGet = await scripted((n, method) =>
+      method === 'GET' && n === 2 ? 'hang' : method === 'GET' ? { status: 200, body: { role: 'VcfInstaller', version: '9.1' } } : { status: 201, body: pair },
+    );
     try {
-      const client = await InstallerClient.connect({ url: slowGet.url, user: USER, password: PASSWORD, trust: { caPems: [slowGet.caPem] }, timeoutMs: 300, backoffMs: 5 });
+      const client = await InstallerClient.connect({
+        url: slowGet.url,
+        user: USER,
+        password: PASSWORD,
+        trust: { caPems: [slowGet.caPem] },
+        timeoutMs: 300,
+        backoffMs: 5,
+      });
       expect((await client.applianceInfo()).role).toBe('VcfInstaller');
       expect(client.stats.retries).toBe(1);
       await client.close();
@@ -383,8 +443,18 @@ describe('installer client', () => {
     // The installer validates the depot before it answers the PUT: slower than one request's timeout.
     const validating = await scripted((_n, method) => (method === 'PUT' ? { status: 202, delayMs: 900 } : { status: 201, body: pair }));
     try {
-      const client = await InstallerClient.connect({ url: validating.url, user: USER, password: PASSWORD, trust: { caPems: [validating.caPem] }, timeoutMs: 300, retries: 0 });
-      await client.putDepotSettings({ offlineAccount: { username: 'u', password: 'p' }, depotConfiguration: { isOfflineDepot: true, hostname: 'h', port: 443 } });
+      const client = await InstallerClient.connect({
+        url: validating.url,
+        user: USER,
+        password: PASSWORD,
+        trust: { caPems: [validating.caPem] },
+        timeoutMs: 300,
+        retries: 0,
+      });
+      await client.putDepotSettings({
+        offlineAccount: { username: 'u', password: 'p' },
+        depotConfiguration: { isOfflineDepot: true, hostname: 'h', port: 443 },
+      });
       expect(validating.count()).toBe(2);
       await client.close();
     } finally {
@@ -412,17 +482,23 @@ describe('installer client', () => {
 
   it('reports an import the installer does not list afterwards as a failure, and refuses a list of several pages', async () => {
     const ca = await depotCa();
-    const forgetful = await scripted((_n, method, url) => (url === '/v1/tokens' ? { status: 201, body: pair } : method === 'GET' ? { status: 200, body: { elements: [] } } : { status: 200, body: { elements: [] } }));
+    const forgetful = await scripted((_n, method, url) =>
+      url === '/v1/tokens' ? { status: 201, body: pair } : method === 'GET' ? { status: 200, body: { elements: [] } } : { status: 200, body: { elements: [] } },
+    );
     try {
       const client = await InstallerClient.connect({ url: forgetful.url, user: USER, password: PASSWORD, trust: { caPems: [forgetful.caPem] } });
       const err = await ensureTrusted(client, [ca.certPem]).catch((e: unknown) => e);
-      expect((err as Error).message).toMatch(/^The installer answered the import of .* with HTTP 200 but does not list the certificate afterwards: it is not trusted\.$/);
+      expect((err as Error).message).toMatch(
+        /^The installer answered the import of .* with HTTP 200 but does not list the certificate afterwards: it is not trusted\.$/,
+      );
       await client.close();
     } finally {
       await forgetful.close();
     }
     const paged = await scripted((_n, _method, url) =>
-      url === '/v1/tokens' ? { status: 201, body: pair } : { status: 200, body: { elements: [], pageMetadata: { pageNumber: 0, pageSize: 0, totalElements: 3, totalPages: 2 } } },
+      url === '/v1/tokens'
+        ? { status: 201, body: pair }
+        : { status: 200, body: { elements: [], pageMetadata: { pageNumber: 0, pageSize: 0, totalElements: 3, totalPages: 2 } } },
     );
     try {
       const client = await InstallerClient.connect({ url: paged.url, user: USER, password: PASSWORD, trust: { caPems: [paged.caPem] } });
@@ -436,7 +512,10 @@ describe('installer client', () => {
   it('refuses an inventory entry (or defaults) with both installerCa and insecure; an entry overrides the default', async () => {
     const file = join(tmp.dir, 'both.yaml');
     await writeFile(file, 'installers:\n  - { url: https://a.lab, installerCa: ca.pem, insecure: true }\n');
-    await expect(loadInventory(file)).rejects.toMatchObject({ exitCode: 2, message: `installer 1 of ${file} gives installerCa and insecure: give one, not both.` });
+    await expect(loadInventory(file)).rejects.toMatchObject({
+      exitCode: 2,
+      message: `installer 1 of ${file} gives installerCa and insecure: give one, not both.`,
+    });
     await writeFile(file, 'defaults: { installerCa: ca.pem, insecure: true }\ninstallers: [https://a.lab]\n');
     await expect(loadInventory(file)).rejects.toMatchObject({ exitCode: 2 });
     await writeFile(file, 'defaults: { installerCa: ca.pem }\ninstallers: [{ url: https://a.lab, insecure: true }, https://b.lab]\n');
@@ -456,7 +535,9 @@ describe('installer client', () => {
     expect(await refused('defaults: { usr: admin@local }\ninstallers: [https://a.lab]\n')).toBe(
       `"defaults" in ${file} has an unknown key "usr" (did you mean "user"?); known keys: name, url, user, passwordEnv, passwordFile, installerCa, insecure.`,
     );
-    expect(await refused('installers:\n  - https://a.lab\n  - { url: https://b.lab, installerCA: ca.pem }\n')).toContain(`installer 2 of ${file} has an unknown key "installerCA" (did you mean "installerCa"?)`);
+    expect(await refused('installers:\n  - https://a.lab\n  - { url: https://b.lab, installerCA: ca.pem }\n')).toContain(
+      `installer 2 of ${file} has an unknown key "installerCA" (did you mean "installerCa"?)`,
+    );
     expect(await refused('instalers: [https://a.lab]\n')).toContain('has an unknown key "instalers" (did you mean "installers"?)');
     expect(await refused('installers: [{ url: https://a.lab, insecure: "yes" }]\n')).toBe(`installer 1 of ${file}: "insecure" must be true or false.`);
     expect(await refused('installers: [{ url: https://a.lab, user: "  " }]\n')).toBe(`installer 1 of ${file}: "user" must be a non-empty string.`);

@@ -22,7 +22,10 @@ export function startSim(opts: InstallerSimulatorOptions = {}): Promise<Installe
 interface OpenApi {
   paths: Record<
     string,
-    Record<string, { requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+    Record<
+      string,
+      { requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, { content?: Record<string, { schema: object }> }> }
+    >
   >;
 }
 

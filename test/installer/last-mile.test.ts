@@ -58,8 +58,12 @@ beforeAll(async () => {
   await writeFile(files.key, cert.keyPem, { mode: 0o600 });
   const manifest = JSON.parse(await readFile(join(root, DEPOT_PATHS.manifest), 'utf8')) as { releases: Array<{ version: string }> };
   release = manifest.releases[0]!.version;
-  const catalog = JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as { patches: Record<string, Array<{ artifacts: { bundles: Array<{ binaries: Array<{ fileName: string }> }> } }>> };
-  binaryPaths = Object.entries(catalog.patches).flatMap(([component, versions]) => versions.flatMap((v) => v.artifacts.bundles.flatMap((b) => b.binaries.map((x) => `PROD/COMP/${component}/${x.fileName}`))));
+  const catalog = JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as {
+    patches: Record<string, Array<{ artifacts: { bundles: Array<{ binaries: Array<{ fileName: string }> }> } }>>;
+  };
+  binaryPaths = Object.entries(catalog.patches).flatMap(([component, versions]) =>
+    versions.flatMap((v) => v.artifacts.bundles.flatMap((b) => b.binaries.map((x) => `PROD/COMP/${component}/${x.fileName}`))),
+  );
 });
 afterAll(() => tmp?.cleanup());
 
@@ -73,14 +77,43 @@ async function connection(sim: InstallerSimulator): Promise<string[]> {
   return ['--installer', sim.url, '--user', USER, '--password-file', files.password, '--installer-ca', await simCa(sim)];
 }
 
-const depotArgs = (port: number) => ['--trust-ca', files.ca, '--depot-host', 'localhost', '--depot-port', String(port), '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword];
+const depotArgs = (port: number) => [
+  '--trust-ca',
+  files.ca,
+  '--depot-host',
+  'localhost',
+  '--depot-port',
+  String(port),
+  '--depot-user',
+  DEPOT_USER,
+  '--depot-password-file',
+  files.depotPassword,
+];
 
 describe('depotkit installer depot and download', () => {
   it('from depotkit serve: the depot is accepted and synced, the whole release downloads, the access log shows every GET; a re-run sends nothing twice', async () => {
     const accessLog = join(tmp.dir, 'access.log');
-    const serve = await spawnCliJson<{ url: string; port: number }>(
-      ['serve', root, '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--cert', files.cert, '--key', files.key, '--user', DEPOT_USER, '--password-file', files.depotPassword, '--access-log', accessLog, '--json'],
-    );
+    const serve = await spawnCliJson<{ url: string; port: number }>([
+      'serve',
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--workers',
+      '1',
+      '--cert',
+      files.cert,
+      '--key',
+      files.key,
+      '--user',
+      DEPOT_USER,
+      '--password-file',
+      files.depotPassword,
+      '--access-log',
+      accessLog,
+      '--json',
+    ]);
     const sim = await startSim();
     try {
       const conn = await connection(sim);
@@ -130,7 +163,13 @@ describe('depotkit installer depot and download', () => {
       const copy = join(tmp.dir, `broken-${missing.split('/').pop()}`);
       await cp(root, copy, { recursive: true });
       await rm(join(copy, missing));
-      const server = await startDepotServer({ root: copy, host: '127.0.0.1', port: 0, tls: { certPem: cert.chainPem, keyPem: cert.keyPem }, auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } });
+      const server = await startDepotServer({
+        root: copy,
+        host: '127.0.0.1',
+        port: 0,
+        tls: { certPem: cert.chainPem, keyPem: cert.keyPem },
+        auth: { user: DEPOT_USER, password: DEPOT_PASSWORD },
+      });
       const sim = await startSim();
       try {
         const conn = await connection(sim);
@@ -143,7 +182,11 @@ describe('depotkit installer depot and download', () => {
         const json = await runCli(['installer', 'depot', ...conn, ...depotArgs(server.port), '--json']);
         const row = (JSON.parse(json.stdout) as { installers: Array<Row<DepotResult>> }).installers[0]!;
         expect(row.ok).toBe(false);
-        expect(row.result).toMatchObject({ ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL', sync: { ok: false, status: 'SYNC_FAILED', message: expect.stringContaining(words) } });
+        expect(row.result).toMatchObject({
+          ok: true,
+          status: 'DEPOT_CONNECTION_SUCCESSFUL',
+          sync: { ok: false, status: 'SYNC_FAILED', message: expect.stringContaining(words) },
+        });
         // --no-sync leaves it at the accepted settings.
         expect((await runCli(['installer', 'depot', ...conn, ...depotArgs(server.port), '--no-sync', '--force'])).code).toBe(0);
       } finally {
@@ -160,7 +203,13 @@ describe('depotkit installer depot and download', () => {
     const bytes = await readFile(join(copy, victim));
     bytes[100] = bytes[100]! ^ 0x01;
     await writeFile(join(copy, victim), bytes);
-    const server = await startDepotServer({ root: copy, host: '127.0.0.1', port: 0, tls: { certPem: cert.chainPem, keyPem: cert.keyPem }, auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } });
+    const server = await startDepotServer({
+      root: copy,
+      host: '127.0.0.1',
+      port: 0,
+      tls: { certPem: cert.chainPem, keyPem: cert.keyPem },
+      auth: { user: DEPOT_USER, password: DEPOT_PASSWORD },
+    });
     const sim = await startSim();
     try {
       const conn = await connection(sim);

@@ -89,7 +89,14 @@ describe('depot sync', () => {
       const info = await sync(sim, token);
       expect(info).toEqual({ syncStatus: 'SYNCED', lastSyncCompletionTimestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
       const log = sim.logs.join('\n');
-      for (const path of [DEPOT_PATHS.manifest, DEPOT_PATHS.catalog, DEPOT_PATHS.catalogSig, DEPOT_PATHS.compatibility, DEPOT_PATHS.hclAll, DEPOT_PATHS.hclLastUpdated]) {
+      for (const path of [
+        DEPOT_PATHS.manifest,
+        DEPOT_PATHS.catalog,
+        DEPOT_PATHS.catalogSig,
+        DEPOT_PATHS.compatibility,
+        DEPOT_PATHS.hclAll,
+        DEPOT_PATHS.hclLastUpdated,
+      ]) {
         expect(log).toContain(`${path} -> 200`);
       }
       const machine = await call(sim, 'GET', '/v1/system/settings/depot/machine-details', { token });
@@ -139,16 +146,27 @@ describe('releases and bundle downloads', () => {
         const releases = (await call(sim, 'GET', '/v1/releases', { token })).body as { elements: Array<{ version: string; bom: unknown[] }> };
         expect(releases.elements).toHaveLength(1);
         const version = releases.elements[0]!.version;
-        const components = await call(sim, 'GET', `/v1/releases/VCF/release-components?releaseVersion=${version}&automatedInstall=true&imageType=INSTALL`, { token });
+        const components = await call(sim, 'GET', `/v1/releases/VCF/release-components?releaseVersion=${version}&automatedInstall=true&imageType=INSTALL`, {
+          token,
+        });
         expect(components.status).toBe(200);
-        const element = (components.body as { elements: Array<{ releaseVersion: string; components: Array<{ name: string; versions: Array<{ artifacts: { bundles: Array<{ id: string; size: number }> } }> }> }> }).elements[0]!;
+        const element = (
+          components.body as {
+            elements: Array<{
+              releaseVersion: string;
+              components: Array<{ name: string; versions: Array<{ artifacts: { bundles: Array<{ id: string; size: number }> } }> }>;
+            }>;
+          }
+        ).elements[0]!;
         expect(element.releaseVersion).toBe(version);
         const ids = element.components.flatMap((c) => c.versions.flatMap((v) => v.artifacts.bundles.map((b) => b.id)));
         expect(ids.length).toBeGreaterThanOrEqual(7);
         expect(new Set(ids).size).toBe(ids.length);
 
         // Synced, bundles wait to be asked for.
-        const before = (await call(sim, 'GET', `/v1/bundles/download-status?releaseVersion=${version}&imageType=INSTALL`, { token })).body as { elements: StatusRow[] };
+        const before = (await call(sim, 'GET', `/v1/bundles/download-status?releaseVersion=${version}&imageType=INSTALL`, { token })).body as {
+          elements: StatusRow[];
+        };
         expect(before.elements.map((e) => e.downloadStatus)).toEqual(ids.map(() => 'PENDING'));
 
         for (const id of ids) {
@@ -156,7 +174,9 @@ describe('releases and bundle downloads', () => {
           expect(started.status).toBe(202);
         }
         const done = await until(
-          async () => ((await call(sim, 'GET', `/v1/bundles/download-status?releaseVersion=${version}&imageType=INSTALL`, { token })).body as { elements: StatusRow[] }).elements,
+          async () =>
+            ((await call(sim, 'GET', `/v1/bundles/download-status?releaseVersion=${version}&imageType=INSTALL`, { token })).body as { elements: StatusRow[] })
+              .elements,
           (rows) => rows.every((r) => r.downloadStatus === 'SUCCESS' || r.downloadStatus === 'FAILED'),
           'the downloads',
         );
@@ -169,11 +189,15 @@ describe('releases and bundle downloads', () => {
 
         const bundle = (await call(sim, 'GET', `/v1/bundles/${ids[0]}`, { token })).body as { downloadStatus: string; components: Array<{ type: string }> };
         expect(bundle.downloadStatus).toBe('SUCCESS');
-        expect((await call(sim, 'GET', '/v1/bundles', { token })).body).toMatchObject({ elements: expect.arrayContaining([expect.objectContaining({ id: ids[0] })]) });
+        expect((await call(sim, 'GET', '/v1/bundles', { token })).body).toMatchObject({
+          elements: expect.arrayContaining([expect.objectContaining({ id: ids[0] })]),
+        });
 
         // The store holds the files exactly as the depot serves them.
         const catalogPath = join(root, DEPOT_PATHS.catalog);
-        const catalog = JSON.parse(await readFile(catalogPath, 'utf8')) as { patches: Record<string, Array<{ artifacts: { bundles: Array<{ binaries: Array<{ fileName: string; checksum: string }> }> } }>> };
+        const catalog = JSON.parse(await readFile(catalogPath, 'utf8')) as {
+          patches: Record<string, Array<{ artifacts: { bundles: Array<{ binaries: Array<{ fileName: string; checksum: string }> }> } }>>;
+        };
         const [component, versions] = Object.entries(catalog.patches)[0]!;
         const binary = versions[0]!.artifacts.bundles[0]!.binaries[0]!;
         const stored = await readFile(join(store, 'PROD/COMP', component, binary.fileName));
@@ -193,11 +217,16 @@ describe('releases and bundle downloads', () => {
       await sync(sim, token);
       const catalog = JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as { patches: Record<string, Array<{ productVersion: string }>> };
       const components = Object.keys(catalog.patches);
-      const bundles = ((await call(sim, 'GET', '/v1/bundles', { token })).body as { elements: Array<{ id: string; components: Array<{ type: string }> }> }).elements;
+      const bundles = ((await call(sim, 'GET', '/v1/bundles', { token })).body as { elements: Array<{ id: string; components: Array<{ type: string }> }> })
+        .elements;
       const idOf = (component: string) => bundles.find((b) => b.components[0]!.type === component)!.id;
       const [corrupt, missing] = [components[0]!, components[1]!];
       const binaryPath = async (component: string) => {
-        const files = (JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as { patches: Record<string, Array<{ artifacts: { bundles: Array<{ binaries: Array<{ fileName: string }> }> } }>> }).patches[component]![0]!.artifacts.bundles[0]!.binaries[0]!.fileName;
+        const files = (
+          JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as {
+            patches: Record<string, Array<{ artifacts: { bundles: Array<{ binaries: Array<{ fileName: string }> }> } }>>;
+          }
+        ).patches[component]![0]!.artifacts.bundles[0]!.binaries[0]!.fileName;
         return `PROD/COMP/${component}/${files}`;
       };
       const corruptPath = await binaryPath(corrupt);
@@ -213,7 +242,10 @@ describe('releases and bundle downloads', () => {
           expect((await call(sim, 'PATCH', `/v1/bundles/${idOf(component)}`, { token, body: { bundleDownloadSpec: { downloadNow: true } } })).status).toBe(202);
         }
         const rows = await until(
-          async () => ((await call(sim, 'GET', '/v1/bundles/download-status', { token })).body as { elements: StatusRow[] }).elements.filter((r) => r.downloadStatus !== 'PENDING'),
+          async () =>
+            ((await call(sim, 'GET', '/v1/bundles/download-status', { token })).body as { elements: StatusRow[] }).elements.filter(
+              (r) => r.downloadStatus !== 'PENDING',
+            ),
           (r) => r.length === 2 && r.every((x) => x.downloadStatus === 'FAILED' || x.downloadStatus === 'SUCCESS'),
           'the failures',
         );

@@ -59,14 +59,20 @@ describe('a lab-deployment script for 9.x (lamw/vcf-automated-lab-deployment)', 
       expect(probe.status).toBe(200);
       expect(probe.body).toEqual({ role: 'VcfInstaller', version: expect.stringMatching(/^9\.1\./) });
 
-      const token = await call(sim, 'POST', '/v1/tokens', { raw: JSON.stringify({ username: USER, password: PASSWORD }), headers: { 'content-type': 'application/json' } });
+      const token = await call(sim, 'POST', '/v1/tokens', {
+        raw: JSON.stringify({ username: USER, password: PASSWORD }),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(token.status).toBe(200);
       const { accessToken } = token.body as { accessToken: string };
 
       await call(sim, 'POST', CERTS, { token: accessToken, body: { certificate: depot.ca.certPem, certificateUsageType: 'TRUSTED_FOR_OUTBOUND' } });
       const put = await call(sim, 'PUT', DEPOT, {
         token: accessToken,
-        body: { offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD }, depotConfiguration: { isOfflineDepot: true, hostname: depot.host, port: depot.port } },
+        body: {
+          offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD },
+          depotConfiguration: { isOfflineDepot: true, hostname: depot.host, port: depot.port },
+        },
       });
       expect(put.status).toBe(202);
     });
@@ -77,7 +83,10 @@ describe("the vendor's PowerShell module", () => {
   it('refreshes with the raw, unquoted refresh id and no Authorization header', async () => {
     await withSim(async (sim) => {
       const pair = await login(sim);
-      const refreshed = await call(sim, 'PATCH', '/v1/tokens/access-token/refresh', { raw: pair.refreshToken.id, headers: { 'content-type': 'application/json' } });
+      const refreshed = await call(sim, 'PATCH', '/v1/tokens/access-token/refresh', {
+        raw: pair.refreshToken.id,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(refreshed.status).toBe(200);
       expect(typeof refreshed.body).toBe('string');
       expect((await call(sim, 'GET', DEPOT, { token: refreshed.body as string })).status).toBe(200);
@@ -90,7 +99,9 @@ describe("the vendor's Ansible collection", () => {
     await withSim(async (sim) => {
       const { accessToken } = await login(sim);
       const listed = await call(sim, 'GET', CERTS, { token: accessToken });
-      const present = (listed.body as { elements: Array<{ certificate: string }> }).elements.some((e) => normalised(e.certificate) === normalised(leaf.certPem));
+      const present = (listed.body as { elements: Array<{ certificate: string }> }).elements.some(
+        (e) => normalised(e.certificate) === normalised(leaf.certPem),
+      );
       expect(present).toBe(false);
 
       // What `openssl s_client -showcerts` prints before the PEM block, and the role keeps.
@@ -111,7 +122,10 @@ describe("the vendor's Ansible collection", () => {
       });
       expect(put.status).toBe(202);
       const shown = await call(sim, 'GET', DEPOT, { token: accessToken });
-      expect(shown.body).toMatchObject({ offlineAccount: { status: 'DEPOT_CONNECTION_SUCCESSFUL' }, depotConfiguration: { hostname: 'localhost', port: fqdnDepot.port } });
+      expect(shown.body).toMatchObject({
+        offlineAccount: { status: 'DEPOT_CONNECTION_SUCCESSFUL' },
+        depotConfiguration: { hostname: 'localhost', port: fqdnDepot.port },
+      });
       expect(JSON.stringify(shown.body)).not.toContain('sslThumbprint');
     });
   });
@@ -128,7 +142,10 @@ describe('an offline-depot script from a vendor workshop', () => {
       expect((await call(sim, 'GET', DEPOT, { token: accessToken })).body).toMatchObject({ depotConfiguration: { isOfflineDepot: true, port: depot.port } });
 
       for (const bad of [{ isOfflineDepot: 'yes' }, { port: 'https' }, { port: '99999' }]) {
-        const refused = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { offlineAccount: { username: 'u', password: 'p' }, depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: 443, ...bad } } });
+        const refused = await call(sim, 'PUT', DEPOT, {
+          token: accessToken,
+          body: { offlineAccount: { username: 'u', password: 'p' }, depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: 443, ...bad } },
+        });
         expect(refused.status, JSON.stringify(bad)).toBe(400);
       }
     });
@@ -137,7 +154,16 @@ describe('an offline-depot script from a vendor workshop', () => {
   it('refuses a hostname that is not a host name or an address, and takes IPv6 literals', async () => {
     await withSim(async (sim) => {
       const { accessToken } = await login(sim);
-      for (const hostname of ['user@depot.lab.local', 'depot.lab.local/PROD', 'depot#x', `localhost:${depot.port}`, 'depot lab', 'depot\tlab', 'depot\u0007.lab', 'https://depot.lab.local']) {
+      for (const hostname of [
+        'user@depot.lab.local',
+        'depot.lab.local/PROD',
+        'depot#x',
+        `localhost:${depot.port}`,
+        'depot lab',
+        'depot\tlab',
+        'depot\u0007.lab',
+        'https://depot.lab.local',
+      ]) {
         const refused = await call(sim, 'PUT', DEPOT, { token: accessToken, body: depotSettings(hostname, depot.port) });
         expect(refused.status, hostname).toBe(400);
         expect((refused.body as { errorCode: string }).errorCode).toBe('INVALID_DEPOT_SETTINGS');
@@ -162,7 +188,8 @@ describe('a depot whose certificate the installer cannot verify (the body a 9.0.
       expect(body).toEqual({
         errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE',
         arguments: ['Secure protocol communication error, check logs for more details'],
-        message: 'Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error, check logs for more details.',
+        message:
+          'Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error, check logs for more details.',
         remediationMessage: 'Please verify the depot credentials for user are correct, check your connection to the depot and try command again.',
         causes: [
           {
@@ -234,7 +261,10 @@ describe('safety of the simulated installer', () => {
 
 describe('depot trust sent with the settings (the 9.1.1 API)', () => {
   it('trusts depotConfiguration.trustedCertificates for that depot from 9.1.1 on; 9.1.0 ignores the field', async () => {
-    const body = { ...depotSettings('localhost', depot.port), depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: depot.port, trustedCertificates: [depot.ca.certPem] } };
+    const body = {
+      ...depotSettings('localhost', depot.port),
+      depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: depot.port, trustedCertificates: [depot.ca.certPem] },
+    };
     await withSim(
       async (sim) => {
         const { accessToken } = await login(sim);
@@ -286,7 +316,18 @@ describe('curl one-liners', () => {
     await withSim(async (sim) => {
       const caFile = join(tmp.dir, 'sim-ca.pem');
       await writeFile(caFile, sim.caPem);
-      const token = await run('curl', ['-sS', '-w', '\n%{http_code}', '--cacert', caFile, '-H', 'Content-Type: application/json', '-d', JSON.stringify({ username: USER, password: PASSWORD }), `${sim.url}/v1/tokens`]);
+      const token = await run('curl', [
+        '-sS',
+        '-w',
+        '\n%{http_code}',
+        '--cacert',
+        caFile,
+        '-H',
+        'Content-Type: application/json',
+        '-d',
+        JSON.stringify({ username: USER, password: PASSWORD }),
+        `${sim.url}/v1/tokens`,
+      ]);
       const [body, code] = token.stdout.split('\n');
       expect(code).toBe('200');
       expect(JSON.parse(body!)).toMatchObject({ accessToken: expect.any(String), refreshToken: { id: expect.any(String) } });

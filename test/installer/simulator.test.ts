@@ -170,7 +170,10 @@ describe('trusted certificates', () => {
       const list = await call(sim, 'GET', CERTS, { token: accessToken });
       expect((list.body as { elements: unknown[] }).elements).toEqual([element]);
 
-      const again = await call(sim, 'POST', CERTS, { token: accessToken, body: { certificate: ca.certPem.replace(/\n/g, '\r\n'), certificateUsageType: 'TRUSTED_FOR_OUTBOUND' } });
+      const again = await call(sim, 'POST', CERTS, {
+        token: accessToken,
+        body: { certificate: ca.certPem.replace(/\n/g, '\r\n'), certificateUsageType: 'TRUSTED_FOR_OUTBOUND' },
+      });
       expect(again.status).toBe(409);
       expect((again.body as { errorCode: string }).errorCode).toBe('TRUSTED_CERTIFICATE_ALREADY_EXISTS');
 
@@ -202,7 +205,10 @@ describe('trusted certificates', () => {
 
         const reader = await login(sim, 'auditor', 'auditor-pass');
         expect((await call(sim, 'GET', CERTS, { token: reader.accessToken })).status).toBe(200);
-        const denied = await call(sim, 'POST', CERTS, { token: reader.accessToken, body: { certificate: ca.certPem, certificateUsageType: 'TRUSTED_FOR_OUTBOUND' } });
+        const denied = await call(sim, 'POST', CERTS, {
+          token: reader.accessToken,
+          body: { certificate: ca.certPem, certificateUsageType: 'TRUSTED_FOR_OUTBOUND' },
+        });
         expect(denied.status).toBe(403);
         expect((denied.body as { errorCode: string }).errorCode).toBe('FORBIDDEN');
       },
@@ -234,7 +240,8 @@ describe('depot settings', () => {
       expect(failed.status).toBe(403);
       expect(failed.body).toMatchObject({
         errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE',
-        message: 'Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error, check logs for more details.',
+        message:
+          'Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error, check logs for more details.',
       });
       const log = sim.logs.join('\n');
       expect(log).toMatch(new RegExp(`TLS fatal alert certificate_unknown against depot localhost:${depot.port}: .*unable to find valid certification path`));
@@ -255,7 +262,9 @@ describe('depot settings', () => {
         offlineAccount: { username: DEPOT_USER, status: 'DEPOT_CONNECTION_SUCCESSFUL', message: expect.any(String) },
         depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: depot.port },
       });
-      expect(sim.logs.join('\n')).toMatch(/HEAD https:\/\/localhost:\d+\/PROD\/metadata\/productVersionCatalog\/v1\/productVersionCatalog\.json -> 200[\s\S]*GET https:.*productVersionCatalog\.json -> 200/);
+      expect(sim.logs.join('\n')).toMatch(
+        /HEAD https:\/\/localhost:\d+\/PROD\/metadata\/productVersionCatalog\/v1\/productVersionCatalog\.json -> 200[\s\S]*GET https:.*productVersionCatalog\.json -> 200/,
+      );
       expect(sim.logs.join('\n')).not.toContain(DEPOT_PASSWORD);
     });
   });
@@ -273,7 +282,8 @@ describe('depot settings', () => {
       const wrong = await call(sim, 'PUT', DEPOT, { token: accessToken, body: depotSettings(depot.host, depot.port, 'not-the-password') });
       expect(wrong.status).toBe(400);
       expect((wrong.body as { errorCode: string }).errorCode).toBe('DEPOT_INVALID_CREDENTIAL');
-      const statusNow = async () => ((await call(sim, 'GET', DEPOT, { token: accessToken })).body as { offlineAccount: { status: string; password?: unknown } }).offlineAccount;
+      const statusNow = async () =>
+        ((await call(sim, 'GET', DEPOT, { token: accessToken })).body as { offlineAccount: { status: string; password?: unknown } }).offlineAccount;
       expect(await statusNow()).toMatchObject({ username: DEPOT_USER, status: 'DEPOT_INVALID_CREDENTIAL' });
       expect(await statusNow()).not.toHaveProperty('password');
       // Credentials outside offlineAccount are dropped, as on the real installer: no user is set.
@@ -309,7 +319,9 @@ describe('depot settings', () => {
           const reply = await call(sim, 'PUT', DEPOT, { token: accessToken, body: depotSettings('localhost', bad.port) });
           expect(reply.status, kind).toBe(403);
           expect((reply.body as { errorCode: string }).errorCode, kind).toBe('VMWARE_DEPOT_CONNECT_FAILURE');
-          expect(sim.logs.join('\n'), kind).toMatch(kind === 'no-san' ? /No subject alternative names present/ : /No subject alternative DNS name matching localhost found/);
+          expect(sim.logs.join('\n'), kind).toMatch(
+            kind === 'no-san' ? /No subject alternative names present/ : /No subject alternative DNS name matching localhost found/,
+          );
         });
       } finally {
         await bad.close();
@@ -325,7 +337,10 @@ describe('depot settings', () => {
         const { accessToken } = await login(sim);
         const account = { username: DEPOT_USER, password: DEPOT_PASSWORD };
         // Credentials never go in clear text: http:// with an account is refused, an open http:// depot works.
-        const clear = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { offlineAccount: account, depotConfiguration: { isOfflineDepot: true, url: plain.url } } });
+        const clear = await call(sim, 'PUT', DEPOT, {
+          token: accessToken,
+          body: { offlineAccount: account, depotConfiguration: { isOfflineDepot: true, url: plain.url } },
+        });
         expect(clear.status).toBe(400);
         expect((clear.body as { message: string }).message).toMatch(/only over HTTPS/);
         const http = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { depotConfiguration: { isOfflineDepot: true, url: plain.url } } });
@@ -338,7 +353,10 @@ describe('depot settings', () => {
         });
         // The URL names the folder that contains PROD; /PROD/PROD/... does not exist.
         expect((prefixed.body as { errorCode: string }).errorCode).toBe('DEPOT_NOT_AVAILABLE');
-        const https = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { offlineAccount: account, depotConfiguration: { isOfflineDepot: true, url: `https://localhost:${depot.port}/` } } });
+        const https = await call(sim, 'PUT', DEPOT, {
+          token: accessToken,
+          body: { offlineAccount: account, depotConfiguration: { isOfflineDepot: true, url: `https://localhost:${depot.port}/` } },
+        });
         expect(https.status).toBe(202);
       });
       await withSim(
@@ -346,7 +364,10 @@ describe('depot settings', () => {
           const { accessToken } = await login(sim);
           const reply = await call(sim, 'PUT', DEPOT, { token: accessToken, body: { depotConfiguration: { isOfflineDepot: true, url: plain.url } } });
           expect(reply.status).toBe(400);
-          expect((await call(sim, 'GET', '/v1/system/appliance-info', { token: accessToken })).body).toEqual({ role: 'VcfInstaller', version: '9.0.2.0.24000000' });
+          expect((await call(sim, 'GET', '/v1/system/appliance-info', { token: accessToken })).body).toEqual({
+            role: 'VcfInstaller',
+            version: '9.0.2.0.24000000',
+          });
         },
         { version: '9.0.2.0.24000000' },
       );

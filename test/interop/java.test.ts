@@ -11,7 +11,10 @@ import { NGINX, startNginx } from '../helpers/nginx.js';
 
 const run = promisify(execFile);
 const HOST = 'depot.test';
-const JAVA = await run('java', ['-version']).then(() => true, () => false);
+const JAVA = await run('java', ['-version']).then(
+  () => true,
+  () => false,
+);
 
 let base: string;
 let cleanup: () => Promise<void>;
@@ -37,7 +40,14 @@ afterAll(() => cleanup());
 async function javaProbe(cert: { certPem: string; keyPem: string }, trust = caFile): Promise<string> {
   const server = await startNginx({ root: depot, ...cert, auth: { user: 'u', password: 'p' } });
   try {
-    const { stdout } = await run('java', [`-Djdk.net.hosts.file=${hostsFile}`, join(REPO_ROOT, 'test/interop/DepotProbe.java'), trust, `https://${HOST}:${server.port}`, 'u', 'p']).catch((err) => err as { stdout: string });
+    const { stdout } = await run('java', [
+      `-Djdk.net.hosts.file=${hostsFile}`,
+      join(REPO_ROOT, 'test/interop/DepotProbe.java'),
+      trust,
+      `https://${HOST}:${server.port}`,
+      'u',
+      'p',
+    ]).catch((err) => err as { stdout: string });
     return stdout;
   } finally {
     await server.stop();
@@ -49,7 +59,10 @@ describe.skipIf(!JAVA || !NGINX)("Java's TLS stack, as the installer (strict hos
     const issued = await issueServerCert(ca, { dns: [HOST], keySize: 2048 });
     const out = await javaProbe({ certPem: issued.chainPem, keyPem: issued.keyPem });
     expect(out).toMatch(/^HEAD 200 \d+\nGET 200 \d+\n$/);
-    const [head, get] = out.trim().split('\n').map((l) => l.split(' ')[2]);
+    const [head, get] = out
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ')[2]);
     expect(head).toBe(get); // HEAD's Content-Length is the body's length
   });
 

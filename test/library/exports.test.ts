@@ -17,7 +17,8 @@ console.log(JSON.stringify(out));`;
 
 it('the package exports one namespace per capability, and each as a subpath', async () => {
   const root = await shape('depotkit');
-  for (const ns of ['depot', 'pki', 'server', 'probe', 'installer', 'mgmt', 'transfer', 'exporters', 'simulators', 'constants']) expect(root[ns], ns).toBeInstanceOf(Array);
+  for (const ns of ['depot', 'pki', 'server', 'probe', 'installer', 'mgmt', 'transfer', 'exporters', 'simulators', 'constants'])
+    expect(root[ns], ns).toBeInstanceOf(Array);
   expect(root.depot).toEqual(expect.arrayContaining(['makeDemoDepot', 'buildDepot', 'verifyDepot']));
   expect(root.installer).toEqual(expect.arrayContaining(['InstallerClient', 'pushDepot', 'syncDepot', 'downloadRelease', 'FleetSession']));
   expect(root.simulators).toEqual(expect.arrayContaining(['startInstallerSimulator', 'startMgmtSimulator']));

@@ -45,14 +45,21 @@ describe('depotkit mgmt replace-cert', () => {
     expect(res.stderr).toContain("warning: not validating the server's current certificate (--insecure).");
   });
 
-  it('replaces the certificate through /rest and reports it as JSON, warning that --days is not the server\'s two years', async () => {
+  it("replaces the certificate through /rest and reports it as JSON, warning that --days is not the server's two years", async () => {
     const res = await runCli([...base(), '--server-ca', files.serverCa, '--api', 'rest', '--key-size', '2048', '--org', 'Lab', '--days', '365', '--json']);
     expect(res.code).toBe(0);
-    expect(res.stderr).toMatch(/warning: --days 365: a certificate for the server's own CSR is valid for 730 days \(2 years\) on the real server;.*some server versions may refuse it.*--cert and --key/);
+    expect(res.stderr).toMatch(
+      /warning: --days 365: a certificate for the server's own CSR is valid for 730 days \(2 years\) on the real server;.*some server versions may refuse it.*--cert and --key/,
+    );
     const report = JSON.parse(res.stdout);
     // The toolkit's CA signs the validity asked for.
     expect(Date.parse(report.certificate.notAfter) - Date.parse(report.certificate.notBefore)).toBe(365 * 86_400_000);
-    expect(report).toMatchObject({ ok: true, api: 'rest', verified: { trusted: true, hostname: true }, certificate: { subject: 'O=Lab, CN=127.0.0.1', issuer: 'CN=depotkit test CA' } });
+    expect(report).toMatchObject({
+      ok: true,
+      api: 'rest',
+      verified: { trusted: true, hostname: true },
+      certificate: { subject: 'O=Lab, CN=127.0.0.1', issuer: 'CN=depotkit test CA' },
+    });
     expect(report.certificate.sha256).toBe(sha256Of(sim.currentCertPem()));
     expect(`${res.stdout}${res.stderr}`).not.toContain(PASSWORD);
   });
@@ -72,11 +79,26 @@ describe('depotkit mgmt replace-cert', () => {
     expect(second.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('keeps the current certificate\'s names: reached as localhost, a server named 127.0.0.1 gets a certificate for both', async () => {
+  it("keeps the current certificate's names: reached as localhost, a server named 127.0.0.1 gets a certificate for both", async () => {
     const named = await startSim({ hostname: '127.0.0.1' });
     try {
       const server = named.url.replace('127.0.0.1', 'localhost');
-      const res = await runCli(['mgmt', 'replace-cert', '--server', server, '--user', USER, '--password-file', files.passwordFile, '--ca', files.caDir, '--insecure', '--key-size', '2048', '--json']);
+      const res = await runCli([
+        'mgmt',
+        'replace-cert',
+        '--server',
+        server,
+        '--user',
+        USER,
+        '--password-file',
+        files.passwordFile,
+        '--ca',
+        files.caDir,
+        '--insecure',
+        '--key-size',
+        '2048',
+        '--json',
+      ]);
       expect(res.stderr).not.toMatch(/subject alternative names do not include/);
       expect(res.code).toBe(0);
       expect(JSON.parse(res.stdout)).toMatchObject({
@@ -102,7 +124,21 @@ describe('depotkit mgmt replace-cert', () => {
     try {
       const serverCa = join(dir, 'chained-server.pem');
       await writeFile(serverCa, chained.currentCertPem());
-      const args = ['mgmt', 'replace-cert', '--server', chained.url, '--user', USER, '--password-file', files.passwordFile, '--ca', caDir, '--key-size', '2048', '--json'];
+      const args = [
+        'mgmt',
+        'replace-cert',
+        '--server',
+        chained.url,
+        '--user',
+        USER,
+        '--password-file',
+        files.passwordFile,
+        '--ca',
+        caDir,
+        '--key-size',
+        '2048',
+        '--json',
+      ];
       const res = await runCli([...args, '--server-ca', serverCa]);
       expect(res.code).toBe(0);
       expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, certificate: { issuer: 'CN=CLI Issuing CA' }, verified: { trusted: true, hostname: true } });
@@ -161,12 +197,25 @@ describe('depotkit sim mgmt', () => {
     const { dir, cleanup } = await tempDir();
     const passwordFile = join(dir, 'pw');
     await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
-    const started = await spawnCliJson<{ url: string; certificate: string }>(['sim', 'mgmt', '--password-file', passwordFile, '--cert-out', join(dir, 'sim.pem'), '--restart-ms', '100', '--json']);
+    const started = await spawnCliJson<{ url: string; certificate: string }>([
+      'sim',
+      'mgmt',
+      '--password-file',
+      passwordFile,
+      '--cert-out',
+      join(dir, 'sim.pem'),
+      '--restart-ms',
+      '100',
+      '--json',
+    ]);
     const { child, info } = started;
     try {
       const sim = { url: info.url, currentCertPem: () => '' } as unknown as MgmtSimulator;
       const trust = await readFile(info.certificate, 'utf8');
-      const session = await call(sim, 'POST', MGMT_API.rest.session, { headers: { authorization: basic(USER, PASSWORD), [MGMT_HEADERS.useHeaderAuthn]: 'true' }, trust });
+      const session = await call(sim, 'POST', MGMT_API.rest.session, {
+        headers: { authorization: basic(USER, PASSWORD), [MGMT_HEADERS.useHeaderAuthn]: 'true' },
+        trust,
+      });
       expect(session.status).toBe(200);
       const tls = await call(sim, 'GET', MGMT_API.rest.tls, { headers: { [MGMT_HEADERS.sessionId]: (session.body as { value: string }).value }, trust });
       expect((tls.body as { value: { cert: string } }).value.cert).toBe(trust);

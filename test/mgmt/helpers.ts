@@ -50,7 +50,12 @@ export async function call(
   try {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await request(`${sim.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), dispatcher: agent });
+    const res = await request(`${sim.url}${path}`, {
+      method,
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      dispatcher: agent,
+    });
     const text = await res.body.text();
     return { status: res.statusCode, body: text === '' ? undefined : JSON.parse(text) };
   } finally {
@@ -64,7 +69,9 @@ export const sha256Of = (pem: string) => new X509Certificate(pem).fingerprint256
  * The simulator's app (the /api generation) on real HTTPS, behind routes that
  * `tweak` adds first: a server that misbehaves in one call, as no simulator option makes it.
  */
-export async function startTweakedServer(tweak: (app: express.Express) => void): Promise<{ url: string; state: MgmtState; currentCertPem(): string; close(): Promise<void> }> {
+export async function startTweakedServer(
+  tweak: (app: express.Express) => void,
+): Promise<{ url: string; state: MgmtState; currentCertPem(): string; close(): Promise<void> }> {
   const current = await selfSignedCertificate('127.0.0.1', '127.0.0.1');
   const state: MgmtState = {
     hostname: '127.0.0.1',
@@ -85,10 +92,11 @@ export async function startTweakedServer(tweak: (app: express.Express) => void):
     url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
     state,
     currentCertPem: () => state.current.certPem,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -106,7 +114,11 @@ function forgeKeys(): { keyPem: string; key: forge.pki.rsa.PrivateKey; publicKey
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
-  return { keyPem: privateKey, key: forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey, publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey };
+  return {
+    keyPem: privateKey,
+    key: forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey,
+    publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey,
+  };
 }
 
 function newCertificate(publicKey: forge.pki.PublicKey, days: number): forge.pki.Certificate {

@@ -28,7 +28,8 @@ describe('management server literals', () => {
     const forbidden = new Set<string>([...paths, ...prefixes, ...Object.values(MGMT_HEADERS), MGMT_TLS_KEY_FIELD]);
     const found: string[] = [];
     for (const [file, text] of await sources()) {
-      for (const literal of stringLiterals(text)) if (forbidden.has(literal) || prefixes.some((p) => literal.startsWith(p))) found.push(`${file}: '${literal}'`);
+      for (const literal of stringLiterals(text))
+        if (forbidden.has(literal) || prefixes.some((p) => literal.startsWith(p))) found.push(`${file}: '${literal}'`);
       // The key field as a property name of a replace request (the simulator's own TLS key is another matter).
       for (const m of text.matchAll(/[{,]\s*key\??:(?!\s*state\.current\.keyPem)/g)) found.push(`${file}: ${m[0].trim()}`);
     }

@@ -23,7 +23,17 @@ async function sim(opts: Parameters<typeof startSim>[0] = {}): Promise<MgmtSimul
 }
 
 async function options(s: Pick<MgmtSimulator, 'url' | 'currentCertPem'>, extra: Partial<ReplaceCertOptions> = {}): Promise<ReplaceCertOptions> {
-  return { server: s.url, user: USER, password: PASSWORD, ca: await testCa(), serverCaPems: [s.currentCertPem()], keySize: 2048, pollMs: 50, waitTimeoutMs: 20_000, ...extra };
+  return {
+    server: s.url,
+    user: USER,
+    password: PASSWORD,
+    ca: await testCa(),
+    serverCaPems: [s.currentCertPem()],
+    keySize: 2048,
+    pollMs: 50,
+    waitTimeoutMs: 20_000,
+    ...extra,
+  };
 }
 
 const DAY = 86_400_000;
@@ -51,7 +61,7 @@ describe('replaceCertificate: the whole flow', () => {
     });
   }
 
-  it('reached by IP, asks for the server\'s own DNS name as CN and keeps the IP in the SAN', async () => {
+  it("reached by IP, asks for the server's own DNS name as CN and keeps the IP in the SAN", async () => {
     const s = await sim({ hostname: 'vc.lab.local' });
     const report = await replaceCertificate(await options(s));
     expect(report.csrSpec).toMatchObject({ common_name: 'vc.lab.local', subject_alt_name: ['vc.lab.local', '127.0.0.1'] });
@@ -61,9 +71,18 @@ describe('replaceCertificate: the whole flow', () => {
   it('reached as localhost while its certificate names 127.0.0.1 (its own name), keeps both names in the new SAN', async () => {
     const s = await sim({ hostname: '127.0.0.1' });
     // The current certificate does not name localhost: a user reaches such a server with --insecure.
-    const report = await replaceCertificate({ ...(await options(s)), server: s.url.replace('127.0.0.1', 'localhost'), serverCaPems: undefined, insecure: true });
+    const report = await replaceCertificate({
+      ...(await options(s)),
+      server: s.url.replace('127.0.0.1', 'localhost'),
+      serverCaPems: undefined,
+      insecure: true,
+    });
     expect(report.csrSpec).toMatchObject({ common_name: 'localhost', subject_alt_name: ['localhost', '127.0.0.1'] });
-    expect(report).toMatchObject({ ok: true, certificate: { subject: 'CN=localhost', san: ['localhost', '127.0.0.1'] }, verified: { trusted: true, hostname: true } });
+    expect(report).toMatchObject({
+      ok: true,
+      certificate: { subject: 'CN=localhost', san: ['localhost', '127.0.0.1'] },
+      verified: { trusted: true, hostname: true },
+    });
     expect(s.restarts()).toBe(1);
   });
 
@@ -85,7 +104,9 @@ describe('replaceCertificate: the whole flow', () => {
     expect(await handshake(new URL(s.url), { caPems: [root.certPem] })).toMatchObject({ ok: true, authorized: true });
     // In the wrong order (root first), it is refused before any call.
     const created = s.sessionsCreated();
-    const wrong = replaceCertificate(await options(s, { ca: { certPem: `${root.certPem}${issuing.certPem}`, keyPem: issuing.keyPem }, serverCaPems: [root.certPem] }));
+    const wrong = replaceCertificate(
+      await options(s, { ca: { certPem: `${root.certPem}${issuing.certPem}`, keyPem: issuing.keyPem }, serverCaPems: [root.certPem] }),
+    );
     await expect(wrong).rejects.toThrow(/is not a self-signed root and its issuers up to the root are not given/);
     expect(s.sessionsCreated()).toBe(created);
   });
@@ -105,7 +126,9 @@ describe('replaceCertificate: the whole flow', () => {
     const ca = await testCa();
     const made = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], days: 90 });
     const crlf = (t: string) => t.replace(/\n/g, '\r\n');
-    const report = await replaceCertificate(await options(s, { ca: { certPem: crlf(ca.certPem) }, custom: { certPem: crlf(made.chainPem), keyPem: crlf(made.keyPem) } }));
+    const report = await replaceCertificate(
+      await options(s, { ca: { certPem: crlf(ca.certPem) }, custom: { certPem: crlf(made.chainPem), keyPem: crlf(made.keyPem) } }),
+    );
     expect(report).toMatchObject({ ok: true, mode: 'custom', verified: { trusted: true, hostname: true } });
     // The simulator refuses CRLF, so this proves the client sent LF only.
     expect(s.currentCertPem()).toBe(normalizePem(made.certPem));
@@ -121,7 +144,9 @@ describe('replaceCertificate: the whole flow', () => {
     // Through /rest this time: its error shape ({type: com.vmware.vapi.std.errors.invalid_argument, value}) is read too.
     const again = replaceCertificate(await options(s, { custom, api: 'rest', serverCaPems: [(await testCa()).certPem] }));
     await expect(again).rejects.toThrow(MgmtApiError);
-    await expect(again).rejects.toThrow(/Replacing the certificate failed: the server answered 400 INVALID_ARGUMENT: The certificate is the same as the current/);
+    await expect(again).rejects.toThrow(
+      /Replacing the certificate failed: the server answered 400 INVALID_ARGUMENT: The certificate is the same as the current/,
+    );
     expect(s.restarts()).toBe(1);
   });
 
@@ -146,7 +171,11 @@ describe('replaceCertificate: the whole flow', () => {
     const s = await sim({ restartMs: 60_000 });
     const err = await replaceCertificate(await options(s, { waitTimeoutMs: 300 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DepotkitError);
-    expect(err).toMatchObject({ exitCode: 1, message: expect.stringMatching(/did not serve the new certificate within 0\.3 s \(last: not listening\)/), hint: expect.stringMatching(/accepted/) });
+    expect(err).toMatchObject({
+      exitCode: 1,
+      message: expect.stringMatching(/did not serve the new certificate within 0\.3 s \(last: not listening\)/),
+      hint: expect.stringMatching(/accepted/),
+    });
     expect(s.restarts()).toBe(1);
   });
 
@@ -188,7 +217,9 @@ describe('replaceCertificate: the whole flow', () => {
       ok: false,
       dryRun: true,
       mode: 'custom',
-      findings: [expect.objectContaining({ id: 'mgmt.cert.already-served', severity: 'error', message: 'The certificate is the one the server serves already.' })],
+      findings: [
+        expect.objectContaining({ id: 'mgmt.cert.already-served', severity: 'error', message: 'The certificate is the one the server serves already.' }),
+      ],
       previous: { sha256: sha256Of(served) },
       certificate: { sha256: sha256Of(served) },
     });
@@ -213,7 +244,7 @@ describe('replaceCertificate: the whole flow', () => {
     }
   });
 
-  it('fails with exit 1 (not a usage error) when the server\'s CSR leaves out the host name, and installs nothing', async () => {
+  it("fails with exit 1 (not a usage error) when the server's CSR leaves out the host name, and installs nothing", async () => {
     const server = await startTweakedServer((app) => {
       // A server that names only itself in its CSR, whatever the request asks for.
       app.post(MGMT_API.api.tlsCsr, (req, _res, next) => {

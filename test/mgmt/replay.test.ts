@@ -135,9 +135,16 @@ describe('replayed clients: sessions', () => {
       expect(first.status).toBe(401);
       expect(first.headers['www-authenticate']).toBe(CHALLENGE);
       if (generation === 'rest') {
-        expect(first.json).toMatchObject({ type: 'com.vmware.vapi.std.errors.unauthenticated', value: { messages: [{ id: expect.any(String), default_message: expect.any(String) }], challenge: CHALLENGE } });
+        expect(first.json).toMatchObject({
+          type: 'com.vmware.vapi.std.errors.unauthenticated',
+          value: { messages: [{ id: expect.any(String), default_message: expect.any(String) }], challenge: CHALLENGE },
+        });
       } else {
-        expect(first.json).toMatchObject({ error_type: 'UNAUTHENTICATED', messages: [{ id: expect.any(String), default_message: expect.any(String) }], challenge: CHALLENGE });
+        expect(first.json).toMatchObject({
+          error_type: 'UNAUTHENTICATED',
+          messages: [{ id: expect.any(String), default_message: expect.any(String) }],
+          challenge: CHALLENGE,
+        });
       }
       const second = await raw(at(path), 'POST', { headers: { 'content-type': 'application/json', authorization: basic() }, ca });
       expect(second.status).toBe(generation === 'rest' ? 200 : 201);
@@ -166,14 +173,41 @@ describe('replayed clients: sessions', () => {
       const caFile = join(dir, 'sim.pem');
       const jar = join(dir, 'jar');
       await writeFile(caFile, ca);
-      const login = await run('curl', ['-sS', '--fail-with-body', '-c', jar, '-b', jar, '--cacert', caFile, '-u', `${USER}:${PASSWORD}`, '-X', 'POST', at(MGMT_API.rest.session)]);
+      const login = await run('curl', [
+        '-sS',
+        '--fail-with-body',
+        '-c',
+        jar,
+        '-b',
+        jar,
+        '--cacert',
+        caFile,
+        '-u',
+        `${USER}:${PASSWORD}`,
+        '-X',
+        'POST',
+        at(MGMT_API.rest.session),
+      ]);
       const id = (JSON.parse(login.stdout) as { value: string }).value;
       expect(id).toMatch(SESSION_ID);
       // Netscape jar line: HttpOnly prefix, the host, path /, secure TRUE, a session cookie (expiry 0).
       expect(await readFile(jar, 'utf8')).toContain(`#HttpOnly_127.0.0.1\tFALSE\t/\tTRUE\t0\tvmware-api-session-id\t${id}`);
       const csr = await run('curl', [
-        '-sS', '--fail-with-body', '-c', jar, '-b', jar, '--cacert', caFile, '-X', 'POST',
-        '-H', 'Content-Type: application/json', '-d', JSON.stringify({ spec: { key_size: 2048 } }), at(MGMT_API.rest.tlsCsr),
+        '-sS',
+        '--fail-with-body',
+        '-c',
+        jar,
+        '-b',
+        jar,
+        '--cacert',
+        caFile,
+        '-X',
+        'POST',
+        '-H',
+        'Content-Type: application/json',
+        '-d',
+        JSON.stringify({ spec: { key_size: 2048 } }),
+        at(MGMT_API.rest.tlsCsr),
       ]);
       expect((JSON.parse(csr.stdout) as { value: { csr: string } }).value.csr).toContain('BEGIN CERTIFICATE REQUEST');
       // The same jar ends the session; the next call through it is refused with the challenge.
@@ -230,7 +264,11 @@ describe('replayed clients: root_cert holding a chain (intermediates, then the r
     const login = await raw(`${sim.url}${paths.session}`, 'POST', { headers: { authorization: basic() }, ca });
     const cookie = jarCookie(login);
     const spec = { key_size: 2048 };
-    const reply = await raw(`${sim.url}${paths.tlsCsr}`, 'POST', { headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify(generation === 'rest' ? { spec } : spec), ca });
+    const reply = await raw(`${sim.url}${paths.tlsCsr}`, 'POST', {
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify(generation === 'rest' ? { spec } : spec),
+      ca,
+    });
     const csr = generation === 'rest' ? (reply.json as { value: { csr: string } }).value.csr : (reply.json as { csr: string }).csr;
     return { cookie, leaf: forgeSignCsr(intermediate, csr) };
   }
@@ -263,11 +301,18 @@ describe('replayed clients: root_cert holding a chain (intermediates, then the r
     sim = await startSim();
     const { cookie, leaf } = await leafFromCsr('api');
     const put = (rootCert: string) =>
-      raw(`${sim.url}${MGMT_API.api.tls}`, 'PUT', { headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ cert: leaf, root_cert: rootCert }), ca: sim.currentCertPem() });
+      raw(`${sim.url}${MGMT_API.api.tls}`, 'PUT', {
+        headers: { 'content-type': 'application/json', cookie },
+        body: JSON.stringify({ cert: leaf, root_cert: rootCert }),
+        ca: sim.currentCertPem(),
+      });
     for (const rootCert of [intermediate.certPem, `${root.certPem}${intermediate.certPem}`]) {
       const refused = await put(rootCert);
       expect(refused.status).toBe(400);
-      expect(refused.json).toMatchObject({ error_type: 'INVALID_ARGUMENT', messages: [{ default_message: expect.stringContaining('trustAnchors parameter must be non-empty') }] });
+      expect(refused.json).toMatchObject({
+        error_type: 'INVALID_ARGUMENT',
+        messages: [{ default_message: expect.stringContaining('trustAnchors parameter must be non-empty') }],
+      });
     }
     const missing = await put(root.certPem);
     expect(missing.status).toBe(400);

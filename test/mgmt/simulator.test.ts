@@ -66,7 +66,18 @@ describe('management server simulator: sessions and errors', () => {
     try {
       const caFile = join(dir, 'sim.pem');
       await writeFile(caFile, sim.currentCertPem());
-      const { stdout } = await run('curl', ['-sS', '--cacert', caFile, '-u', `${USER}:${PASSWORD}`, '-H', `${MGMT_HEADERS.useHeaderAuthn}: true`, '-X', 'POST', `${sim.url}${MGMT_API.rest.session}`]);
+      const { stdout } = await run('curl', [
+        '-sS',
+        '--cacert',
+        caFile,
+        '-u',
+        `${USER}:${PASSWORD}`,
+        '-H',
+        `${MGMT_HEADERS.useHeaderAuthn}: true`,
+        '-X',
+        'POST',
+        `${sim.url}${MGMT_API.rest.session}`,
+      ]);
       expect(JSON.parse(stdout).value).toMatch(/^[0-9a-f]{32}$/);
     } finally {
       await cleanup();
@@ -77,7 +88,12 @@ describe('management server simulator: sessions and errors', () => {
     const res = await call(sim, 'GET', MGMT_API.rest.tls, { headers: sid(await restSession(sim)) });
     const value = (res.body as { value: Record<string, unknown> }).value;
     const x509 = new X509Certificate(sim.currentCertPem());
-    expect(value).toMatchObject({ subject_dn: 'CN=127.0.0.1', issuer_dn: 'CN=127.0.0.1', subject_alternative_name: ['127.0.0.1'], thumbprint: x509.fingerprint });
+    expect(value).toMatchObject({
+      subject_dn: 'CN=127.0.0.1',
+      issuer_dn: 'CN=127.0.0.1',
+      subject_alternative_name: ['127.0.0.1'],
+      thumbprint: x509.fingerprint,
+    });
     expect(new Date(value.valid_to as string).getTime()).toBe(new Date(x509.validTo).getTime());
     // The initial certificate is self-signed.
     expect(x509.verify(x509.publicKey)).toBe(true);
@@ -92,7 +108,14 @@ describe('management server simulator: CSR', () => {
   afterAll(() => sim.close());
 
   it('/rest takes the spec wrapper and returns a real PKCS#10 request', async () => {
-    const spec = { common_name: 'vc.lab.local', organization: 'Lab', organization_unit: '', country: 'DE', key_size: 2048, subject_alt_name: ['vc.lab.local', '10.0.0.5'] };
+    const spec = {
+      common_name: 'vc.lab.local',
+      organization: 'Lab',
+      organization_unit: '',
+      country: 'DE',
+      key_size: 2048,
+      subject_alt_name: ['vc.lab.local', '10.0.0.5'],
+    };
     const res = await call(sim, 'POST', MGMT_API.rest.tlsCsr, { headers: sid(await restSession(sim)), body: { spec } });
     expect(res.status).toBe(200);
     const csr = (res.body as { value: { csr: string } }).value.csr;

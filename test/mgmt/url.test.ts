@@ -18,8 +18,12 @@ describe('parseHttpsOrigin and hostOf', () => {
   });
 
   it('refuses other schemes and non-URLs with one sentence naming the server (exit 2)', () => {
-    expect(() => parseHttpsOrigin('http://vc.lab.local', 'the management server')).toThrow('The management server is reached over HTTPS, not http: use https://vc.lab.local.');
-    expect(() => parseHttpsOrigin('https://exa mple', 'the installer')).toThrow('"https://exa mple" is not a URL of the installer; give it as https://host[:port].');
+    expect(() => parseHttpsOrigin('http://vc.lab.local', 'the management server')).toThrow(
+      'The management server is reached over HTTPS, not http: use https://vc.lab.local.',
+    );
+    expect(() => parseHttpsOrigin('https://exa mple', 'the installer')).toThrow(
+      '"https://exa mple" is not a URL of the installer; give it as https://host[:port].',
+    );
     try {
       parseHttpsOrigin('ftp://x', 'the installer');
     } catch (err) {

@@ -2,7 +2,17 @@ import { createPrivateKey } from 'node:crypto';
 import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CA_CERT_FILE, CA_KEY_FILE, createCa, generateKeyPem, inspectCertificate, issueServerCert, loadCaDir, writeCaDir, type CaMaterial } from '../../src/pki/index.js';
+import {
+  CA_CERT_FILE,
+  CA_KEY_FILE,
+  createCa,
+  generateKeyPem,
+  inspectCertificate,
+  issueServerCert,
+  loadCaDir,
+  writeCaDir,
+  type CaMaterial,
+} from '../../src/pki/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { customCa } from '../helpers/certs.js';
 import { tempDir } from '../helpers/cli.js';
@@ -101,7 +111,9 @@ describe('validity limits', () => {
   });
 
   it('refuses a server certificate ending after 9999 even from a valid CA', async () => {
-    await expect(issueServerCert(ca, { dns: ['depot.lab.local'], days: 3_000_000 })).rejects.toThrow(/^A validity of 3000000 days would end after 9999-12-31T23:59:59Z/);
+    await expect(issueServerCert(ca, { dns: ['depot.lab.local'], days: 3_000_000 })).rejects.toThrow(
+      /^A validity of 3000000 days would end after 9999-12-31T23:59:59Z/,
+    );
   });
 
   it('refuses a CA whose notAfter or notBefore cannot be read (a year past 9999), so no leaf is made already expired', async () => {
@@ -112,7 +124,9 @@ describe('validity limits', () => {
     expect((await loadError(endDir)).message).toMatch(/ca-cert\.pem \(CN=test CA\) has a validity date that cannot be read/);
     await expect(issueServerCert(brokenEnd, { dns: ['depot.lab.local'] })).rejects.toThrow(/has a validity date that cannot be read/);
     const brokenStart = customCa({ notBefore: new Date(Date.UTC(10240, 0, 1)), notAfter: new Date(Date.now() + 365 * DAY) });
-    expect((await loadError(await caDirWith('bad-start', { key: brokenStart.keyPem, cert: brokenStart.certPem }))).message).toMatch(/has a validity date that cannot be read/);
+    expect((await loadError(await caDirWith('bad-start', { key: brokenStart.keyPem, cert: brokenStart.certPem }))).message).toMatch(
+      /has a validity date that cannot be read/,
+    );
   });
 });
 
@@ -168,9 +182,13 @@ describe('CA folders', () => {
 
   it('refuses an expired CA and one not yet valid', async () => {
     const expired = customCa({ notBefore: new Date(Date.now() - 20 * DAY), notAfter: new Date(Date.now() - DAY) });
-    expect((await loadError(await caDirWith('expired', { key: expired.keyPem, cert: expired.certPem }))).message).toMatch(/ca-cert\.pem \(CN=test CA\) expired on 20\d\d-/);
+    expect((await loadError(await caDirWith('expired', { key: expired.keyPem, cert: expired.certPem }))).message).toMatch(
+      /ca-cert\.pem \(CN=test CA\) expired on 20\d\d-/,
+    );
     const future = customCa({ notBefore: new Date(Date.now() + 2 * DAY), notAfter: new Date(Date.now() + 20 * DAY) });
-    expect((await loadError(await caDirWith('future', { key: future.keyPem, cert: future.certPem }))).message).toMatch(/is not valid before .*check this machine's clock/);
+    expect((await loadError(await caDirWith('future', { key: future.keyPem, cert: future.certPem }))).message).toMatch(
+      /is not valid before .*check this machine's clock/,
+    );
   });
 
   it('refuses a key that does not match the certificate', async () => {
@@ -186,7 +204,10 @@ describe('CA folders', () => {
     expect(pkcs8.stdout).toContain('ENCRYPTED PRIVATE KEY');
     const legacy = openssl(['rsa', '-in', keyPath, '-aes128', '-passout', 'pass:secret', '-traditional']);
     expect(legacy.stdout).toContain('Proc-Type: 4,ENCRYPTED');
-    for (const [name, key] of [['enc8', pkcs8.stdout], ['enc1', legacy.stdout]] as const) {
+    for (const [name, key] of [
+      ['enc8', pkcs8.stdout],
+      ['enc1', legacy.stdout],
+    ] as const) {
       const d = await caDirWith(name, { key, cert: ca.certPem });
       const err = await loadError(d);
       expect(err.message).toBe(`${join(d, CA_KEY_FILE)} is encrypted and no passphrase was given.`);
@@ -223,10 +244,14 @@ describe('CA folders', () => {
 
   it('refuses malformed PEM and a non-RSA key', async () => {
     const truncated = ca.certPem.slice(0, 200);
-    expect((await loadError(await caDirWith('trunc', { key: ca.keyPem, cert: truncated }))).message).toMatch(/ca-cert\.pem is malformed: the CERTIFICATE block has no END line/);
+    expect((await loadError(await caDirWith('trunc', { key: ca.keyPem, cert: truncated }))).message).toMatch(
+      /ca-cert\.pem is malformed: the CERTIFICATE block has no END line/,
+    );
     const garbage = `-----BEGIN CERTIFICATE-----\nQUJDRA==\n-----END CERTIFICATE-----\n`;
     expect((await loadError(await caDirWith('garbage', { key: ca.keyPem, cert: garbage }))).message).toMatch(/is not a readable X\.509 certificate/);
     const ec = openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256']).stdout;
-    expect((await loadError(await caDirWith('ec', { key: ec, cert: ca.certPem }))).message).toMatch(/ca-key\.pem is a ec key; depotkit signs with RSA keys only/);
+    expect((await loadError(await caDirWith('ec', { key: ec, cert: ca.certPem }))).message).toMatch(
+      /ca-key\.pem is a ec key; depotkit signs with RSA keys only/,
+    );
   });
 });

@@ -42,7 +42,12 @@ async function signError(csrPem: string, opts = {}): Promise<DepotkitError> {
 
 describe('signCsr', () => {
   it('signs a CSR from openssl req: subject and SANs copied, server profile, 730 days, verified strictly by openssl', async () => {
-    const { csrPath, pem } = opensslCsr('vc', '/C=DE/ST=Zürich/L=Palo Alto/O=Lab Ltd/OU=IT/CN=vc.lab.local', ['-addext', 'subjectAltName=DNS:vc.lab.local,DNS:vc,IP:10.0.0.9', '-addext', 'basicConstraints=critical,CA:TRUE']);
+    const { csrPath, pem } = opensslCsr('vc', '/C=DE/ST=Zürich/L=Palo Alto/O=Lab Ltd/OU=IT/CN=vc.lab.local', [
+      '-addext',
+      'subjectAltName=DNS:vc.lab.local,DNS:vc,IP:10.0.0.9',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+    ]);
     const certPem = await signCsr(ca, pem.replace(/\n/g, '\r\n'));
     const certPath = join(dir, 'vc.pem');
     await writeFile(certPath, certPem);
@@ -101,7 +106,9 @@ describe('signCsr', () => {
     expect(openssl(['verify', '-x509_strict', '-CAfile', caPath, path]).code).toBe(0);
     expect(extensionText(x509Text(path), 'Subject Alternative Name')!.header).toBe('X509v3 Subject Alternative Name: critical');
     const empty = opensslCsr('nothing', '/');
-    expect((await signError(empty.pem, { allowNoSan: true })).message).toBe('The CSR names nothing: its subject is empty and it requests no subject alternative names.');
+    expect((await signError(empty.pem, { allowNoSan: true })).message).toBe(
+      'The CSR names nothing: its subject is empty and it requests no subject alternative names.',
+    );
   });
 
   it('refuses an RSA key under 2048 bits, as the installer does (also when the CN is an IP)', async () => {
@@ -126,7 +133,9 @@ describe('signCsr', () => {
 
   it('refuses a CSR whose only names are IPs unless allowIpOnly, also when --allow-no-san turns an IP CN into the SAN', async () => {
     const ipSan = opensslCsr('ipsan', '/O=Lab', ['-addext', 'subjectAltName=IP:10.0.0.8,IP:fd00::8']);
-    expect((await signError(ipSan.pem)).message).toBe('Refusing to sign an IP-only CSR (IP:10.0.0.8, IP:fd00::8): it names no DNS host, which the installer rejects.');
+    expect((await signError(ipSan.pem)).message).toBe(
+      'Refusing to sign an IP-only CSR (IP:10.0.0.8, IP:fd00::8): it names no DNS host, which the installer rejects.',
+    );
     expect(inspectCertificate(await signCsr(ca, ipSan.pem, { allowIpOnly: true })).san).toEqual({ dns: [], ips: ['10.0.0.8', 'fd00::8'] });
     const ipCn = opensslCsr('ipcn', '/CN=10.0.0.9');
     expect((await signError(ipCn.pem, { allowNoSan: true })).message).toMatch(/its CN is an IP address \(10\.0\.0\.9\)/);
@@ -137,13 +146,18 @@ describe('signCsr', () => {
     expect((await signError('-----BEGIN CERTIFICATE REQUEST-----\nQUJD\n')).message).toMatch(/malformed: the CERTIFICATE REQUEST block has no END line/);
     expect((await signError(ca.certPem)).message).toBe('The CSR holds no CERTIFICATE REQUEST PEM block.');
     expect((await signError(encodePem('CERTIFICATE REQUEST', Buffer.from('not der at all')))).message).toMatch(/not a readable PKCS#10 request/);
-    const { pem } = opensslCsr('ec', '/CN=ec.lab.local', ['-addext', 'subjectAltName=DNS:ec.lab.local'], ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256']);
+    const { pem } = opensslCsr(
+      'ec',
+      '/CN=ec.lab.local',
+      ['-addext', 'subjectAltName=DNS:ec.lab.local'],
+      ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'],
+    );
     expect((await signError(pem)).message).toMatch(/key is not RSA/);
   });
 });
 
 describe('generateCsr', () => {
-  it('makes a PKCS#10 request openssl verifies, with the management server\'s fields and SANs', async () => {
+  it("makes a PKCS#10 request openssl verifies, with the management server's fields and SANs", async () => {
     const keyPem = await generateKeyPem(2048);
     const csr = generateCsr({
       keyPem,

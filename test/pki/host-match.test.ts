@@ -12,8 +12,22 @@ const run = promisify(execFile);
 async function certWith(dir: string, name: string, san: string | undefined): Promise<string> {
   const out = join(dir, `${name}.pem`);
   await run('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, `${name}.key`),
-    '-out', out, '-days', '1', '-subj', '/CN=depot.lab.local', ...(san ? ['-addext', `subjectAltName=${san}`] : []),
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    join(dir, `${name}.key`),
+    '-out',
+    out,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=depot.lab.local',
+    ...(san ? ['-addext', `subjectAltName=${san}`] : []),
   ]);
   return readFile(out, 'utf8');
 }

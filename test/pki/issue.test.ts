@@ -34,7 +34,9 @@ describe('issueServerCert', () => {
     expect(verify.code).toBe(0);
     const text = x509Text(path);
     expect(text).toContain('Subject: CN = depot.lab.local');
-    expect(extensionText(text, 'Subject Alternative Name')!.value).toBe('DNS:depot.lab.local, DNS:depot, DNS:*.apps.lab.local, IP Address:10.0.0.5, IP Address:FD00:0:0:0:0:0:0:1');
+    expect(extensionText(text, 'Subject Alternative Name')!.value).toBe(
+      'DNS:depot.lab.local, DNS:depot, DNS:*.apps.lab.local, IP Address:10.0.0.5, IP Address:FD00:0:0:0:0:0:0:1',
+    );
     expect(extensionText(text, 'Basic Constraints')).toEqual({ header: 'X509v3 Basic Constraints: critical', value: 'CA:FALSE' });
     expect(extensionText(text, 'Key Usage')).toEqual({ header: 'X509v3 Key Usage: critical', value: 'Digital Signature, Key Encipherment' });
     expect(extensionText(text, 'Extended Key Usage')!.value).toBe('TLS Web Server Authentication');
@@ -66,7 +68,7 @@ describe('issueServerCert', () => {
     expect(openssl(['verify', '-x509_strict', '-CAfile', caPath, '-untrusted', chainPath, chainPath]).code).toBe(0);
   });
 
-  it('caps the validity at the CA\'s end and honours notBefore', async () => {
+  it("caps the validity at the CA's end and honours notBefore", async () => {
     const shortCa = await createCa({ keySize: 2048, days: 10 });
     const s = await issueServerCert(shortCa, { dns: ['depot.lab.local'] });
     expect(inspectCertificate(s.certPem).notAfter).toEqual(inspectCertificate(shortCa.certPem).notAfter);
@@ -76,7 +78,9 @@ describe('issueServerCert', () => {
   });
 
   it('refuses an IP-only certificate unless allowed, then makes one with the IP as CN', async () => {
-    await expect(issueServerCert(ca, { dns: [], ips: ['10.0.0.5'] })).rejects.toThrow('Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects.');
+    await expect(issueServerCert(ca, { dns: [], ips: ['10.0.0.5'] })).rejects.toThrow(
+      'Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects.',
+    );
     const s = await issueServerCert(ca, { dns: [], ips: ['10.0.0.5'], allowIpOnly: true });
     const info = inspectCertificate(s.certPem);
     expect(info.commonName).toBe('10.0.0.5');
@@ -105,14 +109,30 @@ describe('issueServerCert', () => {
 });
 
 describe('a CA made by openssl', () => {
-  it('signs with it: the authority key id is openssl\'s subject key id and openssl verifies strictly', async () => {
+  it("signs with it: the authority key id is openssl's subject key id and openssl verifies strictly", async () => {
     const keyPath = join(dir, 'os-ca.key');
-    const certPem = openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-subj', '/O=Lab/CN=OpenSSL Root', '-days', '30', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']).stdout;
+    const certPem = openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-subj',
+      '/O=Lab/CN=OpenSSL Root',
+      '-days',
+      '30',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ]).stdout;
     const osCaPath = await save('os-ca.pem', certPem);
     const s = await issueServerCert({ certPem, keyPem: await readFile(keyPath, 'utf8') }, { dns: ['depot.lab.local'] });
     const path = await save('os-leaf.pem', s.certPem);
     expect(openssl(['verify', '-x509_strict', '-CAfile', osCaPath, path]).code).toBe(0);
-    expect(extensionText(x509Text(path), 'Authority Key Identifier')!.value.replace(/^keyid:/, '')).toBe(extensionText(x509Text(osCaPath), 'Subject Key Identifier')!.value);
+    expect(extensionText(x509Text(path), 'Authority Key Identifier')!.value.replace(/^keyid:/, '')).toBe(
+      extensionText(x509Text(osCaPath), 'Subject Key Identifier')!.value,
+    );
     // Capped at the 30-day CA.
     expect(inspectCertificate(s.certPem).notAfter).toEqual(inspectCertificate(certPem).notAfter);
   });

@@ -34,9 +34,40 @@ async function opensslCert(name: string, opts: { bits?: number; ext: string; sub
   await writeFile(caCert, ca.certPem);
   const ext = join(dir, `${name}.ext`);
   await writeFile(ext, `[v3]\n${opts.ext}\n`);
-  const r1 = openssl(['req', '-new', '-newkey', `rsa:${opts.bits ?? 2048}`, '-nodes', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.csr`), '-subj', opts.subject ?? `/CN=${HOST}`]);
+  const r1 = openssl([
+    'req',
+    '-new',
+    '-newkey',
+    `rsa:${opts.bits ?? 2048}`,
+    '-nodes',
+    '-keyout',
+    join(dir, `${name}.key`),
+    '-out',
+    join(dir, `${name}.csr`),
+    '-subj',
+    opts.subject ?? `/CN=${HOST}`,
+  ]);
   expect(r1.code, r1.stderr).toBe(0);
-  const r2 = openssl(['x509', '-req', '-in', join(dir, `${name}.csr`), '-CA', caCert, '-CAkey', caKey, '-CAcreateserial', '-days', '200', `-${opts.digest ?? 'sha256'}`, '-extfile', ext, '-extensions', 'v3', '-out', join(dir, `${name}.pem`)]);
+  const r2 = openssl([
+    'x509',
+    '-req',
+    '-in',
+    join(dir, `${name}.csr`),
+    '-CA',
+    caCert,
+    '-CAkey',
+    caKey,
+    '-CAcreateserial',
+    '-days',
+    '200',
+    `-${opts.digest ?? 'sha256'}`,
+    '-extfile',
+    ext,
+    '-extensions',
+    'v3',
+    '-out',
+    join(dir, `${name}.pem`),
+  ]);
   expect(r2.code, r2.stderr).toBe(0);
   return openssl(['x509', '-in', join(dir, `${name}.pem`)]).stdout;
 }
@@ -119,18 +150,43 @@ describe('lintServerCertificate', () => {
     expect(errors(lintServerCertificate(good.certPem, { host: HOST, caPems: [twin.certPem] }))).toEqual(['cert.chain.untrusted']);
     const shortCa = customCa({ cn: 'Short CA', notBefore: new Date(Date.now() - 2 * DAY), notAfter: new Date(Date.now() + 2 * DAY) });
     const leaf = brokenServerCert(shortCa, 'expired', HOST);
-    expect(errors(lintServerCertificate(leaf.certPem, { host: HOST, caPems: [shortCa.certPem], now: new Date(Date.now() + 3 * DAY) }))).toEqual(['cert.expired', 'cert.chain.ca-expired']);
+    expect(errors(lintServerCertificate(leaf.certPem, { host: HOST, caPems: [shortCa.certPem], now: new Date(Date.now() + 3 * DAY) }))).toEqual([
+      'cert.expired',
+      'cert.chain.ca-expired',
+    ]);
   });
 
   it('follows an intermediate given in chainPems or after the leaf, and enforces path lengths', async () => {
     // openssl makes a root (no path length limit) and an intermediate it signs.
     const ext = join(dir, 'inter.ext');
-    await writeFile(ext, '[v3]\nbasicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n');
+    await writeFile(
+      ext,
+      '[v3]\nbasicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n',
+    );
     const rootKey = join(dir, 'root.key');
     const rootPem = openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', rootKey, '-subj', '/CN=Root', '-days', '100']).stdout;
     await writeFile(join(dir, 'root.pem'), rootPem);
-    expect(openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'inter.key'), '-out', join(dir, 'inter.csr'), '-subj', '/CN=Intermediate']).code).toBe(0);
-    const interPem = openssl(['x509', '-req', '-in', join(dir, 'inter.csr'), '-CA', join(dir, 'root.pem'), '-CAkey', rootKey, '-CAcreateserial', '-days', '90', '-extfile', ext, '-extensions', 'v3']).stdout;
+    expect(
+      openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'inter.key'), '-out', join(dir, 'inter.csr'), '-subj', '/CN=Intermediate'])
+        .code,
+    ).toBe(0);
+    const interPem = openssl([
+      'x509',
+      '-req',
+      '-in',
+      join(dir, 'inter.csr'),
+      '-CA',
+      join(dir, 'root.pem'),
+      '-CAkey',
+      rootKey,
+      '-CAcreateserial',
+      '-days',
+      '90',
+      '-extfile',
+      ext,
+      '-extensions',
+      'v3',
+    ]).stdout;
     const inter = { certPem: interPem, keyPem: await readFile(join(dir, 'inter.key'), 'utf8') };
     const leaf = await issueServerCert(inter, { dns: [HOST] });
     expect(errors(lintServerCertificate(leaf.certPem, { host: HOST, caPems: [rootPem] }))).toEqual(['cert.chain.untrusted']);
@@ -138,9 +194,39 @@ describe('lintServerCertificate', () => {
     expect(lintServerCertificate(leaf.chainPem, { host: HOST, caPems: [rootPem] })).toEqual([]);
     // A root limited to pathlen 0 may not have an intermediate below it.
     const tightKey = join(dir, 'tight.key');
-    const tightPem = openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', tightKey, '-subj', '/CN=Tight Root', '-days', '100', '-addext', 'basicConstraints=critical,CA:TRUE,pathlen:0']).stdout;
+    const tightPem = openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      tightKey,
+      '-subj',
+      '/CN=Tight Root',
+      '-days',
+      '100',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE,pathlen:0',
+    ]).stdout;
     await writeFile(join(dir, 'tight.pem'), tightPem);
-    const tightInter = openssl(['x509', '-req', '-in', join(dir, 'inter.csr'), '-CA', join(dir, 'tight.pem'), '-CAkey', tightKey, '-CAcreateserial', '-days', '90', '-extfile', ext, '-extensions', 'v3']).stdout;
+    const tightInter = openssl([
+      'x509',
+      '-req',
+      '-in',
+      join(dir, 'inter.csr'),
+      '-CA',
+      join(dir, 'tight.pem'),
+      '-CAkey',
+      tightKey,
+      '-CAcreateserial',
+      '-days',
+      '90',
+      '-extfile',
+      ext,
+      '-extensions',
+      'v3',
+    ]).stdout;
     const leaf2 = await issueServerCert({ certPem: tightInter, keyPem: inter.keyPem }, { dns: [HOST] });
     const f = lintServerCertificate(leaf2.chainPem, { host: HOST, caPems: [tightPem] });
     expect(errors(f)).toEqual(['cert.chain.path-length']);
@@ -184,7 +270,7 @@ describe('lintServerCertificate', () => {
     expect(() => lintServerCertificate('junk', { host: HOST })).toThrow('The certificate holds no CERTIFICATE PEM block.');
   });
 
-  it('quotes the installer\'s messages from src/constants.ts, and no pki source spells them itself', async () => {
+  it("quotes the installer's messages from src/constants.ts, and no pki source spells them itself", async () => {
     const bad = brokenServerCert(ca, 'self-signed', HOST);
     const [untrusted] = lintServerCertificate(bad.certPem, { host: HOST, caPems: [ca.certPem] });
     expect(untrusted!.installer).toBe(`Fails the connection: "${INSTALLER_MESSAGES.secureProtocolError}" ("${INSTALLER_MESSAGES.untrustedPath}").`);
@@ -225,14 +311,39 @@ describe('inspectCertificate and sha256Fingerprint', () => {
     expect(sha256Fingerprint(good.certPem)).toMatch(/^[0-9a-f]{64}$/);
     expect(info.serial).toBe(openssl(['x509', '-in', path, '-noout', '-serial']).stdout.trim().split('=')[1]!.toLowerCase());
     expect(info.notAfter.getTime()).toBe(new Date(openssl(['x509', '-in', path, '-noout', '-enddate']).stdout.trim().split('=')[1]!).getTime());
-    expect(info).toMatchObject({ subject: `CN=${HOST}`, issuer: 'CN=Lint CA', commonName: HOST, san: { dns: [HOST], ips: ['10.0.0.5'] }, isCa: false, selfSigned: false, version: 3, key: { type: 'rsa', bits: 2048 } });
+    expect(info).toMatchObject({
+      subject: `CN=${HOST}`,
+      issuer: 'CN=Lint CA',
+      commonName: HOST,
+      san: { dns: [HOST], ips: ['10.0.0.5'] },
+      isCa: false,
+      selfSigned: false,
+      version: 3,
+      key: { type: 'rsa', bits: 2048 },
+    });
     expect(info.keyUsage).toEqual(['digitalSignature', 'keyEncipherment']);
     expect(info.extKeyUsage).toEqual(['serverAuth']);
   });
 
   it('reads an EC certificate too (the depot may serve one)', () => {
     const key = join(dir, 'ec.key');
-    const r = openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-384', '-nodes', '-keyout', key, '-subj', `/CN=${HOST}`, '-addext', `subjectAltName=DNS:${HOST}`, '-days', '100']);
+    const r = openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-384',
+      '-nodes',
+      '-keyout',
+      key,
+      '-subj',
+      `/CN=${HOST}`,
+      '-addext',
+      `subjectAltName=DNS:${HOST}`,
+      '-days',
+      '100',
+    ]);
     const info = inspectCertificate(r.stdout);
     expect(info.key).toEqual({ type: 'ec', bits: 384, curve: 'secp384r1' });
     expect(info.selfSigned).toBe(true);

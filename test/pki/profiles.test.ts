@@ -27,7 +27,8 @@ const { dir, cleanup } = await tempDir();
 afterAll(() => cleanup());
 const ca = await createCa({ cn: 'Profile CA', keySize: 2048 });
 
-const ids = (pem: string, profile?: ServerProfile) => lintServerCertificate(pem, { host: HOST, caPems: [ca.certPem], ...(profile ? { profile } : {}) }).map((f) => f.id);
+const ids = (pem: string, profile?: ServerProfile) =>
+  lintServerCertificate(pem, { host: HOST, caPems: [ca.certPem], ...(profile ? { profile } : {}) }).map((f) => f.id);
 const days = (info: CertInfo) => (info.notAfter.getTime() - info.notBefore.getTime()) / DAY;
 /** The profile's key usages in the order a certificate holds (and inspectCertificate lists) them. */
 const usagesOf = (profile: CertificateProfile) => KEY_USAGES.filter((u) => profile.keyUsage.usages.includes(u));
@@ -66,7 +67,8 @@ describe('the lint rule table', () => {
     const srcDir = join(REPO_ROOT, 'src', 'pki');
     const seen = new Map<string, string[]>();
     for (const file of (await readdir(srcDir)).filter((f) => f.endsWith('.ts'))) {
-      for (const [, id] of (await readFile(join(srcDir, file), 'utf8')).matchAll(/['"`](cert\.[a-z0-9.-]+)['"`]/g)) seen.set(id!, [...(seen.get(id!) ?? []), file]);
+      for (const [, id] of (await readFile(join(srcDir, file), 'utf8')).matchAll(/['"`](cert\.[a-z0-9.-]+)['"`]/g))
+        seen.set(id!, [...(seen.get(id!) ?? []), file]);
     }
     // Every id a pki module can report is a rule's, written there and only there.
     expect([...seen.keys()].sort()).toEqual([...ruleIds].sort());
@@ -97,7 +99,11 @@ describe('issuing and linting read the same profiles', () => {
     expect(critical(info, 'subjectAltName')).toBe(false);
     const path = join(dir, 'server.pem');
     await writeFile(path, s.certPem);
-    expect(extensionText(x509Text(path), 'Key Usage')!.value).toBe(usagesOf(SERVER_PROFILE).map((u) => KEY_USAGE_TITLES[u]).join(', '));
+    expect(extensionText(x509Text(path), 'Key Usage')!.value).toBe(
+      usagesOf(SERVER_PROFILE)
+        .map((u) => KEY_USAGE_TITLES[u])
+        .join(', '),
+    );
     expect(ids(s.certPem)).toEqual([]);
   });
 
@@ -109,7 +115,11 @@ describe('issuing and linting read the same profiles', () => {
     expect(days(info)).toBe(CA_PROFILE.validity.days);
     const path = join(dir, 'ca.pem');
     await writeFile(path, own.certPem);
-    expect(extensionText(x509Text(path), 'Key Usage')!.value).toBe(usagesOf(CA_PROFILE).map((u) => KEY_USAGE_TITLES[u]).join(', '));
+    expect(extensionText(x509Text(path), 'Key Usage')!.value).toBe(
+      usagesOf(CA_PROFILE)
+        .map((u) => KEY_USAGE_TITLES[u])
+        .join(', '),
+    );
   });
 
   it('a changed copy of the server profile changes what is issued and what the lint accepts alike', async () => {
@@ -139,7 +149,9 @@ describe('issuing and linting read the same profiles', () => {
     expect(small[0]!.fix).toMatch(/\(the new key has 3072 bits; add --key-size 4096 for more\)$/);
     const csr = generateCsr({ keyPem: await generateKeyPem(2048), commonName: HOST, dns: [HOST] });
     await expect(signCsr(ca, csr, { profile: custom })).rejects.toThrow("The CSR's RSA key has 2048 bits; the installer requires at least 3072.");
-    const signed = inspectCertificate(await signCsr(ca, generateCsr({ keyPem: await generateKeyPem(3072), commonName: HOST, dns: [HOST] }), { profile: custom }));
+    const signed = inspectCertificate(
+      await signCsr(ca, generateCsr({ keyPem: await generateKeyPem(3072), commonName: HOST, dns: [HOST] }), { profile: custom }),
+    );
     expect(asIssued(signed)).toEqual(asProfiled(custom));
     expect(days(signed)).toBe(40);
   });
@@ -159,12 +171,15 @@ describe('issuing and linting read the same profiles', () => {
     expect(days(info)).toBe(20);
   });
 
-  it('the lint\'s thresholds are the profile\'s: renewal warning and longest validity', async () => {
+  it("the lint's thresholds are the profile's: renewal warning and longest validity", async () => {
     const s = await issueServerCert(ca, { dns: [HOST], days: 60 });
     expect(ids(s.certPem)).toEqual([]);
     const early: ServerProfile = { ...SERVER_PROFILE, validity: { ...SERVER_PROFILE.validity, renewWithinDays: 90, maxDays: 50 } };
     const found = lintServerCertificate(s.certPem, { host: HOST, caPems: [ca.certPem], profile: early });
-    expect(found.map((f) => [f.id, f.severity])).toEqual([['cert.expiring-soon', 'warning'], ['cert.validity.too-long', 'info']]);
+    expect(found.map((f) => [f.id, f.severity])).toEqual([
+      ['cert.expiring-soon', 'warning'],
+      ['cert.validity.too-long', 'info'],
+    ]);
     expect(found[0]!.message).toMatch(/, within 90 days\.$/);
     expect(found[1]!.message).toBe('The certificate is valid for 60 days; browsers refuse more than 50 (the installer does not mind).');
   });

@@ -108,8 +108,10 @@ describe('TLS with curl', () => {
   // Asynchronous: the server runs in this process.
   const curl = (host: string) =>
     new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
-      execFile('curl', ['-sS', '--max-time', '20', '--cacert', join(dir, 'ca.pem'), '--resolve', `${host}:${port}:127.0.0.1`, `https://${host}:${port}/`], (err, stdout, stderr) =>
-        resolve({ status: err ? Number((err as { code?: number }).code) : 0, stdout, stderr }),
+      execFile(
+        'curl',
+        ['-sS', '--max-time', '20', '--cacert', join(dir, 'ca.pem'), '--resolve', `${host}:${port}:127.0.0.1`, `https://${host}:${port}/`],
+        (err, stdout, stderr) => resolve({ status: err ? Number((err as { code?: number }).code) : 0, stdout, stderr }),
       );
     });
 

@@ -62,7 +62,14 @@ interface ServerUnderTest {
   stop(): Promise<void>;
 }
 
-type Serve = (s: { root: string; certPem?: string; keyPem?: string; auth?: { user: string; password: string }; openHead?: boolean; open?: string[] }) => Promise<ServerUnderTest>;
+type Serve = (s: {
+  root: string;
+  certPem?: string;
+  keyPem?: string;
+  auth?: { user: string; password: string };
+  openHead?: boolean;
+  open?: string[];
+}) => Promise<ServerUnderTest>;
 
 /** The same faults are checked behind nginx (an independent server) and behind depotkit serve. */
 const SERVERS: { name: string; serve: Serve; skip: boolean }[] = [
@@ -71,7 +78,14 @@ const SERVERS: { name: string; serve: Serve; skip: boolean }[] = [
     name: 'depotkit serve',
     skip: false,
     serve: async (s) => {
-      const server = await startDepotServer({ root: s.root, host: '127.0.0.1', port: 0, tls: s.certPem && s.keyPem ? { certPem: s.certPem, keyPem: s.keyPem } : undefined, auth: s.auth, openPrefixes: s.open });
+      const server = await startDepotServer({
+        root: s.root,
+        host: '127.0.0.1',
+        port: 0,
+        tls: s.certPem && s.keyPem ? { certPem: s.certPem, keyPem: s.keyPem } : undefined,
+        auth: s.auth,
+        openPrefixes: s.open,
+      });
       return { url: server.url, stop: () => server.close() };
     },
   },
@@ -197,7 +211,9 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     const selfSigned = await checkServed({ cert: self }, '', { caPems: [self.certPem] });
     expect(ids(selfSigned)).toEqual(['tls.ca.leaf']);
     expect(selfSigned.accepted).toBe(true);
-    expect(selfSigned.findings.find((f) => f.id === 'tls.ca.leaf')!.fix).toContain(`depotkit cert ca --out <ca-dir>; depotkit cert issue --ca <ca-dir> --dns ${HOST} --out <out-dir>`);
+    expect(selfSigned.findings.find((f) => f.id === 'tls.ca.leaf')!.fix).toContain(
+      `depotkit cert ca --out <ca-dir>; depotkit cert issue --ca <ca-dir> --dns ${HOST} --out <out-dir>`,
+    );
   });
 
   it('reports a URL that ends in /PROD, and checks the right base anyway', async () => {
@@ -284,7 +300,23 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     const leafFile = join(base, `leaf-${n++}.pem`);
     await writeFile(leafFile, splitPemBlocks(good.certPem, 'CERTIFICATE')[0]!);
     try {
-      const r = await runCli(['check', server.url, '--as-host', HOST, '--ca', leafFile, '--user', USER, '--password-file', passwordFile, '--open-path', STORE_FILE, '--open-path', 'PROD/COMP/', '--json']);
+      const r = await runCli([
+        'check',
+        server.url,
+        '--as-host',
+        HOST,
+        '--ca',
+        leafFile,
+        '--user',
+        USER,
+        '--password-file',
+        passwordFile,
+        '--open-path',
+        STORE_FILE,
+        '--open-path',
+        'PROD/COMP/',
+        '--json',
+      ]);
       expect(r.code).toBe(0);
       const findings = (JSON.parse(r.stdout) as CheckResult).findings.map((f) => [f.id, f.severity, f.path ?? null]);
       expect(findings).toContainEqual(['tls.ca.leaf', 'warning', null]);
@@ -343,7 +375,10 @@ describe('depot check against misbehaving servers', () => {
   });
 
   it('names a TLS version older than 1.2 instead of failing the handshake', async () => {
-    const server = createTlsServer({ cert: good.certPem, key: good.keyPem, minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' }, (socket) => socket.end());
+    const server = createTlsServer(
+      { cert: good.certPem, key: good.keyPem, minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' },
+      (socket) => socket.end(),
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const { port } = server.address() as AddressInfo;

@@ -46,7 +46,9 @@ describe('control characters in names reach no terminal raw', () => {
     expect(r.code, r.stderr).toBe(1);
     expectNoControlChars(r.stdout);
     expect(r.stdout).toContain(`"${HOSTILE_ESCAPED}"`);
-    expect(r.stdout).toMatch(/^ERROR catalog\.file-name\.invalid: .*names the \w+ binary ".*" \(bundle .*\) whose file name holds control characters: refused\.$/m);
+    expect(r.stdout).toMatch(
+      /^ERROR catalog\.file-name\.invalid: .*names the \w+ binary ".*" \(bundle .*\) whose file name holds control characters: refused\.$/m,
+    );
     // The forged text stays inside its own line.
     expect(r.stdout).not.toMatch(/^OK: forged line/m);
 
@@ -70,7 +72,16 @@ describe('control characters in names reach no terminal raw', () => {
 
   it('the library refuses the name whichever control character it holds (NUL, DEL, C1)', () => {
     for (const name of ['a\x00b.iso', 'a\x7fb.iso', 'a\u009bb.iso', 'tab\there.iso']) {
-      const text = JSON.stringify({ patches: { VCENTER: [{ productVersion: '9.0.0.0.1', artifacts: { bundles: [{ name: 'b', type: 'INSTALL', binaries: [{ fileName: name, size: 1, checksum: 'a'.repeat(64) }] }] } }] } });
+      const text = JSON.stringify({
+        patches: {
+          VCENTER: [
+            {
+              productVersion: '9.0.0.0.1',
+              artifacts: { bundles: [{ name: 'b', type: 'INSTALL', binaries: [{ fileName: name, size: 1, checksum: 'a'.repeat(64) }] }] },
+            },
+          ],
+        },
+      });
       expect(() => parseCatalog(text)).toThrow(/whose file name holds control characters/);
     }
   });
@@ -79,7 +90,13 @@ describe('control characters in names reach no terminal raw', () => {
     const src = await vendorLikeSource(dir, 512);
     const zip = join(dir, 'meta.zip');
     const catalog = await readFile(join(src.metadataDir, DEPOT_PATHS.catalog));
-    await writeFile(zip, await makeZip([{ name: DEPOT_PATHS.catalog, data: catalog }, { name: 'PROD/metadata/\x1b]0;owned\x07notes.txt', data: 'x' }]));
+    await writeFile(
+      zip,
+      await makeZip([
+        { name: DEPOT_PATHS.catalog, data: catalog },
+        { name: 'PROD/metadata/\x1b]0;owned\x07notes.txt', data: 'x' },
+      ]),
+    );
     const out = join(dir, 'out');
     const r = await runCli(['depot', 'build', '--metadata', zip, '--binaries', src.binariesDir, '--out', out]);
     expectOneSentence(r, 2, /holds an entry whose name has control characters \("PROD\/metadata\/\\x1b\]0;owned\\x07notes\.txt"\)/);
@@ -88,7 +105,11 @@ describe('control characters in names reach no terminal raw', () => {
 
   it('every human line is escaped: a certificate whose names carry C1 and C0 controls is shown inert', async () => {
     // A certificate made elsewhere, with a CSI (U+009B) in its CN and CR/LF/ESC in a SAN name.
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
     const cert = forge.pki.createCertificate();
     cert.serialNumber = '4a';
     cert.publicKey = forge.pki.publicKeyFromPem(publicKey);

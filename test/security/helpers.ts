@@ -111,7 +111,17 @@ export function runCliOnTmpfs(mountPoint: string, size: string, args: string[], 
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     (child.stdio[3] as NodeJS.ReadableStream).setEncoding('utf8').on('data', (d: string) => (tree += d));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr, tree: tree.split('\n').filter(Boolean).map((l) => l.replace(/^\.\//, '')) }));
+    child.on('close', (code) =>
+      resolve({
+        code: code ?? -1,
+        stdout,
+        stderr,
+        tree: tree
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.replace(/^\.\//, '')),
+      }),
+    );
   });
 }
 

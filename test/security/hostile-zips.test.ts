@@ -19,7 +19,14 @@ beforeEach(async () => {
   binariesDir = src.binariesDir;
   catalog = await readFile(join(src.metadataDir, DEPOT_PATHS.catalog));
   metadataFiles = [];
-  for (const path of [DEPOT_PATHS.catalog, DEPOT_PATHS.catalogSig, DEPOT_PATHS.manifest, DEPOT_PATHS.hclAll, DEPOT_PATHS.hclLastUpdated, DEPOT_PATHS.compatibility]) {
+  for (const path of [
+    DEPOT_PATHS.catalog,
+    DEPOT_PATHS.catalogSig,
+    DEPOT_PATHS.manifest,
+    DEPOT_PATHS.hclAll,
+    DEPOT_PATHS.hclLastUpdated,
+    DEPOT_PATHS.compatibility,
+  ]) {
     metadataFiles.push({ name: path, data: await readFile(join(src.metadataDir, path)) });
   }
 });
@@ -36,7 +43,12 @@ async function build(zipBytes: Buffer) {
 
 describe('depot build --metadata refuses a hostile zip before writing anything', () => {
   it('the real layout still builds (the caps are far above the vendor archive)', async () => {
-    const r = await build(await makeZip([{ name: 'vcf-9.0.0.0-offline-depot-metadata/', dir: true }, ...metadataFiles.map((f) => ({ ...f, name: `vcf-9.0.0.0-offline-depot-metadata/${f.name}` }))]));
+    const r = await build(
+      await makeZip([
+        { name: 'vcf-9.0.0.0-offline-depot-metadata/', dir: true },
+        ...metadataFiles.map((f) => ({ ...f, name: `vcf-9.0.0.0-offline-depot-metadata/${f.name}` })),
+      ]),
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.written).toContain(DEPOT_PATHS.catalog);
   });
@@ -45,7 +57,11 @@ describe('depot build --metadata refuses a hostile zip before writing anything',
     const many: ZipEntrySpec[] = [...metadataFiles];
     for (let i = 0; many.length <= METADATA_LIMITS.maxEntries; i++) many.push({ name: `PROD/metadata/filler/${i}.json`, data: '{}', compress: false });
     const r = await build(await makeZip(many));
-    expectOneSentence(r, 2, new RegExp(`holds ${many.length} entries, more than the ${METADATA_LIMITS.maxEntries} depotkit reads: it is not the vendor's metadata archive\\.`));
+    expectOneSentence(
+      r,
+      2,
+      new RegExp(`holds ${many.length} entries, more than the ${METADATA_LIMITS.maxEntries} depotkit reads: it is not the vendor's metadata archive\\.`),
+    );
     expect(r.written).toEqual([]);
   });
 
@@ -66,7 +82,11 @@ describe('depot build --metadata refuses a hostile zip before writing anything',
   });
 
   it('declared sizes over the total cap: refused before any data is decompressed', async () => {
-    const zip = await makeZip([...metadataFiles, { name: 'PROD/metadata/a.json', data: 'x'.repeat(100), compress: false }, { name: 'PROD/metadata/b.json', data: 'y'.repeat(100), compress: false }]);
+    const zip = await makeZip([
+      ...metadataFiles,
+      { name: 'PROD/metadata/a.json', data: 'x'.repeat(100), compress: false },
+      { name: 'PROD/metadata/b.json', data: 'y'.repeat(100), compress: false },
+    ]);
     // Each entry claims 600 MB stored (ratio 1): no ratio check can see it, the total can.
     let patched = patchCentralSizes(zip, 'PROD/metadata/a.json', { compressed: 600_000_000, uncompressed: 600_000_000 });
     patched = patchCentralSizes(patched, 'PROD/metadata/b.json', { compressed: 600_000_000, uncompressed: 600_000_000 });
@@ -82,10 +102,14 @@ describe('depot build --metadata refuses a hostile zip before writing anything',
   });
 
   it('a file, then a folder of the same name: refused before the first file is written', async () => {
-    const r = await build(await makeZip([...metadataFiles, { name: 'PROD/metadata/notes', data: 'a file' }, { name: 'PROD/metadata/notes/inner.txt', data: 'inside a file?' }]));
+    const r = await build(
+      await makeZip([...metadataFiles, { name: 'PROD/metadata/notes', data: 'a file' }, { name: 'PROD/metadata/notes/inner.txt', data: 'inside a file?' }]),
+    );
     expectOneSentence(r, 2, /holds PROD\/metadata\/notes both as a file and as a folder \(PROD\/metadata\/notes\/inner\.txt\)/);
     expect(r.written).toEqual([]);
-    const dirEntry = await build(await makeZip([...metadataFiles, { name: 'PROD/metadata/notes', data: 'a file' }, { name: 'PROD/metadata/notes', dir: true }]));
+    const dirEntry = await build(
+      await makeZip([...metadataFiles, { name: 'PROD/metadata/notes', data: 'a file' }, { name: 'PROD/metadata/notes', dir: true }]),
+    );
     expectOneSentence(dirEntry, 2, /holds PROD\/metadata\/notes both as a file and as a folder \(PROD\/metadata\/notes\/\)/);
     expect(dirEntry.written).toEqual([]);
   });
@@ -105,17 +129,23 @@ describe('depot build --metadata refuses a hostile zip before writing anything',
     expectOneSentence(r, 2, new RegExp(`holds ${DEPOT_PATHS.catalog.replace(/\./g, '\\.')} twice: it is not the vendor's metadata archive\\.`));
     expect(r.written).toEqual([]);
     // The same file under two wrapper folders lands on one path: refused too.
-    const wrapped = await build(await makeZip([...metadataFiles.map((f) => ({ ...f, name: `a/${f.name}` })), { name: `b/${DEPOT_PATHS.catalog}`, data: forged }]));
+    const wrapped = await build(
+      await makeZip([...metadataFiles.map((f) => ({ ...f, name: `a/${f.name}` })), { name: `b/${DEPOT_PATHS.catalog}`, data: forged }]),
+    );
     expectOneSentence(wrapped, 2, /twice \(as a\/PROD\/.* and b\/PROD\/.*\)/);
     expect(wrapped.written).toEqual([]);
   });
 
   it('a catalog naming one path twice with different checksums: refused', async () => {
-    const parsed = JSON.parse(catalog.toString()) as { patches: Record<string, { artifacts: { bundles: { name: string; binaries: { checksum: string }[] }[] } }[]> };
+    const parsed = JSON.parse(catalog.toString()) as {
+      patches: Record<string, { artifacts: { bundles: { name: string; binaries: { checksum: string }[] }[] } }[]>;
+    };
     const [, versions] = Object.entries(parsed.patches)[0]!;
     const bundle = versions[0]!.artifacts.bundles[0]!;
     bundle.binaries.push({ ...bundle.binaries[0]!, checksum: 'f'.repeat(64) });
-    const r = await build(await makeZip([...metadataFiles.filter((f) => f.name !== DEPOT_PATHS.catalog), { name: DEPOT_PATHS.catalog, data: JSON.stringify(parsed) }]));
+    const r = await build(
+      await makeZip([...metadataFiles.filter((f) => f.name !== DEPOT_PATHS.catalog), { name: DEPOT_PATHS.catalog, data: JSON.stringify(parsed) }]),
+    );
     expectOneSentence(r, 2, /names PROD\/COMP\/.* twice with different checksums \(bundles .* and .*\): one path cannot hold both\./);
     expect(r.written).toEqual([]);
   });
@@ -129,6 +159,8 @@ describe('depot build --metadata refuses a hostile zip before writing anything',
     }
     const names = Array.from({ length: METADATA_LIMITS.maxEntries }, (_, i) => join(folder, 'PROD', 'metadata', 'filler', `${i}.json`));
     for (let i = 0; i < names.length; i += 500) await Promise.all(names.slice(i, i + 500).map((n) => writeFile(n, '{}')));
-    await expect(readMetadata(folder)).rejects.toThrow(new RegExp(`holds ${METADATA_LIMITS.maxEntries + metadataFiles.length} files under PROD/, more than the ${METADATA_LIMITS.maxEntries} depotkit reads`));
+    await expect(readMetadata(folder)).rejects.toThrow(
+      new RegExp(`holds ${METADATA_LIMITS.maxEntries + metadataFiles.length} files under PROD/, more than the ${METADATA_LIMITS.maxEntries} depotkit reads`),
+    );
   });
 });

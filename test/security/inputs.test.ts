@@ -41,7 +41,11 @@ describe('common names longer than X.509 allows', () => {
   it('cert ca --cn over 64 characters is refused with one sentence, and nothing is written; 64 fit and openssl reads them', async () => {
     const out = join(dir, 'long-cn-ca');
     const r = await runCli(['cert', 'ca', '--out', out, '--key-size', '2048', '--cn', 'C'.repeat(MAX_COMMON_NAME_LENGTH + 1)]);
-    expectOneSentence(r, 2, /^depotkit: The CA common name "C{65}" has 65 characters; a certificate's CN holds at most 64 \(X\.509 ub-common-name\), and openssl refuses longer ones too\.$/m);
+    expectOneSentence(
+      r,
+      2,
+      /^depotkit: The CA common name "C{65}" has 65 characters; a certificate's CN holds at most 64 \(X\.509 ub-common-name\), and openssl refuses longer ones too\.$/m,
+    );
     expect(await listTree(out)).toEqual([]);
 
     const fits = join(dir, 'cn64');
@@ -63,7 +67,9 @@ describe('common names longer than X.509 allows', () => {
     const out = join(dir, 'long-and-short');
     const r = await runCli(['cert', 'issue', '--ca', caDir, '--dns', long, '--dns', 'depot.lab', '--out', out]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(new RegExp(`^warning: ${long.replace(/\./g, '\\.')} is longer than a CN may be \\(64 characters\\), so the CN is depot\\.lab`, 'm'));
+    expect(r.stderr).toMatch(
+      new RegExp(`^warning: ${long.replace(/\./g, '\\.')} is longer than a CN may be \\(64 characters\\), so the CN is depot\\.lab`, 'm'),
+    );
     const cert = join(out, SERVER_CERT_FILE);
     expect(openssl(['x509', '-in', cert, '-noout', '-subject']).stdout.trim()).toBe('subject=CN = depot.lab');
     expect(openssl(['x509', '-in', cert, '-noout', '-ext', 'subjectAltName']).stdout).toContain(`DNS:${long}, DNS:depot.lab`);
@@ -179,13 +185,22 @@ describe('a full disk is the environment: exit 3, one sentence, no partial file 
 
     it('cert ca: exit 3 and no half CA folder (before: exit 1 and a key without its certificate)', async () => {
       const r = await runCliOnTmpfs(mnt, '4k', ['cert', 'ca', '--out', join(mnt, 'ca'), '--key-size', '2048']);
-      expectOneSentence(r, 3, /^depotkit: No space left on the device while writing .*\/ca\/ca-(key|cert)\.pem\.\n {2}Free some space and run the command again/);
+      expectOneSentence(
+        r,
+        3,
+        /^depotkit: No space left on the device while writing .*\/ca\/ca-(key|cert)\.pem\.\n {2}Free some space and run the command again/,
+      );
       expect(r.tree).toEqual(['ca']);
     });
 
     it('cert issue --force: exit 3 and the old key and certificate untouched', async () => {
       const before = 'mkdir -p "$M/srv" && cp -p "$S"/* "$M/srv"/';
-      const r = await runCliOnTmpfs(mnt, '12k', ['cert', 'issue', '--ca', caDir, '--dns', 'depot.lab', '--out', join(mnt, 'srv'), '--force'], before.replace(/\$M/g, mnt).replace(/\$S/g, join(dir, 'srv')));
+      const r = await runCliOnTmpfs(
+        mnt,
+        '12k',
+        ['cert', 'issue', '--ca', caDir, '--dns', 'depot.lab', '--out', join(mnt, 'srv'), '--force'],
+        before.replace(/\$M/g, mnt).replace(/\$S/g, join(dir, 'srv')),
+      );
       expectOneSentence(r, 3, /No space left on the device while writing/);
       expect(r.tree.filter((f) => isTempName(f.split('/').pop()!) || f.endsWith('.bak'))).toEqual([]);
       expect(r.tree).toEqual(['srv', 'srv/server-cert.pem', 'srv/server-chain.pem', 'srv/server-key.pem']);

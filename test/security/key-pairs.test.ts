@@ -102,7 +102,11 @@ describe('--force on a key pair never leaves only a mismatched pair', () => {
     expect(subjectOf(state.certBak)).toBe('CN=Old CA');
 
     const issue = await runCli(['cert', 'issue', '--ca', ca, '--dns', 'depot.lab', '--out', join(dir, 'srv')]);
-    expectOneSentence(issue, 2, /ca-key\.pem does not belong to .*ca-cert\.pem: they are not a pair\.\n {2}A replacement of this CA was interrupted; the previous pair is .*ca-key\.pem\.bak and .*ca-cert\.pem\.bak/);
+    expectOneSentence(
+      issue,
+      2,
+      /ca-key\.pem does not belong to .*ca-cert\.pem: they are not a pair\.\n {2}A replacement of this CA was interrupted; the previous pair is .*ca-key\.pem\.bak and .*ca-cert\.pem\.bak/,
+    );
     // Another --force does not run over the only whole pair.
     const again = await runCli(['cert', 'ca', '--out', ca, '--key-size', '2048', '--force']);
     expectOneSentence(again, 2, /ca-key\.pem\.bak and .*ca-cert\.pem\.bak are left from a replacement that was interrupted/);

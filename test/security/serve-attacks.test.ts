@@ -30,11 +30,22 @@ function get(port: number, path: string, options: { authorization?: string; loca
   const send = options.ca ? httpsRequest : httpRequest;
   const tls = options.ca ? { ca: options.ca, servername: 'localhost' } : {};
   return new Promise((resolve, reject) => {
-    const req = send({ host: '127.0.0.1', port, path, agent: false, localAddress: options.localAddress, headers: options.authorization ? { Authorization: options.authorization } : {}, ...tls }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = send(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        agent: false,
+        localAddress: options.localAddress,
+        headers: options.authorization ? { Authorization: options.authorization } : {},
+        ...tls,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.setTimeout(60_000, () => req.destroy(new Error('no answer within 60 s')));
     req.on('error', reject);
     req.end();
@@ -76,7 +87,14 @@ describe('serve under a password flood', () => {
   it('answers 429 with Retry-After to a client address after N wrong passwords, whatever it sends next; other clients are served', async () => {
     const low = join(dir, 'low.htpasswd');
     await writeFile(low, `depot:${bcrypt.hashSync('right', 4)}\n`);
-    const s = await startDepotServer({ root, host: '127.0.0.1', port: 0, allowPlainHttpAuth: true, auth: { htpasswdFile: low }, authLimits: { failures: 3, refillMs: 60_000 } });
+    const s = await startDepotServer({
+      root,
+      host: '127.0.0.1',
+      port: 0,
+      allowPlainHttpAuth: true,
+      auth: { htpasswdFile: low },
+      authLimits: { failures: 3, refillMs: 60_000 },
+    });
     servers.push(s);
     const attacker = '127.0.0.2';
     for (let i = 0; i < 3; i++) expect((await get(s.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status).toBe(401);
@@ -92,15 +110,37 @@ describe('serve under a password flood', () => {
     expect((await get(s.port, CATALOG, { authorization: basic('depot', 'right'), localAddress: '127.0.0.1' })).status).toBe(200);
     expect((await get(s.port, CATALOG, { authorization: basic('depot', 'wrong'), localAddress: '127.0.0.3' })).status).toBe(401);
     // The single-user mode counts failures alike.
-    const single = await startDepotServer({ root, host: '127.0.0.1', port: 0, allowPlainHttpAuth: true, auth: { user: 'depot', password: 'right' }, authLimits: { failures: 2, refillMs: 60_000 } });
+    const single = await startDepotServer({
+      root,
+      host: '127.0.0.1',
+      port: 0,
+      allowPlainHttpAuth: true,
+      auth: { user: 'depot', password: 'right' },
+      authLimits: { failures: 2, refillMs: 60_000 },
+    });
     servers.push(single);
     const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await get(single.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status);
+    for (let i = 0; i < 3; i++)
+      statuses.push((await get(single.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status);
     expect(statuses).toEqual([401, 401, 429]);
   });
 
   it('computes bcrypt off the serving thread, bounds the checks in progress (503), and keeps serving a logged-in user', async () => {
-    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--htpasswd', htpasswd, '--workers', '1']);
+    const serve = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      join(dir, 'cert.pem'),
+      '--key',
+      join(dir, 'key.pem'),
+      '--htpasswd',
+      htpasswd,
+      '--workers',
+      '1',
+    ]);
     children.push(serve);
     const pid = serve.child.pid!;
     const ca = pki.caCertPem;
@@ -146,7 +186,7 @@ async function descriptorsOf(pid: number, file: string): Promise<number> {
 
 /** Polls `condition` every 50 ms for up to `ms`; true as soon as it holds. */
 async function within(ms: number, condition: () => Promise<boolean>): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; ) {
+  for (const end = Date.now() + ms; Date.now() < end;) {
     if (await condition()) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -177,12 +217,28 @@ describe('serve and clients that stop reading', () => {
   });
 
   it('--send-timeout cuts a download that makes no progress and releases its descriptor; the stalled client sees the close', async () => {
-    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--workers', '1', '--send-timeout', '1']);
+    const serve = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      join(dir, 'cert.pem'),
+      '--key',
+      join(dir, 'key.pem'),
+      '--workers',
+      '1',
+      '--send-timeout',
+      '1',
+    ]);
     children.push(serve);
     const pid = serve.child.pid!;
     const file = join(root, BIG_PATH);
     // Asks for the file, takes the first bytes, then stops reading with the connection open.
-    const socket = tlsConnect({ host: '127.0.0.1', port: serve.port, servername: 'localhost', ca: pki.caCertPem }, () => socket.write(`GET /${BIG_PATH} HTTP/1.1\r\nHost: localhost\r\n\r\n`));
+    const socket = tlsConnect({ host: '127.0.0.1', port: serve.port, servername: 'localhost', ca: pki.caCertPem }, () =>
+      socket.write(`GET /${BIG_PATH} HTTP/1.1\r\nHost: localhost\r\n\r\n`),
+    );
     let received = 0;
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.on('error', () => {});
@@ -254,8 +310,19 @@ describe('serve: hostile paths, request targets and credentials', () => {
     const t = await tempDir();
     cleanup = t.cleanup;
     await writeFile(join(t.dir, 'secret.txt'), SECRET);
-    const root = await writeTree(join(t.dir, 'web'), { [DEPOT_PATHS.manifest]: '{"releases": []}\n', 'umds-patch-store/index.xml': '<index/>\n', 'PROD/.hidden': SECRET });
-    server = await startDepotServer({ root, host: '127.0.0.1', port: 0, allowPlainHttpAuth: true, auth: { user: 'depot', password: 'pw' }, openPrefixes: ['umds-patch-store'] });
+    const root = await writeTree(join(t.dir, 'web'), {
+      [DEPOT_PATHS.manifest]: '{"releases": []}\n',
+      'umds-patch-store/index.xml': '<index/>\n',
+      'PROD/.hidden': SECRET,
+    });
+    server = await startDepotServer({
+      root,
+      host: '127.0.0.1',
+      port: 0,
+      allowPlainHttpAuth: true,
+      auth: { user: 'depot', password: 'pw' },
+      openPrefixes: ['umds-patch-store'],
+    });
     host = `Host: 127.0.0.1:${server.port}`;
   });
   afterAll(async () => {

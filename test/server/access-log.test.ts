@@ -84,7 +84,10 @@ describe('serve: access log', () => {
     serve.child.kill('SIGHUP');
     await serve.waitForStderr(/Reopened the access log/);
     const after = (await requestsAcross('/after-rotation')).length * 16;
-    await until(async () => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter((l) => l.includes('/after-rotation')).length >= after, 'lines in the new file');
+    await until(
+      async () => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter((l) => l.includes('/after-rotation')).length >= after,
+      'lines in the new file',
+    );
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
     const rotated = await readFile(`${log}.1`, 'utf8');

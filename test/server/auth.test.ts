@@ -36,7 +36,8 @@ describe('Basic auth', () => {
     servers.push(s);
     return s;
   }
-  const req = (s: DepotServer, path: string, method: string, auth?: string) => fetchRaw(s.url, path, { method, ca: pki.caCertPem, headers: auth ? { Authorization: auth } : {} });
+  const req = (s: DepotServer, path: string, method: string, auth?: string) =>
+    fetchRaw(s.url, path, { method, ca: pki.caCertPem, headers: auth ? { Authorization: auth } : {} });
 
   it('asks HEAD and GET alike for credentials: 401 with WWW-Authenticate without or with wrong ones', async () => {
     const s = await serve({ auth: { user: 'depot', password: 's3cret pass' } });
@@ -69,7 +70,12 @@ describe('Basic auth', () => {
     const file = join(dir, 'htpasswd');
     await writeFile(file, lines.join('\n'));
     const s = await serve({ auth: { htpasswdFile: file } });
-    for (const [user, pw] of [['alice', 'pw-2a'], ['bob', 'pw-2b'], ['carol', 'pw-2y'], ['dave', 'pw-apr1']] as const) {
+    for (const [user, pw] of [
+      ['alice', 'pw-2a'],
+      ['bob', 'pw-2b'],
+      ['carol', 'pw-2y'],
+      ['dave', 'pw-apr1'],
+    ] as const) {
       expect((await req(s, CATALOG, 'HEAD', basic(user, pw))).status, user).toBe(200);
       // Twice: the second answer may come from the cache of successful checks.
       expect((await req(s, CATALOG, 'GET', basic(user, pw))).status, user).toBe(200);
@@ -117,7 +123,8 @@ describe('Basic auth', () => {
       await symlink('../PROD/metadata/missing.json', join(tree, UMDS, 'dangling.json'));
       await symlink('PROD/umds-store', join(tree, 'store-link'));
     });
-    const statuses = async (s: DepotServer, paths: string[], method = 'GET') => Promise.all(paths.map(async (p) => [p, (await req(s, p, method)).status] as const));
+    const statuses = async (s: DepotServer, paths: string[], method = 'GET') =>
+      Promise.all(paths.map(async (p) => [p, (await req(s, p, method)).status] as const));
 
     it('leaves a prefix open on HEAD and GET, by whole segments, while the rest needs credentials', async () => {
       const s = await serve({ root: tree, auth: { user: 'u', password: 'p' }, openPrefixes: [UMDS, 'store-link/'] });
@@ -140,7 +147,9 @@ describe('Basic auth', () => {
         ['/nothing/x', 401],
       ]);
       // Through a folder symlink into the protected tree: protected, whether the file is there or not; a dangling link too.
-      expect(await statuses(s, [`/${UMDS}/meta/productVersionCatalog/v1/productVersionCatalog.json`, `/${UMDS}/meta/nothing.json`, `/${UMDS}/dangling.json`])).toEqual([
+      expect(
+        await statuses(s, [`/${UMDS}/meta/productVersionCatalog/v1/productVersionCatalog.json`, `/${UMDS}/meta/nothing.json`, `/${UMDS}/dangling.json`]),
+      ).toEqual([
         [`/${UMDS}/meta/productVersionCatalog/v1/productVersionCatalog.json`, 401],
         [`/${UMDS}/meta/nothing.json`, 401],
         [`/${UMDS}/dangling.json`, 401],
@@ -213,11 +222,20 @@ describe('Basic auth', () => {
     const text = await readFile(combined, 'utf8');
     const lines = text.trim().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^127\.0\.0\.1 - depot \[\d\d\/\w{3}\/\d{4}:\d\d:\d\d:\d\d \+0000\] "HEAD \/PROD\/metadata\/productVersionCatalog\/v1\/productVersionCatalog\.json HTTP\/1\.1" 200 0 "-" "-"$/);
+    expect(lines[0]).toMatch(
+      /^127\.0\.0\.1 - depot \[\d\d\/\w{3}\/\d{4}:\d\d:\d\d:\d\d \+0000\] "HEAD \/PROD\/metadata\/productVersionCatalog\/v1\/productVersionCatalog\.json HTTP\/1\.1" 200 0 "-" "-"$/,
+    );
     expect(lines[1]).toMatch(/ - - \[.*\] "GET .*" 401 /);
     expect(lines[2]).toMatch(/" 200 16 "-" "agent \\"quoted\\"\\x09x"$/);
-    const records = (await readFile(json, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(records.map((r) => [r.method, r.status, r.user])).toEqual([['HEAD', 200, 'depot'], ['GET', 401, null], ['GET', 200, 'depot']]);
+    const records = (await readFile(json, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((r) => [r.method, r.status, r.user])).toEqual([
+      ['HEAD', 200, 'depot'],
+      ['GET', 401, null],
+      ['GET', 200, 'depot'],
+    ]);
     for (const logged of [text, await readFile(json, 'utf8')]) {
       expect(logged).not.toMatch(/Pa55|wrong|Basic |ZGVwb3Q/);
     }

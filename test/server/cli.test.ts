@@ -7,7 +7,19 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { basic, childPids, fetchRaw, makePki, openAnswered, peerCertificate, pidsServing, spawnServe, writeTree, type ServeChild, type TestPki } from './helpers.js';
+import {
+  basic,
+  childPids,
+  fetchRaw,
+  makePki,
+  openAnswered,
+  peerCertificate,
+  pidsServing,
+  spawnServe,
+  writeTree,
+  type ServeChild,
+  type TestPki,
+} from './helpers.js';
 
 const BIG = randomBytes(32 * 1024 * 1024);
 const BIG_PATH = '/PROD/COMP/VRA/vmsp-vcfa-combined-9.0.0.0.1.tar';
@@ -15,7 +27,18 @@ const OPEN_FILE = `/${UMDS_PATCH_STORE_DIR}/hostupdate/index.xml`;
 
 /** HTTP status of `curl` (a real, independent client) on `url`, HEAD with `-I`, with or without credentials. */
 function curlStatus(url: string, ca: string, options: { head?: boolean; user?: string } = {}): string {
-  const args = ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '--cacert', ca, ...(options.head ? ['-I'] : []), ...(options.user ? ['-u', options.user] : []), url];
+  const args = [
+    '-sS',
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code}',
+    '--cacert',
+    ca,
+    ...(options.head ? ['-I'] : []),
+    ...(options.user ? ['-u', options.user] : []),
+    url,
+  ];
   return execFileSync('curl', args, { encoding: 'utf8' });
 }
 
@@ -26,7 +49,9 @@ function openTlsAnswered(port: number, ca: string, path: string, n: number): Pro
       { length: n },
       () =>
         new Promise<{ socket: TLSSocket; statusLine: string }>((resolve, reject) => {
-          const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca }, () => socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`));
+          const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca }, () =>
+            socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`),
+          );
           socket.once('data', (d: Buffer) => resolve({ socket, statusLine: d.toString('latin1').split('\r\n')[0]! }));
           socket.once('error', reject);
         }),
@@ -46,7 +71,12 @@ describe('depotkit serve (the built CLI)', () => {
     const t = await tempDir();
     dir = t.dir;
     cleanup = t.cleanup;
-    root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [BIG_PATH.slice(1)]: BIG, [OPEN_FILE.slice(1)]: '<index/>\n', [DEPOT_PATHS.hclAll]: '{}\n' });
+    root = await writeTree(join(dir, 'web'), {
+      [DEPOT_PATHS.catalog]: '{"patches": {}}\n',
+      [BIG_PATH.slice(1)]: BIG,
+      [OPEN_FILE.slice(1)]: '<index/>\n',
+      [DEPOT_PATHS.hclAll]: '{}\n',
+    });
     [pkiA, pkiB] = await Promise.all([makePki('CA A'), makePki('CA B')]);
     await writeFile(join(dir, 'password'), 'depot-pw\n');
   });
@@ -83,7 +113,23 @@ describe('depotkit serve (the built CLI)', () => {
 
   it('reloads the certificate on SIGHUP in every worker without dropping a running download', async () => {
     await writeCert(pkiA);
-    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--user', 'depot', '--password-file', join(dir, 'password'), '--workers', '2']);
+    const serve = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      join(dir, 'cert.pem'),
+      '--key',
+      join(dir, 'key.pem'),
+      '--user',
+      'depot',
+      '--password-file',
+      join(dir, 'password'),
+      '--workers',
+      '2',
+    ]);
     children.push(serve);
     const before = await peerCertificate(serve.port, pkiA.caCertPem);
     expect(before.issuer).toContain('CA A');
@@ -114,7 +160,21 @@ describe('depotkit serve (the built CLI)', () => {
 
   it('stops gracefully on SIGTERM: refuses new connections, lets a running download finish', async () => {
     await writeCert(pkiA);
-    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--workers', '2', '--grace', '60']);
+    const serve = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      join(dir, 'cert.pem'),
+      '--key',
+      join(dir, 'key.pem'),
+      '--workers',
+      '2',
+      '--grace',
+      '60',
+    ]);
     children.push(serve);
     const download = downloadAcross(`${serve.url}${BIG_PATH}`, { ca: pkiA.caCertPem }, async () => {
       serve.child.kill('SIGTERM');
@@ -171,7 +231,26 @@ describe('depotkit serve (the built CLI)', () => {
     await writeCert(pkiA);
     await writeFile(join(dir, 'ca-a.pem'), pkiA.caCertPem);
     const ca = join(dir, 'ca-a.pem');
-    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--user', 'depot', '--password-file', join(dir, 'password'), '--open', `${UMDS_PATCH_STORE_DIR}/`, '--open-hcl', '--workers', '2']);
+    const serve = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      join(dir, 'cert.pem'),
+      '--key',
+      join(dir, 'key.pem'),
+      '--user',
+      'depot',
+      '--password-file',
+      join(dir, 'password'),
+      '--open',
+      `${UMDS_PATCH_STORE_DIR}/`,
+      '--open-hcl',
+      '--workers',
+      '2',
+    ]);
     children.push(serve);
     expect(serve.info.open).toEqual([DEPOT_PATHS.hclDir, UMDS_PATCH_STORE_DIR]);
     const base = serve.url;
@@ -201,7 +280,23 @@ describe('depotkit serve (the built CLI)', () => {
   it('issues its own certificate with --ca, for the names given', async () => {
     const ca = join(dir, 'ca');
     expect((await runCli(['cert', 'ca', '--out', ca, '--key-size', '2048'])).code).toBe(0);
-    const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--ca', ca, '--dns', 'depot.lab.local', '--dns', 'localhost', '--ip', '127.0.0.1', '--workers', '1']);
+    const serve = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--ca',
+      ca,
+      '--dns',
+      'depot.lab.local',
+      '--dns',
+      'localhost',
+      '--ip',
+      '127.0.0.1',
+      '--workers',
+      '1',
+    ]);
     children.push(serve);
     const { readFile } = await import('node:fs/promises');
     const caPem = await readFile(join(ca, 'ca-cert.pem'), 'utf8');

@@ -49,7 +49,15 @@ export function fetchRaw(base: string, path: string, options: { method?: string;
   const send = isHttps ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(
-      { host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers: options.headers, agent: false, ...(isHttps ? { ca: options.ca, servername: 'localhost' } : {}) },
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        agent: false,
+        ...(isHttps ? { ca: options.ca, servername: 'localhost' } : {}),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -176,7 +184,9 @@ export async function certificatesAcross(port: number, pids: number[], rounds = 
         { length: perRound },
         () =>
           new Promise<{ socket?: TLSSocket; issuer: string }>((resolve) => {
-            const socket = connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false }, () => resolve({ socket, issuer: socket.getPeerX509Certificate()?.issuer ?? 'no certificate' }));
+            const socket = connect({ host: '127.0.0.1', port, servername: 'localhost', rejectUnauthorized: false }, () =>
+              resolve({ socket, issuer: socket.getPeerX509Certificate()?.issuer ?? 'no certificate' }),
+            );
             socket.once('error', (err) => resolve({ issuer: `handshake failed: ${err.message}` }));
           }),
       ),

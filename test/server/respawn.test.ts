@@ -45,7 +45,7 @@ describe('serve: replacing workers that die', () => {
         .map(([, at]) => at);
     await rename(root, join(dir, 'gone'));
     process.kill(first!, 'SIGKILL');
-    for (const end = Date.now() + 30_000; Date.now() < end && (await replacements()).length < 3; ) await new Promise((r) => setTimeout(r, 50));
+    for (const end = Date.now() + 30_000; Date.now() < end && (await replacements()).length < 3;) await new Promise((r) => setTimeout(r, 50));
     // The first at once, the second 1 s after the first died, the third 2 s after the second: at least 3 s from the
     // first to the third, however slow the machine (a loop without a pause forked one every ~110 ms).
     const times = await replacements();

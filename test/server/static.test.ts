@@ -161,7 +161,14 @@ describe('static files over HTTPS', () => {
   });
 
   it('never serves dotfiles, temporary files, the toolkit folder or directory listings', async () => {
-    for (const path of ['/PROD/COMP/VCENTER/.hidden', `/PROD/COMP/VCENTER/${TEMP_PREFIX}abc-part.iso`, '/PROD/.depotkit/verified.json', '/PROD/%2edepotkit/verified.json', '/PROD', '/PROD/COMP/VCENTER/']) {
+    for (const path of [
+      '/PROD/COMP/VCENTER/.hidden',
+      `/PROD/COMP/VCENTER/${TEMP_PREFIX}abc-part.iso`,
+      '/PROD/.depotkit/verified.json',
+      '/PROD/%2edepotkit/verified.json',
+      '/PROD',
+      '/PROD/COMP/VCENTER/',
+    ]) {
       const r = await get(path);
       expect(r.status, path).toBe(404);
     }
@@ -169,7 +176,8 @@ describe('static files over HTTPS', () => {
     const root = await get('/');
     expect(root.status).toBe(200);
     expect(root.headers['content-type']).toBe('text/html; charset=utf-8');
-    for (const name of ['VMware-VCSA-all', '.hidden', TEMP_PREFIX, 'verified.json', 'empty.bin', 'escape.txt', 'huge.iso']) expect(root.body.toString(), name).not.toContain(name);
+    for (const name of ['VMware-VCSA-all', '.hidden', TEMP_PREFIX, 'verified.json', 'empty.bin', 'escape.txt', 'huge.iso'])
+      expect(root.body.toString(), name).not.toContain(name);
   });
 
   it('allows GET and HEAD only: 405 with Allow', async () => {

@@ -82,7 +82,10 @@ export function sampleValue(samples: Sample[], name: string, labels: Record<stri
 }
 
 /** A CA (PEM), a server chain (leaf then CA) for localhost and 127.0.0.1 and its key, written under `dir`. */
-export async function writePki(dir: string, cn = 'status test CA'): Promise<{ caCertPem: string; chainPem: string; leafPem: string; keyPem: string; chain: string; leaf: string; key: string; caFile: string }> {
+export async function writePki(
+  dir: string,
+  cn = 'status test CA',
+): Promise<{ caCertPem: string; chainPem: string; leafPem: string; keyPem: string; chain: string; leaf: string; key: string; caFile: string }> {
   const ca = await createCa({ cn, keySize: 2048 });
   const server = await issueServerCert(ca, { dns: ['depot.lab.local', 'localhost'], ips: ['127.0.0.1'] });
   await mkdir(dir, { recursive: true });
@@ -106,11 +109,34 @@ export async function demoDepot(root: string, binarySize = 4096): Promise<void> 
 export const STATUS_JSON_SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   type: 'object',
-  required: ['format', 'checkedAt', 'servedAt', 'check', 'summary', 'catalog', 'manifest', 'grouping', 'releases', 'otherComponents', 'hcl', 'certificate', 'ca', 'access', 'hclAgeDays', 'certificateDaysLeft', 'caDaysLeft'],
+  required: [
+    'format',
+    'checkedAt',
+    'servedAt',
+    'check',
+    'summary',
+    'catalog',
+    'manifest',
+    'grouping',
+    'releases',
+    'otherComponents',
+    'hcl',
+    'certificate',
+    'ca',
+    'access',
+    'hclAgeDays',
+    'certificateDaysLeft',
+    'caDaysLeft',
+  ],
   additionalProperties: false,
   definitions: {
     date: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$' },
-    source: { type: 'object', required: ['state'], additionalProperties: false, properties: { state: { enum: ['ok', 'missing', 'invalid'] }, message: { type: 'string' } } },
+    source: {
+      type: 'object',
+      required: ['state'],
+      additionalProperties: false,
+      properties: { state: { enum: ['ok', 'missing', 'invalid'] }, message: { type: 'string' } },
+    },
     certificate: {
       type: 'object',
       required: ['subject', 'issuer', 'dns', 'ips', 'notBefore', 'notAfter', 'sha256', 'isCa', 'selfSigned'],
@@ -165,7 +191,9 @@ export const STATUS_JSON_SCHEMA = {
       required: ['complete', 'files', 'present', 'missing', 'wrongSize', 'unreadable', 'hashVerified', 'bytes', 'presentBytes'],
       properties: {
         complete: { type: 'boolean' },
-        ...Object.fromEntries(['files', 'present', 'missing', 'wrongSize', 'unreadable', 'hashVerified', 'bytes', 'presentBytes'].map((k) => [k, { type: 'integer', minimum: 0 }])),
+        ...Object.fromEntries(
+          ['files', 'present', 'missing', 'wrongSize', 'unreadable', 'hashVerified', 'bytes', 'presentBytes'].map((k) => [k, { type: 'integer', minimum: 0 }]),
+        ),
       },
     },
     catalog: { $ref: '#/definitions/source' },

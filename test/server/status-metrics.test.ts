@@ -55,7 +55,23 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
   }
 
   it('counts requests by method and status, a download to the byte, refusals and failed handshakes, in every process', async () => {
-    const s = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--user', 'depot', '--password-file', join(dir, 'password'), '--workers', '2']);
+    const s = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      join(dir, 'cert.pem'),
+      '--key',
+      join(dir, 'key.pem'),
+      '--user',
+      'depot',
+      '--password-file',
+      join(dir, 'password'),
+      '--workers',
+      '2',
+    ]);
     children.push(s);
     const ca = pki.caCertPem;
     const before = await scrape(s.url);
@@ -109,7 +125,26 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
   });
 
   it('shows a running download in flight, and answers /healthz with 503 once a graceful stop has begun', async () => {
-    const s = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem'), '--user', 'depot', '--password-file', join(dir, 'password'), '--workers', '1', '--grace', '60', '--metrics-open']);
+    const s = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      join(dir, 'cert.pem'),
+      '--key',
+      join(dir, 'key.pem'),
+      '--user',
+      'depot',
+      '--password-file',
+      join(dir, 'password'),
+      '--workers',
+      '1',
+      '--grace',
+      '60',
+      '--metrics-open',
+    ]);
     children.push(s);
     const healthy = await fetchRaw(s.url, '/healthz', { ca: pki.caCertPem });
     expect(healthy.status).toBe(200);

@@ -45,7 +45,9 @@ describe('the status page data and its HTML (library)', () => {
     expect(data.certificate?.dns).toEqual(['depot.lab.local', 'localhost']);
     expect(data.certificate?.sha256).toBe(new X509Certificate(pki.chainPem).fingerprint256);
     expect(data.access.commands.check).toBe('depotkit check https://depot.lab.local:8443 --ca depot-ca.pem --user depot --password-file depot.pass');
-    expect(data.access.commands.installerDepot).toContain('--trust-ca depot-ca.pem --depot-url https://depot.lab.local:8443 --depot-user depot --depot-password-file depot.pass');
+    expect(data.access.commands.installerDepot).toContain(
+      '--trust-ca depot-ca.pem --depot-url https://depot.lab.local:8443 --depot-user depot --depot-password-file depot.pass',
+    );
   });
 
   it('marks a deleted binary missing and a short one with its size on disk; files hashed when placed and unchanged since', async () => {
@@ -54,12 +56,17 @@ describe('the status page data and its HTML (library)', () => {
     await rm(join(root, VCENTER_ISO));
     await truncate(join(root, NSX_OVA), 10);
     // What depot build remembers of a file it hashed: path, size, mtime, inode and SHA-256.
-    const catalog = JSON.parse(await (await import('node:fs/promises')).readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as { patches: Record<string, { artifacts: { bundles: { binaries: { fileName: string; checksum: string }[] }[] } }[]> };
+    const catalog = JSON.parse(await (await import('node:fs/promises')).readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as {
+      patches: Record<string, { artifacts: { bundles: { binaries: { fileName: string; checksum: string }[] }[] } }[]>;
+    };
     const sddc = catalog.patches.SDDC_MANAGER_VCF![0]!.artifacts.bundles[0]!.binaries[0]!;
     const sddcPath = join(root, 'PROD/COMP/SDDC_MANAGER_VCF', sddc.fileName);
     const info = await stat(sddcPath);
     await mkdir(join(root, '.depotkit'), { recursive: true });
-    await writeFile(join(root, '.depotkit', 'verified.json'), JSON.stringify({ [sddcPath]: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino, sha256: sddc.checksum } }));
+    await writeFile(
+      join(root, '.depotkit', 'verified.json'),
+      JSON.stringify({ [sddcPath]: { size: info.size, mtimeMs: info.mtimeMs, ino: info.ino, sha256: sddc.checksum } }),
+    );
 
     let data = await statusData(root, { certPem: pki.leafPem, url: 'https://depot.lab.local', auth: { htpasswd: true } });
     const files = data.releases.flatMap((r) => r.components.flatMap((c) => c.files));
@@ -105,7 +112,15 @@ describe('the status page data and its HTML (library)', () => {
           ],
         },
       }),
-      [DEPOT_PATHS.manifest]: JSON.stringify({ releases: [{ version: '9.0</h3><script>alert(2)</script>', releaseDate: '<i>x</i>', bom: [{ name: 'VCENTER', version: '9.0.0.0.1"><script>alert(1)</script>' }] }] }),
+      [DEPOT_PATHS.manifest]: JSON.stringify({
+        releases: [
+          {
+            version: '9.0</h3><script>alert(2)</script>',
+            releaseDate: '<i>x</i>',
+            bom: [{ name: 'VCENTER', version: '9.0.0.0.1"><script>alert(1)</script>' }],
+          },
+        ],
+      }),
       [`PROD/COMP/VCENTER/${evil}`]: 'abc',
     });
     const data = await statusData(root, { certPem: pki.chainPem, url: 'https://depot.lab.local', auth: { user: 'a<b>"c' } });
@@ -119,7 +134,12 @@ describe('the status page data and its HTML (library)', () => {
 
     // A component that is not a folder name, or a file name with a slash, would be looked up outside the
     // component's folder: the catalog is refused and nothing of it is listed.
-    for (const patches of [{ '../../etc': [] }, { VCENTER: [{ productVersion: '1', artifacts: { bundles: [{ binaries: [{ fileName: '../../../../etc/passwd', size: 1, checksum: 'a'.repeat(64) }] }] } }] }]) {
+    for (const patches of [
+      { '../../etc': [] },
+      {
+        VCENTER: [{ productVersion: '1', artifacts: { bundles: [{ binaries: [{ fileName: '../../../../etc/passwd', size: 1, checksum: 'a'.repeat(64) }] }] } }],
+      },
+    ]) {
       await writeFile(join(root, DEPOT_PATHS.catalog), JSON.stringify({ patches }));
       const refused = await statusData(root, { url: 'https://depot.lab.local' });
       expect(refused.catalog.state).toBe('invalid');
@@ -158,7 +178,20 @@ describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', ()
   }
 
   it('answers / behind auth as HTML or JSON (by Accept), /healthz and /ca.pem without, and still serves the depot', async () => {
-    const s = await serve(['--cert', pki.chain, '--key', pki.key, '--user', 'depot', '--password-file', join(dir, 'password'), '--workers', '2', '--open', UMDS_PATCH_STORE_DIR]);
+    const s = await serve([
+      '--cert',
+      pki.chain,
+      '--key',
+      pki.key,
+      '--user',
+      'depot',
+      '--password-file',
+      join(dir, 'password'),
+      '--workers',
+      '2',
+      '--open',
+      UMDS_PATCH_STORE_DIR,
+    ]);
     const ca = pki.caCertPem;
     const anonymous = await fetchRaw(s.url, '/', { ca });
     expect(anonymous.status).toBe(401);
@@ -189,7 +222,10 @@ describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', ()
     const report = JSON.parse(json.body.toString()) as Record<string, unknown>;
     const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(STATUS_JSON_SCHEMA);
     expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
-    expect(report).toMatchObject({ summary: { complete: true }, access: { url: `https://depot.lab.local:${s.port}`, auth: 'user', user: 'depot', openPrefixes: [UMDS_PATCH_STORE_DIR], caPath: '/ca.pem' } });
+    expect(report).toMatchObject({
+      summary: { complete: true },
+      access: { url: `https://depot.lab.local:${s.port}`, auth: 'user', user: 'depot', openPrefixes: [UMDS_PATCH_STORE_DIR], caPath: '/ca.pem' },
+    });
     // A browser's Accept prefers HTML; a client that ranks JSON higher gets JSON.
     const browser = await fetchRaw(s.url, '/', { ca, headers: { ...auth, Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
     expect(browser.headers['content-type']).toMatch(/^text\/html/);
@@ -229,7 +265,9 @@ describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', ()
     expect(page.status).toBe(200);
     expect(page.body.toString()).toContain('Served over plain HTTP');
     expect((await fetchRaw(http.url, '/ca.pem')).status).toBe(404);
-    const report = JSON.parse((await fetchRaw(http.url, '/', { headers: { Accept: 'application/json' } })).body.toString()) as { access: { url: string; auth: string; commands: { check: string } } };
+    const report = JSON.parse((await fetchRaw(http.url, '/', { headers: { Accept: 'application/json' } })).body.toString()) as {
+      access: { url: string; auth: string; commands: { check: string } };
+    };
     expect(report.access).toMatchObject({ url: `http://127.0.0.1:${http.port}`, auth: 'none' });
     expect(report.access.commands.check).toBe(`depotkit check http://127.0.0.1:${http.port}`);
 

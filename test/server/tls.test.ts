@@ -10,12 +10,20 @@ import { makePki, writeTree, type TestPki } from './helpers.js';
 /** Runs openssl s_client against the server and returns what it printed (it exits non-zero on a failed handshake). */
 function sClient(port: number, ca: string, args: string[]): Promise<string> {
   return new Promise((resolve) => {
-    const child = execFile('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', 'localhost', '-CAfile', ca, ...args], (_err, stdout, stderr) => resolve(stdout + stderr));
+    const child = execFile(
+      'openssl',
+      ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', 'localhost', '-CAfile', ca, ...args],
+      (_err, stdout, stderr) => resolve(stdout + stderr),
+    );
     child.stdin?.end('');
   });
 }
 
-function handshake(port: number, ca: string, options: { minVersion?: SecureVersion; maxVersion?: SecureVersion; ciphers?: string }): Promise<{ protocol: string | null; cipher: string }> {
+function handshake(
+  port: number,
+  ca: string,
+  options: { minVersion?: SecureVersion; maxVersion?: SecureVersion; ciphers?: string },
+): Promise<{ protocol: string | null; cipher: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port, servername: 'localhost', ca, ...options }, () => {
       const result = { protocol: socket.getProtocol(), cipher: socket.getCipher().name };
@@ -56,7 +64,10 @@ describe('TLS settings', () => {
   });
 
   it('agrees with openssl s_client: a verified chain on 1.2 and 1.3, no CBC', async () => {
-    for (const [flag, protocol] of [['-tls1_3', 'TLSv1.3'], ['-tls1_2', 'TLSv1.2']]) {
+    for (const [flag, protocol] of [
+      ['-tls1_3', 'TLSv1.3'],
+      ['-tls1_2', 'TLSv1.2'],
+    ]) {
       const out = await sClient(server.port, caFile, [flag!]);
       expect(out, flag).toMatch(/Verify return code: 0 \(ok\)/);
       expect(out, flag).toMatch(new RegExp(`New, ${protocol.replace('.', '\\.')}, Cipher is \\S*(GCM|CHACHA20)`));

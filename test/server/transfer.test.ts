@@ -48,7 +48,13 @@ describe('downloads', () => {
     cleanup = t.cleanup;
     const root = await writeTree(join(t.dir, 'web'), { [PATH.slice(1)]: BIG });
     served = join(root, PATH);
-    server = await startDepotServer({ root, host: '127.0.0.1', port: 0, tls: { certPem: pki.certPem, keyPem: pki.keyPem }, auth: { user: 'u', password: 'p' } });
+    server = await startDepotServer({
+      root,
+      host: '127.0.0.1',
+      port: 0,
+      tls: { certPem: pki.certPem, keyPem: pki.keyPem },
+      auth: { user: 'u', password: 'p' },
+    });
     await writeFile(join(dir, 'ca.pem'), pki.caCertPem);
   });
   afterAll(async () => {
@@ -73,7 +79,18 @@ describe('downloads', () => {
   it('releases the file descriptor of a client that aborts, and keeps serving the others', async () => {
     await until(() => descriptorsOf(served) === 0, 'earlier downloads to close the file');
     // A slow client in another process: the server is stuck mid-file, its descriptor open, when the client dies.
-    const slow = spawn('curl', ['-sS', '--cacert', join(dir, 'ca.pem'), '-u', 'u:p', '--limit-rate', '200k', '-o', '/dev/null', `https://localhost:${server.port}${PATH}`]);
+    const slow = spawn('curl', [
+      '-sS',
+      '--cacert',
+      join(dir, 'ca.pem'),
+      '-u',
+      'u:p',
+      '--limit-rate',
+      '200k',
+      '-o',
+      '/dev/null',
+      `https://localhost:${server.port}${PATH}`,
+    ]);
     const slowExit = new Promise((resolve) => slow.on('close', resolve));
     await until(() => descriptorsOf(served) > 0, 'the server to open the file');
     const other = fetchRaw(server.url, PATH, { ca: pki.caCertPem, headers: { Authorization: basic('u', 'p') } });

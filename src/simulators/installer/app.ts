@@ -1,6 +1,17 @@
 import { isIP } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { DEPOT_STATUS, INSTALLER_API, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_ERROR_CODES, INSTALLER_EXCEPTION_TYPES, INSTALLER_JWT, INSTALLER_MESSAGES, INSTALLER_TRUSTED_CERTS_FIELD_SINCE, INSTALLER_URL_FIELD_SINCE, TRUSTED_FOR_OUTBOUND } from '../../constants.js';
+import {
+  DEPOT_STATUS,
+  INSTALLER_API,
+  INSTALLER_DEPOT_URL_PATTERN,
+  INSTALLER_ERROR_CODES,
+  INSTALLER_EXCEPTION_TYPES,
+  INSTALLER_JWT,
+  INSTALLER_MESSAGES,
+  INSTALLER_TRUSTED_CERTS_FIELD_SINCE,
+  INSTALLER_URL_FIELD_SINCE,
+  TRUSTED_FOR_OUTBOUND,
+} from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES, INSTALLER_REMEDIATIONS, INSTALLER_PASSWORD_MASK, INSTALLER_READ_SCOPES } from './literals.js';
 import { versionAtLeast } from '../../installer/depot.js';
 import { isObject, parseTokenIdBody, type DepotSettings, type PageOfTrustedCertificate } from '../../installer/wire.js';
@@ -42,7 +53,8 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
   app.patch(INSTALLER_API.refreshAccessToken, raw, async (req, res) => {
     const id = refreshIdOf(req);
     const token = await ctx.tokens.refresh(id);
-    if (!token) throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.refreshTokenNotFound, 'The refresh token is not known or has expired.', 'Request a new token pair.');
+    if (!token)
+      throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.refreshTokenNotFound, 'The refresh token is not known or has expired.', 'Request a new token pair.');
     res.status(200).json(token);
   });
 
@@ -116,7 +128,10 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
             remediation: INSTALLER_REMEDIATIONS.depotUserNotSet,
             cause: 'offlineAccount.username is not set',
           }
-        : await probeDepot(target, account, [...ctx.trust.outboundPems(), ...trustedCertificates], ctx.log, { timeoutMs: ctx.depotTimeoutMs, resolve: ctx.resolve });
+        : await probeDepot(target, account, [...ctx.trust.outboundPems(), ...trustedCertificates], ctx.log, {
+            timeoutMs: ctx.depotTimeoutMs,
+            resolve: ctx.resolve,
+          });
     // The attempt is kept, failed or not, so that GET shows what was tried and why it failed.
     ctx.depot.current = {
       ...(account.username ? { username: account.username } : {}),
@@ -134,9 +149,16 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
       if (outcome.errorCode === INSTALLER_ERROR_CODES.depotConnectFailure) {
         // Word for word what a 9.0.1 installer answered (vmware/Holodeck#67); the detail is only in the log.
         const cause = INSTALLER_MESSAGES.depotConnectFailureCause;
-        throw new ApiError(403, outcome.errorCode, outcome.message, outcome.remediation, [{ type: INSTALLER_EXCEPTION_TYPES.depotConnectionFailure, message: cause }], {
-          arguments: [cause],
-        });
+        throw new ApiError(
+          403,
+          outcome.errorCode,
+          outcome.message,
+          outcome.remediation,
+          [{ type: INSTALLER_EXCEPTION_TYPES.depotConnectionFailure, message: cause }],
+          {
+            arguments: [cause],
+          },
+        );
       }
       throw new ApiError(400, outcome.errorCode, outcome.message, outcome.remediation, [{ type: outcome.status, message: outcome.cause }]);
     }
@@ -158,7 +180,8 @@ export function installerApp(ctx: InstallerSimContext): express.Express {
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     let error: ApiError;
     if (err instanceof ApiError) error = err;
-    else if (isObject(err) && (err.type === 'entity.parse.failed' || err.type === 'entity.too.large')) error = badRequest('The request body is not valid JSON.');
+    else if (isObject(err) && (err.type === 'entity.parse.failed' || err.type === 'entity.too.large'))
+      error = badRequest('The request body is not valid JSON.');
     else {
       ctx.log.write('ERROR', 'http', `Internal error: ${err instanceof Error ? err.message : String(err)}`);
       error = new ApiError(500, INSTALLER_SIM_ERROR_CODES.internal, 'Internal error in the simulator.');
@@ -205,7 +228,9 @@ function settingsView(depot: StoredDepot | undefined): DepotSettings {
 /** The request as the depot-settings operation logs it, with the password masked. */
 function maskedSettings(body: unknown): unknown {
   if (!isObject(body)) return body;
-  const account = isObject(body.offlineAccount) ? { ...body.offlineAccount, ...(body.offlineAccount.password !== undefined ? { password: INSTALLER_PASSWORD_MASK } : {}) } : body.offlineAccount;
+  const account = isObject(body.offlineAccount)
+    ? { ...body.offlineAccount, ...(body.offlineAccount.password !== undefined ? { password: INSTALLER_PASSWORD_MASK } : {}) }
+    : body.offlineAccount;
   return { ...body, ...(account !== undefined ? { offlineAccount: account } : {}) };
 }
 
@@ -269,7 +294,8 @@ export function parseDepotSettings(body: unknown, version: string): ParsedDepotS
   if (offline !== true) throw invalid('Only offline depots are supported here: depotConfiguration.isOfflineDepot must be true.');
   const trustedCertificates = versionAtLeast(version, INSTALLER_TRUSTED_CERTS_FIELD_SINCE) ? depotTrustedCertificates(conf.trustedCertificates, invalid) : [];
   if (conf.url !== undefined && conf.url !== null && versionAtLeast(version, INSTALLER_URL_FIELD_SINCE)) {
-    if (typeof conf.url !== 'string' || !INSTALLER_DEPOT_URL_PATTERN.test(conf.url)) throw invalid('depotConfiguration.url must be an http:// or https:// URL.');
+    if (typeof conf.url !== 'string' || !INSTALLER_DEPOT_URL_PATTERN.test(conf.url))
+      throw invalid('depotConfiguration.url must be an http:// or https:// URL.');
     let url: URL;
     try {
       url = new URL(conf.url);
@@ -300,7 +326,8 @@ export function parseDepotSettings(body: unknown, version: string): ParsedDepotS
 /** `depotConfiguration.trustedCertificates`: PEM texts, each holding one or more certificates. */
 function depotTrustedCertificates(value: unknown, invalid: (message: string) => ApiError): string[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) throw invalid('depotConfiguration.trustedCertificates must be a list of PEM certificates.');
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
+    throw invalid('depotConfiguration.trustedCertificates must be a list of PEM certificates.');
   try {
     return value.flatMap((pem) => parseCertificates(pem).map(pemOf));
   } catch (err) {

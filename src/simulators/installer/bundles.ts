@@ -28,7 +28,12 @@ export function bundlesOf(catalog: Catalog): SimBundle[] {
   for (const [component, versions] of Object.entries(catalog.patches)) {
     for (const version of versions) {
       for (const bundle of version.artifacts.bundles) {
-        const binaries = bundle.binaries.map((b) => ({ fileName: b.fileName, size: b.size, checksum: b.checksum.toLowerCase(), path: `${componentDir(component)}/${b.fileName}` }));
+        const binaries = bundle.binaries.map((b) => ({
+          fileName: b.fileName,
+          size: b.size,
+          checksum: b.checksum.toLowerCase(),
+          path: `${componentDir(component)}/${b.fileName}`,
+        }));
         bundles.push({
           id: stableId(`${component}\0${version.productVersion}\0${bundle.name}`),
           component,

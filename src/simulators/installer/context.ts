@@ -20,4 +20,3 @@ export interface InstallerSimContext {
   resolve: ReadonlyMap<string, string>;
   changed(): Promise<void>;
 }
-

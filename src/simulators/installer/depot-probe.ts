@@ -19,9 +19,7 @@ export interface DepotTarget {
   prefix: string;
 }
 
-export type DepotProbeOutcome =
-  | { ok: true }
-  | { ok: false; errorCode: string; status: DepotStatus; message: string; remediation: string; cause: string };
+export type DepotProbeOutcome = { ok: true } | { ok: false; errorCode: string; status: DepotStatus; message: string; remediation: string; cause: string };
 
 const COMPONENT = 'DepotSettingsService';
 
@@ -152,7 +150,9 @@ export async function probeDepot(
     if (refusedGet) return refusedGet;
     if (text === undefined) return unreadable(`The catalog at ${catalogUrl} is larger than ${MAX_CATALOG_BYTES} bytes.`);
     if (head.headers['content-length'] !== undefined && head.headers['content-length'] !== get.headers['content-length']) {
-      return unreadable(`HEAD announced ${String(head.headers['content-length'])} bytes for the catalog and GET sent ${String(get.headers['content-length'])}.`);
+      return unreadable(
+        `HEAD announced ${String(head.headers['content-length'])} bytes for the catalog and GET sent ${String(get.headers['content-length'])}.`,
+      );
     }
     try {
       JSON.parse(text);

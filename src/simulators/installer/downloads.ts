@@ -102,7 +102,8 @@ export class BundleDownloads {
         this.log.write('INFO', COMPONENT, `GET ${url} -> ${res.statusCode}`);
         if (res.statusCode !== 200) {
           await res.body.dump();
-          const why = res.statusCode === 401 || res.statusCode === 403 ? ' (the depot refused the credentials)' : res.statusCode === 404 ? ' (not in the depot)' : '';
+          const why =
+            res.statusCode === 401 || res.statusCode === 403 ? ' (the depot refused the credentials)' : res.statusCode === 404 ? ' (not in the depot)' : '';
           throw new DownloadFailure(`${binary.path}: HTTP ${res.statusCode} from the depot${why}.`);
         }
         const hash = createHash('sha256');
@@ -139,16 +140,25 @@ export class BundleDownloads {
       }
       state.status = BUNDLE_DOWNLOAD_STATUS.validating;
       for (const f of fetched) {
-        if (f.bytes !== f.size) throw new DownloadFailure(`${f.path}: short read, ${f.bytes} of ${f.size} bytes${f.bytes > f.size ? ' (longer than the catalog says)' : ''}.`);
+        if (f.bytes !== f.size)
+          throw new DownloadFailure(`${f.path}: short read, ${f.bytes} of ${f.size} bytes${f.bytes > f.size ? ' (longer than the catalog says)' : ''}.`);
         if (f.sha256 !== f.checksum) throw new DownloadFailure(`${f.path}: checksum mismatch, SHA-256 ${f.sha256} where the catalog has ${f.checksum}.`);
       }
       for (const t of temps) await rename(t.temp, t.final);
       state.status = BUNDLE_DOWNLOAD_STATUS.success;
       state.message = `Bundle ${bundle.name} downloaded and validated.`;
-      this.log.write('INFO', COMPONENT, `Bundle ${bundle.name} (${bundle.id}) downloaded and validated: ${fetched.length} files, ${state.downloadedSize} bytes`);
+      this.log.write(
+        'INFO',
+        COMPONENT,
+        `Bundle ${bundle.name} (${bundle.id}) downloaded and validated: ${fetched.length} files, ${state.downloadedSize} bytes`,
+      );
     } catch (err) {
       state.status = BUNDLE_DOWNLOAD_STATUS.failed;
-      state.message = signal.aborted ? 'The download was stopped.' : err instanceof DownloadFailure ? `Failed to download bundle ${bundle.name}: ${err.message}` : `Failed to download bundle ${bundle.name}: ${(err as Error).message}`;
+      state.message = signal.aborted
+        ? 'The download was stopped.'
+        : err instanceof DownloadFailure
+          ? `Failed to download bundle ${bundle.name}: ${err.message}`
+          : `Failed to download bundle ${bundle.name}: ${(err as Error).message}`;
       this.log.write('ERROR', COMPONENT, state.message);
       await Promise.all(temps.map((t) => rm(t.temp, { force: true })));
     } finally {

@@ -55,7 +55,9 @@ export function registerLifecycleRoutes(app: express.Express, ctx: InstallerSimC
     downloadStatus: lifecycle.downloads.state(b.id).status,
     isCompliant: true,
     isCumulative: false,
-    components: [{ type: b.component, imageType: b.type, toVersion: b.productVersion, vendor: 'VMware', ...(b.releaseDate ? { releasedDate: b.releaseDate } : {}) }],
+    components: [
+      { type: b.component, imageType: b.type, toVersion: b.productVersion, vendor: 'VMware', ...(b.releaseDate ? { releasedDate: b.releaseDate } : {}) },
+    ],
   });
 
   const statusView = (b: SimBundle) => {
@@ -113,11 +115,16 @@ export function registerLifecycleRoutes(app: express.Express, ctx: InstallerSimC
   app.get(route(INSTALLER_API.releaseComponents), async (req, res) => {
     await authorize(req);
     const sku = String(req.params.sku).toUpperCase();
-    if (!(INSTALLER_PRODUCT_SKUS as readonly string[]).includes(sku)) throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.releaseNotFound, `No product ${req.params.sku}: one of ${INSTALLER_PRODUCT_SKUS.join(', ')}.`);
+    if (!(INSTALLER_PRODUCT_SKUS as readonly string[]).includes(sku))
+      throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.releaseNotFound, `No product ${req.params.sku}: one of ${INSTALLER_PRODUCT_SKUS.join(', ')}.`);
     const releaseVersion = query(req, 'releaseVersion');
     const elements = lifecycle.metadata ? releaseComponents(lifecycle.metadata, lifecycle.bundles, sku, releaseVersion, query(req, 'imageType')) : [];
     if (releaseVersion !== undefined && elements.length === 0) {
-      throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.releaseNotFound, `No release ${releaseVersion} in the synced depot metadata (sync status ${lifecycle.syncInfo.syncStatus}).`);
+      throw new ApiError(
+        404,
+        INSTALLER_SIM_ERROR_CODES.releaseNotFound,
+        `No release ${releaseVersion} in the synced depot metadata (sync status ${lifecycle.syncInfo.syncStatus}).`,
+      );
     }
     res.status(200).json(page(elements));
   });
@@ -152,7 +159,11 @@ export function registerLifecycleRoutes(app: express.Express, ctx: InstallerSimC
     const bundle = findBundle(String(req.params.id));
     const spec: unknown = isObject(req.body) ? req.body.bundleDownloadSpec : undefined;
     if (!isObject(spec) || (spec.downloadNow !== true && spec.scheduledTimestamp === undefined)) {
-      throw new ApiError(400, INSTALLER_SIM_ERROR_CODES.invalidBundleSpec, 'The request needs bundleDownloadSpec with downloadNow true (or a scheduledTimestamp).');
+      throw new ApiError(
+        400,
+        INSTALLER_SIM_ERROR_CODES.invalidBundleSpec,
+        'The request needs bundleDownloadSpec with downloadNow true (or a scheduledTimestamp).',
+      );
     }
     const current = lifecycle.downloads.state(bundle.id);
     if (current.status === BUNDLE_DOWNLOAD_STATUS.success) {
@@ -163,7 +174,9 @@ export function registerLifecycleRoutes(app: express.Express, ctx: InstallerSimC
     }
     const state = lifecycle.downloads.start(bundle, connection());
     const created = new Date(state.scheduledTime ?? Date.now()).toISOString();
-    res.status(202).json({ id: state.downloadId, name: `Bundle download ${bundle.name}`, type: 'BUNDLE_DOWNLOAD', status: 'IN_PROGRESS', creationTimestamp: created });
+    res
+      .status(202)
+      .json({ id: state.downloadId, name: `Bundle download ${bundle.name}`, type: 'BUNDLE_DOWNLOAD', status: 'IN_PROGRESS', creationTimestamp: created });
   });
 
   app.delete(route(INSTALLER_API.bundle), async (req, res) => {

@@ -35,7 +35,10 @@ export class DepotLifecycle {
   /** Starts a sync unless one is under way; the returned info is what PATCH answers. */
   startSync(connection: DepotConnection): SyncInfo {
     if (this.syncing) return this.syncInfo;
-    this.syncInfo = { syncStatus: SYNC_STATUS.inProgress, ...(this.syncInfo.lastSyncCompletionTimestamp ? { lastSyncCompletionTimestamp: this.syncInfo.lastSyncCompletionTimestamp } : {}) };
+    this.syncInfo = {
+      syncStatus: SYNC_STATUS.inProgress,
+      ...(this.syncInfo.lastSyncCompletionTimestamp ? { lastSyncCompletionTimestamp: this.syncInfo.lastSyncCompletionTimestamp } : {}),
+    };
     this.log.write('INFO', 'DepotSyncService', `Syncing the depot metadata from ${connection.target.host}:${connection.target.port}`);
     this.syncing = syncDepotMetadata(connection.target, connection.account, connection.trustedPems, this.log, connection.options)
       .then((outcome) => {

@@ -43,7 +43,12 @@ export async function loadState(path: string): Promise<SimState | undefined> {
     throw usageError(`The state file ${path} is not JSON.`, 'Remove it to start with an empty installer.');
   }
   const state = data as Partial<SimState> & { version?: number };
-  if (state.version !== STATE_VERSION || typeof state.secret !== 'string' || !Array.isArray(state.trustedCertificates) || typeof state.refreshTokens !== 'object') {
+  if (
+    state.version !== STATE_VERSION ||
+    typeof state.secret !== 'string' ||
+    !Array.isArray(state.trustedCertificates) ||
+    typeof state.refreshTokens !== 'object'
+  ) {
     throw usageError(`The state file ${path} is not an installer simulator state (version ${STATE_VERSION}).`, 'Remove it to start with an empty installer.');
   }
   return { secret: state.secret, trustedCertificates: state.trustedCertificates, depot: state.depot, refreshTokens: state.refreshTokens ?? {} };

@@ -2,7 +2,16 @@ import { request } from 'undici';
 import { DEPOT_PATHS, DEPOT_SYNC_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../../constants.js';
 import { parseCatalog, type Catalog } from '../../depot/catalog.js';
 import { isObject } from '../../installer/wire.js';
-import { MAX_CATALOG_BYTES, accountHeaders, depotAgent, networkFailure, readCapped, targetUrl, type DepotConnectOptions, type DepotTarget } from './depot-probe.js';
+import {
+  MAX_CATALOG_BYTES,
+  accountHeaders,
+  depotAgent,
+  networkFailure,
+  readCapped,
+  targetUrl,
+  type DepotConnectOptions,
+  type DepotTarget,
+} from './depot-probe.js';
 import type { ServiceLog } from './log.js';
 
 /** The simulator's own words for the states between the documented SYNCED and SYNC_FAILED. */
@@ -44,7 +53,10 @@ function manifestReleases(text: string): ManifestRelease[] {
   if (!releases) throw new SyncFailure(`${INSTALLER_ERROR_CODES.manifestNotFound}: the LCM manifest ${DEPOT_PATHS.manifest} lists no releases.`);
   return releases.filter(
     (r): r is ManifestRelease =>
-      isObject(r) && typeof r.version === 'string' && Array.isArray(r.bom) && r.bom.every((b) => isObject(b) && typeof b.name === 'string' && typeof b.version === 'string'),
+      isObject(r) &&
+      typeof r.version === 'string' &&
+      Array.isArray(r.bom) &&
+      r.bom.every((b) => isObject(b) && typeof b.name === 'string' && typeof b.version === 'string'),
   );
 }
 
@@ -73,17 +85,29 @@ export async function syncDepotMetadata(
   };
   try {
     const releases = manifestReleases(
-      await fetchText(DEPOT_PATHS.manifest, (status) => `${INSTALLER_ERROR_CODES.manifestNotFound}: LCM manifest not found in the depot (HTTP ${status} for ${DEPOT_PATHS.manifest}).`),
+      await fetchText(
+        DEPOT_PATHS.manifest,
+        (status) => `${INSTALLER_ERROR_CODES.manifestNotFound}: LCM manifest not found in the depot (HTTP ${status} for ${DEPOT_PATHS.manifest}).`,
+      ),
     );
-    const catalogText = await fetchText(DEPOT_PATHS.catalog, (status) => `The product version catalog could not be downloaded (HTTP ${status} for ${DEPOT_PATHS.catalog}).`);
+    const catalogText = await fetchText(
+      DEPOT_PATHS.catalog,
+      (status) => `The product version catalog could not be downloaded (HTTP ${status} for ${DEPOT_PATHS.catalog}).`,
+    );
     let catalog: Catalog;
     try {
       catalog = parseCatalog(catalogText);
     } catch (err) {
       throw new SyncFailure(`The product version catalog cannot be read: ${(err as Error).message}`);
     }
-    await fetchText(DEPOT_PATHS.catalogSig, (status) => `The product version catalog signature could not be downloaded (HTTP ${status} for ${DEPOT_PATHS.catalogSig}).`);
-    await fetchText(DEPOT_PATHS.compatibility, (status) => `${INSTALLER_MESSAGES.compatibilityDownloadFailed} (HTTP ${status} for ${DEPOT_PATHS.compatibility}).`);
+    await fetchText(
+      DEPOT_PATHS.catalogSig,
+      (status) => `The product version catalog signature could not be downloaded (HTTP ${status} for ${DEPOT_PATHS.catalogSig}).`,
+    );
+    await fetchText(
+      DEPOT_PATHS.compatibility,
+      (status) => `${INSTALLER_MESSAGES.compatibilityDownloadFailed} (HTTP ${status} for ${DEPOT_PATHS.compatibility}).`,
+    );
     for (const hcl of [DEPOT_PATHS.hclAll, DEPOT_PATHS.hclLastUpdated]) {
       await fetchText(hcl, (status) => `vSAN HCL download failed (HTTP ${status} for ${hcl}).`);
     }

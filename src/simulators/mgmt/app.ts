@@ -1,6 +1,15 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import basicAuth from 'express-basic-auth';
-import { MGMT_API, MGMT_BASIC_CHALLENGE, MGMT_BASIC_REALM, MGMT_ERROR_TYPES, MGMT_HEADERS, MGMT_SESSION_COOKIE, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../../constants.js';
+import {
+  MGMT_API,
+  MGMT_BASIC_CHALLENGE,
+  MGMT_BASIC_REALM,
+  MGMT_ERROR_TYPES,
+  MGMT_HEADERS,
+  MGMT_SESSION_COOKIE,
+  MGMT_TLS_KEY_FIELD,
+  type MgmtApiGeneration,
+} from '../../constants.js';
 import { MGMT_MESSAGE_IDS, MGMT_SESSION_COOKIE_ATTRIBUTES } from './literals.js';
 import { errorBody, isObject, message, wrapValue, type CsrSpec, type MgmtErrorType, type TlsReplaceSpec } from '../../mgmt/wire.js';
 import { InvalidArgument, checkReplace, makeCsr, tlsInfo, type ServedCertificate } from './certs.js';
@@ -98,7 +107,11 @@ export function mgmtApp(state: MgmtState): express.Express {
     app.put(paths.tls, (req, res) => {
       requireSession(req);
       const spec = specOf(req, generation);
-      const request: TlsReplaceSpec = { cert: spec.cert as string, root_cert: spec.root_cert as string | undefined, [MGMT_TLS_KEY_FIELD]: spec[MGMT_TLS_KEY_FIELD] as string | undefined };
+      const request: TlsReplaceSpec = {
+        cert: spec.cert as string,
+        root_cert: spec.root_cert as string | undefined,
+        [MGMT_TLS_KEY_FIELD]: spec[MGMT_TLS_KEY_FIELD] as string | undefined,
+      };
       const next = checkReplace(request, state);
       state.current = { certPem: next.certPem, keyPem: next.keyPem, chainPems: next.chainPems };
       state.pendingKeyPem = undefined;
@@ -118,7 +131,8 @@ export function mgmtApp(state: MgmtState): express.Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     let error: HttpError;
     if (err instanceof HttpError) error = err;
-    else if (err instanceof InvalidArgument) error = badRequest(err.message, req.path.endsWith('-csr') ? MGMT_MESSAGE_IDS.csrInvalid : MGMT_MESSAGE_IDS.tlsInvalid);
+    else if (err instanceof InvalidArgument)
+      error = badRequest(err.message, req.path.endsWith('-csr') ? MGMT_MESSAGE_IDS.csrInvalid : MGMT_MESSAGE_IDS.tlsInvalid);
     else if (isObject(err) && err.type === 'entity.parse.failed') error = badRequest('The request body is not valid JSON.');
     else error = new HttpError(500, MGMT_ERROR_TYPES.error, MGMT_MESSAGE_IDS.badRequest, 'Internal error in the simulator.');
     // Every 401 carries the Basic challenge: some clients (PowerShell's -Credential) send credentials only after one.

@@ -62,7 +62,10 @@ export function cookieValues(header: string | undefined, name: string): string[]
   for (const pair of header.split(';')) {
     const eq = pair.indexOf('=');
     if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
-    const value = pair.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    const value = pair
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
     if (value !== '') values.push(value);
   }
   return values;
