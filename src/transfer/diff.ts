@@ -63,7 +63,8 @@ export async function diffDepots(oldSource: string, newSource: string): Promise<
     else if (before.size !== b.size || before.sha256 !== b.sha256) report.binaries.changed.push({ ...item, oldSize: before.size });
     else report.binaries.unchanged++;
   }
-  for (const [path, b] of older.named) if (!newer.named.has(path)) report.binaries.dropped.push({ path, size: b.size, component: b.component, productVersion: b.productVersion });
+  for (const [path, b] of older.named)
+    if (!newer.named.has(path)) report.binaries.dropped.push({ path, size: b.size, component: b.component, productVersion: b.productVersion });
 
   const metadataOf = (r: DepotRecord) => new Map([...r.files].filter(([, f]) => f.kind === 'metadata'));
   const [oldMeta, newMeta] = [metadataOf(older), metadataOf(newer)];

@@ -1,13 +1,5 @@
 import { posix } from 'node:path';
-import {
-  DEPOT_ROOT_DIR,
-  PACK_FORMAT,
-  PACK_PART_DIGITS,
-  PACK_PART_SUFFIX,
-  PACK_VOLUME_PREFIX,
-  PACK_VOLUME_SUFFIX,
-  TEMP_PREFIX,
-} from '../constants.js';
+import { DEPOT_ROOT_DIR, PACK_FORMAT, PACK_PART_DIGITS, PACK_PART_SUFFIX, PACK_VOLUME_PREFIX, PACK_VOLUME_SUFFIX, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { escapeControlChars, hasControlChars } from '../util/text.js';
 import { BLOCK, END_OF_ARCHIVE, MAX_MEMBER_DATA, headerBytes, roundUpToBlock } from './tar.js';
@@ -158,7 +150,8 @@ export function planVolumes(files: readonly PlanInput[], volumeSize: number): Pl
         const name = partName(file.path, part + 1, width);
         const room = Math.floor((capacity - current.size - headerBytes(name)) / BLOCK) * BLOCK;
         if (room < BLOCK) {
-          if (current.members.length === 0) throw usageError(`A volume of ${volumeSize} bytes cannot hold even one block of ${escapeControlChars(file.path)} after its header.`);
+          if (current.members.length === 0)
+            throw usageError(`A volume of ${volumeSize} bytes cannot hold even one block of ${escapeControlChars(file.path)} after its header.`);
           close();
           continue;
         }
@@ -210,10 +203,20 @@ export function parseManifest(text: string, source: string): PackManifest {
   const m = value as Partial<PackManifest> | null;
   const bad = (what: string) => usageError(`${source} is not a depotkit pack manifest: ${what}.`);
   if (!m || typeof m !== 'object' || m.format !== PACK_FORMAT.name) throw bad(`its format is not "${PACK_FORMAT.name}"`);
-  if (m.version !== PACK_FORMAT.version) throw usageError(`${source} is a pack of format version ${String(m.version)}; this depotkit reads version ${PACK_FORMAT.version}.`);
-  if (typeof m.packId !== 'string' || !isCount(m.volumeSize) || !Array.isArray(m.volumes) || !Array.isArray(m.files) || !Array.isArray(m.tree) || !Array.isArray(m.removed)) throw bad('a field is missing');
+  if (m.version !== PACK_FORMAT.version)
+    throw usageError(`${source} is a pack of format version ${String(m.version)}; this depotkit reads version ${PACK_FORMAT.version}.`);
+  if (
+    typeof m.packId !== 'string' ||
+    !isCount(m.volumeSize) ||
+    !Array.isArray(m.volumes) ||
+    !Array.isArray(m.files) ||
+    !Array.isArray(m.tree) ||
+    !Array.isArray(m.removed)
+  )
+    throw bad('a field is missing');
   if (!m.source || !isSha(m.source.catalogSha256)) throw bad('source.catalogSha256 is missing');
-  if (m.source.releases !== undefined && !(Array.isArray(m.source.releases) && m.source.releases.every((r) => typeof r === 'string'))) throw bad('source.releases is malformed');
+  if (m.source.releases !== undefined && !(Array.isArray(m.source.releases) && m.source.releases.every((r) => typeof r === 'string')))
+    throw bad('source.releases is malformed');
   m.volumes.forEach((v, i) => {
     if (!v || v.index !== i + 1 || typeof v.name !== 'string' || !isCount(v.size) || !isSha(v.sha256)) throw bad(`volume ${i + 1} is malformed`);
     if (v.name.includes('/') || v.name.startsWith('.') || hasControlChars(v.name)) throw bad(`volume ${i + 1} has the name "${escapeControlChars(v.name)}"`);
@@ -223,10 +226,20 @@ export function parseManifest(text: string, source: string): PackManifest {
     checkPackPath(f?.path, 'file');
     if (seen.has(f.path)) throw bad(`${escapeControlChars(f.path)} is listed twice`);
     seen.add(f.path);
-    if (!isCount(f.size) || !isSha(f.sha256) || (f.kind !== 'binary' && f.kind !== 'metadata') || !Array.isArray(f.pieces)) throw bad(`the entry of ${escapeControlChars(f.path)} is malformed`);
+    if (!isCount(f.size) || !isSha(f.sha256) || (f.kind !== 'binary' && f.kind !== 'metadata') || !Array.isArray(f.pieces))
+      throw bad(`the entry of ${escapeControlChars(f.path)} is malformed`);
     let offset = 0;
     for (const p of f.pieces) {
-      if (!p || !isCount(p.volume) || p.volume < 1 || p.volume > m.volumes.length || p.fileOffset !== offset || !isCount(p.length) || !isCount(p.dataOffset) || typeof p.member !== 'string') {
+      if (
+        !p ||
+        !isCount(p.volume) ||
+        p.volume < 1 ||
+        p.volume > m.volumes.length ||
+        p.fileOffset !== offset ||
+        !isCount(p.length) ||
+        !isCount(p.dataOffset) ||
+        typeof p.member !== 'string'
+      ) {
         throw bad(`the pieces of ${escapeControlChars(f.path)} do not cover it in order`);
       }
       if (p.dataOffset + p.length > m.volumes[p.volume - 1]!.size) throw bad(`a piece of ${escapeControlChars(f.path)} lies past the end of its volume`);

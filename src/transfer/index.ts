@@ -5,5 +5,15 @@ export { mirrorDepot, partialPathFor, type MirrorOptions, type MirrorReport } fr
 export { pruneDepot, type PruneCandidate, type PruneReport } from './prune.js';
 export { diffDepots, type DiffBinary, type DiffReport, type DiffSide } from './diff.js';
 export { releaseStatus, releaseVersions, type ReleaseStatus } from './releases.js';
-export { parseManifest, planVolumes, volumeName, partName, type PackFile, type PackManifest, type PackPiece, type PackVolume, type TreeEntry } from './format.js';
+export {
+  parseManifest,
+  planVolumes,
+  volumeName,
+  partName,
+  type PackFile,
+  type PackManifest,
+  type PackPiece,
+  type PackVolume,
+  type TreeEntry,
+} from './format.js';
 export { listMembers, encodeHeader } from './tar.js';

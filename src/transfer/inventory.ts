@@ -84,7 +84,13 @@ export async function inventoryDepot(dir: string): Promise<DepotInventory> {
     temps: [],
   };
   const stateDir = resolve(stateFileFor(root), '..');
-  const found = await fg([`${DEPOT_ROOT_DIR}/**`, `${basename(stateDir)}/**`], { cwd: root, dot: true, onlyFiles: true, followSymbolicLinks: true, suppressErrors: true });
+  const found = await fg([`${DEPOT_ROOT_DIR}/**`, `${basename(stateDir)}/**`], {
+    cwd: root,
+    dot: true,
+    onlyFiles: true,
+    followSymbolicLinks: true,
+    suppressErrors: true,
+  });
   for (const path of found.sort()) {
     // stat follows a symlink placed by `build --mode symlink`: its target is the content.
     const info = await stat(join(root, path)).catch(() => undefined);

@@ -153,9 +153,15 @@ export function partialPathFor(root: string, binary: { path: string; checksum: s
 /** Refuses to write a mirror over a depot that is not a mirror of the same URL, unless forced. */
 async function claimTarget(root: string, base: string, force: boolean): Promise<void> {
   const stateFile = join(dirname(stateFileFor(root)), MIRROR_STATE_FILE);
-  const previous = await readFile(stateFile, 'utf8').then((t) => (JSON.parse(t) as { url?: string }).url, () => undefined);
+  const previous = await readFile(stateFile, 'utf8').then(
+    (t) => (JSON.parse(t) as { url?: string }).url,
+    () => undefined,
+  );
   if (previous === base) return;
-  const held = await readdir(join(root, DEPOT_ROOT_DIR)).then((e) => e.length > 0, () => false);
+  const held = await readdir(join(root, DEPOT_ROOT_DIR)).then(
+    (e) => e.length > 0,
+    () => false,
+  );
   if (held && !force) {
     throw usageError(
       `${root} already holds a depot${previous ? ` mirrored from ${previous}` : ' that is not a mirror'}; a mirror of ${base} would replace its files.`,
@@ -172,7 +178,10 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
   if (prod) throw usageError(`${options.url} ends in /${DEPOT_ROOT_DIR}; give the folder that contains it.`, prod.fix);
   const sendCredentials = options.user !== undefined;
   if (sendCredentials && !depot.https && !options.allowHttpCredentials) {
-    throw usageError(`${options.url} is plain HTTP: the password of "${options.user}" would cross the network in clear text.`, 'Use the https:// URL, or --allow-http-credentials if this network is yours.');
+    throw usageError(
+      `${options.url} is plain HTTP: the password of "${options.user}" would cross the network in clear text.`,
+      'Use the https:// URL, or --allow-http-credentials if this network is yours.',
+    );
   }
   const concurrency = options.concurrency ?? MIRROR_DEFAULTS.concurrency;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw usageError(`--concurrency must be at least 1, not ${concurrency}.`);
@@ -186,7 +195,14 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
     // that passes the CA check and the host name check, as the installer's strict client does.
     agent: new Agent({
       connect: depot.https
-        ? { ca: options.caPems?.length ? options.caPems : undefined, rejectUnauthorized: true, allowPartialTrustChain: true, minVersion: 'TLSv1.2', servername: depot.isIp ? undefined : depot.host, timeout: timeoutMs }
+        ? {
+            ca: options.caPems?.length ? options.caPems : undefined,
+            rejectUnauthorized: true,
+            allowPartialTrustChain: true,
+            minVersion: 'TLSv1.2',
+            servername: depot.isIp ? undefined : depot.host,
+            timeout: timeoutMs,
+          }
         : { timeout: timeoutMs },
       connections: concurrency + 1,
       headersTimeout: timeoutMs,
@@ -198,7 +214,12 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
     // The catalog first: it proves the server is a depot (and that the trust and credentials work)
     // before anything is written locally.
     const catalogBytes = await fetchMetadata(conn, DEPOT_PATHS.catalog);
-    if (!catalogBytes) throw new DepotkitError(`${depotFileUrl(depot, DEPOT_PATHS.catalog)} answered 404: no depot is served there.`, EXIT.problems, 'Give the URL of the folder that contains PROD/ (the one an installer is given).');
+    if (!catalogBytes)
+      throw new DepotkitError(
+        `${depotFileUrl(depot, DEPOT_PATHS.catalog)} answered 404: no depot is served there.`,
+        EXIT.problems,
+        'Give the URL of the folder that contains PROD/ (the one an installer is given).',
+      );
     let binaries: CatalogBinary[];
     try {
       binaries = catalogBinaries(parseCatalog(catalogBytes.toString('utf8'), depotFileUrl(depot, DEPOT_PATHS.catalog)));
@@ -236,7 +257,13 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
     const toHash: CatalogBinary[] = [];
     for (const b of binaries) {
       if (await target.inPlace(b.path, b.checksum)) report.alreadyInPlace.push({ path: b.path, size: b.size });
-      else if ((await stat(target.path(b.path)).then((s) => s.isFile() && s.size, () => undefined)) === b.size) toHash.push(b);
+      else if (
+        (await stat(target.path(b.path)).then(
+          (s) => s.isFile() && s.size,
+          () => undefined,
+        )) === b.size
+      )
+        toHash.push(b);
       else work.push(b);
     }
     if (toHash.length) {
@@ -247,7 +274,14 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
         else work.push(b);
       }
     }
-    const partialSizes = await Promise.all(work.map((b) => stat(partialPathFor(target.root, b)).then((s) => Math.min(s.size, b.size), () => 0)));
+    const partialSizes = await Promise.all(
+      work.map((b) =>
+        stat(partialPathFor(target.root, b)).then(
+          (s) => Math.min(s.size, b.size),
+          () => 0,
+        ),
+      ),
+    );
     options.onStart?.(work.reduce((s, b, i) => s + b.size - partialSizes[i]!, 0));
 
     // Largest first, so that the last minutes are not one big file on one connection.
@@ -308,7 +342,13 @@ async function staleBinaries(root: string, named: Set<string>): Promise<string[]
     for (const name of await readdir(join(comp, component)).catch(() => [] as string[])) {
       const path = `${DEPOT_PATHS.comp}/${component}/${name}`;
       if (name.startsWith(TEMP_PREFIX) || named.has(path)) continue;
-      if (await stat(join(root, path)).then((s) => s.isFile(), () => false)) stale.push(path);
+      if (
+        await stat(join(root, path)).then(
+          (s) => s.isFile(),
+          () => false,
+        )
+      )
+        stale.push(path);
     }
   }
   return stale;
@@ -340,7 +380,14 @@ async function restart(p: Partial): Promise<void> {
  * attempt (or an earlier, killed run) left with a Range request; checks size
  * and SHA-256, then renames it into place. Returns the bytes resumed from.
  */
-async function downloadBinary(conn: Connection, target: TargetDepot, binary: CatalogBinary, retries: number, report: { bytesDownloaded: number; bytesHashedLocally: number }, onBytes?: (n: number) => void): Promise<number> {
+async function downloadBinary(
+  conn: Connection,
+  target: TargetDepot,
+  binary: CatalogBinary,
+  retries: number,
+  report: { bytesDownloaded: number; bytesHashedLocally: number },
+  onBytes?: (n: number) => void,
+): Promise<number> {
   const partialPath = partialPathFor(target.root, binary);
   await mkdir(dirname(partialPath), { recursive: true });
   let p: Partial | undefined;
@@ -360,7 +407,10 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
       if (p.have < binary.size) {
         const error = await fetchInto(conn, binary, p, report, onBytes);
         if (p.have < binary.size) {
-          if (attempt >= retries) throw new FileFailure(`the download stopped at ${p.have} of ${binary.size} bytes after ${attempt + 1} attempts${error ? `: ${errorMessage(error)}` : ''}`);
+          if (attempt >= retries)
+            throw new FileFailure(
+              `the download stopped at ${p.have} of ${binary.size} bytes after ${attempt + 1} attempts${error ? `: ${errorMessage(error)}` : ''}`,
+            );
           await sleep(RETRY_BASE_MS * 2 ** attempt);
           continue;
         }
@@ -395,7 +445,13 @@ async function downloadBinary(conn: Connection, target: TargetDepot, binary: Cat
  * file. Returns the network error that cut it short, if any (the bytes that
  * arrived are kept); throws what no retry can fix.
  */
-async function fetchInto(conn: Connection, binary: CatalogBinary, p: Partial, report: { bytesDownloaded: number }, onBytes: ((n: number) => void) | undefined): Promise<unknown> {
+async function fetchInto(
+  conn: Connection,
+  binary: CatalogBinary,
+  p: Partial,
+  report: { bytesDownloaded: number },
+  onBytes: ((n: number) => void) | undefined,
+): Promise<unknown> {
   let res: Awaited<ReturnType<typeof get>>;
   try {
     res = await get(conn, binary.path, p.have > 0 ? { range: `bytes=${p.have}-` } : {});
@@ -424,10 +480,12 @@ async function fetchInto(conn: Connection, binary: CatalogBinary, p: Partial, re
     // No range support (or the range ignored): the whole file comes again.
     if (p.have > 0) await restart(p);
     const length = Number(res.headers['content-length']);
-    if (Number.isFinite(length) && length !== binary.size) return refuse(new FileFailure(`the server has another size (${length} bytes) than the catalog (${binary.size})`, { cause: 'content' }));
+    if (Number.isFinite(length) && length !== binary.size)
+      return refuse(new FileFailure(`the server has another size (${length} bytes) than the catalog (${binary.size})`, { cause: 'content' }));
   } else if (status === 206) {
     const range = contentRange(res.headers['content-range']);
-    if (range?.total !== undefined && range.total !== binary.size) return refuse(new FileFailure(`the server has another size (${range.total} bytes) than the catalog (${binary.size})`, { cause: 'content' }));
+    if (range?.total !== undefined && range.total !== binary.size)
+      return refuse(new FileFailure(`the server has another size (${range.total} bytes) than the catalog (${binary.size})`, { cause: 'content' }));
     if (!range || range.start !== p.have) {
       await res.body.dump().catch(() => undefined);
       return new Error(`the server answered the range ${p.have}- with ${String(res.headers['content-range'])}`);

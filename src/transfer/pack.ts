@@ -99,11 +99,17 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
   const root = inventory.root;
   const out = resolve(options.out);
   if (out === root || out.startsWith(`${join(root, DEPOT_ROOT_DIR)}${sep}`) || out === join(root, DEPOT_ROOT_DIR)) {
-    throw usageError(`--out ${out} is inside the depot's ${DEPOT_ROOT_DIR}/ folder: the pack would pack itself.`, 'Write the pack outside the depot, e.g. on the removable medium.');
+    throw usageError(
+      `--out ${out} is inside the depot's ${DEPOT_ROOT_DIR}/ folder: the pack would pack itself.`,
+      'Write the pack outside the depot, e.g. on the removable medium.',
+    );
   }
   const earlier = await packFilesIn(out);
   if (earlier.length > 0 && !options.force) {
-    throw usageError(`${out} already holds a pack (${earlier.slice(0, 3).join(', ')}${earlier.length > 3 ? ', ...' : ''}).`, 'Use --force to replace it, or choose another --out.');
+    throw usageError(
+      `${out} already holds a pack (${earlier.slice(0, 3).join(', ')}${earlier.length > 3 ? ', ...' : ''}).`,
+      'Use --force to replace it, or choose another --out.',
+    );
   }
   const since = options.since ? await loadRecord(options.since, '--since') : undefined;
 
@@ -136,7 +142,8 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
   const tree: TreeEntry[] = [];
   const files = [...inventory.files.values()].filter((f) => !wrongSize.has(f.path));
   const metadataFirst = (a: DepotFile, b: DepotFile) =>
-    (a.kind === b.kind ? 0 : a.kind === 'metadata' ? -1 : 1) || (a.path === DEPOT_PATHS.catalog ? -1 : b.path === DEPOT_PATHS.catalog ? 1 : a.path.localeCompare(b.path));
+    (a.kind === b.kind ? 0 : a.kind === 'metadata' ? -1 : 1) ||
+    (a.path === DEPOT_PATHS.catalog ? -1 : b.path === DEPOT_PATHS.catalog ? 1 : a.path.localeCompare(b.path));
   for (const file of files.sort(metadataFirst)) {
     const entry: Entry = { ...file };
     if (file.kind === 'metadata' && file.size <= HOLD_METADATA_BYTES) {
@@ -246,7 +253,8 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
         }
         await emit(Buffer.alloc(END_OF_ARCHIVE));
         await writer.flush();
-        if (writer.position !== volume.size) throw new DepotkitError(`Internal error: volume ${name} is ${writer.position} bytes, planned ${volume.size}.`, EXIT.problems);
+        if (writer.position !== volume.size)
+          throw new DepotkitError(`Internal error: volume ${name} is ${writer.position} bytes, planned ${volume.size}.`, EXIT.problems);
       } catch (err) {
         await handle?.close().catch(() => undefined);
         await rm(temp, { force: true });
@@ -295,14 +303,19 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     created: (options.now ?? new Date()).toISOString(),
     volumeSize: options.volumeSize,
     source: { catalogSha256: inventory.catalogSha256, release: inventory.release, releases: releaseVersions(manifestText, inventory.catalog) },
-    ...(since ? { since: { catalogSha256: since.catalogSha256, kind: since.kind === 'pack' ? 'pack' : 'depot', ...(since.packId ? { packId: since.packId } : {}) } } : {}),
+    ...(since
+      ? { since: { catalogSha256: since.catalogSha256, kind: since.kind === 'pack' ? 'pack' : 'depot', ...(since.packId ? { packId: since.packId } : {}) } }
+      : {}),
     volumes: report.volumes,
     files: packed,
     tree,
     removed: report.removed,
   };
   const manifestJson = `${JSON.stringify(manifest, null, 1)}\n`;
-  const fileSums = packed.filter((f) => !f.catalogMismatch).map((f) => `${f.sha256}  ${f.path}\n`).join('');
+  const fileSums = packed
+    .filter((f) => !f.catalogMismatch)
+    .map((f) => `${f.sha256}  ${f.path}\n`)
+    .join('');
   const readme = packReadme(manifest);
   const force = { force: options.force ?? false };
   await writeFileAtomic(join(out, PACK_FILE_SUMS_FILE), fileSums, force);
@@ -324,7 +337,11 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
 }
 
 function changedWhilePacking(root: string, path: string): DepotkitError {
-  return new DepotkitError(`${join(root, path)} changed while it was being packed.`, EXIT.problems, 'Pack again once nothing writes to the depot (a build or mirror under way?).');
+  return new DepotkitError(
+    `${join(root, path)} changed while it was being packed.`,
+    EXIT.problems,
+    'Pack again once nothing writes to the depot (a build or mirror under way?).',
+  );
 }
 
 /** The content carried must be what the catalog (or the metadata read first) says. */

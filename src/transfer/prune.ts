@@ -28,7 +28,10 @@ export async function pruneDepot(dir: string, options: { yes?: boolean } = {}): 
   const inventory = await inventoryDepot(dir);
   const candidates: PruneCandidate[] = [
     ...inventory.strays.map((s) => ({ ...s, kind: 'stale' as const })),
-    ...inventory.temps.map((t) => ({ ...t, kind: basename(t.path).startsWith(`${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}`) ? ('partial' as const) : ('temporary' as const) })),
+    ...inventory.temps.map((t) => ({
+      ...t,
+      kind: basename(t.path).startsWith(`${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}`) ? ('partial' as const) : ('temporary' as const),
+    })),
   ].sort((a, b) => a.path.localeCompare(b.path));
   if (options.yes) {
     for (const c of candidates) {

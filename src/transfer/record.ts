@@ -63,14 +63,28 @@ export async function loadRecord(source: string, what: string): Promise<DepotRec
     throw describeFsError(err, source);
   }
   if (info.isDirectory()) {
-    if (!(await isDirectory(join(path, DEPOT_ROOT_DIR)))) throw usageError(`${what} ${source} has no ${DEPOT_ROOT_DIR}/ folder: give a depot, the vendor's metadata archive, or a pack manifest.`);
+    if (!(await isDirectory(join(path, DEPOT_ROOT_DIR))))
+      throw usageError(`${what} ${source} has no ${DEPOT_ROOT_DIR}/ folder: give a depot, the vendor's metadata archive, or a pack manifest.`);
     return recordOfDepot(path);
   }
   if (looksLikeManifest(await headOf(path))) {
     const manifest = parseManifest(await readFile(path, 'utf8'), source);
     const files = new Map(manifest.tree.map((t) => [t.path, t]));
-    const named = new Map(manifest.tree.filter((t) => t.kind === 'binary').map((t) => [t.path, { size: t.size, sha256: t.sha256, component: t.path.split('/')[2] ?? '', productVersion: '' }]));
-    return { kind: 'pack', source: path, catalogSha256: manifest.source.catalogSha256, release: manifest.source.release, releases: manifest.source.releases ?? [], files, named, packId: manifest.packId };
+    const named = new Map(
+      manifest.tree
+        .filter((t) => t.kind === 'binary')
+        .map((t) => [t.path, { size: t.size, sha256: t.sha256, component: t.path.split('/')[2] ?? '', productVersion: '' }]),
+    );
+    return {
+      kind: 'pack',
+      source: path,
+      catalogSha256: manifest.source.catalogSha256,
+      release: manifest.source.release,
+      releases: manifest.source.releases ?? [],
+      files,
+      named,
+      packId: manifest.packId,
+    };
   }
   // Anything else must be the vendor's metadata archive; readMetadata says so when it is not.
   const metadata = await readMetadata(path);
@@ -84,13 +98,17 @@ export async function loadRecord(source: string, what: string): Promise<DepotRec
     release: catalogRelease(metadata.catalog),
     releases: releaseVersions(metadata.files.get(DEPOT_PATHS.manifest)?.toString('utf8'), metadata.catalog),
     files,
-    named: new Map(catalogBinaries(metadata.catalog).map((b) => [b.path, { size: b.size, sha256: b.checksum, component: b.component, productVersion: b.productVersion }])),
+    named: new Map(
+      catalogBinaries(metadata.catalog).map((b) => [b.path, { size: b.size, sha256: b.checksum, component: b.component, productVersion: b.productVersion }]),
+    ),
   };
 }
 
 async function recordOfDepot(root: string): Promise<DepotRecord> {
   const inventory = await inventoryDepot(root);
-  const named = new Map(inventory.binaries.map((b) => [b.path, { size: b.size, sha256: b.checksum, component: b.component, productVersion: b.productVersion }]));
+  const named = new Map(
+    inventory.binaries.map((b) => [b.path, { size: b.size, sha256: b.checksum, component: b.component, productVersion: b.productVersion }]),
+  );
   const files = new Map<string, TreeEntry>();
   const metadata = [...inventory.files.values()].filter((f) => f.kind === 'metadata').map((f) => f.path);
   const hashes = await hashAll(root, metadata);
@@ -104,5 +122,13 @@ async function recordOfDepot(root: string): Promise<DepotRecord> {
   }
   const kind = inventory.binaries.length > 0 && inventory.missing.length === inventory.binaries.length ? 'metadata' : 'depot';
   const manifestText = await readFile(join(root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
-  return { kind, source: root, catalogSha256: inventory.catalogSha256, release: inventory.release, releases: releaseVersions(manifestText, inventory.catalog), files, named };
+  return {
+    kind,
+    source: root,
+    catalogSha256: inventory.catalogSha256,
+    release: inventory.release,
+    releases: releaseVersions(manifestText, inventory.catalog),
+    files,
+    named,
+  };
 }

@@ -29,7 +29,9 @@ function manifestReleases(text: string | undefined): ManifestRelease[] | undefin
     const releases: ManifestRelease[] = [];
     for (const r of value.releases as { version?: unknown; bom?: unknown }[]) {
       if (typeof r?.version !== 'string' || !Array.isArray(r.bom)) return undefined;
-      const bom = (r.bom as { name?: unknown; version?: unknown }[]).filter((b): b is { name: string; version: string } => typeof b?.name === 'string' && typeof b.version === 'string');
+      const bom = (r.bom as { name?: unknown; version?: unknown }[]).filter(
+        (b): b is { name: string; version: string } => typeof b?.name === 'string' && typeof b.version === 'string',
+      );
       releases.push({ version: r.version, bom });
     }
     return releases.length > 0 ? releases : undefined;
@@ -64,7 +66,8 @@ export async function releaseStatus(root: string, catalog: Catalog): Promise<Rel
     for (const version of versions) {
       const key = `${component}\0${version.productVersion}`;
       const list = byVersion.get(key) ?? [];
-      for (const bundle of version.artifacts.bundles) for (const b of bundle.binaries) list.push({ path: `${componentDir(component)}/${b.fileName}`, size: b.size });
+      for (const bundle of version.artifacts.bundles)
+        for (const b of bundle.binaries) list.push({ path: `${componentDir(component)}/${b.fileName}`, size: b.size });
       byVersion.set(key, list);
     }
   }
@@ -72,7 +75,11 @@ export async function releaseStatus(root: string, catalog: Catalog): Promise<Rel
   const releases = manifestReleases(manifestText);
   const from = releases ? 'manifest' : 'catalog';
   if (releases) {
-    for (const r of releases) groups.set(r.version, r.bom.flatMap((b) => byVersion.get(`${b.name}\0${b.version}`) ?? []));
+    for (const r of releases)
+      groups.set(
+        r.version,
+        r.bom.flatMap((b) => byVersion.get(`${b.name}\0${b.version}`) ?? []),
+      );
   } else {
     for (const b of binaries) {
       const version = releaseOfVersion(b.productVersion);
@@ -81,7 +88,14 @@ export async function releaseStatus(root: string, catalog: Catalog): Promise<Rel
   }
   const sizeOnDisk = new Map<string, number | undefined>();
   const present = async (path: string) => {
-    if (!sizeOnDisk.has(path)) sizeOnDisk.set(path, await stat(join(root, path)).then((s) => (s.isFile() ? s.size : undefined), () => undefined));
+    if (!sizeOnDisk.has(path))
+      sizeOnDisk.set(
+        path,
+        await stat(join(root, path)).then(
+          (s) => (s.isFile() ? s.size : undefined),
+          () => undefined,
+        ),
+      );
     return sizeOnDisk.get(path);
   };
   const out: ReleaseStatus[] = [];

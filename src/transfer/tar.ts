@@ -85,7 +85,10 @@ export function encodeHeader(path: string, size: number, mtimeSeconds: number): 
   if (split) return rawHeader(split.name, split.prefix, size, mtimeSeconds, '0');
   const record = paxRecord('path', path);
   // The plain header keeps the name's tail, which a reader without pax support shows.
-  const fallback = Buffer.from(path).subarray(-NAME_BYTES).toString('utf8').replace(/^\uFFFD+/, '');
+  const fallback = Buffer.from(path)
+    .subarray(-NAME_BYTES)
+    .toString('utf8')
+    .replace(/^\uFFFD+/, '');
   const pax = rawHeader('PaxHeaders/path', '', record.length, mtimeSeconds, 'x');
   const paxData = Buffer.alloc(roundUpToBlock(record.length));
   record.copy(paxData);

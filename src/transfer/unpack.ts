@@ -97,10 +97,18 @@ async function findManifest(media: string[]): Promise<Found> {
       if (m && m[2] === PACK_MANIFEST_FILE) sums.add(m[1]!);
     }
   }
-  if (copies.length === 0) throw usageError(`None of ${media.join(', ')} holds ${PACK_MANIFEST_FILE}.`, 'Copy the manifest (and SHA256SUMS) onto every medium beside the volumes, or name the folder that has it.');
+  if (copies.length === 0)
+    throw usageError(
+      `None of ${media.join(', ')} holds ${PACK_MANIFEST_FILE}.`,
+      'Copy the manifest (and SHA256SUMS) onto every medium beside the volumes, or name the folder that has it.',
+    );
   const vouched = sums.size ? copies.filter((c) => sums.has(sha256Hex(c.text))) : copies;
   if (vouched.length === 0) {
-    throw new DepotkitError(`${copies.map((c) => c.path).join(', ')} does not match its SHA-256 in ${PACK_SUMS_FILE}: the manifest is damaged.`, EXIT.problems, 'Copy it again from the pack.');
+    throw new DepotkitError(
+      `${copies.map((c) => c.path).join(', ')} does not match its SHA-256 in ${PACK_SUMS_FILE}: the manifest is damaged.`,
+      EXIT.problems,
+      'Copy it again from the pack.',
+    );
   }
   const parsed = vouched.map((c) => ({ manifest: parseManifest(c.text, c.path), path: c.path }));
   const ids = new Set(parsed.map((p) => p.manifest.packId));
@@ -177,7 +185,8 @@ export async function unpackDepot(options: UnpackOptions): Promise<UnpackReport>
   // Whose files may be replaced: this pack's source (a resumed run) or its base (a delta), else only with --force.
   const current = await readCatalogOf(root).catch(() => undefined);
   const currentSha = current ? sha256Hex(current.bytes) : undefined;
-  const ours = currentSha !== undefined && (currentSha === manifest.source.catalogSha256 || (manifest.since !== undefined && currentSha === manifest.since.catalogSha256));
+  const ours =
+    currentSha !== undefined && (currentSha === manifest.source.catalogSha256 || (manifest.since !== undefined && currentSha === manifest.since.catalogSha256));
   const mayReplace = (options.force ?? false) || ours;
   // A delta alone is not a depot: it belongs on the depot it was made against.
   if (manifest.since && !ours && !options.force) {
@@ -305,7 +314,15 @@ export async function unpackDepot(options: UnpackOptions): Promise<UnpackReport>
       entry.actualSize = found.size;
       // Mostly needed: read it all and check its own SHA-256 too; else read only what is needed.
       const whole = pieces.length === all || neededBytes * 2 >= volume.size;
-      const got = await readVolume(found.path, found.size, pieces, whole, (n) => (report.bytesRead += n), (item) => pieceDone(item.sink), options.onBytes);
+      const got = await readVolume(
+        found.path,
+        found.size,
+        pieces,
+        whole,
+        (n) => (report.bytesRead += n),
+        (item) => pieceDone(item.sink),
+        options.onBytes,
+      );
       if (whole) {
         entry.actualSha256 = got.sha256;
         entry.state = found.size < volume.size ? 'truncated' : got.sha256 === volume.sha256 ? 'ok' : 'corrupt';
@@ -337,7 +354,14 @@ export async function unpackDepot(options: UnpackOptions): Promise<UnpackReport>
   }
   report.placed.sort((a, b) => a.path.localeCompare(b.path));
   await target.save();
-  for (const path of manifest.removed) if (await stat(target.path(path)).then(() => true, () => false)) report.stale.push(path);
+  for (const path of manifest.removed)
+    if (
+      await stat(target.path(path)).then(
+        () => true,
+        () => false,
+      )
+    )
+      report.stale.push(path);
 
   const verify = await verifyDepot(target.root, { signingCertPem: options.signingCertPem });
   const catalog = await readCatalogOf(target.root).catch(() => undefined);

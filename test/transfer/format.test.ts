@@ -74,14 +74,23 @@ describe('volume plan', () => {
       expect(offset).toBe(f.size);
     });
     // The 700 kB file does not fit one volume: numbered parts.
-    const parts = plan.flatMap((v) => v.members).filter((m) => m.fileIndex === 1).map((m) => m.member);
+    const parts = plan
+      .flatMap((v) => v.members)
+      .filter((m) => m.fileIndex === 1)
+      .map((m) => m.member);
     expect(parts.length).toBeGreaterThan(2);
     expect(parts[0]).toBe('PROD/COMP/A/a.iso.part-0001');
     expect(parts.at(-1)).toBe(`PROD/COMP/A/a.iso.part-${String(parts.length).padStart(4, '0')}`);
   });
 
   it('moves a small file whole to the next volume instead of splitting it', () => {
-    const plan = planVolumes([{ path: 'PROD/COMP/A/big', size: 240 * 1024 }, { path: 'PROD/COMP/B/small', size: 20 * 1024 }], size);
+    const plan = planVolumes(
+      [
+        { path: 'PROD/COMP/A/big', size: 240 * 1024 },
+        { path: 'PROD/COMP/B/small', size: 20 * 1024 },
+      ],
+      size,
+    );
     expect(plan).toHaveLength(2);
     expect(plan[1]!.members.map((m) => m.member)).toEqual(['PROD/COMP/B/small']);
   });
@@ -104,7 +113,16 @@ describe('manifest checks', () => {
     volumeSize: 65536,
     source: { catalogSha256: 'a'.repeat(64), release: '9.0' },
     volumes: [{ index: 1, name: 'depot-001-of-001.tar', size: 4096, sha256: 'b'.repeat(64) }],
-    files: [{ path: 'PROD/COMP/A/a.iso', size: 10, sha256: 'c'.repeat(64), kind: 'binary', mtime: 0, pieces: [{ volume: 1, member: 'PROD/COMP/A/a.iso', fileOffset: 0, length: 10, dataOffset: 512 }] }],
+    files: [
+      {
+        path: 'PROD/COMP/A/a.iso',
+        size: 10,
+        sha256: 'c'.repeat(64),
+        kind: 'binary',
+        mtime: 0,
+        pieces: [{ volume: 1, member: 'PROD/COMP/A/a.iso', fileOffset: 0, length: 10, dataOffset: 512 }],
+      },
+    ],
     tree: [],
     removed: [],
   };

@@ -71,10 +71,16 @@ export async function nextRelease(base: string, dir: string, binarySize: number)
   delete catalog.patches.VRLI;
   await rm(join(dir, dropped));
   await writeFile(join(dir, DEPOT_PATHS.catalog), `${JSON.stringify(catalog, null, 2)}\n`);
-  const manifest = JSON.parse(await readFile(join(dir, DEPOT_PATHS.manifest), 'utf8')) as { releases: { version: string; bom: { name: string; version: string }[] }[] };
+  const manifest = JSON.parse(await readFile(join(dir, DEPOT_PATHS.manifest), 'utf8')) as {
+    releases: { version: string; bom: { name: string; version: string }[] }[];
+  };
   const first = manifest.releases[0]!;
   first.bom = first.bom.filter((b) => b.name !== 'VRLI');
-  manifest.releases.push({ ...first, version: '9.0.1.0', bom: first.bom.map((b) => (['VCENTER', 'NSX_T_MANAGER'].includes(b.name) ? { ...b, version: '9.0.1.0.25000000' } : b)) });
+  manifest.releases.push({
+    ...first,
+    version: '9.0.1.0',
+    bom: first.bom.map((b) => (['VCENTER', 'NSX_T_MANAGER'].includes(b.name) ? { ...b, version: '9.0.1.0.25000000' } : b)),
+  });
   await writeFile(join(dir, DEPOT_PATHS.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
   const hcl = JSON.parse(await readFile(join(dir, DEPOT_PATHS.hclAll), 'utf8')) as Record<string, unknown>;
   await writeFile(join(dir, DEPOT_PATHS.hclAll), JSON.stringify({ ...hcl, data: { controller: [{ id: 1 }], hdd: [], ssd: [] } }));

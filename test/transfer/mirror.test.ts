@@ -59,7 +59,14 @@ const SERVERS: { name: string; skip: boolean; serve: (root: string, accessLog?: 
     name: 'depotkit serve',
     skip: false,
     serve: async (root, accessLog) => {
-      const server = await startDepotServer({ root, host: '127.0.0.1', port: 0, tls, auth: { user: USER, password: PASSWORD }, ...(accessLog ? { accessLog: { destination: accessLog, format: 'json' } } : {}) });
+      const server = await startDepotServer({
+        root,
+        host: '127.0.0.1',
+        port: 0,
+        tls,
+        auth: { user: USER, password: PASSWORD },
+        ...(accessLog ? { accessLog: { destination: accessLog, format: 'json' } } : {}),
+      });
       return { url: server.url.replace('127.0.0.1', 'localhost'), stop: () => server.close() };
     },
   },
@@ -130,12 +137,19 @@ describe('depot mirror', () => {
     const out = fresh('killed');
     const partial = partialPathFor(out, stalled);
     const state = join(out, '.depotkit', 'verified.json');
-    const child = spawn(process.execPath, [CLI, 'depot', 'mirror', `https://localhost:${port}`, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile, '--json'], { stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'depot', 'mirror', `https://localhost:${port}`, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile, '--json'],
+      { stdio: 'ignore' },
+    );
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     const remembered = async () => Object.keys(JSON.parse(await readFile(state, 'utf8').catch(() => '{}')) as object);
     for (;;) {
       if (child.exitCode !== null) throw new Error('mirror ended before it could be killed');
-      const held = await stat(partial).then((s) => s.size, () => 0);
+      const held = await stat(partial).then(
+        (s) => s.size,
+        () => 0,
+      );
       if (sentHalf && held >= 1024 * 1024 && (await remembered()).length === binaries.length - 1) break;
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -150,7 +164,14 @@ describe('depot mirror', () => {
 
     // The same URL again, now served by depotkit serve (which answers ranges).
     const log = join(base, `access-${n++}.log`);
-    const server = await startDepotServer({ root: big, host: '127.0.0.1', port, tls, auth: { user: USER, password: PASSWORD }, accessLog: { destination: log, format: 'json' } });
+    const server = await startDepotServer({
+      root: big,
+      host: '127.0.0.1',
+      port,
+      tls,
+      auth: { user: USER, password: PASSWORD },
+      accessLog: { destination: log, format: 'json' },
+    });
     try {
       const { code, report } = await mirror(`https://localhost:${port}`, out);
       expect(code).toBe(0);
@@ -163,7 +184,10 @@ describe('depot mirror', () => {
     } finally {
       await server.close();
     }
-    const requests = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { path: string; status: number; bytes: number });
+    const requests = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { path: string; status: number; bytes: number });
     // Only the stalled binary was asked for again, as a range.
     expect(requests.filter((r) => r.path.startsWith(DEPOT_PATHS.comp.replace('PROD', '/PROD')) && !r.path.includes('Compatibility'))).toEqual([
       expect.objectContaining({ path: `/${stalled.path}`, status: 206, bytes: stalled.size - resumeFrom }),

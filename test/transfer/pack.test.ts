@@ -54,7 +54,9 @@ describe('depot pack', () => {
     const x = join(out, 'x');
     await mkdir(x);
     for (const v of report.volumes) execFileSync('tar', ['-xf', join(out, v.name), '-C', x]);
-    execFileSync('sh', ['-c', `find . -name '*.part-0001' | while read -r p; do f=\${p%.part-0001}; cat "$f".part-* > "$f" && rm "$f".part-*; done`], { cwd: x });
+    execFileSync('sh', ['-c', `find . -name '*.part-0001' | while read -r p; do f=\${p%.part-0001}; cat "$f".part-* > "$f" && rm "$f".part-*; done`], {
+      cwd: x,
+    });
     expect(execFileSync('sha256sum', ['-c', join(out, 'depot-files.sha256')], { cwd: x, encoding: 'utf8' })).not.toMatch(/FAILED/);
     expect(await treeOf(x)).toEqual(await treeOf(depot));
   });
@@ -87,7 +89,7 @@ describe('depot pack', () => {
     for (const r of [small, inside, none]) expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('--since packs only what the older depot (or its pack) lacks or has different: the next release\'s delta', async () => {
+  it("--since packs only what the older depot (or its pack) lacks or has different: the next release's delta", async () => {
     const next = await nextRelease(depot, fresh('next'), BINARY);
     const oldPack = fresh('old-pack');
     expect((await pack([depot, '--out', oldPack, '--volume-size', VOLUME])).code).toBe(0);
@@ -107,7 +109,7 @@ describe('depot pack', () => {
     }
   });
 
-  it('a binary whose content is not the catalog\'s is carried flagged, and the pack exits 1', async () => {
+  it("a binary whose content is not the catalog's is carried flagged, and the pack exits 1", async () => {
     const broken = fresh('broken');
     await demo(broken, BINARY);
     const victim = `${DEPOT_PATHS.comp}/VCENTER/${(await readdir(join(broken, DEPOT_PATHS.comp, 'VCENTER'))).find((f) => f.endsWith('.iso'))!}`;

@@ -33,7 +33,12 @@ afterAll(() => cleanup());
 
 async function unpack(media: string[], out: string, extra: string[] = []): Promise<{ code: number; report: UnpackReport; stderr: string; stdout: string }> {
   const res = await runCli(['depot', 'unpack', ...media, '--out', out, ...extra, '--json']);
-  return { code: res.code, report: res.stdout ? (JSON.parse(res.stdout) as UnpackReport) : (undefined as unknown as UnpackReport), stderr: res.stderr, stdout: res.stdout };
+  return {
+    code: res.code,
+    report: res.stdout ? (JSON.parse(res.stdout) as UnpackReport) : (undefined as unknown as UnpackReport),
+    stderr: res.stderr,
+    stdout: res.stdout,
+  };
 }
 
 /** A copy of the pack to damage. */
@@ -55,7 +60,7 @@ async function tempsUnder(root: string): Promise<string[]> {
 }
 
 describe('depot unpack', () => {
-  it('places every file from volumes spread over several folders, byte for byte, and ends with verify\'s checks', async () => {
+  it("places every file from volumes spread over several folders, byte for byte, and ends with verify's checks", async () => {
     const [discA, discB] = [fresh('disc-a'), fresh('disc-b')];
     await mkdir(discA);
     await mkdir(discB);
@@ -90,43 +95,46 @@ describe('depot unpack', () => {
     ['damaged', 'corrupt', async (path: string, data: number) => flipByte(path, data)],
     ['truncated', 'truncated', async (path: string, data: number) => truncate(path, data + 10)],
     ['missing', 'missing', async (path: string) => rm(path)],
-  ] as const)('a %s volume is named (exit 1), what the others hold is placed, nothing wrong reaches a final path; with the volume back, a re-run completes without rewriting', async (_kind, state, damage) => {
-    const dir = await media();
-    const index = 3;
-    const volume = manifest.volumes[index - 1]!;
-    const { inside, outside } = filesIn(index);
-    // Damage the data of the first file that starts in this volume.
-    const piece = manifest.files.flatMap((f) => f.pieces).find((p) => p.volume === index && p.length > 100)!;
-    await damage(join(dir, volume.name), piece.dataOffset + 50);
-    const out = fresh('out');
-    const first = await unpack([dir], out);
-    expect(first.code).toBe(1);
-    expect(first.report.volumes[index - 1]).toMatchObject({ name: volume.name, state });
-    const failed = first.report.failed.map((f) => f.path);
-    expect(failed.length).toBeGreaterThan(0);
-    for (const path of failed) {
-      expect(inside).toContain(path);
-      expect(existsSync(join(out, path))).toBe(false);
-    }
-    for (const path of outside) expect(existsSync(join(out, path))).toBe(true);
-    expect(await tempsUnder(out)).toEqual([]);
-    const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
-    expect(human.code).toBe(1);
-    expect(human.stdout).toContain(`ERROR volume ${volume.name}`);
-    expect(human.stdout).toMatch(/^INCOMPLETE: fix the volumes named above/m);
+  ] as const)(
+    'a %s volume is named (exit 1), what the others hold is placed, nothing wrong reaches a final path; with the volume back, a re-run completes without rewriting',
+    async (_kind, state, damage) => {
+      const dir = await media();
+      const index = 3;
+      const volume = manifest.volumes[index - 1]!;
+      const { inside, outside } = filesIn(index);
+      // Damage the data of the first file that starts in this volume.
+      const piece = manifest.files.flatMap((f) => f.pieces).find((p) => p.volume === index && p.length > 100)!;
+      await damage(join(dir, volume.name), piece.dataOffset + 50);
+      const out = fresh('out');
+      const first = await unpack([dir], out);
+      expect(first.code).toBe(1);
+      expect(first.report.volumes[index - 1]).toMatchObject({ name: volume.name, state });
+      const failed = first.report.failed.map((f) => f.path);
+      expect(failed.length).toBeGreaterThan(0);
+      for (const path of failed) {
+        expect(inside).toContain(path);
+        expect(existsSync(join(out, path))).toBe(false);
+      }
+      for (const path of outside) expect(existsSync(join(out, path))).toBe(true);
+      expect(await tempsUnder(out)).toEqual([]);
+      const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
+      expect(human.code).toBe(1);
+      expect(human.stdout).toContain(`ERROR volume ${volume.name}`);
+      expect(human.stdout).toMatch(/^INCOMPLETE: fix the volumes named above/m);
 
-    // The medium is fixed: only what was missing is read and placed.
-    await cp(join(packDir, volume.name), join(dir, volume.name));
-    const placed = first.report.placed.map((p) => p.path);
-    const before = await identities(out, placed);
-    const second = await unpack([dir], out);
-    expect(second.code).toBe(0);
-    expect(second.report.placed.map((p) => p.path).sort()).toEqual(failed.sort());
-    expect(second.report.alreadyInPlace.map((p) => p.path).sort()).toEqual(placed.sort());
-    expect(second.report.bytesHashedInPlace).toBe(0);
-    expect(await identities(out, placed)).toEqual(before);
-    expect(await treeOf(out)).toEqual(await treeOf(depot));
-  });
+      // The medium is fixed: only what was missing is read and placed.
+      await cp(join(packDir, volume.name), join(dir, volume.name));
+      const placed = first.report.placed.map((p) => p.path);
+      const before = await identities(out, placed);
+      const second = await unpack([dir], out);
+      expect(second.code).toBe(0);
+      expect(second.report.placed.map((p) => p.path).sort()).toEqual(failed.sort());
+      expect(second.report.alreadyInPlace.map((p) => p.path).sort()).toEqual(placed.sort());
+      expect(second.report.bytesHashedInPlace).toBe(0);
+      expect(await identities(out, placed)).toEqual(before);
+      expect(await treeOf(out)).toEqual(await treeOf(depot));
+    },
+  );
 
   it('a killed unpack (SIGKILL) resumes: the tree ends identical, nothing placed before the kill is rewritten, nothing remembered as verified is read again', async () => {
     // Big enough that the kill lands while files are still to be placed.
@@ -201,7 +209,7 @@ describe('depot unpack', () => {
     expect(await treeOf(site)).toEqual(expected);
   });
 
-  it('a delta with a volume missing keeps the old depot\'s metadata (and so a consistent depot) until it is whole', async () => {
+  it("a delta with a volume missing keeps the old depot's metadata (and so a consistent depot) until it is whole", async () => {
     const next = await nextRelease(depot, fresh('next'), BINARY);
     const delta = fresh('delta');
     expect((await runCli(['depot', 'pack', next.dir, '--out', delta, '--since', depot, '--volume-size', VOLUME, '--json'])).code).toBe(0);
