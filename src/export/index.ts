@@ -354,17 +354,15 @@ async function statusFiles(options: ExportOptions, c: Common): Promise<{ files: 
   const dir = join(c.out, 'status');
   const certPem = await readFile(c.cert, 'utf8');
   const auth = !options.auth ? undefined : 'user' in options.auth ? { user: options.auth.user } : { htpasswd: true as const };
-  const probe = await statusData(c.root, {
+  // The page links the CA to /ca.pem only when there is a CA certificate to write there.
+  const data = await statusData(c.root, {
     certPem,
     url: `https://${c.serverName}${c.urlPort}`,
     ...(auth ? { auth } : {}),
     openPrefixes: c.open,
-    caPath: null,
+    caPath: '/ca.pem',
   });
-  const caPem = probe.ca.pem;
-  const data = caPem
-    ? await statusData(c.root, { certPem, url: `https://${c.serverName}${c.urlPort}`, ...(auth ? { auth } : {}), openPrefixes: c.open, caPath: '/ca.pem' })
-    : probe;
+  const caPem = data.ca.pem;
   const files: PlannedFile[] = [{ path: join(dir, 'index.html'), role: 'status-page', text: renderStatusPage(data, { snapshot: true }), mode: PUBLIC_MODE }];
   if (caPem) files.push({ path: join(dir, 'ca.pem'), role: 'ca', text: caPem, mode: PUBLIC_MODE });
   return { files, scope: { statusDir: dir, statusCa: Boolean(caPem), statusCsp: STATUS_PAGE_CSP, hasProtectedMatcher: c.open.length > 0 || Boolean(caPem) } };

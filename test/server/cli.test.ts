@@ -16,6 +16,7 @@ import {
   peerCertificate,
   pidsServing,
   spawnServe,
+  tlsServeArgs,
   writeTree,
   type ServeChild,
   type TestPki,
@@ -113,23 +114,7 @@ describe('depotkit serve (the built CLI)', () => {
 
   it('reloads the certificate on SIGHUP in every worker without dropping a running download', async () => {
     await writeCert(pkiA);
-    const serve = await spawnServe([
-      root,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--cert',
-      join(dir, 'cert.pem'),
-      '--key',
-      join(dir, 'key.pem'),
-      '--user',
-      'depot',
-      '--password-file',
-      join(dir, 'password'),
-      '--workers',
-      '2',
-    ]);
+    const serve = await spawnServe([...tlsServeArgs(root, dir, { auth: true }), '--workers', '2']);
     children.push(serve);
     const before = await peerCertificate(serve.port, pkiA.caCertPem);
     expect(before.issuer).toContain('CA A');
@@ -160,21 +145,7 @@ describe('depotkit serve (the built CLI)', () => {
 
   it('stops gracefully on SIGTERM: refuses new connections, lets a running download finish', async () => {
     await writeCert(pkiA);
-    const serve = await spawnServe([
-      root,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--cert',
-      join(dir, 'cert.pem'),
-      '--key',
-      join(dir, 'key.pem'),
-      '--workers',
-      '2',
-      '--grace',
-      '60',
-    ]);
+    const serve = await spawnServe([...tlsServeArgs(root, dir), '--workers', '2', '--grace', '60']);
     children.push(serve);
     const download = downloadAcross(`${serve.url}${BIG_PATH}`, { ca: pkiA.caCertPem }, async () => {
       serve.child.kill('SIGTERM');
@@ -231,26 +202,7 @@ describe('depotkit serve (the built CLI)', () => {
     await writeCert(pkiA);
     await writeFile(join(dir, 'ca-a.pem'), pkiA.caCertPem);
     const ca = join(dir, 'ca-a.pem');
-    const serve = await spawnServe([
-      root,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--cert',
-      join(dir, 'cert.pem'),
-      '--key',
-      join(dir, 'key.pem'),
-      '--user',
-      'depot',
-      '--password-file',
-      join(dir, 'password'),
-      '--open',
-      `${UMDS_PATCH_STORE_DIR}/`,
-      '--open-hcl',
-      '--workers',
-      '2',
-    ]);
+    const serve = await spawnServe([...tlsServeArgs(root, dir, { auth: true }), '--open', `${UMDS_PATCH_STORE_DIR}/`, '--open-hcl', '--workers', '2']);
     children.push(serve);
     expect(serve.info.open).toEqual([DEPOT_PATHS.hclDir, UMDS_PATCH_STORE_DIR]);
     const base = serve.url;

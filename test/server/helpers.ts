@@ -199,3 +199,9 @@ export async function certificatesAcross(port: number, pids: number[], rounds = 
   }
   return { issuers, seen };
 }
+
+/** serve's arguments for `root` over TLS on a free port of 127.0.0.1, with dir's cert.pem and key.pem (and the user depot, dir/password). */
+export function tlsServeArgs(root: string, dir: string, opts: { auth?: boolean } = {}): string[] {
+  const tls = [root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem')];
+  return opts.auth ? [...tls, '--user', 'depot', '--password-file', join(dir, 'password')] : tls;
+}

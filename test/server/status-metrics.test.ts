@@ -6,7 +6,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, SERVE_HEALTH_BODIES, SERVE_METRIC_NAMES } from '../../src/constants.js';
 import { tempDir } from '../helpers/cli.js';
-import { basic, fetchRaw, makePki, spawnServe, writeTree, type ServeChild, type TestPki } from './helpers.js';
+import { basic, fetchRaw, makePki, spawnServe, tlsServeArgs, writeTree, type ServeChild, type TestPki } from './helpers.js';
 import { parsePrometheus, sampleValue, type Sample } from './status-helpers.js';
 
 // Larger than what loopback socket buffers hold, so that a download a client stops reading stays in flight.
@@ -55,23 +55,7 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
   }
 
   it('counts requests by method and status, a download to the byte, refusals and failed handshakes, in every process', async () => {
-    const s = await spawnServe([
-      root,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--cert',
-      join(dir, 'cert.pem'),
-      '--key',
-      join(dir, 'key.pem'),
-      '--user',
-      'depot',
-      '--password-file',
-      join(dir, 'password'),
-      '--workers',
-      '2',
-    ]);
+    const s = await spawnServe([...tlsServeArgs(root, dir, { auth: true }), '--workers', '2']);
     children.push(s);
     const ca = pki.caCertPem;
     const before = await scrape(s.url);
@@ -125,26 +109,7 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
   });
 
   it('shows a running download in flight, and answers /healthz with 503 once a graceful stop has begun', async () => {
-    const s = await spawnServe([
-      root,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--cert',
-      join(dir, 'cert.pem'),
-      '--key',
-      join(dir, 'key.pem'),
-      '--user',
-      'depot',
-      '--password-file',
-      join(dir, 'password'),
-      '--workers',
-      '1',
-      '--grace',
-      '60',
-      '--metrics-open',
-    ]);
+    const s = await spawnServe([...tlsServeArgs(root, dir, { auth: true }), '--workers', '1', '--grace', '60', '--metrics-open']);
     children.push(s);
     const healthy = await fetchRaw(s.url, '/healthz', { ca: pki.caCertPem });
     expect(healthy.status).toBe(200);

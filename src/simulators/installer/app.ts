@@ -14,8 +14,9 @@ import {
 } from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES, INSTALLER_REMEDIATIONS, INSTALLER_PASSWORD_MASK, INSTALLER_READ_SCOPES } from './literals.js';
 import { versionAtLeast } from '../../installer/depot.js';
-import { isObject, parseTokenIdBody, type DepotSettings, type PageOfTrustedCertificate } from '../../installer/wire.js';
+import { isObject, parseTokenIdBody, type DepotSettings } from '../../installer/wire.js';
 import { ApiError, badRequest, errorBody } from './api-error.js';
+import { page } from './page.js';
 import type { InstallerSimContext } from './context.js';
 import { registerLifecycleRoutes } from './lifecycle-routes.js';
 import { probeDepot, type DepotProbeOutcome, type DepotTarget } from './depot-probe.js';
@@ -210,10 +211,6 @@ function refreshIdOf(req: Request): string {
   const id = parseTokenIdBody(typeof req.body === 'string' ? req.body : '');
   if (!id) throw badRequest('The request body must be the refresh token id.');
   return id;
-}
-
-function page(elements: Array<{ alias: string; certificate: string }>): PageOfTrustedCertificate {
-  return { elements, pageMetadata: { pageNumber: 0, pageSize: elements.length, totalElements: elements.length, totalPages: 1 } };
 }
 
 /** The settings as GET shows them: never the password. */

@@ -18,7 +18,7 @@ export interface SimBundle {
 }
 
 /** A UUID-shaped id from a hash, so that the same bundle keeps its id. */
-function stableId(key: string): string {
+export function stableId(key: string): string {
   const hex = createHash('sha256').update(key).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }

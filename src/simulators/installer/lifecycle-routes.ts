@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import express, { type Request } from 'express';
 import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_API, INSTALLER_ERROR_CODES, INSTALLER_JWT, INSTALLER_PRODUCT_SKUS } from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES } from './literals.js';
 import { isObject } from '../../installer/wire.js';
 import { ApiError } from './api-error.js';
-import { releaseBundles, releaseComponents, releasesView, type SimBundle } from './bundles.js';
+import { releaseBundles, releaseComponents, releasesView, stableId, type SimBundle } from './bundles.js';
+import { page } from './page.js';
 import type { DepotConnection } from './downloads.js';
 import { targetOf, type DepotLifecycle } from './lifecycle.js';
 import type { InstallerSimContext } from './context.js';
@@ -13,8 +13,6 @@ type Authorize = (req: Request, anyOf?: readonly string[]) => Promise<unknown>;
 
 /** Express's form of a `{name}` path template. */
 const route = (template: string) => template.replace(/\{(\w+)\}/g, ':$1');
-
-const page = (elements: object[]) => ({ elements, pageMetadata: { pageNumber: 0, pageSize: elements.length, totalElements: elements.length, totalPages: 1 } });
 
 function query(req: Request, name: string): string | undefined {
   const value = req.query[name];
@@ -91,8 +89,7 @@ export function registerLifecycleRoutes(app: express.Express, ctx: InstallerSimC
   app.get(INSTALLER_API.depotMachineDetails, async (req, res) => {
     await authorize(req);
     // Stable for the life of the simulator's state: derived from its token secret.
-    const hex = createHash('sha256').update(`machine ${ctx.tokens.secretHex}`).digest('hex');
-    res.status(200).json({ machineId: `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}` });
+    res.status(200).json({ machineId: stableId(`machine ${ctx.tokens.secretHex}`) });
   });
 
   app.delete(INSTALLER_API.depotSettings, async (req, res) => {
