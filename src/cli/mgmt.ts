@@ -179,6 +179,8 @@ export function registerSimMgmtCommand(sim: Command): void {
           users: { [flags.user]: password },
           restartMs: flags.restartMs,
         });
+        // Listening for signals before the address is printed: whoever reads it may stop us at once.
+        const shutdown = waitForShutdownSignal();
         if (flags.certOut) await writeFileAtomic(flags.certOut, sim.currentCertPem(), { mode: 0o644, force: true });
         if (flags.json)
           printJson({ url: sim.url, port: sim.port, hostname: sim.hostname, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
@@ -186,7 +188,7 @@ export function registerSimMgmtCommand(sim: Command): void {
           printLines([`Management server simulator on ${sim.url} (name ${sim.hostname}), user ${flags.user}.`]);
           note('Stop it with Ctrl-C.');
         }
-        await waitForShutdownSignal();
+        await shutdown;
         await sim.close();
       },
     );

@@ -46,6 +46,9 @@ export function endQuietlyOnClosedOutput(): void {
   }
 }
 
+/** The parent this process had when it started, before anything could have ended it. */
+const PARENT_AT_START = process.ppid;
+
 /**
  * Calls `onOrphaned` once when the npm process that started this one is gone.
  * npx runs depotkit under `sh -c`; a SIGTERM to npx ends that shell and leaves
@@ -53,10 +56,12 @@ export function endQuietlyOnClosedOutput(): void {
  * prctl(PR_SET_PDEATHSIG), so the parent's pid is polled: a new parent means
  * the old one died. Only under npm: a server started any other way (a service
  * manager, nohup, `&` in a shell) may outlive its parent on purpose.
+ * The parent is the one at start-up: npm may already be gone by the time a
+ * server has started and asks.
  */
 export function whenNpmParentDies(onOrphaned: () => void, intervalMs = 1000): () => void {
   if (!startedByNpm()) return () => undefined;
-  const parent = process.ppid;
+  const parent = PARENT_AT_START;
   const timer = setInterval(() => {
     if (process.ppid === parent) return;
     clearInterval(timer);

@@ -155,6 +155,8 @@ export function registerServeCommands(program: Command): void {
       };
       const graceMs = opts.grace * 1000;
       const running = await runDepot(options, opts.workers, graceMs);
+      // Signals are handled before the address is printed: whoever reads it may stop the server at once.
+      const stopped = supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog);
       if (opts.json) {
         printJson({
           url: running.url,
@@ -171,7 +173,7 @@ export function registerServeCommands(program: Command): void {
         if (auth && openPrefixes.length > 0) printLines([`Open without credentials: ${openPrefixes.map((p) => `/${p}/`).join(', ')}.`]);
       }
       note('SIGHUP reloads the certificate, key and htpasswd file (and reopens the access log); SIGTERM or Ctrl-C stops after running downloads finish.');
-      await supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog);
+      await stopped;
     });
 }
 

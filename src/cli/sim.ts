@@ -72,13 +72,15 @@ export function registerSimInstallerCommand(sim: Command): void {
         store: flags.store,
         onLog: flags.quiet ? undefined : (line) => note(line),
       });
+      // Listening for signals before the address is printed: whoever reads it may stop us at once.
+      const shutdown = waitForShutdownSignal();
       if (flags.certOut) await writeFileAtomic(flags.certOut, simulator.caPem, { mode: 0o644, force: true });
       if (flags.json) printJson({ url: simulator.url, port: simulator.port, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
       else {
         printLines([`Installer simulator on ${simulator.url}, user ${flags.user}.`]);
         note('Stop it with Ctrl-C.');
       }
-      await waitForShutdownSignal();
+      await shutdown;
       await simulator.close();
     });
 }

@@ -1,6 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, REPO_ROOT, tempDir } from '../helpers/cli.js';
 import { makeFixture, type CliFixture } from './fixtures.js';
@@ -28,6 +29,28 @@ function alive(pid: number): boolean {
 async function exitOf(pid: number): Promise<void> {
   while (alive(pid)) await new Promise((r) => setTimeout(r, 100));
 }
+
+describe('a server started by npm', () => {
+  it('notices that npm is gone even when it went before the server asked', async () => {
+    // As npx runs depotkit: under sh -c, with npm's variables. The shell is killed before the watch
+    // starts, which is what a SIGTERM to npx right after start-up does on a loaded machine.
+    const script = [
+      `const { whenNpmParentDies } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, 'dist', 'cli', 'process.js')).href)});`,
+      'process.kill(process.ppid, "SIGKILL");',
+      'await new Promise((r) => setTimeout(r, 300));',
+      'whenNpmParentDies(() => { console.log("orphaned"); process.exit(0); }, 50);',
+      'setTimeout(() => { console.log("still waiting"); process.exit(1); }, 3000);',
+    ].join('\n');
+    const child = spawn('sh', ['-c', `"${process.execPath}" --input-type=module -e '${script.replaceAll("'", "'\\''")}'; true`], {
+      env: { ...process.env, npm_lifecycle_event: 'npx', npm_lifecycle_script: 'depotkit serve' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    await new Promise((r) => child.stdout.on('end', r));
+    expect(out.trim()).toBe('orphaned');
+  });
+});
 
 describe.skipIf(!HAS_NPX)('run through npx (the real npm)', () => {
   let cleanup: () => Promise<void>;
