@@ -25,9 +25,16 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Resolves once `pid` has exited; the test's own timeout bounds the wait. */
-async function exitOf(pid: number): Promise<void> {
-  while (alive(pid)) await new Promise((r) => setTimeout(r, 100));
+/** Resolves once `pid` has exited; after `ms`, kills it and fails with `why()` (what it said), so a hang says where. */
+async function exitOf(pid: number, ms: number, why: () => string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      throw new Error(`pid ${pid} still running ${ms / 1000} s after npx was stopped; it said: ${why()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 describe('a server started by npm', () => {
@@ -84,11 +91,12 @@ describe.skipIf(!HAS_NPX)('run through npx (the real npm)', () => {
         }
       });
       npx.on('close', () => reject(new Error(`npx exited before serving: ${err}`)));
+      setTimeout(() => reject(new Error(`npx printed no address in 30 s; it said: ${err}`)), 30_000).unref();
     });
     expect(info.pid).not.toBe(npx.pid);
     expect(alive(info.pid)).toBe(true);
     npx.kill('SIGTERM');
-    await exitOf(info.pid);
+    await exitOf(info.pid, 20_000, () => err);
     expect(alive(info.pid)).toBe(false);
     expect(err).toContain('The npm process that started this server is gone.');
     expect(err).toContain('Stopped.');
