@@ -10,6 +10,7 @@ import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
 import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
+import { plural } from '../util/text.js';
 import { concurrencyOption, depotUserPassword, forceOption, jsonOption, passwordEnvOption, passwordFileOption, timeoutOption, trustOption } from './options.js';
 import { parseByteSize, printJson, printLines } from './output.js';
 
@@ -161,18 +162,18 @@ function listed(label: string, items: string[], max = 20): string[] {
 function formatReleases(releases: ReleaseStatus[]): string[] {
   return releases.map((r) =>
     r.complete
-      ? `Release ${r.version}: complete (${r.binaries} binaries).`
+      ? `Release ${r.version}: complete (${plural(r.binaries, 'binary', 'binaries')}).`
       : `Release ${r.version}: ${r.present}/${r.binaries} binaries present; ${r.missing.length} missing (${formatBytes(r.missingBytes)}).`,
   );
 }
 
 export function formatPackReport(r: PackReport): string[] {
   const lines = [
-    `Packed ${r.files} files (${formatBytes(r.bytes)}) from ${r.depot} into ${r.volumes.length} volume${r.volumes.length === 1 ? '' : 's'} of at most ${formatBytes(r.volumeSize)} in ${r.out}.`,
+    `Packed ${plural(r.files, 'file')} (${formatBytes(r.bytes)}) from ${r.depot} into ${r.volumes.length} volume${r.volumes.length === 1 ? '' : 's'} of at most ${formatBytes(r.volumeSize)} in ${r.out}.`,
   ];
   if (r.delta)
     lines.push(
-      `A delta against ${r.since?.source}: ${r.unchanged.files} files (${formatBytes(r.unchanged.bytes)}) it already has were left out; ${r.removed.length} of its files are no longer in this depot.`,
+      `A delta against ${r.since?.source}: ${plural(r.unchanged.files, 'file')} (${formatBytes(r.unchanged.bytes)}) it already has ${r.unchanged.files === 1 ? 'was' : 'were'} left out; ${r.removed.length} of its files ${r.removed.length === 1 ? 'is' : 'are'} no longer in this depot.`,
     );
   for (const v of r.volumes) lines.push(`  ${v.name}  ${formatBytes(v.size)}  ${v.sha256}`);
   lines.push(
@@ -194,7 +195,7 @@ export function formatPackReport(r: PackReport): string[] {
     ),
   );
   if (r.strays.length)
-    lines.push(`${r.strays.length} file(s) in component folders that the catalog does not name were not packed (depotkit depot prune lists them).`);
+    lines.push(`${plural(r.strays.length, 'file')} in component folders that the catalog does not name ${r.strays.length === 1 ? 'was' : 'were'} not packed (depotkit depot prune lists them).`);
   lines.push(`Check on any machine: cd ${r.out} && sha256sum -c ${PACK_SUMS_FILE}. Carry every volume with ${PACK_MANIFEST_FILE} and ${PACK_SUMS_FILE}.`);
   lines.push(
     r.ok
@@ -218,7 +219,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
   }
   const read = r.volumes.filter((v) => v.state !== 'not-needed' && v.state !== 'missing').length;
   lines.push(
-    `Placed ${r.placed.length} files (${formatBytes(r.placed.reduce((s, p) => s + p.size, 0))}); ${r.alreadyInPlace.length} already in place; ${read} of ${r.volumes.length} volumes read (${formatBytes(r.bytesRead)}).`,
+    `Placed ${plural(r.placed.length, 'file')} (${formatBytes(r.placed.reduce((s, p) => s + p.size, 0))}); ${r.alreadyInPlace.length} already in place; ${read} of ${r.volumes.length} volumes read (${formatBytes(r.bytesRead)}).`,
   );
   lines.push(
     ...listed(
@@ -231,7 +232,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
     lines.push(
       'The new metadata was not put in place: files it names are missing, so the depot keeps its own. Supply the volumes named above and run unpack again.',
     );
-  if (r.stale.length) lines.push(`${r.stale.length} file(s) the pack's source no longer has are still here: depotkit depot prune ${r.out} lists them.`);
+  if (r.stale.length) lines.push(`${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`);
   lines.push(...formatReleases(r.releases));
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   const counts = countBySeverity(r.verify.findings);
@@ -245,7 +246,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
 export function formatMirrorReport(r: MirrorReport): string[] {
   const lines: string[] = [];
   lines.push(
-    `Mirrored ${r.url} into ${r.out}: ${r.downloaded.length} binaries downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
+    `Mirrored ${r.url} into ${r.out}: ${plural(r.downloaded.length, 'binary', 'binaries')} downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
   );
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
   lines.push(...listed('Not on the server (the installer reads them)', r.metadata.missing));
@@ -256,7 +257,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
     ),
   );
   if (r.metadata.held) lines.push("The server's metadata was not put in place: binaries it names failed, so the depot keeps its own. Run mirror again.");
-  if (r.stale) lines.push(`${r.stale} file(s) in component folders are no longer named by the catalog: depotkit depot prune ${r.out} lists them.`);
+  if (r.stale) lines.push(`${plural(r.stale, 'file')} in component folders ${r.stale === 1 ? 'is' : 'are'} no longer named by the catalog: depotkit depot prune ${r.out} lists them.`);
   lines.push(...formatReleases(r.releases));
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   const counts = countBySeverity(r.verify.findings);
@@ -273,7 +274,7 @@ export function formatPruneReport(r: PruneReport): string[] {
   const kinds = { stale: 'not named by the catalog', temporary: 'temporary file of a killed run', partial: 'partial download (a mirror resumes it)' };
   const lines = r.candidates.slice(0, 50).map((c) => `  ${c.path}  ${formatBytes(c.size)}  ${kinds[c.kind]}`);
   if (r.candidates.length > 50) lines.push(`  ... and ${r.candidates.length - 50} more (use --json for all)`);
-  lines.unshift(`${r.removed ? 'Removed' : 'Would remove'} ${r.candidates.length} file(s), ${formatBytes(r.bytes)}, from ${r.depot}:`);
+  lines.unshift(`${r.removed ? 'Removed' : 'Would remove'} ${plural(r.candidates.length, 'file')}, ${formatBytes(r.bytes)}, from ${r.depot}:`);
   if (!r.removed) lines.push(`Nothing was removed; run again with --yes to remove them.`);
   return lines;
 }

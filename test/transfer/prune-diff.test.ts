@@ -55,7 +55,7 @@ describe('depot prune', () => {
     expect(listed.bytes).toBe(6000);
     expect(await treeOf(dir)).toEqual(before);
     const human = await runCli(['depot', 'prune', dir]);
-    expect(human.stdout).toMatch(/^Would remove 3 file\(s\), 5\.9 KiB/);
+    expect(human.stdout).toMatch(/^Would remove 3 files, 5\.9 KiB/);
     expect(human.stdout).toMatch(/Nothing was removed; run again with --yes/);
 
     const yes = await runCli(['depot', 'prune', dir, '--yes', '--json']);
