@@ -3,13 +3,15 @@
 # depot mirror against curl and wget fetching the same files one after another, over TLS on
 # 127.0.0.1 from depotkit serve. Each measurement alternates with its reference, ROUNDS times
 # (default 2); the best of each is reported, every run in brackets. Usage:
-#   [ROUNDS=n] [DEPOTKIT_CLI=path/to/main.js] scripts/bench/transfer.sh [binary size, default 512M] [work dir]
+#   [ROUNDS=n] [PARTS=all|mirror] [DEPOTKIT_CLI=path/to/main.js] scripts/bench/transfer.sh [binary size, default 512M] [work dir]
 # A 9.0 demo depot has 16 binaries: 512M makes 8 GiB. The work dir (a temp dir under /var/tmp by
 # default) needs three times that free. DEPOTKIT_CLI: another build of the CLI (e.g. of a commit).
+# PARTS=mirror: only the mirror, with the bounds it runs into (the disk alone, the transfer alone).
 set -euo pipefail
 size=${1:-512M}
 work=${2:-$(mktemp -d /var/tmp/depotkit-transfer-bench-XXXX)}
 rounds=${ROUNDS:-2}
+parts=${PARTS:-all}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cli="node ${DEPOTKIT_CLI:-$repo/dist/cli/main.js}"
 now() { date +%s.%N; }
@@ -36,6 +38,7 @@ untar() { # pack-dir out-dir
 }
 
 for round in $(seq "$rounds"); do
+  [ "$parts" = mirror ] && break
   # ---- pack: volumes, the SHA-256 of every file and of every volume, flushed to disk.
   rm -rf "$work/pack"; warm; sync
   t=$(now); $cli depot pack "$work/depot" --out "$work/pack" --json >/dev/null; record pack "$(elapsed "$t")"
@@ -99,6 +102,11 @@ for round in $(seq "$rounds"); do
   t=$(now); wget -q --ca-certificate="$ca" --user=bench --password=bench -x -nH -P "$work/wget" -i "$work/wget.list"; sync; w=$(elapsed "$t"); record wget "$w"
   t=$(now); (cd "$work/wget" && sha256sum --quiet -c "$work/binaries.sha256"); record wgetsha "$(echo "$w + $(elapsed "$t")" | bc)"
   rm -rf "$work/wget"; sync
+  # The bounds: the disk alone (as many bytes written and flushed, nothing received), and the
+  # transfer alone (curl into /dev/null: TLS and the server, nothing written).
+  t=$(now); dd if=/dev/zero of="$work/disk" bs=1M count=$((total / 1048576)) conv=fsync status=none; record disk "$(elapsed "$t")"
+  rm -f "$work/disk"; sync
+  t=$(now); sed 's|^output = .*|output = "/dev/null"|' "$work/curl.config" | curl -sS --fail --cacert "$ca" -u bench:bench -K -; record curlnull "$(elapsed "$t")"
 done
 
 row() { # label ours ref
@@ -109,13 +117,17 @@ row() { # label ours ref
   fi
 }
 printf '\n| measurement (best of %s, every run in brackets) | depotkit (s) | reference (s) | ratio (ref/depotkit) |\n|---|---|---|---|\n' "$rounds"
-row 'pack vs sha256sum of the files, tar \| split, sha256sum of the volumes, sync' pack refpack
-row 'pack vs tar \| split, sha256sum of the volumes, sync' pack refpackmin
-row 'unpack vs sha256sum -c SHA256SUMS, tar -x + cat, sha256sum -c of the files, sync' unpack refunpack
-row 'unpack vs sha256sum -c SHA256SUMS, tar -x + cat, sync' unpack refunpackmin
-row 'unpack re-run (all in place)' reunpack
+if [ "$parts" != mirror ]; then
+  row 'pack vs sha256sum of the files, tar \| split, sha256sum of the volumes, sync' pack refpack
+  row 'pack vs tar \| split, sha256sum of the volumes, sync' pack refpackmin
+  row 'unpack vs sha256sum -c SHA256SUMS, tar -x + cat, sha256sum -c of the files, sync' unpack refunpack
+  row 'unpack vs sha256sum -c SHA256SUMS, tar -x + cat, sync' unpack refunpackmin
+  row 'unpack re-run (all in place)' reunpack
+fi
 row 'mirror vs curl, one file after another, sync' mirror curl
 row 'mirror vs curl, then sha256sum -c' mirror curlsha
 row 'mirror vs wget -i, one file after another, sync' mirror wget
 row 'mirror vs wget, then sha256sum -c' mirror wgetsha
 row 'mirror re-run (all in place)' remirror
+row 'mirror vs the disk alone: dd of as many bytes, fsync' mirror disk
+row 'mirror vs the transfer alone: curl into /dev/null' mirror curlnull

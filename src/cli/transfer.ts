@@ -195,7 +195,9 @@ export function formatPackReport(r: PackReport): string[] {
     ),
   );
   if (r.strays.length)
-    lines.push(`${plural(r.strays.length, 'file')} in component folders that the catalog does not name ${r.strays.length === 1 ? 'was' : 'were'} not packed (depotkit depot prune lists them).`);
+    lines.push(
+      `${plural(r.strays.length, 'file')} in component folders that the catalog does not name ${r.strays.length === 1 ? 'was' : 'were'} not packed (depotkit depot prune lists them).`,
+    );
   lines.push(`Check on any machine: cd ${r.out} && sha256sum -c ${PACK_SUMS_FILE}. Carry every volume with ${PACK_MANIFEST_FILE} and ${PACK_SUMS_FILE}.`);
   lines.push(
     r.ok
@@ -232,7 +234,10 @@ export function formatUnpackReport(r: UnpackReport): string[] {
     lines.push(
       'The new metadata was not put in place: files it names are missing, so the depot keeps its own. Supply the volumes named above and run unpack again.',
     );
-  if (r.stale.length) lines.push(`${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`);
+  if (r.stale.length)
+    lines.push(
+      `${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`,
+    );
   lines.push(...formatReleases(r.releases));
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   const counts = countBySeverity(r.verify.findings);
@@ -257,7 +262,10 @@ export function formatMirrorReport(r: MirrorReport): string[] {
     ),
   );
   if (r.metadata.held) lines.push("The server's metadata was not put in place: binaries it names failed, so the depot keeps its own. Run mirror again.");
-  if (r.stale) lines.push(`${plural(r.stale, 'file')} in component folders ${r.stale === 1 ? 'is' : 'are'} no longer named by the catalog: depotkit depot prune ${r.out} lists them.`);
+  if (r.stale)
+    lines.push(
+      `${plural(r.stale, 'file')} in component folders ${r.stale === 1 ? 'is' : 'are'} no longer named by the catalog: depotkit depot prune ${r.out} lists them.`,
+    );
   lines.push(...formatReleases(r.releases));
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   const counts = countBySeverity(r.verify.findings);
