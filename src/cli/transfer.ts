@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { PACK_DEFAULT_VOLUME_PRESET, PACK_MANIFEST_FILE, PACK_SUMS_FILE, PACK_VOLUME_PRESETS } from '../constants.js';
+import { PACK_DEFAULT_VOLUME_PRESET, PACK_MANIFEST_FILE, PACK_SUMS_FILE, PACK_VOLUME_PRESETS, VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
 import type { DiffReport } from '../transfer/diff.js';
 import type { MirrorReport } from '../transfer/mirror.js';
 import type { PackReport } from '../transfer/pack.js';
@@ -254,6 +254,11 @@ export function formatMirrorReport(r: MirrorReport): string[] {
     `Mirrored ${r.url} into ${r.out}: ${plural(r.downloaded.length, 'binary', 'binaries')} downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
   );
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
+  lines.push(
+    r.upgradeMetadata.source === 'none'
+      ? `vCenter upgrade metadata (${VCENTER_UPGRADE_METADATA_DIR}/): the server lists none, so whatever its depot has of it is not in this mirror. Mirror from depotkit serve, or let the server list that folder.`
+      : `vCenter upgrade metadata: ${plural(r.upgradeMetadata.files, 'file')}, found in ${r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder"}.`,
+  );
   lines.push(...listed('Not on the server (the installer reads them)', r.metadata.missing));
   lines.push(
     ...listed(

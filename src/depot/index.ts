@@ -8,3 +8,4 @@ export * from './place.js';
 export * from './schemas.js';
 export * from './signature.js';
 export * from './verify.js';
+export * from './upgrade-metadata.js';

@@ -1,4 +1,7 @@
 /** The installer API's JSON shapes (OpenAPI subset 9.0.2.0 plus the 9.1 `url`), shared by the client and the simulator. */
+import { isObject } from '../util/json.js';
+
+export { isObject };
 
 export interface TokenPair {
   accessToken: string;
@@ -88,10 +91,6 @@ export interface InstallerErrorBody {
   causes: Array<{ type: string; message: string }>;
   nestedErrors: InstallerErrorBody[];
   referenceToken: string;
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The error fields a client can show, from any body; undefined when it is not an installer error. */

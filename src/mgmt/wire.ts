@@ -1,4 +1,7 @@
 import { MGMT_ERROR_TYPES, MGMT_REST_ERROR_PREFIX, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../constants.js';
+import { isObject } from '../util/json.js';
+
+export { isObject };
 
 /**
  * The management server's JSON shapes, shared by the client and the simulator
@@ -98,8 +101,4 @@ export function parseErrorBody(body: unknown): { type?: string; messages: string
     ? list.map((m) => (isObject(m) && typeof m.default_message === 'string' ? m.default_message : undefined)).filter((m): m is string => !!m)
     : [];
   return { ...(type !== undefined ? { type } : {}), messages };
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

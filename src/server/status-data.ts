@@ -5,7 +5,9 @@ import { join, resolve } from 'node:path';
 import { DEPOT_PATHS, HCL_MAX_AGE_DAYS, SERVE_PAGES, componentDir } from '../constants.js';
 import { hclDate } from '../depot/hcl.js';
 import { stateFileFor } from '../depot/place.js';
+import { listUpgradeMetadata } from '../depot/upgrade-metadata.js';
 import { errorMessage } from '../util/errors.js';
+import { isObject } from '../util/json.js';
 
 // Only node:crypto and plain reading here: the serving process that looks at the depot stays small (node-forge
 // and a compiled JSON schema would add about 8 and 11 MB to it). `depotkit depot verify` and `check` judge
@@ -35,6 +37,8 @@ export interface StatusData {
   /** Catalog entries no release of the manifest names (older or newer versions the catalog also offers). */
   otherComponents: StatusComponent[];
   hcl: StatusHcl;
+  /** vCenter upgrade metadata files (PROD/COMP/VCENTER/vmw/<uuid>/...), which the catalog does not name: how a mirror finds them. */
+  upgradeMetadata: string[];
   /** The served certificate (the leaf); null over plain HTTP. */
   certificate: StatusCertificate | null;
   ca: StatusCa;
@@ -318,7 +322,6 @@ interface CatalogEntry {
   binaries: { fileName: string; size: number; checksum: string }[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 // eslint-disable-next-line no-control-regex -- a name with control characters is refused, as the catalog's schema does
 const CONTROL = /[\x00-\x1f\x7f]/;
 
@@ -561,6 +564,7 @@ export async function statusData(root: string, options: StatusOptions): Promise<
     releases: statusReleases,
     otherComponents,
     hcl: await hclStatus(dir),
+    upgradeMetadata: await listUpgradeMetadata(dir),
     certificate,
     ca,
     access,

@@ -4,13 +4,23 @@ import { type FileHandle, chmod, mkdir, open, readFile, readdir, rename, rm, sta
 import { dirname, join } from 'node:path';
 import pLimit from 'p-limit';
 import { Agent, request } from 'undici';
-import { DEPOT_PATHS, DEPOT_ROOT_DIR, MIRROR_METADATA_PATHS, MIRROR_PARTIAL_TAG, MIRROR_STATE_FILE, TEMP_PREFIX } from '../constants.js';
+import {
+  DEPOT_PATHS,
+  DEPOT_ROOT_DIR,
+  MIRROR_METADATA_PATHS,
+  MIRROR_PARTIAL_TAG,
+  MIRROR_STATE_FILE,
+  TEMP_PREFIX,
+  VCENTER_UPGRADE_METADATA_DIR,
+} from '../constants.js';
 import { type CatalogBinary, CatalogError, catalogBinaries, parseCatalog } from '../depot/catalog.js';
 import { stateFileFor } from '../depot/place.js';
+import { isUpgradeMetadataPath, upgradeIdsInListing, upgradeMetadataPaths } from '../depot/upgrade-metadata.js';
 import { type VerifyResult, verifyDepot } from '../depot/verify.js';
 import { type DepotUrl, depotFileUrl, parseDepotUrl } from '../probe/url.js';
 import { DepotkitError, EXIT, errorMessage, usageError } from '../util/errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
+import { isObject, parseJsonOrUndefined } from '../util/json.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
 import { MIRROR_DEFAULTS } from './defaults.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
@@ -54,6 +64,12 @@ export interface MirrorReport {
     /** The server's metadata was not put in place: binaries failed and the depot's own metadata was kept. */
     held: boolean;
   };
+  /**
+   * vCenter upgrade metadata (PROD/COMP/VCENTER/vmw/<uuid>/), which the catalog does not name: found in the
+   * status of `depotkit serve` or in a folder listing, and copied with the metadata; `none` when the server
+   * shows neither, and then whatever the source has of it is not mirrored.
+   */
+  upgradeMetadata: { source: UpgradeMetadataSource; files: number };
   downloaded: { path: string; size: number; resumedFrom: number }[];
   alreadyInPlace: { path: string; size: number }[];
   failed: { path: string; size: number; reason: string }[];
@@ -132,17 +148,63 @@ async function fetchMetadata(conn: Connection, path: string): Promise<Buffer | u
     await res.body.dump();
     throw new DepotkitError(`${depotFileUrl(conn.depot, path)} answered ${res.statusCode}.`, EXIT.problems);
   }
+  return readSmallBody(res, depotFileUrl(conn.depot, path));
+}
+
+async function readSmallBody(res: Awaited<ReturnType<typeof get>>, url: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res.body) {
     size += (chunk as Buffer).length;
     if (size > METADATA_MAX_BYTES) {
       res.body.destroy();
-      throw new DepotkitError(`${depotFileUrl(conn.depot, path)} is larger than ${METADATA_MAX_BYTES} bytes: not depot metadata.`, EXIT.problems);
+      throw new DepotkitError(`${url} is larger than ${METADATA_MAX_BYTES} bytes: not depot metadata.`, EXIT.problems);
     }
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
+}
+
+/** The body of a 200 answer; undefined for any other status (a server need not answer a folder or its root). */
+async function fetchIfAnswered(conn: Connection, path: string, headers: Record<string, string> = {}): Promise<Buffer | undefined> {
+  const res = await get(conn, path, headers);
+  if (res.statusCode !== 200) {
+    await res.body.dump();
+    return undefined;
+  }
+  return readSmallBody(res, depotFileUrl(conn.depot, path));
+}
+
+/** How the vCenter upgrade metadata was found: the status of `depotkit serve`, a folder listing, or not at all. */
+export type UpgradeMetadataSource = 'status' | 'listing' | 'none';
+
+/**
+ * The vCenter upgrade metadata a server holds, which its catalog does not
+ * name: `depotkit serve` lists it in its status (JSON at `/`); another
+ * server only when it lists the folder (an autoindex, in HTML or JSON).
+ */
+async function fetchUpgradeMetadata(conn: Connection): Promise<{ source: UpgradeMetadataSource; files: Map<string, Buffer> }> {
+  const files = new Map<string, Buffer>();
+  let source: UpgradeMetadataSource = 'none';
+  let candidates: string[] = [];
+  const status = await fetchIfAnswered(conn, '', { accept: 'application/json' });
+  const listed = status && parseJsonOrUndefined(status.toString('utf8'));
+  if (isObject(listed) && Array.isArray(listed.upgradeMetadata)) {
+    source = 'status';
+    candidates = listed.upgradeMetadata.filter((p): p is string => typeof p === 'string' && isUpgradeMetadataPath(p));
+  } else {
+    const listing = await fetchIfAnswered(conn, `${VCENTER_UPGRADE_METADATA_DIR}/`);
+    if (listing) {
+      source = 'listing';
+      candidates = upgradeIdsInListing(listing.toString('utf8')).flatMap(upgradeMetadataPaths);
+    }
+  }
+  // A listed upgrade folder need not hold every file of the set: what the server has is copied.
+  const fetched = await Promise.all(candidates.map((p) => fetchMetadata(conn, p)));
+  candidates.forEach((p, i) => {
+    if (fetched[i]) files.set(p, fetched[i]);
+  });
+  return { source, files };
 }
 
 /** Where an interrupted download of `binary` waits to be resumed (beside its final path, so the rename stays on one file system). */
@@ -238,12 +300,15 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
       if (data) metadata.set(p, data);
       else if ((MIRROR_METADATA_PATHS.required as readonly string[]).includes(p)) missingMetadata.push(p);
     });
+    const upgrade = await fetchUpgradeMetadata(conn);
+    for (const [path, data] of upgrade.files) metadata.set(path, data);
     const current = await readCatalogOf(target.root).catch(() => undefined);
 
     const report: Omit<MirrorReport, 'verify' | 'releases' | 'ok'> = {
       url: depot.base.href,
       out: target.root,
       metadata: { written: [], unchanged: [], missing: missingMetadata, held: false },
+      upgradeMetadata: { source: upgrade.source, files: upgrade.files.size },
       downloaded: [],
       alreadyInPlace: [],
       failed: [],

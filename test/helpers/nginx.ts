@@ -29,6 +29,8 @@ export interface NginxOptions {
   openHead?: boolean;
   /** Path prefixes (relative to the root) left without auth, as the vendor's recipe does for PROD/vsan/hcl. */
   openPaths?: string[];
+  /** Folders (relative to the root) nginx lists (autoindex, HTML), as an operator may for the vCenter upgrade metadata. */
+  listedPaths?: string[];
 }
 
 export interface RunningNginx {
@@ -76,6 +78,7 @@ http {
     ${auth}
     location / { }
     ${(options.openPaths ?? []).map((p) => `location /${p}/ { auth_basic off; }`).join('\n    ')}
+    ${(options.listedPaths ?? []).map((p) => `location /${p}/ { autoindex on; }`).join('\n    ')}
   }
 }
 `,

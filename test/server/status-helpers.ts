@@ -121,6 +121,7 @@ export const STATUS_JSON_SCHEMA = {
     'releases',
     'otherComponents',
     'hcl',
+    'upgradeMetadata',
     'certificate',
     'ca',
     'access',
@@ -220,6 +221,10 @@ export const STATUS_JSON_SCHEMA = {
       required: ['state', 'maxAgeDays'],
       additionalProperties: false,
       properties: { state: { enum: ['ok', 'missing', 'invalid'] }, updated: { $ref: '#/definitions/date' }, maxAgeDays: { type: 'integer' } },
+    },
+    upgradeMetadata: {
+      type: 'array',
+      items: { type: 'string', pattern: '^PROD/COMP/VCENTER/vmw/[0-9a-fA-F-]{36}/upgrade_info\\.(xml|sig|xml\\.sha256)$' },
     },
     hclAgeDays: { type: ['integer', 'null'] },
     certificateDaysLeft: { type: ['integer', 'null'] },

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS, REQUIRED_COMPONENTS, SERVE_HEALTH_BODIES, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
+import { DEPOT_PATHS, REQUIRED_COMPONENTS, SERVE_HEALTH_BODIES, UMDS_PATCH_STORE_DIR, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
+import { upgradeMetadataPaths } from '../../src/depot/upgrade-metadata.js';
 import { statusData } from '../../src/server/status-data.js';
 import { renderStatusPage } from '../../src/server/status-page.js';
 import { tempDir } from '../helpers/cli.js';
@@ -48,6 +49,22 @@ describe('the status page data and its HTML (library)', () => {
     expect(data.access.commands.installerDepot).toContain(
       '--trust-ca depot-ca.pem --depot-url https://depot.lab.local:8443 --depot-user depot --depot-password-file depot.pass',
     );
+  });
+
+  it('lists the vCenter upgrade metadata the catalog does not name: the known files of UUID folders, nothing else', async () => {
+    const root = join(dir, 'upgrades');
+    await demoDepot(root);
+    expect((await statusData(root, { url: 'http://depot.lab.local' })).upgradeMetadata).toEqual([]);
+    const uuid = '0b6f5c1e-2d3a-4c5b-9e8f-7a6b5c4d3e2f';
+    const [xml, sig] = upgradeMetadataPaths(uuid);
+    await mkdir(join(root, VCENTER_UPGRADE_METADATA_DIR, uuid), { recursive: true });
+    await writeFile(join(root, xml!), '<upgradeInfo/>');
+    await writeFile(join(root, sig!), 'sig');
+    // Neither another file in an upgrade folder nor a folder that is not a UUID is upgrade metadata.
+    await writeFile(join(root, VCENTER_UPGRADE_METADATA_DIR, uuid, 'notes.txt'), 'x');
+    await mkdir(join(root, VCENTER_UPGRADE_METADATA_DIR, 'not-an-upgrade'), { recursive: true });
+    await writeFile(join(root, VCENTER_UPGRADE_METADATA_DIR, 'not-an-upgrade', 'upgrade_info.xml'), 'x');
+    expect((await statusData(root, { url: 'http://depot.lab.local' })).upgradeMetadata).toEqual([xml, sig].sort());
   });
 
   it('marks a deleted binary missing and a short one with its size on disk; files hashed when placed and unchanged since', async () => {

@@ -1,16 +1,18 @@
 import { spawn } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
-import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS } from '../../src/constants.js';
+import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
+import { upgradeMetadataPaths } from '../../src/depot/upgrade-metadata.js';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
-import type { MirrorReport } from '../../src/transfer/mirror.js';
+import type { MirrorReport, UpgradeMetadataSource } from '../../src/transfer/mirror.js';
 import type { PruneReport } from '../../src/transfer/prune.js';
 import { CLI, runCli, tempDir } from '../helpers/cli.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
@@ -28,12 +30,14 @@ let caFile: string;
 let passwordFile: string;
 let tls: { certPem: string; keyPem: string };
 let ca: Awaited<ReturnType<typeof createCa>>;
+let upgradeFiles: string[];
 let n = 0;
 const fresh = (name: string) => join(base, `${name}-${n++}`);
 
 beforeAll(async () => {
   ({ dir: base, cleanup } = await tempDir('depotkit-mirror-'));
   depot = await demo(join(base, 'depot'), BINARY);
+  upgradeFiles = await addUpgradeMetadata(depot);
   ca = await createCa({ keySize: 2048 });
   const issued = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
   tls = { certPem: issued.chainPem, keyPem: issued.keyPem };
@@ -43,6 +47,21 @@ beforeAll(async () => {
   await writeFile(passwordFile, `${PASSWORD}\n`);
 });
 afterAll(() => cleanup());
+
+/** vCenter upgrade metadata as the vendor's archive carries it (the catalog does not name it): two upgrades, a binary signature each. */
+async function addUpgradeMetadata(root: string): Promise<string[]> {
+  const paths: string[] = [];
+  for (const uuid of ['0b6f5c1e-2d3a-4c5b-9e8f-7a6b5c4d3e2f', 'a3c1e0d2-5b4f-4a6e-8d7c-1f2e3d4c5b6a']) {
+    const [xml, sig, sha] = upgradeMetadataPaths(uuid);
+    const xmlText = `<?xml version="1.0" encoding="UTF-8"?>\n<upgradeInfo id="${uuid}"/>\n`;
+    await mkdir(join(root, dirname(xml!)), { recursive: true });
+    await writeFile(join(root, xml!), xmlText);
+    await writeFile(join(root, sig!), Buffer.concat([Buffer.from([0xff, 0x00, 0xfe, 0x80]), randomBytes(60)]));
+    await writeFile(join(root, sha!), `${createHash('sha256').update(xmlText).digest('hex')}\n`);
+    paths.push(xml!, sig!, sha!);
+  }
+  return paths.sort();
+}
 
 async function mirror(url: string, out: string, extra: string[] = []): Promise<{ code: number; report: MirrorReport; stderr: string }> {
   const res = await runCli(['depot', 'mirror', url, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile, ...extra, '--json']);
@@ -54,10 +73,11 @@ interface Served {
   stop(): Promise<void>;
 }
 
-const SERVERS: { name: string; skip: boolean; serve: (root: string, accessLog?: string) => Promise<Served> }[] = [
+const SERVERS: { name: string; skip: boolean; upgradeSource: UpgradeMetadataSource; serve: (root: string, accessLog?: string) => Promise<Served> }[] = [
   {
     name: 'depotkit serve',
     skip: false,
+    upgradeSource: 'status',
     serve: async (root, accessLog) => {
       const server = await startDepotServer({
         root,
@@ -73,14 +93,15 @@ const SERVERS: { name: string; skip: boolean; serve: (root: string, accessLog?: 
   {
     name: 'nginx',
     skip: !NGINX,
+    upgradeSource: 'listing',
     serve: async (root) => {
-      const server = await startNginx({ root, ...tls, auth: { user: USER, password: PASSWORD } });
+      const server = await startNginx({ root, ...tls, auth: { user: USER, password: PASSWORD }, listedPaths: [VCENTER_UPGRADE_METADATA_DIR] });
       return { url: server.url, stop: () => server.stop() };
     },
   },
 ];
 
-describe.each(SERVERS)('depot mirror from $name', ({ serve, skip }) => {
+describe.each(SERVERS)('depot mirror from $name', ({ serve, skip, upgradeSource }) => {
   it.skipIf(skip)('replicates the depot byte for byte over verified TLS with credentials; a re-run downloads nothing and rewrites nothing', async () => {
     const server = await serve(depot);
     try {
@@ -90,6 +111,9 @@ describe.each(SERVERS)('depot mirror from $name', ({ serve, skip }) => {
       expect(report.ok).toBe(true);
       expect(report.downloaded).toHaveLength(16);
       expect(report.metadata.missing).toEqual([]);
+      // The vCenter upgrade metadata, which the catalog does not name, found as this server shows it.
+      expect(report.upgradeMetadata).toEqual({ source: upgradeSource, files: upgradeFiles.length });
+      expect(report.metadata.written).toEqual(expect.arrayContaining(upgradeFiles));
       expect(report.verify.ok).toBe(true);
       expect(report.releases).toEqual([expect.objectContaining({ version: '9.0.0.0', complete: true })]);
       expect(await treeOf(out)).toEqual(await treeOf(depot));
@@ -110,6 +134,20 @@ describe.each(SERVERS)('depot mirror from $name', ({ serve, skip }) => {
 });
 
 describe('depot mirror', () => {
+  it.skipIf(!NGINX)('says that the vCenter upgrade metadata is not mirrored when the server neither has a status nor lists the folder', async () => {
+    const server = await startNginx({ root: depot, ...tls, auth: { user: USER, password: PASSWORD } });
+    try {
+      const out = fresh('unlisted');
+      const res = await runCli(['depot', 'mirror', server.url, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile]);
+      // The catalog's files are all there, so the mirror is complete as far as anyone can tell: exit 0, and a warning line.
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toContain(`vCenter upgrade metadata (${VCENTER_UPGRADE_METADATA_DIR}/): the server lists none`);
+      for (const path of upgradeFiles) expect(existsSync(join(out, path))).toBe(false);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('a mirror killed (SIGKILL) in the middle of a file resumes it with a Range request; the rest is not fetched or rewritten again', async () => {
     const big = await demo(fresh('big'), 4 * 1024 * 1024);
     const binaries = catalogBinaries(await readCatalog(big));
