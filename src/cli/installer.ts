@@ -17,6 +17,7 @@ import {
   secondsOption,
   timeoutOption,
   trustOption,
+  warnIfExposed,
   wholeNumber,
 } from './options.js';
 import { collect, printJson, printLines, warn } from './output.js';
@@ -205,6 +206,9 @@ async function runCommand<T>(
   // A password file or variable given here is read now: missing, it is bad input (exit 2), not a failed installer.
   if (flags.passwordFile !== undefined || flags.passwordEnv !== undefined)
     await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, 'password', 'Password');
+  // The inventory's password files get the same warning as one given on the command line.
+  for (const file of new Set(targets.map((t) => t.passwordFile).filter((f): f is string => f !== undefined && f !== flags.passwordFile)))
+    await warnIfExposed(file);
   if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
   // Installers that name no password source: one prompt per user on a terminal, before any work starts.
   const passwords = new Map<string, string>();

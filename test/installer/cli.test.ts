@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
@@ -126,7 +126,9 @@ describe('depotkit installer', () => {
       const bundle = join(tmp.dir, 'fleet-ca.pem');
       await writeFile(bundle, sims.map((s) => s.caPem).join(''));
       const wrong = join(tmp.dir, 'wrong-password');
-      await writeFile(wrong, 'not-it\n');
+      // Readable by anyone: the fleet warns of it as of a --password-file.
+      await writeFile(wrong, 'not-it\n', { mode: 0o644 });
+      await chmod(wrong, 0o644);
       const inventory = join(tmp.dir, 'fleet.yaml');
       await writeFile(
         inventory,
@@ -165,6 +167,7 @@ describe('depotkit installer', () => {
 
       const first = await runCli([...args, '--json'], { env });
       expect(first.code).toBe(1);
+      expect(first.stderr).toContain(`${wrong} is readable by others (mode 0644); run chmod 600 ${wrong}.`);
       const rows = JSON.parse(first.stdout) as Rows;
       expect(rows.installers.map((r) => [r.name, r.ok])).toEqual([
         ['site-0', true],
