@@ -1,7 +1,7 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS, SERVE_AUTH_REALM, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
+import { DEPOT_PATHS, SERVE_AUTH_REALM, UMDS_PATCH_STORE_DIR, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
 import { runCli } from '../helpers/cli.js';
 import {
   APACHE,
@@ -228,7 +228,31 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
       expect(answer.body).not.toContain('"patches"');
     });
 
-    it('lists no folder and answers only GET and HEAD', async () => {
+    it('lists the vCenter upgrade metadata folder, so that depot mirror copies what the catalog does not name', async () => {
+      const listing = await fetchRaw(closed.port, `/${VCENTER_UPGRADE_METADATA_DIR}/`, { ca, auth: true });
+      expect(listing.status).toBe(200);
+      expect((await fetchRaw(closed.port, `/${VCENTER_UPGRADE_METADATA_DIR}/`, { ca })).status).toBe(401);
+      const out = join(fixture.dir, `${server}-mirror`);
+      const mirrored = await runCli([
+        'depot',
+        'mirror',
+        `https://127.0.0.1:${closed.port}`,
+        '--out',
+        out,
+        '--ca',
+        fixture.caFile,
+        '--user',
+        USER,
+        '--password-file',
+        fixture.passwordFile,
+        '--json',
+      ]);
+      expect(mirrored.code, mirrored.stderr).toBe(0);
+      expect((JSON.parse(mirrored.stdout) as { upgradeMetadata: unknown }).upgradeMetadata).toEqual({ source: 'listing', files: fixture.upgradeFiles.length });
+      for (const file of fixture.upgradeFiles) expect(await readFile(join(out, file), 'utf8')).toBe(`${file}\n`);
+    });
+
+    it('lists no other folder and answers only GET and HEAD', async () => {
       for (const path of ['/', '/PROD/', '/PROD/COMP/VCENTER/', '/PROD/vsan/hcl/']) {
         const answer = await fetchRaw(hclOpen.port, path, { ca, auth: true });
         expect(answer.status).not.toBe(200);
