@@ -35,6 +35,9 @@ const SERVERS = [
 ] as const;
 
 let fixture: Fixture;
+
+/** How a client of the depot (check, mirror) trusts it and logs in. */
+const depotClientArgs = () => ['--ca', fixture.caFile, '--user', USER, '--password-file', fixture.passwordFile];
 beforeAll(async () => {
   fixture = await makeFixture();
 });
@@ -99,19 +102,7 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
     });
 
     it('depotkit check (the built CLI) accepts the depot through it', async () => {
-      const check = await runCli([
-        'check',
-        `https://127.0.0.1:${hclOpen.port}`,
-        '--as-host',
-        HOST,
-        '--ca',
-        fixture.caFile,
-        '--user',
-        USER,
-        '--password-file',
-        fixture.passwordFile,
-        '--json',
-      ]);
+      const check = await runCli(['check', `https://127.0.0.1:${hclOpen.port}`, '--as-host', HOST, ...depotClientArgs(), '--json']);
       expect(check.code, `${check.stdout}${check.stderr}${await hclOpen.log()}`).toBe(0);
       const result = JSON.parse(check.stdout) as { accepted: boolean; findings: Array<{ id: string; severity: string }> };
       expect(result.accepted).toBe(true);
@@ -233,20 +224,7 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
       expect(listing.status).toBe(200);
       expect((await fetchRaw(closed.port, `/${VCENTER_UPGRADE_METADATA_DIR}/`, { ca })).status).toBe(401);
       const out = join(fixture.dir, `${server}-mirror`);
-      const mirrored = await runCli([
-        'depot',
-        'mirror',
-        `https://127.0.0.1:${closed.port}`,
-        '--out',
-        out,
-        '--ca',
-        fixture.caFile,
-        '--user',
-        USER,
-        '--password-file',
-        fixture.passwordFile,
-        '--json',
-      ]);
+      const mirrored = await runCli(['depot', 'mirror', `https://127.0.0.1:${closed.port}`, '--out', out, ...depotClientArgs(), '--json']);
       expect(mirrored.code, mirrored.stderr).toBe(0);
       expect((JSON.parse(mirrored.stdout) as { upgradeMetadata: unknown }).upgradeMetadata).toEqual({ source: 'listing', files: fixture.upgradeFiles.length });
       for (const file of fixture.upgradeFiles) expect(await readFile(join(out, file), 'utf8')).toBe(`${file}\n`);
