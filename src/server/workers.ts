@@ -1,11 +1,18 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { usageError } from '../util/errors.js';
+import type { AuthLimits } from './auth.js';
 import { startDepotServer, type DepotServer, type DepotServerOptions } from './index.js';
 import { aggregateMetrics, type MetricsSnapshot } from './metrics.js';
 import type { StatusData } from './status-data.js';
 import { checkTlsMaterial, loadTlsMaterial, type TlsMaterial } from './tls.js';
-import { SERVE_RESPAWN_FIRST_DELAY_MS, SERVE_RESPAWN_MAX_DELAY_MS, SERVE_WORKER_STABLE_MS } from './tuning.js';
+import {
+  SERVE_AUTH_FAILURE_BURST,
+  SERVE_AUTH_FAILURE_REFILL_MS,
+  SERVE_RESPAWN_FIRST_DELAY_MS,
+  SERVE_RESPAWN_MAX_DELAY_MS,
+  SERVE_WORKER_STABLE_MS,
+} from './tuning.js';
 
 /**
  * Messages between the primary and its workers. A worker prepares its server on 'start' and is
@@ -91,6 +98,17 @@ export function respawnDelayMs(n: number): number {
 }
 
 /**
+ * A client's budget of failed password checks is the server's, not each process's: every one of `count`
+ * processes gets its share (the burst divided, the refill as much slower), so that whichever process the
+ * kernel hands each connection to, the server as a whole allows no more failures than one process would.
+ */
+export function failureShare(limits: AuthLimits | undefined, count: number): AuthLimits {
+  const burst = limits?.failures ?? SERVE_AUTH_FAILURE_BURST;
+  const refillMs = limits?.refillMs ?? SERVE_AUTH_FAILURE_REFILL_MS;
+  return { ...limits, failures: Math.max(1, Math.floor(burst / count)), refillMs: refillMs * count };
+}
+
+/**
  * Runs `count` server processes on one listening socket: this process opens
  * it and serves, and hands it to `count - 1` forked workers that accept on it
  * too (the kernel gives each connection to whichever process accepts first),
@@ -102,7 +120,7 @@ export function respawnDelayMs(n: number): number {
 export async function startDepot(startOptions: DepotServerOptions, count: number, graceMs: number): Promise<RunningDepot> {
   // What a worker is started with: the start-up options, with the certificate of the last successful reload,
   // so that a worker replacing a dead one serves what the others serve.
-  let options = startOptions;
+  let options: DepotServerOptions = { ...startOptions, authLimits: failureShare(startOptions.authLimits, count) };
   let stopping = false;
   const live = new Set<ChildProcess>();
   let collectId = 0;

@@ -11,6 +11,8 @@ import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
+import { SERVE_AUTH_FAILURE_BURST, SERVE_AUTH_FAILURE_REFILL_MS } from '../../src/server/tuning.js';
+import { failureShare } from '../../src/server/workers.js';
 import { tempDir } from '../helpers/cli.js';
 import { basic, makePki, spawnServe, writeTree, type ServeChild, type TestPki } from '../server/helpers.js';
 
@@ -123,6 +125,41 @@ describe('serve under a password flood', () => {
     for (let i = 0; i < 3; i++)
       statuses.push((await get(single.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status);
     expect(statuses).toEqual([401, 401, 429]);
+  });
+
+  it('with several serving processes, a client address gets no more failures than from one: the budget is shared', async () => {
+    expect(failureShare(undefined, 1)).toEqual({ failures: SERVE_AUTH_FAILURE_BURST, refillMs: SERVE_AUTH_FAILURE_REFILL_MS });
+    expect(failureShare({ failures: 10, refillMs: 6_000 }, 2)).toEqual({ failures: 5, refillMs: 12_000 });
+    expect(failureShare({ failures: 3, refillMs: 1_000 }, 8)).toEqual({ failures: 1, refillMs: 8_000 });
+    const password = join(dir, 'single.pass');
+    await writeFile(password, 'right\n', { mode: 0o600 });
+    const serve = await spawnServe([
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      join(dir, 'cert.pem'),
+      '--key',
+      join(dir, 'key.pem'),
+      '--user',
+      'depot',
+      '--password-file',
+      password,
+      '--workers',
+      '2',
+    ]);
+    children.push(serve);
+    // Each attempt on a new connection, which the kernel gives to either process: together they allow the
+    // burst of one (10), however the attempts were spread.
+    const statuses: number[] = [];
+    for (let i = 0; i < SERVE_AUTH_FAILURE_BURST + 4; i++)
+      statuses.push((await get(serve.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: '127.0.0.9', ca: pki.caCertPem })).status);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(SERVE_AUTH_FAILURE_BURST);
+    expect(statuses.filter((s) => s !== 401).every((s) => s === 429)).toBe(true);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
   });
 
   it('computes bcrypt off the serving thread, bounds the checks in progress (503), and keeps serving a logged-in user', async () => {
