@@ -101,7 +101,7 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
   if (!isRecord(root)) throw usageError(`The inventory ${path} needs a list "installers" (or is itself that list).`);
   if (Array.isArray(root.installers)) root.installers = root.installers.map((entry: unknown) => (typeof entry === 'string' ? { url: entry } : entry));
   // Said before any other complaint: a password in the file is the one mistake that leaks.
-  if (isRecord(root.defaults) && 'password' in root.defaults) throw passwordInInventory(path, 'defaults');
+  if (isRecord(root.defaults) && 'password' in root.defaults) throw passwordInInventory(path, 'the defaults');
   if (Array.isArray(root.installers)) {
     root.installers.forEach((entry: unknown, index: number) => {
       if (isRecord(entry) && 'password' in entry) throw passwordInInventory(path, `installer ${index + 1}`);
@@ -152,6 +152,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** `where`: "the defaults" or "installer N", the part of the inventory that holds the password. */
 function passwordInInventory(path: string, where: string): Error {
-  return usageError(`${where} of ${path} holds a password; inventories name where passwords are (passwordEnv or passwordFile), never the passwords.`);
+  const holds = where === 'the defaults' ? 'hold' : 'holds';
+  return usageError(`${where} of ${path} ${holds} a password; inventories name where passwords are (passwordEnv or passwordFile), never the passwords.`);
 }

@@ -216,7 +216,7 @@ describe('depotkit installer', () => {
       await writeFile(leaky, `installers:\n  - url: ${sim.url}\n    password: hunter2\n`);
       const leak = await runCli(['installer', 'status', '--inventory', leaky]);
       expect(leak.code).toBe(2);
-      expect(leak.stderr).toMatch(/holds a password; inventories name where passwords are/);
+      expect(leak.stderr).toMatch(/installer 1 of .*leaky\.yaml holds a password; inventories name where passwords are/);
       expect(leak.stderr).not.toContain('hunter2');
 
       const both = await runCli([

@@ -543,6 +543,6 @@ describe('installer client', () => {
     expect(await refused('installers: [{ url: https://a.lab, user: "  " }]\n')).toBe(`installer 1 of ${file}: "user" must be a non-empty string.`);
     expect(await refused('installers: [{ name: a }]\n')).toBe(`installer 1 of ${file} has no url.`);
     expect(await refused('installers: []\n')).toBe(`The inventory ${file} lists no installers.`);
-    expect(await refused('defaults: { password: hunter2, usr: x }\ninstallers: [https://a.lab]\n')).toMatch(/holds a password/);
+    expect(await refused('defaults: { password: hunter2, usr: x }\ninstallers: [https://a.lab]\n')).toMatch(/^the defaults of .* hold a password;/);
   });
 });
