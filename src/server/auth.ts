@@ -88,27 +88,48 @@ export async function createAuthenticator(options: AuthOptions, limits: AuthLimi
       // A client that failed too often waits, whatever it sends now: with right credentials answered while it
       // waits, it could go on guessing at full speed.
       const key = clientKey(remote);
+      // The same credentials already being checked (a client's parallel requests before its first answer): that
+      // check's answer is this one's, at no cost and with no guess added, so it takes no token. Otherwise a client
+      // that opens more connections at once than the burst allows would be refused with the right password.
+      const running = verifier.running(given);
+      if (running) return verdict(given, await settle(running));
       const wait = limiter.take(key);
       if (wait !== undefined) return { ok: false, status: 429, retryAfter: wait };
-      let ok: boolean;
+      let result: boolean | HashPoolBusy;
       try {
-        ok = await verifier.verify(given);
+        result = await settle(verifier.verify(given));
       } catch (err) {
         limiter.give(key);
-        if (err instanceof HashPoolBusy) return { ok: false, status: 503, retryAfter: 1 };
         throw err;
       }
-      if (!ok) return UNAUTHORIZED;
-      limiter.give(key);
-      return { ok: true, user: given.user };
+      // A wrong password keeps its token; a right one, or a check that could not run, gives it back.
+      if (result !== false) limiter.give(key);
+      return verdict(given, result);
     },
     reload: () => verifier.reload(),
     close: () => verifier.close(),
   };
 }
 
+/** A check's answer: true or false, or the reason it could not run (the pool of hashing threads is full). */
+async function settle(check: Promise<boolean>): Promise<boolean | HashPoolBusy> {
+  try {
+    return await check;
+  } catch (err) {
+    if (err instanceof HashPoolBusy) return err;
+    throw err;
+  }
+}
+
+function verdict(given: Credentials, result: boolean | HashPoolBusy): AuthVerdict {
+  if (result instanceof HashPoolBusy) return { ok: false, status: 503, retryAfter: 1 };
+  return result ? { ok: true, user: given.user } : UNAUTHORIZED;
+}
+
 interface Verifier {
   verify(given: Credentials): Promise<boolean>;
+  /** The check of exactly these credentials under way, if any. */
+  running(given: Credentials): Promise<boolean> | undefined;
   reload(): Promise<void>;
   close(): Promise<void>;
 }
@@ -121,6 +142,8 @@ function singleUserVerifier(user: string, password: string): Verifier {
       const passwordOk = constantTimeEqual(given.password, password);
       return userOk && passwordOk;
     },
+    // Computed at once: never under way.
+    running: () => undefined,
     async reload() {},
     async close() {},
   };
@@ -149,20 +172,27 @@ async function htpasswdVerifier(file: string, limits: AuthLimits): Promise<Verif
   // resumed GETs do not each pay for bcrypt; failures are never cached.
   const cache = new Map<string, number>();
   const MAX_CACHE = 1024;
+  // Checks under way, by the same key: one bcrypt for a client's parallel requests.
+  const running = new Map<string, Promise<boolean>>();
+  const compute = async (key: string, given: Credentials): Promise<boolean> => {
+    const entry = state.users.get(given.user);
+    // An unknown user costs the same hash as a known one, so timing does not reveal user names.
+    const ok = await verify(entry ?? state.decoy, given.password);
+    if (!ok || !entry) return false;
+    if (cache.size >= MAX_CACHE) cache.clear();
+    cache.set(key, Date.now() + SERVE_AUTH_CACHE_MS);
+    return true;
+  };
   return {
-    async verify(given) {
+    verify(given) {
       const key = credentialKey(given.user, given.password);
-      const now = Date.now();
       const until = cache.get(key);
-      if (until !== undefined && until > now) return true;
-      const entry = state.users.get(given.user);
-      // An unknown user costs the same hash as a known one, so timing does not reveal user names.
-      const ok = await verify(entry ?? state.decoy, given.password);
-      if (!ok || !entry) return false;
-      if (cache.size >= MAX_CACHE) cache.clear();
-      cache.set(key, Date.now() + SERVE_AUTH_CACHE_MS);
-      return true;
+      if (until !== undefined && until > Date.now()) return Promise.resolve(true);
+      const check = running.get(key) ?? compute(key, given).finally(() => running.delete(key));
+      running.set(key, check);
+      return check;
     },
+    running: (given) => running.get(credentialKey(given.user, given.password)),
     async reload() {
       state = await loadState();
       cache.clear();

@@ -127,6 +127,30 @@ describe('serve under a password flood', () => {
     expect(statuses).toEqual([401, 401, 429]);
   });
 
+  it("a client's parallel requests with the right password, before its first answer, cost one check and no refusal", async () => {
+    const s = await startDepotServer({
+      root,
+      host: '127.0.0.1',
+      port: 0,
+      allowPlainHttpAuth: true,
+      auth: { htpasswdFile: htpasswd },
+      authLimits: { failures: 3, refillMs: 60_000 },
+    });
+    servers.push(s);
+    // Twelve connections at once (as a checker or a mirror opens them), more than the three failures allowed in a
+    // row: none is a failure, so none may be refused.
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => get(s.port, CATALOG, { authorization: basic('depot', 'right'), localAddress: '127.0.0.12' })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array<number>(12).fill(200));
+    // Different wrong passwords at once are each a guess: three are answered, the rest wait.
+    const wrong = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => get(s.port, CATALOG, { authorization: basic('depot', `wrong-${i}`), localAddress: '127.0.0.13' })),
+    );
+    expect(wrong.filter((a) => a.status === 401).length).toBe(3);
+    expect(wrong.filter((a) => a.status === 429).length).toBe(3);
+  });
+
   it('with several serving processes, a client address gets no more failures than from one: the budget is shared', async () => {
     expect(failureShare(undefined, 1)).toEqual({ failures: SERVE_AUTH_FAILURE_BURST, refillMs: SERVE_AUTH_FAILURE_REFILL_MS });
     expect(failureShare({ failures: 10, refillMs: 6_000 }, 2)).toEqual({ failures: 5, refillMs: 12_000 });
