@@ -1,13 +1,15 @@
 /**
  * Control characters (C0, DEL, C1) in text that came from a file, an archive
  * or a server would act on a terminal: ESC starts colour and title
- * sequences, BEL rings, CR and LF forge lines. They are shown escaped instead,
- * in the spelling of a JavaScript string (`\x1b`, `\r`, `\n`, `\t`).
+ * sequences, BEL rings, CR and LF forge lines. Bidirectional formatting
+ * characters (U+202E and its kin) reorder what is shown, so that a name reads
+ * as another. They are shown escaped instead, in the spelling of a JavaScript
+ * string (`\x1b`, `\r`, `\n`, `\t`, `\u202e`).
  */
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\x00-\x1f\x7f-\x9f]/g;
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // eslint-disable-next-line no-control-regex
-const HAS_CONTROL = /[\x00-\x1f\x7f-\x9f]/;
+const HAS_CONTROL = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -16,7 +18,10 @@ export function hasControlChars(text: string): boolean {
 }
 
 export function escapeControlChars(text: string): string {
-  return text.replace(CONTROL, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text.replace(CONTROL, (c) => {
+    const code = c.charCodeAt(0);
+    return NAMED[c] ?? (code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`);
+  });
 }
 
 /** `1 file`, `2 files`: a count with its noun, singular for one (`plural` for nouns that do not take an s). */

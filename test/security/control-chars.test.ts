@@ -33,6 +33,10 @@ describe('control characters in names reach no terminal raw', () => {
   it('escapes C0, DEL and C1 as a JavaScript string would, and leaves other text alone', () => {
     expect(escapeControlChars('a\x1b[31mb\x07\r\n\t\x00\x7f\x9b\u0085c')).toBe('a\\x1b[31mb\\x07\\r\\n\\t\\x00\\x7f\\x9b\\x85c');
     expect(escapeControlChars('Zürich 漢字 ✓ back\\slash')).toBe('Zürich 漢字 ✓ back\\slash');
+    // A right-to-left override makes "evil\u202egnp.iso" show as "evilosi.png": shown escaped, and refused in names.
+    expect(escapeControlChars('evil\u202egnp.iso \u2066x\u2069 \u200f')).toBe('evil\\u202egnp.iso \\u2066x\\u2069 \\u200f');
+    expect(hasControlChars('VMware-\u202eosi.ova')).toBe(true);
+    expect(escapeControlChars('عربي עברית')).toBe('عربي עברית');
     expect(hasControlChars('plain-9.0.0.0.iso')).toBe(false);
     expect(hasControlChars('a\u0090b')).toBe(true);
   });
