@@ -21,6 +21,7 @@ import { type DepotUrl, depotFileUrl, parseDepotUrl } from '../probe/url.js';
 import { DepotkitError, EXIT, errorMessage, usageError } from '../util/errors.js';
 import { writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import { isObject, parseJsonOrUndefined } from '../util/json.js';
+import { METADATA_LIMITS } from '../util/limits.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
 import { MIRROR_DEFAULTS } from './defaults.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
@@ -199,6 +200,12 @@ async function fetchUpgradeMetadata(conn: Connection): Promise<{ source: Upgrade
       candidates = upgradeIdsInListing(listing.toString('utf8')).flatMap(upgradeMetadataPaths);
     }
   }
+  // As many files as a metadata archive may hold at most: a listing of millions is not a depot's.
+  if (candidates.length > METADATA_LIMITS.maxEntries)
+    throw new DepotkitError(
+      `${depotFileUrl(conn.depot, VCENTER_UPGRADE_METADATA_DIR)}/ names ${candidates.length} vCenter upgrade metadata files, more than the ${METADATA_LIMITS.maxEntries} a metadata archive may hold: not a depot's.`,
+      EXIT.problems,
+    );
   // A listed upgrade folder need not hold every file of the set: what the server has is copied.
   const fetched = await Promise.all(candidates.map((p) => fetchMetadata(conn, p)));
   candidates.forEach((p, i) => {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -145,6 +145,30 @@ describe('depot mirror', () => {
       for (const path of upgradeFiles) expect(existsSync(join(out, path))).toBe(false);
     } finally {
       await server.stop();
+    }
+  });
+
+  it('refuses a folder listing that names more upgrade metadata than a metadata archive may hold, without asking for it', async () => {
+    const listing = Array.from({ length: 4000 }, () => `<a href="${randomUUID()}/">x</a>`).join('\n');
+    let upgradeRequests = 0;
+    const hostile: HttpsServer = createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
+      const path = decodeURIComponent(new URL(req.url!, 'https://x').pathname).slice(1);
+      if (path === `${VCENTER_UPGRADE_METADATA_DIR}/`) return void res.writeHead(200, { 'content-type': 'text/html' }).end(listing);
+      if (path.startsWith(`${VCENTER_UPGRADE_METADATA_DIR}/`)) upgradeRequests++;
+      const file = join(depot, path);
+      if (!path.startsWith('PROD/') || !existsSync(file)) return void res.writeHead(404).end();
+      res.writeHead(200);
+      createReadStream(file).pipe(res);
+    });
+    await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', r));
+    try {
+      const { code, stderr } = await mirror(`https://localhost:${(hostile.address() as AddressInfo).port}`, fresh('hostile-listing'));
+      expect(code).toBe(1);
+      expect(stderr).toContain('names 12000 vCenter upgrade metadata files, more than the 10000 a metadata archive may hold');
+      expect(upgradeRequests).toBe(0);
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise((r) => hostile.close(r));
     }
   });
 
