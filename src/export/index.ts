@@ -2,16 +2,7 @@ import { realpathSync } from 'node:fs';
 import { chown, lstat, readFile, readdir } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { isSea } from 'node:sea';
-import {
-  DEPOT_PATHS,
-  DEPOT_ROOT_DIR,
-  EXPORT_DEBIAN,
-  EXPORT_DEFAULT_PORT,
-  EXPORT_TARGETS,
-  SERVE_AUTH_REALM,
-  VCENTER_UPGRADE_METADATA_DIR,
-  type ExportTarget,
-} from '../constants.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, EXPORT_DEBIAN, EXPORT_DEFAULT_PORT, EXPORT_TARGETS, SERVE_AUTH_REALM, type ExportTarget } from '../constants.js';
 import { CA_KEY_FILE } from '../pki/files.js';
 import { inspectCertificate } from '../pki/inspect.js';
 import { normaliseOpenPrefix } from '../server/paths.js';
@@ -347,7 +338,6 @@ function baseScope(c: Common): TemplateScope {
     htpasswd: c.users?.file ?? '',
     open: c.open.map((prefix) => ({ prefix })),
     hasOpen: c.open.length > 0,
-    upgradeDir: VCENTER_UPGRADE_METADATA_DIR,
     accessLog: c.accessLog ?? '',
     tls12Ciphers: suites.tls12.join(':'),
     tls13Ciphers: suites.tls13.join(':'),

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { upgradeMetadataPaths } from '../../src/depot/upgrade-metadata.js';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { REPO_ROOT, tempDir } from '../helpers/cli.js';
 import { NGINX, freePort } from '../helpers/nginx.js';
@@ -46,8 +45,6 @@ export interface Fixture {
   keyFile: string;
   passwordFile: string;
   hostsFile: string;
-  /** vCenter upgrade metadata files (web-root relative), which the catalog does not name. */
-  upgradeFiles: string[];
   cleanup(): Promise<void>;
 }
 
@@ -64,10 +61,6 @@ export async function makeFixture(): Promise<Fixture> {
     await mkdir(join(root, hidden, '..'), { recursive: true });
     await writeFile(join(root, hidden), SECRET_TEXT, { mode: 0o644 });
   }
-  // vCenter upgrade metadata, one folder per upgrade: only a listing of its folder tells a mirror the names.
-  const upgradeFiles = upgradeMetadataPaths('0b6f5c1e-2d3a-4c5b-9e8f-7a6b5c4d3e2f');
-  await mkdir(join(root, upgradeFiles[0]!, '..'), { recursive: true });
-  for (const file of upgradeFiles) await writeFile(join(root, file), `${file}\n`, { mode: 0o644 });
   // A symlink under an open prefix that leads into the protected tree.
   await mkdir(join(root, UMDS_PATCH_STORE_DIR));
   await symlink(join(root, DEPOT_PATHS.catalog), join(root, LINKED_CATALOG));
@@ -84,7 +77,7 @@ export async function makeFixture(): Promise<Fixture> {
   // Java resolves the depot's name through this file, as through DNS.
   const hostsFile = join(dir, 'hosts');
   await writeFile(hostsFile, `127.0.0.1 ${HOST}\n`);
-  return { dir, root, caFile, certFile, keyFile, passwordFile, hostsFile, upgradeFiles, cleanup };
+  return { dir, root, caFile, certFile, keyFile, passwordFile, hostsFile, cleanup };
 }
 
 export interface RunningServer {

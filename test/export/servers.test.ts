@@ -1,7 +1,7 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS, SERVE_AUTH_REALM, UMDS_PATCH_STORE_DIR, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
+import { DEPOT_PATHS, SERVE_AUTH_REALM, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { runCli } from '../helpers/cli.js';
 import {
   APACHE,
@@ -36,8 +36,6 @@ const SERVERS = [
 
 let fixture: Fixture;
 
-/** How a client of the depot (check, mirror) trusts it and logs in. */
-const depotClientArgs = () => ['--ca', fixture.caFile, '--user', USER, '--password-file', fixture.passwordFile];
 beforeAll(async () => {
   fixture = await makeFixture();
 });
@@ -102,7 +100,19 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
     });
 
     it('depotkit check (the built CLI) accepts the depot through it', async () => {
-      const check = await runCli(['check', `https://127.0.0.1:${hclOpen.port}`, '--as-host', HOST, ...depotClientArgs(), '--json']);
+      const check = await runCli([
+        'check',
+        `https://127.0.0.1:${hclOpen.port}`,
+        '--as-host',
+        HOST,
+        '--ca',
+        fixture.caFile,
+        '--user',
+        USER,
+        '--password-file',
+        fixture.passwordFile,
+        '--json',
+      ]);
       expect(check.code, `${check.stdout}${check.stderr}${await hclOpen.log()}`).toBe(0);
       const result = JSON.parse(check.stdout) as { accepted: boolean; findings: Array<{ id: string; severity: string }> };
       expect(result.accepted).toBe(true);
@@ -219,18 +229,7 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
       expect(answer.body).not.toContain('"patches"');
     });
 
-    it('lists the vCenter upgrade metadata folder, so that depot mirror copies what the catalog does not name', async () => {
-      const listing = await fetchRaw(closed.port, `/${VCENTER_UPGRADE_METADATA_DIR}/`, { ca, auth: true });
-      expect(listing.status).toBe(200);
-      expect((await fetchRaw(closed.port, `/${VCENTER_UPGRADE_METADATA_DIR}/`, { ca })).status).toBe(401);
-      const out = join(fixture.dir, `${server}-mirror`);
-      const mirrored = await runCli(['depot', 'mirror', `https://127.0.0.1:${closed.port}`, '--out', out, ...depotClientArgs(), '--json']);
-      expect(mirrored.code, mirrored.stderr).toBe(0);
-      expect((JSON.parse(mirrored.stdout) as { upgradeMetadata: unknown }).upgradeMetadata).toEqual({ source: 'listing', files: fixture.upgradeFiles.length });
-      for (const file of fixture.upgradeFiles) expect(await readFile(join(out, file), 'utf8')).toBe(`${file}\n`);
-    });
-
-    it('lists no other folder and answers only GET and HEAD', async () => {
+    it('lists no folder and answers only GET and HEAD', async () => {
       for (const path of ['/', '/PROD/', '/PROD/COMP/VCENTER/', '/PROD/vsan/hcl/']) {
         const answer = await fetchRaw(hclOpen.port, path, { ca, auth: true });
         expect(answer.status).not.toBe(200);
