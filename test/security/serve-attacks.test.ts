@@ -10,11 +10,11 @@ import { connect as tlsConnect } from 'node:tls';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { startDepotServer, type DepotServer } from '../../src/server/index.js';
+import { startDepotServer, type AuthOptions, type DepotServer } from '../../src/server/index.js';
 import { SERVE_AUTH_FAILURE_BURST, SERVE_AUTH_FAILURE_REFILL_MS } from '../../src/server/tuning.js';
 import { failureShare } from '../../src/server/workers.js';
 import { tempDir } from '../helpers/cli.js';
-import { basic, makePki, spawnServe, writeTree, type ServeChild, type TestPki } from '../server/helpers.js';
+import { basic, makePki, spawnServe, tlsServeArgs, writeTree, type ServeChild, type TestPki } from '../server/helpers.js';
 
 const CATALOG = `/${DEPOT_PATHS.catalog}`;
 
@@ -80,6 +80,13 @@ describe('serve under a password flood', () => {
     await writeFile(join(dir, 'cert.pem'), pki.certPem);
     await writeFile(join(dir, 'key.pem'), pki.keyPem, { mode: 0o600 });
   });
+  /** A server over plain HTTP on 127.0.0.1 that allows `failures` wrong passwords in a row per client address. */
+  async function serveLimited(auth: AuthOptions, failures: number): Promise<DepotServer> {
+    const s = await startDepotServer({ root, host: '127.0.0.1', port: 0, allowPlainHttpAuth: true, auth, authLimits: { failures, refillMs: 60_000 } });
+    servers.push(s);
+    return s;
+  }
+
   afterAll(async () => {
     for (const s of servers) await s.close();
     for (const c of children) c.child.kill('SIGKILL');
@@ -89,15 +96,7 @@ describe('serve under a password flood', () => {
   it('answers 429 with Retry-After to a client address after N wrong passwords, whatever it sends next; other clients are served', async () => {
     const low = join(dir, 'low.htpasswd');
     await writeFile(low, `depot:${bcrypt.hashSync('right', 4)}\n`);
-    const s = await startDepotServer({
-      root,
-      host: '127.0.0.1',
-      port: 0,
-      allowPlainHttpAuth: true,
-      auth: { htpasswdFile: low },
-      authLimits: { failures: 3, refillMs: 60_000 },
-    });
-    servers.push(s);
+    const s = await serveLimited({ htpasswdFile: low }, 3);
     const attacker = '127.0.0.2';
     for (let i = 0; i < 3; i++) expect((await get(s.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status).toBe(401);
     const limited = await get(s.port, CATALOG, { authorization: basic('depot', 'guess-3'), localAddress: attacker });
@@ -112,15 +111,7 @@ describe('serve under a password flood', () => {
     expect((await get(s.port, CATALOG, { authorization: basic('depot', 'right'), localAddress: '127.0.0.1' })).status).toBe(200);
     expect((await get(s.port, CATALOG, { authorization: basic('depot', 'wrong'), localAddress: '127.0.0.3' })).status).toBe(401);
     // The single-user mode counts failures alike.
-    const single = await startDepotServer({
-      root,
-      host: '127.0.0.1',
-      port: 0,
-      allowPlainHttpAuth: true,
-      auth: { user: 'depot', password: 'right' },
-      authLimits: { failures: 2, refillMs: 60_000 },
-    });
-    servers.push(single);
+    const single = await serveLimited({ user: 'depot', password: 'right' }, 2);
     const statuses = [];
     for (let i = 0; i < 3; i++)
       statuses.push((await get(single.port, CATALOG, { authorization: basic('depot', `guess-${i}`), localAddress: attacker })).status);
@@ -128,15 +119,7 @@ describe('serve under a password flood', () => {
   });
 
   it("a client's parallel requests with the right password, before its first answer, cost one check and no refusal", async () => {
-    const s = await startDepotServer({
-      root,
-      host: '127.0.0.1',
-      port: 0,
-      allowPlainHttpAuth: true,
-      auth: { htpasswdFile: htpasswd },
-      authLimits: { failures: 3, refillMs: 60_000 },
-    });
-    servers.push(s);
+    const s = await serveLimited({ htpasswdFile: htpasswd }, 3);
     // Twelve connections at once (as a checker or a mirror opens them), more than the three failures allowed in a
     // row: none is a failure, so none may be refused.
     const answers = await Promise.all(
@@ -155,25 +138,8 @@ describe('serve under a password flood', () => {
     expect(failureShare(undefined, 1)).toEqual({ failures: SERVE_AUTH_FAILURE_BURST, refillMs: SERVE_AUTH_FAILURE_REFILL_MS });
     expect(failureShare({ failures: 10, refillMs: 6_000 }, 2)).toEqual({ failures: 5, refillMs: 12_000 });
     expect(failureShare({ failures: 3, refillMs: 1_000 }, 8)).toEqual({ failures: 1, refillMs: 8_000 });
-    const password = join(dir, 'single.pass');
-    await writeFile(password, 'right\n', { mode: 0o600 });
-    const serve = await spawnServe([
-      root,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--cert',
-      join(dir, 'cert.pem'),
-      '--key',
-      join(dir, 'key.pem'),
-      '--user',
-      'depot',
-      '--password-file',
-      password,
-      '--workers',
-      '2',
-    ]);
+    await writeFile(join(dir, 'password'), 'right\n', { mode: 0o600 });
+    const serve = await spawnServe([...tlsServeArgs(root, dir, { auth: true }), '--workers', '2']);
     children.push(serve);
     // Each attempt on a new connection, which the kernel gives to either process: together they allow the
     // burst of one (10), however the attempts were spread.
@@ -187,21 +153,7 @@ describe('serve under a password flood', () => {
   });
 
   it('computes bcrypt off the serving thread, bounds the checks in progress (503), and keeps serving a logged-in user', async () => {
-    const serve = await spawnServe([
-      root,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--cert',
-      join(dir, 'cert.pem'),
-      '--key',
-      join(dir, 'key.pem'),
-      '--htpasswd',
-      htpasswd,
-      '--workers',
-      '1',
-    ]);
+    const serve = await spawnServe([...tlsServeArgs(root, dir), '--htpasswd', htpasswd, '--workers', '1']);
     children.push(serve);
     const pid = serve.child.pid!;
     const ca = pki.caCertPem;
