@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { formatBytes } from '../util/text.js';
+import { VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
+import { formatBytes, plural } from '../util/text.js';
 import type { StatusCertificate, StatusComponent, StatusData, StatusFile, StatusRelease } from './status-data.js';
 
 /** Escapes text for HTML element content and double-quoted attribute values: catalogs may hold hostile names. */
@@ -93,7 +94,6 @@ export const STATUS_PAGE_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HA
 
 const e = escapeHtml;
 const minute = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 function fileState(f: StatusFile): string {
   switch (f.state) {
@@ -229,6 +229,12 @@ ${filesTable('other-files', 'Other component versions', data.otherComponents)}
 </section>`
       : '';
 
+  // Not named by the catalog, so listed here (and in the JSON, where depot mirror reads it).
+  const upgradeFolders = new Set(data.upgradeMetadata.map((p) => p.split('/').at(-2)));
+  const upgrades =
+    data.upgradeMetadata.length > 0
+      ? `<p>${plural(data.upgradeMetadata.length, 'file')} in ${plural(upgradeFolders.size, 'upgrade folder')} under <code>${e(VCENTER_UPGRADE_METADATA_DIR)}/</code>.</p>`
+      : `<p class="muted">None under <code>${e(VCENTER_UPGRADE_METADATA_DIR)}/</code> (the vendor's metadata archive carries it; <code>depotkit depot build</code> lays it out).</p>`;
   let hcl: string;
   if (data.hcl.updated) {
     const age = daysBetween(new Date(data.hcl.updated), now);
@@ -285,6 +291,10 @@ ${others}
 <section aria-labelledby="hcl">
 <h2 id="hcl">vSAN hardware compatibility list</h2>
 ${hcl}
+</section>
+<section aria-labelledby="upgrades">
+<h2 id="upgrades">vCenter upgrade metadata</h2>
+${upgrades}
 </section>
 <section aria-labelledby="cert">
 <h2 id="cert">Server certificate</h2>

@@ -131,7 +131,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the status page in Chromium', () => {
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Offline depot');
     const h2 = await page.getByRole('heading', { level: 2 }).allTextContents();
-    expect(h2).toEqual(['Give this to the installer', 'Releases', 'vSAN hardware compatibility list', 'Server certificate']);
+    expect(h2).toEqual(['Give this to the installer', 'Releases', 'vSAN hardware compatibility list', 'vCenter upgrade metadata', 'Server certificate']);
     await expect.poll(() => page.locator('.verdict').textContent()).toMatch(/^✓ Complete: all 16 files/);
 
     // One table per release, captioned, its columns, component groups and file rows headed with their scope.

@@ -64,7 +64,12 @@ describe('the status page data and its HTML (library)', () => {
     await writeFile(join(root, VCENTER_UPGRADE_METADATA_DIR, uuid, 'notes.txt'), 'x');
     await mkdir(join(root, VCENTER_UPGRADE_METADATA_DIR, 'not-an-upgrade'), { recursive: true });
     await writeFile(join(root, VCENTER_UPGRADE_METADATA_DIR, 'not-an-upgrade', 'upgrade_info.xml'), 'x');
-    expect((await statusData(root, { url: 'http://depot.lab.local' })).upgradeMetadata).toEqual([xml, sig].sort());
+    const data = await statusData(root, { url: 'http://depot.lab.local' });
+    expect(data.upgradeMetadata).toEqual([xml, sig].sort());
+    // The page says how much there is; a depot without any says so.
+    expect(renderStatusPage(data)).toContain(`2 files in 1 upgrade folder under <code>${VCENTER_UPGRADE_METADATA_DIR}/</code>`);
+    await rm(join(root, VCENTER_UPGRADE_METADATA_DIR), { recursive: true });
+    expect(renderStatusPage(await statusData(root, { url: 'http://depot.lab.local' }))).toContain(`None under <code>${VCENTER_UPGRADE_METADATA_DIR}/</code>`);
   });
 
   it('marks a deleted binary missing and a short one with its size on disk; files hashed when placed and unchanged since', async () => {
