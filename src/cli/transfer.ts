@@ -254,10 +254,13 @@ export function formatMirrorReport(r: MirrorReport): string[] {
     `Mirrored ${r.url} into ${r.out}: ${plural(r.downloaded.length, 'binary', 'binaries')} downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
   );
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
+  const where = r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder";
   lines.push(
     r.upgradeMetadata.source === 'none'
       ? `vCenter upgrade metadata (${VCENTER_UPGRADE_METADATA_DIR}/): the server lists none, so whatever its depot has of it is not in this mirror. Mirror from depotkit serve, or let the server list that folder.`
-      : `vCenter upgrade metadata: ${plural(r.upgradeMetadata.files, 'file')}, found in ${r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder"}.`,
+      : r.upgradeMetadata.files === 0
+        ? `vCenter upgrade metadata: none (${where} names none).`
+        : `vCenter upgrade metadata: ${plural(r.upgradeMetadata.files, 'file')}, found in ${where}.`,
   );
   lines.push(...listed('Not on the server (the installer reads them)', r.metadata.missing));
   lines.push(

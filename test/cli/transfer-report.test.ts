@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatPruneReport } from '../../src/cli/transfer.js';
+import { formatMirrorReport, formatPruneReport } from '../../src/cli/transfer.js';
+import type { MirrorReport } from '../../src/transfer/mirror.js';
 
 describe('transfer reports speak of one file as one file', () => {
   it('prune: one candidate is "1 file", several are "files"', () => {
@@ -20,5 +21,29 @@ describe('transfer reports speak of one file as one file', () => {
       ],
     });
     expect(two[0]).toBe('Removed 2 files, 4.0 KiB, from /srv/depot:');
+  });
+
+  it('mirror: says where the vCenter upgrade metadata was found, that there is none, or that the server shows none', () => {
+    const report = (upgradeMetadata: MirrorReport['upgradeMetadata']) =>
+      formatMirrorReport({
+        ok: true,
+        url: 'https://depot.lab.local/',
+        out: '/srv/depot',
+        metadata: { written: [], unchanged: [], missing: [], held: false },
+        upgradeMetadata,
+        downloaded: [{ path: 'PROD/COMP/VCENTER/a.iso', size: 1, resumedFrom: 0 }],
+        alreadyInPlace: [],
+        failed: [],
+        bytesDownloaded: 1,
+        bytesHashedLocally: 0,
+        stale: 0,
+        releases: [],
+        verify: { ok: true, findings: [] } as unknown as MirrorReport['verify'],
+      }).join('\n');
+    expect(report({ source: 'status', files: 3 })).toContain("vCenter upgrade metadata: 3 files, found in the server's status.");
+    expect(report({ source: 'listing', files: 1 })).toContain("vCenter upgrade metadata: 1 file, found in the server's listing of the folder.");
+    expect(report({ source: 'status', files: 0 })).toContain("vCenter upgrade metadata: none (the server's status names none).");
+    expect(report({ source: 'none', files: 0 })).toContain('the server lists none, so whatever its depot has of it is not in this mirror');
+    expect(report({ source: 'status', files: 0 })).toContain('1 binary downloaded');
   });
 });
