@@ -80,6 +80,13 @@ export async function makeFixture(): Promise<Fixture> {
   return { dir, root, caFile, certFile, keyFile, passwordFile, hostsFile, cleanup };
 }
 
+/** `depotkit export <target>` of the fixture's depot into `out`, on 127.0.0.1:`port`, with its certificate and user. */
+export function exportArgs(f: Fixture, target: string, out: string, port: number): string[] {
+  const where = ['--out', out, '--host', '127.0.0.1', '--port', String(port)];
+  const tlsAndUser = ['--cert', f.certFile, '--key', f.keyFile, '--user', USER, '--password-file', f.passwordFile];
+  return ['export', target, f.root, ...where, ...tlsAndUser];
+}
+
 export interface RunningServer {
   port: number;
   /** The server's own error output so far, for failure messages. */

@@ -13,6 +13,7 @@ import {
   PASSWORD,
   SECRET_TEXT,
   USER,
+  exportArgs,
   fetchRaw,
   freePort,
   javaProbe,
@@ -53,26 +54,7 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
   async function exportAndStart(name: string, extra: string[]): Promise<{ server: RunningServer; out: string; stderr: string }> {
     const port = await freePort();
     const out = join(fixture.dir, `${server}-${name}`);
-    const exported = await runCli([
-      'export',
-      server,
-      fixture.root,
-      '--out',
-      out,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--cert',
-      fixture.certFile,
-      '--key',
-      fixture.keyFile,
-      '--user',
-      USER,
-      '--password-file',
-      fixture.passwordFile,
-      ...extra,
-    ]);
+    const exported = await runCli([...exportArgs(fixture, server, out, port), ...extra]);
     expect(exported.code, exported.stderr).toBe(0);
     await mkdir(join(out, 'run'));
     const s = await start(join(out, file), port, join(out, 'run'));

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
-import { HOST, LOGROTATE, SYSTEMD_ANALYZE, USER, fetchRaw, freePort, makeFixture, run, type Fixture } from './helpers.js';
+import { HOST, LOGROTATE, SYSTEMD_ANALYZE, USER, exportArgs, fetchRaw, freePort, makeFixture, run, type Fixture } from './helpers.js';
 
 let fixture: Fixture;
 let unit: string;
@@ -18,32 +18,7 @@ beforeAll(async () => {
   out = join(fixture.dir, 'systemd');
   port = await freePort();
   // The service user must exist for logrotate to read its `su` line: Debian's daemon user stands in.
-  const r = await runCli([
-    'export',
-    'systemd',
-    fixture.root,
-    '--out',
-    out,
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--cert',
-    fixture.certFile,
-    '--key',
-    fixture.keyFile,
-    '--user',
-    USER,
-    '--password-file',
-    fixture.passwordFile,
-    '--open-hcl',
-    '--grace',
-    String(GRACE),
-    '--workers',
-    '2',
-    '--service-user',
-    'daemon',
-  ]);
+  const r = await runCli([...exportArgs(fixture, 'systemd', out, port), '--open-hcl', '--grace', String(GRACE), '--workers', '2', '--service-user', 'daemon']);
   expect(r.code, r.stderr).toBe(0);
   unit = join(out, 'depotkit.service');
   unitText = await readFile(unit, 'utf8');
