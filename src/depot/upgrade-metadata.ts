@@ -7,8 +7,9 @@ import { VCENTER_UPGRADE_METADATA_DIR, VCENTER_UPGRADE_METADATA_FILES } from '..
  * PROD/COMP/VCENTER/vmw/, holding a fixed set of files. The catalog does not
  * name them, so whoever copies a depot file by file must find them another way.
  */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const UUID_IN_TEXT = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const UUID_PATTERN = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+const UUID = new RegExp(`^${UUID_PATTERN}$`, 'i');
+const UUID_IN_TEXT = new RegExp(UUID_PATTERN, 'gi');
 
 /** The web-root-relative paths an upgrade folder may hold. */
 export function upgradeMetadataPaths(uuid: string): string[] {

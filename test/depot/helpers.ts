@@ -3,9 +3,10 @@ import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR, VCENTER_UPGRADE_METADATA_FILES } from '../../src/constants.js';
+import { DEPOT_PATHS } from '../../src/constants.js';
 import { catalogBinaries, parseCatalog, type CatalogBinary } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
+import { upgradeMetadataPaths } from '../../src/depot/upgrade-metadata.js';
 
 export const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
@@ -56,6 +57,25 @@ export async function zipFolder(dir: string, zipPath: string, wrapper = ''): Pro
   await writeFile(zipPath, Buffer.concat(chunks));
 }
 
+/**
+ * vCenter upgrade metadata under `root` as the vendor's archive carries it (the catalog does not name it): an
+ * upgrade_info.xml, its binary signature and its SHA-256 file per upgrade. Returns the paths written, sorted.
+ */
+export async function writeUpgradeMetadata(root: string, uuids: string[]): Promise<string[]> {
+  const paths: string[] = [];
+  for (const uuid of uuids) {
+    const [xml, sig, sha] = upgradeMetadataPaths(uuid) as [string, string, string];
+    const xmlText = `<?xml version="1.0" encoding="UTF-8"?>\n<upgradeInfo id="${uuid}"><source>8.0.3</source><target>9.0.0.0</target></upgradeInfo>\n`;
+    await mkdir(join(root, dirname(xml)), { recursive: true });
+    await writeFile(join(root, xml), xmlText);
+    // A signature is binary: bytes that are not UTF-8 must survive unchanged.
+    await writeFile(join(root, sig), Buffer.concat([Buffer.from([0xff, 0x00, 0xfe, 0x80]), randomBytes(252)]));
+    await writeFile(join(root, sha), `${sha256(xmlText)}\n`);
+    paths.push(xml, sig, sha);
+  }
+  return paths.sort();
+}
+
 /** The wrapper folder the vendor's metadata archive is zipped under in these tests. */
 export const ARCHIVE_WRAPPER = 'vcf-9.0.0.0-offline-depot-metadata';
 
@@ -85,17 +105,7 @@ export async function vendorArchiveSource(base: string, options: { compatibility
   }
   for (const file of [DEPOT_PATHS.hclAll, DEPOT_PATHS.hclLastUpdated])
     await put(`${DEPOT_PATHS.metadataHclDir}/${basename(file)}`, await readFile(join(meta, file)));
-  const upgrades: string[] = [];
-  for (const uuid of [randomUUID(), randomUUID()]) {
-    const [xmlName, sigName, shaName] = VCENTER_UPGRADE_METADATA_FILES;
-    const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<upgradeInfo id="${uuid}"><source>8.0.3</source><target>9.0.0.0</target></upgradeInfo>\n`;
-    const dir = `${VCENTER_UPGRADE_METADATA_DIR}/${uuid}`;
-    await put(`${dir}/${xmlName}`, xml);
-    // A signature is binary: bytes that are not UTF-8 must survive unchanged.
-    await put(`${dir}/${sigName}`, Buffer.concat([Buffer.from([0xff, 0x00, 0xfe, 0x80]), randomBytes(252)]));
-    await put(`${dir}/${shaName}`, `${sha256(xml)}\n`);
-    upgrades.push(...[xmlName, sigName, shaName].map((n) => `${dir}/${n}`));
-  }
+  const upgrades = await writeUpgradeMetadata(meta, [randomUUID(), randomUUID()]);
   await writeFile(join(meta, 'README.txt'), 'outside PROD/: not part of the depot');
   return { ...src, upgrades };
 }

@@ -1,14 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
-import { upgradeMetadataPaths } from '../../src/depot/upgrade-metadata.js';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
@@ -16,6 +15,7 @@ import type { MirrorReport, UpgradeMetadataSource } from '../../src/transfer/mir
 import type { PruneReport } from '../../src/transfer/prune.js';
 import { CLI, runCli, tempDir } from '../helpers/cli.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
+import { writeUpgradeMetadata } from '../depot/helpers.js';
 import { demo, identities, nextRelease, readCatalog, treeOf } from './helpers.js';
 import { catalogBinaries } from '../../src/depot/catalog.js';
 
@@ -37,7 +37,7 @@ const fresh = (name: string) => join(base, `${name}-${n++}`);
 beforeAll(async () => {
   ({ dir: base, cleanup } = await tempDir('depotkit-mirror-'));
   depot = await demo(join(base, 'depot'), BINARY);
-  upgradeFiles = await addUpgradeMetadata(depot);
+  upgradeFiles = await writeUpgradeMetadata(depot, ['0b6f5c1e-2d3a-4c5b-9e8f-7a6b5c4d3e2f', 'a3c1e0d2-5b4f-4a6e-8d7c-1f2e3d4c5b6a']);
   ca = await createCa({ keySize: 2048 });
   const issued = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
   tls = { certPem: issued.chainPem, keyPem: issued.keyPem };
@@ -47,21 +47,6 @@ beforeAll(async () => {
   await writeFile(passwordFile, `${PASSWORD}\n`);
 });
 afterAll(() => cleanup());
-
-/** vCenter upgrade metadata as the vendor's archive carries it (the catalog does not name it): two upgrades, a binary signature each. */
-async function addUpgradeMetadata(root: string): Promise<string[]> {
-  const paths: string[] = [];
-  for (const uuid of ['0b6f5c1e-2d3a-4c5b-9e8f-7a6b5c4d3e2f', 'a3c1e0d2-5b4f-4a6e-8d7c-1f2e3d4c5b6a']) {
-    const [xml, sig, sha] = upgradeMetadataPaths(uuid);
-    const xmlText = `<?xml version="1.0" encoding="UTF-8"?>\n<upgradeInfo id="${uuid}"/>\n`;
-    await mkdir(join(root, dirname(xml!)), { recursive: true });
-    await writeFile(join(root, xml!), xmlText);
-    await writeFile(join(root, sig!), Buffer.concat([Buffer.from([0xff, 0x00, 0xfe, 0x80]), randomBytes(60)]));
-    await writeFile(join(root, sha!), `${createHash('sha256').update(xmlText).digest('hex')}\n`);
-    paths.push(xml!, sig!, sha!);
-  }
-  return paths.sort();
-}
 
 async function mirror(url: string, out: string, extra: string[] = []): Promise<{ code: number; report: MirrorReport; stderr: string }> {
   const res = await runCli(['depot', 'mirror', url, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile, ...extra, '--json']);
