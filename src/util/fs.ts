@@ -161,7 +161,7 @@ async function sameFile(a: string, b: string): Promise<boolean> {
 }
 
 /** Makes renames in `dir` durable; some file systems cannot sync a folder, which is no reason to fail. */
-async function syncDir(dir: string): Promise<void> {
+export async function syncDir(dir: string): Promise<void> {
   try {
     const handle = await open(dir, 'r');
     try {

@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { DepotkitError, EXIT, describeFsError } from '../util/errors.js';
+import { syncDir } from '../util/fs.js';
+import { isObject, parseJsonOrUndefined } from '../util/json.js';
+
+/**
+ * One writer per depot. Two runs writing one depot at once corrupt it (one
+ * clears the other's temporary files, both write one partial file, saves of
+ * the verified state lose entries), so every command that writes a depot
+ * holds its lock: a file created with O_EXCL that names the holder. A lock
+ * whose process is gone (killed, the machine restarted) is taken over, and
+ * the caller is told so.
+ */
+export interface DepotLockHolder {
+  pid: number;
+  host: string;
+  /** What the holder is doing, in words ("depot mirror"). */
+  operation: string;
+  startedAt: string;
+}
+
+export interface DepotLock {
+  path: string;
+  /** The dead holder whose lock was taken over, when there was one. */
+  tookOverFrom?: DepotLockHolder;
+  release(): Promise<void>;
+}
+
+export function lockFileFor(root: string): string {
+  return join(root, '.depotkit', 'lock');
+}
+
+function parseHolder(text: string): DepotLockHolder | undefined {
+  const value = parseJsonOrUndefined(text);
+  if (!isObject(value)) return undefined;
+  const { pid, host, operation, startedAt } = value;
+  if (typeof pid !== 'number' || typeof host !== 'string' || typeof operation !== 'string' || typeof startedAt !== 'string') return undefined;
+  return { pid, host, operation, startedAt };
+}
+
+/** Whether the holder is certainly gone: only a process of this machine can be asked. */
+function holderIsGone(holder: DepotLockHolder | undefined): boolean {
+  if (!holder) return true;
+  if (holder.host !== hostname()) return false;
+  if (holder.pid === process.pid) return false;
+  try {
+    process.kill(holder.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function describeHolder(holder: DepotLockHolder): string {
+  return `${holder.operation} (process ${holder.pid} on ${holder.host}, since ${holder.startedAt})`;
+}
+
+async function create(path: string, holder: DepotLockHolder): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path, 'wx', 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw describeFsError(err, path);
+  }
+  try {
+    await handle.writeFile(`${JSON.stringify(holder)}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await syncDir(dirname(path));
+  return true;
+}
+
+/**
+ * Moves a dead holder's lock aside. Renaming is atomic, so of two runs that
+ * both found it stale only one gets it; the other finds the winner's lock
+ * (or none) and tries again. A lock that changed since it was judged is put back.
+ */
+async function removeStale(path: string, judged: string): Promise<void> {
+  const aside = `${path}.stale-${randomBytes(6).toString('hex')}`;
+  try {
+    await rename(path, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw describeFsError(err, path);
+  }
+  const moved = await readFile(aside, 'utf8').catch(() => '');
+  if (moved === judged) await rm(aside, { force: true });
+  else await rename(aside, path).catch(() => rm(aside, { force: true }));
+}
+
+/**
+ * Takes the lock of the depot at `root` for `operation`, or refuses with a
+ * sentence naming the run that holds it.
+ */
+export async function lockDepot(root: string, operation: string): Promise<DepotLock> {
+  const path = lockFileFor(root);
+  try {
+    await mkdir(dirname(path), { recursive: true, mode: 0o755 });
+  } catch (err) {
+    throw describeFsError(err, dirname(path));
+  }
+  const holder: DepotLockHolder = { pid: process.pid, host: hostname(), operation, startedAt: new Date().toISOString() };
+  let tookOverFrom: DepotLockHolder | undefined;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (await create(path, holder)) {
+      const text = `${JSON.stringify(holder)}\n`;
+      return {
+        path,
+        ...(tookOverFrom ? { tookOverFrom } : {}),
+        release: async () => {
+          // Only our own lock goes: a lock taken over meanwhile (we were thought dead) stays.
+          if ((await readFile(path, 'utf8').catch(() => '')) === text) await rm(path, { force: true });
+        },
+      };
+    }
+    const text = await readFile(path, 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    const current = parseHolder(text);
+    if (!holderIsGone(current)) {
+      throw new DepotkitError(
+        `${root} is being written by another run: ${describeHolder(current!)}.`,
+        EXIT.usage,
+        `Wait for it to finish, or stop it; a lock left by a process that is gone is taken over by the next run (${path}).`,
+      );
+    }
+    tookOverFrom = current ?? { pid: 0, host: 'unknown', operation: 'an unreadable lock', startedAt: 'unknown' };
+    await removeStale(path, text);
+  }
+  throw new DepotkitError(`Could not take the lock of ${root} (${path}): other runs keep taking it.`, EXIT.usage);
+}
+
+/** Runs `work` holding the depot's lock, and releases it whatever happens. */
+export async function withDepotLock<T>(root: string, operation: string, work: (lock: DepotLock) => Promise<T>): Promise<T> {
+  const lock = await lockDepot(root, operation);
+  try {
+    return await work(lock);
+  } finally {
+    await lock.release();
+  }
+}
