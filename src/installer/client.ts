@@ -124,6 +124,7 @@ export class InstallerClient {
       retries: opts.retries ?? 3,
       backoffMs: opts.backoffMs,
       connectionError: (err, code) => this.connectionError(err, code),
+      serverName: 'the installer',
     });
   }
 

@@ -77,6 +77,7 @@ export class MgmtClient {
       trust: opts.trust,
       timeoutMs: opts.timeoutMs ?? 120_000,
       connectionError: (err, code) => connectionError(origin, err, code),
+      serverName: 'the management server',
     });
     const choice = opts.api ?? 'auto';
     const client = new MgmtClient(

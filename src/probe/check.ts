@@ -533,9 +533,9 @@ async function checkBinaries(
     present.map((binary) =>
       hashLimit(async () => {
         const hash = createHash('sha256');
-        let status: number;
+        let answer: { status: number; bytes: number };
         try {
-          status = await streamFile(agent, depotFileUrl(depot, binary.path), auth, (chunk) => {
+          answer = await streamFile(agent, depotFileUrl(depot, binary.path), auth, binary.size, (chunk) => {
             hash.update(chunk);
             options.onBytes?.(chunk.length);
           });
@@ -543,8 +543,20 @@ async function checkBinaries(
           findings.push(requestFailed('binary', binary.path, 'GET', err));
           return;
         }
-        if (status !== 200) {
-          findings.push(statusFinding('binary', binary.path, 'GET', status, credentials));
+        if (answer.status !== 200) {
+          findings.push(statusFinding('binary', binary.path, 'GET', answer.status, credentials));
+          return;
+        }
+        if (answer.bytes > binary.size) {
+          findings.push({
+            id: 'binary.size-mismatch',
+            severity: 'error',
+            path: binary.path,
+            message: `GET ${binary.path} sent more than the catalog's ${binary.size} bytes; the check stopped reading one byte past them.`,
+            evidence: { served: `more than ${binary.size}`, expected: binary.size },
+            installer: `fails the ${binary.component} download's size check`,
+            fix: 'Serve HEAD and GET from the same file (depotkit serve); download the file again and place it with depotkit depot build.',
+          });
           return;
         }
         stats.hashed++;

@@ -1,5 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { NETWORK_LIMITS } from '../util/limits.js';
+import { formatBytes } from '../util/text.js';
 import type { DepotUrl } from './url.js';
 
 export interface HttpAnswer {
@@ -86,12 +88,35 @@ function send(client: DepotClient, url: string, method: 'HEAD' | 'GET', authoriz
   });
 }
 
-export async function fetchFile(client: DepotClient, url: string, method: 'HEAD' | 'GET', authorization?: string, maxBody = 256 << 20): Promise<HttpAnswer> {
+/**
+ * Reads and drops a body that is not wanted, up to NETWORK_LIMITS.discardBytes (so that a short one leaves
+ * the connection for the next request); a longer one is cut with its connection.
+ */
+async function discard(res: IncomingMessage): Promise<void> {
+  let size = 0;
+  try {
+    for await (const chunk of res) {
+      size += (chunk as Buffer).length;
+      // Leaving the loop destroys the answer.
+      if (size > NETWORK_LIMITS.discardBytes) return;
+    }
+  } catch {
+    // A body cut short is of no matter when it is not wanted.
+  }
+}
+
+/** A GET's body whole, or only status and headers (a HEAD, or another status than 200); a body longer than `maxBody` fails. */
+export async function fetchFile(
+  client: DepotClient,
+  url: string,
+  method: 'HEAD' | 'GET',
+  authorization?: string,
+  maxBody: number = NETWORK_LIMITS.depotMetadataBytes,
+): Promise<HttpAnswer> {
   const res = await send(client, url, method, authorization);
   const status = res.statusCode ?? 0;
   if (method === 'HEAD' || status !== 200) {
-    res.resume();
-    await new Promise((r) => res.once('end', r).once('close', r));
+    await discard(res);
     return { status, headers: res.headers };
   }
   const chunks: Buffer[] = [];
@@ -100,7 +125,7 @@ export async function fetchFile(client: DepotClient, url: string, method: 'HEAD'
     size += (chunk as Buffer).length;
     if (size > maxBody) {
       res.destroy();
-      throw new Error(`${url} is larger than ${maxBody} bytes`);
+      throw new Error(`the answer is longer than ${formatBytes(maxBody)}, more than the file can be; the rest was not read`);
     }
     chunks.push(chunk as Buffer);
   }
@@ -110,20 +135,37 @@ export async function fetchFile(client: DepotClient, url: string, method: 'HEAD'
 /** Status and headers of a request whose body is read and dropped (an anonymous probe needs no content). */
 export async function probeStatus(client: DepotClient, url: string, method: 'HEAD' | 'GET', authorization?: string): Promise<HttpAnswer> {
   const res = await send(client, url, method, authorization);
-  res.resume();
-  await new Promise((r) => res.once('end', r).once('close', r));
+  await discard(res);
   return { status: res.statusCode ?? 0, headers: res.headers };
 }
 
-/** Streams a GET body through `onChunk`, for hashing binaries without holding them. */
-export async function streamFile(client: DepotClient, url: string, authorization: string | undefined, onChunk: (chunk: Buffer) => void): Promise<number> {
+/**
+ * Streams a GET body through `onChunk`, for hashing binaries without holding them, and stops after
+ * `maxBytes` + 1 bytes: a body longer than the file should be is cut there (`bytes` then says so).
+ */
+export async function streamFile(
+  client: DepotClient,
+  url: string,
+  authorization: string | undefined,
+  maxBytes: number,
+  onChunk: (chunk: Buffer) => void,
+): Promise<{ status: number; bytes: number }> {
   const res = await send(client, url, 'GET', authorization);
-  if (res.statusCode !== 200) {
-    res.resume();
-    return res.statusCode ?? 0;
+  const status = res.statusCode ?? 0;
+  if (status !== 200) {
+    await discard(res);
+    return { status, bytes: 0 };
   }
-  for await (const chunk of res) onChunk(chunk as Buffer);
-  return 200;
+  let bytes = 0;
+  for await (const chunk of res) {
+    const room = maxBytes + 1 - bytes;
+    const part = (chunk as Buffer).length > room ? (chunk as Buffer).subarray(0, room) : (chunk as Buffer);
+    bytes += part.length;
+    onChunk(part);
+    // One byte past the size is proof enough; leaving the loop destroys the answer.
+    if (bytes > maxBytes) break;
+  }
+  return { status, bytes };
 }
 
 export function contentLength(answer: HttpAnswer): number | undefined {

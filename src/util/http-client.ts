@@ -1,4 +1,7 @@
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
+import { DepotkitError, EXIT } from './errors.js';
+import { NETWORK_LIMITS } from './limits.js';
+import { formatBytes } from './text.js';
 
 /** An answer: its status and its body, parsed as JSON when it is JSON, else the text (undefined when empty). */
 export interface Reply {
@@ -77,6 +80,22 @@ export interface JsonTransportOptions {
   backoffMs?: number;
   /** The error for a request that got no answer: one sentence, with what to do about it. */
   connectionError(err: unknown, code: string | undefined): Error;
+  /** Who answers, for messages: `the installer`, `the management server`. */
+  serverName?: string;
+  /** Bytes of one answer's body read at most (NETWORK_LIMITS.apiAnswerBytes by default). */
+  maxAnswerBytes?: number;
+}
+
+/** A server sent a longer answer than its API ever does: the rest was not read. */
+export class AnswerTooLargeError extends DepotkitError {
+  constructor(
+    readonly host: string,
+    readonly limit: number,
+    message: string,
+  ) {
+    super(message, EXIT.problems, 'Check that the URL is the right server: a proxy or another service may answer there.');
+    this.name = 'AnswerTooLargeError';
+  }
 }
 
 export interface SendOptions {
@@ -128,8 +147,11 @@ export class JsonTransport {
           ...(opts.timeoutMs ? { headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
         });
-        reply = { status: res.statusCode, body: parseBody(await res.body.text()) };
+        const text = await readAnswer(res, this.maxAnswerBytes);
+        if (text === undefined) throw this.tooLarge(method, path);
+        reply = { status: res.statusCode, body: parseBody(text) };
       } catch (err) {
+        if (err instanceof AnswerTooLargeError) throw err;
         failure = err;
       }
       const code = networkErrorCode(failure) ?? '';
@@ -146,6 +168,44 @@ export class JsonTransport {
   close(): Promise<void> {
     return this.agent.close();
   }
+
+  private get maxAnswerBytes(): number {
+    return this.opts.maxAnswerBytes ?? NETWORK_LIMITS.apiAnswerBytes;
+  }
+
+  private tooLarge(method: string, path: string): AnswerTooLargeError {
+    const name = this.opts.serverName ?? 'the server';
+    const host = this.opts.origin.host;
+    const limit = this.maxAnswerBytes;
+    return new AnswerTooLargeError(
+      host,
+      limit,
+      `${name[0]!.toUpperCase()}${name.slice(1)} ${host} answered ${method} ${path.split('?')[0]} with more than ${formatBytes(limit)}, more than any answer of its API holds; the rest was not read.`,
+    );
+  }
+}
+
+/**
+ * The body as text, or undefined when it is longer than `max` bytes: then
+ * the rest is not read and the connection is closed, whether the server
+ * announced the length or streams without end.
+ */
+async function readAnswer(res: Dispatcher.ResponseData, max: number): Promise<string | undefined> {
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) {
+    res.body.destroy();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of res.body) {
+    total += (chunk as Buffer).length;
+    // Leaving the loop destroys the body, and with it the connection.
+    if (total > max) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  // TextDecoder drops a byte order mark, as undici's text() did.
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 function parseBody(text: string): unknown {

@@ -48,3 +48,27 @@ export const MAX_COMMON_NAME_LENGTH = 64;
 
 /** Shortest passphrase accepted to encrypt a CA key (openssl asks for at least 4; 8 is the usual policy floor). */
 export const MIN_PASSPHRASE_LENGTH = 8;
+
+/**
+ * Bodies read from the network: a server that sends without end (hostile, or
+ * a proxy gone wrong) is cut off at these, and the request fails on its own.
+ */
+export const NETWORK_LIMITS = {
+  /**
+   * One answer of the installer's or the management server's API: a token
+   * pair, the depot settings, a page of trusted certificates (a few KB each,
+   * tens of them), a CSR or a certificate chain; all far under 1 MiB.
+   */
+  apiAnswerBytes: 4 * 1024 ** 2,
+  /**
+   * A depot metadata file `depotkit check` reads whole: the catalog, the
+   * manifest, the Compatibility data or the vSAN HCL (all.json, the largest,
+   * is tens of MB).
+   */
+  depotMetadataBytes: 256 * 1024 ** 2,
+  /**
+   * An answer whose body is not wanted (an error page, a status probe): this
+   * much is read and dropped so the connection can be reused, then it is cut.
+   */
+  discardBytes: 64 * 1024,
+} as const;

@@ -110,11 +110,18 @@ export class BundleDownloads {
         let bytes = 0;
         let storeError: Error | undefined;
         const sink = this.store ? await this.openSink(binary.path, temps) : undefined;
+        let overrun = false;
         const counter = new Writable({
-          write: (chunk: Buffer, _encoding, done) => {
+          write: (whole: Buffer, _encoding, done) => {
+            // One byte past the catalog's size is enough to fail the check: the rest is not read (nor stored).
+            const chunk = whole.subarray(0, binary.size + 1 - bytes);
             hash.update(chunk);
             bytes += chunk.length;
             state.downloadedSize += chunk.length;
+            if (bytes > binary.size) {
+              overrun = true;
+              return done(new Error(`more than the catalog's ${binary.size} bytes`));
+            }
             if (!sink) return done();
             sink.write(chunk, (err) => {
               storeError ??= err ?? undefined;
@@ -132,6 +139,7 @@ export class BundleDownloads {
           await pipeline(res.body, counter);
         } catch (err) {
           if (signal.aborted) throw err;
+          if (overrun) throw new DownloadFailure(`${binary.path}: the depot sent more than the catalog's ${binary.size} bytes; the download was stopped.`);
           if (storeError) throw new DownloadFailure(`${binary.path}: cannot be stored (${storeError.message}).`);
           // A connection cut mid-body is a short read, judged below with the bytes that came.
           this.log.write('WARN', COMPONENT, `${binary.path}: the download broke off after ${bytes} bytes (${(err as Error).message})`);

@@ -1,0 +1,220 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeDemoDepot } from '../../src/depot/demo.js';
+import { writeCaDir } from '../../src/pki/index.js';
+import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/mgmt/certs.js';
+import { readCatalogBinaries } from '../depot/helpers.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { PASSWORD as INSTALLER_PASSWORD, USER as INSTALLER_USER, startSim } from '../installer/helpers.js';
+import { testCa } from '../mgmt/helpers.js';
+
+const MiB = 1024 ** 2;
+/** Where the hostile servers give up: far above any bound, so that a client without one reads all of it. */
+const HOSTILE_CAP = 64 * MiB;
+/** What a bounded client may have let the server send: its bound (4 MiB for an API answer) and the socket buffers. */
+const SMALL = 32 * MiB;
+
+interface Hostile {
+  url: string;
+  host: string;
+  /** Bytes handed to the sockets over all answers. */
+  sent(): number;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+/** Streams a body until the client stops reading it (or HOSTILE_CAP), with the socket's back-pressure. */
+function streamEndlessly(res: ServerResponse, count: (n: number) => void, head: Record<string, string> = { 'content-type': 'application/json' }): void {
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  let sent = 0;
+  res.writeHead(200, head);
+  res.write('{"accessToken":"');
+  const pump = (): void => {
+    while (sent < HOSTILE_CAP && !res.destroyed) {
+      sent += chunk.length;
+      count(chunk.length);
+      if (!res.write(chunk)) return void res.once('drain', pump);
+    }
+    if (!res.destroyed) res.end('"}');
+  };
+  pump();
+}
+
+/** An HTTPS server that answers every request with a JSON body that never ends. */
+async function startEndlessApi(cert: ServedCertificate): Promise<Hostile> {
+  let total = 0;
+  const requests: string[] = [];
+  const server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    req.resume();
+    streamEndlessly(res, (n) => (total += n));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    host: `127.0.0.1:${port}`,
+    sent: () => total,
+    requests,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+let tmp: { dir: string; cleanup: () => Promise<void> };
+let cert: ServedCertificate;
+let certFile: string;
+let passwordFile: string;
+
+beforeAll(async () => {
+  tmp = await tempDir('depotkit-hostile-apis-');
+  cert = await selfSignedCertificate('127.0.0.1', '127.0.0.1');
+  certFile = join(tmp.dir, 'hostile.pem');
+  await writeFile(certFile, cert.certPem);
+  passwordFile = join(tmp.dir, 'password');
+  await writeFile(passwordFile, `${INSTALLER_PASSWORD}\n`, { mode: 0o600 });
+});
+afterAll(() => tmp?.cleanup());
+
+describe('API answers without end', () => {
+  it('installer status: an endless answer to the log-in fails the installer with one sentence naming the host and the bound', async () => {
+    const hostile = await startEndlessApi(cert);
+    try {
+      const res = await runCli([
+        'installer',
+        'status',
+        '--installer',
+        hostile.url,
+        '--user',
+        INSTALLER_USER,
+        '--password-file',
+        passwordFile,
+        '--installer-ca',
+        certFile,
+        '--json',
+      ]);
+      expect(res.code, res.stderr).toBe(1);
+      const row = (JSON.parse(res.stdout) as { installers: Array<{ ok: boolean; error?: { message: string } }> }).installers[0]!;
+      expect(row.ok).toBe(false);
+      expect(row.error!.message).toBe(
+        `The installer ${hostile.host} answered POST /v1/tokens with more than 4.0 MiB, more than any answer of its API holds; the rest was not read.`,
+      );
+      // Not retried, and cut off at the bound: the client never held more than that.
+      expect(hostile.requests).toEqual(['POST /v1/tokens']);
+      expect(hostile.sent()).toBeLessThan(SMALL);
+    } finally {
+      await hostile.close();
+    }
+  });
+
+  it('installer status --inventory: one endless installer fails its own row, the real one beside it succeeds', async () => {
+    const hostile = await startEndlessApi(cert);
+    const sim = await startSim();
+    try {
+      const bundle = join(tmp.dir, 'fleet-ca.pem');
+      await writeFile(bundle, `${sim.caPem}${cert.certPem}`);
+      const inventory = join(tmp.dir, 'fleet.yaml');
+      await writeFile(
+        inventory,
+        [
+          'defaults:',
+          `  user: ${INSTALLER_USER}`,
+          '  passwordEnv: FLEET_PASSWORD',
+          `  installerCa: ${bundle}`,
+          'installers:',
+          `  - { name: hostile, url: "${hostile.url}" }`,
+          `  - { name: real, url: "${sim.url}" }`,
+        ].join('\n'),
+      );
+      const res = await runCli(['installer', 'status', '--inventory', inventory, '--json'], { env: { FLEET_PASSWORD: INSTALLER_PASSWORD } });
+      expect(res.code, res.stderr).toBe(1);
+      const rows = (JSON.parse(res.stdout) as { installers: Array<{ name: string; ok: boolean; error?: { message: string } }> }).installers;
+      expect(rows.map((r) => [r.name, r.ok])).toEqual([
+        ['hostile', false],
+        ['real', true],
+      ]);
+      expect(rows[0]!.error!.message).toContain(`The installer ${hostile.host} answered POST /v1/tokens with more than 4.0 MiB`);
+      expect(hostile.sent()).toBeLessThan(SMALL);
+    } finally {
+      await Promise.all([hostile.close(), sim.close()]);
+    }
+  });
+
+  it('mgmt replace-cert: an endless answer to the log-in ends the command with one sentence naming the host and the bound', async () => {
+    const hostile = await startEndlessApi(cert);
+    try {
+      const caDir = join(tmp.dir, 'mgmt-ca');
+      await writeCaDir(caDir, await testCa());
+      const res = await runCli([
+        'mgmt',
+        'replace-cert',
+        '--server',
+        hostile.url,
+        '--password-file',
+        passwordFile,
+        '--ca',
+        caDir,
+        '--server-ca',
+        certFile,
+        '--dry-run',
+      ]);
+      expect(res.code, res.stderr).toBe(1);
+      expect(res.stderr).toMatch(
+        new RegExp(
+          `^depotkit: The management server ${hostile.host} answered POST /api/session with more than 4\\.0 MiB, more than any answer of its API holds; the rest was not read\\.$`,
+          'm',
+        ),
+      );
+      expect(res.stderr).not.toMatch(/\n\s+at /);
+      expect(hostile.requests).toEqual(['POST /api/session']);
+      expect(hostile.sent()).toBeLessThan(SMALL);
+    } finally {
+      await hostile.close();
+    }
+  });
+});
+
+describe('depot binaries without end', () => {
+  it('check --deep stops reading a binary one byte past its catalog size and reports its size as wrong', async () => {
+    const root = join(tmp.dir, 'depot');
+    await makeDemoDepot(root, { binarySize: 4096 });
+    const [endless] = await readCatalogBinaries(root);
+    let endlessBytes = 0;
+    // The depot's files as they are, but the GET of one binary sends without end (HEAD still has the catalog's size).
+    const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+      const path = decodeURIComponent(new URL(req.url!, 'http://x').pathname).slice(1);
+      if (path === endless!.path && req.method === 'GET')
+        return streamEndlessly(res, (n) => (endlessBytes += n), { 'content-type': 'application/octet-stream' });
+      readFile(join(root, path)).then(
+        (data) => {
+          res.writeHead(200, { 'content-length': data.length });
+          res.end(req.method === 'HEAD' ? undefined : data);
+        },
+        () => res.writeHead(404).end(),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await runCli(['check', `http://127.0.0.1:${port}`, '--deep', '--json']);
+      expect(res.code, res.stderr).toBe(1);
+      const result = JSON.parse(res.stdout) as { findings: Array<{ id: string; path?: string; message: string }>; stats: { hashed: number; binaries: number } };
+      expect(result.findings.filter((f) => f.path === endless!.path)).toEqual([
+        expect.objectContaining({
+          id: 'binary.size-mismatch',
+          message: `GET ${endless!.path} sent more than the catalog's ${endless!.size} bytes; the check stopped reading one byte past them.`,
+        }),
+      ]);
+      // The other binaries were hashed as usual.
+      expect(result.findings.filter((f) => f.path !== endless!.path).map((f) => f.id)).toEqual(['http.plain']);
+      expect(result.stats.hashed).toBe(result.stats.binaries - 1);
+      expect(endlessBytes).toBeLessThan(SMALL);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
