@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { read } from 'read';
 import { SECRET_FILE_MAX_BYTES } from './limits.js';
 import { describeFsError, usageError } from './errors.js';
 
@@ -60,39 +61,36 @@ async function readFirstLine(file: string, what: string): Promise<string> {
   return line;
 }
 
-/** Asks for a secret on a TTY without echoing it. */
+/**
+ * Asks for a secret on a terminal without echoing it. npm's own prompt
+ * (`read`, on Node's readline) does the line editing: backspace, ^U, ^W and
+ * the arrow keys edit the line instead of landing in the password, and a
+ * backspace removes a whole character, never half of one.
+ */
 export async function promptSecret(prompt: string): Promise<string> {
   if (!process.stdin.isTTY) throw usageError(`${prompt} is needed and there is no terminal to ask on.`, 'Pass --password-file.');
-  const stdin = process.stdin;
-  // Echo off before the prompt shows: an answer typed (or pasted) at once is not echoed by the terminal.
-  stdin.setRawMode(true);
-  process.stderr.write(`${prompt}: `);
-  stdin.resume();
-  stdin.setEncoding('utf8');
-  return new Promise((resolve, reject) => {
-    let value = '';
-    const onData = (chunk: string) => {
-      for (const ch of chunk) {
-        if (ch === '\r' || ch === '\n') {
-          finish();
-          resolve(value);
-          return;
-        }
-        if (ch === '\u0003') {
-          finish();
-          reject(usageError('Cancelled.'));
-          return;
-        }
-        if (ch === '\u007f') value = value.slice(0, -1);
-        else value += ch;
-      }
-    };
-    const finish = () => {
-      stdin.setRawMode(false);
-      stdin.pause();
-      stdin.off('data', onData);
-      process.stderr.write('\n');
-    };
-    stdin.on('data', onData);
+  let settled = false;
+  const answer = read({ prompt: `${prompt}:`, silent: true, replace: '', input: process.stdin, output: process.stderr }).then(
+    (value) => {
+      settled = true;
+      return value;
+    },
+    () => {
+      settled = true;
+      throw usageError('Cancelled.');
+    },
+  );
+  // ^D on an empty line closes the prompt without an answer; the prompt would then wait forever.
+  const closed = new Promise<never>((_, reject) => {
+    process.stdin.once('pause', () =>
+      setImmediate(() => {
+        if (!settled) reject(usageError('Cancelled.'));
+      }),
+    );
   });
+  try {
+    return await Promise.race([answer, closed]);
+  } finally {
+    process.stderr.write('\n');
+  }
 }

@@ -22,7 +22,7 @@ const HAS_PYTHON = (() => {
  * answers its password prompt with $ANSWER, and resolves with everything the
  * terminal showed and the exit code.
  */
-function runOnTerminal(args: string[], answer: string): Promise<{ code: number; screen: string }> {
+function runOnTerminal(args: string[], answer: string, enter = '\r'): Promise<{ code: number; screen: string }> {
   const script = [
     'import os, pty, sys',
     'pid, fd = pty.fork()',
@@ -31,7 +31,7 @@ function runOnTerminal(args: string[], answer: string): Promise<{ code: number; 
     'buf = b""',
     'while b"Password of" not in buf:',
     '    buf += os.read(fd, 1024)',
-    'os.write(fd, os.environ["ANSWER"].encode() + b"\\r")',
+    'os.write(fd, (os.environ["ANSWER"] + os.environ["ENTER"]).encode())',
     'while True:',
     '    try:',
     '        d = os.read(fd, 4096)',
@@ -47,7 +47,7 @@ function runOnTerminal(args: string[], answer: string): Promise<{ code: number; 
   return new Promise((resolve, reject) => {
     const child = spawn('python3', ['-c', script, process.execPath, CLI, ...args], {
       cwd: REPO_ROOT,
-      env: { ...process.env, ...withoutNpm(), ANSWER: answer },
+      env: { ...process.env, ...withoutNpm(), ANSWER: answer, ENTER: enter },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let screen = '';
@@ -126,6 +126,21 @@ describe('passwords from a file, a variable or a terminal; trust from a CA file 
     expect(r.screen).toContain('ACCEPT: the installer would accept this depot');
     expect(r.screen).not.toContain(DEPOT_PASSWORD);
     expect(r.code).toBe(0);
+  });
+
+  it.skipIf(!HAS_PYTHON)('edits the line on a terminal: backspace, ^H, ^U, arrow keys and ^D never land in the password', async () => {
+    // Keys as a terminal sends them: a wrong start killed with ^U, a typo erased with DEL and with ^H,
+    // a two-byte character typed and erased whole, the cursor moved left and back right, ^D mid-line.
+    const keys = `wrong\u0015${DEPOT_PASSWORD}x\u007fy\u0008é\u007f\u001b[D\u001b[C\u0004`;
+    const r = await runOnTerminal(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER], keys);
+    expect(r.screen).toContain('ACCEPT: the installer would accept this depot');
+    expect(r.code).toBe(0);
+  });
+
+  it.skipIf(!HAS_PYTHON)('^D on an empty password line cancels (exit 2) instead of waiting', async () => {
+    const r = await runOnTerminal(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER], '\u0004', '');
+    expect(r.screen).toContain('Cancelled.');
+    expect(r.code).toBe(2);
   });
 
   it('check trusts a CA folder and a folder of certificate files as it trusts a CA file', async () => {
