@@ -3,6 +3,7 @@ import { RELEASES, type Release } from '../constants.js';
 // Libraries are imported when a command runs, so that `depotkit --help` and
 // every other command start fast.
 import type { BuildReport } from '../depot/build.js';
+import type { DepotLockHolder } from '../depot/lock.js';
 import { DEFAULT_DEMO_BINARY_SIZE } from '../depot/demo.js';
 import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
 import type { VerifyResult } from '../depot/verify.js';
@@ -33,6 +34,7 @@ export function registerDepotCommands(program: Command): void {
         makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, ...hooks }),
       );
       if (opts.json) return printJson(result);
+      if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
       printLines([
         `Made a ${result.release} demo depot in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
         `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
@@ -88,6 +90,11 @@ export function registerDepotCommands(program: Command): void {
   registerTransferCommands(depot);
 }
 
+/** The run whose lock was taken over was killed, or the machine restarted: the user should know its work was cut short. */
+export function formatTakeover(out: string, holder: DepotLockHolder): string {
+  return `Took over the lock of ${out} from ${holder.operation} (process ${holder.pid} on ${holder.host}, since ${holder.startedAt}), which is gone: what it left was checked again.`;
+}
+
 export function formatVerifyResult(result: VerifyResult): string[] {
   const counts = countBySeverity(result.findings);
   const lines = result.findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
@@ -110,6 +117,7 @@ export function formatBuildReport(report: BuildReport): string[] {
     for (const e of entries.slice(0, 20)) lines.push(`  ${e.path}${detail ? ` ${detail(e)}` : ''}`);
     if (entries.length > 20) lines.push(`  ... and ${entries.length - 20} more (use --json for all)`);
   };
+  if (report.tookOverLockFrom) lines.push(formatTakeover(report.out, report.tookOverLockFrom));
   lines.push(`Metadata: ${plural(report.metadata.written.length, 'file')} written, ${report.metadata.unchanged.length} unchanged.`);
   if (report.metadata.ignored.length)
     lines.push(

@@ -1,17 +1,21 @@
-import { mkdir, readFile, realpath, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { mkdir, realpath, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import fg from 'fast-glob';
 import pLimit from 'p-limit';
 import { DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
-import { isDirectory, writeFileAtomic } from '../util/fs.js';
+import { foldersUpTo } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
+import { indexBinaries, layoutMetadata, sizeOf } from './build-inputs.js';
 import { type CatalogBinary, catalogBinaries } from './catalog.js';
+import { type DepotLockHolder, withDepotLock } from './lock.js';
 import { readMetadata } from './metadata.js';
-import { type PlaceMode, PLACE_MODES, VerifiedState, placeFile, stateFileFor } from './place.js';
+import { Checkpoints, type PlaceMode, PLACE_MODES, VerifiedState, placeFile, stateFileFor } from './place.js';
 import { type VerifyResult, verifyDepot } from './verify.js';
 
 const PLACE_CONCURRENCY = 2;
+/** What the depot's lock names while a build holds it. */
+export const BUILD_OPERATION = 'depot build';
 
 export interface BuildOptions {
   /** The vendor's metadata zip, or the folder it was extracted to. */
@@ -46,6 +50,8 @@ export interface BuildReport {
   mode: PlaceMode;
   /** Every binary is in place and `verify` finds no error. */
   ok: boolean;
+  /** The run that held the depot's lock and is gone (killed, or the machine restarted): its lock was taken over. */
+  tookOverLockFrom?: DepotLockHolder;
   /**
    * Everything under PROD/ in the metadata source is laid out; `ignored`: the
    * binaries the catalog names (placed from --binaries after their checksum is
@@ -67,99 +73,49 @@ export interface BuildReport {
   verify: VerifyResult;
 }
 
-async function indexBinaries(folders: string[], out: string): Promise<Map<string, string[]>> {
-  const index = new Map<string, string[]>();
-  for (const folder of folders) {
-    if (!(await isDirectory(folder))) throw usageError(`--binaries ${folder} is not a folder.`);
-    const files = await fg('**/*', {
-      cwd: folder,
-      absolute: true,
-      onlyFiles: true,
-      followSymbolicLinks: true,
-      dot: false,
-      suppressErrors: true,
-      ignore: [`**/${TEMP_PREFIX}*`],
-    });
-    for (const file of files) {
-      // The depot being built may sit inside a downloads folder: its own files are not sources.
-      if (file === out || file.startsWith(`${out}/`)) continue;
-      const name = basename(file);
-      index.set(name, [...(index.get(name) ?? []), file]);
-    }
-  }
-  return index;
-}
+type Report = Omit<BuildReport, 'verify'>;
 
-async function sizeOf(path: string): Promise<number | undefined> {
-  try {
-    const info = await stat(path);
-    return info.isFile() ? info.size : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Lays out the metadata byte for byte, refusing to replace different files without `force`. */
-async function layoutMetadata(files: Map<string, Buffer>, out: string, force: boolean): Promise<{ written: string[]; unchanged: string[] }> {
-  const written: string[] = [];
-  const unchanged: string[] = [];
-  const conflicts: string[] = [];
-  const toWrite: [string, Buffer][] = [];
-  const webRoot = `${resolve(out, DEPOT_ROOT_DIR)}${sep}`;
-  for (const [path, data] of files) {
-    // The metadata reader keeps names under PROD/; a file must never land outside it.
-    if (!resolve(out, path).startsWith(webRoot)) throw usageError(`The metadata file ${path} would leave ${webRoot}: refused.`);
-    let current: Buffer | undefined;
-    try {
-      current = await readFile(join(out, path));
-    } catch {
-      current = undefined;
-    }
-    if (current?.equals(data)) unchanged.push(path);
-    else {
-      if (current && !force) conflicts.push(path);
-      toWrite.push([path, data]);
-    }
-  }
-  if (conflicts.length) {
-    throw usageError(
-      `${out} already holds different metadata (${conflicts.slice(0, 3).join(', ')}${conflicts.length > 3 ? `, and ${conflicts.length - 3} more` : ''}).`,
-      'Use --force to replace it with the metadata given, or choose another --out.',
-    );
-  }
-  for (const [path, data] of toWrite) {
-    await writeFileAtomic(join(out, path), data, { force: true });
-    written.push(path);
-  }
-  return { written, unchanged };
-}
-
-/** Builds the depot tree at `out` from the vendor metadata and downloaded binaries. */
+/**
+ * Builds the depot tree at `out` from the vendor metadata and downloaded
+ * binaries. The inputs are read and checked first; the depot's lock is taken
+ * before anything is written and held to the end.
+ */
 export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   const mode = options.mode ?? 'copy';
   if (!PLACE_MODES.includes(mode)) throw usageError(`--mode must be one of ${PLACE_MODES.join(', ')}, not "${mode}".`);
   if (options.binaries.length === 0) throw usageError('Give at least one --binaries folder.');
   const out = resolve(options.out);
-  const force = options.force ?? false;
   if ((await sizeOf(out)) !== undefined) throw usageError(`--out ${out} is a file, not a folder.`);
 
-  const { files: metadata, ignored, catalog, origin } = await readMetadata(options.metadata);
-  const binaries = catalogBinaries(catalog);
+  const source = await readMetadata(options.metadata);
   const index = await indexBinaries(
     options.binaries.map((b) => resolve(b)),
     out,
   );
+  return withDepotLock(out, BUILD_OPERATION, async (lock) => {
+    const report = await buildLocked(out, mode, options, source, index);
+    return lock.tookOverFrom ? { ...report, tookOverLockFrom: lock.tookOverFrom } : report;
+  });
+}
 
+async function buildLocked(
+  out: string,
+  mode: PlaceMode,
+  options: BuildOptions,
+  { files: metadata, ignored, catalog, origin }: Awaited<ReturnType<typeof readMetadata>>,
+  index: Map<string, string[]>,
+): Promise<BuildReport> {
+  const binaries = catalogBinaries(catalog);
   await mkdir(out, { recursive: true });
   // An interrupted run leaves temporary files only; clear them before starting again.
   for (const leftover of await fg(`${DEPOT_ROOT_DIR}/**/${TEMP_PREFIX}*`, { cwd: out, absolute: true, dot: true, suppressErrors: true })) {
     await rm(leftover, { force: true });
   }
-  const report: Omit<BuildReport, 'verify'> = {
+  const report: Report = {
     out,
     mode,
     ok: false,
-    metadata: { ...(await layoutMetadata(metadata, out, force)), ignored },
+    metadata: { ...(await layoutMetadata(metadata, out, options.force ?? false)), ignored },
     placed: [],
     alreadyInPlace: [],
     missing: [],
@@ -169,37 +125,60 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
     notInCatalog: [],
     contentChecked: mode === 'copy' || (options.checksumLinks ?? false),
   };
-  const hashLinks = report.contentChecked;
   const state = await VerifiedState.load(stateFileFor(out));
-
-  const placeBinary = async (binary: CatalogBinary, candidates: string[]) => {
-    const dest = join(out, binary.path);
-    await mkdir(dirname(dest), { recursive: true });
-    const entry: BinaryEntry = { path: binary.path, component: binary.component, size: binary.size };
-    const hash = mode === 'copy' || hashLinks;
-    let lastMismatch: { source: string; sha256: string } | undefined;
-    for (const candidate of candidates) {
-      const source = await realpath(candidate);
-      const result = await placeFile(source, dest, mode, hash ? binary.checksum : undefined, options.onBytes);
-      if (result.placed) {
-        if (hash) await state.remember(dest, binary.checksum);
-        report.placed.push({ ...entry, source });
-        return;
+  const checkpoints = new Checkpoints(state);
+  try {
+    const work = await sortOut(binaries, index, report, state, options.force ?? false);
+    options.onStart?.(work.reduce((sum, w) => sum + (report.contentChecked ? w.binary.size : 0), 0));
+    // Two files at a time: one is copied and hashed while the other is flushed to disk.
+    const limit = pLimit(PLACE_CONCURRENCY);
+    let failed = false;
+    const place = async (binary: CatalogBinary, candidates: string[]) => {
+      if (failed) return;
+      try {
+        await placeBinary(binary, candidates, report, checkpoints, options);
+      } catch (err) {
+        failed = true;
+        throw err;
       }
-      lastMismatch = { source, sha256: result.actualSha256 };
-    }
-    if (lastMismatch) report.wrongChecksum.push({ ...entry, source: lastMismatch.source, actualSha256: lastMismatch.sha256 });
-  };
+    };
+    // After a failure nothing more starts, and what is under way ends before the lock is released.
+    const results = await Promise.allSettled(work.map(({ binary, candidates }) => limit(() => place(binary, candidates))));
+    const failure = results.find((r) => r.status === 'rejected');
+    if (failure) throw failure.reason;
+  } finally {
+    // What was placed and verified is kept for the next run, even when this one fails.
+    await checkpoints.save();
+  }
+  for (const list of [report.placed, report.wrongChecksum, report.wrongSize]) list.sort((a, b) => a.path.localeCompare(b.path));
 
-  // First pass: what is already in place, and what needs work.
+  const named = new Set(binaries.map((b) => b.fileName));
+  // The metadata archive (or its extracted folder) often sits among the downloads: it is not a stray.
+  const fromMetadata = (file: string) => file === origin || file.startsWith(`${origin}${sep}`);
+  for (const [name, paths] of index) if (!named.has(name)) report.notInCatalog.push(...paths.filter((p) => !fromMetadata(p)));
+  report.notInCatalog.sort();
+  // The same checks as `depot verify`, so that a tree the build calls complete also passes them.
+  const verify = await verifyDepot(out);
+  const binariesOk = report.missing.length + report.wrongSize.length + report.wrongChecksum.length + report.conflicts.length === 0;
+  return { ...report, ok: binariesOk && verify.ok, verify };
+}
+
+/** First pass: what is already in place, what cannot be placed, and what needs work. */
+async function sortOut(
+  binaries: CatalogBinary[],
+  index: Map<string, string[]>,
+  report: Report,
+  state: VerifiedState,
+  force: boolean,
+): Promise<{ binary: CatalogBinary; candidates: string[] }[]> {
   const work: { binary: CatalogBinary; candidates: string[] }[] = [];
   for (const binary of binaries) {
-    const dest = join(out, binary.path);
+    const dest = join(report.out, binary.path);
     const entry: BinaryEntry = { path: binary.path, component: binary.component, size: binary.size };
     const destSize = await sizeOf(dest);
     const candidates = index.get(binary.fileName) ?? [];
     if (destSize !== undefined) {
-      if (destSize === binary.size && (await isInPlace(dest, binary, candidates, mode, hashLinks, state))) {
+      if (destSize === binary.size && (await isInPlace(dest, binary, candidates, report.mode, report.contentChecked, state))) {
         report.alreadyInPlace.push(entry);
         continue;
       }
@@ -220,23 +199,32 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
     }
     work.push({ binary, candidates: rightSize });
   }
+  return work;
+}
 
-  options.onStart?.(work.reduce((sum, w) => sum + (mode === 'copy' || hashLinks ? w.binary.size : 0), 0));
-  // Two files at a time: one is copied and hashed while the other is flushed to disk.
-  const limit = pLimit(PLACE_CONCURRENCY);
-  await Promise.all(work.map(({ binary, candidates }) => limit(() => placeBinary(binary, candidates))));
-  for (const list of [report.placed, report.wrongChecksum]) list.sort((a, b) => a.path.localeCompare(b.path));
-  await state.save();
-
-  const named = new Set(binaries.map((b) => b.fileName));
-  // The metadata archive (or its extracted folder) often sits among the downloads: it is not a stray.
-  const fromMetadata = (file: string) => file === origin || file.startsWith(`${origin}${sep}`);
-  for (const [name, paths] of index) if (!named.has(name)) report.notInCatalog.push(...paths.filter((p) => !fromMetadata(p)));
-  report.notInCatalog.sort();
-  // The same checks as `depot verify`, so that a tree the build calls complete also passes them.
-  const verify = await verifyDepot(out);
-  const binariesOk = report.missing.length + report.wrongSize.length + report.wrongChecksum.length + report.conflicts.length === 0;
-  return { ...report, ok: binariesOk && verify.ok, verify };
+/** Places the first candidate whose content is right; reports the last wrong one when none is. */
+async function placeBinary(binary: CatalogBinary, candidates: string[], report: Report, checkpoints: Checkpoints, options: BuildOptions): Promise<void> {
+  const dest = join(report.out, binary.path);
+  await mkdir(dirname(dest), { recursive: true });
+  const entry: BinaryEntry = { path: binary.path, component: binary.component, size: binary.size };
+  const hash = report.contentChecked;
+  let last: { source: string; sha256: string; size?: number } | undefined;
+  for (const candidate of candidates) {
+    const source = await realpath(candidate);
+    const result = await placeFile(source, dest, report.mode, { sha256: hash ? binary.checksum : undefined, size: binary.size }, options.onBytes);
+    if (result.placed) {
+      if (hash) await checkpoints.state.remember(dest, binary.checksum);
+      // The new name and any folder made for it, up to the depot root.
+      checkpoints.renamedInto(foldersUpTo(dest, report.out));
+      report.placed.push({ ...entry, source });
+      await checkpoints.maybeSave();
+      return;
+    }
+    last = { source, sha256: result.actualSha256, size: result.actualSize };
+  }
+  // A candidate that changed size since the first pass was not read: its size is what is known.
+  if (last?.size !== undefined) report.wrongSize.push({ ...entry, source: last.source, actualSize: last.size });
+  else if (last) report.wrongChecksum.push({ ...entry, source: last.source, actualSha256: last.sha256 });
 }
 
 /** Is the file at `dest` already the right one? Cheap checks first, hashing last. */

@@ -29,7 +29,7 @@ export interface Catalog {
 
 /**
  * A catalog that cannot be used: not JSON, not the catalog's shape, a file
- * name with control characters, or one path named twice with different
+ * name that cannot be a depot's file, or one path named twice with different
  * content. `kind` makes the finding id: `catalog.<kind>.invalid`.
  */
 export class CatalogError extends DepotkitError {
@@ -56,11 +56,30 @@ export function parseCatalog(text: string, source: string = DEPOT_PATHS.catalog)
   return value as Catalog;
 }
 
+/** The longest file name a Linux file system takes, in bytes (NAME_MAX). */
+const FILE_NAME_MAX_BYTES = 255;
+
 /**
- * What the schema cannot say. A file name becomes a path on disk and is
- * printed in reports: control characters (ESC, BEL, CR, LF...) would forge
- * report lines or drive the terminal, and no vendor file is named so. One path
- * named twice with another size or checksum cannot be satisfied by any depot.
+ * Why a binary's file name cannot be a file of a depot, or undefined when it
+ * can. It becomes a path on disk and is printed in reports: control characters
+ * (ESC, BEL, CR, LF...) would forge report lines or drive the terminal; a name
+ * with a slash, '.' or '..' would leave its folder; a dotfile is never served
+ * (so no installer could fetch it) and the toolkit's temporary files start
+ * with a dot; a name longer than NAME_MAX cannot be made. No vendor file is
+ * named so.
+ */
+function fileNameProblem(name: string): string | undefined {
+  if (hasControlChars(name)) return 'holds control characters';
+  if (name.includes('/') || name.includes('\\')) return 'holds a slash';
+  if (name.startsWith('.')) return "starts with '.'";
+  if (Buffer.byteLength(name) > FILE_NAME_MAX_BYTES) return `is longer than ${FILE_NAME_MAX_BYTES} bytes`;
+  return undefined;
+}
+
+/**
+ * What the schema cannot say: file names that cannot be a depot's files (see
+ * fileNameProblem). One path named twice with another size or checksum cannot
+ * be satisfied by any depot.
  */
 function checkEntries(catalog: Catalog, source: string): void {
   const seen = new Map<string, { size: number; checksum: string; bundle: string }>();
@@ -68,9 +87,10 @@ function checkEntries(catalog: Catalog, source: string): void {
     for (const version of versions) {
       for (const bundle of version.artifacts.bundles) {
         for (const binary of bundle.binaries) {
-          if (hasControlChars(binary.fileName)) {
+          const problem = fileNameProblem(binary.fileName);
+          if (problem) {
             throw new CatalogError(
-              `${source} names the ${component} binary "${escapeControlChars(binary.fileName)}" (bundle ${escapeControlChars(bundle.name)}) whose file name holds control characters: refused.`,
+              `${source} names the ${component} binary "${escapeControlChars(binary.fileName)}" (bundle ${escapeControlChars(bundle.name)}) whose file name ${problem}: refused.`,
               'file-name',
             );
           }

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { BINARY_NAME_PATTERNS, DEPOT_PATHS, type Release, RELEASES, componentDir, componentsOf } from '../constants.js';
+import fg from 'fast-glob';
+import { BINARY_NAME_PATTERNS, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX, type Release, RELEASES, componentDir, componentsOf } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Catalog, CatalogBundle } from './catalog.js';
 import { hclTimestamps } from './hcl.js';
+import { type DepotLockHolder, withDepotLock } from './lock.js';
 import { ensureSigningKey, signCatalog } from './signature.js';
 import { writeSyntheticFile } from './synthetic.js';
 
@@ -30,7 +32,12 @@ export interface DemoResult {
   totalBytes: number;
   signingKey: string;
   signingPublicKey: string;
+  /** The run that held the depot's lock and is gone: its lock was taken over. */
+  tookOverLockFrom?: DepotLockHolder;
 }
+
+/** What the depot's lock names while a demo depot is written. */
+export const DEMO_OPERATION = 'depot demo';
 
 export const DEFAULT_DEMO_BINARY_SIZE = 1 << 20;
 
@@ -67,7 +74,18 @@ export async function makeDemoDepot(dir: string, options: DemoOptions = {}): Pro
   const signingDir = resolve(options.signingDir ?? join(dirname(root), `${basename(root)}-signing`));
   const now = options.now ?? new Date();
   await prepareOutputDir(root, options.force ?? false);
+  return withDepotLock(root, DEMO_OPERATION, async (lock) => {
+    const result = await writeDemoDepot(root, release, binarySize, signingDir, now, options);
+    return lock.tookOverFrom ? { ...result, tookOverLockFrom: lock.tookOverFrom } : result;
+  });
+}
+
+async function writeDemoDepot(root: string, release: Release, binarySize: number, signingDir: string, now: Date, options: DemoOptions): Promise<DemoResult> {
   const write = { force: true };
+  // A run that was killed (its lock taken over, or --force) leaves temporary files only.
+  for (const leftover of await fg(`${DEPOT_ROOT_DIR}/**/${TEMP_PREFIX}*`, { cwd: root, absolute: true, dot: true, suppressErrors: true })) {
+    await rm(leftover, { force: true });
+  }
 
   const components = [...componentsOf(release)];
   const fileCount = components.reduce((sum, c) => sum + demoFileNames(c, demoVersion(release, c)).length, 0);

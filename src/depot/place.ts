@@ -1,50 +1,104 @@
-import { chmod, copyFile, link, open, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
+import { type FileHandle, link, lstat, open, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DepotkitError, describeFsError, isEnvironmentError } from '../util/errors.js';
-import { tempPathFor, writeJsonAtomic } from '../util/fs.js';
-import { sha256Files } from '../util/hash.js';
+import { PositionalWriter, readChunks } from '../util/chunked-io.js';
+import { DepotkitError, EXIT, describeFsError, isEnvironmentError } from '../util/errors.js';
+import { syncDir, tempPathFor, writeJsonAtomic } from '../util/fs.js';
 
 export type PlaceMode = 'copy' | 'hardlink' | 'symlink';
 export const PLACE_MODES: readonly PlaceMode[] = ['copy', 'hardlink', 'symlink'];
 
+export type PlaceResult = { placed: true } | { placed: false; actualSha256: string; actualSize?: number };
+
+/**
+ * Opens the source once, for everything read of it. O_NONBLOCK: a source
+ * swapped for a FIFO must not block the build until some writer appears (it
+ * changes nothing for a regular file). Links are followed: a downloads folder
+ * may hold them.
+ */
+async function openSource(source: string): Promise<{ handle: FileHandle; size: number; ino: number; dev: number }> {
+  const handle = await open(source, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new DepotkitError(`${source} is no longer a regular file: refused.`, EXIT.usage);
+    return { handle, size: info.size, ino: info.ino, dev: info.dev };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/** Reads `size` bytes of `handle` once, hashing each chunk and writing it to `temp`: what is hashed is what is written. */
+async function copyHashing(handle: FileHandle, size: number, temp: string, onBytes?: (n: number) => void): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  // A download kept private (0600) must still be readable by the web server's user.
+  const out = await open(temp, 'wx', 0o644);
+  try {
+    const writer = new PositionalWriter(out);
+    for await (const chunk of readChunks(handle, 0, size)) {
+      hash.update(chunk);
+      await writer.write(chunk);
+      bytes += chunk.length;
+      onBytes?.(chunk.length);
+    }
+    await writer.flush();
+    await out.chmod(0o644);
+    // Durable before it becomes visible: a crash must not leave an empty file at `dest`.
+    await out.datasync();
+  } finally {
+    await out.close();
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}
+
+async function hashHandle(handle: FileHandle, size: number, onBytes?: (n: number) => void): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of readChunks(handle, 0, size)) {
+    hash.update(chunk);
+    onBytes?.(chunk.length);
+  }
+  return hash.digest('hex');
+}
+
 /**
  * Puts `source` at `dest` through a temporary name beside it: a reader of
- * `dest` sees the old file or the whole new one, never a partial one.
- * In copy mode the source is hashed while the kernel copies it (two threads),
- * and the copy is only renamed into place when the hash matches.
+ * `dest` sees the old file or the whole new one, never a partial one. The
+ * source is opened once: a copy is hashed from the very bytes written, and a
+ * link must name the file that was hashed, so a local writer changing or
+ * swapping the source meanwhile gets a wrong checksum, never its bytes placed
+ * as verified. The caller makes the rename durable (`syncDir` of the folder,
+ * once for a group of files).
  */
 export async function placeFile(
   source: string,
   dest: string,
   mode: PlaceMode,
-  expectedSha256: string | undefined,
+  expected: { sha256?: string; size?: number },
   onBytes?: (n: number) => void,
-): Promise<{ placed: true } | { placed: false; actualSha256: string }> {
+): Promise<PlaceResult> {
   const temp = tempPathFor(dest);
+  let opened: Awaited<ReturnType<typeof openSource>> | undefined;
   try {
+    const hash = expected.sha256 !== undefined;
+    if (mode === 'copy' || hash) opened = await openSource(source);
+    if (opened && expected.size !== undefined && opened.size !== expected.size) return { placed: false, actualSha256: '', actualSize: opened.size };
     let actual: string | undefined;
     if (mode === 'copy') {
-      const [hashes] = await Promise.all([
-        expectedSha256 ? sha256Files([source], { concurrency: 1, onBytes }) : Promise.resolve(undefined),
-        copyFile(source, temp),
-      ]);
-      // The source is hashed (the kernel's copy is trusted): one read of the data, not two.
-      actual = hashes?.[0]?.sha256;
-      if (hashes?.[0]?.error) throw hashes[0].error;
-      // A download kept private (0600) must still be readable by the web server's user.
-      await chmod(temp, 0o644);
-      // Durable before it becomes visible: a crash must not leave an empty file at `dest`.
-      const handle = await open(temp, 'r+');
-      await handle.datasync();
-      await handle.close();
+      const copied = await copyHashing(opened!.handle, opened!.size, temp, onBytes);
+      // A file that shrank while read is cut short: its hash says so.
+      actual = copied.sha256;
     } else {
-      if (expectedSha256) actual = (await sha256Files([source], { concurrency: 1, onBytes }))[0]?.sha256;
-      if (actual === undefined || actual === expectedSha256) {
+      if (hash) actual = await hashHandle(opened!.handle, opened!.size, onBytes);
+      if (actual === expected.sha256) {
         if (mode === 'hardlink') await link(source, temp);
         else await symlink(source, temp);
+        // The name may have been given to another file since it was opened and hashed.
+        if (opened && !(await names(temp, mode, opened))) actual = '';
       }
     }
-    if (expectedSha256 && actual !== expectedSha256) {
+    if (hash && actual !== expected.sha256) {
       await rm(temp, { force: true });
       return { placed: false, actualSha256: actual ?? '' };
     }
@@ -61,6 +115,67 @@ export async function placeFile(
     }
     // A full disk or quota is about where it was writing; anything else, about what it was reading.
     throw describeFsError(err, isEnvironmentError(err) ? dest : source);
+  } finally {
+    await opened?.handle.close();
+  }
+}
+
+/** Whether the link at `path` (a hard link, or a symbolic one followed) is the file that was opened. */
+async function names(path: string, mode: PlaceMode, file: { ino: number; dev: number }): Promise<boolean> {
+  const info = await (mode === 'hardlink' ? lstat(path) : stat(path)).catch(() => undefined);
+  return info !== undefined && info.ino === file.ino && info.dev === file.dev;
+}
+
+/** How often, at most, build saves its progress: the folders of the files placed are synced and the verified state written. */
+export const CHECKPOINT_EVERY_MS = 1000;
+
+/**
+ * Makes placed files survive a power cut and remembered, in batches: the
+ * folders renamed into are synced (once per folder, not once per file) and
+ * then the verified state is saved whole, at most once every `everyMs`, so
+ * that saving stays cheap whatever the number of files, and an interrupted
+ * run still keeps most of what it verified.
+ */
+export class Checkpoints {
+  private folders = new Set<string>();
+  private last: number;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    readonly state: VerifiedState,
+    private readonly everyMs = CHECKPOINT_EVERY_MS,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.last = now();
+  }
+
+  /** Files were renamed into these folders (and, if verified, remembered in the state). */
+  renamedInto(folders: string[]): void {
+    for (const folder of folders) this.folders.add(folder);
+  }
+
+  /** Saves when the last save is old enough; a save already under way is not doubled. */
+  async maybeSave(): Promise<void> {
+    if (this.running || this.now() - this.last < this.everyMs) return;
+    await this.save();
+  }
+
+  /** Saves now (at the end of the run). */
+  async save(): Promise<void> {
+    while (this.running) await this.running;
+    this.running = this.write().finally(() => {
+      this.running = undefined;
+      this.last = this.now();
+    });
+    await this.running;
+  }
+
+  private async write(): Promise<void> {
+    const folders = [...this.folders];
+    this.folders.clear();
+    // Renames first: the state must never vouch for a file a power cut can take back.
+    for (const folder of folders) await syncDir(folder);
+    await this.state.save();
   }
 }
 

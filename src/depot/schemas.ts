@@ -43,8 +43,8 @@ export const catalogSchema = {
                           type: 'object',
                           required: ['fileName', 'size', 'checksum'],
                           properties: {
-                            // A bare file name: the installer fetches COMP/<component>/<fileName>.
-                            fileName: { type: 'string', minLength: 1, pattern: '^[^/\\\\]+$', not: { enum: ['.', '..'] } },
+                            // A bare file name (the installer fetches COMP/<component>/<fileName>): the catalog reader refuses the rest with a sentence.
+                            fileName: { type: 'string', minLength: 1 },
                             size: { type: 'integer', minimum: 0 },
                             checksum: sha256Hex,
                           },

@@ -1,12 +1,52 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, link, lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from './errors.js';
 
-/** A temporary path beside `finalPath`, so the final rename stays on one file system. */
+/** The longest file name, in bytes, that Linux file systems take (NAME_MAX). */
+export const NAME_MAX_BYTES = 255;
+/** The random part of a temporary name: 12 hex digits and a dash. */
+const TEMP_RANDOM_LENGTH = 13;
+/** What a final name's trace in a temporary name may take: the name fits whole, or is cut and ends in `~` and 8 hex digits of its SHA-256. */
+const TEMP_NAME_ROOM = NAME_MAX_BYTES - Buffer.byteLength(TEMP_PREFIX) - TEMP_RANDOM_LENGTH;
+
+/** The first code points of `text` that fit in `maxBytes` of UTF-8 (a character is never cut in two). */
+function utf8Prefix(text: string, maxBytes: number): string {
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > maxBytes) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+/**
+ * The part of a temporary name that stands for the final name `name`: the
+ * name itself when it fits beside the prefix and the random part, otherwise
+ * its start and a short hash of the whole, so that two long names sharing a
+ * start still get different temporary names.
+ */
+function tempNamePart(name: string): string {
+  if (Buffer.byteLength(name) <= TEMP_NAME_ROOM) return name;
+  const digest = createHash('sha256').update(name).digest('hex').slice(0, 8);
+  return `${utf8Prefix(name, TEMP_NAME_ROOM - 9)}~${digest}`;
+}
+
+/** A temporary path beside `finalPath`, so the final rename stays on one file system; its name fits NAME_MAX whatever the final name. */
 export function tempPathFor(finalPath: string): string {
-  return join(dirname(finalPath), `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${basename(finalPath)}`);
+  return join(dirname(finalPath), `${TEMP_PREFIX}${randomBytes(6).toString('hex')}-${tempNamePart(basename(finalPath))}`);
+}
+
+/** The folders from `path`'s own up to `root` (included): the ones whose entries a new file below `root` may have changed. */
+export function foldersUpTo(path: string, root: string): string[] {
+  const folders: string[] = [];
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    folders.push(dir);
+    if (dir === root || dirname(dir) === dir) return folders;
+  }
 }
 
 export function isTempName(name: string): boolean {
@@ -35,6 +75,12 @@ export interface WriteOptions {
   mode?: number;
   /** Replace an existing file. Without it an existing file is an error. */
   force?: boolean;
+  /**
+   * Sync the folder after the rename, so that the new name survives a power
+   * cut (default). A caller writing many files turns it off and syncs each
+   * folder once at the end.
+   */
+  syncFolder?: boolean;
 }
 
 /**
@@ -47,8 +93,9 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
   }
   const temp = tempPathFor(path);
   const mode = options.mode ?? 0o644;
+  let made: string | undefined;
   try {
-    await mkdir(dirname(path), { recursive: true });
+    made = await mkdir(dirname(path), { recursive: true });
   } catch (err) {
     throw describeFsError(err, dirname(path));
   }
@@ -74,6 +121,8 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw usageError(`${path} already exists.`, 'Use --force to replace it.');
     throw describeFsError(err, path);
   }
+  // The file's new name, and the folders made for it, in their parents.
+  if (options.syncFolder ?? true) for (const folder of foldersUpTo(path, made ? dirname(made) : dirname(path))) await syncDir(folder);
 }
 
 export async function writeJsonAtomic(path: string, value: unknown, options: WriteOptions = {}): Promise<void> {
@@ -266,7 +315,7 @@ export async function writeFileSetAtomic(files: FileToWrite[], options: FileSetO
 /** Temporary files an interrupted run left for these paths: one may hold a copy of a private key. */
 async function removeTempFilesOf(paths: string[]): Promise<void> {
   for (const dir of new Set(paths.map((p) => dirname(p)))) {
-    const names = new Set(paths.filter((p) => dirname(p) === dir).map((p) => basename(p)));
+    const names = new Set(paths.filter((p) => dirname(p) === dir).map((p) => tempNamePart(basename(p))));
     for (const entry of await readdir(dir).catch(() => [] as string[])) {
       const match = /^[0-9a-f]{12}-(.+)$/.exec(entry.slice(TEMP_PREFIX.length));
       if (isTempName(entry) && match && names.has(match[1]!)) await rm(join(dir, entry), { force: true });
