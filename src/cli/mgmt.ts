@@ -170,6 +170,9 @@ export function registerSimMgmtCommand(sim: Command): void {
         json?: boolean;
       }) => {
         const password = await readUserPassword(flags.user, flags);
+        // Listening for signals before the port opens: whoever finds it open may stop us at once (a stop while
+        // starting closes the simulator once started).
+        const shutdown = waitForShutdownSignal();
         // Loaded here: the simulator's web stack is not needed by any other command.
         const { startMgmtSimulator } = await import('../simulators/mgmt/index.js');
         const sim = await startMgmtSimulator({
@@ -179,8 +182,6 @@ export function registerSimMgmtCommand(sim: Command): void {
           users: { [flags.user]: password },
           restartMs: flags.restartMs,
         });
-        // Listening for signals before the address is printed: whoever reads it may stop us at once.
-        const shutdown = waitForShutdownSignal();
         if (flags.certOut) await writeFileAtomic(flags.certOut, sim.currentCertPem(), { mode: 0o644, force: true });
         if (flags.json)
           printJson({ url: sim.url, port: sim.port, hostname: sim.hostname, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });

@@ -25,7 +25,7 @@ import {
   wholeNumber,
 } from './options.js';
 import { collect, note, printJson, printLines, warn } from './output.js';
-import { whenNpmParentDies } from './process.js';
+import { type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
 
 interface ServeOptions {
   host: string;
@@ -127,6 +127,10 @@ export function registerServeCommands(program: Command): void {
     )
     .addOption(jsonOption('print the listening address as JSON once ready'))
     .action(async (dir: string, opts: ServeOptions) => {
+      const signals = serverSignals();
+      // Until the server listens a stop ends the command at once (nothing is open yet, a password prompt may be waiting);
+      // a reload waits for the server.
+      signals.handTo((signal) => signal !== 'SIGHUP' && stopBeforeServing());
       const root = resolve(dir);
       if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
       const { normaliseOpenPrefix, openPrefixesOf } = await import('../server/index.js');
@@ -154,9 +158,11 @@ export function registerServeCommands(program: Command): void {
         metricsOpen: opts.metricsOpen,
       };
       const graceMs = opts.grace * 1000;
+      // While the processes start, every signal waits: a stop then ends the server cleanly, a reload reloads it.
+      signals.handTo(() => false);
       const running = await runDepot(options, opts.workers, graceMs);
       // Signals are handled before the address is printed: whoever reads it may stop the server at once.
-      const stopped = supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog);
+      const stopped = supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog, signals);
       if (opts.json) {
         printJson({
           url: running.url,
@@ -182,32 +188,44 @@ export async function runDepot(options: DepotServerOptions, workers: number, gra
   return (await import('../server/workers.js')).startDepot(options, workers, graceMs);
 }
 
-/** Reloads on SIGHUP (the access log file reopened first), stops gracefully on SIGTERM/SIGINT (a second signal stops at once); resolves once stopped. */
-export function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMaterial>) | undefined, graceMs: number, logFile?: string): Promise<void> {
+function stopBeforeServing(): never {
+  note('Stopped before serving.');
+  process.exit(0);
+}
+
+/**
+ * Reloads on SIGHUP (the access log file reopened first), stops gracefully on SIGTERM/SIGINT (a second signal stops at once);
+ * resolves once stopped. Signals held while the server started are acted on first.
+ */
+export function supervise(
+  running: RunningDepot,
+  loadTls: (() => Promise<TlsMaterial>) | undefined,
+  graceMs: number,
+  logFile?: string,
+  signals: ServerSignals = serverSignals(),
+): Promise<void> {
   return new Promise((resolveDone) => {
     let stopping = false;
-    process.on('SIGHUP', () => {
-      void (async () => {
-        // The log first, and whatever becomes of the certificate: logrotate has renamed the file already.
-        if (logFile) {
-          try {
-            await running.reopenLog();
-            note(`Reopened the access log ${logFile}.`);
-          } catch (err) {
-            warn(`the access log could not be reopened, still writing to the previous file: ${errorMessage(err)}`);
-          }
-        }
+    const reload = async (): Promise<void> => {
+      // The log first, and whatever becomes of the certificate: logrotate has renamed the file already.
+      if (logFile) {
         try {
-          await running.reload(loadTls ? await loadTls() : undefined);
-          note('Reloaded the certificate, key and users.');
+          await running.reopenLog();
+          note(`Reopened the access log ${logFile}.`);
         } catch (err) {
-          // A broken new file must not take the depot down: the old certificate stays in use.
-          warn(`reload failed, still serving the previous certificate: ${errorMessage(err)}`);
-          // The status page still shows the depot as it is now.
-          await running.refreshStatus().catch(() => {});
+          warn(`the access log could not be reopened, still writing to the previous file: ${errorMessage(err)}`);
         }
-      })();
-    });
+      }
+      try {
+        await running.reload(loadTls ? await loadTls() : undefined);
+        note('Reloaded the certificate, key and users.');
+      } catch (err) {
+        // A broken new file must not take the depot down: the old certificate stays in use.
+        warn(`reload failed, still serving the previous certificate: ${errorMessage(err)}`);
+        // The status page still shows the depot as it is now.
+        await running.refreshStatus().catch(() => {});
+      }
+    };
     const stop = () => {
       if (stopping) {
         note('Stopping now.');
@@ -220,8 +238,12 @@ export function supervise(running: RunningDepot, loadTls: (() => Promise<TlsMate
         resolveDone();
       });
     };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    signals.handTo((signal) => {
+      if (signal !== 'SIGHUP') stop();
+      // A reload while stopping would only race the workers' shutdown.
+      else if (!stopping) void reload();
+      return true;
+    });
     whenNpmParentDies(() => {
       note('The npm process that started this server is gone.');
       stop();

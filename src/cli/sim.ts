@@ -61,6 +61,8 @@ export function registerSimInstallerCommand(sim: Command): void {
       // --user alone still names the user: with the lab password, never asked for (a simulator for rehearsals and tests).
       const given = flags.passwordFile !== undefined || flags.passwordEnv !== undefined;
       const users = { [flags.user]: given ? await readUserPassword(flags.user, flags) : INSTALLER_LAB_PASSWORD };
+      // Listening for signals before the port opens: whoever finds it open may stop us at once.
+      const shutdown = waitForShutdownSignal();
       const simulator = await startInstallerSimulator({
         host: flags.host,
         port: flags.port,
@@ -72,8 +74,6 @@ export function registerSimInstallerCommand(sim: Command): void {
         store: flags.store,
         onLog: flags.quiet ? undefined : (line) => note(line),
       });
-      // Listening for signals before the address is printed: whoever reads it may stop us at once.
-      const shutdown = waitForShutdownSignal();
       if (flags.certOut) await writeFileAtomic(flags.certOut, simulator.caPem, { mode: 0o644, force: true });
       if (flags.json) printJson({ url: simulator.url, port: simulator.port, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
       else {

@@ -20,6 +20,11 @@ export const SERVE_DEFAULT_SEND_TIMEOUT_SECONDS = 60;
 export const SERVE_RESPAWN_FIRST_DELAY_MS = 1_000;
 export const SERVE_RESPAWN_MAX_DELAY_MS = 30_000;
 export const SERVE_WORKER_STABLE_MS = 30_000;
+/**
+ * Times a worker is forked while the server starts, when it ends before it serves without saying why (a
+ * signal to the process group as it booted: SIGHUP kills a Node process until it listens for it).
+ */
+export const SERVE_WORKER_START_ATTEMPTS = 3;
 /** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
 export const SERVE_AUTH_CACHE_MS = 60_000;
 /**

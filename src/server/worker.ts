@@ -1,13 +1,19 @@
 // A worker of `depotkit serve --workers N`: forked by the primary, which hands it the listening socket once it is prepared.
+// Its signals are listened for before anything else is loaded (the server's modules come with 'start'): until
+// then Node's default action for SIGHUP and SIGTERM would end it.
 import type { Server as NetServer } from 'node:net';
 import { errorMessage } from '../util/errors.js';
-import { prepareDepotServer, type DepotServer, type PreparedDepotServer } from './index.js';
-import { aggregateMetrics, type MetricsSnapshot } from './metrics.js';
+import type { DepotServer, PreparedDepotServer } from './index.js';
+import type { MetricsSnapshot } from './metrics.js';
 import type { StatusData } from './status-data.js';
 import type { FromWorker, ToWorker } from './workers.js';
 
 let prepared: PreparedDepotServer | undefined;
 let server: DepotServer | undefined;
+/** Told to listen: the socket is this worker's too from then on. */
+let listening = false;
+/** A stop signal came while the server was being handed its socket: it stops once serving. */
+let stopWhenServing = false;
 let graceMs = 0;
 let shuttingDown: Promise<void> | undefined;
 // The primary's latest look at the depot, which the status page shows.
@@ -31,7 +37,7 @@ function everyonesMetrics(own: MetricsSnapshot): Promise<string> {
     };
     scrapes.set(id, finish);
     send({ type: 'metrics-request', id, snapshot: own });
-  }).then((text) => text ?? aggregateMetrics([own]));
+  }).then(async (text) => text ?? (await import('./metrics.js')).aggregateMetrics([own]));
 }
 
 function send(message: FromWorker, then?: () => void): void {
@@ -46,10 +52,20 @@ function shutdown(): void {
   shuttingDown ??= (server?.close(graceMs) ?? Promise.resolve()).then(() => process.exit(0));
 }
 
+/**
+ * A stop signal. Before this worker is handed the socket there is nothing to finish: it ends at once (the
+ * primary starts another while it is not stopping itself). While it is being handed the socket, it stops once
+ * it serves, so that no connection it accepted is dropped.
+ */
+function stopSignal(): void {
+  if (server || !listening) shutdown();
+  else stopWhenServing = true;
+}
+
 // The terminal and service managers signal the whole process group: a worker finishes its downloads
 // like the primary does, and leaves reloading (SIGHUP) to the primary, which tells it.
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+process.on('SIGTERM', stopSignal);
+process.on('SIGINT', stopSignal);
 process.on('SIGHUP', () => {});
 process.on('disconnect', () => {
   for (const finish of [...scrapes.values()]) finish(undefined);
@@ -61,10 +77,12 @@ process.on('message', (message: ToWorker, handle?: NetServer) => {
     case 'start':
       graceMs = message.graceMs;
       status = message.status;
-      prepareDepotServer(message.options, { status: () => status, collectMetrics: everyonesMetrics }).then((p) => {
-        prepared = p;
-        send({ type: 'prepared' });
-      }, fail);
+      import('./index.js')
+        .then(({ prepareDepotServer }) => prepareDepotServer(message.options, { status: () => status, collectMetrics: everyonesMetrics }))
+        .then((p) => {
+          prepared = p;
+          send({ type: 'prepared' });
+        }, fail);
       break;
     case 'listen':
       if (!prepared || !handle) {
@@ -72,9 +90,11 @@ process.on('message', (message: ToWorker, handle?: NetServer) => {
         break;
       }
       // Synchronously, in this tick: see PreparedDepotServer.listen.
+      listening = true;
       prepared.listen(handle).then((s) => {
         server = s;
         send({ type: 'listening', url: s.url, port: s.port });
+        if (stopWhenServing) shutdown();
       }, fail);
       break;
     case 'reload':

@@ -12,6 +12,7 @@ import {
   SERVE_RESPAWN_FIRST_DELAY_MS,
   SERVE_RESPAWN_MAX_DELAY_MS,
   SERVE_WORKER_STABLE_MS,
+  SERVE_WORKER_START_ATTEMPTS,
 } from './tuning.js';
 
 /**
@@ -61,6 +62,13 @@ export interface RunningDepot {
 
 const WORKER_ENTRY = fileURLToPath(new URL('./worker.js', import.meta.url));
 
+/** A worker ended before it was ready, without saying why (its 'failed' message). */
+class WorkerExitedWhileStarting extends Error {
+  constructor() {
+    super('A server worker exited while starting.');
+  }
+}
+
 function waitFor<T extends FromWorker['type']>(worker: ChildProcess, type: T | 'failed'): Promise<Extract<FromWorker, { type: T }>> {
   return new Promise((resolve, reject) => {
     const onMessage = (msg: FromWorker) => {
@@ -74,7 +82,7 @@ function waitFor<T extends FromWorker['type']>(worker: ChildProcess, type: T | '
     };
     const onExit = () => {
       cleanup();
-      reject(new Error('A server worker exited while starting.'));
+      reject(new WorkerExitedWhileStarting());
     };
     const cleanup = () => {
       worker.off('message', onMessage);
@@ -200,6 +208,8 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     // The primary's flags, not its arguments: the worker entry takes none.
     const worker = fork(WORKER_ENTRY, [], { stdio: 'inherit' });
     live.add(worker);
+    // A message to a worker that has just died fails here; its exit is what is acted on.
+    worker.on('error', () => {});
     let failure: string | undefined;
     // When it began to serve; 0 until then.
     let listeningAt = 0;
@@ -216,7 +226,8 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     });
     worker.on('exit', (code, signal) => {
       live.delete(worker);
-      if (stopping || !started) return;
+      // While the server starts, one that ends before it serves is forked again by startWorker.
+      if (stopping || (!started && listeningAt === 0)) return;
       const why = failure !== undefined ? `could not start: ${failure.replace(/\.$/, '')}` : `exited (${signal ? `signal ${signal}` : `code ${code}`})`;
       replace(worker, why, listeningAt === 0 ? 0 : Date.now() - listeningAt);
     });
@@ -233,13 +244,24 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     listeningAt = Date.now();
   }
 
+  /** A worker for the start: one that ends before it serves without a failure of its own is forked again, a few times. */
+  async function startWorker(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await spawn();
+      } catch (err) {
+        if (!(err instanceof WorkerExitedWhileStarting) || attempt >= SERVE_WORKER_START_ATTEMPTS) throw err;
+      }
+    }
+  }
+
   let started = false;
   // However the primary ends (a second Ctrl-C exits at once), no worker outlives it.
   process.once('exit', () => {
     for (const w of live) w.kill('SIGKILL');
   });
   try {
-    await Promise.all(Array.from({ length: count - 1 }, () => spawn()));
+    await Promise.all(Array.from({ length: count - 1 }, () => startWorker()));
   } catch (err) {
     stopping = true;
     for (const w of live) w.kill();
