@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DepotkitError, EXIT, describeFsError } from '../util/errors.js';
 import { syncDir } from '../util/fs.js';
@@ -58,19 +58,27 @@ function describeHolder(holder: DepotLockHolder): string {
   return `${holder.operation} (process ${holder.pid} on ${holder.host}, since ${holder.startedAt})`;
 }
 
+/**
+ * Creates the lock whole: written and flushed under a name of its own, then
+ * linked to the lock's name, which fails when a lock is there. A lock file is
+ * never seen empty or half written, which would pass for a dead holder's.
+ */
 async function create(path: string, holder: DepotLockHolder): Promise<boolean> {
-  let handle;
+  const own = `${path}.${randomBytes(6).toString('hex')}`;
   try {
-    handle = await open(path, 'wx', 0o644);
+    const handle = await open(own, 'wx', 0o644);
+    try {
+      await handle.writeFile(`${JSON.stringify(holder)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(own, path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw describeFsError(err, path);
-  }
-  try {
-    await handle.writeFile(`${JSON.stringify(holder)}\n`);
-    await handle.sync();
   } finally {
-    await handle.close();
+    await rm(own, { force: true });
   }
   await syncDir(dirname(path));
   return true;
@@ -90,8 +98,9 @@ async function removeStale(path: string, judged: string): Promise<void> {
     throw describeFsError(err, path);
   }
   const moved = await readFile(aside, 'utf8').catch(() => '');
-  if (moved === judged) await rm(aside, { force: true });
-  else await rename(aside, path).catch(() => rm(aside, { force: true }));
+  // A lock put back must not replace one taken meanwhile: link() fails when there is one.
+  if (moved !== judged) await link(aside, path).catch(() => undefined);
+  await rm(aside, { force: true });
 }
 
 /**

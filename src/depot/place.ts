@@ -138,16 +138,15 @@ export const CHECKPOINT_EVERY_MS = 1000;
  */
 export class Checkpoints {
   private folders = new Set<string>();
-  private last: number;
+  /** The first file placed is saved at once: a run killed early keeps it too. */
+  private last = -Infinity;
   private running: Promise<void> | undefined;
 
   constructor(
     readonly state: VerifiedState,
     private readonly everyMs = CHECKPOINT_EVERY_MS,
     private readonly now: () => number = Date.now,
-  ) {
-    this.last = now();
-  }
+  ) {}
 
   /** Files were renamed into these folders (and, if verified, remembered in the state). */
   renamedInto(folders: string[]): void {

@@ -1,0 +1,117 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BuildReport } from '../../src/depot/build.js';
+import { makeDemoDepot } from '../../src/depot/demo.js';
+import { lockDepot, lockFileFor } from '../../src/depot/lock.js';
+import { stateFileFor } from '../../src/depot/place.js';
+import { CLI, REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
+import { sha256, vendorLikeSource } from './helpers.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+afterEach(() => cleanup());
+
+/** Waits until `path` exists; fails if `gone` settles first (the process ended before it appeared). */
+async function until(path: string, gone: Promise<unknown>): Promise<void> {
+  let ended = false;
+  void gone.then(() => (ended = true));
+  for (;;) {
+    if (
+      await stat(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    if (ended) throw new Error(`the process ended before ${path} appeared`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** A pid that was a process of this machine a moment ago and is gone now. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '']);
+  await new Promise((resolve) => child.on('exit', resolve));
+  return child.pid!;
+}
+
+describe('one writer per depot: build and demo hold its lock', () => {
+  it('refuses a second build while one runs, naming it; a killed build kept what it verified, and the next takes its lock over', async () => {
+    const src = await vendorLikeSource(dir, 8 << 20);
+    const out = join(dir, 'out');
+    const args = ['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', out];
+    const first = spawn(process.execPath, [CLI, ...args, '--json'], { stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => first.on('exit', (_code, signal) => resolve(signal)));
+
+    // Stopped once it holds the lock: whatever it does next, it holds it while the second build runs.
+    await until(lockFileFor(out), exited);
+    first.kill('SIGSTOP');
+    const second = await runCli(args);
+    expect(second.code, second.stderr).toBe(2);
+    expect(second.stderr).toContain(`${out} is being written by another run: depot build (process ${first.pid} on ${hostname()}, since `);
+    expect(second.stdout).toBe('');
+
+    // Killed once it has saved what it verified: its first file placed is saved at once.
+    first.kill('SIGCONT');
+    await until(stateFileFor(out), exited);
+    first.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    const saved = JSON.parse(await readFile(stateFileFor(out), 'utf8')) as Record<string, { sha256: string }>;
+    expect(Object.keys(saved).length).toBeGreaterThan(0);
+    for (const [path, entry] of Object.entries(saved)) expect(sha256(await readFile(path))).toBe(entry.sha256);
+
+    const third = await runCli([...args, '--json']);
+    expect(third.code, third.stderr).toBe(0);
+    const report = JSON.parse(third.stdout) as BuildReport;
+    expect(report.tookOverLockFrom).toMatchObject({ pid: first.pid, host: hostname(), operation: 'depot build' });
+    // It was killed mid-run: some binaries were left to this run, and what the first saved is in place.
+    expect(report.placed.length).toBeGreaterThan(0);
+    expect(report.alreadyInPlace.length).toBeGreaterThanOrEqual(Object.keys(saved).length);
+    expect(report.verify.findings.filter((f) => f.id.includes('temporary'))).toEqual([]);
+    await expect(stat(lockFileFor(out))).rejects.toThrow(/ENOENT/);
+
+    // The human report says so in a line of its own.
+    const pid = await deadPid();
+    await writeFile(lockFileFor(out), JSON.stringify({ pid, host: hostname(), operation: 'depot build', startedAt: '2026-01-01T00:00:00.000Z' }));
+    const fourth = await runCli(args);
+    expect(fourth.code, fourth.stderr).toBe(0);
+    expect(fourth.stdout).toContain(
+      `Took over the lock of ${out} from depot build (process ${pid} on ${hostname()}, since 2026-01-01T00:00:00.000Z), which is gone: what it left was checked again.`,
+    );
+  });
+
+  it('a lock is never seen empty or half written while it is taken: that would pass for a dead holder lock', async () => {
+    const lockModule = join(REPO_ROOT, 'dist', 'depot', 'lock.js');
+    for (let round = 0; round < 10; round++) {
+      const root = join(dir, `depot-${round}`);
+      const script = `import(${JSON.stringify(lockModule)}).then((m) => m.lockDepot(${JSON.stringify(root)}, 'depot build')).then(() => setInterval(() => {}, 1000));`;
+      const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      await until(lockFileFor(root), exited);
+      // Frozen the moment the lock appears: what another run reads now is what it judges.
+      child.kill('SIGSTOP');
+      const text = await readFile(lockFileFor(root), 'utf8');
+      child.kill('SIGKILL');
+      await exited;
+      expect(JSON.parse(text)).toMatchObject({ pid: child.pid, operation: 'depot build' });
+    }
+  });
+
+  it('depot demo refuses a depot another run writes, and takes over a dead one', async () => {
+    const root = join(dir, 'demo');
+    await makeDemoDepot(root, { binarySize: 16 });
+    const held = await lockDepot(root, 'depot unpack');
+    await expect(makeDemoDepot(root, { binarySize: 16, force: true })).rejects.toThrow(/is being written by another run: depot unpack \(process \d+ on /);
+    await held.release();
+
+    const pid = await deadPid();
+    await mkdir(join(root, '.depotkit'), { recursive: true });
+    await writeFile(lockFileFor(root), JSON.stringify({ pid, host: hostname(), operation: 'depot demo', startedAt: 'x' }));
+    const again = await makeDemoDepot(root, { binarySize: 16, force: true });
+    expect(again.tookOverLockFrom).toMatchObject({ pid, operation: 'depot demo' });
+  });
+});
