@@ -1,0 +1,83 @@
+import { readlinkSync } from 'node:fs';
+import { type FileHandle, open, realpath } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TEMP_PREFIX } from '../../src/constants.js';
+import { buildDepot } from '../../src/depot/build.js';
+import { writeFileAtomic } from '../../src/util/fs.js';
+import { tempDir } from '../helpers/cli.js';
+import { vendorLikeSource } from './helpers.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let restore: (() => void) | undefined;
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+  dir = await realpath(dir);
+});
+afterEach(async () => {
+  restore?.();
+  restore = undefined;
+  await cleanup();
+});
+
+interface Flush {
+  kind: 'sync' | 'datasync';
+  /** What the handle names at the time of the call, as the kernel tells it. */
+  path: string;
+}
+
+/** Records every fsync and fdatasync made through a FileHandle, in order (the real calls still run). */
+async function recordFlushes(): Promise<Flush[]> {
+  const probe = await open(dir, 'r');
+  const proto = Object.getPrototypeOf(probe) as FileHandle;
+  await probe.close();
+  const flushes: Flush[] = [];
+  const original = { sync: proto.sync, datasync: proto.datasync };
+  for (const kind of ['sync', 'datasync'] as const) {
+    proto[kind] = function (this: FileHandle) {
+      flushes.push({ kind, path: readlinkSync(`/proc/self/fd/${this.fd}`) });
+      return original[kind].call(this);
+    };
+  }
+  restore = () => Object.assign(proto, original);
+  return flushes;
+}
+
+/** The index of the first flush of `path` at or after `from`, or -1. */
+const flushOf = (flushes: Flush[], path: string, from = 0) => flushes.findIndex((f, i) => i >= from && f.path === path);
+/** The index of the flush of the temporary file that became `final`. */
+const flushOfTempFor = (flushes: Flush[], final: string) =>
+  flushes.findIndex((f) => dirname(f.path) === dirname(final) && basename(f.path).startsWith(TEMP_PREFIX) && basename(f.path).endsWith(`-${basename(final)}`));
+
+describe('renames that survive a power cut', () => {
+  it('writeFileAtomic syncs the folder after the rename, and the folders it made in theirs', async () => {
+    const flushes = await recordFlushes();
+    const path = join(dir, 'made', 'deeper', 'file.json');
+    await writeFileAtomic(path, '{}\n');
+    const data = flushOfTempFor(flushes, path);
+    expect(data).toBeGreaterThanOrEqual(0);
+    for (const folder of [join(dir, 'made', 'deeper'), join(dir, 'made'), dir]) expect(flushOf(flushes, folder, data + 1), folder).toBeGreaterThan(data);
+
+    // Replacing a file in a folder that exists: that folder is synced after the rename.
+    const count = flushes.length;
+    await writeFileAtomic(path, '{"a":1}\n', { force: true });
+    const again = flushOfTempFor(flushes.slice(count), path) + count;
+    expect(flushOf(flushes, join(dir, 'made', 'deeper'), again + 1)).toBeGreaterThan(again);
+  });
+
+  it('depot build syncs the folder of every binary and metadata file, and the folders above, after flushing the file', async () => {
+    const src = await vendorLikeSource(dir);
+    const out = join(dir, 'out');
+    const flushes = await recordFlushes();
+    const report = await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
+    expect(report.ok).toBe(true);
+    for (const path of [...report.placed.map((p) => p.path), ...report.metadata.written]) {
+      const final = join(out, path);
+      const data = flushOfTempFor(flushes, final);
+      expect(data, path).toBeGreaterThanOrEqual(0);
+      for (let folder = dirname(final); folder !== dir; folder = dirname(folder))
+        expect(flushOf(flushes, folder, data + 1), `${folder} after ${path}`).toBeGreaterThan(data);
+    }
+  });
+});
