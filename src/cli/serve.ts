@@ -115,7 +115,7 @@ export function registerServeCommands(program: Command): void {
     .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does (same as --open ${DEPOT_PATHS.hclDir})`)
     .option('--metrics-open', 'answer /metrics without credentials, for a Prometheus that sends none (the status page at / and the depot still need them)')
     .option('--workers <n>', 'server processes (default: the core count)', wholeNumber('--workers', { min: 1 }), availableParallelism())
-    .option('--access-log <file>', "access log file, or '-' for stdout (never holds credentials)")
+    .option('--access-log <file>', "access log file (a regular file, not a symbolic link), or '-' for stdout (never holds credentials)")
     .addOption(logFormatOption())
     .addOption(secondsOption('--grace', 'on SIGTERM/SIGINT, how long running downloads may finish', SERVE_DEFAULT_GRACE_SECONDS, 0))
     .addOption(

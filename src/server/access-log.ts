@@ -1,6 +1,6 @@
-import { createWriteStream, openSync } from 'node:fs';
+import { closeSync, constants, createWriteStream, fstatSync, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { describeFsError, errorMessage } from '../util/errors.js';
+import { describeFsError, errorMessage, usageError } from '../util/errors.js';
 
 export type AccessLogFormat = 'combined' | 'json';
 
@@ -76,19 +76,38 @@ export interface AccessLog {
   close(): Promise<void>;
 }
 
+/**
+ * Appending, created 0640 when missing; never through a symbolic link at the path (whoever may write
+ * the log's folder could point it at a file the server may write), and never a FIFO or a device:
+ * O_NONBLOCK makes a FIFO without a reader fail instead of blocking the server.
+ */
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
 /** Opens `path` for appending, synchronously, so that a bad path fails here with one sentence rather than later in a stream. */
 function openForAppend(path: string): Writable {
   let fd: number;
   try {
-    fd = openSync(path, 'a', 0o640);
+    fd = openSync(path, APPEND_FLAGS, 0o640);
   } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP')
+      throw usageError(`The access log ${path} is a symbolic link; it is written only to a regular file.`, 'Give the path of the file itself.');
+    if (code === 'ENXIO') throw notRegular(path);
     throw describeFsError(err, path);
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw notRegular(path);
   }
   const stream = createWriteStream(path, { fd });
   // A write that fails (a full disk) must not take the server down: said once per file, lines are lost.
   stream.once('error', (err) => process.stderr.write(`depotkit: the access log ${path} cannot be written: ${errorMessage(err)}.\n`));
   stream.on('error', () => {});
   return stream;
+}
+
+function notRegular(path: string): Error {
+  return usageError(`The access log ${path} is not a regular file; it is written only to one.`, "Give a file's path, or '-' for standard output.");
 }
 
 const ended = (out: Writable) => new Promise<void>((resolve) => out.end(resolve));
