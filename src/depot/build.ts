@@ -127,6 +127,7 @@ async function buildLocked(
   };
   const state = await VerifiedState.load(stateFileFor(out));
   const checkpoints = new Checkpoints(state);
+  let finished = false;
   try {
     const work = await sortOut(binaries, index, report, state, options.force ?? false);
     options.onStart?.(work.reduce((sum, w) => sum + (report.contentChecked ? w.binary.size : 0), 0));
@@ -146,9 +147,11 @@ async function buildLocked(
     const results = await Promise.allSettled(work.map(({ binary, candidates }) => limit(() => place(binary, candidates))));
     const failure = results.find((r) => r.status === 'rejected');
     if (failure) throw failure.reason;
+    finished = true;
   } finally {
-    // What was placed and verified is kept for the next run, even when this one fails.
-    await checkpoints.save();
+    // What was placed and verified is kept for the next run, even when this one fails (without hiding why it failed).
+    if (finished) await checkpoints.save();
+    else await checkpoints.save().catch(() => undefined);
   }
   for (const list of [report.placed, report.wrongChecksum, report.wrongSize]) list.sort((a, b) => a.path.localeCompare(b.path));
 

@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildDepot } from '../../src/depot/build.js';
-import { stateFileFor } from '../../src/depot/place.js';
+import { placeFile, stateFileFor } from '../../src/depot/place.js';
 import { tempDir } from '../helpers/cli.js';
 import { listFiles, sha256, vendorLikeSource } from './helpers.js';
 
@@ -71,5 +71,18 @@ describe('depot build against a local writer', () => {
     }
     // The writer left the good content in place about half the time: some files were placed.
     expect(placed).toBeGreaterThan(0);
+  });
+});
+
+describe('placeFile against a source swapped for something else', () => {
+  it('refuses a source that is no longer a regular file (a FIFO), at once and without waiting for a writer', async () => {
+    const fifo = join(dir, 'VMware-VCSA-all.iso');
+    execFileSync('mkfifo', [fifo]);
+    for (const mode of ['copy', 'hardlink', 'symlink'] as const) {
+      await expect(placeFile(fifo, join(dir, `placed-${mode}`), mode, { sha256: sha256('x'), size: 1 })).rejects.toThrow(
+        `${fifo} is no longer a regular file: refused.`,
+      );
+    }
+    expect((await readdir(dir)).sort()).toEqual(['VMware-VCSA-all.iso']);
   });
 });
