@@ -459,6 +459,8 @@ export const PACK_FORMAT = { name: 'depotkit-pack', version: 1 } as const;
 export const PACK_MANIFEST_FILE = 'depot-pack.json';
 /** `sha256sum -c SHA256SUMS` checks the volumes, the manifest and the other files of a pack on any machine. */
 export const PACK_SUMS_FILE = 'SHA256SUMS';
+/** The pack manifest's signature by an operator's key (`depot pack --signing-key`): the catalog signature's format over the manifest's bytes. */
+export const PACK_MANIFEST_SIG_FILE = 'depot-pack.json.sig';
 /** `sha256sum -c` format for every file of the depot carried, relative to the depot root, for a hand extraction. */
 export const PACK_FILE_SUMS_FILE = 'depot-files.sha256';
 /** How to check and extract a pack with standard tools alone. */

@@ -247,12 +247,45 @@ export function parseManifest(text: string, source: string): PackManifest {
     }
     if (offset !== f.size || (f.size > 0 && f.pieces.length === 0)) throw bad(`the pieces of ${escapeControlChars(f.path)} do not add up to its size`);
   }
+  checkNesting(m.files, bad);
+  checkOverlaps(m.files, bad);
   for (const t of m.tree) {
     checkPackPath(t?.path, 'tree entry');
     if (!isCount(t.size) || !isSha(t.sha256)) throw bad(`the tree entry of ${escapeControlChars(t.path)} is malformed`);
   }
   for (const r of m.removed) checkPackPath(r, 'removed file');
   return m as PackManifest;
+}
+
+/** A file cannot also be a folder of another: `X` and `X/child` would fail half way through, after files were placed. */
+function checkNesting(files: readonly PackFile[], bad: (what: string) => Error): void {
+  const paths = new Set(files.map((f) => f.path));
+  for (const f of files) {
+    for (let at = f.path.indexOf('/'); at >= 0; at = f.path.indexOf('/', at + 1)) {
+      const folder = f.path.slice(0, at);
+      if (paths.has(folder)) throw bad(`it names ${escapeControlChars(folder)} as a file and as the folder of ${escapeControlChars(f.path)}`);
+    }
+  }
+}
+
+/** Two pieces over the same bytes of a volume: a pack never writes that; it would feed one file's bytes to another. */
+function checkOverlaps(files: readonly PackFile[], bad: (what: string) => Error): void {
+  const byVolume = new Map<number, { start: number; end: number; path: string }[]>();
+  for (const f of files) {
+    for (const p of f.pieces) {
+      if (p.length === 0) continue;
+      let list = byVolume.get(p.volume);
+      if (!list) byVolume.set(p.volume, (list = []));
+      list.push({ start: p.dataOffset, end: p.dataOffset + p.length, path: f.path });
+    }
+  }
+  for (const list of byVolume.values()) {
+    list.sort((a, b) => a.start - b.start);
+    for (let i = 1; i < list.length; i++) {
+      if (list[i]!.start < list[i - 1]!.end)
+        throw bad(`pieces of ${escapeControlChars(list[i - 1]!.path)} and ${escapeControlChars(list[i]!.path)} lie over the same bytes of a volume`);
+    }
+  }
 }
 
 /** Whether text looks like a pack manifest (for commands that take a depot, an archive or a manifest). */

@@ -95,12 +95,13 @@ export async function inventoryDepot(dir: string): Promise<DepotInventory> {
     // stat follows a symlink placed by `build --mode symlink`: its target is the content.
     const info = await stat(join(root, path)).catch(() => undefined);
     if (!info?.isFile()) continue;
-    if (basename(path).startsWith(TEMP_PREFIX)) {
+    const binary = named.get(path);
+    // A name like a temporary file's that the catalog names is the depot's binary, never cleared as a killed run's.
+    if (basename(path).startsWith(TEMP_PREFIX) && !binary) {
       inventory.temps.push({ path, size: info.size });
       continue;
     }
     if (!path.startsWith(`${DEPOT_ROOT_DIR}/`)) continue;
-    const binary = named.get(path);
     if (binary) {
       inventory.files.set(path, { path, size: info.size, mtimeMs: info.mtimeMs, kind: 'binary' });
       if (info.size !== binary.size) inventory.wrongSize.push({ binary, actualSize: info.size });

@@ -7,6 +7,7 @@ import {
   PACK_FILE_SUMS_FILE,
   PACK_FORMAT,
   PACK_MANIFEST_FILE,
+  PACK_MANIFEST_SIG_FILE,
   PACK_MIN_VOLUME_SIZE,
   PACK_README_FILE,
   PACK_SUMS_FILE,
@@ -14,14 +15,14 @@ import {
   PACK_VOLUME_SUFFIX,
 } from '../constants.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../util/errors.js';
-import { tempPathFor, writeFileAtomic } from '../util/fs.js';
+import { tempPathFor } from '../util/fs.js';
 import { escapeControlChars } from '../util/text.js';
 import { type PackFile, type PackManifest, type PackVolume, type TreeEntry, planVolumes, volumeName } from './format.js';
 import { type DepotFile, inventoryDepot, sha256Hex } from './inventory.js';
 import { PositionalWriter, readChunks } from './io.js';
 import { type DepotRecord, loadRecord } from './record.js';
 import { releaseVersions } from './releases.js';
-import { packReadme } from './readme.js';
+import { checkSealFile, checkSigningKey, writePackOutputs } from './pack-outputs.js';
 import { END_OF_ARCHIVE, encodeHeader, roundUpToBlock } from './tar.js';
 
 export interface PackOptions {
@@ -33,8 +34,12 @@ export interface PackOptions {
   volumeSize: number;
   /** A depot folder or an earlier pack's manifest: only what it lacks or has different is packed. */
   since?: string;
-  /** Replace the files of an earlier pack in `out`. */
+  /** Replace the files of an earlier pack in `out` (and an earlier seal file). */
   force?: boolean;
+  /** An operator's ECDSA P-256 private key (PEM): the manifest's exact bytes are signed, into depot-pack.json.sig beside it. */
+  signingKeyPem?: string;
+  /** A file outside the media to write the seal to (it is also in the report); never inside `out`. */
+  sealFile?: string;
   now?: Date;
   onStart?: (totalBytes: number) => void;
   onBytes?: (n: number) => void;
@@ -66,6 +71,18 @@ export interface PackReport {
   strays: string[];
   /** With --force: files of an earlier pack that were removed from `out`. */
   replaced: string[];
+  /**
+   * The seal (`catalog <code> manifest <code>`): the catalog's and the
+   * manifest's SHA-256 as codes a person carries apart from the media;
+   * `depot unpack --expect` refuses media that do not match it.
+   */
+  seal: string;
+  catalogSha256: string;
+  manifestSha256: string;
+  /** Where the seal was written, when asked. */
+  sealFile?: string;
+  /** The manifest's signature, when a key was given. */
+  signature?: { path: string; signerSpkiSha256: string };
 }
 
 /** Metadata files up to this size are read into memory once (and hashed there, for --since); larger ones are streamed. */
@@ -86,7 +103,7 @@ async function packFilesIn(dir: string): Promise<string[]> {
     return [];
   }
   const volume = new RegExp(`^${PACK_VOLUME_PREFIX}\\d+-of-\\d+${PACK_VOLUME_SUFFIX.replace('.', '\\.')}$`);
-  const own = new Set<string>([PACK_MANIFEST_FILE, PACK_SUMS_FILE, PACK_FILE_SUMS_FILE, PACK_README_FILE]);
+  const own = new Set<string>([PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_SUMS_FILE, PACK_FILE_SUMS_FILE, PACK_README_FILE]);
   return names.filter((n) => own.has(n) || volume.test(n)).sort();
 }
 
@@ -112,6 +129,8 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     );
   }
   const since = options.since ? await loadRecord(options.since, '--since') : undefined;
+  checkSigningKey(options.signingKeyPem);
+  const sealFile = options.sealFile === undefined ? undefined : await checkSealFile(options.sealFile, out, options.force ?? false);
 
   const report: PackReport = {
     ok: false,
@@ -132,6 +151,9 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     wrongChecksum: [],
     strays: inventory.strays.map((s) => s.path),
     replaced: [],
+    seal: '',
+    catalogSha256: inventory.catalogSha256,
+    manifestSha256: '',
   };
   const catalogOf = new Map(inventory.binaries.map((b) => [b.path, b]));
   const wrongSize = new Set(report.wrongSize.map((w) => w.path));
@@ -152,6 +174,8 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
       });
       entry.size = entry.data.length;
       entry.expectedSha256 = sha256Hex(entry.data);
+      // The catalog carried must be the one the manifest names as the source (and the seal vouches for).
+      if (file.path === DEPOT_PATHS.catalog && entry.expectedSha256 !== inventory.catalogSha256) throw changedWhilePacking(root, file.path);
     } else if (file.kind === 'binary') {
       entry.expectedSha256 = catalogOf.get(file.path)!.checksum;
     } else if (since) {
@@ -311,24 +335,8 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     tree,
     removed: report.removed,
   };
-  const manifestJson = `${JSON.stringify(manifest, null, 1)}\n`;
-  const fileSums = packed
-    .filter((f) => !f.catalogMismatch)
-    .map((f) => `${f.sha256}  ${f.path}\n`)
-    .join('');
-  const readme = packReadme(manifest);
-  const force = { force: options.force ?? false };
-  await writeFileAtomic(join(out, PACK_FILE_SUMS_FILE), fileSums, force);
-  await writeFileAtomic(join(out, PACK_README_FILE), readme, force);
-  await writeFileAtomic(join(out, PACK_MANIFEST_FILE), manifestJson, force);
-  // Last, so that a SHA256SUMS present means every file it names was written.
-  const sums = [
-    ...report.volumes.map((v) => `${v.sha256}  ${v.name}\n`),
-    `${sha256Hex(manifestJson)}  ${PACK_MANIFEST_FILE}\n`,
-    `${sha256Hex(fileSums)}  ${PACK_FILE_SUMS_FILE}\n`,
-    `${sha256Hex(readme)}  ${PACK_README_FILE}\n`,
-  ].join('');
-  await writeFileAtomic(join(out, PACK_SUMS_FILE), sums, force);
+  const outputs = await writePackOutputs(out, manifest, { force: options.force ?? false, signingKeyPem: options.signingKeyPem, sealFile, now: options.now });
+  Object.assign(report, outputs);
 
   report.files = packed.length;
   report.bytes = total;

@@ -2,23 +2,28 @@ import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import fg from 'fast-glob';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../constants.js';
-import { VerifiedState, stateFileFor } from '../depot/place.js';
+import { Checkpoints, VerifiedState, stateFileFor } from '../depot/place.js';
 import { describeFsError } from '../util/errors.js';
+import { foldersUpTo, syncDir } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
 
 /**
  * The depot being written by unpack or mirror: its verified-state file (the
- * one `depot build` keeps), saved after every file so that a killed run loses
- * at most the file under way, and the metadata held back until the binaries
- * are in place.
+ * one `depot build` keeps), and the metadata held back until the binaries
+ * are in place. The folders of placed files are synced and the state saved
+ * in batches, at most about once a second and at the end: a killed run
+ * re-hashes at most the last second's files, and a run of many small files
+ * does not rewrite the whole state after each one.
  */
 export class TargetDepot {
-  private saving: Promise<void> = Promise.resolve();
+  private readonly checkpoints: Checkpoints;
 
   private constructor(
     readonly root: string,
     readonly state: VerifiedState,
-  ) {}
+  ) {
+    this.checkpoints = new Checkpoints(state);
+  }
 
   static async open(dir: string): Promise<TargetDepot> {
     const root = resolve(dir);
@@ -34,16 +39,16 @@ export class TargetDepot {
     return join(this.root, webPath);
   }
 
-  /** Records a placed file as verified and saves the state (saves run one at a time, in order). */
+  /** Records a file renamed into place as verified; its folders are synced and the state saved with the next batch. */
   async remember(webPath: string, sha256: string): Promise<void> {
     await this.state.remember(this.path(webPath), sha256);
-    await this.save();
+    this.checkpoints.renamedInto(foldersUpTo(this.path(webPath), this.root));
+    await this.checkpoints.maybeSave();
   }
 
+  /** Syncs the folders renamed into and saves the state now. */
   save(): Promise<void> {
-    const next = this.saving.then(() => this.state.save());
-    this.saving = next.catch(() => undefined);
-    return next;
+    return this.checkpoints.save();
   }
 
   async inPlace(webPath: string, sha256: string): Promise<boolean> {
@@ -52,13 +57,14 @@ export class TargetDepot {
 
   /**
    * Temporary files of an earlier run that was killed: removed, except a
-   * mirror's partial downloads, which the next mirror resumes.
+   * mirror's partial downloads, which the next mirror resumes, and any path
+   * in `keep` (a file a catalog names, whatever its name looks like).
    */
-  async clearTemps(): Promise<string[]> {
+  async clearTemps(keep: ReadonlySet<string> = new Set()): Promise<string[]> {
     const found = await fg(`**/${TEMP_PREFIX}*`, { cwd: this.root, dot: true, onlyFiles: true, suppressErrors: true });
     const removed: string[] = [];
     for (const path of found) {
-      if (basename(path).startsWith(`${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}`)) continue;
+      if (basename(path).startsWith(`${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}`) || keep.has(path)) continue;
       await rm(join(this.root, path), { force: true });
       removed.push(path);
     }
@@ -86,16 +92,22 @@ export class TargetDepot {
   /**
    * Moves held metadata into place: everything else first and the catalog
    * last, since the catalog is what makes a new release visible to an
-   * installer.
+   * installer; the others' renames are made durable before the catalog's.
    */
   async placeHeld(held: { path: string; temp: string; sha256: string }[]): Promise<void> {
-    const ordered = [...held].sort((a, b) => Number(a.path === DEPOT_PATHS.catalog) - Number(b.path === DEPOT_PATHS.catalog));
-    for (const h of ordered) {
-      const final = this.path(h.path);
-      await mkdir(dirname(final), { recursive: true });
-      await chmod(h.temp, 0o644);
-      await rename(h.temp, final);
-      await this.remember(h.path, h.sha256);
+    const catalog = held.filter((h) => h.path === DEPOT_PATHS.catalog);
+    for (const group of [held.filter((h) => h.path !== DEPOT_PATHS.catalog), catalog]) {
+      const folders = new Set<string>();
+      for (const h of group) {
+        const final = this.path(h.path);
+        await mkdir(dirname(final), { recursive: true });
+        await chmod(h.temp, 0o644);
+        await rename(h.temp, final);
+        for (const folder of foldersUpTo(final, this.root)) folders.add(folder);
+        await this.state.remember(final, h.sha256);
+      }
+      for (const folder of folders) await syncDir(folder);
     }
+    await this.save();
   }
 }

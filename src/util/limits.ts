@@ -72,3 +72,28 @@ export const NETWORK_LIMITS = {
    */
   discardBytes: 64 * 1024,
 } as const;
+
+/**
+ * What `depot unpack` reads whole from transfer media, which come from
+ * outside: a FIFO, a device or a huge file named like one of these is refused
+ * at the bound instead of hanging the run or filling memory.
+ */
+export const PACK_LIMITS = {
+  /**
+   * depot-pack.json: about 550 bytes per file carried (its entry, its pieces
+   * and its line in the tree). A real depot's is under 1 MiB (tens to a few
+   * thousand files); 200,000 tiny binaries make about 110 MiB, the most a
+   * catalog is expected to name. Parsed whole in memory.
+   */
+  manifestBytes: 256 * 1024 ** 2,
+  /** SHA256SUMS: a line of about 90 bytes per volume, and three more; 100,000 volumes take 9 MiB. */
+  sumsBytes: 16 * 1024 ** 2,
+  /** depot-pack.json.sig: a JSON object of under 1 KiB. */
+  signatureBytes: 64 * 1024,
+  /**
+   * The catalog the pack carries, read from its volume and parsed before
+   * anything is placed: the vendor's is a few MB; 64 MiB names half a million
+   * binaries.
+   */
+  catalogBytes: 64 * 1024 ** 2,
+} as const;

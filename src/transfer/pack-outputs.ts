@@ -1,0 +1,93 @@
+import { createPrivateKey } from 'node:crypto';
+import { join, resolve, sep } from 'node:path';
+import { PACK_FILE_SUMS_FILE, PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_README_FILE, PACK_SUMS_FILE } from '../constants.js';
+import { signCatalog } from '../depot/signature.js';
+import { usageError } from '../util/errors.js';
+import { exists, writeFileAtomic } from '../util/fs.js';
+import type { PackManifest } from './format.js';
+import { sha256Hex } from './inventory.js';
+import { packReadme } from './readme.js';
+import { formatSeal } from './seal.js';
+
+/**
+ * The files beside the volumes (the manifest, its signature, the checksum
+ * lists, the README) and what vouches for a pack apart from the media: the
+ * seal a person carries, written to a file only when asked and never inside
+ * the pack, and the manifest's signature by an operator's key, in the catalog
+ * signature's format (docs/signature.md) over the manifest's exact bytes.
+ */
+export interface PackOutputs {
+  seal: string;
+  manifestSha256: string;
+  sealFile?: string;
+  signature?: { path: string; signerSpkiSha256: string };
+}
+
+/** The manifest signature needs an ECDSA P-256 key (the catalog signature's algorithm): checked before anything is written. */
+export function checkSigningKey(pem: string | undefined): void {
+  if (pem === undefined) return;
+  let details;
+  try {
+    const key = createPrivateKey(pem);
+    details = key.asymmetricKeyType === 'ec' ? key.asymmetricKeyDetails : undefined;
+  } catch {
+    throw usageError(
+      'The signing key is not a PEM private key.',
+      'Give the private key made by depot demo (<dir>-signing/signing-key.pem) or another ECDSA P-256 key.',
+    );
+  }
+  if (details?.namedCurve !== 'prime256v1') throw usageError('The signing key is not an ECDSA P-256 key, the only kind a pack signature uses.');
+}
+
+/** The seal file must lie off the media (a seal beside what it vouches for vouches for nothing) and not replace a file unasked. */
+export async function checkSealFile(file: string, out: string, force: boolean): Promise<string> {
+  const path = resolve(file);
+  if (path === out || path.startsWith(`${out}${sep}`))
+    throw usageError(`The seal file ${path} is inside the pack's folder ${out}: the seal must travel apart from the media it vouches for.`);
+  if (!force && (await exists(path))) throw usageError(`${path} already exists.`, 'Use --force to replace it, or name another file.');
+  return path;
+}
+
+/** Writes the files beside the volumes, SHA256SUMS last (a SHA256SUMS present means every file it names was written), then the seal file. */
+export async function writePackOutputs(
+  out: string,
+  manifest: PackManifest,
+  options: { force: boolean; signingKeyPem?: string; sealFile?: string; now?: Date },
+): Promise<PackOutputs> {
+  const manifestJson = `${JSON.stringify(manifest, null, 1)}\n`;
+  const fileSums = manifest.files
+    .filter((f) => !f.catalogMismatch)
+    .map((f) => `${f.sha256}  ${f.path}\n`)
+    .join('');
+  const readme = packReadme(manifest);
+  const force = { force: options.force };
+  await writeFileAtomic(join(out, PACK_FILE_SUMS_FILE), fileSums, force);
+  await writeFileAtomic(join(out, PACK_README_FILE), readme, force);
+  await writeFileAtomic(join(out, PACK_MANIFEST_FILE), manifestJson, force);
+  const result: PackOutputs = {
+    manifestSha256: sha256Hex(manifestJson),
+    seal: '',
+  };
+  result.seal = formatSeal({ catalogSha256: manifest.source.catalogSha256, manifestSha256: result.manifestSha256 });
+  let signatureText: string | undefined;
+  if (options.signingKeyPem !== undefined) {
+    const signature = signCatalog(Buffer.from(manifestJson), options.signingKeyPem, options.now);
+    signatureText = `${JSON.stringify(signature, null, 2)}\n`;
+    await writeFileAtomic(join(out, PACK_MANIFEST_SIG_FILE), signatureText, force);
+    result.signature = { path: join(out, PACK_MANIFEST_SIG_FILE), signerSpkiSha256: signature.signerSpkiSha256 };
+  }
+  const sums = [
+    ...manifest.volumes.map((v) => `${v.sha256}  ${v.name}\n`),
+    `${result.manifestSha256}  ${PACK_MANIFEST_FILE}\n`,
+    ...(signatureText ? [`${sha256Hex(signatureText)}  ${PACK_MANIFEST_SIG_FILE}\n`] : []),
+    `${sha256Hex(fileSums)}  ${PACK_FILE_SUMS_FILE}\n`,
+    `${sha256Hex(readme)}  ${PACK_README_FILE}\n`,
+  ].join('');
+  await writeFileAtomic(join(out, PACK_SUMS_FILE), sums, force);
+  // Never on the media: carried apart from them, the seal is what vouches for them.
+  if (options.sealFile) {
+    await writeFileAtomic(options.sealFile, `${result.seal}\n`, force);
+    result.sealFile = options.sealFile;
+  }
+  return result;
+}

@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { PackFile, PackManifest } from '../../src/transfer/format.js';
+import type { UnpackReport } from '../../src/transfer/unpack.js';
+import { CLI, REPO_ROOT } from '../helpers/cli.js';
+import { sha256 } from './helpers.js';
+
+/**
+ * What an attacker with the media in hand does: change the volumes and the
+ * manifest and make the checksums agree again, so that the pack is coherent
+ * and only what travelled apart from it (the catalog as authority, a seal, a
+ * signature) can tell.
+ */
+
+export async function copyPack(from: string, to: string): Promise<string> {
+  await cp(from, to, { recursive: true });
+  return to;
+}
+
+export async function readManifest(dir: string): Promise<PackManifest> {
+  return JSON.parse(await readFile(join(dir, 'depot-pack.json'), 'utf8')) as PackManifest;
+}
+
+/** SHA256SUMS made again for every file it names, as a careful attacker leaves it. */
+export async function resum(dir: string): Promise<void> {
+  const names = (await readFile(join(dir, 'SHA256SUMS'), 'utf8').catch(() => ''))
+    .split('\n')
+    .map((l) => l.slice(66))
+    .filter(Boolean);
+  const lines: string[] = [];
+  for (const name of names.length ? names : await readdir(dir)) lines.push(`${sha256(await readFile(join(dir, name)))}  ${name}\n`);
+  await writeFile(join(dir, 'SHA256SUMS'), lines.join(''));
+}
+
+/** Writes the manifest (pretty, as pack does) and makes SHA256SUMS agree. */
+export async function writeManifest(dir: string, manifest: PackManifest): Promise<void> {
+  await writeFile(join(dir, 'depot-pack.json'), `${JSON.stringify(manifest, null, 1)}\n`);
+  await resum(dir);
+}
+
+/** Puts `data` in place of a file's bytes in its volumes, and the volumes' new SHA-256 in the manifest. */
+export async function replaceBytes(dir: string, manifest: PackManifest, file: PackFile, data: Buffer): Promise<void> {
+  for (const piece of file.pieces) {
+    const volume = manifest.volumes[piece.volume - 1]!;
+    const bytes = await readFile(join(dir, volume.name));
+    data.copy(bytes, piece.dataOffset, piece.fileOffset, piece.fileOffset + piece.length);
+    await writeFile(join(dir, volume.name), bytes);
+    volume.sha256 = sha256(bytes);
+  }
+}
+
+export interface Unpacked {
+  code: number;
+  report: UnpackReport;
+  stdout: string;
+  stderr: string;
+}
+
+const running = new Set<ChildProcess>();
+
+/** Stops any unpack still running when a test gave up on it (one that hung on a FIFO). */
+export function stopLeftovers(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+/** Runs the built CLI as runCli does, keeping the child so that stopLeftovers can end it. */
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      running.delete(child);
+      resolvePromise({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+export async function unpack(media: string[], out: string, extra: string[] = []): Promise<Unpacked> {
+  const res = await run(['depot', 'unpack', ...media, '--out', out, ...extra, '--json']);
+  let report = undefined as unknown as UnpackReport;
+  try {
+    report = JSON.parse(res.stdout) as UnpackReport;
+  } catch {
+    // No report: refused before unpacking (stderr says why).
+  }
+  return { code: res.code, report, stdout: res.stdout, stderr: res.stderr };
+}
