@@ -13,6 +13,7 @@ import { SERVE_DEFAULT_GRACE_SECONDS } from '../server/tuning.js';
 import { usageError } from '../util/errors.js';
 import { exists, isDirectory, writeFileAtomic } from '../util/fs.js';
 import { basicAuthDirective, installedCaddyVersion } from './caddy.js';
+import { makeExportFolders } from './folders.js';
 import { loadTemplate, renderTemplate, type TemplateName, type TemplateScope } from './template.js';
 import { planUsers, type AuthSource, type UsersPlan } from './users.js';
 import { configPath, exportName, groupId, hostValue, shellWord, tlsSuites } from './values.js';
@@ -120,6 +121,8 @@ interface Common {
   serviceUser: string;
   accessLog?: string;
   warnings: string[];
+  /** Folders made for the files (0750) whose group could not be set to the server's here. */
+  ungroupedFolders?: string[];
 }
 
 const SECRET_MODE = 0o640;
@@ -136,6 +139,12 @@ export async function exportConfig(options: ExportOptions): Promise<ExportReport
   }
   const gid = await groupId(common.group);
   const canChown = gid !== undefined && (process.getuid?.() === 0 || (process.getgroups?.() ?? []).includes(gid));
+  const { ungrouped } = await makeExportFolders(
+    common.out,
+    files.map((f) => f.path),
+    canChown ? gid : undefined,
+  );
+  common.ungroupedFolders = ungrouped;
   const written: ExportedFile[] = [];
   for (const f of files) {
     await writeFileAtomic(f.path, f.text, { mode: f.mode, force: options.force });
@@ -318,9 +327,12 @@ function usersFile(c: Common): PlannedFile[] {
 function groupStep(c: Common, unowned: string[], extra: string[] = []): string[] {
   const files = [...unowned, ...extra];
   if (c.users?.text === undefined && c.users) files.push(c.users.file);
-  if (files.length === 0) return [];
+  const folders = c.ungroupedFolders ?? [];
+  const steps =
+    folders.length === 0 ? [] : [`sudo chgrp ${c.group} ${folders.map(shellWord).join(' ')}   # made 0750: the ${c.group} group must reach the files in it`];
+  if (files.length === 0) return steps;
   const list = [...new Set(files)].map(shellWord).join(' ');
-  return [`sudo chgrp ${c.group} ${list} && sudo chmod 0640 ${list}   # the ${c.group} group must read these`];
+  return [...steps, `sudo chgrp ${c.group} ${list} && sudo chmod 0640 ${list}   # the ${c.group} group must read these`];
 }
 
 function baseScope(c: Common): TemplateScope {

@@ -4,9 +4,9 @@ import type { KeyObject, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { PEM_LIMITS } from '../util/limits.js';
-import { BACKUP_SUFFIX, exists, writeFileSetAtomic } from '../util/fs.js';
+import { BACKUP_SUFFIX, exists, makeDir, writeFileSetAtomic } from '../util/fs.js';
 import { CA_PROFILE, type CertificateProfile, type RsaKeySize } from './profiles.js';
-import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
+import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_DIR_MODE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
 import { inspectCertificate, parseCertificate } from './inspect.js';
 import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
@@ -148,8 +148,8 @@ export async function loadCaDir(dir: string, options: { passphrase?: string } = 
 }
 
 /**
- * Writes a CA folder: the key with mode 0600 (encrypted with `passphrase`
- * when given), the certificate 0644; nothing is replaced without `force`,
+ * Writes a CA folder: the folder 0700 when it is made, the key with mode
+ * 0600 (encrypted with `passphrase` when given), the certificate 0644; nothing is replaced without `force`,
  * and a replacement never leaves the new key beside the old certificate: the
  * old pair stays as `.bak` until both new files are in place (see
  * {@link writeFileSetAtomic}).
@@ -164,6 +164,7 @@ export async function writeCaDir(
   if (!options.force) await refuseExisting([keyPath, certPath], false);
   const keyPem =
     options.passphrase !== undefined ? encryptKeyPem(parsePrivateKey(ca.keyPem, 'The CA key', ca.passphrase), options.passphrase) : normalizePem(ca.keyPem);
+  await makeDir(dir, PRIVATE_DIR_MODE);
   await writeFileSetAtomic(
     [
       { path: keyPath, data: keyPem, mode: PRIVATE_KEY_MODE },

@@ -13,3 +13,5 @@ export const SERVER_CHAIN_FILE = 'server-chain.pem';
 /** Private keys are readable by their owner only. */
 export const PRIVATE_KEY_MODE = 0o600;
 export const PUBLIC_FILE_MODE = 0o644;
+/** A folder these tools make for a private key: its owner's only, whatever the umask (made with util's makeDir). */
+export const PRIVATE_DIR_MODE = 0o700;

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import forge from 'node-forge';
 import { usageError } from '../util/errors.js';
 import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
-import { writeFileSetAtomic } from '../util/fs.js';
+import { makeDir, writeFileSetAtomic } from '../util/fs.js';
 import { openCa, type CaMaterial, type CaSigner } from './ca.js';
 import { parseCertificate } from './inspect.js';
-import { PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from './files.js';
+import { PRIVATE_DIR_MODE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from './files.js';
 import { forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, splitPemBlocks } from './pem.js';
 import { SERVER_PROFILE, type ServerProfile } from './profiles.js';
@@ -125,6 +125,8 @@ export async function writeServerDir(
   const keyPath = join(dir, SERVER_KEY_FILE);
   const certPath = join(dir, SERVER_CERT_FILE);
   const chainPath = join(dir, SERVER_CHAIN_FILE);
+  // Made for the key: its owner's only (an existing folder keeps its mode).
+  await makeDir(dir, PRIVATE_DIR_MODE);
   await writeFileSetAtomic(
     [
       { path: keyPath, data: normalizePem(material.keyPem), mode: PRIVATE_KEY_MODE },

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmod, link, lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from './errors.js';
 
@@ -144,6 +144,24 @@ export async function prepareOutputDir(dir: string, force: boolean): Promise<voi
       throw describeFsError(err, dir);
     }
     await mkdir(dir, { recursive: true });
+  }
+}
+
+/**
+ * Makes `dir` and its missing parents with exactly `mode`: made with it (the umask may only narrow it then),
+ * then set (a private folder is 0700 whatever the umask). A folder that is there already keeps its mode.
+ * Answers whether `dir` was made.
+ */
+export async function makeDir(dir: string, mode: number): Promise<boolean> {
+  try {
+    const made = await mkdir(dir, { recursive: true, mode });
+    if (made === undefined) return false;
+    for (let folder = resolve(dir); ; folder = dirname(folder)) {
+      await chmod(folder, mode);
+      if (folder === resolve(made) || dirname(folder) === folder) return true;
+    }
+  } catch (err) {
+    throw describeFsError(err, dir);
   }
 }
 
