@@ -37,7 +37,7 @@ t=$(now); (cd "$work/bins" && sha256sum * >/dev/null); sha_s=$(elapsed "$t")
 t=$(now); $cli depot verify "$work/out-link" --deep --json >/dev/null; verify_s=$(elapsed "$t")
 
 printf '\n| measurement | depotkit (s) | reference (s) | ratio (ref/depotkit) |\n|---|---|---|---|\n'
-printf '| build --mode copy (hashes while copying, fsync) vs cp | %.2f | %.2f | %s |\n' "$build_s" "$cp_s" "$(ratio "$cp_s" "$build_s")"
+printf '| build --mode copy (kernel copy from the source opened once, the copy hashed, fsync) vs cp | %.2f | %.2f | %s |\n' "$build_s" "$cp_s" "$(ratio "$cp_s" "$build_s")"
 printf '| build --mode copy vs cp + sync (same durability) | %.2f | %.2f | %s |\n' "$build_s" "$cp_sync_s" "$(ratio "$cp_sync_s" "$build_s")"
 printf '| build re-run (all in place) | %.2f | | |\n' "$rerun_s"
 printf '| build --mode hardlink | %.2f | | |\n' "$link_s"

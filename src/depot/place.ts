@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { type FileHandle, link, lstat, open, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
+import { type FileHandle, access, copyFile, link, lstat, open, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { PositionalWriter, readChunks } from '../util/chunked-io.js';
 import { DepotkitError, EXIT, describeFsError, isEnvironmentError } from '../util/errors.js';
 import { syncDir, tempPathFor, writeJsonAtomic } from '../util/fs.js';
+import { sha256Files } from '../util/hash.js';
 
 export type PlaceMode = 'copy' | 'hardlink' | 'symlink';
 export const PLACE_MODES: readonly PlaceMode[] = ['copy', 'hardlink', 'symlink'];
@@ -29,7 +30,7 @@ async function openSource(source: string): Promise<{ handle: FileHandle; size: n
   }
 }
 
-/** Reads `size` bytes of `handle` once, hashing each chunk and writing it to `temp`: what is hashed is what is written. */
+/** Reads `size` bytes of `handle` once, hashing each chunk and writing it to `temp`: what is hashed is what is written (where /proc is not there). */
 async function copyHashing(handle: FileHandle, size: number, temp: string, onBytes?: (n: number) => void): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
   let bytes = 0;
@@ -51,6 +52,36 @@ async function copyHashing(handle: FileHandle, size: number, temp: string, onByt
     await out.close();
   }
   return { sha256: hash.digest('hex'), bytes };
+}
+
+/** Whether the kernel can open a file by its descriptor's /proc name (Linux with /proc mounted). */
+let procFds: Promise<boolean> | undefined;
+const haveProcFds = () =>
+  (procFds ??= access('/proc/self/fd').then(
+    () => true,
+    () => false,
+  ));
+
+/**
+ * Copies in the kernel from the file opened, by its descriptor's /proc name
+ * (the path may name another file by now), then hashes the copy: what is
+ * hashed is what will be renamed into place. The copy is read back from the
+ * page cache by a worker thread while the next file is being copied.
+ */
+async function copyThenHash(handle: FileHandle, temp: string, onBytes?: (n: number) => void): Promise<string> {
+  await copyFile(`/proc/self/fd/${handle.fd}`, temp, fsConstants.COPYFILE_EXCL);
+  const [hashed] = await sha256Files([temp], { concurrency: 1, onBytes });
+  if (hashed?.error) throw hashed.error;
+  const out = await open(temp, 'r+');
+  try {
+    // A download kept private (0600) must still be readable by the web server's user.
+    await out.chmod(0o644);
+    // Durable before it becomes visible: a crash must not leave an empty file at `dest`.
+    await out.datasync();
+  } finally {
+    await out.close();
+  }
+  return hashed!.sha256!;
 }
 
 async function hashHandle(handle: FileHandle, size: number, onBytes?: (n: number) => void): Promise<string> {
@@ -86,9 +117,9 @@ export async function placeFile(
     if (opened && expected.size !== undefined && opened.size !== expected.size) return { placed: false, actualSha256: '', actualSize: opened.size };
     let actual: string | undefined;
     if (mode === 'copy') {
-      const copied = await copyHashing(opened!.handle, opened!.size, temp, onBytes);
-      // A file that shrank while read is cut short: its hash says so.
-      actual = copied.sha256;
+      // Either way a file that changed or shrank while copied gets the hash of what was copied.
+      if (await haveProcFds()) actual = await copyThenHash(opened!.handle, temp, onBytes);
+      else actual = (await copyHashing(opened!.handle, opened!.size, temp, onBytes)).sha256;
     } else {
       if (hash) actual = await hashHandle(opened!.handle, opened!.size, onBytes);
       if (actual === expected.sha256) {
