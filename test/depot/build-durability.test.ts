@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TEMP_PREFIX } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
+import { CHECKPOINT_EVERY_MS, Checkpoints, VerifiedState } from '../../src/depot/place.js';
 import { writeFileAtomic } from '../../src/util/fs.js';
 import { tempDir } from '../helpers/cli.js';
 import { vendorLikeSource } from './helpers.js';
@@ -79,5 +80,34 @@ describe('renames that survive a power cut', () => {
       for (let folder = dirname(final); folder !== dir; folder = dirname(folder))
         expect(flushOf(flushes, folder, data + 1), `${folder} after ${path}`).toBeGreaterThan(data);
     }
+  });
+});
+
+describe('saving the verified state of a long build', () => {
+  it('saves the first file placed at once, then at most once a second whatever the number of files, and at the end', async () => {
+    let saves = 0;
+    const state = new (class extends VerifiedState {
+      override async save(): Promise<void> {
+        saves++;
+      }
+    })(join(dir, 'verified.json'));
+    let clock = 0;
+    const checkpoints = new Checkpoints(state, CHECKPOINT_EVERY_MS, () => clock);
+    const placed = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        checkpoints.renamedInto([dir]);
+        await checkpoints.maybeSave();
+      }
+    };
+    await placed(1000);
+    expect(saves).toBe(1);
+    clock += CHECKPOINT_EVERY_MS - 1;
+    await placed(1000);
+    expect(saves).toBe(1);
+    clock += 1;
+    await placed(1000);
+    expect(saves).toBe(2);
+    await checkpoints.save();
+    expect(saves).toBe(3);
   });
 });
