@@ -17,6 +17,24 @@ function etagList(header: string): string[] {
   return header.split(',').map((t) => t.trim().replace(/^W\//, ''));
 }
 
+/**
+ * RFC 9110 §13.1.1 and §13.1.4, the first steps of §13.2.2: If-Match by strong comparison (`*` matches any
+ * file there is), else If-Unmodified-Since (a date that cannot be read is ignored). True means answer 412;
+ * checked before the freshness (304) and before Range.
+ */
+export function preconditionFailed(v: Validators, ifMatch: string | undefined, ifUnmodifiedSince: string | undefined): boolean {
+  if (ifMatch !== undefined) {
+    const tags = ifMatch.split(',').map((t) => t.trim());
+    // A weak tag (W/"...") never matches strongly.
+    return !(tags.includes('*') || tags.includes(v.etag));
+  }
+  if (ifUnmodifiedSince !== undefined) {
+    const since = Date.parse(ifUnmodifiedSince);
+    return !Number.isNaN(since) && v.mtimeSeconds * 1000 > since;
+  }
+  return false;
+}
+
 /** RFC 9110 §13.2.2: If-None-Match wins over If-Modified-Since. True means answer 304. */
 export function notModified(v: Validators, ifNoneMatch: string | undefined, ifModifiedSince: string | undefined): boolean {
   if (ifNoneMatch !== undefined) {

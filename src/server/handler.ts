@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE, SERVE_METHODS } from '../constants.js';
 import type { AccessLog } from './access-log.js';
 import { WWW_AUTHENTICATE, type Authenticator } from './auth.js';
-import { ifRangeMatches, notModified, validatorsOf } from './conditional.js';
+import { ifRangeMatches, notModified, preconditionFailed, validatorsOf } from './conditional.js';
 import { sendHealth } from './health.js';
 import type { ServeMetrics } from './metrics.js';
 import { pageRoute, sendCaCertificate, sendMetrics, sendStatusPage, type PageSources } from './pages.js';
@@ -48,6 +48,7 @@ const REASONS: Record<number, string> = {
   401: 'Authentication required',
   404: 'Not found',
   405: 'Method not allowed',
+  412: 'Precondition failed',
   416: 'Range not satisfiable',
   429: 'Too many failed attempts; try again later',
   500: 'Internal error',
@@ -143,6 +144,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
         'Last-Modified': v.lastModified,
         'X-Content-Type-Options': 'nosniff',
       };
+      if (preconditionFailed(v, req.headers['if-match'], req.headers['if-unmodified-since']))
+        return sendStatus(res, 412, { ETag: v.etag, 'Last-Modified': v.lastModified });
       if (notModified(v, req.headers['if-none-match'], req.headers['if-modified-since'])) {
         res.writeHead(304, headers);
         res.end();
