@@ -107,6 +107,17 @@ export function hostOption(defaultHost: string | undefined, description = 'addre
   return defaultHost === undefined ? option : option.default(defaultHost);
 }
 
+// ------------------------------------------------------------ seals
+
+/**
+ * `--expect <seal>`: the seal a person carried from the other site apart from
+ * the media or the network (`catalog <code>`, for a pack `... manifest
+ * <code>`), which what arrived must match (transfer/seal.ts reads it).
+ */
+export function expectSealOption(what: string): Option {
+  return new Option('--expect <seal>', `the seal carried from the other site ("catalog <code>"): refuse ${what} that does not match it`);
+}
+
 // ------------------------------------------------------------ output
 
 export function jsonOption(what = 'print the result as JSON'): Option {
