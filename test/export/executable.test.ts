@@ -1,13 +1,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
+import { freePort, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
 
 const run = promisify(execFile);
 const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -152,38 +152,19 @@ describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux
   });
 
   it("runs the README's rehearsal as written, with the executable as depotkit: serve, check, the installer and management simulators, installer depot, mgmt replace-cert", async () => {
-    const readme = await readFile(join(REPO_ROOT, 'README.md'), 'utf8');
-    const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Rehearsal')))![1]!;
-    const ports = /^depot_port=\d+ installer_port=\d+ vc_port=\d+$/m;
-    expect(block).toMatch(ports);
+    const block = await shBlockAfter('README.md', '## Rehearsal: the whole flow on one machine');
     const [depot, installer, vc] = await Promise.all([freePort(), freePort(), freePort()]);
     const work = join(dir, 'rehearsal');
-    const bin = join(work, 'bin');
+    const bin = join(dir, 'rehearsal-bin');
     await mkdir(bin, { recursive: true });
-    // Only the shell tools the block uses, and `npx depotkit` running the executable: no Node.
+    // Only the shell tools the block uses, and `depotkit` the executable: no Node.
     for (const tool of ['curl', 'mkdir', 'rm', 'chmod', 'sleep']) await symlink((await run('sh', ['-c', `command -v ${tool}`])).stdout.trim(), join(bin, tool));
-    await writeFile(join(bin, 'npx'), `#!/bin/sh\n[ "$1" = depotkit ] || exit 127\nshift\nexec "${EXE}" "$@"\n`, { mode: 0o755 });
-    await writeFile(join(work, 'rehearsal.sh'), block.replace(ports, `depot_port=${depot} installer_port=${installer} vc_port=${vc}`));
-    const { stdout } = await run('/bin/bash', ['-e', '-o', 'pipefail', join(work, 'rehearsal.sh')], {
-      cwd: work,
-      env: { ...env, PATH: bin },
-      maxBuffer: 16 << 20,
-      timeout: 180_000,
-    }).catch((err: { stdout: string; stderr: string; code: number }) => {
-      throw new Error(`the rehearsal stopped (exit ${err.code}):\n${err.stdout}\n${err.stderr}`);
-    });
+    await writeDepotkitShim(bin, [EXE]);
+    const script = setVariables(block, { work, depot_port: depot, installer_port: installer, vc_port: vc });
+    const { code, stdout, stderr } = await runBash(script, { cwd: dir, env: { ...env, PATH: bin }, seconds: 180, file: join(dir, 'rehearsal.sh') });
+    expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
     expect(stdout).toMatch(/ACCEPT/);
     expect(stdout).toContain(`depot depot.lab.local:${depot}: DEPOT_CONNECTION_SUCCESSFUL`);
     expect(stdout).toMatch(/Replaced the certificate of https:\/\/127\.0\.0\.1:\d+ [\s\S]*verified: trusted by the CA/);
   }, 240_000);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
