@@ -11,7 +11,18 @@ import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { concurrencyOption, depotUserPassword, forceOption, jsonOption, passwordEnvOption, passwordFileOption, timeoutOption, trustOption } from './options.js';
+import {
+  concurrencyOption,
+  depotUserPassword,
+  expectSealOption,
+  forceOption,
+  jsonOption,
+  passwordEnvOption,
+  passwordFileOption,
+  timeoutOption,
+  trustOption,
+  wholeNumber,
+} from './options.js';
 import { parseByteSize, printJson, printLines } from './output.js';
 
 // Libraries are imported when a command runs, so that every other command starts fast.
@@ -82,7 +93,14 @@ export function registerTransferCommands(depot: Command): void {
     .addOption(passwordEnvOption("the depot user's"))
     .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs)')
     .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'binaries downloaded at once'))
-    .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes'))
+    .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes; also the span --min-speed is judged over'))
+    .option(
+      '--min-speed <bytes-per-second>',
+      'slowest average speed over --timeout before a download is given up (as curl --speed-limit)',
+      wholeNumber('--min-speed', { min: 1 }),
+      MIRROR_DEFAULTS.minBytesPerSecond,
+    )
+    .addOption(expectSealOption('a source whose catalog'))
     .addOption(forceOption('mirror into a folder holding another depot'))
     .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog (for the final checks)')
     .addOption(jsonOption('print the report as JSON'))
@@ -98,6 +116,8 @@ export function registerTransferCommands(depot: Command): void {
           allowHttpCredentials?: boolean;
           concurrency: number;
           timeout: number;
+          minSpeed: number;
+          expect?: string;
           force?: boolean;
           signingCert?: string;
           json?: boolean;
@@ -117,6 +137,8 @@ export function registerTransferCommands(depot: Command): void {
             allowHttpCredentials: opts.allowHttpCredentials,
             concurrency: opts.concurrency,
             timeoutMs: opts.timeout * 1000,
+            minBytesPerSecond: opts.minSpeed,
+            expectSeal: opts.expect,
             force: opts.force,
             signingCertPem,
             ...hooks,
@@ -253,6 +275,9 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   lines.push(
     `Mirrored ${r.url} into ${r.out}: ${plural(r.downloaded.length, 'binary', 'binaries')} downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
   );
+  const took = r.lock.tookOverFrom;
+  if (took)
+    lines.push(`The depot's lock was left by ${took.operation} (process ${took.pid} on ${took.host}, since ${took.startedAt}), which is gone: taken over.`);
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
   const where = r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder";
   lines.push(
@@ -269,6 +294,12 @@ export function formatMirrorReport(r: MirrorReport): string[] {
       r.failed.map((f) => `${f.path}: ${f.reason}`),
     ),
   );
+  lines.push(
+    ...listed(
+      'Partial downloads that were not its own files (removed, not followed, downloaded again)',
+      r.replacedPartials.map((p) => `${p.path}: ${p.found}`),
+    ),
+  );
   if (r.metadata.held) lines.push("The server's metadata was not put in place: binaries it names failed, so the depot keeps its own. Run mirror again.");
   if (r.stale)
     lines.push(
@@ -281,6 +312,11 @@ export function formatMirrorReport(r: MirrorReport): string[] {
     r.ok
       ? `OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`
       : `INCOMPLETE: run the same command again to resume; what is in place is kept.`,
+  );
+  lines.push(
+    r.vouchedBy === 'seal'
+      ? `Seal: ${r.seal}, as the seal given (--expect) says: the catalog, and through it every binary, is the one vouched for.`
+      : `Seal of the source: ${r.seal}. Only the source vouched for its catalog: compare this seal with the one written down at the other site (or give it with --expect).`,
   );
   return lines;
 }

@@ -74,6 +74,37 @@ export const NETWORK_LIMITS = {
 } as const;
 
 /**
+ * What `depot mirror` reads of each metadata file an upstream depot serves: a
+ * server that sends without end, or far more than the file ever holds, fails
+ * at these (a binary's bound is its size in the catalog). Metadata goes to
+ * temporary files as it arrives; only the catalog, which is parsed whole, is
+ * held in memory.
+ */
+export const MIRROR_LIMITS = {
+  /**
+   * productVersionCatalog.json: the vendor's names a few hundred binaries in
+   * a few MB; 64 MiB names half a million. Held and parsed in memory.
+   */
+  catalogBytes: 64 * 1024 ** 2,
+  /** The catalog's signature (.sig): one base64 signature, under 1 KB. */
+  signatureBytes: 64 * 1024,
+  /** vcfManifest.json: the releases and their bills of materials, hundreds of KB. */
+  manifestBytes: 16 * 1024 ** 2,
+  /** VmwareCompatibilityData.json and its copies under PROD/metadata/Compatibility: a few MB. */
+  compatibilityBytes: 64 * 1024 ** 2,
+  /** The vSAN HCL all.json and its copy: tens of MB, the largest metadata file. */
+  hclBytes: NETWORK_LIMITS.depotMetadataBytes,
+  /** lastupdatedtime.json: one timestamp. */
+  hclTimestampBytes: 64 * 1024,
+  /** One file of the vCenter upgrade metadata (upgrade_info.xml, its .sig, its .sha256): a few KB. */
+  upgradeMetadataBytes: 4 * 1024 ** 2,
+  /** The server's status (JSON) or its listing of the upgrade metadata folder, which name at most 10,000 files. */
+  listingBytes: 8 * 1024 ** 2,
+  /** All the metadata of one mirror: what a metadata archive may hold at most. */
+  totalMetadataBytes: METADATA_LIMITS.maxTotalBytes,
+} as const;
+
+/**
  * What `depot unpack` reads whole from transfer media, which come from
  * outside: a FIFO, a device or a huge file named like one of these is refused
  * at the bound instead of hanging the run or filling memory.

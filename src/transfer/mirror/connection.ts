@@ -1,0 +1,144 @@
+import { Agent, type Dispatcher, request } from 'undici';
+import { type DepotUrl, depotFileUrl } from '../../probe/url.js';
+import { DepotkitError, EXIT } from '../../util/errors.js';
+import { NETWORK_LIMITS } from '../../util/limits.js';
+import { formatBytes } from '../../util/text.js';
+import { isTlsTrustError } from '../../util/tls-errors.js';
+import { ProgressWatch } from './progress.js';
+
+/** The upstream depot: where, how it is trusted, the credentials, and the time and speed allowed. */
+export interface Connection {
+  depot: DepotUrl;
+  agent: Agent;
+  authorization?: string;
+  timeoutMs: number;
+  minBytesPerSecond: number;
+}
+
+export interface ConnectionOptions {
+  caPems?: string[];
+  user?: string;
+  password?: string;
+  timeoutMs: number;
+  minBytesPerSecond: number;
+  concurrency: number;
+}
+
+export function openConnection(depot: DepotUrl, options: ConnectionOptions): Connection {
+  const { timeoutMs } = options;
+  return {
+    depot,
+    timeoutMs,
+    minBytesPerSecond: options.minBytesPerSecond,
+    authorization: options.user !== undefined ? `Basic ${Buffer.from(`${options.user}:${options.password ?? ''}`).toString('base64')}` : undefined,
+    // Every connection is verified before a request is written on it: the credentials reach only a server
+    // that passes the CA check and the host name check, as the installer's strict client does.
+    agent: new Agent({
+      connect: depot.https
+        ? {
+            ca: options.caPems?.length ? options.caPems : undefined,
+            rejectUnauthorized: true,
+            allowPartialTrustChain: true,
+            minVersion: 'TLSv1.2',
+            servername: depot.isIp ? undefined : depot.host,
+            timeout: timeoutMs,
+          }
+        : { timeout: timeoutMs },
+      connections: options.concurrency + 1,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    }),
+  };
+}
+
+/** A new watch of the connection's progress rule, for one file. */
+export function watchProgress(conn: Connection): ProgressWatch {
+  return new ProgressWatch(conn.timeoutMs, conn.minBytesPerSecond);
+}
+
+function describeNetworkError(err: unknown, conn: Connection): DepotkitError | undefined {
+  const cause = (err as { cause?: NodeJS.ErrnoException }).cause ?? (err as NodeJS.ErrnoException);
+  const code = cause?.code;
+  if (isTlsTrustError(code)) {
+    return new DepotkitError(
+      `${conn.depot.base.origin} did not pass the TLS checks (${code}: ${cause.message}); nothing was sent to it.`,
+      EXIT.problems,
+      code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+        ? `Its certificate does not name ${conn.depot.host}: reach it by a name its certificate holds (depotkit cert show --host).`
+        : 'Pass --ca with the CA certificate (or CA folder) that issued its certificate, as the installer trusts it.',
+    );
+  }
+  return undefined;
+}
+
+export type Answer = Dispatcher.ResponseData;
+
+/** A GET of a web-root-relative path; a TLS failure is a DepotkitError (no retry helps), other network errors are thrown as they are. */
+export async function get(conn: Connection, path: string, headers: Record<string, string> = {}, watch?: ProgressWatch): Promise<Answer> {
+  try {
+    return await request(depotFileUrl(conn.depot, path), {
+      method: 'GET',
+      dispatcher: conn.agent,
+      ...(watch ? { signal: watch.signal } : {}),
+      headers: { ...(conn.authorization ? { authorization: conn.authorization } : {}), ...headers },
+      headersTimeout: conn.timeoutMs,
+      bodyTimeout: conn.timeoutMs,
+    });
+  } catch (err) {
+    watch?.check();
+    throw describeNetworkError(err, conn) ?? err;
+  }
+}
+
+/** Drops an unwanted body: a little is read so the connection can be reused, the rest cuts it. */
+export async function discard(res: Answer): Promise<void> {
+  await res.body.dump({ limit: NETWORK_LIMITS.discardBytes }).catch(() => undefined);
+}
+
+export function authFailure(conn: Connection, status: number): DepotkitError {
+  return new DepotkitError(
+    `${conn.depot.base.origin} answered ${status}: ${conn.authorization ? 'the depot user or password was refused' : 'it needs credentials'}.`,
+    EXIT.problems,
+    conn.authorization ? 'Check --user and the password file.' : 'Pass --user and --password-file (or --password-env).',
+  );
+}
+
+/** A body longer than what it can be: `declared` when the server said so up front. */
+export class TooLarge extends Error {
+  constructor(
+    readonly limit: number,
+    readonly declared?: number,
+  ) {
+    super(declared !== undefined ? `${declared} bytes announced, more than ${formatBytes(limit)}` : `more than ${formatBytes(limit)} sent`);
+  }
+}
+
+/**
+ * The chunks of an answer's body: at most `max` bytes (more throws TooLarge,
+ * and the rest is never read), and within the progress rule of `watch`.
+ */
+export async function* boundedBody(res: Answer, max: number, watch: ProgressWatch): AsyncGenerator<Buffer> {
+  const declared = Number(res.headers['content-length']);
+  if (res.headers['content-length'] !== undefined && Number.isFinite(declared) && declared > max) {
+    res.body.destroy();
+    throw new TooLarge(max, declared);
+  }
+  const release = watch.guard(res.body);
+  let total = 0;
+  try {
+    for await (const chunk of res.body) {
+      const data = chunk as Buffer;
+      total += data.length;
+      // Leaving the loop destroys the body, and with it the connection.
+      if (total > max) throw new TooLarge(max);
+      watch.add(data.length);
+      yield data;
+    }
+  } catch (err) {
+    // The watch ended the body: its reason, not the stream's.
+    if (!(err instanceof TooLarge)) watch.check();
+    throw err;
+  } finally {
+    release();
+  }
+}
