@@ -105,9 +105,9 @@ export class ServerSignals {
 }
 
 /**
- * `depotkit serve` listens for its signals from this module's first
- * evaluation, the first thing the CLI runs (main.ts imports it first, and it
- * imports nothing), not only once its command has been parsed.
+ * `depotkit serve` listens for its signals from this module's evaluation, the
+ * first thing the CLI runs (it imports nothing, and main.ts loads the commands
+ * only after it), not only once its command has been parsed.
  */
 const SIGNALS_FROM_START = process.argv[2] === 'serve' ? new ServerSignals() : undefined;
 

@@ -65,7 +65,8 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
       await assertSigningCaFolder(caDir);
       const { certificateFromCa, machineNames } = await import('../pki/machine.js');
       const machine = machineNames();
-      return certificateFromCa(caDir, { dns: dns.length > 0 ? dns : machine.dns, ips: dns.length > 0 || ip.length > 0 ? ip : machine.ips });
+      // Each list falls back to the machine's on its own: --dns alone still lets clients reach the server by its addresses.
+      return certificateFromCa(caDir, { dns: dns.length > 0 ? dns : machine.dns, ips: ip.length > 0 ? ip : machine.ips });
     };
   }
   if (opts.dns.length > 0 || opts.ip.length > 0) throw usageError('--dns and --ip name the certificate issued with --ca; give --ca <dir> too.');
@@ -95,7 +96,7 @@ export function registerServeCommands(program: Command): void {
     .addOption(new Option('--key <file>', 'its private key PEM; re-read on SIGHUP').conflicts(['ca', 'http']))
     .addOption(signingCaOption('issue a server certificate from this CA folder (ca-key.pem, ca-cert.pem) at start and on SIGHUP').conflicts('http'))
     .option('--dns <name>', 'a DNS name of the certificate issued with --ca (repeatable; default: host name and localhost)', collect, [])
-    .option('--ip <addr>', "an IP address of the certificate issued with --ca (repeatable; default: this machine's)", collect, [])
+    .option('--ip <addr>', "an IP address of the certificate issued with --ca (repeatable; default: this machine's addresses, also with --dns)", collect, [])
     .addOption(new Option('--user <name>', 'Basic auth user (its password from --password-file, --password-env or a prompt)').conflicts('htpasswd'))
     .addOption(passwordFileOption("the --user's"))
     .addOption(passwordEnvOption("the --user's"))
@@ -158,8 +159,13 @@ export function registerServeCommands(program: Command): void {
         metricsOpen: opts.metricsOpen,
       };
       const graceMs = opts.grace * 1000;
-      // While the processes start, every signal waits: a stop then ends the server cleanly, a reload reloads it.
-      signals.handTo(() => false);
+      // While the processes start, every signal waits: a stop then ends the server cleanly, a reload reloads it;
+      // a second stop ends it at once, as a second Ctrl-C does once it serves.
+      let stops = 0;
+      signals.handTo((signal) => {
+        if (signal !== 'SIGHUP' && ++stops > 1) stopNow();
+        return false;
+      });
       const running = await runDepot(options, opts.workers, graceMs);
       // Signals are handled before the address is printed: whoever reads it may stop the server at once.
       const stopped = supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog, signals);
@@ -186,6 +192,11 @@ export function registerServeCommands(program: Command): void {
 /** One server in this process, which with `workers` > 1 also hands its socket to `workers - 1` forked ones. */
 export async function runDepot(options: DepotServerOptions, workers: number, graceMs: number): Promise<RunningDepot> {
   return (await import('../server/workers.js')).startDepot(options, workers, graceMs);
+}
+
+function stopNow(): never {
+  note('Stopping now.');
+  process.exit(1);
 }
 
 function stopBeforeServing(): never {
@@ -227,10 +238,7 @@ export function supervise(
       }
     };
     const stop = () => {
-      if (stopping) {
-        note('Stopping now.');
-        process.exit(1);
-      }
+      if (stopping) stopNow();
       stopping = true;
       note(`Stopping: no new connections; running downloads have ${graceMs / 1000} s to finish.`);
       void running.close(graceMs).then(() => {

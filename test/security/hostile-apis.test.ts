@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { writeCaDir } from '../../src/pki/index.js';
+import { BundleDownloads } from '../../src/simulators/installer/downloads.js';
+import { ServiceLog } from '../../src/simulators/installer/log.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/mgmt/certs.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 import { runCli, tempDir } from '../helpers/cli.js';
@@ -213,6 +215,43 @@ describe('depot binaries without end', () => {
       expect(result.stats.hashed).toBe(result.stats.binaries - 1);
       expect(endlessBytes).toBeLessThan(SMALL);
     } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('the installer simulator downloading from a depot without end', () => {
+  it('stops a binary one byte past its catalog size and fails the bundle naming it; nothing is stored', async () => {
+    let sent = 0;
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      streamEndlessly(res, (n) => (sent += n), { 'content-type': 'application/octet-stream' });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const store = join(tmp.dir, 'store');
+    const downloads = new BundleDownloads(new ServiceLog(Date.now), Date.now, store);
+    try {
+      const { port } = server.address() as AddressInfo;
+      const path = 'PROD/COMP/SDDC_MANAGER_VCF/endless.tar';
+      const bundle = {
+        id: 'b1',
+        component: 'SDDC_MANAGER_VCF',
+        productVersion: '9.0.0.0',
+        name: 'endless',
+        type: 'INSTALL',
+        binaries: [{ fileName: 'endless.tar', size: 4096, checksum: '0'.repeat(64), path }],
+        size: 4096,
+      };
+      downloads.start(bundle, { target: { https: false, host: '127.0.0.1', port, prefix: '' }, account: {}, trustedPems: [], options: { timeoutMs: 10_000 } });
+      await expect.poll(() => downloads.state('b1').status, { timeout: 30_000 }).toBe('FAILED');
+      expect(downloads.state('b1').message).toBe(
+        `Failed to download bundle endless: ${path}: the depot sent more than the catalog's 4096 bytes; the download was stopped.`,
+      );
+      expect(sent).toBeLessThan(SMALL);
+      expect(await readdir(store, { recursive: true }).catch(() => [])).not.toContain(path);
+    } finally {
+      await downloads.close();
       server.closeAllConnections();
       server.close();
     }

@@ -15,6 +15,8 @@ import { CLI, tempDir } from '../helpers/cli.js';
 import { fetchRaw, writeTree } from './helpers.js';
 
 const ROUNDS = 8;
+/** Each test starts several servers in a row: more than the default minute on a busy machine. */
+const ROUNDS_TIMEOUT_MS = 300_000;
 
 let dir: string;
 let root: string;
@@ -128,31 +130,39 @@ async function signalAtFirstAccept(s: Started, signal: NodeJS.Signals): Promise<
 const serveArgs = () => ['serve', root, '--http', '--host', '127.0.0.1', '--workers', '2'];
 
 describe('serve: signals while it starts', () => {
-  it(`a SIGHUP the moment the port accepts (to the primary and its workers) is harmless: it serves afterwards (${ROUNDS} rounds)`, async () => {
-    for (let round = 0; round < ROUNDS; round++) {
-      const s = await start(serveArgs());
-      await signalAtFirstAccept(s, 'SIGHUP');
-      const info = await s.ready;
-      expect(info, `round ${round}: ${s.stderr()}`).toMatchObject({ port: s.port, workers: 2 });
-      // The reload held back until the server was ready is done then.
-      await expect.poll(() => s.stderr(), { timeout: 10_000 }).toContain('Reloaded the certificate, key and users.');
-      for (let i = 0; i < 4; i++) expect((await fetchRaw(`http://127.0.0.1:${s.port}`, `/${DEPOT_PATHS.catalog}`)).status).toBe(200);
-      expect(s.child.exitCode, s.stderr()).toBeNull();
-      s.child.kill('SIGTERM');
-      expect(await s.exited, s.stderr()).toEqual({ code: 0, signal: null });
-      expect(s.stderr()).not.toMatch(/exited while starting|could not start|\n\s+at /);
-    }
-  });
+  it(
+    `a SIGHUP the moment the port accepts (to the primary and its workers) is harmless: it serves afterwards (${ROUNDS} rounds)`,
+    async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const s = await start(serveArgs());
+        await signalAtFirstAccept(s, 'SIGHUP');
+        const info = await s.ready;
+        expect(info, `round ${round}: ${s.stderr()}`).toMatchObject({ port: s.port, workers: 2 });
+        // The reload held back until the server was ready is done then.
+        await expect.poll(() => s.stderr(), { timeout: 60_000 }).toContain('Reloaded the certificate, key and users.');
+        for (let i = 0; i < 4; i++) expect((await fetchRaw(`http://127.0.0.1:${s.port}`, `/${DEPOT_PATHS.catalog}`)).status).toBe(200);
+        expect(s.child.exitCode, s.stderr()).toBeNull();
+        s.child.kill('SIGTERM');
+        expect(await s.exited, s.stderr()).toEqual({ code: 0, signal: null });
+        expect(s.stderr()).not.toMatch(/exited while starting|could not start|\n\s+at /);
+      }
+    },
+    ROUNDS_TIMEOUT_MS,
+  );
 
-  it(`a SIGTERM the moment the port accepts (to the primary and its workers) stops it cleanly: exit 0 (${ROUNDS} rounds)`, async () => {
-    for (let round = 0; round < ROUNDS; round++) {
-      const s = await start(serveArgs());
-      await signalAtFirstAccept(s, 'SIGTERM');
-      expect(await s.exited, `round ${round}: ${s.stderr()}`).toEqual({ code: 0, signal: null });
-      expect(s.stderr()).toContain('Stopped.');
-      expect(s.stderr()).not.toMatch(/depotkit: |\n\s+at /);
-    }
-  });
+  it(
+    `a SIGTERM the moment the port accepts (to the primary and its workers) stops it cleanly: exit 0 (${ROUNDS} rounds)`,
+    async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const s = await start(serveArgs());
+        await signalAtFirstAccept(s, 'SIGTERM');
+        expect(await s.exited, `round ${round}: ${s.stderr()}`).toEqual({ code: 0, signal: null });
+        expect(s.stderr()).toContain('Stopped.');
+        expect(s.stderr()).not.toMatch(/depotkit: |\n\s+at /);
+      }
+    },
+    ROUNDS_TIMEOUT_MS,
+  );
 });
 
 describe('simulators: signals while they start', () => {
@@ -161,13 +171,17 @@ describe('simulators: signals while they start', () => {
     mgmt: { args: ['sim', 'mgmt', '--host', '127.0.0.1', '--password-env', 'SIM_PASSWORD'], env: { SIM_PASSWORD: 'Sim-pa55word!' } },
   };
   for (const [name, sim] of Object.entries(sims)) {
-    it(`sim ${name}: a SIGTERM the moment the port accepts stops it with exit 0`, async () => {
-      for (let round = 0; round < 4; round++) {
-        const s = await start(sim.args, sim.env);
-        await signalAtFirstAccept(s, 'SIGTERM');
-        expect(await s.exited, `round ${round}: ${s.stderr()}`).toEqual({ code: 0, signal: null });
-        expect(s.stderr()).not.toMatch(/\n\s+at /);
-      }
-    });
+    it(
+      `sim ${name}: a SIGTERM the moment the port accepts stops it with exit 0`,
+      async () => {
+        for (let round = 0; round < 4; round++) {
+          const s = await start(sim.args, sim.env);
+          await signalAtFirstAccept(s, 'SIGTERM');
+          expect(await s.exited, `round ${round}: ${s.stderr()}`).toEqual({ code: 0, signal: null });
+          expect(s.stderr()).not.toMatch(/\n\s+at /);
+        }
+      },
+      ROUNDS_TIMEOUT_MS,
+    );
   }
 });
