@@ -43,6 +43,20 @@ export interface ExchangeResult {
   error?: string;
   startedAt: number;
   endedAt: number;
+  /** The connection the request went on, to tell a pooled connection that the server had closed from a new one that failed. */
+  connection: ConnectionInfo;
+}
+
+export interface ConnectionInfo {
+  /** Used by an earlier request (the agent's keep-alive pool). */
+  reused: boolean;
+  localPort?: number;
+  /** Since the TLS handshake ended; undefined when it never did. */
+  ageMs?: number;
+  /** Earlier requests on it. */
+  requestsBefore: number;
+  /** Since the previous response on it ended, as this client saw it. */
+  idleMs?: number;
 }
 
 export interface ConnectionHook {
@@ -50,7 +64,8 @@ export interface ConnectionHook {
   (socket: TLSSocket, requestStartedAt: number): void;
 }
 
-const seenSockets = new WeakSet<object>();
+/** What the client knows of each connection it used. */
+const sockets = new WeakMap<object, { connectedAt?: number; requests: number; lastEndedAt?: number }>();
 let scratch = Buffer.allocUnsafe(1 << 20);
 
 /** Body bytes in `chunk` that differ from the file's bytes at `position` (a file shorter than that counts as different). */
@@ -79,12 +94,28 @@ export function exchange(endpoint: Endpoint, o: ExchangeOptions): Promise<Exchan
   const startedAt = Date.now();
   return new Promise((resolve) => {
     let settled = false;
-    const result: ExchangeResult = { status: 0, headers: {}, bytes: 0, wrongBytes: 0, complete: false, aborted: false, startedAt, endedAt: 0 };
+    const result: ExchangeResult = {
+      status: 0,
+      headers: {},
+      bytes: 0,
+      wrongBytes: 0,
+      complete: false,
+      aborted: false,
+      startedAt,
+      endedAt: 0,
+      connection: { reused: false, requestsBefore: 0 },
+    };
+    let state: { connectedAt?: number; requests: number; lastEndedAt?: number } | undefined;
     const finish = (error?: string) => {
       if (settled) return;
       settled = true;
       if (error !== undefined && !result.aborted) result.error = error;
       result.endedAt = Date.now();
+      if (state) {
+        if (state.connectedAt !== undefined) result.connection.ageMs = result.endedAt - state.connectedAt;
+        state.requests++;
+        state.lastEndedAt = result.endedAt;
+      }
       resolve(result);
     };
     const req = request({
@@ -98,10 +129,25 @@ export function exchange(endpoint: Endpoint, o: ExchangeOptions): Promise<Exchan
       servername: endpoint.servername,
     });
     req.on('socket', (socket) => {
-      if (seenSockets.has(socket)) return;
-      seenSockets.add(socket);
       const tls = socket as TLSSocket;
-      if (endpoint.onConnection) tls.once('secureConnect', () => endpoint.onConnection!(tls, startedAt));
+      state = sockets.get(socket);
+      if (state) {
+        result.connection = {
+          reused: true,
+          localPort: tls.localPort,
+          requestsBefore: state.requests,
+          idleMs: state.lastEndedAt === undefined ? undefined : startedAt - state.lastEndedAt,
+        };
+        return;
+      }
+      const fresh: { connectedAt?: number; requests: number; lastEndedAt?: number } = { requests: 0 };
+      state = fresh;
+      sockets.set(socket, fresh);
+      tls.once('secureConnect', () => {
+        fresh.connectedAt = Date.now();
+        result.connection.localPort = tls.localPort;
+        endpoint.onConnection?.(tls, startedAt);
+      });
     });
     req.setTimeout(o.timeoutMs, () => req.destroy(new Error(`no progress for ${o.timeoutMs / 1000} s`)));
     req.on('error', (err: NodeJS.ErrnoException) => finish(err.code ? `${err.code}: ${err.message}` : err.message));

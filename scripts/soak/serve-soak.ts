@@ -36,7 +36,8 @@
 // serve's /metrics has no event-loop delay, so a module preloaded into each serve process (NODE_OPTIONS
 // --import) samples it with perf_hooks.monitorEventLoopDelay; /healthz latency is measured too, as what a
 // client sees of it (on a keep-alive connection, and on a new connection with its TLS handshake).
-// Exit code 0 when no byte was wrong, no request failed outside a worker's kill, no stale certificate was
+// Exit code 0 when no byte was wrong, no request failed outside a worker's kill (each failure is logged with
+// its connection: new, or reused after how long idle), every reload succeeded, no stale certificate was
 // served (an older one on a new connection after a rotation's reload; reload-during-respawn.ts here
 // reproduces that on its own) and serve stopped cleanly; 1 otherwise.
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -49,7 +50,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs, promisify } from 'node:util';
 import { catalogBinaries, parseCatalog } from '../../src/depot/index.js';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { exchange, loopAgent, type Endpoint, type ExchangeOptions, type ExchangeResult } from './client.js';
+import { exchange, loopAgent, type ConnectionInfo, type Endpoint, type ExchangeOptions, type ExchangeResult } from './client.js';
 import { childrenOf, growth, isAlive, median, percentile, sampleProcess, type Growth, type ProcessSample } from './procfs.js';
 
 const { values: args } = parseArgs({
@@ -311,7 +312,19 @@ const tally = (kind: string) => tallies.get(kind) ?? (tallies.set(kind, { ok: 0,
 const statusCounts = new Map<string, number>();
 let wrongBytes = 0;
 const wrongByteEvents: { kind: string; path: string; range?: string; wrong: number; at: number }[] = [];
-const failures: { kind: string; path: string; reason: string; startedAt: number; endedAt: number; inKill: boolean; msFromKill?: number }[] = [];
+const failures: {
+  kind: string;
+  path: string;
+  reason: string;
+  startedAt: number;
+  endedAt: number;
+  inKill: boolean;
+  msFromKill?: number;
+  /** From the nearest SIGHUP sent to the request's start. */
+  msFromSighup?: number;
+  connection: ConnectionInfo;
+}[] = [];
+const sighups: number[] = [];
 const kills: { at: number; pid: number; replacedByPid?: number; replacedAfterMs?: number }[] = [];
 const reloads: { at: number; rotation?: number; ms?: number; outcome: string }[] = [];
 const staleCertificates: { at: number; served: number; expected: number; msSinceKill?: number }[] = [];
@@ -339,15 +352,27 @@ function killNear(start: number, end: number): { inKill: boolean; msFromKill?: n
   return { inKill: false, msFromKill: best };
 }
 
-function failed(kind: string, path: string, r: Pick<ExchangeResult, 'startedAt' | 'endedAt'>, reason: string): void {
+/** A time relative to a request's start, in words. */
+const before = (ms: number) => (ms >= 0 ? `${ms} ms before its start` : `${-ms} ms after its start`);
+
+function failed(kind: string, path: string, r: Pick<ExchangeResult, 'startedAt' | 'endedAt' | 'connection'>, reason: string): void {
   const near = killNear(r.startedAt, r.endedAt);
+  const hup = sighups.reduce<number | undefined>(
+    (best, at) => (best === undefined || Math.abs(r.startedAt - at) < Math.abs(best) ? r.startedAt - at : best),
+    undefined,
+  );
+  const c = r.connection;
   const t = tally(kind);
   if (near.inKill) t.failedInKill++;
   else {
     t.failed++;
-    log(`FAILED outside kills: ${kind} ${path}: ${reason} (at ${since(r.startedAt)} s)`);
+    log(
+      `FAILED outside kills: ${kind} ${path}: ${reason} (at ${since(r.startedAt)} s, ${r.endedAt - r.startedAt} ms; ` +
+        `${c.reused ? `connection reused after ${c.requestsBefore} requests, idle ${c.idleMs} ms` : 'new connection'}, port ${c.localPort}; ` +
+        `${near.msFromKill === undefined ? 'no kill yet' : `the nearest kill ${before(-near.msFromKill)}`}, SIGHUP ${before(hup ?? NaN)})`,
+    );
   }
-  if (failures.length < 5_000) failures.push({ kind, path, reason, startedAt: r.startedAt, endedAt: r.endedAt, ...near });
+  if (failures.length < 5_000) failures.push({ kind, path, reason, startedAt: r.startedAt, endedAt: r.endedAt, ...near, msFromSighup: hup, connection: c });
 }
 
 function countWrong(kind: string, path: string, r: ExchangeResult, range?: string): void {
@@ -627,6 +652,7 @@ async function control(): Promise<void> {
     const rotation = tick % ROTATE_EVERY_TICKS === 0 ? await rotateCertificate() : undefined;
     const at = Date.now();
     const said = nextLine(/Reloaded the certificate|reload failed/, 20_000);
+    sighups.push(at);
     process.kill(primary, 'SIGHUP');
     const line = await said;
     const outcome = line === undefined ? 'no answer in 20 s' : /reload failed/.test(line) ? line : 'ok';
@@ -784,10 +810,14 @@ timers.push(
     timers.push(setInterval(() => running() && kills$.push(killWorker()), KILL_MS));
   }, KILL_MS + KILL_PHASE_MS),
 );
+let lastProgress = 0;
 const sampler = setInterval(() => {
   const s = takeSample();
   samples.push(s);
-  if (Math.round(s.t / SAMPLE_MS) % Math.max(1, Math.round(60_000 / SAMPLE_MS)) === 0) progress(s);
+  if (s.t - lastProgress >= 60_000 - SAMPLE_MS / 2) {
+    lastProgress = s.t;
+    progress(s);
+  }
 }, SAMPLE_MS);
 timers.push(sampler);
 
@@ -880,9 +910,10 @@ const summary = {
   unknownCertificates: unknownCertificates.length,
   certificateGenerationsSeen: Object.fromEntries(certsSeen),
   reloads: {
-    sent: reloads.length,
+    ticks: reloads.length,
     ok: reloadMs.length,
-    notOk: reloads.filter((r) => r.outcome !== 'ok').map((r) => ({ atS: (r.at - t0) / 1000, outcome: r.outcome })),
+    skipped: reloads.filter((r) => r.outcome.startsWith('skipped')).length,
+    notOk: reloads.filter((r) => r.outcome !== 'ok' && !r.outcome.startsWith('skipped')).map((r) => ({ atS: (r.at - t0) / 1000, outcome: r.outcome })),
     rotations: generation,
     msMedian: median(reloadMs),
     msMax: reloadMs.length ? Math.max(...reloadMs) : NaN,
@@ -949,7 +980,7 @@ for (const [kind, t] of [...tallies].sort())
 console.log(`wrong-password answers: ${statusCounts.get('bad-auth 401') ?? 0} x 401, ${statusCounts.get('bad-auth 429') ?? 0} x 429`);
 console.log(`wrong bytes: ${wrongBytes} (goal 0); failed requests outside kills: ${failedOutside} (goal 0), in kills: ${failedInKills}`);
 console.log(
-  `certificates: ${generation} rotations, stale served ${staleCertificates.length} times after ${summary.staleEpisodes.length} of them, unknown ${unknownCertificates.length}; reloads ${reloadMs.length}/${reloads.length} ok (median ${f1(summary.reloads.msMedian)} ms)`,
+  `certificates: ${generation} rotations, stale served ${staleCertificates.length} times after ${summary.staleEpisodes.length} of them, unknown ${unknownCertificates.length}; reloads ${reloadMs.length} ok (median ${f1(summary.reloads.msMedian)} ms), ${summary.reloads.notOk.length} not, ${summary.reloads.skipped} ticks skipped while one ran`,
 );
 console.log(`kills: ${kills.length}, replaced ${summary.kills.replaced} (median ${f1(summary.kills.replacedAfterMsMedian)} ms)`);
 console.log(`growth from minute ${GROWTH_FROM_MS / 60_000}:`);
@@ -979,5 +1010,12 @@ console.log(`samples and details: ${outFile}`);
 
 for (const b of binaries) closeSync(b.fd);
 if (!args.work) rmSync(work, { recursive: true, force: true });
-const ok = wrongBytes === 0 && failedOutside === 0 && staleCertificates.length === 0 && unknownCertificates.length === 0 && cleanStop && !earlyExit;
+const ok =
+  summary.reloads.notOk.length === 0 &&
+  wrongBytes === 0 &&
+  failedOutside === 0 &&
+  staleCertificates.length === 0 &&
+  unknownCertificates.length === 0 &&
+  cleanStop &&
+  !earlyExit;
 process.exit(ok ? 0 : 1);
