@@ -1,5 +1,13 @@
 import type { Command } from 'commander';
-import { PACK_DEFAULT_VOLUME_PRESET, PACK_MANIFEST_FILE, PACK_SUMS_FILE, PACK_VOLUME_PRESETS, VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
+import {
+  PACK_DEFAULT_VOLUME_PRESET,
+  PACK_MANIFEST_FILE,
+  PACK_MANIFEST_SIG_FILE,
+  PACK_SUMS_FILE,
+  PACK_VOLUME_PRESETS,
+  VCENTER_UPGRADE_METADATA_DIR,
+} from '../constants.js';
+import type { DepotLockHolder } from '../depot/lock.js';
 import type { DiffReport } from '../transfer/diff.js';
 import type { MirrorReport } from '../transfer/mirror.js';
 import type { PackReport } from '../transfer/pack.js';
@@ -21,6 +29,7 @@ import {
   passwordFileOption,
   timeoutOption,
   trustOption,
+  warnIfExposed,
   wholeNumber,
 } from './options.js';
 import { parseByteSize, printJson, printLines } from './output.js';
@@ -40,6 +49,14 @@ async function readSigningCert(file: string | undefined): Promise<string | undef
   return (await readPemFile(file, ['CERTIFICATE', 'PUBLIC KEY'])).join('');
 }
 
+/** The private key that signs a pack's manifest; a key others can read is said so, as for password files. */
+async function readSigningKey(file: string | undefined): Promise<string | undefined> {
+  if (!file) return undefined;
+  await warnIfExposed(file);
+  const { readPemFile } = await import('../pki/pem.js');
+  return (await readPemFile(file, ['PRIVATE KEY', 'EC PRIVATE KEY'])).join('');
+}
+
 /** Registers pack, unpack, mirror, prune and diff under `depot`. */
 export function registerTransferCommands(depot: Command): void {
   depot
@@ -53,35 +70,63 @@ export function registerTransferCommands(depot: Command): void {
       PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET],
     )
     .option('--since <old>', "a depot folder or an earlier pack's manifest: pack only what it lacks or has different (a new release's delta)")
-    .addOption(forceOption('replace an earlier pack in --out'))
+    .option('--signing-key <pem>', `an ECDSA P-256 private key (e.g. depot demo's signing-key.pem) that signs the manifest, into ${PACK_MANIFEST_SIG_FILE}`)
+    .option('--seal-out <file>', 'also write the seal to this file (never inside --out: the seal travels apart from the media)')
+    .addOption(forceOption('replace an earlier pack in --out (and the --seal-out file)'))
     .addOption(jsonOption('print the report as JSON'))
-    .action(async (dir: string, opts: { out: string; volumeSize: number; since?: string; force?: boolean; json?: boolean }) => {
-      const { packDepot } = await transfer();
-      const report = await withByteProgress('packing', !opts.json, (hooks) =>
-        packDepot({ depot: dir, out: opts.out, volumeSize: opts.volumeSize, since: opts.since, force: opts.force, ...hooks }),
-      );
-      if (opts.json) printJson(report);
-      else printLines(formatPackReport(report));
-      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
-    });
+    .action(
+      async (
+        dir: string,
+        opts: { out: string; volumeSize: number; since?: string; signingKey?: string; sealOut?: string; force?: boolean; json?: boolean },
+      ) => {
+        const signingKeyPem = await readSigningKey(opts.signingKey);
+        const { packDepot } = await transfer();
+        const report = await withByteProgress('packing', !opts.json, (hooks) =>
+          packDepot({
+            depot: dir,
+            out: opts.out,
+            volumeSize: opts.volumeSize,
+            since: opts.since,
+            force: opts.force,
+            signingKeyPem,
+            sealFile: opts.sealOut,
+            ...hooks,
+          }),
+        );
+        if (opts.json) printJson(report);
+        else printLines(formatPackReport(report));
+        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+      },
+    );
 
   depot
     .command('unpack <media-dir...>')
     .description("check a pack's volumes and place its files in a depot (resumable; a delta onto its base gives the new depot)")
     .requiredOption('--out <depot-dir>', 'the depot root to place the files in')
     .addOption(forceOption("replace different files in a depot that is neither the pack's source nor its base"))
-    .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog (for the final checks)')
+    .addOption(expectSealOption('media'))
+    .option(
+      '--pack-signing-cert <pem>',
+      `public key or certificate of the key that signed the pack (pack --signing-key): ${PACK_MANIFEST_SIG_FILE} must verify with it before anything is placed`,
+    )
+    .option(
+      '--signing-cert <pem>',
+      "public key or certificate that signed a depotkit-made catalog (for the final checks; the pack's own signature is --pack-signing-cert)",
+    )
     .addOption(jsonOption('print the report as JSON'))
-    .action(async (media: string[], opts: { out: string; force?: boolean; signingCert?: string; json?: boolean }) => {
-      const signingCertPem = await readSigningCert(opts.signingCert);
-      const { unpackDepot } = await transfer();
-      const report = await withByteProgress('unpacking', !opts.json, (hooks) =>
-        unpackDepot({ media, out: opts.out, force: opts.force, signingCertPem, ...hooks }),
-      );
-      if (opts.json) printJson(report);
-      else printLines(formatUnpackReport(report));
-      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
-    });
+    .action(
+      async (media: string[], opts: { out: string; force?: boolean; expect?: string; packSigningCert?: string; signingCert?: string; json?: boolean }) => {
+        const signingCertPem = await readSigningCert(opts.signingCert);
+        const packSigningCertPem = await readSigningCert(opts.packSigningCert);
+        const { unpackDepot } = await transfer();
+        const report = await withByteProgress('unpacking', !opts.json, (hooks) =>
+          unpackDepot({ media, out: opts.out, force: opts.force, expect: opts.expect, packSigningCertPem, signingCertPem, ...hooks }),
+        );
+        if (opts.json) printJson(report);
+        else printLines(formatUnpackReport(report));
+        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+      },
+    );
 
   depot
     .command('mirror <url>')
@@ -153,7 +198,7 @@ export function registerTransferCommands(depot: Command): void {
   depot
     .command('prune <depot-dir>')
     .description('list binaries the catalog no longer names and temporary files of killed runs; remove them with --yes')
-    .option('--yes', 'remove them (without it, only list them)')
+    .option('--yes', "remove them, holding the depot's lock (without it, only list them)")
     .addOption(jsonOption('print the report as JSON'))
     .action(async (dir: string, opts: { yes?: boolean; json?: boolean }) => {
       const { pruneDepot } = await transfer();
@@ -221,6 +266,11 @@ export function formatPackReport(r: PackReport): string[] {
       `${plural(r.strays.length, 'file')} in component folders that the catalog does not name ${r.strays.length === 1 ? 'was' : 'were'} not packed (depotkit depot prune lists them).`,
     );
   lines.push(`Check on any machine: cd ${r.out} && sha256sum -c ${PACK_SUMS_FILE}. Carry every volume with ${PACK_MANIFEST_FILE} and ${PACK_SUMS_FILE}.`);
+  if (r.signature) lines.push(`Signed: ${r.signature.path} (key ${r.signature.signerSpkiSha256}); unpack checks it with --pack-signing-cert.`);
+  lines.push(`Seal: ${r.seal}`);
+  lines.push(
+    `Carry the seal apart from the media (a change ticket, a phone call${r.sealFile ? `; written to ${r.sealFile}` : ''}): unpack --expect refuses media that do not match it.`,
+  );
   lines.push(
     r.ok
       ? 'OK: every binary the catalog names was packed with the right content.'
@@ -229,19 +279,48 @@ export function formatPackReport(r: PackReport): string[] {
   return lines;
 }
 
+/** A lock left by a run that is gone, taken over: said, since that run may have left work half done. */
+function tookOverLine(took: DepotLockHolder | undefined): string[] {
+  return took
+    ? [`The depot's lock was left by ${took.operation} (process ${took.pid} on ${took.host}, since ${took.startedAt}), which is gone: taken over.`]
+    : [];
+}
+
+function volumeProblem(v: UnpackReport['volumes'][number]): string {
+  switch (v.state) {
+    case 'missing':
+      return 'is missing from every folder given';
+    case 'refused':
+      return `was not read: it ${v.reason ?? 'is not a regular file'}`;
+    case 'truncated':
+      return `is truncated (${v.actualSize} of ${v.size} bytes)`;
+    default:
+      return v.actualSize !== undefined && v.actualSize !== v.size
+        ? `is ${v.actualSize} bytes, the manifest says ${v.size}`
+        : `is damaged (SHA-256 ${v.actualSha256}, the manifest says another)`;
+  }
+}
+
+function vouchLine(r: UnpackReport): string {
+  switch (r.vouchedBy) {
+    case 'seal':
+      return `The seal given matches (${r.seal}): the catalog and the manifest are the ones packed.`;
+    case 'signature':
+      return `The pack's signature verifies with the key given: the manifest, and through it the catalog, are the ones packed.`;
+    case 'seal+signature':
+      return `The seal given matches (${r.seal}) and the pack's signature verifies with the key given.`;
+    default:
+      return `The media vouched for themselves (no --expect seal or --pack-signing-cert given): media whose catalog and binaries were both replaced would pass. Compare this seal with the one written down where the pack was made: ${r.seal}`;
+  }
+}
+
 export function formatUnpackReport(r: UnpackReport): string[] {
-  const lines: string[] = [];
+  const lines: string[] = [...tookOverLine(r.lock.tookOverFrom)];
   for (const v of r.volumes) {
     if (v.state === 'ok' || v.state === 'not-needed' || v.state === 'ranges') continue;
-    const what =
-      v.state === 'missing'
-        ? 'is missing from every folder given'
-        : v.state === 'truncated'
-          ? `is truncated (${v.actualSize} of ${v.size} bytes)`
-          : `is damaged (SHA-256 ${v.actualSha256}, the manifest says another)`;
-    lines.push(`ERROR volume ${v.name} ${what}${v.path ? `: ${v.path}` : ''}`);
+    lines.push(`ERROR volume ${v.name} ${volumeProblem(v)}${v.path ? `: ${v.path}` : ''}`);
   }
-  const read = r.volumes.filter((v) => v.state !== 'not-needed' && v.state !== 'missing').length;
+  const read = r.volumes.filter((v) => v.state !== 'not-needed' && v.state !== 'missing' && v.state !== 'refused').length;
   lines.push(
     `Placed ${plural(r.placed.length, 'file')} (${formatBytes(r.placed.reduce((s, p) => s + p.size, 0))}); ${r.alreadyInPlace.length} already in place; ${read} of ${r.volumes.length} volumes read (${formatBytes(r.bytesRead)}).`,
   );
@@ -262,9 +341,11 @@ export function formatUnpackReport(r: UnpackReport): string[] {
     );
   lines.push(...formatReleases(r.releases));
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
+  if (r.catalogFrom === 'depot') lines.push("The pack carries no catalog: its binaries were held to the depot's, the one the pack was made from.");
+  lines.push(vouchLine(r));
   const counts = countBySeverity(r.verify.findings);
   if (r.ok) lines.push(`OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`);
-  else if (r.failed.length || r.volumes.some((v) => v.state === 'missing' || v.state === 'truncated' || v.state === 'corrupt'))
+  else if (r.failed.length || r.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed'))
     lines.push(`INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.`);
   else lines.push(`FAILED: every file is in place but ${r.out} fails depot verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`);
   return lines;
@@ -322,11 +403,12 @@ export function formatMirrorReport(r: MirrorReport): string[] {
 }
 
 export function formatPruneReport(r: PruneReport): string[] {
-  if (r.candidates.length === 0) return [`Nothing to prune in ${r.depot}.`];
+  if (r.candidates.length === 0) return [...tookOverLine(r.lock?.tookOverFrom), `Nothing to prune in ${r.depot}.`];
   const kinds = { stale: 'not named by the catalog', temporary: 'temporary file of a killed run', partial: 'partial download (a mirror resumes it)' };
   const lines = r.candidates.slice(0, 50).map((c) => `  ${c.path}  ${formatBytes(c.size)}  ${kinds[c.kind]}`);
   if (r.candidates.length > 50) lines.push(`  ... and ${r.candidates.length - 50} more (use --json for all)`);
   lines.unshift(`${r.removed ? 'Removed' : 'Would remove'} ${plural(r.candidates.length, 'file')}, ${formatBytes(r.bytes)}, from ${r.depot}:`);
+  lines.unshift(...tookOverLine(r.lock?.tookOverFrom));
   if (!r.removed) lines.push(`Nothing was removed; run again with --yes to remove them.`);
   return lines;
 }

@@ -10,10 +10,12 @@ ${manifest.volumes.length} volumes, ${manifest.files.length} files${manifest.sin
 
 With depotkit, on the depot host (volumes may sit in several folders, one per disc or drive):
 
-    depotkit depot unpack /media/disc1 /media/disc2 ... --out /srv/depot
+    depotkit depot unpack /media/disc1 /media/disc2 ... --out /srv/depot --expect "<seal>"
 
 It checks every volume and every file, places each file through a temporary name, resumes
 after a missing or damaged volume is supplied, and ends with the checks of depot verify.
+The seal ("catalog ... manifest ...") was printed where the pack was made and travels apart
+from these media: with it, media whose catalog and binaries were both replaced are refused.
 
 With standard tools only:
 
