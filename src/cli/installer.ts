@@ -21,6 +21,7 @@ import {
   wholeNumber,
 } from './options.js';
 import { collect, printJson, printLines, warn } from './output.js';
+import { EXIT_INTERRUPTED } from './process.js';
 
 /** The client library loads when an installer command runs, so every other command starts fast. */
 let loaded: Promise<typeof import('../installer/index.js')> | undefined;
@@ -222,9 +223,11 @@ async function runCommand<T>(
     passwords.set(user, await promptSecret(`Password of ${user}`));
   }
   const session = new lib.FleetSession(targets, { concurrency: flags.concurrency, timeoutMs: flags.timeout * 1000, passwords });
+  let aborting: Promise<void> | undefined;
   const interrupted = () => {
     warn('interrupted: revoking the open sessions.');
-    void session.abort().then(() => process.exit(130));
+    aborting = session.abort();
+    void aborting.then(endInterrupted);
   };
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
@@ -235,6 +238,8 @@ async function runCommand<T>(
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
   }
+  // The rows of an interrupted run hold the interruption's own errors (a destroyed connection), not the installers' state.
+  if (aborting) return aborting.then(endInterrupted);
   const failed = rows.filter((r) => !r.ok).length;
   if (flags.json) printJson({ ok: failed === 0, installers: rows });
   else {
@@ -242,6 +247,10 @@ async function runCommand<T>(
     if (rows.length > 1) printLines([`${rows.length} installers: ${rows.length - failed} ok, ${failed} failed.`]);
   }
   process.exitCode = failed > 0 ? EXIT.problems : EXIT.ok;
+}
+
+function endInterrupted(): never {
+  process.exit(EXIT_INTERRUPTED);
 }
 
 /** CA certificates from PEM files or CA folders made by `depotkit cert ca` (their certificates only). */

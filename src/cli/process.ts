@@ -4,6 +4,9 @@
  * process that is gone.
  */
 
+/** The exit code of a command interrupted by Ctrl-C (or SIGTERM), as a shell reports one ended by SIGINT: 128 + 2. */
+export const EXIT_INTERRUPTED = 130;
+
 /** The names of the top-level commands: a hint names one of them right after `depotkit`. */
 const COMMANDS = ['depot', 'cert', 'start', 'check', 'serve', 'mgmt', 'sim', 'installer', 'export'];
 

@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, spawnCliJson, tempDir } from '../helpers/cli.js';
+
+/** Waits, without a deadline of its own (the test's timeout is the bound), until `ready` says so. */
+async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 25));
+}
+
+/** Starts the built CLI and collects what it says; `interrupt()` sends it SIGINT. */
+function start(
+  args: string[],
+  cwd?: string,
+): { interrupt(): void; stderr(): string; done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return {
+    interrupt: () => child.kill('SIGINT'),
+    stderr: () => stderr,
+    done: new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))),
+  };
+}
+
+describe('an interrupted command says so and exits 130', () => {
+  let dir = '';
+  let cleanup: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tempDir('depotkit-interrupts-'));
+  });
+  afterAll(() => cleanup());
+
+  it('installer depot, interrupted while the installer validates the depot, reports no internal error', async () => {
+    // A depot that accepts connections and never answers keeps the installer validating it.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const passwordFile = join(dir, 'installer-password');
+    await writeFile(passwordFile, 'Installer-pw-1\n', { mode: 0o600 });
+    const certOut = join(dir, 'sim.pem');
+    const sim = await spawnCliJson<{ url: string }>(['sim', 'installer', '--password-file', passwordFile, '--cert-out', certOut, '--json']);
+    try {
+      const run = start([
+        'installer',
+        'depot',
+        '--installer',
+        sim.info.url,
+        '--password-file',
+        passwordFile,
+        '--installer-ca',
+        certOut,
+        '--depot-host',
+        '127.0.0.1',
+        '--depot-port',
+        String((silent.address() as AddressInfo).port),
+      ]);
+      // The SIGINT goes once the installer is connected to the depot, in the middle of the update.
+      await until(() => sockets.length > 0);
+      run.interrupt();
+      const { code, stdout, stderr } = await run.done;
+      expect(code).toBe(130);
+      expect(stderr).toMatch(/interrupted/);
+      expect(stdout + stderr).not.toMatch(/destroyed|FAILED/);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      sim.child.kill('SIGTERM');
+      await sim.exited;
+    }
+  });
+});
