@@ -4,7 +4,7 @@ import { RELEASES, type Release } from '../constants.js';
 // every other command start fast.
 import type { BuildReport } from '../depot/build.js';
 import type { DepotLockHolder } from '../depot/lock.js';
-import { DEFAULT_DEMO_BINARY_SIZE } from '../depot/demo.js';
+import { DEFAULT_DEMO_BINARY_SIZE, refuseUnfinishedDemo } from '../depot/demo.js';
 import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
 import type { VerifyResult } from '../depot/verify.js';
 import { EXIT } from '../util/errors.js';
@@ -14,6 +14,7 @@ import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { forceOption, jsonOption } from './options.js';
+import { interruptible } from './process.js';
 import { collect, parseByteSize, printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
 
@@ -29,9 +30,14 @@ export function registerDepotCommands(program: Command): void {
     .addOption(forceOption('write into a folder that is not empty'))
     .addOption(jsonOption())
     .action(async (dir: string, opts: { release: Release; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
-      const { makeDemoDepot } = await import('../depot/demo.js');
-      const result = await withByteProgress('writing', !opts.json, (hooks) =>
-        makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, ...hooks }),
+      const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
+      const result = await interruptible(
+        `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
+        () => removeDemoLeftoversSync(dir),
+        () =>
+          withByteProgress('writing', !opts.json, (hooks) =>
+            makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, ...hooks }),
+          ),
       );
       if (opts.json) return printJson(result);
       if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
@@ -80,6 +86,7 @@ export function registerDepotCommands(program: Command): void {
       if (opts.signingCert) {
         signingCertPem = (await readFileBounded(opts.signingCert, PEM_LIMITS.maxFileBytes, 'PEM file')).toString('utf8');
       }
+      await refuseUnfinishedDemo(dir);
       const { verifyDepot } = await import('../depot/verify.js');
       const result = await withByteProgress('hashing', !opts.json, (hooks) => verifyDepot(dir, { deep: opts.deep, signingCertPem, ...hooks }));
       if (opts.json) printJson(result);

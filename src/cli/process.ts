@@ -7,6 +7,27 @@
 /** The exit code of a command interrupted by Ctrl-C (or SIGTERM), as a shell reports one ended by SIGINT: 128 + 2. */
 export const EXIT_INTERRUPTED = 130;
 
+/**
+ * Runs `work`; a Ctrl-C or SIGTERM meanwhile runs `cleanUp` (synchronously: writes are still under way), says
+ * `sentence` and exits with EXIT_INTERRUPTED, leaving nothing a run again trips over.
+ */
+export async function interruptible<T>(sentence: string, cleanUp: () => void, work: () => Promise<T>): Promise<T> {
+  const stop = (): void => {
+    cleanUp();
+    // On a line of its own, after a progress bar.
+    process.stderr.write(`\n${asInvoked(sentence)}\n`);
+    process.exit(EXIT_INTERRUPTED);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    return await work();
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
 /** The names of the top-level commands: a hint names one of them right after `depotkit`. */
 const COMMANDS = ['depot', 'cert', 'start', 'check', 'serve', 'mgmt', 'sim', 'installer', 'export'];
 

@@ -201,6 +201,7 @@ export function registerTransferCommands(depot: Command): void {
     .option('--yes', "remove them, holding the depot's lock (without it, only list them)")
     .addOption(jsonOption('print the report as JSON'))
     .action(async (dir: string, opts: { yes?: boolean; json?: boolean }) => {
+      await (await import('../depot/demo.js')).refuseUnfinishedDemo(dir);
       const { pruneDepot } = await transfer();
       const report = await pruneDepot(dir, { yes: opts.yes });
       if (opts.json) printJson(report);

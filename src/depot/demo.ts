@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import fg from 'fast-glob';
 import { BINARY_NAME_PATTERNS, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX, type Release, RELEASES, componentDir, componentsOf } from '../constants.js';
-import { usageError } from '../util/errors.js';
+import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { Catalog, CatalogBundle } from './catalog.js';
 import { hclTimestamps } from './hcl.js';
-import { type DepotLockHolder, withDepotLock } from './lock.js';
+import { type DepotLockHolder, lockFileFor, withDepotLock } from './lock.js';
 import { ensureSigningKey, signCatalog } from './signature.js';
 import { writeSyntheticFile } from './synthetic.js';
 
@@ -73,11 +74,67 @@ export async function makeDemoDepot(dir: string, options: DemoOptions = {}): Pro
   const root = resolve(dir);
   const signingDir = resolve(options.signingDir ?? join(dirname(root), `${basename(root)}-signing`));
   const now = options.now ?? new Date();
-  await prepareOutputDir(root, options.force ?? false);
+  // A demo an interrupted run left half made is carried on: nothing in it is anyone else's.
+  await prepareOutputDir(root, (options.force ?? false) || (await unfinishedDemo(root)));
   return withDepotLock(root, DEMO_OPERATION, async (lock) => {
+    await writeFileAtomic(join(root, UNFINISHED_MARK), `${DEMO_OPERATION}\n`, { force: true });
     const result = await writeDemoDepot(root, release, binarySize, signingDir, now, options);
+    await rm(join(root, UNFINISHED_MARK), { force: true });
     return lock.tookOverFrom ? { ...result, tookOverLockFrom: lock.tookOverFrom } : result;
   });
+}
+
+/** Marks a demo depot being made, until it is whole: a run interrupted before the end leaves it. */
+const UNFINISHED_MARK = join('.depotkit', 'demo-unfinished');
+
+/**
+ * Whether `dir` is a demo depot that a run left half made: it carries the
+ * mark, or holds nothing but the lock of a run stopped before the mark.
+ */
+export async function unfinishedDemo(dir: string): Promise<boolean> {
+  const root = resolve(dir);
+  if (
+    await stat(join(root, UNFINISHED_MARK)).then(
+      (s) => s.isFile(),
+      () => false,
+    )
+  )
+    return true;
+  const top = await readdir(root).catch(() => [] as string[]);
+  if (top.length !== 1 || top[0] !== '.depotkit') return false;
+  const inner = await readdir(join(root, '.depotkit')).catch(() => [] as string[]);
+  return inner.every((name) => name === 'lock');
+}
+
+/** Refuses a half-made demo to a command that reads a depot (verify, prune): its advice about a depot would not fit. */
+export async function refuseUnfinishedDemo(dir: string): Promise<void> {
+  if (await unfinishedDemo(dir))
+    throw new DepotkitError(
+      `${dir} is a demo depot that an interrupted run left half made.`,
+      EXIT.problems,
+      `Run it again to finish it: depotkit depot demo ${dir}`,
+    );
+}
+
+/**
+ * What an interrupted demo run removes before it exits, synchronously (from a
+ * signal handler, while writes are under way): its temporary files and its lock.
+ * The mark stays, so that the next run carries on.
+ */
+export function removeDemoLeftoversSync(dir: string): void {
+  const root = resolve(dir);
+  let names: string[] = [];
+  try {
+    names = readdirSync(join(root, DEPOT_ROOT_DIR), { recursive: true, encoding: 'utf8' });
+  } catch {
+    // No depot tree yet.
+  }
+  for (const name of names) if (basename(name).startsWith(TEMP_PREFIX)) rmSync(join(root, DEPOT_ROOT_DIR, name), { force: true });
+  try {
+    if ((JSON.parse(readFileSync(lockFileFor(root), 'utf8')) as { pid?: unknown }).pid === process.pid) rmSync(lockFileFor(root), { force: true });
+  } catch {
+    // No lock of ours.
+  }
 }
 
 async function writeDemoDepot(root: string, release: Release, binarySize: number, signingDir: string, now: Date, options: DemoOptions): Promise<DemoResult> {

@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { CLI, runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
 
 /** Waits, without a deadline of its own (the test's timeout is the bound), until `ready` says so. */
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 25));
+async function until(ready: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 25));
 }
 
 /** Starts the built CLI and collects what it says; `interrupt()` sends it SIGINT. */
@@ -72,5 +72,34 @@ describe('an interrupted command says so and exits 130', () => {
       sim.child.kill('SIGTERM');
       await sim.exited;
     }
+  });
+
+  it('depot demo, interrupted while it writes, leaves no temporary file, and a run again finishes it without --force', async () => {
+    const depot = join(dir, 'demo');
+    const writing = async () => (await readdir(depot, { recursive: true }).catch(() => [] as string[])).some((f) => f.includes('.depotkit-tmp-'));
+    const run = start(['depot', 'demo', depot, '--binary-size', '256M']);
+    // Interrupted once it writes its first binary: several remain to be written.
+    await until(writing);
+    run.interrupt();
+    const { code, stderr } = await run.done;
+    expect(code).toBe(130);
+    expect(stderr).toMatch(/interrupted: .* is half made; run the same command again/);
+    expect((await readdir(depot, { recursive: true })).filter((f) => f.includes('.depotkit-tmp-'))).toEqual([]);
+
+    // What reads a depot names the cause and the fix, not a missing catalog.
+    for (const args of [
+      ['depot', 'verify', depot],
+      ['depot', 'prune', depot],
+    ]) {
+      const said = await runCli(args);
+      expect(said.code).toBe(1);
+      expect(said.stderr).toContain('is a demo depot that an interrupted run left half made');
+      expect(said.stderr).toContain(`Run it again to finish it: depotkit depot demo ${depot}`);
+    }
+
+    const again = await runCli(['depot', 'demo', depot, '--binary-size', '1K']);
+    expect(again.stderr).toBe('');
+    expect(again.code).toBe(0);
+    expect((await runCli(['depot', 'verify', depot])).code).toBe(0);
   });
 });
