@@ -98,7 +98,13 @@ export function registerInstallerCommands(program: Command): void {
       await runCommand(flags, async (client) => ({ ok: true, result: await lib.ensureTrusted(client, pems) }), trustLine);
     });
 
-  connectionOptions(installer.command('depot').description("update the installer's offline depot settings, wait for its validation and report the status"))
+  // `installer depot`, its first name, read oddly beside `depotkit depot`: kept as an alias.
+  connectionOptions(
+    installer
+      .command('connect-depot')
+      .alias('depot')
+      .description("update the installer's offline depot settings, wait for its validation and report the status"),
+  )
     .option('--depot-url <url>', 'the depot, https://host[:port][/prefix] (http:// and prefixes need 9.1)')
     .option('--depot-host <host>', "the depot's host name (as its certificate names it)")
     .option('--depot-port <port>', "the depot's port", wholeNumber('--depot-port', { min: 1, max: 65535 }), INSTALLER_DEFAULTS.depotPort)

@@ -52,7 +52,8 @@ interface ReplaceCertFlags {
 }
 
 export function registerMgmtCommands(program: Command): void {
-  const mgmt = program.command('mgmt').description('the management server: replace its machine TLS certificate through its API');
+  // vCenter is what users call the management server; `mgmt`, its first name, stays an alias.
+  const mgmt = program.command('vcenter').alias('mgmt').description('vCenter, the management server: replace its machine TLS certificate through its API');
 
   mgmt
     .command('replace-cert')
@@ -143,10 +144,11 @@ export function registerMgmtCommands(program: Command): void {
     });
 }
 
-/** `depotkit sim mgmt`: added to the `sim` command group. */
+/** `depotkit sim vcenter` (alias `sim mgmt`): added to the `sim` command group. */
 export function registerSimMgmtCommand(sim: Command): void {
   sim
-    .command('mgmt')
+    .command('vcenter')
+    .alias('mgmt')
     .description('a management server with the certificate API of both generations, on HTTPS, until interrupted')
     .addOption(hostOption('127.0.0.1'))
     .addOption(portOption(0, 'port (0 picks a free one)'))

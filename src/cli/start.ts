@@ -15,15 +15,17 @@ import { runDepot, supervise } from './serve.js';
 export const DEMO_DEPOT_DIR = 'demo-depot';
 export const DEMO_PKI_DIR = 'demo-pki';
 
-/** How the user ran this command: `npm start`, or depotkit's own `start`. */
+/** How the user ran this command: `npm start`, or depotkit's own `quickstart`. */
 function startCommand(): string {
-  return startedByNpm() && process.env.npm_lifecycle_event === 'start' ? 'npm start' : `${invokedAs()} start`;
+  return startedByNpm() && process.env.npm_lifecycle_event === 'start' ? 'npm start' : `${invokedAs()} quickstart`;
 }
 
 /** `npm start`: the main job on an embedded default. */
 export function registerStartCommand(program: Command): void {
   program
-    .command('start')
+    // The demo, not a production service: `start` (its first name, and npm's) stays an alias.
+    .command('quickstart')
+    .alias('start')
     .description(`make ./${DEMO_DEPOT_DIR} if it is not there, verify it, then serve it over HTTPS with Basic auth (CA and password in ./${DEMO_PKI_DIR})`)
     .option('--no-serve', 'only make and verify the depot')
     .addOption(hostOption('127.0.0.1', 'address to serve on'))

@@ -280,7 +280,7 @@ function shellWord(word: string): string {
 const CA_FILE = 'depot-ca.pem';
 const PASSWORD_FILE = 'depot.pass';
 
-/** The `depotkit check` and `depotkit installer depot` lines for this depot, with placeholders for what only the reader knows. */
+/** The `depotkit check` and `depotkit installer connect-depot` lines for this depot, with placeholders for what only the reader knows. */
 export function statusCommands(url: string, tls: boolean, auth: StatusAccess['auth'], user: string | undefined, caKnown: boolean): StatusAccess['commands'] {
   const who = auth === 'none' ? undefined : user !== undefined ? shellWord(user) : '<user>';
   const ca = caKnown ? CA_FILE : '<CA certificate file>';
@@ -288,7 +288,7 @@ export function statusCommands(url: string, tls: boolean, auth: StatusAccess['au
   if (tls) check.push(`--ca ${ca}`);
   if (who) check.push(`--user ${who} --password-file ${PASSWORD_FILE}`);
   if (who && !tls) check.push('--allow-http-credentials');
-  const push = ['depotkit installer depot --installer https://<installer> --password-file <installer admin password file>'];
+  const push = ['depotkit installer connect-depot --installer https://<installer> --password-file <installer admin password file>'];
   if (tls) push.push(`--trust-ca ${ca}`);
   push.push(`--depot-url ${shellWord(url)}`);
   if (who) push.push(`--depot-user ${who} --depot-password-file ${PASSWORD_FILE}`);

@@ -30,14 +30,14 @@ describe("the option table: one spelling, one parser, the libraries' defaults", 
         'check',
         'depot mirror',
         'export',
-        'installer depot',
+        'installer connect-depot',
         'installer download',
         'installer status',
         'installer trust',
-        'mgmt replace-cert',
+        'vcenter replace-cert',
         'serve',
         'sim installer',
-        'sim mgmt',
+        'sim vcenter',
       ].sort(),
     );
     for (const { name, cmd } of commands) {
@@ -67,8 +67,8 @@ describe("the option table: one spelling, one parser, the libraries' defaults", 
       }
     }
     for (const name of ['check', 'cert inspect', 'depot mirror', 'installer trust']) expect(option(find(name), '--ca')!.flags, name).toBe('--ca <file-or-dir>');
-    expect(option(find('mgmt replace-cert'), '--server-ca')!.flags).toBe('--server-ca <file-or-dir>');
-    expect(option(find('installer depot'), '--trust-ca')!.flags).toBe('--trust-ca <file-or-dir>');
+    expect(option(find('vcenter replace-cert'), '--server-ca')!.flags).toBe('--server-ca <file-or-dir>');
+    expect(option(find('installer connect-depot'), '--trust-ca')!.flags).toBe('--trust-ca <file-or-dir>');
     // A CA that signs must be a folder with its key.
     for (const name of ['cert issue', 'cert sign-csr', 'serve', 'export']) expect(option(find(name), '--ca')!.flags, name).toBe('--ca <dir>');
   });
@@ -78,11 +78,11 @@ describe("the option table: one spelling, one parser, the libraries' defaults", 
     expect(option(find('check'), '--concurrency')!.defaultValue).toBe(CHECK_DEFAULTS.concurrency);
     expect(option(find('installer status'), '--timeout')!.defaultValue).toBe(INSTALLER_DEFAULTS.timeoutMs / 1000);
     expect(option(find('installer status'), '--concurrency')!.defaultValue).toBe(INSTALLER_DEFAULTS.concurrency);
-    expect(option(find('installer depot'), '--sync-timeout')!.defaultValue).toBe(INSTALLER_DEFAULTS.syncTimeoutMs / 1000);
+    expect(option(find('installer connect-depot'), '--sync-timeout')!.defaultValue).toBe(INSTALLER_DEFAULTS.syncTimeoutMs / 1000);
     expect(option(find('depot mirror'), '--timeout')!.defaultValue).toBe(MIRROR_DEFAULTS.timeoutMs / 1000);
     expect(option(find('depot mirror'), '--concurrency')!.defaultValue).toBe(MIRROR_DEFAULTS.concurrency);
     expect(option(find('serve'), '--port')!.defaultValue).toBe(SERVE_DEFAULT_PORT);
-    expect(option(find('start'), '--port')!.defaultValue).toBe(SERVE_DEFAULT_PORT);
+    expect(option(find('quickstart'), '--port')!.defaultValue).toBe(SERVE_DEFAULT_PORT);
     expect(option(find('serve'), '--grace')!.defaultValue).toBe(SERVE_DEFAULT_GRACE_SECONDS);
     expect(option(find('cert issue'), '--key-size')!.defaultValue).toBe(String(SERVER_PROFILE.key.bits));
     expect(option(find('cert issue'), '--days')!.defaultValue).toBe(SERVER_PROFILE.validity.days);

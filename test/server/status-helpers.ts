@@ -255,7 +255,10 @@ export const STATUS_JSON_SCHEMA = {
           type: 'object',
           required: ['check', 'installerDepot'],
           additionalProperties: false,
-          properties: { check: { type: 'string', pattern: '^depotkit check ' }, installerDepot: { type: 'string', pattern: '^depotkit installer depot ' } },
+          properties: {
+            check: { type: 'string', pattern: '^depotkit check ' },
+            installerDepot: { type: 'string', pattern: '^depotkit installer connect-depot ' },
+          },
         },
       },
     },
