@@ -19,7 +19,7 @@ import { collect, parseByteSize, printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
 
 export function registerDepotCommands(program: Command): void {
-  const depot = program.command('depot').description('make, build and verify the depot tree (PROD/...)');
+  const depot = program.command('depot').description('make, build, verify, pack, unpack, mirror, prune and diff depots (the PROD/... tree)');
 
   depot
     .command('demo <dir>')

@@ -103,7 +103,9 @@ export function registerInstallerCommands(program: Command): void {
     installer
       .command('connect-depot')
       .alias('depot')
-      .description("update the installer's offline depot settings, wait for its validation and report the status"),
+      .description(
+        `update the installer's offline depot settings, wait for its validation, have it sync the depot's metadata (up to ${INSTALLER_DEFAULTS.syncTimeoutMs / 1000} s) and report the status`,
+      ),
   )
     .option('--depot-url <url>', 'the depot, https://host[:port][/prefix] (http:// and prefixes need 9.1)')
     .option('--depot-host <host>', "the depot's host name (as its certificate names it)")
@@ -114,7 +116,10 @@ export function registerInstallerCommands(program: Command): void {
     .addOption(trustOption('--trust-ca', 'import this CA first, as installer trust does'))
     .option('--force', 'push even when the installer already has these settings and reaches the depot')
     .addOption(secondsOption('--wait-timeout', 'how long to wait for the depot status', INSTALLER_DEFAULTS.depotWaitMs / 1000))
-    .option('--no-sync', "do not have the installer sync the depot's metadata once it accepts the depot")
+    .option(
+      '--no-sync',
+      `do not have the installer sync the depot's metadata once it accepts the depot (by default it does, waiting up to ${INSTALLER_DEFAULTS.syncTimeoutMs / 1000} s: --sync-timeout)`,
+    )
     .addOption(secondsOption('--sync-timeout', 'how long to wait for the sync', INSTALLER_DEFAULTS.syncTimeoutMs / 1000))
     .action(async (flags: DepotFlags) => {
       const lib = await installerLib();

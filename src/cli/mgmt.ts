@@ -152,7 +152,7 @@ export function registerSimMgmtCommand(sim: Command): void {
     .description('a management server with the certificate API of both generations, on HTTPS, until interrupted')
     .addOption(hostOption('127.0.0.1'))
     .addOption(portOption(0, 'port (0 picks a free one)'))
-    .option('--hostname <name>', "the server's own name: default CN and SAN of its CSRs (default: --host)")
+    .option('--hostname <name>', "the server's own name, in its CSRs' CN and SAN when a request names none (default: --host)")
     .option('--user <name>', 'the user that may log in', MGMT_DEFAULT_USER)
     .addOption(passwordFileOption("that user's"))
     .addOption(passwordEnvOption("that user's"))

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help, type Option } from 'commander';
 import { EXIT } from '../util/errors.js';
 import { conflictSentence } from './options.js';
 import { printError, printReport } from './output.js';
@@ -18,23 +18,62 @@ import { registerExportCommand } from './export.js';
 /** The command whose parsing failed, for its usage line. */
 const failedIn = new WeakMap<CommanderError, Command>();
 
+/**
+ * An option's help line, in one place for every command: an empty list or map
+ * is no default worth showing, a description that says its own default is not
+ * followed by commander's, and a required option says so.
+ */
+function optionDescription(this: Help, option: Option): string {
+  const value: unknown = option.defaultValue;
+  const empty = (Array.isArray(value) && value.length === 0) || (value !== null && typeof value === 'object' && Object.keys(value).length === 0);
+  const saysItsOwn = option.defaultValueDescription === undefined && /\bdefault\b/.test(option.description);
+  const shown =
+    empty || saysItsOwn ? Object.assign(Object.create(Object.getPrototypeOf(option) as object) as Option, option, { defaultValue: undefined }) : option;
+  const text = Help.prototype.optionDescription.call(this, shown);
+  return option.mandatory ? `${text} (required)` : text;
+}
+
+/**
+ * Commands users reach for that are elsewhere (commander suggests only among
+ * siblings): the words typed after `depotkit`, and what to run instead.
+ */
+const WELL_KNOWN_MISSES: Record<string, string[]> = {
+  verify: ['depot verify'],
+  build: ['depot build'],
+  demo: ['depot demo'],
+  pack: ['depot pack'],
+  unpack: ['depot unpack'],
+  mirror: ['depot mirror'],
+  issue: ['cert issue'],
+  trust: ['installer trust'],
+  push: ['installer connect-depot'],
+  'installer push': ['installer connect-depot', 'installer trust'],
+  'depot push': ['installer connect-depot'],
+  'depot serve': ['serve'],
+  'depot check': ['check'],
+  version: ['--version'],
+};
+
 export function buildProgram(): Command {
   const program = new Command();
   program
     .name('depotkit')
-    .description('Build, certify, serve, check and push air-gapped software depots')
+    .description('Build, certify, serve, check and push air-gapped software depots; the commands are listed in the order of the flow')
     .version((createRequire(import.meta.url)('../../package.json') as { version: string }).version)
     // main() prints commander's complaint as one sentence with the command's usage line, not the whole help.
-    .configureOutput({ outputError: () => undefined });
+    .configureOutput({ outputError: () => undefined })
+    // Inherited by every command registered after it.
+    .configureHelp({ optionDescription });
+  // In the order of the flow: make the depot, its certificate, serve it, check it, point the installer at it.
   registerDepotCommands(program);
   registerCertCommands(program);
-  registerStartCommand(program);
-  registerCheckCommand(program);
   registerServeCommands(program);
-  registerMgmtCommands(program);
-  registerSimCommands(program);
+  registerCheckCommand(program);
   registerInstallerCommands(program);
+  registerMgmtCommands(program);
   registerExportCommand(program);
+  registerSimCommands(program);
+  registerStartCommand(program);
   const remember = (cmd: Command): void => {
     cmd.exitOverride((err) => {
       failedIn.set(err, cmd);
@@ -74,7 +113,12 @@ export function usageSentence(err: CommanderError, cmd: Command): { message: str
     }
     return { message: `${commandName(cmd)} has no option ${flag}${didYouMean}.` };
   }
-  if ((m = /^unknown command '([^']+)'/.exec(first))) return { message: `${commandName(cmd)} has no command "${m[1]}"${didYouMean}.` };
+  if ((m = /^unknown command '([^']+)'/.exec(first))) {
+    const typed = [...commandName(cmd).split(' ').slice(invokedAs().split(' ').length), m[1]!].join(' ');
+    const elsewhere = WELL_KNOWN_MISSES[typed];
+    const hint = elsewhere ? ` (did you mean ${elsewhere.map((words) => `${invokedAs()} ${words}`).join(' or ')}?)` : didYouMean;
+    return { message: `${commandName(cmd)} has no command "${m[1]}"${hint}.` };
+  }
   if ((m = /^option '(--[^ ']+)[^']*' cannot be used with option '(--[^ ']+)/.exec(first))) return { message: conflictSentence(m[1]!, m[2]!) };
   if ((m = /^option '(--[^ ']+)[^']*' argument '(.*)' is invalid\. Allowed choices are (.*)\.$/.exec(first)))
     return { message: `${m[1]} must be one of ${m[3]}, not "${m[2]}".` };
@@ -88,6 +132,8 @@ export function usageSentence(err: CommanderError, cmd: Command): { message: str
 
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
+  // `-v` alone is what most tools answer with their version; commander takes one short flag for it.
+  if (argv.length === 3 && argv[2] === '-v') argv = [...argv.slice(0, 2), '--version'];
   // Decided from the words given, so that even a command line that does not parse answers in JSON.
   const json = argv.slice(2).includes('--json');
   try {

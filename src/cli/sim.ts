@@ -1,8 +1,8 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { registerSimMgmtCommand } from './mgmt.js';
-import { hostOption, jsonOption, passwordEnvOption, passwordFileOption, portOption, readUserPassword } from './options.js';
+import { hostOption, jsonOption, passwordFileOption, portOption, readUserPassword } from './options.js';
 import { InvalidOption, note, printJson, printLines, waitForShutdownSignal } from './output.js';
 
 /** `depotkit sim`: simulators of the systems depotkit talks to, one subcommand each. */
@@ -48,7 +48,12 @@ export function registerSimInstallerCommand(sim: Command): void {
     .option('--hostname <name>', 'name in its self-signed certificate (default: --host)')
     .option('--user <name>', 'the user that may log in', INSTALLER_DEFAULT_USER)
     .addOption(passwordFileOption("that user's"))
-    .addOption(passwordEnvOption("that user's").default(undefined, 'without either, the lab password in the README'))
+    .addOption(
+      new Option(
+        '--password-env <name>',
+        "an environment variable that holds that user's password (without either: the lab password in the README, never asked for)",
+      ),
+    )
     .option('--state <file>', 'keep trusted certificates, depot settings and tokens in this file across restarts')
     .option('--appliance-version <version>', 'version appliance-info reports; 9.1 and later take the depot url field')
     .option('--cert-out <file>', 'write its self-signed certificate here (for --installer-ca)')

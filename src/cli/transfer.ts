@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   PACK_DEFAULT_VOLUME_PRESET,
   PACK_MANIFEST_FILE,
@@ -63,11 +63,13 @@ export function registerTransferCommands(depot: Command): void {
     .command('pack <depot-dir>')
     .description('write a depot (or what an older one lacks) as volumes for media with size limits, with a manifest and SHA256SUMS')
     .requiredOption('--out <dir>', 'the folder for the volumes, the manifest and SHA256SUMS (e.g. the removable medium)')
-    .option(
-      '--volume-size <size>',
-      `largest volume: bytes, 700M, 4G... or ${Object.keys(PACK_VOLUME_PRESETS).join(', ')} (4 GiB - 512: FAT32 files hold at most 4 GiB - 1)`,
-      parseVolumeSize,
-      PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET],
+    .addOption(
+      new Option(
+        '--volume-size <size>',
+        `largest volume: bytes, 700M, 4G... or ${Object.keys(PACK_VOLUME_PRESETS).join(', ')} (4 GiB - 512: FAT32 files hold at most 4 GiB - 1)`,
+      )
+        .argParser(parseVolumeSize)
+        .default(PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET], PACK_DEFAULT_VOLUME_PRESET),
     )
     .option('--since <old>', "a depot folder or an earlier pack's manifest: pack only what it lacks or has different (a new release's delta)")
     .option('--signing-key <pem>', `an ECDSA P-256 private key (e.g. depot demo's signing-key.pem) that signs the manifest, into ${PACK_MANIFEST_SIG_FILE}`)

@@ -182,7 +182,7 @@ describe('messages that say what is wrong', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('info  signature.valid');
     expect(first.stdout).not.toContain('signature.unverified');
-    expect(first.stdout).toContain('Serve it: depotkit start (makes a CA, a server certificate and a password in ./demo-pki first).');
+    expect(first.stdout).toContain('Serve it: depotkit quickstart (makes a CA, a server certificate and a password in ./demo-pki first).');
     expect(first.stdout).not.toContain('--password-file');
     // As npm start runs it, on a port that is taken: the demo PKI is made, then the port is refused.
     const npmStart = { ...withoutNpm(), npm_lifecycle_event: 'start', npm_package_name: 'depotkit', npm_lifecycle_script: 'node dist/cli/main.js start' };
@@ -196,7 +196,7 @@ describe('messages that say what is wrong', () => {
     // Now the PKI and password exist: the hint names them.
     const again = await run(['start', '--no-serve'], cwd);
     expect(again.stdout).toContain(
-      'Serve it: depotkit start, or: depotkit serve demo-depot --ca demo-pki/ca --user depot --password-file demo-pki/depot-password',
+      'Serve it: depotkit quickstart, or: depotkit serve demo-depot --ca demo-pki/ca --user depot --password-file demo-pki/depot-password',
     );
   });
 });
