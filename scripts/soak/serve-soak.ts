@@ -35,7 +35,9 @@
 //
 // serve's /metrics has no event-loop delay, so a module preloaded into each serve process (NODE_OPTIONS
 // --import) samples it with perf_hooks.monitorEventLoopDelay; /healthz latency is measured too, as what a
-// client sees of it (on a keep-alive connection, and on a new connection with its TLS handshake).
+// client sees of it (on a keep-alive connection, and on a new connection with its TLS handshake). The same
+// module records V8's heap every sample and, at rest before and after the load, runs a full garbage
+// collection first (on SIGUSR2), so that memory serve holds can be told from memory not yet collected.
 // Exit code 0 when no byte was wrong, no request failed outside a worker's kill (each failure is logged with
 // its connection: new, or reused after how long idle), every reload succeeded, no stale certificate was
 // served (an older one on a new connection after a rotation's reload; reload-during-respawn.ts here
@@ -189,7 +191,9 @@ await rotateCertificate();
 const passwordFile = join(work, 'password');
 writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
 
-// The event-loop delay monitor each serve process loads before its own code (forked workers inherit NODE_OPTIONS).
+// The monitor each serve process loads before its own code (forked workers inherit NODE_OPTIONS): its event-loop
+// delay and V8's memory every sample, and on SIGUSR2 (which serve does not use) a full garbage collection and a
+// line marked gc, so that memory held at rest can be told from memory not yet collected.
 const eldDir = join(work, 'eld');
 rmSync(eldDir, { recursive: true, force: true });
 mkdirSync(eldDir);
@@ -199,15 +203,29 @@ writeFileSync(
   eldModule,
   `import { appendFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { isMainThread } from 'node:worker_threads';
 if (isMainThread) {
   const h = monitorEventLoopDelay({ resolution: ${ELD_RESOLUTION_MS} });
   h.enable();
   const file = ${JSON.stringify(eldDir)} + '/eld-' + process.pid + '.jsonl';
+  const mib = (n) => Math.round((n / 1048576) * 10) / 10;
+  const write = (extra) => {
+    const m = process.memoryUsage();
+    const line = { t: Date.now(), max: h.max / 1e6, p99: h.percentile(99) / 1e6, mean: h.mean / 1e6, heapUsedMiB: mib(m.heapUsed), heapTotalMiB: mib(m.heapTotal), externalMiB: mib(m.external), arrayBuffersMiB: mib(m.arrayBuffers), ...extra };
+    appendFileSync(file, JSON.stringify(line) + '\\n');
+  };
   setInterval(() => {
-    appendFileSync(file, JSON.stringify({ t: Date.now(), max: h.max / 1e6, p99: h.percentile(99) / 1e6, mean: h.mean / 1e6 }) + '\\n');
+    write({});
     h.reset();
   }, ${SAMPLE_MS}).unref();
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc');
+  process.on('SIGUSR2', () => {
+    gc();
+    write({ gc: true });
+  });
 }
 `,
 );
@@ -700,8 +718,8 @@ interface Sample {
   workers: ProcessSample[];
   totalFds: number;
   totalRssKiB: number;
-  /** Event-loop delay of each process in the last interval (ms beyond the monitor's resolution), from the preloaded monitor. */
-  eld: { pid: number; max: number; p99: number; mean: number }[];
+  /** Event-loop delay of each process in the last interval (ms beyond the monitor's resolution) and its V8 memory, from the preloaded monitor. */
+  eld: MonitorLine[];
   healthz: { keepAlive: { p50: number; p99: number; max: number; n: number }; newConnection: { p50: number; p99: number; max: number; n: number } };
   downloadsInFlight: { server?: number; client: number };
   /** The soak's own event-loop delay (ms beyond the sampling resolution): a busy client adds to every latency it measures. */
@@ -713,18 +731,49 @@ const samples: Sample[] = [];
 const clientEld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
 clientEld.enable();
 
-function eldOf(pid: number): Sample['eld'][number] | undefined {
+interface MonitorLine {
+  pid: number;
+  max: number;
+  p99: number;
+  mean: number;
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  externalMiB: number;
+  arrayBuffersMiB: number;
+  gc?: boolean;
+  t: number;
+}
+
+/** The monitor lines of a serve process, oldest first. */
+function monitorLines(pid: number): MonitorLine[] {
   try {
-    const lines = readFileSync(join(eldDir, `eld-${pid}.jsonl`), 'utf8')
-      .trim()
-      .split('\n');
-    const last = JSON.parse(lines.at(-1)!) as { t: number; max: number; p99: number; mean: number };
-    if (Date.now() - last.t > 2 * SAMPLE_MS) return undefined;
     const beyond = (v: number) => Math.max(0, v - ELD_RESOLUTION_MS);
-    return { pid, max: beyond(last.max), p99: beyond(last.p99), mean: beyond(last.mean) };
+    return readFileSync(join(eldDir, `eld-${pid}.jsonl`), 'utf8')
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text) as Omit<MonitorLine, 'pid'>)
+      .map((l) => ({ ...l, pid, max: beyond(l.max), p99: beyond(l.p99), mean: beyond(l.mean) }));
   } catch {
-    return undefined;
+    return [];
   }
+}
+
+/** The last line of a serve process's monitor; undefined when there is none yet, or it is old (the process is gone). */
+function monitorLine(pid: number): MonitorLine | undefined {
+  const last = monitorLines(pid).at(-1);
+  return last && Date.now() - last.t <= 2 * SAMPLE_MS ? last : undefined;
+}
+
+/** Each serve process at rest after a full garbage collection: descriptors, RSS and V8's memory. */
+async function atRest(): Promise<{ pid: number; role: string; proc?: ProcessSample; heap?: MonitorLine }[]> {
+  const pids = [primary, ...childrenOf(primary)];
+  const asked = Date.now();
+  if (!args['no-eld']) for (const pid of pids) process.kill(pid, 'SIGUSR2');
+  await sleep(2_000);
+  return pids.map((pid) => {
+    const heap = monitorLines(pid).findLast((l) => l.gc && l.t >= asked);
+    return { pid, role: pid === primary ? 'primary' : 'worker', proc: sampleProcess(pid), heap };
+  });
 }
 
 function takeSample(): Sample {
@@ -740,7 +789,7 @@ function takeSample(): Sample {
     workers,
     totalFds: all.reduce((s, x) => s + x.fds, 0),
     totalRssKiB: all.reduce((s, x) => s + x.rssKiB, 0),
-    eld: all.map((x) => eldOf(x.pid)).filter((x): x is NonNullable<typeof x> => x !== undefined),
+    eld: all.map((x) => monitorLine(x.pid)).filter((x): x is MonitorLine => x !== undefined),
     healthz: { keepAlive: stats(probeWindow.keepAlive), newConnection: stats(probeWindow.newConnection) },
     downloadsInFlight: { server: lastMetrics.inFlight, client: clientInFlight },
     clientEld: { max: Math.max(0, clientEld.max / 1e6 - ELD_RESOLUTION_MS), p99: Math.max(0, clientEld.percentile(99) / 1e6 - ELD_RESOLUTION_MS) },
@@ -768,7 +817,7 @@ function progress(s: Sample): void {
 // ---- the run --------------------------------------------------------------------------------------------
 
 await sleep(1_000);
-const idleBefore = { primary: sampleProcess(primary), workers: childrenOf(primary).map(sampleProcess) };
+const idleBefore = await atRest();
 log(
   `${MINUTES} min of load: ${num('downloads')} download, ${num('ranges')} range, ${num('aborts')} abort, ${num('heads')} HEAD loops, ` +
     `${BAD_AUTH_RATE} wrong passwords/s from ${BAD_AUTH_ADDRESS}; SIGHUP every ${RELOAD_MS / 1000} s, a new certificate every ${ROTATE_EVERY_TICKS} of them, ` +
@@ -831,7 +880,7 @@ for (const a of agents) a.destroy();
 
 // At rest: the server's keep-alive timeout (5 s) has closed every connection, nothing is downloading.
 await sleep(7_000);
-const idleAfter = { primary: sampleProcess(primary), workers: childrenOf(primary).map(sampleProcess) };
+const idleAfter = await atRest();
 const finalMetrics = await exchange(endpoint, {
   method: 'GET',
   path: '/metrics',
@@ -868,6 +917,12 @@ const fdGrowth = {
   ),
   total: growth(
     series((s) => s.totalFds),
+    GROWTH_FROM_MS,
+  ),
+};
+const heapGrowth = {
+  primaryMiB: growth(
+    samples.map((s) => ({ t: s.t, v: s.eld.find((e) => e.pid === s.primary?.pid)?.heapUsedMiB ?? NaN })),
     GROWTH_FROM_MS,
   ),
 };
@@ -925,6 +980,7 @@ const summary = {
   },
   fds: fdGrowth,
   rss: rssGrowth,
+  heapUsed: heapGrowth,
   atRest: {
     before: idleBefore,
     after: idleAfter,
@@ -988,9 +1044,17 @@ console.log(line('fds, primary', fdGrowth.primary));
 console.log(line('fds, all processes', fdGrowth.total));
 console.log(line('RSS, primary', rssGrowth.primaryKiB, 1024, ' MiB'));
 console.log(line('RSS, all processes', rssGrowth.totalKiB, 1024, ' MiB'));
-const rest = (x: { primary?: ProcessSample; workers: (ProcessSample | undefined)[] }) =>
-  `fds ${[x.primary?.fds, ...x.workers.map((w) => w?.fds)].join('/')}, RSS ${[x.primary?.rssKiB, ...x.workers.map((w) => w?.rssKiB)].map((k) => f1((k ?? NaN) / 1024)).join('/')} MiB`;
-console.log(`at rest (primary/workers): before ${rest(idleBefore)}; after ${rest(idleAfter)}; downloads in flight after: ${inFlightAtRest}`);
+console.log(line('V8 heap used, primary', heapGrowth.primaryMiB, 1, ' MiB'));
+const rest = (xs: Awaited<ReturnType<typeof atRest>>) =>
+  xs
+    .map(
+      (x) =>
+        `${x.role} ${x.proc?.fds ?? '-'} fds, RSS ${f1((x.proc?.rssKiB ?? NaN) / 1024)} MiB` +
+        (x.heap ? `, heap used ${f1(x.heap.heapUsedMiB)} MiB, external ${f1(x.heap.externalMiB)} MiB` : ''),
+    )
+    .join('; ');
+console.log(`at rest after a full GC: before the load ${rest(idleBefore)}`);
+console.log(`                          after the load ${rest(idleAfter)}; downloads in flight: ${inFlightAtRest}`);
 console.log(
   typeof summary.eventLoopDelayMs === 'string'
     ? `event-loop delay: ${summary.eventLoopDelayMs}`
