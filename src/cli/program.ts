@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Help, type Option } from 'commander';
-import { EXIT } from '../util/errors.js';
+import { ArgumentsError, EXIT } from '../util/errors.js';
 import { conflictSentence } from './options.js';
-import { printError, printReport } from './output.js';
+import { describeError, printError, printReport } from './output.js';
 import { invokedAs } from './process.js';
 // One line per capability: each file registers its own command group.
 import { registerDepotCommands } from './depot.js';
@@ -17,6 +17,9 @@ import { registerExportCommand } from './export.js';
 
 /** The command whose parsing failed, for its usage line. */
 const failedIn = new WeakMap<CommanderError, Command>();
+
+/** The command whose action runs, for the usage line after a library's usage error that has no hint of its own. */
+let running: Command | undefined;
 
 /**
  * An option's help line, in one place for every command: an empty list or map
@@ -82,6 +85,9 @@ export function buildProgram(): Command {
     cmd.commands.forEach(remember);
   };
   remember(program);
+  program.hook('preAction', (_program, action) => {
+    running = action;
+  });
   return program;
 }
 
@@ -146,6 +152,8 @@ export async function main(argv: string[]): Promise<number> {
       const cmd = failedIn.get(err) ?? program;
       return printReport({ ...usageSentence(err, cmd), exitCode: EXIT.usage }, { json, usage: `${commandName(cmd)} ${cmd.usage()}` });
     }
+    // Arguments the library found missing or at odds get the command's usage line, as a command line that does not parse does.
+    if (err instanceof ArgumentsError && running) return printReport(describeError(err), { json, usage: `${commandName(running)} ${running.usage()}` });
     // One sentence, control characters escaped, the exit code of its kind.
     return printError(err, { json });
   }

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
@@ -25,7 +26,7 @@ import {
   wholeNumber,
 } from './options.js';
 import { collect, note, printJson, printLines, warn } from './output.js';
-import { type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
+import { invokedAs, type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
 
 interface ServeOptions {
   host: string;
@@ -56,7 +57,15 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
   assertTogether(opts as unknown as Record<string, unknown>, ['--cert', '--key']);
   if (opts.cert && opts.key) {
     const source = { certFile: opts.cert, keyFile: opts.key };
-    return async () => (await import('../server/tls.js')).loadTlsMaterial(source);
+    return async () => {
+      const material = await (await import('../server/tls.js')).loadTlsMaterial(source);
+      // A CA certificate served as the depot's: strict clients refuse it for a server, and its key signs certificates.
+      if (new X509Certificate(material.certPem).ca)
+        warn(
+          `${source.certFile} is a CA certificate (CA:TRUE), not a server certificate: issue one from that CA with ${invokedAs()} cert issue --ca <CA folder> --dns <name>.`,
+        );
+      return material;
+    };
   }
   if (opts.ca) {
     const caDir = opts.ca;

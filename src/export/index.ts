@@ -10,7 +10,7 @@ import { STATUS_PAGE_CSP, renderStatusPage } from '../server/status-page.js';
 import { statusData } from '../server/status-data.js';
 import { loadTlsMaterial, secureOptions } from '../server/tls.js';
 import { SERVE_DEFAULT_GRACE_SECONDS } from '../server/tuning.js';
-import { usageError } from '../util/errors.js';
+import { argumentsError, usageError } from '../util/errors.js';
 import { exists, isDirectory, writeFileAtomic } from '../util/fs.js';
 import { basicAuthDirective, installedCaddyVersion } from './caddy.js';
 import { makeExportFolders } from './folders.js';
@@ -194,7 +194,7 @@ async function prepare(options: ExportOptions): Promise<Common> {
   let key: string | undefined;
   let certNames: string[] = [];
   if (options.cert || options.key) {
-    if (!options.cert || !options.key) throw usageError('--cert and --key go together.');
+    if (!options.cert || !options.key) throw argumentsError('--cert and --key go together.');
     if (options.ca) throw usageError('Give either --cert and --key, or --ca, not both.');
     cert = configPath(resolve(options.cert), '--cert');
     key = configPath(resolve(options.key), '--key');

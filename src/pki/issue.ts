@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import forge from 'node-forge';
-import { usageError } from '../util/errors.js';
+import { argumentsError, usageError } from '../util/errors.js';
 import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
 import { makeDir, writeFileSetAtomic } from '../util/fs.js';
 import { openCa, type CaMaterial, type CaSigner } from './ca.js';
@@ -51,7 +51,7 @@ export interface IssueOptions {
  */
 export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promise<ServerMaterial> {
   const names: AltNames = { dns: normalizeDnsNames(opts.dns), ips: normalizeIps(opts.ips ?? []) };
-  if (names.dns.length === 0 && names.ips.length === 0) throw usageError('A server certificate needs at least one DNS name.');
+  if (names.dns.length === 0 && names.ips.length === 0) throw argumentsError('A server certificate needs at least one DNS name.');
   if (names.dns.length === 0 && !opts.allowIpOnly) {
     throw usageError(
       'Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects.',

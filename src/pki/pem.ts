@@ -104,8 +104,12 @@ export async function readPemFile(path: string, label: string | readonly string[
 export async function readPemBlocks(path: string, label: string | readonly string[], options: ReadPemOptions = {}): Promise<PemBlock[]> {
   const data = await readFileBounded(path, PEM_LIMITS.maxFileBytes, 'PEM file');
   const labels = typeof label === 'string' ? [label] : label;
-  const blocks = parsePemBlocks(data.toString('utf8'), path).filter((b) => labels.includes(b.label));
+  const all = parsePemBlocks(data.toString('utf8'), path);
+  const blocks = all.filter((b) => labels.includes(b.label));
   if (blocks.length === 0) {
+    // Named for what it is, never shown: a private key given where a certificate was meant.
+    const key = all.find((b) => / PRIVATE KEY$|^PRIVATE KEY$/.test(b.label));
+    if (key) throw usageError(`${path} is a private key (${key.label}), not a ${labels[0]!.toLowerCase()}; its content is not shown.`);
     // A DER file starts with an ASN.1 SEQUENCE tag; say how to convert it rather than just refusing.
     const hint =
       data[0] === 0x30

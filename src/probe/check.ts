@@ -52,7 +52,7 @@ const TLS_REJECTION = `the depot settings update fails with ${INSTALLER_ERROR_CO
 
 /** Checks a depot over the network exactly as the installer does, then goes further. */
 export async function checkDepot(urlText: string, options: CheckOptions = {}): Promise<CheckResult> {
-  const { url: depot, findings } = parseDepotUrl(urlText);
+  const { url: depot, findings } = parseDepotUrl(urlText, options.asHost);
   const openPaths = (options.openPaths ?? []).map((p) => normaliseOpenPrefix(p, 'The open path') + (p.endsWith('/') ? '/' : ''));
   const timeoutMs = options.timeoutMs ?? CHECK_DEFAULTS.timeoutMs;
   const hostName = options.asHost ?? depot.host;

@@ -13,7 +13,9 @@ export interface DepotUrl {
 }
 
 /** Parses the depot URL a user will give the installer, with findings about its form. */
-export function parseDepotUrl(text: string): { url: DepotUrl; findings: Finding[] } {
+export function parseDepotUrl(text: string, installerHost?: string): { url: DepotUrl; findings: Finding[] } {
+  // host:port parses as a URL whose scheme is the host: say what was meant instead.
+  if (!text.includes('://')) throw usageError(`The depot URL must start with https:// (e.g. https://${text.replace(/^\/+/, '')}).`);
   let url: URL;
   try {
     url = new URL(text);
@@ -27,7 +29,8 @@ export function parseDepotUrl(text: string): { url: DepotUrl; findings: Finding[
   const prodSuffix = new RegExp(`/${DEPOT_ROOT_DIR}$`);
   if (prodSuffix.test(path)) {
     path = path.replace(prodSuffix, '');
-    const fixed = `${url.protocol}//${url.host}${path}`;
+    // The installer is given the name (when the check reaches the depot by address), not the address.
+    const fixed = `${url.protocol}//${installerHost ? `${installerHost}${url.port ? `:${url.port}` : ''}` : url.host}${path}`;
     findings.push({
       id: 'url.ends-with-prod',
       severity: 'error',

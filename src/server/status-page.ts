@@ -276,7 +276,7 @@ ${verdict}
 <dt>CA certificate</dt><dd>${caLine}</dd>
 ${open}</dl>
 <h3>Check the depot as the installer will</h3>
-<p>Put the depot user's password on the first line of <code>depot.pass</code>${data.ca.certificate ? ' and the CA certificate in <code>depot-ca.pem</code>' : ''}, then:</p>
+<p>${checkPreamble(a.auth !== 'none', Boolean(data.ca.certificate))}</p>
 <pre><code>${e(a.commands.check)}</code></pre>
 <h3>Point the installer at it</h3>
 <p>${a.tls ? "Imports the CA certificate into the installer's trust store, sets" : 'Sets'} the depot and waits for the installer to accept it:</p>
@@ -308,4 +308,13 @@ ${ca}
 </body>
 </html>
 `;
+}
+
+/** What the reader saves before running the check line: the password only when the depot has users, the CA only when it is known. */
+function checkPreamble(hasUsers: boolean, caKnown: boolean): string {
+  const saves = [
+    ...(hasUsers ? ["the depot user's password on the first line of <code>depot.pass</code>"] : []),
+    ...(caKnown ? ['the CA certificate in <code>depot-ca.pem</code>'] : []),
+  ];
+  return saves.length > 0 ? `Put ${saves.join(' and ')}, then:` : 'Run:';
 }

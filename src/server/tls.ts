@@ -57,7 +57,11 @@ export function checkTlsMaterial(material: TlsMaterial, names = { cert: 'The TLS
   } catch (err) {
     throw usageError(`${names.key} holds a private key that cannot be read (an encrypted key is not supported): ${errorMessage(err)}.`);
   }
-  if (!cert.checkPrivateKey(key)) throw usageError('The TLS key does not belong to the certificate: they are not a pair.');
+  if (!cert.checkPrivateKey(key))
+    throw usageError(
+      `${names.key} does not belong to ${names.cert.replace(/^The /, 'the ')}: they are not a pair.`,
+      'Give the key that was made with this certificate.',
+    );
   return material;
 }
 

@@ -25,6 +25,13 @@ export function usageError(message: string, hint?: string): DepotkitError {
   return new DepotkitError(message, EXIT.usage, hint);
 }
 
+/** Arguments that do not go together or are missing (exit 2): a command line shows its usage line after it. */
+export class ArgumentsError extends DepotkitError {}
+
+export function argumentsError(message: string): ArgumentsError {
+  return new ArgumentsError(message, EXIT.usage);
+}
+
 const ENVIRONMENT_HINT = 'Free some space and run the command again; no partial file was left at a final path.';
 
 /** Out of space or over quota: the environment's failure, whatever was being written. */

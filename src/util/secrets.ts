@@ -17,7 +17,7 @@ export interface SecretSource {
 export async function readSecret(source: SecretSource, what: string): Promise<string> {
   if (source.file) {
     const secret = await readFirstLine(source.file, what);
-    if (!secret) throw usageError(`The ${what} file ${source.file} is empty.`);
+    if (!secret) throw usageError(`${source.file} is empty: its first line should hold the ${what}.`);
     return secret;
   }
   if (source.env) {

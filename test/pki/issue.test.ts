@@ -94,7 +94,7 @@ describe('issueServerCert', () => {
     [{ dns: ['a..b'] }, /not a valid DNS name/],
     [{ dns: ['*.com'] }, /not a valid DNS name/],
     [{ dns: ['a.*.lab'] }, /not a valid DNS name/],
-    [{ dns: ['10.0.0.5'] }, /^"10\.0\.0\.5" is an IP address, not a DNS name: give it as an IP address\.$/],
+    [{ dns: ['10.0.0.5'] }, /^"10\.0\.0\.5" is an IP address, not a DNS name: give it with --ip 10\.0\.0\.5\.$/],
     [{ dns: ['depot.lab.local'], ips: ['10.0.0.256'] }, /"10\.0\.0\.256" is not an IP address/],
     [{ dns: ['depot.lab.local'], days: 0 }, /at least 1, not 0/],
     [{ dns: ['depot.lab.local'], keySize: 1024 }, /not 1024/],
