@@ -91,6 +91,7 @@ function readSettings(options: MirrorOptions): Settings {
 interface Source {
   bytes?: Buffer;
   sha256: string;
+  /** Emptied once the binaries are done. */
   binaries: CatalogBinary[];
 }
 
@@ -149,7 +150,13 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
   try {
     const source = await readSource(conn, settings.seal);
     // One writer per depot: a second mirror (or unpack) into it is refused, a dead one's lock taken over.
-    return await withDepotLock(resolve(options.out), LOCK_OPERATION, (lock) => mirrorInto(conn, settings, source, lock, options));
+    const root = resolve(options.out);
+    return await withDepotLock(root, LOCK_OPERATION, async (lock) => {
+      const done = await mirrorInto(conn, settings, source, lock, options);
+      // Depot verify reads the catalog itself: the mirror's own view of it, and its state, are let go first.
+      source.binaries = [];
+      return finish(root, done, options);
+    });
   } finally {
     await conn.agent.close().catch(() => undefined);
   }
@@ -180,7 +187,13 @@ async function fetchMetadata(conn: Connection, files: DepotFiles, source: Source
   }
 }
 
-async function mirrorInto(conn: Connection, settings: Settings, source: Source, lock: DepotLock, options: MirrorOptions): Promise<MirrorReport> {
+async function mirrorInto(
+  conn: Connection,
+  settings: Settings,
+  source: Source,
+  lock: DepotLock,
+  options: MirrorOptions,
+): Promise<MirrorProgress & { stale: number }> {
   const target = await TargetDepot.open(options.out);
   await claimTarget(target.root, settings.depot.base.href, options.force ?? false);
   const files = await DepotFiles.open(target.root);
@@ -213,7 +226,7 @@ async function mirrorInto(conn: Connection, settings: Settings, source: Source, 
     throw err;
   }
   await checkpoints.save();
-  return finish(target.root, source.binaries, report, options);
+  return { ...report, stale: await countStale(target.root, new Set(source.binaries.map((b) => b.path))) };
 }
 
 /**
@@ -278,15 +291,12 @@ async function mirrorBinaries(
   }
 }
 
-/** The depot checked as a whole once the mirror is done: stale files, verify, and the releases it holds. */
-async function finish(root: string, binaries: CatalogBinary[], report: MirrorProgress, options: MirrorOptions): Promise<MirrorReport> {
-  const named = new Set(binaries.map((b) => b.path));
-  const stale = await countStale(root, named);
-  named.clear();
+/** The depot checked as a whole once the mirror is done: verify, and the releases it holds. */
+async function finish(root: string, report: MirrorProgress & { stale: number }, options: MirrorOptions): Promise<MirrorReport> {
   const verify = await verifyDepot(root, { signingCertPem: options.signingCertPem });
   const now = await readCatalogOf(root).catch(() => undefined);
   const releases = now ? await releaseStatus(root, now.catalog) : [];
-  return { ...report, ok: report.failed.length === 0 && !report.metadata.held && verify.ok, stale, releases, verify };
+  return { ...report, ok: report.failed.length === 0 && !report.metadata.held && verify.ok, releases, verify };
 }
 
 async function countStale(root: string, named: Set<string>): Promise<number> {
