@@ -5,7 +5,7 @@ import { type CatalogBinary, CatalogError, catalogBinaries, parseCatalog } from 
 import { type DepotLock, withDepotLock } from '../depot/lock.js';
 import { Checkpoints, stateFileFor } from '../depot/place.js';
 import { verifyDepot } from '../depot/verify.js';
-import { type DepotUrl, depotFileUrl, parseDepotUrl } from '../probe/url.js';
+import { type DepotUrl, depotFileUrl, parseDepotUrl } from '../util/depot-url.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { writeJsonAtomic } from '../util/fs.js';
 import { MIRROR_LIMITS } from '../util/limits.js';

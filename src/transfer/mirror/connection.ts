@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, request } from 'undici';
-import { type DepotUrl, depotFileUrl } from '../../probe/url.js';
+import { type DepotUrl, depotFileUrl } from '../../util/depot-url.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { NETWORK_LIMITS } from '../../util/limits.js';
 import { formatBytes } from '../../util/text.js';

@@ -3,7 +3,7 @@ import { readdir, rm, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { DEPOT_PATHS, MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../../constants.js';
 import { isUpgradeMetadataPath } from '../../depot/upgrade-metadata.js';
-import { depotFileUrl } from '../../probe/url.js';
+import { depotFileUrl } from '../../util/depot-url.js';
 import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
 import { MIRROR_LIMITS } from '../../util/limits.js';
 import { formatBytes } from '../../util/text.js';

@@ -1,6 +1,6 @@
 import { VCENTER_UPGRADE_METADATA_DIR } from '../../constants.js';
 import { isUpgradeMetadataPath, upgradeIdsInListing, upgradeMetadataPaths } from '../../depot/upgrade-metadata.js';
-import { depotFileUrl } from '../../probe/url.js';
+import { depotFileUrl } from '../../util/depot-url.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { isObject, parseJsonOrUndefined } from '../../util/json.js';
 import { METADATA_LIMITS, MIRROR_LIMITS } from '../../util/limits.js';

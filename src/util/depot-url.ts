@@ -1,0 +1,58 @@
+import { isIP } from 'node:net';
+import { DEPOT_ROOT_DIR } from '../constants.js';
+import { usageError } from './errors.js';
+import type { Finding } from './findings.js';
+
+export interface DepotUrl {
+  /** The base the installer prepends to `PROD/...`, without a trailing slash. */
+  base: URL;
+  host: string;
+  port: number;
+  isIp: boolean;
+  https: boolean;
+}
+
+/** Parses the depot URL a user will give the installer, with findings about its form. */
+export function parseDepotUrl(text: string, installerHost?: string): { url: DepotUrl; findings: Finding[] } {
+  // host:port parses as a URL whose scheme is the host: say what was meant instead.
+  if (!text.includes('://')) throw usageError(`The depot URL must start with https:// (e.g. https://${text.replace(/^\/+/, '')}).`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw usageError(`"${text}" is not a URL; give the depot as https://host[:port][/prefix].`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw usageError(`The depot URL must start with https:// or http://, not ${url.protocol}//.`);
+  if (url.username || url.password) throw usageError('Do not put credentials in the depot URL; use --user and --password-file.');
+  const findings: Finding[] = [];
+  let path = url.pathname.replace(/\/+$/, '');
+  const prodSuffix = new RegExp(`/${DEPOT_ROOT_DIR}$`);
+  if (prodSuffix.test(path)) {
+    path = path.replace(prodSuffix, '');
+    // The installer is given the name (when the check reaches the depot by address), not the address.
+    const fixed = `${url.protocol}//${installerHost ? `${installerHost}${url.port ? `:${url.port}` : ''}` : url.host}${path}`;
+    findings.push({
+      id: 'url.ends-with-prod',
+      severity: 'error',
+      path: text,
+      message: `The URL ends in /${DEPOT_ROOT_DIR}: the installer appends /${DEPOT_ROOT_DIR}/... itself and would ask for /${DEPOT_ROOT_DIR}/${DEPOT_ROOT_DIR}/...`,
+      installer: 'gets 404 for the catalog and refuses the depot',
+      fix: `Give the installer ${fixed} (the rest of this check uses it).`,
+    });
+  }
+  url.pathname = path || '/';
+  url.search = '';
+  url.hash = '';
+  const https = url.protocol === 'https:';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return {
+    url: { base: url, host, port: url.port ? Number(url.port) : https ? 443 : 80, isIp: isIP(host) !== 0, https },
+    findings,
+  };
+}
+
+/** The URL of a web-root-relative path under the depot base. */
+export function depotFileUrl(depot: DepotUrl, path: string): string {
+  const base = depot.base.href.replace(/\/$/, '');
+  return `${base}/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
