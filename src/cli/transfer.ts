@@ -343,7 +343,14 @@ export function formatUnpackReport(r: UnpackReport): string[] {
       `${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`,
     );
   lines.push(...formatReleases(r.releases));
-  lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
+  // A binary missing because its volume is: the fix is the media, not a download and a build.
+  const fromMedia = new Set(r.failed.map((f) => f.path));
+  const findings = r.verify.findings.map((f) =>
+    f.id === 'binary.missing' && f.path !== undefined && fromMedia.has(f.path)
+      ? { ...f, fix: 'It is on the media: supply the volume named above and run the same unpack again (what is in place is kept).' }
+      : f,
+  );
+  lines.push(...findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   if (r.catalogFrom === 'depot') lines.push("The pack carries no catalog: its binaries were held to the depot's, the one the pack was made from.");
   lines.push(vouchLine(r));
   const counts = countBySeverity(r.verify.findings);

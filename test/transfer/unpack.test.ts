@@ -121,6 +121,9 @@ describe('depot unpack', () => {
       expect(human.code).toBe(1);
       expect(human.stdout).toContain(`ERROR volume ${volume.name}`);
       expect(human.stdout).toMatch(/^INCOMPLETE: fix the volumes named above/m);
+      // Each binary the volume held is advised from the media, not from a download and a build.
+      expect(human.stdout).toContain('It is on the media: supply the volume named above');
+      expect(human.stdout).not.toContain('Download it and run');
 
       // The medium is fixed: only what was missing is read and placed.
       await cp(join(packDir, volume.name), join(dir, volume.name));
