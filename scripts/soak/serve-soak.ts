@@ -26,6 +26,8 @@
 //                          schedules above give; its SIGHUP follows once the certificate is issued, at times while
 //                          serve is still starting the new worker]
 //   --sample-every S       seconds between samples of fds, RSS and event-loop delay [10]
+//   --gc-every S           seconds between full garbage collections in each serve process (SIGUSR2 to the
+//                          monitor), whose heap left is the leak signal RSS cannot give; 0: only at rest [60]
 //   --growth-from M        the minute from which growth of fds and RSS is judged [5]
 //   --work DIR             work folder (depot, CA, logs); kept; a depot already there is reused [a new temp folder, removed]
 //   --out FILE             the samples and the summary as JSON [/tmp/depotkit-soak-<time>.json]
@@ -71,6 +73,7 @@ const { values: args } = parseArgs({
     'kill-every': { type: 'string', default: '120' },
     'kill-phase': { type: 'string', default: '0' },
     'sample-every': { type: 'string', default: '10' },
+    'gc-every': { type: 'string', default: '60' },
     'growth-from': { type: 'string', default: '5' },
     work: { type: 'string' },
     out: { type: 'string' },
@@ -93,6 +96,7 @@ const ROTATE_EVERY_TICKS = Math.max(1, Math.round((num('rotate-every', 1) * 1000
 const KILL_MS = num('kill-every', 1) * 1000;
 const KILL_PHASE_MS = num('kill-phase') * 1000;
 const SAMPLE_MS = num('sample-every', 1) * 1000;
+const GC_MS = num('gc-every') * 1000;
 const GROWTH_FROM_MS = num('growth-from') * 60_000;
 const PAGES_MS = num('pages-every', 0.1) * 1000;
 const BAD_AUTH_RATE = num('bad-auth-rate');
@@ -222,10 +226,16 @@ if (isMainThread) {
   }, ${SAMPLE_MS}).unref();
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc');
+  // Twice, a moment apart: the memory of array buffers freed by the first is counted as freed only after V8 swept it.
   process.on('SIGUSR2', () => {
     gc();
-    write({ gc: true });
+    setTimeout(() => {
+      gc();
+      write({ gc: true });
+    }, 200);
   });
+  // A first line at once: its file tells the soak that this process takes SIGUSR2 (by default the signal would end it).
+  write({});
 }
 `,
 );
@@ -728,6 +738,8 @@ interface Sample {
   requests: number;
 }
 const samples: Sample[] = [];
+/** V8's heap of each serve process right after a full garbage collection (--gc-every), under load. */
+const gcSamples: { t: number; pid: number; role: string; heapUsedMiB: number; arrayBuffersMiB: number }[] = [];
 const clientEld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
 clientEld.enable();
 
@@ -768,7 +780,8 @@ function monitorLine(pid: number): MonitorLine | undefined {
 async function atRest(): Promise<{ pid: number; role: string; proc?: ProcessSample; heap?: MonitorLine }[]> {
   const pids = [primary, ...childrenOf(primary)];
   const asked = Date.now();
-  if (!args['no-eld']) for (const pid of pids) process.kill(pid, 'SIGUSR2');
+  // Only processes whose monitor has run: a worker forked a moment ago would be ended by the signal.
+  if (!args['no-eld']) for (const pid of pids) if (monitorLines(pid).length > 0) process.kill(pid, 'SIGUSR2');
   await sleep(2_000);
   return pids.map((pid) => {
     const heap = monitorLines(pid).findLast((l) => l.gc && l.t >= asked);
@@ -869,6 +882,20 @@ const sampler = setInterval(() => {
   }
 }, SAMPLE_MS);
 timers.push(sampler);
+if (GC_MS > 0 && !args['no-eld']) {
+  const collect = () =>
+    void atRest().then((xs) => {
+      for (const x of xs)
+        if (x.heap) gcSamples.push({ t: x.heap.t - t0, pid: x.pid, role: x.role, heapUsedMiB: x.heap.heapUsedMiB, arrayBuffersMiB: x.heap.arrayBuffersMiB });
+    });
+  // Half a period off the kills and rotations, which fall on whole periods.
+  timers.push(
+    setTimeout(() => {
+      collect();
+      timers.push(setInterval(() => running() && collect(), GC_MS));
+    }, GC_MS / 2),
+  );
+}
 
 while (running()) await sleep(250);
 loadOver = true;
@@ -923,6 +950,10 @@ const fdGrowth = {
 const heapGrowth = {
   primaryMiB: growth(
     samples.map((s) => ({ t: s.t, v: s.eld.find((e) => e.pid === s.primary?.pid)?.heapUsedMiB ?? NaN })),
+    GROWTH_FROM_MS,
+  ),
+  primaryAfterGcMiB: growth(
+    gcSamples.filter((g) => g.role === 'primary').map((g) => ({ t: g.t, v: g.heapUsedMiB })),
     GROWTH_FROM_MS,
   ),
 };
@@ -1014,6 +1045,7 @@ writeFileSync(
       options: args,
       summary,
       samples,
+      gcSamples,
       failures,
       kills,
       reloads,
@@ -1045,6 +1077,7 @@ console.log(line('fds, all processes', fdGrowth.total));
 console.log(line('RSS, primary', rssGrowth.primaryKiB, 1024, ' MiB'));
 console.log(line('RSS, all processes', rssGrowth.totalKiB, 1024, ' MiB'));
 console.log(line('V8 heap used, primary', heapGrowth.primaryMiB, 1, ' MiB'));
+console.log(line('V8 heap used after a full GC, primary', heapGrowth.primaryAfterGcMiB, 1, ' MiB'));
 const rest = (xs: Awaited<ReturnType<typeof atRest>>) =>
   xs
     .map(
