@@ -1,4 +1,5 @@
 import { createPrivateKey } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { PACK_FILE_SUMS_FILE, PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_README_FILE, PACK_SUMS_FILE } from '../constants.js';
 import { signCatalog } from '../depot/signature.js';
@@ -6,6 +7,7 @@ import { usageError } from '../util/errors.js';
 import { exists, writeFileAtomic } from '../util/fs.js';
 import type { PackManifest } from './format.js';
 import { sha256Hex } from './inventory.js';
+import { writeJsonStreamed } from './manifest-writer.js';
 import { packReadme } from './readme.js';
 import { formatSeal } from './seal.js';
 
@@ -54,7 +56,6 @@ export async function writePackOutputs(
   manifest: PackManifest,
   options: { force: boolean; signingKeyPem?: string; sealFile?: string; now?: Date },
 ): Promise<PackOutputs> {
-  const manifestJson = `${JSON.stringify(manifest, null, 1)}\n`;
   const fileSums = manifest.files
     .filter((f) => !f.catalogMismatch)
     .map((f) => `${f.sha256}  ${f.path}\n`)
@@ -63,15 +64,13 @@ export async function writePackOutputs(
   const force = { force: options.force };
   await writeFileAtomic(join(out, PACK_FILE_SUMS_FILE), fileSums, force);
   await writeFileAtomic(join(out, PACK_README_FILE), readme, force);
-  await writeFileAtomic(join(out, PACK_MANIFEST_FILE), manifestJson, force);
-  const result: PackOutputs = {
-    manifestSha256: sha256Hex(manifestJson),
-    seal: '',
-  };
-  result.seal = formatSeal({ catalogSha256: manifest.source.catalogSha256, manifestSha256: result.manifestSha256 });
+  const manifestPath = join(out, PACK_MANIFEST_FILE);
+  const manifestSha256 = await writeJsonStreamed(manifestPath, manifest, 1, options.force);
+  const result: PackOutputs = { manifestSha256, seal: formatSeal({ catalogSha256: manifest.source.catalogSha256, manifestSha256 }) };
   let signatureText: string | undefined;
   if (options.signingKeyPem !== undefined) {
-    const signature = signCatalog(Buffer.from(manifestJson), options.signingKeyPem, options.now);
+    // The bytes written are the ones signed (read back: the text was never held whole).
+    const signature = signCatalog(await readFile(manifestPath), options.signingKeyPem, options.now);
     signatureText = `${JSON.stringify(signature, null, 2)}\n`;
     await writeFileAtomic(join(out, PACK_MANIFEST_SIG_FILE), signatureText, force);
     result.signature = { path: join(out, PACK_MANIFEST_SIG_FILE), signerSpkiSha256: signature.signerSpkiSha256 };

@@ -1,16 +1,16 @@
-import { rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Catalog } from '../depot/catalog.js';
 import { type DepotLock, type DepotLockHolder, withDepotLock } from '../depot/lock.js';
 import { type VerifyResult, verifyDepot } from '../depot/verify.js';
 import { usageError } from '../util/errors.js';
-import { isDirectory } from '../util/fs.js';
+import { exists, isDirectory } from '../util/fs.js';
 import type { PackFile, PackManifest } from './format.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
 import { type ReleaseStatus, releaseStatus } from './releases.js';
 import { formatSeal } from './seal.js';
 import { TargetDepot } from './target.js';
-import { type PackCatalog, authorityFor, readPackCatalog, refusalOf, tempLikeNames } from './unpack/authority.js';
+import { type Authority, type PackCatalog, authorityFor, readPackCatalog, refusalOf, tempLikeNames } from './unpack/authority.js';
 import { findPack } from './unpack/find-pack.js';
 import { type FailedFile, type Held, type VolumeReport, placeFromVolumes, volumesOf } from './unpack/placing.js';
 import { planFiles } from './unpack/plan.js';
@@ -93,96 +93,141 @@ export async function unpackDepot(options: UnpackOptions): Promise<UnpackReport>
   if (options.media.length === 0) throw usageError('Name at least one folder holding the volumes.');
   const media = options.media.map((m) => resolve(m));
   for (const dir of media) if (!(await isDirectory(dir))) throw usageError(`${dir} is not a folder.`, 'Name the folders (mount points) that hold the volumes.');
+  const start = await prepare(media, options);
+  return withDepotLock(start.root, 'depot unpack', (lock) => unpackLocked(start, lock, options));
+}
+
+/**
+ * What is known before the depot's lock is taken: the manifest, held to the
+ * seal and the signature given before anything is read from the volumes or
+ * written, and the pack's catalog. The manifest and the catalog are in a box
+ * that placing empties, so that over a huge pack they are let go before
+ * depot verify's checks run.
+ */
+interface Start {
+  media: string[];
+  root: string;
+  manifestPath: string;
+  vouchedBy: VouchedBy;
+  seal: string;
+  box: { manifest?: PackManifest; packCatalog?: PackCatalog };
+}
+
+async function prepare(media: string[], options: UnpackOptions): Promise<Start> {
   const found = await findPack(media);
-  // Before anything is read from the volumes or written: the seal and the signature carried apart from the media.
   const vouchedBy = checkVouchers(found, options);
-  const { manifest } = found;
-  const seal = formatSeal({ catalogSha256: manifest.source.catalogSha256, manifestSha256: found.sha256 });
+  const seal = formatSeal({ catalogSha256: found.manifest.source.catalogSha256, manifestSha256: found.sha256 });
+  // The tree (every file of the source, for a later --since) is not unpack's.
+  const manifest = { ...found.manifest, tree: [] };
   const packCatalog = await readPackCatalog(media, manifest);
   const root = resolve(options.out);
   // Refusals that need no lock come before the lock is taken, so that nothing is written for them.
   await whoseDepot(root, manifest, options.force ?? false);
-  return withDepotLock(root, 'depot unpack', async (lock) => {
-    const owner = await whoseDepot(root, manifest, options.force ?? false);
-    const head = { media, manifest, manifestPath: found.path, vouchedBy, seal, packCatalog, owner, lock };
-    return unpackLocked(head, options);
-  });
+  return { media, root, manifestPath: found.path, vouchedBy, seal, box: { manifest, packCatalog } };
 }
 
-interface Head {
-  media: string[];
-  manifest: PackManifest;
-  manifestPath: string;
-  vouchedBy: VouchedBy;
-  seal: string;
-  packCatalog: PackCatalog;
-  owner: Owner;
-  lock: DepotLock;
+interface Judged {
+  /** The catalog every binary is held to; none when the pack's cannot be read and the depot lacks it. */
+  authority?: Authority;
+  /** Why the pack's catalog could not be read. */
+  unreadable?: string;
+  /** Files catalogs name that look like temporary files: never cleared as such. */
+  keep: Set<string>;
+  mayReplace: boolean;
+  /** The depot had a catalog: its metadata is kept when files are missing. */
+  hadCatalog: boolean;
 }
 
-async function unpackLocked(head: Head, options: UnpackOptions): Promise<UnpackReport> {
-  const { manifest, packCatalog, owner } = head;
-  const authority = authorityFor(packCatalog, owner.current, manifest);
-  const target = await TargetDepot.open(resolve(options.out));
-  const keep = tempLikeNames(owner.current?.catalog, packCatalog.state === 'carried' ? packCatalog.catalog : undefined);
-  const clearedTemps = await target.clearTemps(keep);
+/** Takes the manifest and the catalogs out of the box, judged under the lock; the catalogs parsed are let go here. */
+async function judge(start: Start, force: boolean): Promise<{ manifest: PackManifest; judged: Judged }> {
+  const { manifest, packCatalog } = start.box;
+  start.box = {};
+  const owner = await whoseDepot(start.root, manifest!, force);
+  const carried = packCatalog!.state === 'carried' ? packCatalog!.catalog : undefined;
+  const judged = {
+    authority: authorityFor(packCatalog!, owner.current, manifest!),
+    unreadable: packCatalog!.state === 'unreadable' ? packCatalog!.reason : undefined,
+    keep: tempLikeNames(owner.current?.catalog, carried),
+    mayReplace: owner.mayReplace,
+    hadCatalog: owner.current !== undefined,
+  };
+  return { manifest: manifest!, judged };
+}
+
+type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal' | 'lock' | 'releases' | 'verify'>;
+
+async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOptions): Promise<UnpackReport> {
+  const placed = await placeAll(start, options);
+  // What placing held (the manifest, the catalog's binaries, the verified state) is gone by now: verify reads the depot itself.
+  const verify = await verifyDepot(start.root, { signingCertPem: options.signingCertPem });
+  const catalog = await readCatalogOf(start.root).catch(() => undefined);
+  const releases = catalog ? await releaseStatus(start.root, catalog.catalog) : [];
+  const badVolumes = placed.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed');
+  return {
+    ok: placed.failed.length === 0 && !badVolumes && placed.flagged.length === 0 && verify.ok,
+    out: start.root,
+    packId: placed.packId,
+    delta: placed.delta,
+    manifest: start.manifestPath,
+    vouchedBy: start.vouchedBy,
+    seal: start.seal,
+    catalogFrom: placed.catalogFrom,
+    lock: lock.tookOverFrom ? { tookOverFrom: lock.tookOverFrom } : {},
+    volumes: placed.volumes,
+    placed: placed.placed,
+    alreadyInPlace: placed.alreadyInPlace,
+    failed: placed.failed,
+    flagged: placed.flagged,
+    metadata: placed.metadata,
+    stale: placed.stale,
+    bytesRead: placed.bytesRead,
+    bytesHashedInPlace: placed.bytesHashedInPlace,
+    clearedTemps: placed.clearedTemps,
+    releases,
+    verify,
+  };
+}
+
+/** Everything that writes: temporary files cleared, files held to the catalog, planned, read and placed, the metadata last. */
+async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
+  const { manifest, judged } = await judge(start, options.force ?? false);
+  const target = await TargetDepot.open(start.root);
+  const clearedTemps = await target.clearTemps(judged.keep);
 
   // Every binary is held to the catalog before any of it is read.
-  const unreadable = packCatalog.state === 'unreadable' ? packCatalog.reason : undefined;
   const refused: FailedFile[] = [];
   const candidates: PackFile[] = [];
   for (const file of manifest.files) {
     if (file.catalogMismatch) continue;
-    const reason = refusalOf(file, authority, unreadable);
+    const reason = refusalOf(file, judged.authority, judged.unreadable);
     if (reason) refused.push({ path: file.path, size: file.size, reason, volumes: volumesOf(file) });
     else candidates.push(file);
   }
-  const plan = await planFiles(target, candidates, owner.mayReplace);
+  const plan = await planFiles(target, candidates, judged.mayReplace);
   options.onStart?.(plan.needed.reduce((s, f) => s + f.size, 0));
-  const placing = await placeFromVolumes(head.media, manifest, target, plan.needed, { onBytes: options.onBytes });
+  const placing = await placeFromVolumes(start.media, manifest, target, plan.needed, { onBytes: options.onBytes });
 
   const failed = [...refused, ...placing.failed];
-  const metadata = await placeMetadata(target, placing.held, failed.length === 0 || owner.current === undefined);
+  const metadata = await placeMetadata(target, placing.held, failed.length === 0 || !judged.hadCatalog);
   const placed = [...placing.placed, ...(metadata === 'placed' ? placing.held.map((h) => ({ path: h.path, size: h.size })) : [])];
   placed.sort((a, b) => a.path.localeCompare(b.path));
   await target.save();
   const stale: string[] = [];
-  for (const path of manifest.removed)
-    if (
-      await stat(target.path(path)).then(
-        () => true,
-        () => false,
-      )
-    )
-      stale.push(path);
-
-  const verify = await verifyDepot(target.root, { signingCertPem: options.signingCertPem });
-  const catalog = await readCatalogOf(target.root).catch(() => undefined);
-  const releases = catalog ? await releaseStatus(target.root, catalog.catalog) : [];
-  const flagged = manifest.files.filter((f) => f.catalogMismatch).map((f) => f.path);
-  const badVolumes = placing.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed');
+  for (const path of manifest.removed) if (await exists(target.path(path))) stale.push(path);
   return {
-    ok: failed.length === 0 && !badVolumes && flagged.length === 0 && verify.ok,
-    out: target.root,
     packId: manifest.packId,
     delta: manifest.since !== undefined,
-    manifest: head.manifestPath,
-    vouchedBy: head.vouchedBy,
-    seal: head.seal,
-    catalogFrom: authority?.from ?? 'none',
-    lock: head.lock.tookOverFrom ? { tookOverFrom: head.lock.tookOverFrom } : {},
+    catalogFrom: judged.authority?.from ?? 'none',
     volumes: placing.volumes,
     placed,
     alreadyInPlace: plan.alreadyInPlace.map((f) => ({ path: f.path, size: f.size })),
     failed,
-    flagged,
+    flagged: manifest.files.filter((f) => f.catalogMismatch).map((f) => f.path),
     metadata,
     stale,
     bytesRead: placing.bytesRead,
     bytesHashedInPlace: plan.bytesHashedInPlace,
     clearedTemps,
-    releases,
-    verify,
   };
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { type FileHandle, mkdir, open, readFile, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -5,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX, componentDir } from '../../src/constants.js';
 import { VerifiedState } from '../../src/depot/place.js';
 import { TargetDepot } from '../../src/transfer/target.js';
-import { unpackDepot } from '../../src/transfer/unpack.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
+import { CLI, runCli, tempDir } from '../helpers/cli.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
 
 const TINY = 300;
@@ -95,6 +96,17 @@ describe('unpack writes durably and cheaply', () => {
     expect(saves).toBeLessThanOrEqual(Math.ceil(seconds) + 3);
     const state = JSON.parse(await readFile(join(out(), '.depotkit', 'verified.json'), 'utf8')) as Record<string, unknown>;
     for (const path of tiny) expect(state[join(out(), path)]).toBeDefined();
+  });
+
+  it('keeps few files open however many small files a volume holds: hundreds unpack within a limit of 128 open files', async () => {
+    const limited = join(base, 'limited');
+    // What a volume delivers waits for the files before it to be flushed, instead of opening one file after another.
+    const res = spawnSync('sh', ['-c', `ulimit -n 128 && exec "${process.execPath}" "${CLI}" depot unpack "${packDir}" --out "${limited}" --json`], {
+      encoding: 'utf8',
+    });
+    expect(res.stderr).toBe('');
+    expect(res.status).toBe(0);
+    expect((JSON.parse(res.stdout) as UnpackReport).placed.length).toBeGreaterThan(TINY);
   });
 
   it('clears the temporary files of a killed run, but never a file a catalog names, whatever its name looks like', async () => {

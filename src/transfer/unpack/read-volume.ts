@@ -4,33 +4,38 @@ import type { PackFile, PackPiece } from '../format.js';
 import { readChunks } from '../io.js';
 import type { Sink } from './sinks.js';
 
-export type VolumePiece = { piece: PackPiece; sink: Sink };
+/** A piece still needed: its bytes go to its file's sink; `delivered` counts them. */
+export interface VolumePiece {
+  piece: PackPiece;
+  file: PackFile;
+  delivered: number;
+  done: boolean;
+}
 
-/** Every piece of the manifest by volume, in one pass: how many pieces each volume holds, and the needed ones (files with a sink). */
-export function piecesByVolume(
-  files: readonly PackFile[],
-  sinks: ReadonlyMap<PackFile, Sink>,
-): { all: Map<number, number>; needed: Map<number, VolumePiece[]> } {
+/** Every piece of the manifest by volume, in one pass: how many pieces each volume holds, and the needed ones. */
+export function piecesByVolume(files: readonly PackFile[], needed: ReadonlySet<PackFile>): { all: Map<number, number>; needed: Map<number, VolumePiece[]> } {
   const all = new Map<number, number>();
-  const needed = new Map<number, VolumePiece[]>();
+  const byVolume = new Map<number, VolumePiece[]>();
   for (const file of files) {
-    const sink = sinks.get(file);
+    const wanted = needed.has(file);
     for (const piece of file.pieces) {
       all.set(piece.volume, (all.get(piece.volume) ?? 0) + 1);
-      if (!sink) continue;
-      let list = needed.get(piece.volume);
-      if (!list) needed.set(piece.volume, (list = []));
-      list.push({ piece, sink });
+      if (!wanted) continue;
+      let list = byVolume.get(piece.volume);
+      if (!list) byVolume.set(piece.volume, (list = []));
+      list.push({ piece, file, delivered: 0, done: false });
     }
   }
-  for (const list of needed.values()) list.sort((a, b) => a.piece.dataOffset - b.piece.dataOffset);
-  return { all, needed };
+  for (const list of byVolume.values()) list.sort((a, b) => a.piece.dataOffset - b.piece.dataOffset);
+  return { all, needed: byVolume };
 }
 
 export interface ReadVolumeHooks {
+  /** The file a piece's bytes are written to (made when its first byte comes). */
+  sinkOf: (file: PackFile) => Sink;
   onRead: (n: number) => void;
-  /** As soon as a piece is whole. */
-  onPieceDone: (item: VolumePiece) => void;
+  /** As soon as a piece is whole; reading waits for it (files waiting to be finished hold open files). */
+  onPieceDone: (item: VolumePiece) => Promise<void>;
   onBytes?: (n: number) => void;
 }
 
@@ -46,15 +51,13 @@ export async function readVolume(
   pieces: VolumePiece[],
   whole: boolean,
   hooks: ReadVolumeHooks,
-): Promise<{ sha256?: string; done: Set<VolumePiece> }> {
-  const delivered = new Map<VolumePiece, number>();
-  const done = new Set<VolumePiece>();
-  const finish = (item: VolumePiece) => {
-    done.add(item);
-    hooks.onPieceDone(item);
+): Promise<{ sha256?: string }> {
+  const finish = async (item: VolumePiece) => {
+    item.done = true;
+    await hooks.onPieceDone(item);
   };
   // An empty piece (a zero-byte file) is whole before anything is read.
-  for (const item of pieces) if (item.piece.length === 0) finish(item);
+  for (const item of pieces) if (item.piece.length === 0) await finish(item);
   let next = 0;
   const deliver = async (chunk: Buffer, at: number) => {
     // Pieces are sorted by offset and chunks come in order: skip those already behind.
@@ -66,11 +69,10 @@ export async function readVolume(
       const start = Math.max(at, piece.dataOffset);
       const end = Math.min(at + chunk.length, piece.dataOffset + piece.length);
       if (start >= end) continue;
-      await item.sink.write(chunk.subarray(start - at, end - at));
-      const total = (delivered.get(item) ?? 0) + (end - start);
-      delivered.set(item, total);
+      await hooks.sinkOf(item.file).write(chunk.subarray(start - at, end - at));
+      item.delivered += end - start;
       hooks.onBytes?.(end - start);
-      if (total === piece.length) finish(item);
+      if (item.delivered === piece.length) await finish(item);
     }
   };
   if (whole) {
@@ -82,7 +84,7 @@ export async function readVolume(
       await deliver(chunk, at);
       at += chunk.length;
     }
-    return { sha256: hash.digest('hex'), done };
+    return { sha256: hash.digest('hex') };
   }
   for (const item of pieces) {
     let at = item.piece.dataOffset;
@@ -92,5 +94,5 @@ export async function readVolume(
       at += chunk.length;
     }
   }
-  return { done };
+  return {};
 }

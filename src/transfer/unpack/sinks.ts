@@ -29,6 +29,8 @@ export class Sink {
   written = 0;
   piecesDone = 0;
   failed?: string;
+  /** Whether the temporary file was made (a file that failed before its first byte has none to remove). */
+  private started = false;
 
   constructor(
     readonly file: PackFile,
@@ -40,6 +42,7 @@ export class Sink {
 
   private async start(): Promise<void> {
     await this.folders.make(dirname(this.temp));
+    this.started = true;
     this.handle = await open(this.temp, 'wx', 0o644);
     this.writer = new PositionalWriter(this.handle);
     this.hash = createHash('sha256');
@@ -69,6 +72,6 @@ export class Sink {
     this.failed ??= reason;
     await this.handle?.close().catch(() => undefined);
     this.handle = undefined;
-    await rm(this.temp, { force: true });
+    if (this.started) await rm(this.temp, { force: true });
   }
 }
