@@ -6,10 +6,10 @@ import { syncDir, tempPathFor } from '../util/fs.js';
 
 /**
  * The pack manifest written in pieces: the text is exactly what
- * `JSON.stringify(value, null, indent)` gives (indent 1 or more), but no more than about a MiB
- * of it is held at once. A depot of 200,000 small binaries has a manifest of
- * over 100 MiB, which as one string (and its UTF-8 copy) doubled what pack
- * held in memory.
+ * `JSON.stringify(value, null, indent)` gives (indent 1 or more), but only
+ * 64 KiB of it is held at a time, in strings that die young. A depot of
+ * 200,000 small binaries has a manifest of over 100 MiB, which as one string
+ * (and its UTF-8 copy) doubled what pack held in memory.
  */
 export function* jsonChunks(value: unknown, indent: number, depth = 0): Generator<string> {
   if (value === null || typeof value !== 'object') {
@@ -38,7 +38,7 @@ export function* jsonChunks(value: unknown, indent: number, depth = 0): Generato
   yield `\n${close}}`;
 }
 
-const FLUSH_BYTES = 1024 * 1024;
+const FLUSH_BYTES = 64 * 1024;
 
 /**
  * Writes `value` as indented JSON (and a newline) to `path` through a

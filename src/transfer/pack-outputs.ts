@@ -1,7 +1,15 @@
 import { createPrivateKey } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import { PACK_FILE_SUMS_FILE, PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_README_FILE, PACK_SUMS_FILE } from '../constants.js';
+import {
+  PACK_FILE_SUMS_FILE,
+  PACK_MANIFEST_FILE,
+  PACK_MANIFEST_SIG_FILE,
+  PACK_README_FILE,
+  PACK_SUMS_FILE,
+  PACK_VOLUME_PREFIX,
+  PACK_VOLUME_SUFFIX,
+} from '../constants.js';
 import { signCatalog } from '../depot/signature.js';
 import { usageError } from '../util/errors.js';
 import { exists, writeFileAtomic } from '../util/fs.js';
@@ -23,6 +31,19 @@ export interface PackOutputs {
   manifestSha256: string;
   sealFile?: string;
   signature?: { path: string; signerSpkiSha256: string };
+}
+
+/** The files of an earlier pack in `dir`, by name. */
+export async function packFilesIn(dir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const volume = new RegExp(`^${PACK_VOLUME_PREFIX}\\d+-of-\\d+${PACK_VOLUME_SUFFIX.replace('.', '\\.')}$`);
+  const own = new Set<string>([PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_SUMS_FILE, PACK_FILE_SUMS_FILE, PACK_README_FILE]);
+  return names.filter((n) => own.has(n) || volume.test(n)).sort();
 }
 
 /** The manifest signature needs an ECDSA P-256 key (the catalog signature's algorithm): checked before anything is written. */

@@ -1,19 +1,7 @@
 import { createHash, randomUUID, type Hash } from 'node:crypto';
-import { type FileHandle, link, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import {
-  DEPOT_PATHS,
-  DEPOT_ROOT_DIR,
-  PACK_FILE_SUMS_FILE,
-  PACK_FORMAT,
-  PACK_MANIFEST_FILE,
-  PACK_MANIFEST_SIG_FILE,
-  PACK_MIN_VOLUME_SIZE,
-  PACK_README_FILE,
-  PACK_SUMS_FILE,
-  PACK_VOLUME_PREFIX,
-  PACK_VOLUME_SUFFIX,
-} from '../constants.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, PACK_FORMAT, PACK_MANIFEST_FILE, PACK_MIN_VOLUME_SIZE } from '../constants.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../util/errors.js';
 import { tempPathFor } from '../util/fs.js';
 import { escapeControlChars } from '../util/text.js';
@@ -22,7 +10,7 @@ import { type DepotFile, inventoryDepot, sha256Hex } from './inventory.js';
 import { PositionalWriter, readChunks } from './io.js';
 import { type DepotRecord, loadRecord } from './record.js';
 import { releaseVersions } from './releases.js';
-import { checkSealFile, checkSigningKey, writePackOutputs } from './pack-outputs.js';
+import { checkSealFile, checkSigningKey, packFilesIn, writePackOutputs } from './pack-outputs.js';
 import { END_OF_ARCHIVE, encodeHeader, roundUpToBlock } from './tar.js';
 
 export interface PackOptions {
@@ -94,17 +82,36 @@ interface Entry extends DepotFile {
   expectedSha256?: string;
 }
 
-/** The files of an earlier pack in `dir`, by name. */
-async function packFilesIn(dir: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return [];
-  }
-  const volume = new RegExp(`^${PACK_VOLUME_PREFIX}\\d+-of-\\d+${PACK_VOLUME_SUFFIX.replace('.', '\\.')}$`);
-  const own = new Set<string>([PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_SUMS_FILE, PACK_FILE_SUMS_FILE, PACK_README_FILE]);
-  return names.filter((n) => own.has(n) || volume.test(n)).sort();
+/** What pack needs of the depot's inventory. */
+interface Source {
+  root: string;
+  catalogSha256: string;
+  release: string;
+  /** The releases its metadata describes. */
+  releases: string[];
+  files: DepotFile[];
+  /** Each binary's checksum in the catalog, by path. */
+  checksums: Map<string, string>;
+  missing: PackReport['missing'];
+  wrongSize: PackReport['wrongSize'];
+  strays: string[];
+}
+
+/** The depot's inventory, of which only what pack needs is kept: the catalog parsed and its binaries are let go (hundreds of MB at 200,000 binaries). */
+async function readSource(dir: string): Promise<Source> {
+  const inventory = await inventoryDepot(dir);
+  const manifestText = await readFile(join(inventory.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
+  return {
+    root: inventory.root,
+    catalogSha256: inventory.catalogSha256,
+    release: inventory.release,
+    releases: releaseVersions(manifestText, inventory.catalog),
+    files: [...inventory.files.values()],
+    checksums: new Map(inventory.binaries.map((b) => [b.path, b.checksum])),
+    missing: inventory.missing.map((b) => ({ path: b.path, size: b.size })),
+    wrongSize: inventory.wrongSize.map((w) => ({ path: w.binary.path, size: w.binary.size, actualSize: w.actualSize })),
+    strays: inventory.strays.map((s) => s.path),
+  };
 }
 
 /** Writes a depot (or what it has that another lacks) as volumes for media with size limits. */
@@ -112,7 +119,7 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
   if (!Number.isSafeInteger(options.volumeSize) || options.volumeSize < PACK_MIN_VOLUME_SIZE) {
     throw usageError(`--volume-size must be at least ${PACK_MIN_VOLUME_SIZE} bytes, not ${options.volumeSize}.`);
   }
-  const inventory = await inventoryDepot(options.depot);
+  const inventory = await readSource(options.depot);
   const root = inventory.root;
   const out = resolve(options.out);
   if (out === root || out.startsWith(`${join(root, DEPOT_ROOT_DIR)}${sep}`) || out === join(root, DEPOT_ROOT_DIR)) {
@@ -146,23 +153,22 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     bytes: 0,
     unchanged: { files: 0, bytes: 0 },
     removed: [],
-    missing: inventory.missing.map((b) => ({ path: b.path, size: b.size })),
-    wrongSize: inventory.wrongSize.map((w) => ({ path: w.binary.path, size: w.binary.size, actualSize: w.actualSize })),
+    missing: inventory.missing,
+    wrongSize: inventory.wrongSize,
     wrongChecksum: [],
-    strays: inventory.strays.map((s) => s.path),
+    strays: inventory.strays,
     replaced: [],
     seal: '',
     catalogSha256: inventory.catalogSha256,
     manifestSha256: '',
   };
-  const catalogOf = new Map(inventory.binaries.map((b) => [b.path, b]));
   const wrongSize = new Set(report.wrongSize.map((w) => w.path));
 
   // What is carried, in order: the catalog and the other metadata first (what a person looks for in
   // volume 1), then the binaries by path.
   const entries: Entry[] = [];
   const tree: TreeEntry[] = [];
-  const files = [...inventory.files.values()].filter((f) => !wrongSize.has(f.path));
+  const files = inventory.files.filter((f) => !wrongSize.has(f.path));
   const metadataFirst = (a: DepotFile, b: DepotFile) =>
     (a.kind === b.kind ? 0 : a.kind === 'metadata' ? -1 : 1) ||
     (a.path === DEPOT_PATHS.catalog ? -1 : b.path === DEPOT_PATHS.catalog ? 1 : a.path.localeCompare(b.path));
@@ -177,7 +183,7 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
       // The catalog carried must be the one the manifest names as the source (and the seal vouches for).
       if (file.path === DEPOT_PATHS.catalog && entry.expectedSha256 !== inventory.catalogSha256) throw changedWhilePacking(root, file.path);
     } else if (file.kind === 'binary') {
-      entry.expectedSha256 = catalogOf.get(file.path)!.checksum;
+      entry.expectedSha256 = inventory.checksums.get(file.path)!;
     } else if (since) {
       // A large metadata file must be hashed to be compared: the one case of a second read.
       entry.expectedSha256 = sha256Hex(await readFile(join(root, file.path)));
@@ -319,14 +325,13 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     else tree.push({ path: file.path, size: file.size, sha256: file.sha256, kind: file.kind });
   }
   tree.sort((a, b) => a.path.localeCompare(b.path));
-  const manifestText = await readFile(join(root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const manifest: PackManifest = {
     format: PACK_FORMAT.name,
     version: PACK_FORMAT.version,
     packId: report.packId,
     created: (options.now ?? new Date()).toISOString(),
     volumeSize: options.volumeSize,
-    source: { catalogSha256: inventory.catalogSha256, release: inventory.release, releases: releaseVersions(manifestText, inventory.catalog) },
+    source: { catalogSha256: inventory.catalogSha256, release: inventory.release, releases: inventory.releases },
     ...(since
       ? { since: { catalogSha256: since.catalogSha256, kind: since.kind === 'pack' ? 'pack' : 'depot', ...(since.packId ? { packId: since.packId } : {}) } }
       : {}),

@@ -41,7 +41,7 @@ function checkSignature(found: FoundPack, pem: string): void {
     throw new DepotkitError(
       `The media carry no ${PACK_MANIFEST_SIG_FILE} beside ${PACK_MANIFEST_FILE}, and a signed pack was asked for: ${NOTHING_PLACED}.`,
       EXIT.problems,
-      'Copy the signature file from the pack too, or have the pack made again with depot pack --signing-key.',
+      'Copy the signature file from the pack too, or have the pack made again and signed with the packing key.',
     );
   }
   try {
