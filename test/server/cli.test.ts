@@ -288,6 +288,6 @@ describe('depotkit serve (the built CLI)', () => {
     await writeFile(join(dir, 'key.pem'), pkiB.keyPem);
     const mismatch = await runCli(['serve', root, '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem')]);
     expect(mismatch.code).toBe(2);
-    expect(mismatch.stderr).toMatch(/key does not belong to the certificate/);
+    expect(mismatch.stderr).toMatch(/does not belong to the certificate file/);
   });
 });

@@ -45,7 +45,7 @@ describe('serve: certificate and key files', () => {
       [pkiA.certPem, '', /key\.pem holds no PEM private key/],
       [pkiA.certPem, pkiA.certPem, /key\.pem holds no PEM private key/],
       [pkiA.keyPem, pkiA.keyPem, /cert\.pem holds no PEM certificate/],
-      [pkiA.certPem, pkiB.keyPem, /key does not belong to the certificate/],
+      [pkiA.certPem, pkiB.keyPem, /does not belong to the certificate file/],
     ];
     for (const [certPem, keyPem, message] of cases) {
       await writePair(certPem, keyPem);
