@@ -2,6 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { DepotkitError, EXIT, isEnvironmentError, describeFsError } from '../util/errors.js';
 import { escapeControlChars } from '../util/text.js';
 import { asInvoked, whenNpmParentDies } from './process.js';
+import { inCommandLineWords } from './wording.js';
 
 /**
  * Printing for the CLI: JSON for scripts, plain lines for people. Every line
@@ -9,20 +10,34 @@ import { asInvoked, whenNpmParentDies } from './process.js';
  * from a catalog, an archive, a certificate or a server must not drive the
  * terminal (colours, titles, forged lines). JSON escapes them itself. A
  * command named in a line (`depotkit cert issue ...`) is written as the user
- * runs depotkit (`npx depotkit ...` through npx).
+ * runs depotkit (`npx depotkit ...` through npx), and an option or operation
+ * the library names (`force`) as its flag or command (see wording.ts).
  */
 
+/** Words of the library as the user of the command line reads them. */
+export function forTheUser(text: string): string {
+  return asInvoked(inCommandLineWords(text));
+}
+
+/** Keys of a JSON report whose strings are words for people, not data. */
+const WORDS = new Set(['message', 'hint', 'fix', 'installer', 'action', 'next']);
+
+/** A JSON.stringify replacer: the library's words under those keys as the command line spells them. */
+function wordsForTheUser(key: string, value: unknown): unknown {
+  return typeof value === 'string' && WORDS.has(key) ? forTheUser(value) : value;
+}
+
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(value, wordsForTheUser, 2)}\n`);
 }
 
 export function printLines(lines: Iterable<string>): void {
-  for (const line of lines) process.stdout.write(`${asInvoked(escapeControlChars(line))}\n`);
+  for (const line of lines) process.stdout.write(`${forTheUser(escapeControlChars(line))}\n`);
 }
 
 /** Messages that are not the command's result go to stderr, so stdout stays parseable. */
 export function note(message: string): void {
-  process.stderr.write(`${asInvoked(escapeControlChars(message))}\n`);
+  process.stderr.write(`${forTheUser(escapeControlChars(message))}\n`);
 }
 
 export function warn(message: string): void {
@@ -58,8 +73,8 @@ export function printReport(report: ErrorReport, options: { json?: boolean; usag
   if (report.hint) note(`  ${report.hint}`);
   if (options.usage) note(`usage: ${options.usage}`);
   // A script gets the same help: the hint, or for a command line that does not parse, the usage line.
-  const hint = report.hint ? asInvoked(report.hint) : options.usage ? `usage: ${options.usage}` : undefined;
-  if (options.json) printJson({ error: { message: report.message, exitCode: report.exitCode, ...(hint ? { hint } : {}) } });
+  const hint = report.hint ? forTheUser(report.hint) : options.usage ? `usage: ${options.usage}` : undefined;
+  if (options.json) printJson({ error: { message: forTheUser(report.message), exitCode: report.exitCode, ...(hint ? { hint } : {}) } });
   return report.exitCode;
 }
 

@@ -4,6 +4,7 @@ import { ArgumentsError, EXIT } from '../util/errors.js';
 import { conflictSentence } from './options.js';
 import { describeError, printError, printReport } from './output.js';
 import { invokedAs } from './process.js';
+import { learnFlags } from './wording.js';
 // One line per capability: each file registers its own command group.
 import { registerDepotCommands } from './depot.js';
 import { registerCertCommands } from './cert.js';
@@ -85,6 +86,7 @@ export function buildProgram(): Command {
     cmd.commands.forEach(remember);
   };
   remember(program);
+  learnFlags(program);
   program.hook('preAction', (_program, action) => {
     running = action;
   });

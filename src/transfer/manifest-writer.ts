@@ -79,7 +79,7 @@ export async function writeJsonStreamed(path: string, value: unknown, indent: nu
     }
   } catch (err) {
     await rm(temp, { force: true });
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw usageError(`${path} already exists.`, 'Use --force to replace it.');
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw usageError(`${path} already exists.`, 'Use `force` to replace it.');
     throw describeFsError(err, path);
   }
   await syncDir(dirname(path));

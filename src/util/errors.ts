@@ -62,7 +62,7 @@ export function describeFsError(err: unknown, path: string): DepotkitError {
     case 'ENOTDIR':
       return usageError(`${path} is not a folder.`);
     case 'EEXIST':
-      return usageError(`${path} already exists.`, 'Use --force to replace it.');
+      return usageError(`${path} already exists.`, 'Use `force` to replace it.');
     default:
       return new DepotkitError(`${path}: ${(err as Error)?.message ?? String(err)}`, EXIT.problems);
   }

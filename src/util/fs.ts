@@ -89,7 +89,7 @@ export interface WriteOptions {
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: WriteOptions = {}): Promise<void> {
   if (!options.force && (await exists(path))) {
-    throw usageError(`${path} already exists.`, 'Use --force to replace it.');
+    throw usageError(`${path} already exists.`, 'Use `force` to replace it.');
   }
   const temp = tempPathFor(path);
   const mode = options.mode ?? 0o644;
@@ -118,7 +118,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     }
   } catch (err) {
     await rm(temp, { force: true });
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw usageError(`${path} already exists.`, 'Use --force to replace it.');
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw usageError(`${path} already exists.`, 'Use `force` to replace it.');
     throw describeFsError(err, path);
   }
   // The file's new name, and the folders made for it, in their parents.
@@ -136,7 +136,7 @@ export async function prepareOutputDir(dir: string, force: boolean): Promise<voi
     if (!info.isDirectory()) throw usageError(`${dir} exists and is not a folder.`);
     const entries = await readdir(dir);
     if (entries.length > 0 && !force) {
-      throw usageError(`${dir} already exists and is not empty.`, 'Use --force to write into it.');
+      throw usageError(`${dir} already exists and is not empty.`, 'Use `force` to write into it.');
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
@@ -262,7 +262,7 @@ export async function writeFileSetAtomic(files: FileToWrite[], options: FileSetO
   const force = options.force ?? false;
   const existing: string[] = [];
   for (const f of files) if (await exists(f.path)) existing.push(f.path);
-  if (!force && existing.length > 0) throw usageError(`${existing[0]} already exists.`, 'Use --force to replace it.');
+  if (!force && existing.length > 0) throw usageError(`${existing[0]} already exists.`, 'Use `force` to replace it.');
   if (force)
     await clearBackups(
       files.map((f) => f.path),
@@ -321,7 +321,7 @@ export async function writeFileSetAtomic(files: FileToWrite[], options: FileSetO
     }
     for (const [, backup] of backups) await rm(backup, { force: true }).catch(() => undefined);
     for (const temp of temps.values()) await rm(temp, { force: true }).catch(() => undefined);
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST' && !force) throw usageError(`${current} already exists.`, 'Use --force to replace it.');
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST' && !force) throw usageError(`${current} already exists.`, 'Use `force` to replace it.');
     if (err instanceof DepotkitError) throw err;
     throw describeFsError(err, current);
   }

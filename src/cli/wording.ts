@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+
+/**
+ * The library speaks of an option or an operation by its library name between backticks (`force`,
+ * `volumeSize`, `makeCa`), so that its messages hold for a caller without the command line. The CLI
+ * shows each as the user types it: an option as its flag, an operation as the command that does it.
+ */
+
+/** Operations a library hint names, as the command line runs them. */
+export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
+  makeCa: 'depotkit cert ca --out <dir>',
+};
+
+/** Library option names whose flag is not their name in kebab case. */
+export const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
+  caPems: '--ca',
+};
+
+let knownFlags = new Set<string>();
+
+/** Learns the flags of `program` and all its commands: a name is shown as a flag only when a command has it. */
+export function learnFlags(program: Command): void {
+  const flags = new Set<string>();
+  const walk = (cmd: Command): void => {
+    for (const option of cmd.options) if (option.long) flags.add(option.long);
+    cmd.commands.forEach(walk);
+  };
+  walk(program);
+  knownFlags = flags;
+}
+
+const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** How the command line shows the library name `name`, or undefined when it knows none. */
+export function commandLineWord(name: string, flags: ReadonlySet<string> = knownFlags): string | undefined {
+  const operation = OPERATION_COMMANDS[name];
+  if (operation) return operation;
+  const flag = FLAG_OF_OPTION[name] ?? `--${kebab(name)}`;
+  return flags.has(flag) ? flag : undefined;
+}
+
+const NAMED = /`([a-z][A-Za-z0-9]*)`/g;
+
+/** `text` with each option and operation the library names shown as the command line spells it. */
+export function inCommandLineWords(text: string): string {
+  return text.replace(NAMED, (whole, name: string) => commandLineWord(name) ?? whole);
+}
+
+/** The names between backticks in `text`, for the test that each has its command-line word. */
+export function namesIn(text: string): string[] {
+  return [...text.matchAll(NAMED)].map((m) => m[1]!);
+}
