@@ -157,6 +157,12 @@ export function passwordEnvOption(whose: string, prefix = ''): Option {
   return new Option(`--${prefix}password-env <name>`, `an environment variable that holds ${whose} password (without either: asked on a terminal)`);
 }
 
+/** `--user <name>`: the user a command logs in as, or the one a server or simulator lets in. */
+export function userOption(description: string, defaultUser?: string): Option {
+  const option = new Option('--user <name>', description);
+  return defaultUser === undefined ? option : option.default(defaultUser);
+}
+
 /** A password from its file or variable, or asked for on a terminal; `flag` is how the options start (`--password`, `--depot-password`). */
 export async function readPassword(source: { file?: string; env?: string }, what: string, prompt: string, flag = '--password'): Promise<string> {
   if (source.file !== undefined) {
