@@ -6,9 +6,16 @@ import type { Command } from 'commander';
  * shows each as the user types it: an option as its flag, an operation as the command that does it.
  */
 
-/** Operations a library hint names, as the command line runs them. */
+/**
+ * Operations a library hint names, as the command line runs them. An operation that takes the
+ * library's values is its command alone, each value after its option's name (`checkDepot`
+ * https://depot `caPems` ca.pem: depotkit check https://depot --ca ca.pem).
+ */
 export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
   makeCa: 'depotkit cert ca --out <dir>',
+  trustCa: 'depotkit installer trust',
+  checkDepot: 'depotkit check',
+  buildDepot: 'depotkit depot build',
 };
 
 /** Library option names whose flag is not their name in kebab case. */
