@@ -11,3 +11,4 @@ export { LINT_RULES, type LintRule, type LintContext } from './lint-rules.js';
 export { CA_PROFILE, SERVER_PROFILE, KEY_USAGE_TITLES, type CertificateProfile, type ServerProfile, type KeyUsage, type ExtKeyUsage } from './profiles.js';
 export { selfSignedServerCertificate } from './self-signed.js';
 export { readCaPems } from './trust-source.js';
+export { readCertificate, readCertificates, certificateFacts, daysLeft, type CertificateFacts } from './certificate-reader.js';
