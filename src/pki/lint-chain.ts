@@ -1,5 +1,6 @@
 import type { X509Certificate } from 'node:crypto';
 import { inspectCertificate, parseCertificate, type CertInfo } from './inspect.js';
+import { issuerPath } from './chain.js';
 import { splitPemBlocks } from './pem.js';
 
 /** Where a leaf chains to: the trusted CA and the CA certificates on the way, or nowhere among `anchors`. */
@@ -21,22 +22,19 @@ export function chainVerdict(leaf: X509Certificate, intermediatePems: string[], 
     (what: string) =>
     (pem: string): Candidate => ({ x509: parseCertificate(pem, what), info: inspectCertificate(pem, what) });
   const anchors = caPems.flatMap((p) => splitPemBlocks(p, 'CERTIFICATE')).map(read('A CA certificate'));
-  const intermediates = intermediatePems.map(read('A chain certificate'));
-  const issues = (child: X509Certificate, parent: Candidate) => parent.info.isCa && child.checkIssued(parent.x509) && child.verify(parent.x509.publicKey);
-  let current = leaf;
-  const path: CertInfo[] = [];
-  const used = new Set<number>();
-  for (let depth = 0; depth <= intermediates.length; depth++) {
-    const anchor = anchors.find((a) => issues(current, a) || a.x509.raw.equals(current.raw));
-    if (anchor) return { trusted: true, anchor: anchor.info, cas: anchor.x509.raw.equals(current.raw) ? path : [...path, anchor.info] };
-    // Each certificate is used once: the search stays linear in the chain's length for every step.
-    const index = intermediates.findIndex((c, i) => !used.has(i) && issues(current, c));
-    if (index < 0) break;
-    used.add(index);
-    path.push(intermediates[index]!.info);
-    current = intermediates[index]!.x509;
-  }
-  return { trusted: false, anchors: anchors.map((a) => a.info) };
+  const anchorOf = (cert: X509Certificate) => anchors.find((a) => a.x509.raw.equals(cert.raw));
+  const itself = anchorOf(leaf);
+  if (itself) return { trusted: true, anchor: itself.info, cas: [] };
+  // A chain certificate that is also trusted counts once, as the anchor; anchors are tried first.
+  const candidates = [...anchors, ...intermediatePems.map(read('A chain certificate')).filter((c) => !anchorOf(c.x509))];
+  const path = issuerPath(
+    leaf,
+    candidates.map((c) => c.x509),
+    (cert) => anchorOf(cert) !== undefined,
+  );
+  if (!path) return { trusted: false, anchors: anchors.map((a) => a.info) };
+  const cas = path.map((cert) => candidates.find((c) => c.x509 === cert)!.info);
+  return { trusted: true, anchor: cas.at(-1)!, cas };
 }
 
 /** The first CA on the path that allows fewer CA certificates below it than there are. */
