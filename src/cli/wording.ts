@@ -16,11 +16,16 @@ export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
   trustCa: 'depotkit installer trust',
   checkDepot: 'depotkit check',
   buildDepot: 'depotkit depot build',
+  issueCert: 'depotkit cert issue',
 };
 
 /** Library option names whose flag is not their name in kebab case. */
 export const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   caPems: '--ca',
+  caDir: '--ca',
+  outDir: '--out',
+  ips: '--ip',
+  serverCaPems: '--server-ca',
 };
 
 let knownFlags = new Set<string>();

@@ -1,2 +1,0 @@
-// The depot URL is read by check and by depot mirror alike: it lives in util, one floor down.
-export { type DepotUrl, depotFileUrl, parseDepotUrl } from '../util/depot-url.js';
