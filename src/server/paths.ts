@@ -78,13 +78,13 @@ function relativeInside(realRoot: string, real: string): string | undefined {
 }
 
 /**
- * Checks a path prefix given to `serve --open` and returns its one normal form:
+ * Checks an open prefix (`openPrefixes`) and returns its one normal form:
  * relative to the web root, '/'-separated, without empty, `.` or `..`
  * segments, without a segment that starts with a dot (never served anyway),
  * backslash or NUL. One trailing slash is accepted and dropped. Throws a
  * one-sentence usage error naming `what` otherwise.
  */
-export function normaliseOpenPrefix(text: string, what = '--open'): string {
+export function normaliseOpenPrefix(text: string, what = 'The open prefix'): string {
   const path = text.endsWith('/') ? text.slice(0, -1) : text;
   const refuse = (why: string, hint?: string) => usageError(`${what} "${text}" ${why}.`, hint);
   if (path === '') throw refuse('names no path', `Give a folder under the web root, such as ${DEPOT_PATHS.hclDir}; to open everything, serve without auth.`);

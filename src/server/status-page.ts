@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
 import { formatBytes, plural } from '../util/text.js';
+import { STATUS_PAGE_STYLE } from './status-style.js';
 import type { StatusCertificate, StatusComponent, StatusData, StatusFile, StatusRelease } from './status-data.js';
 
 /** Escapes text for HTML element content and double-quoted attribute values: catalogs may hold hostile names. */
@@ -54,42 +55,8 @@ export function prefersJson(accept: string | undefined): boolean {
   return quality('application', 'json') > quality('text', 'html');
 }
 
-// System fonts only and no external resource: the depot network is air-gapped. Colours keep a contrast of
-// at least 4.5:1 (WCAG AA) on their background in both schemes, and no state is told by colour alone.
-const STYLE = `
-:root { color-scheme: light dark; --fg: #1b1f24; --bg: #ffffff; --muted: #4a5360; --line: #c9d1d9; --head: #eef1f4; --ok: #0b6b2e; --bad: #a4161a; --warn: #7a4a00; --code: #f3f5f7; }
-@media (prefers-color-scheme: dark) { :root { --fg: #e6e9ed; --bg: #14171b; --muted: #b3bcc6; --line: #3a424c; --head: #1f252c; --ok: #6fdc8c; --bad: #ff9a9a; --warn: #f3c969; --code: #1f252c; } }
-* { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fg); background: var(--bg); }
-main, header, footer { max-width: 72rem; margin: 0 auto; padding: 0 1rem; }
-header { padding-top: 1rem; }
-h1 { font-size: 1.6rem; margin: 0.5rem 0; }
-h2 { font-size: 1.25rem; margin: 2rem 0 0.5rem; border-bottom: 1px solid var(--line); padding-bottom: 0.25rem; }
-h3 { font-size: 1.05rem; margin: 1.25rem 0 0.5rem; }
-.verdict { font-weight: 600; padding: 0.5rem 0.75rem; border-left: 0.3rem solid currentColor; background: var(--head); }
-.ok { color: var(--ok); } .bad { color: var(--bad); } .warn { color: var(--warn); }
-.muted { color: var(--muted); }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0.5rem 0; }
-dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
-@media (max-width: 40rem) { dl { grid-template-columns: 1fr; } dd { margin-bottom: 0.5rem; } }
-code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9rem; }
-pre { background: var(--code); border: 1px solid var(--line); padding: 0.75rem; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
-.scroll { overflow-x: auto; margin: 0.5rem 0 1rem; }
-.scroll:focus { outline: 2px solid var(--fg); }
-table { border-collapse: collapse; width: 100%; }
-caption { text-align: left; font-weight: 600; padding: 0.25rem 0; }
-th, td { border: 1px solid var(--line); padding: 0.35rem 0.5rem; text-align: left; vertical-align: top; }
-thead th { background: var(--head); }
-th[scope="rowgroup"] { background: var(--head); }
-.version { font-weight: normal; }
-th[scope="row"] { font-weight: normal; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.85rem; overflow-wrap: anywhere; width: 100%; }
-td.num { text-align: right; white-space: nowrap; }
-a { color: inherit; }
-footer { margin: 2rem auto; font-size: 0.9rem; }
-`;
-
 /** The style sheet's hash, which the Content-Security-Policy allows and nothing else: no script, no other source. */
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+const STYLE_HASH = createHash('sha256').update(STATUS_PAGE_STYLE).digest('base64');
 export const STATUS_PAGE_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 const e = escapeHtml;
@@ -190,20 +157,53 @@ export interface RenderOptions {
  */
 export function renderStatusPage(data: StatusData, options: RenderOptions = {}): string {
   const now = options.now ?? new Date();
-  const s = data.summary;
-  const a = data.access;
-  let verdict: string;
-  if (data.catalog.state !== 'ok') {
-    verdict = `<p class="verdict bad">✗ The installer cannot use this depot: ${e(data.catalog.message ?? 'the catalog cannot be read.')}</p>`;
-  } else if (s.complete) {
-    verdict = `<p class="verdict ok">✓ Complete: all ${plural(s.files, 'file')} the catalog names are present with the right size (${e(formatBytes(s.bytes))}).</p>`;
-  } else {
-    const problems = [s.missing && `${s.missing} missing`, s.wrongSize && `${s.wrongSize} with the wrong size`, s.unreadable && `${s.unreadable} unreadable`]
-      .filter(Boolean)
-      .join(', ');
-    verdict = `<p class="verdict bad">✗ Incomplete: ${s.files === 0 ? 'the catalog names no file' : `${s.present} of ${plural(s.files, 'file')} present; ${e(problems)}`}.</p>`;
-  }
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Offline depot – ${e(data.access.url)}</title>
+<link rel="icon" href="data:,">
+<style>${STATUS_PAGE_STYLE}</style>
+</head>
+<body>
+<header>
+<h1>Offline depot</h1>
+${verdictLine(data)}
+</header>
+<main>
+${useSection(data)}
+${releasesSection(data)}
+${otherSection(data)}
+${hclSection(data, now)}
+${upgradesSection(data)}
+${certificateSection(data, now)}
+</main>
+${footer(data, options.snapshot ?? false)}
+</body>
+</html>
+`;
+}
 
+/** The page's first words: whether the installer can use the depot, and if not why. */
+function verdictLine(data: StatusData): string {
+  const s = data.summary;
+  if (data.catalog.state !== 'ok') {
+    return `<p class="verdict bad">✗ The installer cannot use this depot: ${e(data.catalog.message ?? 'the catalog cannot be read.')}</p>`;
+  }
+  if (s.complete) {
+    return `<p class="verdict ok">✓ Complete: all ${plural(s.files, 'file')} the catalog names are present with the right size (${e(formatBytes(s.bytes))}).</p>`;
+  }
+  const problems = [s.missing && `${s.missing} missing`, s.wrongSize && `${s.wrongSize} with the wrong size`, s.unreadable && `${s.unreadable} unreadable`]
+    .filter(Boolean)
+    .join(', ');
+  return `<p class="verdict bad">✗ Incomplete: ${s.files === 0 ? 'the catalog names no file' : `${s.present} of ${plural(s.files, 'file')} present; ${e(problems)}`}.</p>`;
+}
+
+/** What to give the installer: the URL, the user, the CA certificate, the open paths and the two command lines. */
+function useSection(data: StatusData): string {
+  const a = data.access;
   const user =
     a.auth === 'none'
       ? 'none: the depot is open to anyone who reaches it'
@@ -214,61 +214,7 @@ export function renderStatusPage(data: StatusData, options: RenderOptions = {}):
     ? `${a.caPath ? `<a href="${e(a.caPath)}" download="depot-ca.pem">Download the CA certificate</a> (save it as <code>depot-ca.pem</code>); ` : ''}${e(data.ca.certificate.subject)}, SHA-256 <code>${e(data.ca.certificate.sha256)}</code>`
     : `<span class="warn">not known to this server</span>: ${e(data.ca.unknownReason ?? '')}`;
   const open = a.openPrefixes.length > 0 ? `<dt>Open without credentials</dt><dd>${a.openPrefixes.map((p) => `<code>/${e(p)}/</code>`).join(', ')}</dd>` : '';
-
-  const releases = data.releases.length > 0 ? data.releases.map(releaseSection).join('\n') : '<p>The catalog names no release.</p>';
-  const grouping =
-    data.grouping === 'manifest'
-      ? 'Releases as the manifest lists them, with the files the catalog names for each component version.'
-      : `Releases from the catalog's product versions${data.manifest.state === 'ok' ? '' : ` (the manifest cannot be used: ${e(data.manifest.message ?? data.manifest.state)})`}.`;
-  const others =
-    data.otherComponents.length > 0
-      ? `<section aria-labelledby="other">
-<h2 id="other">Other versions in the catalog</h2>
-<p>Component versions the catalog offers that no release of the manifest names.</p>
-${filesTable('other-files', 'Other component versions', data.otherComponents)}
-</section>`
-      : '';
-
-  // Not named by the catalog, so listed here (and in the JSON, where depot mirror reads it).
-  const upgradeFolders = new Set(data.upgradeMetadata.map((p) => p.split('/').at(-2)));
-  const upgrades =
-    data.upgradeMetadata.length > 0
-      ? `<p>${plural(data.upgradeMetadata.length, 'file')} in ${plural(upgradeFolders.size, 'upgrade folder')} under <code>${e(VCENTER_UPGRADE_METADATA_DIR)}/</code>.</p>`
-      : `<p class="muted">None under <code>${e(VCENTER_UPGRADE_METADATA_DIR)}/</code> (the vendor's metadata archive carries it; <code>depotkit depot build</code> lays it out).</p>`;
-  let hcl: string;
-  if (data.hcl.updated) {
-    const age = daysBetween(new Date(data.hcl.updated), now);
-    const stale = age > data.hcl.maxAgeDays;
-    hcl = `<p class="${stale ? 'bad' : 'ok'}">${stale ? '✗' : '✓'} Updated ${e(minute(data.hcl.updated))}: ${plural(age, 'day')} old${stale ? `, more than ${data.hcl.maxAgeDays}: the installer reports it as out of date. Download a current all.json and lastupdatedtime.json.` : '.'}</p>`;
-  } else {
-    hcl = `<p class="bad">✗ The vSAN HCL's update time is ${data.hcl.state === 'missing' ? 'missing' : 'unreadable'} (PROD/vsan/hcl/lastupdatedtime.json).</p>`;
-  }
-
-  const certificate = data.certificate
-    ? certificateList(data.certificate, now, 'server')
-    : a.tls
-      ? '<p class="warn">The served certificate cannot be read.</p>'
-      : '<p>Served over plain HTTP: no certificate (the installer accepts HTTP through its API from 9.1).</p>';
-  const ca = data.ca.certificate ? `<h3>Its CA</h3>\n${certificateList(data.ca.certificate, now, 'ca')}` : '';
-  const hashed = s.hashVerified > 0 ? ` ${plural(s.hashVerified, 'file')} were hashed against the catalog when placed and are unchanged since.` : '';
-
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Offline depot – ${e(a.url)}</title>
-<link rel="icon" href="data:,">
-<style>${STYLE}</style>
-</head>
-<body>
-<header>
-<h1>Offline depot</h1>
-${verdict}
-</header>
-<main>
-<section aria-labelledby="use">
+  return `<section aria-labelledby="use">
 <h2 id="use">Give this to the installer</h2>
 <dl>
 <dt>Depot URL</dt><dd><code>${e(a.url)}</code></dd>
@@ -281,33 +227,7 @@ ${open}</dl>
 <h3>Point the installer at it</h3>
 <p>${a.tls ? "Imports the CA certificate into the installer's trust store, sets" : 'Sets'} the depot and waits for the installer to accept it:</p>
 <pre><code>${e(a.commands.installerDepot)}</code></pre>
-</section>
-<section aria-labelledby="releases">
-<h2 id="releases">Releases</h2>
-<p>${grouping}</p>
-${releases}
-</section>
-${others}
-<section aria-labelledby="hcl">
-<h2 id="hcl">vSAN hardware compatibility list</h2>
-${hcl}
-</section>
-<section aria-labelledby="upgrades">
-<h2 id="upgrades">vCenter upgrade metadata</h2>
-${upgrades}
-</section>
-<section aria-labelledby="cert">
-<h2 id="cert">Server certificate</h2>
-${certificate}
-${ca}
-</section>
-</main>
-<footer class="muted">
-<p>Files checked ${e(minute(data.checkedAt))} by their size against the catalog, without reading them.${hashed} Only what the catalog names is listed. ${options.snapshot ? 'A copy written by depotkit export: it shows the depot as it was then.' : 'Served by depotkit serve; the same data as JSON with <code>Accept: application/json</code>.'}</p>
-</footer>
-</body>
-</html>
-`;
+</section>`;
 }
 
 /** What the reader saves before running the check line: the password only when the depot has users, the CA only when it is known. */
@@ -317,4 +237,77 @@ function checkPreamble(hasUsers: boolean, caKnown: boolean): string {
     ...(caKnown ? ['the CA certificate in <code>depot-ca.pem</code>'] : []),
   ];
   return saves.length > 0 ? `Put ${saves.join(' and ')}, then:` : 'Run:';
+}
+
+function releasesSection(data: StatusData): string {
+  const releases = data.releases.length > 0 ? data.releases.map(releaseSection).join('\n') : '<p>The catalog names no release.</p>';
+  const grouping =
+    data.grouping === 'manifest'
+      ? 'Releases as the manifest lists them, with the files the catalog names for each component version.'
+      : `Releases from the catalog's product versions${data.manifest.state === 'ok' ? '' : ` (the manifest cannot be used: ${e(data.manifest.message ?? data.manifest.state)})`}.`;
+  return `<section aria-labelledby="releases">
+<h2 id="releases">Releases</h2>
+<p>${grouping}</p>
+${releases}
+</section>`;
+}
+
+/** The component versions no release names; nothing (an empty line) when there are none. */
+function otherSection(data: StatusData): string {
+  if (data.otherComponents.length === 0) return '';
+  return `<section aria-labelledby="other">
+<h2 id="other">Other versions in the catalog</h2>
+<p>Component versions the catalog offers that no release of the manifest names.</p>
+${filesTable('other-files', 'Other component versions', data.otherComponents)}
+</section>`;
+}
+
+function hclSection(data: StatusData, now: Date): string {
+  let hcl: string;
+  if (data.hcl.updated) {
+    const age = daysBetween(new Date(data.hcl.updated), now);
+    const stale = age > data.hcl.maxAgeDays;
+    hcl = `<p class="${stale ? 'bad' : 'ok'}">${stale ? '✗' : '✓'} Updated ${e(minute(data.hcl.updated))}: ${plural(age, 'day')} old${stale ? `, more than ${data.hcl.maxAgeDays}: the installer reports it as out of date. Download a current all.json and lastupdatedtime.json.` : '.'}</p>`;
+  } else {
+    hcl = `<p class="bad">✗ The vSAN HCL's update time is ${data.hcl.state === 'missing' ? 'missing' : 'unreadable'} (PROD/vsan/hcl/lastupdatedtime.json).</p>`;
+  }
+  return `<section aria-labelledby="hcl">
+<h2 id="hcl">vSAN hardware compatibility list</h2>
+${hcl}
+</section>`;
+}
+
+function upgradesSection(data: StatusData): string {
+  // Not named by the catalog, so listed here (and in the JSON, where depot mirror reads it).
+  const upgradeFolders = new Set(data.upgradeMetadata.map((p) => p.split('/').at(-2)));
+  const upgrades =
+    data.upgradeMetadata.length > 0
+      ? `<p>${plural(data.upgradeMetadata.length, 'file')} in ${plural(upgradeFolders.size, 'upgrade folder')} under <code>${e(VCENTER_UPGRADE_METADATA_DIR)}/</code>.</p>`
+      : `<p class="muted">None under <code>${e(VCENTER_UPGRADE_METADATA_DIR)}/</code> (the vendor's metadata archive carries it; <code>depotkit depot build</code> lays it out).</p>`;
+  return `<section aria-labelledby="upgrades">
+<h2 id="upgrades">vCenter upgrade metadata</h2>
+${upgrades}
+</section>`;
+}
+
+function certificateSection(data: StatusData, now: Date): string {
+  const certificate = data.certificate
+    ? certificateList(data.certificate, now, 'server')
+    : data.access.tls
+      ? '<p class="warn">The served certificate cannot be read.</p>'
+      : '<p>Served over plain HTTP: no certificate (the installer accepts HTTP through its API from 9.1).</p>';
+  const ca = data.ca.certificate ? `<h3>Its CA</h3>\n${certificateList(data.ca.certificate, now, 'ca')}` : '';
+  return `<section aria-labelledby="cert">
+<h2 id="cert">Server certificate</h2>
+${certificate}
+${ca}
+</section>`;
+}
+
+function footer(data: StatusData, snapshot: boolean): string {
+  const s = data.summary;
+  const hashed = s.hashVerified > 0 ? ` ${plural(s.hashVerified, 'file')} were hashed against the catalog when placed and are unchanged since.` : '';
+  return `<footer class="muted">
+<p>Files checked ${e(minute(data.checkedAt))} by their size against the catalog, without reading them.${hashed} Only what the catalog names is listed. ${snapshot ? 'A copy written by depotkit export: it shows the depot as it was then.' : 'Served by depotkit serve; the same data as JSON with <code>Accept: application/json</code>.'}</p>
+</footer>`;
 }
