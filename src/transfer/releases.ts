@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEPOT_PATHS, componentDir } from '../constants.js';
 import { type Catalog, catalogBinaries } from '../depot/catalog.js';
+import { compareVersions, releaseOfVersion } from '../depot/versions.js';
 
 /** How complete one release of a depot is: every binary its bill of materials needs, present with the catalog's size. */
 export interface ReleaseStatus {
@@ -44,12 +45,7 @@ function manifestReleases(text: string | undefined): ManifestRelease[] | undefin
 export function releaseVersions(manifestText: string | undefined, catalog: Catalog): string[] {
   const releases = manifestReleases(manifestText);
   const versions = releases ? releases.map((r) => r.version) : catalogBinaries(catalog).map((b) => releaseOfVersion(b.productVersion));
-  return [...new Set(versions)].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-}
-
-/** 9.0.0.0.24755229 -> 9.0.0.0: a product version's first four numbers name its release. */
-function releaseOfVersion(productVersion: string): string {
-  return productVersion.split('.').slice(0, 4).join('.');
+  return [...new Set(versions)].sort(compareVersions);
 }
 
 /**
@@ -116,5 +112,5 @@ export async function releaseStatus(root: string, catalog: Catalog): Promise<Rel
       complete: missing.length === 0 && unique.length > 0,
     });
   }
-  return out.sort((a, b) => a.version.localeCompare(b.version, undefined, { numeric: true }));
+  return out.sort((a, b) => compareVersions(a.version, b.version));
 }
