@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueServerCert } from '../../src/pki/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { CLI, runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -319,7 +320,7 @@ describe('depotkit installer', () => {
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      while (!sim.logs.some((l) => l.includes('Updating depot settings'))) await new Promise((resolve) => setTimeout(resolve, 50));
+      await until(() => sim.logs.some((l) => l.includes('Updating depot settings')), 'the installer to start checking the depot');
       child.kill('SIGTERM');
       expect(await exited).toBe(130);
       expect(stderr).toContain('interrupted: revoking the open sessions.');
@@ -352,7 +353,7 @@ describe('depotkit installer', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      await until(() => seen.length > 0, 'the log-in request');
       child.kill('SIGINT');
       expect(await exited).toBe(130);
       expect(seen).toEqual(['POST /v1/tokens', 'DELETE /v1/tokens/refresh-token']);

@@ -9,6 +9,7 @@ import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { handshake } from '../../src/mgmt/served.js';
 import { PASSWORD, USER, forgeCa, sha256Of, startSim, startTweakedServer, testCa } from './helpers.js';
+import { until } from '../helpers/poll.js';
 
 let sims: MgmtSimulator[] = [];
 afterEach(async () => {
@@ -183,12 +184,12 @@ describe('replaceCertificate: the whole flow', () => {
     const s = await sim({ sessionIdleMs: 200 });
     const trust = { caPems: [s.currentCertPem()] };
     const client = await MgmtClient.connect({ server: s.url, user: USER, password: PASSWORD, trust });
-    await new Promise((r) => setTimeout(r, 450));
+    await until(() => s.liveSessions() === 0, 'the session to expire');
     expect((await client.getTls()).cert).toBe(s.currentCertPem());
     expect(client.logins).toBe(2);
     await client.close();
     const strict = await MgmtClient.connect({ server: s.url, user: USER, password: PASSWORD, trust, reauthenticate: false });
-    await new Promise((r) => setTimeout(r, 450));
+    await until(() => s.liveSessions() === 0, 'the session to expire');
     await expect(strict.getTls()).rejects.toThrow(/Reading the certificate failed: the server answered 401 UNAUTHENTICATED: .*expired/);
     await strict.close();
   });

@@ -9,6 +9,7 @@ import { handshake } from '../../src/mgmt/served.js';
 import { createCa, issueServerCert, readCsr, signCsr } from '../../src/pki/index.js';
 import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
 import { tempDir } from '../helpers/cli.js';
+import { until } from '../helpers/poll.js';
 import { PASSWORD, USER, basic, call, startSim, testCa } from './helpers.js';
 
 const run = promisify(execFile);
@@ -55,7 +56,8 @@ describe('management server simulator: sessions and errors', () => {
   it('expires an idle session', async () => {
     const id = await apiSession(sim);
     expect((await call(sim, 'GET', MGMT_API.api.tls, { headers: sid(id) })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 700));
+    // Waits for the idle lifetime to pass; live() reads the store without using a session.
+    await until(() => sim.liveSessions() === 0, 'the idle session to expire');
     const expired = await call(sim, 'GET', MGMT_API.api.tls, { headers: sid(id) });
     expect(expired.status).toBe(401);
     expect(JSON.stringify(expired.body)).toMatch(/expired/);
