@@ -435,13 +435,21 @@ export const EXPORT_DEBIAN = {
     test: 'apache2ctl configtest',
     reload: 'systemctl reload apache2',
   },
-  caddy: { group: 'caddy', caddyfile: '/etc/caddy/Caddyfile', reload: 'systemctl reload caddy' },
+  caddy: {
+    group: 'caddy',
+    caddyfile: '/etc/caddy/Caddyfile',
+    /** Caddy's own check of the configuration, as nginx -t. */
+    validate: 'caddy validate --config /etc/caddy/Caddyfile --adapter caddyfile',
+    reload: 'systemctl reload caddy',
+  },
   systemd: {
     unitDir: '/etc/systemd/system',
     logrotateDir: '/etc/logrotate.d',
     sysusersDir: '/etc/sysusers.d',
     logDir: '/var/log',
     binary: '/usr/local/bin/depotkit',
+    /** Followed by the unit's name: starts it now and at every boot. */
+    enableNow: 'systemctl enable --now',
   },
 } as const;
 
