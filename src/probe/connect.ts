@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { X509Certificate } from 'node:crypto';
 import { connect as netConnect } from 'node:net';
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
-import type { DepotUrl } from './url.js';
+import type { DepotUrl } from '../util/depot-url.js';
 
 export type ConnectOutcome = { ok: true; address: string } | { ok: false; reason: 'unknown-host' | 'refused' | 'timeout' | 'unreachable'; detail: string };
 

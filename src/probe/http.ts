@@ -2,7 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, t
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { NETWORK_LIMITS } from '../util/limits.js';
 import { formatBytes } from '../util/text.js';
-import type { DepotUrl } from './url.js';
+import type { DepotUrl } from '../util/depot-url.js';
 
 export interface HttpAnswer {
   status: number;
