@@ -26,6 +26,9 @@ export const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   outDir: '--out',
   ips: '--ip',
   serverCaPems: '--server-ca',
+  openPrefixes: '--open',
+  openPaths: '--open-path',
+  htpasswdFile: '--htpasswd',
 };
 
 let knownFlags = new Set<string>();
