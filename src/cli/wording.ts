@@ -12,11 +12,13 @@ import type { Command } from 'commander';
  * https://depot `caPems` ca.pem: depotkit check https://depot --ca ca.pem).
  */
 export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
-  makeCa: 'depotkit cert ca --out <dir>',
+  makeCa: 'depotkit cert ca --out <ca-dir>',
   trustCa: 'depotkit installer trust',
   checkDepot: 'depotkit check',
   buildDepot: 'depotkit depot build',
   issueCert: 'depotkit cert issue',
+  inspectCert: 'depotkit cert inspect',
+  serveDepot: 'depotkit serve',
 };
 
 /** Library option names whose flag is not their name in kebab case. */
@@ -29,6 +31,8 @@ export const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   openPrefixes: '--open',
   openPaths: '--open-path',
   htpasswdFile: '--htpasswd',
+  // A password comes from a file (or the environment), never from the command line.
+  password: '--password-file',
 };
 
 let knownFlags = new Set<string>();
