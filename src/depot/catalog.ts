@@ -41,8 +41,17 @@ export class CatalogError extends DepotkitError {
   }
 }
 
+export interface CatalogReading {
+  /**
+   * Let file names longer than NAME_MAX through: a reader that places files
+   * fails only those binaries (see fileNameTooLong) and places the rest. A
+   * name that could leave its folder or forge a line is refused whatever this says.
+   */
+  allowLongNames?: boolean;
+}
+
 /** Parses and validates catalog text; `source` names the file in errors. */
-export function parseCatalog(text: string, source: string = DEPOT_PATHS.catalog): Catalog {
+export function parseCatalog(text: string, source: string = DEPOT_PATHS.catalog, reading: CatalogReading = {}): Catalog {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -52,7 +61,7 @@ export function parseCatalog(text: string, source: string = DEPOT_PATHS.catalog)
   if (!validateCatalog(value)) {
     throw new CatalogError(`${source} does not have the catalog's shape: ${describeSchemaErrors(validateCatalog.errors)}.`, 'schema');
   }
-  checkEntries(value as Catalog, source);
+  checkEntries(value as Catalog, source, reading.allowLongNames ?? false);
   return value as Catalog;
 }
 
@@ -68,12 +77,17 @@ const FILE_NAME_MAX_BYTES = 255;
  * with a dot; a name longer than NAME_MAX cannot be made. No vendor file is
  * named so.
  */
-function fileNameProblem(name: string): string | undefined {
+function fileNameProblem(name: string, allowLong: boolean): string | undefined {
   if (hasControlChars(name)) return 'holds control characters';
   if (name.includes('/') || name.includes('\\')) return 'holds a slash';
   if (name.startsWith('.')) return "starts with '.'";
-  if (Buffer.byteLength(name) > FILE_NAME_MAX_BYTES) return `is longer than ${FILE_NAME_MAX_BYTES} bytes`;
+  if (!allowLong) return fileNameTooLong(name);
   return undefined;
+}
+
+/** Why no file system takes `name` (longer than NAME_MAX), or undefined when one does. */
+export function fileNameTooLong(name: string): string | undefined {
+  return Buffer.byteLength(name) > FILE_NAME_MAX_BYTES ? `is longer than ${FILE_NAME_MAX_BYTES} bytes` : undefined;
 }
 
 /**
@@ -81,13 +95,13 @@ function fileNameProblem(name: string): string | undefined {
  * fileNameProblem). One path named twice with another size or checksum cannot
  * be satisfied by any depot.
  */
-function checkEntries(catalog: Catalog, source: string): void {
+function checkEntries(catalog: Catalog, source: string, allowLong: boolean): void {
   const seen = new Map<string, { size: number; checksum: string; bundle: string }>();
   for (const [component, versions] of Object.entries(catalog.patches)) {
     for (const version of versions) {
       for (const bundle of version.artifacts.bundles) {
         for (const binary of bundle.binaries) {
-          const problem = fileNameProblem(binary.fileName);
+          const problem = fileNameProblem(binary.fileName, allowLong);
           if (problem) {
             throw new CatalogError(
               `${source} names the ${component} binary "${escapeControlChars(binary.fileName)}" (bundle ${escapeControlChars(bundle.name)}) whose file name ${problem}: refused.`,

@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import fg from 'fast-glob';
 import { COMPONENT_METADATA_SUFFIXES, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
-import { type Catalog, type CatalogBinary, catalogBinaries, catalogRelease, parseCatalog } from '../depot/catalog.js';
+import { type Catalog, type CatalogBinary, catalogBinaries, catalogRelease, fileNameTooLong, parseCatalog } from '../depot/catalog.js';
 import { stateFileFor } from '../depot/place.js';
 import { describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
@@ -49,6 +49,20 @@ export function isComponentMetadata(path: string): boolean {
   return COMPONENT_METADATA_SUFFIXES.some((s) => path.endsWith(s));
 }
 
+/**
+ * A catalog as the transfers read it: a file name longer than NAME_MAX fails
+ * only its binary (no file system takes it), never the whole depot.
+ */
+export function parseTransferCatalog(text: string, source: string): Catalog {
+  return parseCatalog(text, source, { allowLongNames: true });
+}
+
+/** Why a binary cannot be placed under the file name its catalog gives, or undefined when it can. */
+export function unplaceableName(fileName: string): string | undefined {
+  const tooLong = fileNameTooLong(fileName);
+  return tooLong && `its file name ${tooLong}: no file system takes it`;
+}
+
 export async function readCatalogOf(root: string): Promise<{ catalog: Catalog; bytes: Buffer } | undefined> {
   let bytes: Buffer;
   try {
@@ -57,7 +71,7 @@ export async function readCatalogOf(root: string): Promise<{ catalog: Catalog; b
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw describeFsError(err, join(root, DEPOT_PATHS.catalog));
   }
-  return { catalog: parseCatalog(bytes.toString('utf8'), join(root, DEPOT_PATHS.catalog)), bytes };
+  return { catalog: parseTransferCatalog(bytes.toString('utf8'), join(root, DEPOT_PATHS.catalog)), bytes };
 }
 
 /** What a depot tree holds, classified against its catalog; reads only the catalog. */

@@ -1,7 +1,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, MIRROR_METADATA_PATHS, MIRROR_STATE_FILE, TEMP_PREFIX } from '../constants.js';
-import { type CatalogBinary, CatalogError, catalogBinaries, parseCatalog } from '../depot/catalog.js';
+import { type CatalogBinary, CatalogError, catalogBinaries } from '../depot/catalog.js';
 import { type DepotLock, withDepotLock } from '../depot/lock.js';
 import { Checkpoints, stateFileFor } from '../depot/place.js';
 import { verifyDepot } from '../depot/verify.js';
@@ -10,7 +10,7 @@ import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { writeJsonAtomic } from '../util/fs.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
 import { MIRROR_DEFAULTS } from './defaults.js';
-import { readCatalogOf, sha256Hex } from './inventory.js';
+import { parseTransferCatalog, readCatalogOf, sha256Hex, unplaceableName } from './inventory.js';
 import { type Connection, openConnection } from './mirror/connection.js';
 import { downloadBinary } from './mirror/download.js';
 import { FileFailure } from './mirror/failure.js';
@@ -108,7 +108,7 @@ async function readSource(conn: Connection, seal: Seal | undefined): Promise<Sou
     );
   }
   try {
-    return { bytes, sha256, binaries: catalogBinaries(parseCatalog(bytes.toString('utf8'), url)) };
+    return { bytes, sha256, binaries: catalogBinaries(parseTransferCatalog(bytes.toString('utf8'), url)) };
   } catch (err) {
     if (err instanceof CatalogError) throw new DepotkitError(err.message, EXIT.problems);
     throw err;
@@ -255,7 +255,13 @@ async function mirrorBinaries(
   report: MirrorProgress,
   options: MirrorOptions,
 ): Promise<void> {
-  const plan = await planBinaries(files.root, binaries, checkpoints, {
+  // A name no file system takes fails its binary alone; the others are mirrored.
+  const placeable = binaries.filter((b) => {
+    const reason = unplaceableName(b.fileName);
+    if (reason) report.failed.push({ path: b.path, size: b.size, reason });
+    return !reason;
+  });
+  const plan = await planBinaries(files.root, placeable, checkpoints, {
     inPlace: (b) => report.alreadyInPlace.push({ path: b.path, size: b.size }),
     hashed: (bytes) => (report.bytesHashedLocally += bytes),
   });
@@ -277,7 +283,7 @@ async function mirrorBinaries(
   pacer.start();
   try {
     await eachLimited(plan.todo.values(), settings.concurrency, async (i) => {
-      const b = binaries[i]!;
+      const b = placeable[i]!;
       try {
         const resumedFrom = await downloadBinary(ctx, b);
         report.downloaded.push({ path: b.path, size: b.size, resumedFrom });

@@ -1,11 +1,11 @@
 import { basename } from 'node:path';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../constants.js';
-import { type Catalog, CatalogError, catalogBinaries, parseCatalog } from '../../depot/catalog.js';
+import { type Catalog, CatalogError, catalogBinaries } from '../../depot/catalog.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import { PACK_LIMITS } from '../../util/limits.js';
 import { escapeControlChars } from '../../util/text.js';
 import type { PackFile, PackManifest } from '../format.js';
-import { inComponentFolder, isComponentMetadata, sha256Hex } from '../inventory.js';
+import { inComponentFolder, isComponentMetadata, parseTransferCatalog, sha256Hex, unplaceableName } from '../inventory.js';
 import { openVolume, readRange } from './media.js';
 
 /**
@@ -57,7 +57,7 @@ export async function readPackCatalog(media: readonly string[], manifest: PackMa
   if (typeof got === 'string') return { state: 'unreadable', reason: got };
   if (sha256Hex(got) !== entry.sha256) return { state: 'unreadable', reason: `its bytes in the volumes are not the manifest's (damaged)` };
   try {
-    return { state: 'carried', bytes: got, catalog: parseCatalog(got.toString('utf8'), `the pack's ${DEPOT_PATHS.catalog}`) };
+    return { state: 'carried', bytes: got, catalog: parseTransferCatalog(got.toString('utf8'), `the pack's ${DEPOT_PATHS.catalog}`) };
   } catch (err) {
     if (err instanceof CatalogError) throw refuseWhole(err.message.replace(/\.$/, ''));
     throw err;
@@ -103,6 +103,8 @@ export function tempLikeNames(...catalogs: (Catalog | undefined)[]): Set<string>
  */
 export function refusalOf(file: PackFile, authority: Authority | undefined, unreadable: string | undefined): string | undefined {
   const shown = escapeControlChars(file.path);
+  const unplaceable = unplaceableName(basename(file.path));
+  if (unplaceable) return unplaceable;
   const looseInComponent = inComponentFolder(file.path) && !isComponentMetadata(file.path);
   if (!authority) {
     if (file.kind === 'binary' || looseInComponent) return `not checked: the pack's catalog could not be read (${unreadable ?? 'no catalog'})`;
