@@ -1,0 +1,68 @@
+import { isObject, parseJsonOrWhy } from '../util/json.js';
+
+// Plain reading only (no compiled JSON schema, no node-forge): the serving process reads the catalog with this
+// and stays small. `parseCatalog` (catalog.ts) judges the whole shape for verify, build and the transfers.
+
+/** One version of one component in the catalog, with the files it names. */
+export interface CatalogEntry {
+  component: string;
+  productVersion: string;
+  releaseDate?: string;
+  binaries: { fileName: string; size: number; checksum: string }[];
+}
+
+// eslint-disable-next-line no-control-regex -- a name with control characters is refused, as the catalog's schema does
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+/** Why a bundle's binaries cannot be listed, or undefined when each has a bare name, a size and a SHA-256. */
+function readBinaries(binaries: unknown[], where: string, out: CatalogEntry['binaries']): string | undefined {
+  for (const b of binaries) {
+    const fileName = isObject(b) ? b.fileName : undefined;
+    if (typeof fileName !== 'string' || fileName === '' || fileName === '.' || fileName === '..' || /[/\\]/.test(fileName) || CONTROL.test(fileName)) {
+      return `A binary of ${where} in the catalog has no usable file name (a bare name without slashes or control characters).`;
+    }
+    const { size, checksum } = b as Record<string, unknown>;
+    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) return `${fileName} in the catalog has no size in whole bytes.`;
+    if (typeof checksum !== 'string' || !/^[0-9a-fA-F]{64}$/.test(checksum)) return `${fileName} in the catalog has no SHA-256 checksum.`;
+    out.push({ fileName, size, checksum: checksum.toLowerCase() });
+  }
+  return undefined;
+}
+
+/** One version of a component as an entry, or why it cannot be used. */
+function readVersion(component: string, v: unknown): CatalogEntry | string {
+  if (!isObject(v) || typeof v.productVersion !== 'string' || v.productVersion === '') return `A version of ${component} in the catalog has no productVersion.`;
+  const where = `${component} ${v.productVersion}`;
+  const bundles = isObject(v.artifacts) ? v.artifacts.bundles : undefined;
+  if (!Array.isArray(bundles)) return `${where} in the catalog has no list of bundles.`;
+  const binaries: CatalogEntry['binaries'] = [];
+  for (const bundle of bundles as unknown[]) {
+    if (!isObject(bundle) || !Array.isArray(bundle.binaries)) return `A bundle of ${where} in the catalog has no list of binaries.`;
+    const problem = readBinaries(bundle.binaries as unknown[], where, binaries);
+    if (problem !== undefined) return problem;
+  }
+  return { component, productVersion: v.productVersion, ...(typeof v.releaseDate === 'string' ? { releaseDate: v.releaseDate } : {}), binaries };
+}
+
+/**
+ * The catalog's entries, or why it cannot be used. The rules that keep a hostile catalog inside the depot are
+ * the catalog schema's: a component is a folder name, a file name is a bare name (no slash, not `.` or `..`,
+ * no control character), a size a whole number, a checksum SHA-256 hex. Anything else is read as it comes.
+ */
+export function readCatalogEntries(text: string): CatalogEntry[] | string {
+  const parsed = parseJsonOrWhy(text, 'The catalog');
+  if (typeof parsed === 'string') return parsed;
+  const { value } = parsed;
+  if (!isObject(value) || !isObject(value.patches)) return 'The catalog has no "patches" object.';
+  const entries: CatalogEntry[] = [];
+  for (const [component, versions] of Object.entries(value.patches)) {
+    if (!/^[A-Za-z0-9_-]+$/.test(component)) return `The catalog names a component that is not a folder name: "${component}".`;
+    if (!Array.isArray(versions)) return `The catalog's ${component} entry is not a list of versions.`;
+    for (const v of versions as unknown[]) {
+      const entry = readVersion(component, v);
+      if (typeof entry === 'string') return entry;
+      entries.push(entry);
+    }
+  }
+  return entries;
+}

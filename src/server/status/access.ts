@@ -1,0 +1,61 @@
+import { SERVE_PAGES } from '../../constants.js';
+import { type CommandData, type Placeholder, commandLine } from './command-lines.js';
+import type { StatusAccess, StatusOptions } from './types.js';
+
+/** File names the commands use for what the reader saves: the CA certificate and the depot user's password. */
+const CA_FILE = 'depot-ca.pem';
+const PASSWORD_FILE = 'depot.pass';
+
+const placeholder = (text: string): Placeholder => ({ placeholder: text });
+
+interface Access {
+  url: string;
+  tls: boolean;
+  /** The depot user, a placeholder when several may exist; undefined without auth. */
+  who: string | Placeholder | undefined;
+  ca: string | Placeholder;
+}
+
+/** `depotkit check` of this depot: through its CA, with the user's password file. */
+function checkCommand({ url, tls, who, ca }: Access): CommandData {
+  const options: CommandData['options'] = [];
+  if (tls) options.push(['caPems', ca]);
+  if (who) options.push(['user', who], ['passwordFile', PASSWORD_FILE]);
+  if (who && !tls) options.push(['allowHttpCredentials', true]);
+  return { operation: 'checkDepot', operand: url, options };
+}
+
+/** `depotkit installer connect-depot` with this depot, with placeholders for the installer only the reader knows. */
+function connectCommand({ url, tls, who, ca }: Access): CommandData {
+  const options: CommandData['options'] = [
+    ['installer', placeholder('https://<installer>')],
+    ['passwordFile', placeholder('<installer admin password file>')],
+  ];
+  if (tls) options.push(['trustCa', ca]);
+  options.push(['depotUrl', url]);
+  if (who) options.push(['depotUser', who], ['depotPasswordFile', PASSWORD_FILE]);
+  return { operation: 'connectDepot', options };
+}
+
+/** How the installer reaches the depot, and the commands that check it and connect the installer to it. */
+export function statusAccess(options: StatusOptions, caKnown: boolean): StatusAccess {
+  const tls = options.certPem !== undefined;
+  const auth: StatusAccess['auth'] = options.auth === undefined ? 'none' : 'user' in options.auth ? 'user' : 'htpasswd';
+  const user = options.auth && 'user' in options.auth ? options.auth.user : undefined;
+  const caPath = caKnown && options.caPath !== null ? (options.caPath ?? SERVE_PAGES.caCert) : undefined;
+  const access: Access = {
+    url: options.url,
+    tls,
+    who: auth === 'none' ? undefined : (user ?? placeholder('<user>')),
+    ca: caKnown ? CA_FILE : placeholder('<CA certificate file>'),
+  };
+  return {
+    url: options.url,
+    tls,
+    auth,
+    ...(user !== undefined ? { user } : {}),
+    openPrefixes: options.openPrefixes ?? [],
+    ...(caPath !== undefined ? { caPath } : {}),
+    commands: { check: commandLine(checkCommand(access)), installerDepot: commandLine(connectCommand(access)) },
+  };
+}
