@@ -1,0 +1,91 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { usageError } from '../util/errors.js';
+import { openAccessLog, type AccessLog } from './access-log.js';
+import { createAuthenticator, type Authenticator } from './auth.js';
+import { ConnectionTracker } from './connections.js';
+import { createHandler } from './handler.js';
+import { listenDepotServer } from './listen.js';
+import { aggregateMetrics, ServeMetrics } from './metrics.js';
+import type { PageSources } from './pages.js';
+import { openPrefixesOf, realRootOf, resolvedOpenPrefixes } from './root.js';
+import type { StatusData } from './status-data.js';
+import { loadTlsMaterial, secureOptions, type TlsMaterial } from './tls.js';
+import type { DepotServerOptions, PreparedDepotServer, ServerHooks } from './types.js';
+
+/** A serving process once prepared: what listening and serving need. */
+export interface Serving {
+  opts: DepotServerOptions;
+  hooks: ServerHooks;
+  host: string;
+  /** The open prefixes as given (normalised), which the status page lists. */
+  given: string[];
+  material?: TlsMaterial;
+  auth?: Authenticator;
+  log?: AccessLog;
+  metrics: ServeMetrics;
+  server: Server;
+  tracker: ConnectionTracker;
+  pages: PageSources;
+  /** The certificate now served (reloadTls replaces it), which the status page describes. */
+  certPem?: string;
+  /** The last look at the depot, when this process looks itself (set once listening: the URL needs the port). */
+  ownStatus?: Promise<StatusData | undefined>;
+}
+
+/** Everything of a server that takes time (root, users, certificate, log), without listening yet. */
+export async function prepareDepotServer(opts: DepotServerOptions, hooks: ServerHooks = {}): Promise<PreparedDepotServer> {
+  // Basic credentials are only base64: over plain HTTP anyone on the path reads the password.
+  if (opts.auth && !opts.tls && !opts.allowPlainHttpAuth)
+    throw usageError('Basic auth over plain HTTP would send the password in clear text.', 'Serve over TLS (a certificate and key), or without auth.');
+  const given = openPrefixesOf(opts);
+  const realRoot = await realRootOf(opts.root);
+  const openPrefixes = await resolvedOpenPrefixes(realRoot, given);
+  const material = opts.tls ? await loadTlsMaterial(opts.tls) : undefined;
+  // Last of what may fail: it starts a thread for bcrypt.
+  const auth = opts.auth ? await createAuthenticator(opts.auth, opts.authLimits) : undefined;
+  const log = opts.accessLog ? openAccessLog(opts.accessLog) : undefined;
+  const metrics = new ServeMetrics();
+  const server: Server = material ? createHttpsServer(secureOptions(material)) : createHttpServer();
+  const tracker = new ConnectionTracker(server, material !== undefined);
+  const serving: Serving = {
+    opts,
+    hooks,
+    host: opts.host ?? '127.0.0.1',
+    given,
+    material,
+    auth,
+    log,
+    metrics,
+    server,
+    tracker,
+    pages: pagesOf(),
+    certPem: material?.certPem,
+  };
+  const handler = createHandler({
+    realRoot,
+    auth,
+    openPrefixes,
+    readBuffer: opts.readBuffer,
+    sendTimeoutMs: opts.sendTimeoutMs,
+    isClosing: () => tracker.isClosing,
+    log,
+    metrics,
+    pages: serving.pages,
+  });
+  server.on('request', tracker.wrap(handler));
+  // Counted only: the https server's own listener still ends the connection.
+  if (material) server.on('tlsClientError', (err: NodeJS.ErrnoException) => metrics.tlsFailure(err));
+  return { listen: (shared) => listenDepotServer(serving, shared) };
+
+  function pagesOf(): PageSources {
+    return {
+      status: () => (hooks.status ? Promise.resolve(hooks.status()) : (serving.ownStatus ?? Promise.resolve(undefined))),
+      metricsText: async () => {
+        const own = metrics.snapshot();
+        return hooks.collectMetrics ? hooks.collectMetrics(own) : aggregateMetrics([own]);
+      },
+      metricsOpen: opts.metricsOpen ?? false,
+    };
+  }
+}
