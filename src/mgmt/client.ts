@@ -114,7 +114,7 @@ export class MgmtClient {
       throw new DepotkitError(
         `The server refused the user name or password of ${this.credentials.user}.`,
         EXIT.problems,
-        'Check --user and the password file.',
+        'Check `user` and the password file.',
       );
     }
     check('Opening a session', reply);
@@ -200,7 +200,7 @@ export function connectionError(origin: URL, err: unknown, code = networkErrorCo
     return new DepotkitError(
       `${origin.host} presents a certificate this client does not trust (${code}).`,
       EXIT.problems,
-      'Pass --server-ca FILE with the certificate of its CA (or the server certificate itself), or --insecure for a server not trusted yet.',
+      'Pass `serverCaPems` FILE with the certificate of its CA (or the server certificate itself), or `insecure` for a server not trusted yet.',
     );
   }
   return new DepotkitError(`Cannot reach ${origin.host}: ${describeNetworkFailure(code, err)}.`, EXIT.problems);

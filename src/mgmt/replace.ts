@@ -104,7 +104,8 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
   const step = opts.onStep ?? (() => {});
   const caPems = splitPemBlocks(normalizePem(opts.ca.certPem), 'CERTIFICATE');
   if (caPems.length === 0) throw usageError('The CA holds no certificate.');
-  if (!opts.custom && !opts.ca.keyPem) throw usageError("Signing the server's CSR needs the CA key; give a CA folder with --ca, or --cert and --key.");
+  if (!opts.custom && !opts.ca.keyPem)
+    throw usageError("Signing the server's CSR needs the CA's key: give a CA with its key, or a certificate made elsewhere with its key.");
   if (opts.keySize !== undefined && !(MGMT_CSR_KEY_SIZES as readonly number[]).includes(opts.keySize)) {
     throw usageError(`The key size must be one of ${MGMT_CSR_KEY_SIZES.join(', ')}, not ${opts.keySize}.`);
   }
@@ -117,7 +118,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
   if (!custom && Date.now() + days * 86_400_000 > caEnd.getTime()) {
     throw usageError(
       `A certificate valid for ${days} days would outlive the CA, which expires on ${caEnd.toISOString()}.`,
-      'Give fewer --days, or make a new CA.',
+      'Give fewer `days`, or make a new CA.',
     );
   }
 
@@ -153,7 +154,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
           severity: 'error',
           message: 'The certificate is the one the server serves already.',
           installer: 'The server refuses to replace a certificate with itself (400 INVALID_ARGUMENT).',
-          fix: 'Nothing to do; to renew it, issue a new certificate (or drop --cert/--key and let the server make a CSR).',
+          fix: 'Nothing to do; to renew it, issue a new certificate (or give none and let the server make a CSR).',
         });
       }
     } else {
@@ -198,7 +199,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
         severity: 'error',
         message: `The served certificate does not verify against the CA: ${report.verified.detail}.`,
         evidence: { host },
-        fix: 'Check that --ca is the CA that signed it, and that the server sends the chain up to it.',
+        fix: 'Check that `ca` is the CA that signed it, and that the server sends the chain up to it.',
       });
     } else if (!report.verified.hostname) {
       report.findings.push({
@@ -206,7 +207,7 @@ export async function replaceCertificate(opts: ReplaceCertOptions): Promise<Repl
         severity: 'error',
         message: `The served certificate does not match ${host}: ${report.verified.detail}.`,
         evidence: { host },
-        fix: `Replace it again with ${host} in the SAN (--san ${host}).`,
+        fix: `Replace it again with ${host} in the SAN (\`san\` ${host}).`,
       });
     }
     step(`The server serves the new certificate${report.findings.length === 0 ? ', trusted by the CA and valid for ' + host : ''}.`);
@@ -274,17 +275,18 @@ function checkCaChain(caPems: string[]): void {
  */
 function checkCustom(custom: { certPem: string; keyPem: string }, caPems: string[], host: string): { spec: TlsReplaceSpec; info: CertInfo } {
   const [leafPem, ...intermediates] = splitPemBlocks(normalizePem(custom.certPem), 'CERTIFICATE');
-  if (!leafPem) throw usageError('The --cert file holds no certificate.');
+  if (!leafPem) throw usageError('The certificate made elsewhere holds no certificate.');
   const keyPem = normalizePem(custom.keyPem);
   const leaf = new X509Certificate(leafPem);
-  if (!leaf.checkPrivateKey(parsePrivateKey(keyPem, 'The --key file'))) throw usageError('The --key file does not belong to the --cert certificate.');
+  if (!leaf.checkPrivateKey(parsePrivateKey(keyPem, 'The key of the certificate made elsewhere')))
+    throw usageError('The key given does not belong to the certificate made elsewhere.');
   const info = inspectCertificate(leafPem);
   if (!certificateCoversHost(leaf, host)) throw usageError(`The certificate does not name ${host} in its subject alternative names; clients would reject it.`);
   // root_cert: the intermediates, then the CA's chain, ending in its self-signed root.
   const chain = [...new Set([...intermediates, ...caPems])];
   const pool = chain.map((p) => new X509Certificate(p));
-  if (!isSelfSigned(pool[pool.length - 1]!)) throw usageError('The CA certificate is not a self-signed root; give the chain up to the root with --ca.');
-  if (!chainsToRoot(leaf, pool)) throw usageError('The certificate was not issued by the given CA: its chain does not verify against --ca.');
+  if (!isSelfSigned(pool[pool.length - 1]!)) throw usageError('The CA certificate is not a self-signed root; give the CA with its chain up to the root.');
+  if (!chainsToRoot(leaf, pool)) throw usageError('The certificate was not issued by the given CA: its chain does not verify against it.');
   return { spec: { cert: leafPem, [MGMT_TLS_KEY_FIELD]: keyPem, root_cert: chain.join('') }, info };
 }
 

@@ -88,7 +88,7 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
   if (!info.isCa) {
     throw usageError(
       `${certName} (${info.subject}) is not a CA certificate: it lacks basicConstraints CA:TRUE, so it cannot sign certificates.`,
-      'Make a CA with: depotkit cert ca --out <dir>',
+      'Make a CA with: `makeCa`',
     );
   }
   if (info.extensions.some((e) => e.name === 'keyUsage') && !info.keyUsage.includes('keyCertSign')) {
@@ -99,13 +99,13 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
     // comparison with them would be false and a leaf would be made already expired.
     throw usageError(
       `${certName} (${info.subject}) has a validity date that cannot be read (openssl shows "Bad time value"), so it cannot sign certificates.`,
-      'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.',
+      'Make a new CA with `makeCa` and import it into the installer.',
     );
   }
   if (now > info.notAfter) {
     throw usageError(
       `${certName} (${info.subject}) expired on ${info.notAfter.toISOString()}.`,
-      'Make a new CA with depotkit cert ca --out <dir> and import it into the installer.',
+      'Make a new CA with `makeCa` and import it into the installer.',
     );
   }
   if (now < info.notBefore) {
@@ -126,7 +126,7 @@ export async function loadCaDir(dir: string, options: { passphrase?: string } = 
   const certPath = join(dir, CA_CERT_FILE);
   const keyPath = join(dir, CA_KEY_FILE);
   for (const path of [certPath, keyPath]) {
-    if (!(await exists(path))) throw usageError(`${path} does not exist; ${dir} is not a CA folder.`, 'Make one with: depotkit cert ca --out <dir>');
+    if (!(await exists(path))) throw usageError(`${path} does not exist; ${dir} is not a CA folder.`, 'Make one with: `makeCa`');
   }
   // The CA and at most its issuers: a file of thousands of certificates is refused at once.
   const [certPem] = await readPemFile(certPath, 'CERTIFICATE', { maxBlocks: PEM_LIMITS.maxChainCertificates, what: 'certificate chain' });
@@ -189,6 +189,6 @@ async function caDirIsWhole(keyPath: string, certPath: string): Promise<boolean>
 export async function refuseExisting(paths: string[], force: boolean | undefined): Promise<void> {
   if (force) return;
   for (const path of paths) {
-    if (await exists(path)) throw usageError(`${path} already exists.`, 'Use --force to replace it.');
+    if (await exists(path)) throw usageError(`${path} already exists.`, 'Use `force` to replace it.');
   }
 }

@@ -111,7 +111,7 @@ export function inspectCsr(csrPem: string, source = 'The CSR'): CsrInfo {
  */
 function refuseIpOnly(cn: string | undefined, names: AltNames, allowIpOnly: boolean | undefined): void {
   if (allowIpOnly) return;
-  const hint = "Make the request with the host's DNS name as CN and SAN (add it to the installer's hosts file when there is no DNS), or pass --allow-ip-only.";
+  const hint = "Make the request with the host's DNS name as CN and SAN (add it to the installer's hosts file when there is no DNS), or pass `allowIpOnly`.";
   if (cn !== undefined && isIP(cn)) {
     throw usageError(`Refusing to sign the CSR: its CN is an IP address (${cn}), which the installer rejects.`, hint);
   }
@@ -152,7 +152,7 @@ export async function signCsr(
     if (!opts.allowNoSan) {
       throw usageError(
         `The CSR${cn ? ` for ${cn.value}` : ''} requests no subject alternative names; the installer matches host names against the SAN only.`,
-        'Make the request with the host name as a SAN, or pass --allow-no-san to use its CN as the SAN.',
+        'Make the request with the host name as a SAN, or pass `allowNoSan` to use its CN as the SAN.',
       );
     }
     if (cn && isIP(cn.value)) names.ips.push(cn.value);

@@ -55,7 +55,7 @@ export async function issueServerCert(ca: CaMaterial, opts: IssueOptions): Promi
   if (names.dns.length === 0 && !opts.allowIpOnly) {
     throw usageError(
       'Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects.',
-      "Give the depot a DNS name with --dns (add it to the installer's hosts file when there is no DNS), or pass --allow-ip-only.",
+      "Give the depot a DNS name with `dns` (add it to the installer's hosts file when there is no DNS), or pass `allowIpOnly`.",
     );
   }
   const cn = commonNameFor(names);
@@ -89,7 +89,7 @@ export function commonNameFor(names: AltNames): string | undefined {
   if (fits !== undefined) return fits;
   throw usageError(
     `The DNS name "${names.dns[0]}" has ${nameLength(names.dns[0]!)} characters; a certificate's CN holds at most ${MAX_COMMON_NAME_LENGTH} (X.509 ub-common-name), and openssl refuses longer ones too.`,
-    'Add a shorter name with another --dns (e.g. the short host name) to be the CN; the long name stays in the SAN, which is what the installer checks.',
+    'Add a shorter name with another `dns` (e.g. the short host name) to be the CN; the long name stays in the SAN, which is what the installer checks.',
   );
 }
 

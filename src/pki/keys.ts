@@ -45,7 +45,7 @@ export function parsePrivateKey(pem: string, source = 'The private key', passphr
   if (encrypted && passphrase === undefined) {
     throw usageError(
       `${source} is encrypted and no passphrase was given.`,
-      'Give its passphrase (for a CA key: --ca-passphrase-file FILE or --ca-passphrase-env NAME), or decrypt a copy with openssl pkey and keep it mode 0600.',
+      'Give its passphrase (for a CA key: `caPassphraseFile` FILE or `caPassphraseEnv` NAME), or decrypt a copy with openssl pkey and keep it mode 0600.',
     );
   }
   let key: KeyObject;

@@ -20,7 +20,7 @@ export interface LintContext {
   readonly profile: ServerProfile;
   /** Where the leaf chains to; undefined when no CA certificates were given. */
   readonly chain?: ChainVerdict;
-  /** The `depotkit cert issue` command that makes a certificate fit, keeping its names (and adding `ips`). */
+  /** The `issueCert` operation, with its values, that makes a certificate fit, keeping its names (and adding `ips`). */
   command(ips?: readonly string[]): string;
 }
 
@@ -181,7 +181,7 @@ export const LINT_RULES: readonly LintRule[] = [
         severity: 'error',
         message: `The certificate's ${info.key.type.toUpperCase()} key has ${info.key.bits} bits; at least ${min} are required.`,
         installer: 'Its TLS client refuses keys this small.',
-        fix: `${reissue(ctx)} (the new key has ${bits} bits${larger ? `; add --key-size ${larger} for more` : ''})`,
+        fix: `${reissue(ctx)} (the new key has ${bits} bits${larger ? `; add \`keySize\` ${larger} for more` : ''})`,
       };
     },
   },
@@ -265,7 +265,7 @@ export const LINT_RULES: readonly LintRule[] = [
         severity: 'error',
         message: `The certificate chains to ${ctx.chain.anchor.subject}, but ${lapsed.subject} is valid only from ${lapsed.notBefore.toISOString()} to ${lapsed.notAfter.toISOString()}.`,
         installer: untrustedPath,
-        fix: `Make a new CA (depotkit cert ca --out <ca-dir>), import it into the installer, then: ${ctx.command()}`,
+        fix: `Make a new CA (\`makeCa\`), import it into the installer, then: ${ctx.command()}`,
         evidence: { ca: lapsed.subject, notAfter: lapsed.notAfter.toISOString() },
       };
     },

@@ -23,25 +23,28 @@ export interface LintOptions {
   /** Intermediates the server sends after its leaf (blocks after the first in `certPem` count too). */
   chainPems?: string[];
   now?: Date;
-  /** Named in the fix commands; `<ca-dir>` and `<out-dir>` otherwise. */
+  /** Named in the fixes' `issueCert`; `<ca-dir>` and `<out-dir>` otherwise. */
   caDir?: string;
   outDir?: string;
   /** The profile the certificate is held to; the server profile that `issue` writes unless given. */
   profile?: ServerProfile;
 }
 
-/** The `depotkit cert issue` command that makes a certificate fit for `host`, keeping the names it had. */
+/**
+ * The `issueCert` operation, with the values that make a certificate fit for `host` and keep the names it had;
+ * the command line shows it as its command and flags.
+ */
 function issueCommand(info: CertInfo, host: string | undefined, ips: readonly string[], opts: LintOptions): string {
   const dns = [...(host && !isIP(host) ? [host.toLowerCase()] : []), ...info.san.dns.filter((d) => !d.startsWith('*.'))];
   const allIps = [...(host && isIP(host) ? [host] : []), ...info.san.ips, ...ips];
   const uniqueDns = [...new Set(dns)];
   if (uniqueDns.length === 0) uniqueDns.push('<depot FQDN>');
   const parts = [
-    'depotkit cert issue',
-    `--ca ${opts.caDir ?? '<ca-dir>'}`,
-    ...uniqueDns.map((d) => `--dns ${d}`),
-    ...[...new Set(allIps)].map((i) => `--ip ${i}`),
-    `--out ${opts.outDir ?? '<out-dir>'}`,
+    '`issueCert`',
+    `\`caDir\` ${opts.caDir ?? '<ca-dir>'}`,
+    ...uniqueDns.map((d) => `\`dns\` ${d}`),
+    ...[...new Set(allIps)].map((i) => `\`ips\` ${i}`),
+    `\`outDir\` ${opts.outDir ?? '<out-dir>'}`,
   ];
   return parts.join(' ');
 }

@@ -122,7 +122,7 @@ export async function readPemBlocks(path: string, label: string | readonly strin
   if (blocks.length > max) {
     throw usageError(
       `${path} holds ${blocks.length} PEM blocks, more than the ${max} depotkit reads from a ${options.what ?? 'PEM file'}.`,
-      options.what === 'certificate chain' ? 'A chain holds a certificate and its few issuers; a trust bundle goes to --ca.' : undefined,
+      options.what === 'certificate chain' ? 'A chain holds a certificate and its few issuers; a trust bundle goes to `caPems`.' : undefined,
     );
   }
   return blocks;

@@ -193,7 +193,7 @@ export function normalizeDnsNames(names: readonly string[]): string[] {
     const labels = name.split('.');
     const ok = name.length <= 253 && labels.every((l, i) => (i === 0 && l === '*' && labels.length > 2) || DNS_LABEL.test(l));
     if (!ok) throw usageError(`"${raw}" is not a valid DNS name.`);
-    if (isIP(name)) throw usageError(`"${raw}" is an IP address, not a DNS name: give it with --ip ${raw}.`);
+    if (isIP(name)) throw usageError(`"${raw}" is an IP address, not a DNS name: give it with \`ips\` ${raw}.`);
     if (!out.includes(name)) out.push(name);
   }
   return out;

@@ -9,6 +9,7 @@ import type { Finding } from '../../src/util/findings.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
 import { tempDir } from '../helpers/cli.js';
 import { openssl } from './openssl.js';
+import { onTheCommandLine } from './words.js';
 
 const HOST = 'depot.lab.local';
 const DAY = 86_400_000;
@@ -85,7 +86,9 @@ describe('lintServerCertificate', () => {
     const bad = brokenServerCert(ca, 'no-san', HOST);
     const findings = lintServerCertificate(bad.certPem, { host: HOST, caPems: [ca.certPem], caDir: '/etc/depotkit/ca', outDir: '/etc/depotkit/depot' });
     expect(errors(findings)).toEqual(['cert.san.missing']);
-    expect(findings[0]!.fix).toBe(`Issue a new certificate: depotkit cert issue --ca /etc/depotkit/ca --dns ${HOST} --out /etc/depotkit/depot`);
+    expect(onTheCommandLine(findings[0]!.fix)).toBe(
+      `Issue a new certificate: depotkit cert issue --ca /etc/depotkit/ca --dns ${HOST} --out /etc/depotkit/depot`,
+    );
     expect(findings[0]!.installer).toMatch(/Secure protocol communication error/);
   });
 
@@ -94,11 +97,11 @@ describe('lintServerCertificate', () => {
     const findings = lintServerCertificate(bad.certPem, { host: HOST, caPems: [ca.certPem] });
     expect(errors(findings)).toEqual(['cert.san.host-missing']);
     expect(findings[0]!.message).toBe(`The certificate's SAN (DNS:wrong-host.invalid) does not contain DNS:${HOST}, the name the installer connects to.`);
-    expect(findings[0]!.fix).toContain(`depotkit cert issue --ca <ca-dir> --dns ${HOST} --dns wrong-host.invalid --out <out-dir>`);
+    expect(onTheCommandLine(findings[0]!.fix)).toContain(`depotkit cert issue --ca <ca-dir> --dns ${HOST} --dns wrong-host.invalid --out <out-dir>`);
     expect(ids(findings)).toContain('cert.cn.host-mismatch');
     // An IP host must be in the SAN as an IP.
     expect(errors(lintServerCertificate(good.certPem, { host: '10.0.0.6' }))).toEqual(['cert.san.host-missing']);
-    expect(lintServerCertificate(good.certPem, { host: '10.0.0.6' })[0]!.fix).toContain('--dns depot.lab.local --ip 10.0.0.6 --ip 10.0.0.5');
+    expect(onTheCommandLine(lintServerCertificate(good.certPem, { host: '10.0.0.6' })[0]!.fix)).toContain('--dns depot.lab.local --ip 10.0.0.6 --ip 10.0.0.5');
   });
 
   it('flags a SAN without an IP the 9.1 depot service also connects by', async () => {
@@ -107,7 +110,7 @@ describe('lintServerCertificate', () => {
     const f = lintServerCertificate(dnsOnly.certPem, { host: HOST, ips: ['10.0.0.7'], caDir: 'ca' });
     expect(errors(f)).toEqual(['cert.san.ip-missing']);
     expect(f[0]!.message).toBe("The certificate's SAN lacks IP:10.0.0.7; the 9.1 depot service needs the IP in the SAN as well as the FQDN.");
-    expect(f[0]!.fix).toBe(`Issue a new certificate: depotkit cert issue --ca ca --dns ${HOST} --ip 10.0.0.7 --out <out-dir>`);
+    expect(onTheCommandLine(f[0]!.fix)).toBe(`Issue a new certificate: depotkit cert issue --ca ca --dns ${HOST} --ip 10.0.0.7 --out <out-dir>`);
     expect(() => lintServerCertificate(dnsOnly.certPem, { host: HOST, ips: ['nope'] })).toThrow(/"nope" is not an IP address/);
   });
 
@@ -134,7 +137,7 @@ describe('lintServerCertificate', () => {
     const withCa = lintServerCertificate(bad.certPem, { host: HOST, caPems: [ca.certPem] });
     expect(errors(withCa)).toEqual(['cert.chain.untrusted']);
     expect(withCa[0]!.message).toBe(`The certificate (issued by CN=${HOST}) does not chain to the given CA (CN=Lint CA).`);
-    expect(withCa[0]!.fix).toMatch(/TRUSTED_FOR_OUTBOUND.*depotkit cert issue --ca <ca-dir> --dns depot\.lab\.local/);
+    expect(onTheCommandLine(withCa[0]!.fix)).toMatch(/TRUSTED_FOR_OUTBOUND.*depotkit cert issue --ca <ca-dir> --dns depot\.lab\.local/);
     expect(lintServerCertificate(bad.certPem, { host: HOST }).map((x) => [x.id, x.severity])).toEqual([['cert.self-signed', 'warning']]);
     // Trusting the self-signed certificate itself is a valid anchor.
     expect(lintServerCertificate(bad.certPem, { host: HOST, caPems: [bad.certPem] })).toEqual([]);
@@ -294,7 +297,9 @@ describe('lintServerCertificate', () => {
     const [missing] = lintServerCertificate(v6.certPem, { host: '[fd00::2]' });
     expect(missing!.id).toBe('cert.san.host-missing');
     expect(missing!.message).toContain('does not contain IP:fd00::2,');
-    expect(missing!.fix).toBe('Issue a new certificate: depotkit cert issue --ca <ca-dir> --dns depot.lab.local --ip fd00::2 --ip fd00::1 --out <out-dir>');
+    expect(onTheCommandLine(missing!.fix)).toBe(
+      'Issue a new certificate: depotkit cert issue --ca <ca-dir> --dns depot.lab.local --ip fd00::2 --ip fd00::1 --out <out-dir>',
+    );
   });
 });
 

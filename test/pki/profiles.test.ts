@@ -20,6 +20,7 @@ import {
 import { KEY_USAGES } from '../../src/pki/profiles.js';
 import { REPO_ROOT, tempDir } from '../helpers/cli.js';
 import { extensionText, x509Text } from './openssl.js';
+import { onTheCommandLine } from './words.js';
 
 const HOST = 'depot.lab.local';
 const DAY = 86_400_000;
@@ -146,7 +147,7 @@ describe('issuing and linting read the same profiles', () => {
     const small = lintServerCertificate(stock.certPem, { host: HOST, profile: custom });
     expect(small.map((f) => f.id)).toEqual(['cert.key.too-small']);
     expect(small[0]!.message).toBe("The certificate's RSA key has 2048 bits; at least 3072 are required.");
-    expect(small[0]!.fix).toMatch(/\(the new key has 3072 bits; add --key-size 4096 for more\)$/);
+    expect(onTheCommandLine(small[0]!.fix)).toMatch(/\(the new key has 3072 bits; add --key-size 4096 for more\)$/);
     const csr = generateCsr({ keyPem: await generateKeyPem(2048), commonName: HOST, dns: [HOST] });
     await expect(signCsr(ca, csr, { profile: custom })).rejects.toThrow("The CSR's RSA key has 2048 bits; the installer requires at least 3072.");
     const signed = inspectCertificate(
