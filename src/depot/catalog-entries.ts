@@ -1,4 +1,6 @@
 import { isObject, parseJsonOrWhy } from '../util/json.js';
+import { escapeControlChars } from '../util/text.js';
+import { fileNameProblem } from './catalog.js';
 
 // Plain reading only (no compiled JSON schema, no node-forge): the serving process reads the catalog with this
 // and stays small. `parseCatalog` (catalog.ts) judges the whole shape for verify, build and the transfers.
@@ -11,16 +13,14 @@ export interface CatalogEntry {
   binaries: { fileName: string; size: number; checksum: string }[];
 }
 
-// eslint-disable-next-line no-control-regex -- a name with control characters is refused, as the catalog's schema does
-const CONTROL = /[\x00-\x1f\x7f]/;
-
 /** Why a bundle's binaries cannot be listed, or undefined when each has a bare name, a size and a SHA-256. */
 function readBinaries(binaries: unknown[], where: string, out: CatalogEntry['binaries']): string | undefined {
   for (const b of binaries) {
     const fileName = isObject(b) ? b.fileName : undefined;
-    if (typeof fileName !== 'string' || fileName === '' || fileName === '.' || fileName === '..' || /[/\\]/.test(fileName) || CONTROL.test(fileName)) {
-      return `A binary of ${where} in the catalog has no usable file name (a bare name without slashes or control characters).`;
-    }
+    if (typeof fileName !== 'string' || fileName === '') return `A binary of ${where} in the catalog has no file name.`;
+    // Too long a name is a file no depot can have: the page shows it missing, as the transfers place the rest.
+    const problem = fileNameProblem(fileName, true);
+    if (problem !== undefined) return `The ${where} binary "${escapeControlChars(fileName)}" in the catalog has a file name that ${problem}: refused.`;
     const { size, checksum } = b as Record<string, unknown>;
     if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) return `${fileName} in the catalog has no size in whole bytes.`;
     if (typeof checksum !== 'string' || !/^[0-9a-fA-F]{64}$/.test(checksum)) return `${fileName} in the catalog has no SHA-256 checksum.`;
@@ -46,8 +46,9 @@ function readVersion(component: string, v: unknown): CatalogEntry | string {
 
 /**
  * The catalog's entries, or why it cannot be used. The rules that keep a hostile catalog inside the depot are
- * the catalog schema's: a component is a folder name, a file name is a bare name (no slash, not `.` or `..`,
- * no control character), a size a whole number, a checksum SHA-256 hex. Anything else is read as it comes.
+ * the catalog reader's (catalog.ts): a component is a folder name, a file name one a depot can hold (no slash,
+ * no leading dot, no control character), a size a whole number, a checksum SHA-256 hex. Anything else is read
+ * as it comes.
  */
 export function readCatalogEntries(text: string): CatalogEntry[] | string {
   const parsed = parseJsonOrWhy(text, 'The catalog');

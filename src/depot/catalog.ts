@@ -77,7 +77,7 @@ const FILE_NAME_MAX_BYTES = 255;
  * with a dot; a name longer than NAME_MAX cannot be made. No vendor file is
  * named so.
  */
-function fileNameProblem(name: string, allowLong: boolean): string | undefined {
+export function fileNameProblem(name: string, allowLong: boolean): string | undefined {
   if (hasControlChars(name)) return 'holds control characters';
   if (name.includes('/') || name.includes('\\')) return 'holds a slash';
   if (name.startsWith('.')) return "starts with '.'";
