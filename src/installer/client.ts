@@ -340,7 +340,7 @@ export class InstallerClient {
       return new InstallerConnectionError(
         `The installer ${where} presented a certificate this client does not trust (${code}).`,
         code,
-        "Pass the installer's certificate (or its CA) with --installer-ca FILE; --insecure skips the check.",
+        "Pass the installer's certificate (or its CA) with `installerCa` FILE; `insecure` skips the check.",
       );
     }
     if (code === 'ENOTFOUND') return new InstallerConnectionError(`The installer host ${this.origin.hostname} cannot be resolved.`, code);

@@ -66,12 +66,12 @@ export function checkDepotSpec(spec: DepotSpec): void {
   const prodSuffix = spec.url === undefined ? undefined : /^(.*?)\/+PROD\/*$/i.exec(spec.url);
   if (prodSuffix) {
     // The installer appends PROD/... itself: a URL ending in /PROD makes it look for PROD/PROD/.
-    throw usageError(`The depot URL ${spec.url} ends in /PROD: the installer wants the folder that contains PROD/.`, `Use --depot-url ${prodSuffix[1]}`);
+    throw usageError(`The depot URL ${spec.url} ends in /PROD: the installer wants the folder that contains PROD/.`, `Use \`depotUrl\` ${prodSuffix[1]}`);
   }
   if (spec.username && spec.url !== undefined && /^http:/i.test(spec.url)) {
     throw usageError(
       `Depot credentials go only over HTTPS; ${spec.url} is plain HTTP.`,
-      'Serve the depot over HTTPS, or leave out --depot-user for an open HTTP depot.',
+      'Serve the depot over HTTPS, or leave out `depotUser` for an open HTTP depot.',
     );
   }
 }
@@ -120,10 +120,10 @@ function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username:
 function refusalHint(errorCode: string | undefined, configuration: DepotConfiguration): string | undefined {
   const where = configuration.url ?? `https://${configuration.hostname ?? '?'}:${configuration.port ?? INSTALLER_DEFAULTS.depotPort}`;
   if (errorCode === INSTALLER_ERROR_CODES.depotConnectFailure) {
-    return `The installer cannot verify the depot's certificate: import the CA that issued it (depotkit installer trust --ca CA-CERT), and make sure its SAN names the depot host (depotkit check ${where} --ca CA-CERT).`;
+    return `The installer cannot verify the depot's certificate: import the CA that issued it (\`trustCa\` \`caPems\` CA-CERT), and make sure its SAN names the depot host (\`checkDepot\` ${where} \`caPems\` CA-CERT).`;
   }
   if (errorCode === INSTALLER_ERROR_CODES.depotInvalidCredential)
-    return `The depot refused the credentials: check them with depotkit check ${where} --user USER --password-file FILE.`;
+    return `The depot refused the credentials: check them with \`checkDepot\` ${where} \`user\` USER \`passwordFile\` FILE.`;
   return undefined;
 }
 

@@ -12,6 +12,7 @@ export {
   type DepotPushOptions,
   type DepotPushResult,
 } from './depot.js';
+export { connectDepot, type ConnectDepotOptions, type DepotConnection } from './connect.js';
 export { installerStatus, type InstallerStatus, type TrustedSummary, type DownloadSummary } from './status.js';
 export { syncDepot, ensureSynced, syncFailureFix, type SyncOptions, type SyncResult } from './sync.js';
 export { downloadRelease, type DownloadOptions, type DownloadReport, type BundleProgress } from './download.js';

@@ -21,8 +21,8 @@ export interface TargetSpec {
  * entry leaves open (its own password source and trust win).
  */
 export async function resolveTargets(spec: TargetSpec): Promise<InstallerTarget[]> {
-  if (!!spec.installer === !!spec.inventory) throw usageError('Give one installer with --installer URL, or a fleet with --inventory FILE.');
-  if (spec.installerCa && spec.insecure) throw usageError('Give --installer-ca or --insecure, not both.');
+  if (!!spec.installer === !!spec.inventory) throw usageError('Give one installer with `installer` URL, or a fleet with `inventory` FILE.');
+  if (spec.installerCa && spec.insecure) throw usageError('Give `installerCa` or `insecure`, not both.');
   if (spec.installer) {
     const origin = parseInstallerUrl(spec.installer);
     return [

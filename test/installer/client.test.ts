@@ -20,7 +20,18 @@ import { issueServerCert } from '../../src/pki/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tempDir } from '../helpers/cli.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, expectRequestMatchesSpec, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import {
+  DEPOT_PASSWORD,
+  DEPOT_USER,
+  PASSWORD,
+  USER,
+  asCommandLine,
+  depotCa,
+  expectRequestMatchesSpec,
+  startSim,
+  startTestDepot,
+  type TestDepot,
+} from './helpers.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let depot: TestDepot;
@@ -164,7 +175,7 @@ describe('installer client', () => {
         });
         expect(failed.message).toContain('Secure protocol communication error');
         expect(failed.remediation).toBe('Please verify the depot credentials for user are correct, check your connection to the depot and try command again.');
-        expect(failed.hint).toMatch(/import the CA that issued it \(depotkit installer trust --ca CA-CERT\)/);
+        expect(asCommandLine(failed.hint)).toMatch(/import the CA that issued it \(depotkit installer trust --ca CA-CERT\)/);
 
         const trusted = await ensureTrusted(client, [depot.ca.certPem]);
         expect(trusted).toEqual([expect.objectContaining({ action: 'imported', alias: expect.stringMatching(/^vcf_.+_[0-9a-f]{64}$/) })]);
@@ -340,7 +351,7 @@ describe('installer client', () => {
       const untrusted = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD }).catch((e: unknown) => e);
       expect(untrusted).toBeInstanceOf(InstallerConnectionError);
       expect((untrusted as InstallerConnectionError).message).toMatch(/presented a certificate this client does not trust/);
-      expect((untrusted as InstallerConnectionError).hint).toMatch(/--installer-ca/);
+      expect(asCommandLine((untrusted as InstallerConnectionError).hint)).toMatch(/--installer-ca/);
       const insecure = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { insecure: true } });
       expect((await insecure.applianceInfo()).role).toBe('VcfInstaller');
       await insecure.close();

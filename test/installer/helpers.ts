@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Agent, request } from 'undici';
 import { expect } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
+import { inCommandLineWords } from '../../src/cli/wording.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
@@ -15,6 +17,15 @@ export const DEPOT_PASSWORD = 'Dep0t-Pa55word';
 
 export function startSim(opts: InstallerSimulatorOptions = {}): Promise<InstallerSimulator> {
   return startInstallerSimulator({ users: { [USER]: PASSWORD }, ...opts });
+}
+
+let learned = false;
+
+/** A library sentence as the command line shows it: its options as the flags, its operations as the commands. */
+export function asCommandLine(text: string | undefined): string {
+  if (!learned) buildProgram();
+  learned = true;
+  return inCommandLineWords(text ?? '');
 }
 
 // ------------------------------------------------------------ OpenAPI checks

@@ -1,0 +1,61 @@
+// The lines of an installer's row, for each installer command.
+import { BUNDLE_DOWNLOAD_STATUS } from '../constants.js';
+import type { DepotPushResult, DownloadReport, InstallerStatus, SyncResult, TrustOutcome } from '../installer/index.js';
+import { formatBytes } from '../util/progress.js';
+import { plural } from '../util/text.js';
+
+export function trustLine(outcomes: TrustOutcome[]): string[] {
+  return outcomes.map((o) => `${o.action === 'imported' ? 'imported' : 'already trusted'}: ${o.subject}${o.alias ? ` (alias ${o.alias})` : ''}`);
+}
+
+export function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[]; sync?: SyncResult & { action?: string } }): string[] {
+  const conf = result.settings.depotConfiguration;
+  const where = conf?.url ?? `${conf?.hostname ?? '?'}:${conf?.port ?? '?'}`;
+  const lines = [`depot ${where}: ${result.status ?? 'no status'}${result.action === 'unchanged' ? ' (already set, nothing sent)' : ''}`];
+  if (!result.ok && result.message) lines.push(result.errorCode ? `${result.errorCode}: ${result.message}` : result.message);
+  if (!result.ok && result.remediation) lines.push(result.remediation);
+  if (!result.ok && result.hint) lines.push(result.hint);
+  if (result.trusted) lines.push(...trustLine(result.trusted));
+  if (result.sync) lines.push(...syncLines(result.sync));
+  return lines;
+}
+
+function syncLines(sync: SyncResult & { action?: string }): string[] {
+  const when = sync.completedAt ? ` (${sync.completedAt})` : '';
+  if (sync.ok) return [`sync: ${sync.status}${when}${sync.action === 'already-synced' ? ', already synced: nothing sent' : ''}`];
+  return [`sync: ${sync.status}${when}: ${sync.message ?? 'no message'}`, ...(sync.fix ? [sync.fix] : [])];
+}
+
+export function downloadLines(report: DownloadReport): string[] {
+  const done = report.bundles.filter((b) => b.status === BUNDLE_DOWNLOAD_STATUS.success).length;
+  const bytes = report.bundles.reduce((sum, b) => sum + b.size, 0);
+  const lines = [`release ${report.release} (${report.imageType}): ${done} of ${plural(report.bundles.length, 'bundle')} downloaded, ${formatBytes(bytes)}`];
+  for (const b of report.bundles) {
+    const how = b.action === 'already-downloaded' ? ' (already downloaded)' : '';
+    lines.push(`${b.status.padEnd(8)} ${b.component} ${b.name}${how}${b.status === BUNDLE_DOWNLOAD_STATUS.success ? '' : b.message ? `: ${b.message}` : ''}`);
+  }
+  return lines;
+}
+
+export function statusLines(s: InstallerStatus): string[] {
+  const conf = s.depot.depotConfiguration;
+  const account = s.depot.offlineAccount;
+  const lines = [`${s.appliance.role} ${s.appliance.version}`];
+  lines.push(
+    conf
+      ? `depot: ${conf.url ?? `${conf.hostname}:${conf.port}`}${account?.username ? ` as ${account.username}` : ''}: ${account?.status ?? 'no status'}${account?.message ? ` (${account.message})` : ''}`
+      : `depot: not configured${account?.status ? ` (${account.status})` : ''}`,
+  );
+  if (s.sync)
+    lines.push(
+      `sync: ${s.sync.syncStatus}${s.sync.lastSyncCompletionTimestamp ? ` (${s.sync.lastSyncCompletionTimestamp})` : ''}${s.sync.errorMessage ? `: ${s.sync.errorMessage}` : ''}`,
+    );
+  if (s.downloads) {
+    const counts = Object.entries(s.downloads.byStatus).map(([status, n]) => `${n} ${status}`);
+    lines.push(`bundles: ${counts.length > 0 ? counts.join(', ') : 'none offered'}`);
+    for (const f of s.downloads.failed) lines.push(`  FAILED ${f.component ?? f.bundleId}${f.message ? `: ${f.message}` : ''}`);
+  }
+  lines.push(`trusted certificates: ${s.trusted.length}`);
+  for (const t of s.trusted) lines.push(`  ${t.alias}${t.subject ? `: ${t.subject}, valid to ${t.notAfter}` : ''}`);
+  return lines;
+}
