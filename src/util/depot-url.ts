@@ -23,7 +23,7 @@ export function parseDepotUrl(text: string, installerHost?: string): { url: Depo
     throw usageError(`"${text}" is not a URL; give the depot as https://host[:port][/prefix].`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw usageError(`The depot URL must start with https:// or http://, not ${url.protocol}//.`);
-  if (url.username || url.password) throw usageError('Do not put credentials in the depot URL; use --user and --password-file.');
+  if (url.username || url.password) throw usageError('Do not put credentials in the depot URL; give them as `user` and `passwordFile`.');
   const findings: Finding[] = [];
   let path = url.pathname.replace(/\/+$/, '');
   const prodSuffix = new RegExp(`/${DEPOT_ROOT_DIR}$`);

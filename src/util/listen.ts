@@ -7,7 +7,7 @@ export class PortInUseError extends DepotkitError {
     readonly port: number,
     host: string,
   ) {
-    super(`Port ${port} on ${host} is already in use.`, EXIT.usage, 'Pick another with --port (0 picks a free one).');
+    super(`Port ${port} on ${host} is already in use.`, EXIT.usage, 'Pick another with `port` (0 picks a free one).');
   }
 }
 
@@ -24,7 +24,7 @@ export function listenOn(server: Server, port: number, host: string): Promise<vo
         reject(
           usageError(
             `Not allowed to listen on port ${port}; ports below 1024 need privileges.`,
-            'Use --port 8443, or run with the capability to bind low ports.',
+            'Give a `port` of 1024 or above, such as 8443, or run with the capability to bind low ports.',
           ),
         );
       else if (err.code === 'EADDRNOTAVAIL') reject(usageError(`${host} is not an address of this machine.`));

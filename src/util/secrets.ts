@@ -25,7 +25,7 @@ export async function readSecret(source: SecretSource, what: string): Promise<st
     if (!value) throw usageError(`The environment variable ${source.env} that should hold the ${what} is not set.`);
     return value;
   }
-  throw usageError(`No ${what} given.`, 'Pass it in a file (--password-file) or an environment variable.');
+  throw usageError(`No ${what} given.`, 'Pass it in a file (`passwordFile`) or an environment variable (`passwordEnv`).');
 }
 
 /**
@@ -68,7 +68,7 @@ async function readFirstLine(file: string, what: string): Promise<string> {
  * backspace removes a whole character, never half of one.
  */
 export async function promptSecret(prompt: string): Promise<string> {
-  if (!process.stdin.isTTY) throw usageError(`${prompt} is needed and there is no terminal to ask on.`, 'Pass --password-file.');
+  if (!process.stdin.isTTY) throw usageError(`${prompt} is needed and there is no terminal to ask on.`, 'Pass it in a file (`passwordFile`).');
   let settled = false;
   const answer = read({ prompt: `${prompt}:`, silent: true, replace: '', input: process.stdin, output: process.stderr }).then(
     (value) => {
