@@ -16,6 +16,7 @@ export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
   trustCa: 'depotkit installer trust',
   checkDepot: 'depotkit check',
   buildDepot: 'depotkit depot build',
+  makeDemoDepot: 'depotkit depot demo',
   issueCert: 'depotkit cert issue',
   inspectCert: 'depotkit cert inspect',
   serveDepot: 'depotkit serve',
@@ -24,6 +25,7 @@ export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
 /** Library option names whose flag is not their name in kebab case. */
 export const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   caPems: '--ca',
+  signingCertPem: '--signing-cert',
   caDir: '--ca',
   outDir: '--out',
   ips: '--ip',
