@@ -59,7 +59,7 @@ function unauthorized(path: string, method: string, credentials: Credentials): F
       path,
       message: `${method} ${path}: the depot needs credentials (401) and none were given.`,
       installer: `reports ${DEPOT_STATUS.userNotSet} or ${INSTALLER_ERROR_CODES.depotInvalidCredential} unless offlineAccount holds them`,
-      fix: "Pass --user and --password-file; configure the same in the installer's offlineAccount.",
+      fix: "Pass `user` and `password`; configure the same in the installer's offlineAccount.",
     };
   }
   return {
@@ -82,7 +82,7 @@ export function statusFinding(idPrefix: string, path: string, method: string, st
       path,
       message: `${method} ${path}: 404, the file is not there.`,
       installer: idPrefix === 'catalog' ? 'cannot read the catalog and refuses the depot' : 'fails when it needs this file',
-      fix: 'Lay out the metadata with depotkit depot build; check that the URL points at the folder that contains PROD/.',
+      fix: 'Lay out the metadata with `buildDepot`; check that the URL points at the folder that contains PROD/.',
     };
   }
   if (status === 403) {

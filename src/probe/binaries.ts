@@ -76,7 +76,7 @@ async function sizeServed({ client, depot, credentials, findings, stats }: Sweep
     findings.push({
       ...f,
       installer: `fails the ${binary.component} download`,
-      fix: f.id === 'binary.missing' ? `Place ${binary.fileName} at ${binary.path} (depotkit depot build --binaries <folder>).` : f.fix,
+      fix: f.id === 'binary.missing' ? `Place ${binary.fileName} at ${binary.path} (\`buildDepot\` \`binaries\` <folder>).` : f.fix,
     });
     return false;
   }
@@ -89,7 +89,7 @@ async function sizeServed({ client, depot, credentials, findings, stats }: Sweep
       message: `${binary.path} is served with ${length ?? 'no'} Content-Length; the catalog says ${binary.size} bytes.`,
       evidence: { served: length, expected: binary.size },
       installer: `fails the ${binary.component} download's size check`,
-      fix: 'Download the file again and place it with depotkit depot build.',
+      fix: 'Download the file again and place it with `buildDepot`.',
     });
     return false;
   }
@@ -121,7 +121,7 @@ async function contentServed({ client, depot, credentials, findings, stats, onBy
       message: `GET ${binary.path} sent more than the catalog's ${binary.size} bytes; the check stopped reading one byte past them.`,
       evidence: { served: `more than ${binary.size}`, expected: binary.size },
       installer: `fails the ${binary.component} download's size check`,
-      fix: 'Serve HEAD and GET from the same file (depotkit serve); download the file again and place it with depotkit depot build.',
+      fix: 'Serve HEAD and GET from the same file (`serveDepot`); download the file again and place it with `buildDepot`.',
     });
     return;
   }
@@ -135,7 +135,7 @@ async function contentServed({ client, depot, credentials, findings, stats, onBy
       message: `${binary.path} is served with the wrong content (SHA-256 ${actual}, the catalog says ${binary.checksum}).`,
       evidence: { actual, expected: binary.checksum },
       installer: `fails the ${binary.component} checksum check after the download`,
-      fix: 'Download the file again; depotkit depot build checks it before placing it.',
+      fix: 'Download the file again; `buildDepot` checks it before placing it.',
     });
   }
 }

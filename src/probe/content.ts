@@ -34,7 +34,7 @@ export async function readCatalog(ctx: ContentContext): Promise<CatalogBinary[] 
       path: DEPOT_PATHS.catalog,
       message: err.message,
       installer: 'cannot read the catalog and refuses the depot',
-      fix: 'Copy the catalog again from the vendor metadata (depotkit depot build).',
+      fix: 'Copy the catalog again from the vendor metadata (`buildDepot`).',
     });
     return [];
   }
@@ -55,7 +55,7 @@ async function catalogHead({ request, depot, credentials, findings }: ContentCon
       path: DEPOT_PATHS.catalog,
       message: 'The server answers HEAD without credentials while GET needs them.',
       installer: 'passes its HEAD here, but other tools and proxies differ: HEAD must be authenticated exactly like GET',
-      fix: 'Serve the depot with depotkit serve, or protect HEAD like GET in the web server configuration.',
+      fix: 'Serve the depot with `serveDepot`, or protect HEAD like GET in the web server configuration.',
     });
   }
   if (head.status !== 200) {
@@ -69,7 +69,7 @@ async function catalogHead({ request, depot, credentials, findings }: ContentCon
       severity: 'error',
       path: DEPOT_PATHS.catalog,
       message: 'HEAD of the catalog has no Content-Length.',
-      fix: 'Serve the depot with a server that answers HEAD like GET (depotkit serve).',
+      fix: 'Serve the depot with a server that answers HEAD like GET (`serveDepot`).',
     });
   }
   return { length };
@@ -90,7 +90,7 @@ async function catalogGet({ request, depot, credentials, findings }: ContentCont
       path: DEPOT_PATHS.catalog,
       message: `HEAD says ${headLength} bytes but GET returned ${get.body.length}.`,
       evidence: { head: headLength, get: get.body.length },
-      fix: 'Serve HEAD and GET from the same file (depotkit serve).',
+      fix: 'Serve HEAD and GET from the same file (`serveDepot`).',
     });
   }
   return get.body;

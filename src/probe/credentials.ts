@@ -29,8 +29,8 @@ export function credentialsFor(depot: DepotUrl, user: string | undefined, passwo
       severity: 'warning',
       message: `The password of user "${user}" was not sent: ${stage.withheldBecause}. Only what answers without credentials was checked.`,
       fix: depot.https
-        ? "Fix the TLS findings (pass --ca with the CA that issued the depot's certificate, and --as-host with the name the installer uses); the check then sends the credentials."
-        : 'Serve the depot over HTTPS (depotkit serve <dir> --ca <ca-dir>); to send the password over HTTP anyway, pass --allow-http-credentials.',
+        ? "Fix the TLS findings (pass `caPems` with the CA that issued the depot's certificate, and `asHost` with the name the installer uses); the check then sends the credentials."
+        : 'Serve the depot over HTTPS (`serveDepot` <dir> `caDir` <ca-dir>); to send the password over HTTP anyway, pass `allowHttpCredentials`.',
     });
   }
   return { user, header: user !== undefined && !withheld ? basicAuth(user, password ?? '') : undefined, withheld };

@@ -22,7 +22,7 @@ export function leafGivenAsCa(leaf: string, chain: string[], hostName: string, c
         severity: 'warning',
         message: `The certificate given as CA (${given.subject}) is not a CA (no basicConstraints CA:TRUE), and not the one the depot serves: it vouches for nothing here.`,
         evidence,
-        fix: `Pass --ca with the certificate of the CA that issued the depot's certificate ("${served.issuer}"); depotkit cert inspect <server-chain.pem> --ca <ca-cert.pem> shows whether a CA file is the right one.`,
+        fix: `Pass \`caPems\` with the certificate of the CA that issued the depot's certificate ("${served.issuer}"); \`inspectCert\` <server-chain.pem> \`caPems\` <ca-cert.pem> shows whether a CA file is the right one.`,
       });
       continue;
     }
@@ -40,8 +40,8 @@ export function leafGivenAsCa(leaf: string, chain: string[], hostName: string, c
 
 /** The way out of trusting the depot's own certificate: the CA that issued it, or a CA to make when none did. */
 function servedLeafFix(selfSigned: boolean, issuer: string, issuerSent: boolean, hostName: string): string {
-  const names = isIP(hostName) ? `--dns <depot FQDN> --ip ${hostName}` : `--dns ${hostName}`;
+  const names = isIP(hostName) ? `\`dns\` <depot FQDN> \`ips\` ${hostName}` : `\`dns\` ${hostName}`;
   return selfSigned
-    ? `The depot's certificate is self-signed, so nothing can vouch for the next one: make a CA, issue the depot's certificate from it, serve that, and import the CA once: depotkit cert ca --out <ca-dir>; depotkit cert issue --ca <ca-dir> ${names} --out <out-dir>; depotkit installer trust --ca <ca-dir>/ca-cert.pem (and check with --ca <ca-dir>/ca-cert.pem).`
-    : `Pass --ca with the certificate of the CA that issued it ("${issuer}")${issuerSent ? ', which the server sends after its own certificate' : ''}, and import that one into the installer: depotkit installer trust --ca <ca-cert.pem>. For a certificate from depotkit cert issue it is <ca-dir>/ca-cert.pem; depotkit cert inspect <server-chain.pem> --ca <ca-cert.pem> confirms it.`;
+    ? `The depot's certificate is self-signed, so nothing can vouch for the next one: make a CA, issue the depot's certificate from it, serve that, and import the CA once: \`makeCa\`; \`issueCert\` \`caDir\` <ca-dir> ${names} \`outDir\` <out-dir>; \`trustCa\` \`caPems\` <ca-dir>/ca-cert.pem (and check with \`caPems\` <ca-dir>/ca-cert.pem).`
+    : `Pass \`caPems\` with the certificate of the CA that issued it ("${issuer}")${issuerSent ? ', which the server sends after its own certificate' : ''}, and import that one into the installer: \`trustCa\` \`caPems\` <ca-cert.pem>. For a certificate from \`issueCert\` it is <ca-dir>/ca-cert.pem; \`inspectCert\` <server-chain.pem> \`caPems\` <ca-cert.pem> confirms it.`;
 }

@@ -14,7 +14,7 @@ export function connectFinding(depot: DepotUrl, failure: Extract<ConnectOutcome,
         severity: 'error',
         message: `${depot.host} does not resolve (${detail}).`,
         installer: `reports ${DEPOT_STATUS.unknownHost}`,
-        fix: `Add ${depot.host} to DNS or to the installer's /etc/hosts, or use the name that resolves. When only the installer resolves it, check by address with --as-host ${depot.host} (the URL with the depot's IP; TLS names are then checked against ${depot.host}).`,
+        fix: `Add ${depot.host} to DNS or to the installer's /etc/hosts, or use the name that resolves. When only the installer resolves it, check by address with \`asHost\` ${depot.host} (the URL with the depot's IP; TLS names are then checked against ${depot.host}).`,
       };
     case 'refused':
       return {
@@ -22,7 +22,7 @@ export function connectFinding(depot: DepotUrl, failure: Extract<ConnectOutcome,
         severity: 'error',
         message: `${where} refused the connection: nothing listens there.`,
         installer: `reports ${DEPOT_STATUS.notAvailable}`,
-        fix: 'Start the server (depotkit serve) or fix the port in the URL.',
+        fix: 'Start the server (`serveDepot`) or fix the port in the URL.',
       };
     case 'timeout':
       return {

@@ -66,7 +66,7 @@ async function closedPatchStore(client: DepotClient, depot: DepotUrl, auth: stri
       ? `${path} is there but asks for credentials (401): the update tool cannot send them, so upgrades from 5.x that read it fail.`
       : `${path} asks for credentials (401): if this depot is to serve upgrades from 5.x, the update tool reads it without credentials and fails.`,
     evidence: { status, statusWithCredentials: withAuth },
-    fix: `Leave it open: depotkit serve <dir> --open ${UMDS_PATCH_STORE_DIR} (or switch auth off for that location in the web server).`,
+    fix: `Leave it open: \`serveDepot\` <dir> \`openPrefixes\` ${UMDS_PATCH_STORE_DIR} (or switch auth off for that location in the web server).`,
   };
 }
 
@@ -79,7 +79,7 @@ function namedPathFinding(path: string, status: number): Finding {
         path,
         message: `${path} asks for credentials (401), though named as open.`,
         evidence: { status },
-        fix: `Leave it open: depotkit serve <dir> --open ${path.replace(/\/$/, '')} (or switch auth off for that location in the web server).`,
+        fix: `Leave it open: \`serveDepot\` <dir> \`openPrefixes\` ${path.replace(/\/$/, '')} (or switch auth off for that location in the web server).`,
       }
     : {
         id: 'open.path.status',

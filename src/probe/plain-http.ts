@@ -24,13 +24,13 @@ export async function plainHttpStage(target: Target, user: string | undefined, a
     severity: 'warning',
     message: 'The depot is served over plain HTTP.',
     installer: 'accepts it only through the 9.1 API (the depot settings `url` field); the UI and 9.0 need HTTPS',
-    fix: 'Serve it over HTTPS: depotkit serve <dir> --ca <ca-dir>.',
+    fix: 'Serve it over HTTPS: `serveDepot` <dir> `caDir` <ca-dir>.',
   });
   if (user !== undefined && allowHttpCredentials) {
     findings.push({
       id: 'auth.cleartext',
       severity: 'warning',
-      message: 'The Basic credentials crossed the network in clear text over HTTP (--allow-http-credentials).',
+      message: 'The Basic credentials crossed the network in clear text over HTTP (`allowHttpCredentials`).',
       fix: 'Use HTTPS when the depot needs a password.',
     });
     return { stop: false, trust: 'plain-http' };

@@ -96,10 +96,10 @@ function tlsFindings(protocol: string | null, leaf: string, intermediates: strin
     findings.push({
       id: 'tls.ca.not-given',
       severity: 'error',
-      message: `No --ca given: the installer trusts only CAs imported into its own store, so this check cannot say it would. The certificate was issued by "${top.issuer}"${publicRoot ? ' and chains to a public root' : ', which is not a public root'}.`,
+      message: `No \`caPems\` given: the installer trusts only CAs imported into its own store, so this check cannot say it would. The certificate was issued by "${top.issuer}"${publicRoot ? ' and chains to a public root' : ', which is not a public root'}.`,
       evidence: { issuer: top.issuer, topCertificateSha256: top.fingerprints.sha256, chainsToPublicRoot: publicRoot },
       installer: `${TLS_REJECTION}, unless that CA is in its store`,
-      fix: 'Pass --ca with the CA certificate that you import into the installer (depotkit installer trust --ca FILE).',
+      fix: 'Pass `caPems` with the CA certificate that you import into the installer (`trustCa` `caPems` FILE).',
     });
   }
   return findings;

@@ -14,6 +14,7 @@ import { NGINX, startNginx } from '../helpers/nginx.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 import { writeTree } from '../server/helpers.js';
+import { onTheCommandLine } from './words.js';
 
 const HOST = 'depot.test';
 const USER = 'depot';
@@ -173,7 +174,7 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
       ['open.patch-store.auth-required', name === 'nginx' ? 'warning' : 'info', `${UMDS_PATCH_STORE_DIR}/`],
       ['open.path.auth-required', 'warning', STORE_FILE],
     ]);
-    expect(closed.findings.find((f) => f.id === 'open.patch-store.auth-required')!.fix).toContain(`--open ${UMDS_PATCH_STORE_DIR}`);
+    expect(onTheCommandLine(closed.findings.find((f) => f.id === 'open.patch-store.auth-required')!.fix)).toContain(`--open ${UMDS_PATCH_STORE_DIR}`);
     expect(closed.accepted).toBe(true);
 
     // Segments, not strings: a prefix that is only the start of a name opens nothing of it.
@@ -194,9 +195,9 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     expect(warning.severity).toBe('warning');
     expect(warning.evidence).toMatchObject({ servedCertificate: true, subject: `CN=${HOST}` });
     expect(warning.installer).toContain('VMWARE_DEPOT_CONNECT_FAILURE');
-    expect(warning.fix).toContain(inspectCertificate(ca.certPem).subject);
-    expect(warning.fix).toContain('depotkit installer trust --ca');
-    expect(warning.fix).toContain('depotkit cert inspect');
+    expect(onTheCommandLine(warning.fix)).toContain(inspectCertificate(ca.certPem).subject);
+    expect(onTheCommandLine(warning.fix)).toContain('depotkit installer trust --ca');
+    expect(onTheCommandLine(warning.fix)).toContain('depotkit cert inspect');
 
     // A leaf that is not the served one vouches for nothing: rejected, and the warning says why.
     const other = await issueServerCert(ca, { dns: ['other.test'], keySize: 2048 });
@@ -211,7 +212,7 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     const selfSigned = await checkServed({ cert: self }, '', { caPems: [self.certPem] });
     expect(ids(selfSigned)).toEqual(['tls.ca.leaf']);
     expect(selfSigned.accepted).toBe(true);
-    expect(selfSigned.findings.find((f) => f.id === 'tls.ca.leaf')!.fix).toContain(
+    expect(onTheCommandLine(selfSigned.findings.find((f) => f.id === 'tls.ca.leaf')!.fix)).toContain(
       `depotkit cert ca --out <ca-dir>; depotkit cert issue --ca <ca-dir> --dns ${HOST} --out <out-dir>`,
     );
   });

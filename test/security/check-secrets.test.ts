@@ -10,6 +10,7 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
 import { checkDepot, type CheckResult } from '../../src/probe/check.js';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { onTheCommandLine } from '../probe/words.js';
 
 const HOST = 'depot.test';
 const USER = 'depot';
@@ -148,7 +149,7 @@ describe('check sends the depot password only where it may', () => {
     const sent = await checkDepot(s.url, { user: USER, password: PASSWORD, allowHttpCredentials: true });
     expect(s.seen.length).toBeGreaterThan(0);
     expect(ids(sent)).toEqual(['http.plain', 'auth.cleartext']);
-    expect(sent.findings.find((f) => f.id === 'auth.cleartext')!.message).toMatch(/--allow-http-credentials/);
+    expect(onTheCommandLine(sent.findings.find((f) => f.id === 'auth.cleartext')!.message)).toMatch(/--allow-http-credentials/);
   });
 
   it('CLI: --allow-http-credentials; the password is never printed', async () => {
