@@ -5,11 +5,11 @@ import { DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { foldersUpTo, isDirectory, syncDir, writeFileAtomic } from '../util/fs.js';
 
-/** The files under the --binaries folders, by file name (several downloads may share one). */
+/** The files under the folders of binaries, by file name (several downloads may share one). */
 export async function indexBinaries(folders: string[], out: string): Promise<Map<string, string[]>> {
   const index = new Map<string, string[]>();
   for (const folder of folders) {
-    if (!(await isDirectory(folder))) throw usageError(`--binaries ${folder} is not a folder.`);
+    if (!(await isDirectory(folder))) throw usageError(`${folder}, given as a folder of binaries, is not a folder.`);
     const files = await fg('**/*', {
       cwd: folder,
       absolute: true,
@@ -69,7 +69,7 @@ export async function layoutMetadata(files: Map<string, Buffer>, out: string, fo
   if (conflicts.length) {
     throw usageError(
       `${out} already holds different metadata (${conflicts.slice(0, 3).join(', ')}${conflicts.length > 3 ? `, and ${conflicts.length - 3} more` : ''}).`,
-      'Use --force to replace it with the metadata given, or choose another --out.',
+      'Use `force` to replace it with the metadata given, or choose another `out`.',
     );
   }
   const folders = new Set<string>();

@@ -82,10 +82,10 @@ type Report = Omit<BuildReport, 'verify'>;
  */
 export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   const mode = options.mode ?? 'copy';
-  if (!PLACE_MODES.includes(mode)) throw usageError(`--mode must be one of ${PLACE_MODES.join(', ')}, not "${mode}".`);
-  if (options.binaries.length === 0) throw usageError('Give at least one --binaries folder.');
+  if (!PLACE_MODES.includes(mode)) throw usageError(`The placing mode must be one of ${PLACE_MODES.join(', ')}, not "${mode}".`);
+  if (options.binaries.length === 0) throw usageError('Give at least one folder of binaries (`binaries`).');
   const out = resolve(options.out);
-  if ((await sizeOf(out)) !== undefined) throw usageError(`--out ${out} is a file, not a folder.`);
+  if ((await sizeOf(out)) !== undefined) throw usageError(`${out} is a file, not a folder: a depot is built into a folder.`);
 
   const source = await readMetadata(options.metadata);
   const index = await indexBinaries(

@@ -70,7 +70,7 @@ export async function makeDemoDepot(dir: string, options: DemoOptions = {}): Pro
   const release = options.release ?? '9.0';
   if (!RELEASES.includes(release)) throw usageError(`Unknown release "${release}"; use one of ${RELEASES.join(', ')}.`);
   const binarySize = options.binarySize ?? DEFAULT_DEMO_BINARY_SIZE;
-  if (!Number.isSafeInteger(binarySize) || binarySize < 0) throw usageError(`--binary-size must be a whole number of bytes, not ${binarySize}.`);
+  if (!Number.isSafeInteger(binarySize) || binarySize < 0) throw usageError(`The size of each binary must be a whole number of bytes, not ${binarySize}.`);
   const root = resolve(dir);
   const signingDir = resolve(options.signingDir ?? join(dirname(root), `${basename(root)}-signing`));
   const now = options.now ?? new Date();
@@ -112,7 +112,7 @@ export async function refuseUnfinishedDemo(dir: string): Promise<void> {
     throw new DepotkitError(
       `${dir} is a demo depot that an interrupted run left half made.`,
       EXIT.problems,
-      `Run it again to finish it: depotkit depot demo ${dir}`,
+      `Run it again to finish it: \`makeDemoDepot\` ${dir}`,
     );
 }
 

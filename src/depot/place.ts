@@ -142,7 +142,11 @@ export async function placeFile(
     if (err instanceof DepotkitError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EXDEV') {
-      throw new DepotkitError(`Cannot hard-link ${source} into ${dirname(dest)}: they are on different file systems.`, 2, 'Use --mode copy or --mode symlink.');
+      throw new DepotkitError(
+        `Cannot hard-link ${source} into ${dirname(dest)}: they are on different file systems.`,
+        2,
+        'Place with `mode` copy or symlink instead.',
+      );
     }
     // A full disk or quota is about where it was writing; anything else, about what it was reading.
     throw describeFsError(err, isEnvironmentError(err) ? dest : source);
