@@ -6,7 +6,7 @@ import { errorMessage } from '../util/errors.js';
 import type { DepotServer, PreparedDepotServer } from './index.js';
 import type { MetricsSnapshot } from './metrics.js';
 import type { StatusData } from './status-data.js';
-import type { FromWorker, ToWorker } from './workers.js';
+import type { FromWorker, ToWorker } from './worker-messages.js';
 
 let prepared: PreparedDepotServer | undefined;
 let server: DepotServer | undefined;

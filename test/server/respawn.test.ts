@@ -2,7 +2,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { respawnDelayMs } from '../../src/server/workers.js';
+import { respawnDelayMs } from '../../src/server/respawn.js';
 import { tempDir } from '../helpers/cli.js';
 import { childPids, spawnServe, writeTree, type ServeChild } from './helpers.js';
 
