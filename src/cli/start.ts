@@ -1,16 +1,16 @@
 import { basename, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEPOT_PATHS } from '../constants.js';
+import type { QuickstartStep } from '../server/quickstart.js';
 import { SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../server/tuning.js';
 import { EXIT, usageError } from '../util/errors.js';
-import { exists, readFileBounded } from '../util/fs.js';
-import { PEM_LIMITS } from '../util/limits.js';
+import { exists } from '../util/fs.js';
 import { PortInUseError } from '../util/listen.js';
 import { formatVerifyResult } from './depot.js';
 import { hostOption, portOption } from './options.js';
 import { note, printLines } from './output.js';
 import { invokedAs, startedByNpm } from './process.js';
-import { runDepot, supervise } from './serve.js';
+import { supervise } from './serve.js';
 
 export const DEMO_DEPOT_DIR = 'demo-depot';
 export const DEMO_PKI_DIR = 'demo-pki';
@@ -31,62 +31,49 @@ export function registerStartCommand(program: Command): void {
     .addOption(hostOption('127.0.0.1', 'address to serve on'))
     .addOption(portOption(SERVE_DEFAULT_PORT, 'port to serve on'))
     .action(async (opts: { serve: boolean; host: string; port: number }) => {
-      const [{ makeDemoDepot }, { verifyDepot }, { SIGNING_PUBLIC_FILE }] = await Promise.all([
-        import('../depot/demo.js'),
-        import('../depot/verify.js'),
-        import('../depot/signature.js'),
-      ]);
-      const dir = resolve(DEMO_DEPOT_DIR);
-      // Where makeDemoDepot keeps the signing key by default: its own signature is verified, not reported as unverified.
-      const signingPublicKey = resolve(`${dir}-signing`, SIGNING_PUBLIC_FILE);
-      // The demo writes its catalog last: without it, an earlier run was interrupted and is made again.
-      if (await exists(resolve(dir, DEPOT_PATHS.catalog))) {
-        note(`Using the existing demo depot in ${dir}.`);
-      } else {
-        const made = await makeDemoDepot(dir, { force: true });
-        note(`Made a ${made.release} demo depot in ${dir}: ${made.binaries} binaries in ${made.components.length} component folders.`);
-      }
-      const signingCertPem = (await exists(signingPublicKey))
-        ? (await readFileBounded(signingPublicKey, PEM_LIMITS.maxFileBytes, 'PEM file')).toString('utf8')
-        : undefined;
-      const result = await verifyDepot(dir, { deep: true, signingCertPem });
-      printLines(formatVerifyResult(result));
-      if (!opts.serve || !result.ok) {
-        if (result.ok) printLines(['', ...(await serveHint())]);
-        process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
-        return;
-      }
-      const { prepareDemoServing } = await import('../server/demo.js');
-      const demo = await prepareDemoServing(DEMO_PKI_DIR);
-      if (demo.made.length > 0) note(`Made in ./${DEMO_PKI_DIR}: ${demo.made.join(', ')}.`);
-      const running = await runDepot(
-        {
-          root: dir,
-          host: opts.host,
-          port: opts.port,
-          tls: { certFile: demo.certPath, keyFile: demo.keyPath },
-          auth: { user: demo.user, password: demo.password },
-        },
-        1,
-        SERVE_DEFAULT_GRACE_SECONDS * 1000,
-      ).catch((err: unknown) => {
+      const { quickstart } = await import('../server/quickstart.js');
+      const graceMs = SERVE_DEFAULT_GRACE_SECONDS * 1000;
+      const started = await quickstart({
+        depotDir: DEMO_DEPOT_DIR,
+        pkiDir: DEMO_PKI_DIR,
+        ...(opts.serve ? { serve: { host: opts.host, port: opts.port, graceMs } } : {}),
+        onStep: showStep,
+      }).catch((err: unknown) => {
         if (!(err instanceof PortInUseError)) throw err;
         const again = `${startCommand()} ${startCommand() === 'npm start' ? '-- ' : ''}--port`;
         throw usageError(err.message, `Pick another port: ${again} ${SERVE_DEFAULT_PORT + 1000}, or ${again} 0 for any free one.`);
       });
+      process.exitCode = started.verify.ok ? EXIT.ok : EXIT.problems;
+      if (!started.serving) {
+        if (started.verify.ok) printLines(['', ...(await serveHint())]);
+        return;
+      }
+      const { demo, running } = started.serving;
       const rel = (p: string) => relative(process.cwd(), p);
       printLines([
         '',
-        `Serving ${rel(dir)} at ${running.url}`,
+        `Serving ${rel(started.dir)} at ${running.url}`,
         `  user:           ${demo.user}`,
         `  password file:  ${rel(demo.passwordFile)}`,
         `  CA certificate: ${rel(demo.caCertPath)}  (import it into the installer as trusted for outbound connections)`,
         `  try:            curl --cacert ${rel(demo.caCertPath)} -u ${demo.user}:"$(cat ${rel(demo.passwordFile)})" -I ${running.url}/${DEPOT_PATHS.catalog}`,
         'Ctrl-C stops it.',
       ]);
-      await supervise(running, undefined, SERVE_DEFAULT_GRACE_SECONDS * 1000);
-      process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
+      await supervise(running, undefined, graceMs);
     });
+}
+
+/** Each step of the quickstart as it ends: the depot on stderr, the verdict on stdout, the serving material made. */
+function showStep(step: QuickstartStep): void {
+  if (step.step === 'depot') {
+    const { made, dir } = step;
+    note(
+      made
+        ? `Made a ${made.release} demo depot in ${dir}: ${made.binaries} binaries in ${made.components.length} component folders.`
+        : `Using the existing demo depot in ${dir}.`,
+    );
+  } else if (step.step === 'verified') printLines(formatVerifyResult(step.result));
+  else if (step.demo.made.length > 0) note(`Made in ./${DEMO_PKI_DIR}: ${step.demo.made.join(', ')}.`);
 }
 
 /**
