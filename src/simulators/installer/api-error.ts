@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { INSTALLER_ERROR_TYPE } from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES } from './literals.js';
-import type { InstallerErrorBody } from '../../installer/wire.js';
+import type { ErrorBody } from './wire.js';
 
 /** A refusal the simulated installer answers with its error body. */
 export class ApiError extends Error {
@@ -18,7 +18,7 @@ export class ApiError extends Error {
   }
 }
 
-export function errorBody(error: ApiError): Partial<InstallerErrorBody> {
+export function errorBody(error: ApiError): Partial<ErrorBody> {
   const referenceToken = randomBytes(3).toString('hex').toUpperCase();
   const remediation = error.remediation ? { remediationMessage: error.remediation } : {};
   if (error.observed) {

@@ -1,14 +1,13 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import pLimit from 'p-limit';
-import { request } from 'undici';
 import { BUNDLE_DOWNLOAD_STATUS, TEMP_PREFIX, type BundleDownloadStatus } from '../../constants.js';
 import type { SimBundle } from './bundles.js';
 import { accountHeaders, depotAgent, targetUrl, type DepotConnectOptions, type DepotTarget } from './depot-probe.js';
+import { checkFetched, fetchBinary, type FetchedBinary } from './fetch-binary.js';
 import type { ServiceLog } from './log.js';
 
 /** Where and how the installer reaches the depot, at the moment a download starts. */
@@ -32,8 +31,6 @@ export interface DownloadState {
 const COMPONENT = 'BundleDownloadService';
 /** Bundles downloaded at once; the rest wait SCHEDULED. */
 const PARALLEL_BUNDLES = 4;
-
-class DownloadFailure extends Error {}
 
 /**
  * Downloads bundles from the depot as the installer does: every binary by GET
@@ -89,84 +86,32 @@ export class BundleDownloads {
     const agent = depotAgent(connection.target, connection.trustedPems, connection.options);
     const headers = accountHeaders(connection.account);
     const temps: Array<{ temp: string; final: string }> = [];
-    const fetched: Array<{ path: string; bytes: number; sha256: string; size: number; checksum: string }> = [];
     try {
+      const fetched: FetchedBinary[] = [];
       for (const binary of bundle.binaries) {
-        const url = targetUrl(connection.target, binary.path);
-        let res;
-        try {
-          res = await request(url, { method: 'GET', headers, dispatcher: agent, signal });
-        } catch (err) {
-          throw new DownloadFailure(`${binary.path}: the depot could not be reached (${(err as Error).message}).`);
-        }
-        this.log.write('INFO', COMPONENT, `GET ${url} -> ${res.statusCode}`);
-        if (res.statusCode !== 200) {
-          await res.body.dump();
-          const why =
-            res.statusCode === 401 || res.statusCode === 403 ? ' (the depot refused the credentials)' : res.statusCode === 404 ? ' (not in the depot)' : '';
-          throw new DownloadFailure(`${binary.path}: HTTP ${res.statusCode} from the depot${why}.`);
-        }
-        const hash = createHash('sha256');
-        let bytes = 0;
-        let storeError: Error | undefined;
-        const sink = this.store ? await this.openSink(binary.path, temps) : undefined;
-        let overrun = false;
-        const counter = new Writable({
-          write: (whole: Buffer, _encoding, done) => {
-            // One byte past the catalog's size is enough to fail the check: the rest is not read (nor stored).
-            const chunk = whole.subarray(0, binary.size + 1 - bytes);
-            hash.update(chunk);
-            bytes += chunk.length;
-            state.downloadedSize += chunk.length;
-            if (bytes > binary.size) {
-              overrun = true;
-              return done(new Error(`more than the catalog's ${binary.size} bytes`));
-            }
-            if (!sink) return done();
-            sink.write(chunk, (err) => {
-              storeError ??= err ?? undefined;
-              done(err ?? null);
-            });
-          },
-          final: (done) => {
-            if (!sink) return done();
-            sink.once('error', done);
-            sink.end(() => done());
-          },
-        });
-        sink?.on('error', () => undefined); // reported through the write callbacks
-        try {
-          await pipeline(res.body, counter);
-        } catch (err) {
-          if (signal.aborted) throw err;
-          if (overrun) throw new DownloadFailure(`${binary.path}: the depot sent more than the catalog's ${binary.size} bytes; the download was stopped.`);
-          if (storeError) throw new DownloadFailure(`${binary.path}: cannot be stored (${storeError.message}).`);
-          // A connection cut mid-body is a short read, judged below with the bytes that came.
-          this.log.write('WARN', COMPONENT, `${binary.path}: the download broke off after ${bytes} bytes (${(err as Error).message})`);
-        }
-        fetched.push({ path: binary.path, bytes, sha256: hash.digest('hex'), size: binary.size, checksum: binary.checksum });
+        fetched.push(
+          await fetchBinary(binary, {
+            url: targetUrl(connection.target, binary.path),
+            headers,
+            agent,
+            signal,
+            log: this.log,
+            component: COMPONENT,
+            onBytes: (n) => (state.downloadedSize += n),
+            openSink: async () => (this.store ? this.openSink(binary.path, temps) : undefined),
+          }),
+        );
       }
       state.status = BUNDLE_DOWNLOAD_STATUS.validating;
-      for (const f of fetched) {
-        if (f.bytes !== f.size)
-          throw new DownloadFailure(`${f.path}: short read, ${f.bytes} of ${f.size} bytes${f.bytes > f.size ? ' (longer than the catalog says)' : ''}.`);
-        if (f.sha256 !== f.checksum) throw new DownloadFailure(`${f.path}: checksum mismatch, SHA-256 ${f.sha256} where the catalog has ${f.checksum}.`);
-      }
+      checkFetched(fetched);
       for (const t of temps) await rename(t.temp, t.final);
       state.status = BUNDLE_DOWNLOAD_STATUS.success;
       state.message = `Bundle ${bundle.name} downloaded and validated.`;
-      this.log.write(
-        'INFO',
-        COMPONENT,
-        `Bundle ${bundle.name} (${bundle.id}) downloaded and validated: ${fetched.length} files, ${state.downloadedSize} bytes`,
-      );
+      const what = `${fetched.length} files, ${state.downloadedSize} bytes`;
+      this.log.write('INFO', COMPONENT, `Bundle ${bundle.name} (${bundle.id}) downloaded and validated: ${what}`);
     } catch (err) {
       state.status = BUNDLE_DOWNLOAD_STATUS.failed;
-      state.message = signal.aborted
-        ? 'The download was stopped.'
-        : err instanceof DownloadFailure
-          ? `Failed to download bundle ${bundle.name}: ${err.message}`
-          : `Failed to download bundle ${bundle.name}: ${(err as Error).message}`;
+      state.message = signal.aborted ? 'The download was stopped.' : `Failed to download bundle ${bundle.name}: ${(err as Error).message}`;
       this.log.write('ERROR', COMPONENT, state.message);
       await Promise.all(temps.map((t) => rm(t.temp, { force: true })));
     } finally {

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { DEPOT_PATHS, DEPOT_SYNC_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../../constants.js';
 import { parseCatalog, type Catalog } from '../../depot/catalog.js';
-import { isObject } from '../../installer/wire.js';
+import { isObject } from './wire.js';
 import {
   MAX_CATALOG_BYTES,
   accountHeaders,

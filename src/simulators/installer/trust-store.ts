@@ -1,12 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import { TRUSTED_CERT_ALIAS_PREFIX, TRUSTED_FOR_INBOUND, TRUSTED_FOR_OUTBOUND } from '../../constants.js';
-import type { TrustedCertificate } from '../../installer/wire.js';
 import { sha256Fingerprint } from '../../pki/index.js';
+import type { TrustedCertificateView } from './wire.js';
 
 export type UsageType = typeof TRUSTED_FOR_OUTBOUND | typeof TRUSTED_FOR_INBOUND;
 export const USAGE_TYPES: readonly UsageType[] = [TRUSTED_FOR_OUTBOUND, TRUSTED_FOR_INBOUND];
 
-export interface StoredCertificate extends TrustedCertificate {
+export interface StoredCertificate extends TrustedCertificateView {
   usage: UsageType;
   /** 64 lowercase hex digits of the DER's SHA-256. */
   sha256: string;
