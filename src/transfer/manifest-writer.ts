@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { link, open, rename, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { describeFsError, usageError } from '../util/errors.js';
-import { syncDir, tempPathFor } from '../util/fs.js';
+import { renameInto, syncDir, tempPathFor, writeFailure } from '../util/fs.js';
 
 /**
  * The pack manifest written in pieces: the text is exactly what
@@ -71,16 +70,10 @@ export async function writeJsonStreamed(path: string, value: unknown, indent: nu
     } finally {
       await handle.close();
     }
-    if (force) await rename(temp, path);
-    else {
-      // link() fails when a file appeared at `path`: never replaced unasked.
-      await link(temp, path);
-      await rm(temp, { force: true });
-    }
+    await renameInto(temp, path, force);
   } catch (err) {
     await rm(temp, { force: true });
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw usageError(`${path} already exists.`, 'Use `force` to replace it.');
-    throw describeFsError(err, path);
+    throw writeFailure(err, path);
   }
   await syncDir(dirname(path));
   return hash.digest('hex');

@@ -12,7 +12,7 @@ export const CHUNK_BYTES = 4 * 1024 * 1024;
 const WRITES_IN_FLIGHT = 4;
 
 /** Reads exactly `length` bytes at `position`, or fewer only at the end of the file. */
-async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
+export async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
   const buffer = Buffer.allocUnsafe(length);
   let done = 0;
   while (done < length) {

@@ -30,9 +30,14 @@ function utf8Prefix(text: string, maxBytes: number): string {
  * start still get different temporary names.
  */
 function tempNamePart(name: string): string {
-  if (Buffer.byteLength(name) <= TEMP_NAME_ROOM) return name;
+  return nameWithin(name, TEMP_NAME_ROOM);
+}
+
+/** `name` when it fits in `room` bytes, else its start and `~` and 8 hex digits of its SHA-256: two long names sharing a start stay apart. */
+export function nameWithin(name: string, room: number): string {
+  if (Buffer.byteLength(name) <= room) return name;
   const digest = createHash('sha256').update(name).digest('hex').slice(0, 8);
-  return `${utf8Prefix(name, TEMP_NAME_ROOM - 9)}~${digest}`;
+  return `${utf8Prefix(name, room - 9)}~${digest}`;
 }
 
 /** A temporary path beside `finalPath`, so the final rename stays on one file system; its name fits NAME_MAX whatever the final name. */
@@ -109,20 +114,26 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     }
     // The umask may have narrowed the mode; a private key must be exactly 0600.
     await chmod(temp, mode);
-    if (options.force) {
-      await rename(temp, path);
-    } else {
-      // link() fails if a file appeared at `path` since the check above: never replaced unasked.
-      await link(temp, path);
-      await rm(temp, { force: true });
-    }
+    await renameInto(temp, path, options.force ?? false);
   } catch (err) {
     await rm(temp, { force: true });
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw usageError(`${path} already exists.`, 'Use `force` to replace it.');
-    throw describeFsError(err, path);
+    throw writeFailure(err, path);
   }
   // The file's new name, and the folders made for it, in their parents.
   if (options.syncFolder ?? true) for (const folder of foldersUpTo(path, made ? dirname(made) : dirname(path))) await syncDir(folder);
+}
+
+/** Renames a finished temporary file to `path`; without `force` through link(), which fails when a file appeared there: never replaced unasked. */
+export async function renameInto(temp: string, path: string, force: boolean): Promise<void> {
+  if (force) return rename(temp, path);
+  await link(temp, path);
+  await rm(temp, { force: true });
+}
+
+/** What a failed write to `path` says: the file that was there already (and `force`), or the file system's failure. */
+export function writeFailure(err: unknown, path: string): DepotkitError {
+  if ((err as NodeJS.ErrnoException).code === 'EEXIST') return usageError(`${path} already exists.`, 'Use `force` to replace it.');
+  return describeFsError(err, path);
 }
 
 export async function writeJsonAtomic(path: string, value: unknown, options: WriteOptions = {}): Promise<void> {

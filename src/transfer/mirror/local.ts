@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { type Stats, constants as fsConstants } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readlink, realpath, rename, unlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../../constants.js';
-import { NAME_MAX_BYTES, tempPathFor } from '../../util/fs.js';
+import { NAME_MAX_BYTES, nameWithin, tempPathFor } from '../../util/fs.js';
 import { FileFailure, localFailure } from './failure.js';
 
 /**
@@ -20,18 +19,6 @@ const CREATE = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW;
 /** An existing partial file: not through a link; a FIFO planted there must not block the open. */
 const RESUME = O_RDWR | O_NOFOLLOW | O_NONBLOCK;
 
-/** The first code points of `text` that fit in `maxBytes` of UTF-8 (a character is never cut in two). */
-function utf8Prefix(text: string, maxBytes: number): string {
-  let bytes = 0;
-  let end = 0;
-  for (const char of text) {
-    bytes += Buffer.byteLength(char);
-    if (bytes > maxBytes) break;
-    end += char.length;
-  }
-  return text.slice(0, end);
-}
-
 /**
  * Where an interrupted download of `binary` waits to be resumed: beside its
  * final path (the rename stays on one file system), named by its checksum and
@@ -40,12 +27,7 @@ function utf8Prefix(text: string, maxBytes: number): string {
  */
 export function partialPathFor(root: string, binary: { path: string; checksum: string; fileName: string }): string {
   const prefix = `${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}${binary.checksum.slice(0, 16)}-`;
-  const room = NAME_MAX_BYTES - Buffer.byteLength(prefix);
-  const name =
-    Buffer.byteLength(binary.fileName) <= room
-      ? binary.fileName
-      : `${utf8Prefix(binary.fileName, room - 9)}~${createHash('sha256').update(binary.fileName).digest('hex').slice(0, 8)}`;
-  return join(root, dirname(binary.path), `${prefix}${name}`);
+  return join(root, dirname(binary.path), `${prefix}${nameWithin(binary.fileName, NAME_MAX_BYTES - Buffer.byteLength(prefix))}`);
 }
 
 const notFound = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';

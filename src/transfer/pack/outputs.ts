@@ -9,15 +9,15 @@ import {
   PACK_SUMS_FILE,
   PACK_VOLUME_PREFIX,
   PACK_VOLUME_SUFFIX,
-} from '../constants.js';
-import { signCatalog } from '../depot/signature.js';
-import { usageError } from '../util/errors.js';
-import { exists, writeFileAtomic } from '../util/fs.js';
-import type { PackManifest } from './format.js';
-import { sha256Hex } from './inventory.js';
-import { writeJsonStreamed } from './manifest-writer.js';
-import { packReadme } from './readme.js';
-import { formatSeal } from './seal.js';
+} from '../../constants.js';
+import { signCatalog } from '../../depot/signature.js';
+import { usageError } from '../../util/errors.js';
+import { exists, writeFileAtomic } from '../../util/fs.js';
+import type { PackManifest } from '../format.js';
+import { sha256Hex } from '../inventory.js';
+import { writeJsonStreamed } from '../manifest-writer.js';
+import { packReadme } from '../readme.js';
+import { formatSeal } from '../seal.js';
 
 /**
  * The files beside the volumes (the manifest, its signature, the checksum
@@ -67,7 +67,7 @@ export async function checkSealFile(file: string, out: string, force: boolean): 
   const path = resolve(file);
   if (path === out || path.startsWith(`${out}${sep}`))
     throw usageError(`The seal file ${path} is inside the pack's folder ${out}: the seal must travel apart from the media it vouches for.`);
-  if (!force && (await exists(path))) throw usageError(`${path} already exists.`, 'Use --force to replace it, or name another file.');
+  if (!force && (await exists(path))) throw usageError(`${path} already exists.`, 'Use `force` to replace it, or name another file.');
   return path;
 }
 

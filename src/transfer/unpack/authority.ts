@@ -6,7 +6,8 @@ import { PACK_LIMITS } from '../../util/limits.js';
 import { escapeControlChars } from '../../util/text.js';
 import type { PackFile, PackManifest } from '../format.js';
 import { inComponentFolder, isComponentMetadata, parseTransferCatalog, sha256Hex, unplaceableName } from '../inventory.js';
-import { openVolume, readRange } from './media.js';
+import { readAt } from '../../util/chunked-io.js';
+import { openVolume } from './media.js';
 
 /**
  * The catalog is the authority on every binary: the manifest only says where
@@ -34,7 +35,7 @@ async function readPieces(media: readonly string[], manifest: PackManifest, file
     if (volume.state === 'absent') return `volume ${name} is missing`;
     if (volume.state === 'refused') return `${volume.path} ${volume.reason}`;
     try {
-      const data = await readRange(volume.handle, piece.dataOffset, piece.length);
+      const data = await readAt(volume.handle, piece.dataOffset, piece.length);
       if (data.length !== piece.length) return `volume ${name} ends early`;
       parts.push(data);
     } catch (err) {

@@ -1,6 +1,7 @@
 import { constants as fsConstants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readAt } from '../../util/chunked-io.js';
 import { DepotkitError, EXIT, describeFsError } from '../../util/errors.js';
 
 /**
@@ -75,18 +76,6 @@ export async function openVolume(media: readonly string[], name: string): Promis
   return refused ?? { state: 'absent' };
 }
 
-/** Reads exactly `length` bytes at `position`, or fewer only at the end of the file. */
-export async function readRange(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
-  let done = 0;
-  while (done < length) {
-    const { bytesRead } = await handle.read(buffer, done, length - done, position + done);
-    if (bytesRead === 0) break;
-    done += bytesRead;
-  }
-  return buffer.subarray(0, done);
-}
-
 /**
  * A small file of the media read whole (the manifest, SHA256SUMS, a
  * signature): undefined when there is none; refused when it is not a regular
@@ -101,7 +90,7 @@ export async function readMediaFile(path: string, maxBytes: number, what: string
   try {
     if (file.size > maxBytes) throw new DepotkitError(`${path} is ${file.size} bytes, more than a ${what} holds (${maxBytes}): refused.`, EXIT.problems);
     // One byte more than it said: a file still growing is refused rather than read without end.
-    const data = await readRange(file.handle, 0, file.size + 1);
+    const data = await readAt(file.handle, 0, file.size + 1);
     if (data.length !== file.size) throw new DepotkitError(`${path} changed while it was being read: refused.`, EXIT.problems, 'Copy it again from the pack.');
     return data;
   } catch (err) {

@@ -67,10 +67,100 @@ const FILES_WAITING = 64;
 export const volumesOf = (f: PackFile): number[] => [...new Set(f.pieces.map((p) => p.volume))];
 
 /**
+ * The files being placed. A file has a sink (a name, a hash, an open file)
+ * only while it is written; it is flushed and renamed as soon as its last
+ * byte is written, while the next ones are read.
+ */
+class Placer {
+  readonly out: Placing = { volumes: [], placed: [], failed: [], held: [], bytesRead: 0 };
+  readonly failed = new Set<PackFile>();
+  private readonly folders = new Folders();
+  private readonly sinks = new Map<PackFile, Sink>();
+  private readonly finishing = new Set<Promise<void>>();
+  private readonly finishLimit = pLimit(FILES_FINISHING);
+  private finishFailure: unknown;
+
+  constructor(
+    private readonly manifest: PackManifest,
+    private readonly target: TargetDepot,
+  ) {}
+
+  readonly sinkOf = (file: PackFile): Sink => {
+    let sink = this.sinks.get(file);
+    if (!sink) this.sinks.set(file, (sink = new Sink(file, this.target.path(file.path), this.folders)));
+    return sink;
+  };
+
+  readonly fail = async (file: PackFile, reason: string): Promise<void> => {
+    if (this.failed.has(file)) return;
+    this.failed.add(file);
+    const sink = this.sinks.get(file);
+    this.sinks.delete(file);
+    await sink?.discard(reason);
+    this.out.failed.push({ path: file.path, size: file.size, reason, volumes: volumesOf(file) });
+  };
+
+  /** A file whose bytes are all written: placed when its SHA-256 is right (metadata held back), else failed. */
+  private async complete(file: PackFile): Promise<void> {
+    if (this.failed.has(file)) return;
+    const sink = this.sinkOf(file);
+    if (!(await sink.finish())) {
+      const volumes = volumesOf(file).map((v) => this.manifest.volumes[v - 1]!.name);
+      const what = file.kind === 'binary' ? "the catalog's" : "the manifest's";
+      return this.fail(file, `its content is not ${what} (SHA-256 or size): ${volumes.join(', ')} ${volumes.length > 1 ? 'are' : 'is'} damaged`);
+    }
+    this.sinks.delete(file);
+    if (file.kind === 'metadata') this.out.held.push({ path: file.path, temp: sink.temp, sha256: file.sha256, size: file.size });
+    else {
+      await rename(sink.temp, sink.final);
+      await this.target.remember(file.path, file.sha256);
+      this.out.placed.push({ path: file.path, size: file.size });
+    }
+  }
+
+  /** Flushes and renames `file` in the background, then waits while too many files wait to be. */
+  readonly finishSoon = async (file: PackFile): Promise<void> => {
+    this.startFinishing(file);
+    await this.room();
+  };
+
+  readonly pieceDone = async (item: VolumePiece): Promise<void> => {
+    const sink = this.sinkOf(item.file);
+    sink.piecesDone++;
+    if (sink.piecesDone === item.file.pieces.length) this.startFinishing(item.file);
+    await this.room();
+  };
+
+  private startFinishing(file: PackFile): void {
+    const pending: Promise<void> = this.finishLimit(() => this.complete(file))
+      .catch((err: unknown) => {
+        this.finishFailure ??= err;
+      })
+      .finally(() => this.finishing.delete(pending));
+    this.finishing.add(pending);
+  }
+
+  private async room(): Promise<void> {
+    while (this.finishing.size >= FILES_WAITING) await Promise.race(this.finishing);
+  }
+
+  /** Waits for every file being finished; the first failure ends the run. */
+  async settle(): Promise<void> {
+    await Promise.all(this.finishing);
+    if (this.finishFailure) throw this.finishFailure;
+  }
+
+  /** What an interrupted run leaves: no open file, no half-written temporary file. */
+  async close(): Promise<void> {
+    await Promise.all(this.finishing);
+    for (const sink of this.sinks.values()) if (sink.handle) await sink.discard('interrupted');
+  }
+}
+
+/**
  * Reads the volumes still needed, each once and in order, and places each
  * file as soon as its last byte is written and its SHA-256 is right (the
- * catalog's for a binary, the manifest's for metadata). Metadata is held. A
- * file has a sink (a name, a hash, an open file) only while it is written.
+ * catalog's for a binary, the manifest's for metadata). Metadata is held.
  */
 export async function placeFromVolumes(
   media: readonly string[],
@@ -79,92 +169,30 @@ export async function placeFromVolumes(
   needed: readonly PackFile[],
   hooks: { onBytes?: (n: number) => void } = {},
 ): Promise<Placing> {
-  const out: Placing = { volumes: [], placed: [], failed: [], held: [], bytesRead: 0 };
-  const folders = new Folders();
-  const sinks = new Map<PackFile, Sink>();
-  const failed = new Set<PackFile>();
-  const sinkOf = (file: PackFile) => {
-    let sink = sinks.get(file);
-    if (!sink) sinks.set(file, (sink = new Sink(file, target.path(file.path), folders)));
-    return sink;
-  };
-
-  const fail = async (file: PackFile, reason: string) => {
-    if (failed.has(file)) return;
-    failed.add(file);
-    const sink = sinks.get(file);
-    sinks.delete(file);
-    await sink?.discard(reason);
-    out.failed.push({ path: file.path, size: file.size, reason, volumes: volumesOf(file) });
-  };
-  const complete = async (file: PackFile) => {
-    if (failed.has(file)) return;
-    const sink = sinkOf(file);
-    if (!(await sink.finish())) {
-      const volumes = volumesOf(file).map((v) => manifest.volumes[v - 1]!.name);
-      const what = file.kind === 'binary' ? "the catalog's" : "the manifest's";
-      return fail(file, `its content is not ${what} (SHA-256 or size): ${volumes.join(', ')} ${volumes.length > 1 ? 'are' : 'is'} damaged`);
-    }
-    sinks.delete(file);
-    if (file.kind === 'metadata') out.held.push({ path: file.path, temp: sink.temp, sha256: file.sha256, size: file.size });
-    else {
-      await rename(sink.temp, sink.final);
-      await target.remember(file.path, file.sha256);
-      out.placed.push({ path: file.path, size: file.size });
-    }
-  };
-
-  // A file is flushed and renamed as soon as its last byte is written, while the next ones are read.
-  const finishing = new Set<Promise<void>>();
-  const finishLimit = pLimit(FILES_FINISHING);
-  let finishFailure: unknown;
-  const startFinishing = (file: PackFile) => {
-    const pending: Promise<void> = finishLimit(() => complete(file))
-      .catch((err: unknown) => {
-        finishFailure ??= err;
-      })
-      .finally(() => finishing.delete(pending));
-    finishing.add(pending);
-  };
-  const room = async () => {
-    while (finishing.size >= FILES_WAITING) await Promise.race(finishing);
-  };
-  const pieceDone = async (item: VolumePiece) => {
-    const sink = sinkOf(item.file);
-    sink.piecesDone++;
-    if (sink.piecesDone === item.file.pieces.length) startFinishing(item.file);
-    await room();
-  };
-
+  const placer = new Placer(manifest, target);
   const pieces = piecesByVolume(manifest.files, new Set(needed));
   try {
     // An empty file may have no piece at all: it is whole already.
-    for (const file of needed) {
-      if (file.pieces.length > 0) continue;
-      startFinishing(file);
-      await room();
-    }
+    for (const file of needed) if (file.pieces.length === 0) await placer.finishSoon(file);
     for (const volume of manifest.volumes) {
-      const wanted = (pieces.needed.get(volume.index) ?? []).filter((p) => !failed.has(p.file));
+      const wanted = (pieces.needed.get(volume.index) ?? []).filter((p) => !placer.failed.has(p.file));
       const entry: VolumeReport = { index: volume.index, name: volume.name, state: 'not-needed', size: volume.size };
-      out.volumes.push(entry);
+      placer.out.volumes.push(entry);
       if (wanted.length === 0) continue;
       await readOne(media, volume, wanted, pieces.all.get(volume.index) ?? 0, entry, {
-        fail,
-        isFailed: (file) => failed.has(file),
-        sinkOf,
-        onPieceDone: pieceDone,
-        onRead: (n) => (out.bytesRead += n),
+        fail: placer.fail,
+        isFailed: (file) => placer.failed.has(file),
+        sinkOf: placer.sinkOf,
+        onPieceDone: placer.pieceDone,
+        onRead: (n) => (placer.out.bytesRead += n),
         onBytes: hooks.onBytes,
       });
     }
-    await Promise.all(finishing);
-    if (finishFailure) throw finishFailure;
+    await placer.settle();
   } finally {
-    await Promise.all(finishing);
-    for (const sink of sinks.values()) if (sink.handle) await sink.discard('interrupted');
+    await placer.close();
   }
-  return out;
+  return placer.out;
 }
 
 interface VolumeHooks extends ReadVolumeHooks {

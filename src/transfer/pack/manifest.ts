@@ -1,0 +1,44 @@
+import { PACK_FORMAT } from '../../constants.js';
+import type { PackManifest, TreeEntry } from '../format.js';
+import type { DepotRecord } from '../record.js';
+import type { Source } from './source.js';
+import type { Written } from './volumes.js';
+
+export interface ManifestInput {
+  packId: string;
+  created: Date;
+  volumeSize: number;
+  source: Source;
+  since?: DepotRecord;
+  written: Written;
+  /** Files not carried (the other side has them), already in the tree. */
+  tree: TreeEntry[];
+  removed: string[];
+}
+
+/** The manifest: where every byte of every file carried is, and the whole tree of the source; a binary of the wrong content is flagged, not in the tree. */
+export function buildManifest(input: ManifestInput): PackManifest {
+  const { source, since, written } = input;
+  const flagged = new Set(written.wrongChecksum.map((w) => w.path));
+  const tree = [...input.tree];
+  for (const file of written.packed) {
+    if (flagged.has(file.path)) file.catalogMismatch = true;
+    else tree.push({ path: file.path, size: file.size, sha256: file.sha256, kind: file.kind });
+  }
+  tree.sort((a, b) => a.path.localeCompare(b.path));
+  return {
+    format: PACK_FORMAT.name,
+    version: PACK_FORMAT.version,
+    packId: input.packId,
+    created: input.created.toISOString(),
+    volumeSize: input.volumeSize,
+    source: { catalogSha256: source.catalogSha256, release: source.release, releases: source.releases },
+    ...(since
+      ? { since: { catalogSha256: since.catalogSha256, kind: since.kind === 'pack' ? 'pack' : 'depot', ...(since.packId ? { packId: since.packId } : {}) } }
+      : {}),
+    volumes: written.volumes,
+    files: written.packed,
+    tree,
+    removed: input.removed,
+  };
+}

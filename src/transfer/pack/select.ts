@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DEPOT_PATHS } from '../../constants.js';
+import { describeFsError } from '../../util/errors.js';
+import type { TreeEntry } from '../format.js';
+import { type DepotFile, sha256Hex } from '../inventory.js';
+import type { DepotRecord } from '../record.js';
+import { type Source, changedWhilePacking } from './source.js';
+
+/** Metadata files up to this size are read into memory once (and hashed there, for a delta); larger ones are streamed. */
+const HOLD_METADATA_BYTES = 64 * 1024 * 1024;
+
+/** A file to carry. */
+export interface Entry extends DepotFile {
+  data?: Buffer;
+  /** Known before writing: metadata held in memory, or a binary's catalog checksum. */
+  expectedSha256?: string;
+}
+
+/** What is carried, and what the other side has already (a delta). */
+export interface Selection {
+  entries: Entry[];
+  /** Files of the depot not carried because the other side has them: already in the tree. */
+  tree: TreeEntry[];
+  unchanged: { files: number; bytes: number };
+  /** Files the other side has that this depot no longer holds. */
+  removed: string[];
+}
+
+/** The catalog and the other metadata first (what a person looks for in volume 1), then the binaries by path. */
+const metadataFirst = (a: DepotFile, b: DepotFile) =>
+  (a.kind === b.kind ? 0 : a.kind === 'metadata' ? -1 : 1) ||
+  (a.path === DEPOT_PATHS.catalog ? -1 : b.path === DEPOT_PATHS.catalog ? 1 : a.path.localeCompare(b.path));
+
+/** What is carried, in order: every file of the depot but those of the wrong size and, for a delta, those the other side has. */
+export async function selectEntries(source: Source, since: DepotRecord | undefined): Promise<Selection> {
+  const wrongSize = new Set(source.wrongSize.map((w) => w.path));
+  const files = source.files.filter((f) => !wrongSize.has(f.path)).sort(metadataFirst);
+  const selection: Selection = { entries: [], tree: [], unchanged: { files: 0, bytes: 0 }, removed: [] };
+  for (const file of files) {
+    const entry = await entryOf(source, file, since !== undefined);
+    const old = since?.files.get(file.path);
+    if (old && entry.expectedSha256 !== undefined && old.size === entry.size && old.sha256 === entry.expectedSha256) {
+      selection.unchanged.files++;
+      selection.unchanged.bytes += entry.size;
+      selection.tree.push({ path: file.path, size: entry.size, sha256: entry.expectedSha256, kind: file.kind });
+    } else selection.entries.push(entry);
+  }
+  if (since) {
+    const held = new Set(files.map((f) => f.path));
+    selection.removed = [...since.files.keys()].filter((p) => !held.has(p)).sort();
+  }
+  return selection;
+}
+
+/** A file with what is known of its content before it is written: small metadata read whole, a binary's catalog checksum. */
+async function entryOf(source: Source, file: DepotFile, delta: boolean): Promise<Entry> {
+  const entry: Entry = { ...file };
+  const path = join(source.root, file.path);
+  if (file.kind === 'metadata' && file.size <= HOLD_METADATA_BYTES) {
+    entry.data = await readFile(path).catch((err: unknown) => {
+      throw describeFsError(err, path);
+    });
+    entry.size = entry.data.length;
+    entry.expectedSha256 = sha256Hex(entry.data);
+    // The catalog carried must be the one the manifest names as the source (and the seal vouches for).
+    if (file.path === DEPOT_PATHS.catalog && entry.expectedSha256 !== source.catalogSha256) throw changedWhilePacking(source.root, file.path);
+  } else if (file.kind === 'binary') {
+    entry.expectedSha256 = source.checksums.get(file.path)!;
+  } else if (delta) {
+    // A large metadata file must be hashed to be compared: the one case of a second read.
+    entry.expectedSha256 = sha256Hex(await readFile(path));
+  }
+  return entry;
+}

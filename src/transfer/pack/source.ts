@@ -1,0 +1,46 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DEPOT_PATHS } from '../../constants.js';
+import { DepotkitError, EXIT } from '../../util/errors.js';
+import { type DepotFile, inventoryDepot } from '../inventory.js';
+import { releaseVersions } from '../releases.js';
+
+/** What pack needs of the depot's inventory. */
+export interface Source {
+  root: string;
+  catalogSha256: string;
+  release: string;
+  /** The releases its metadata describes. */
+  releases: string[];
+  files: DepotFile[];
+  /** Each binary's checksum in the catalog, by path. */
+  checksums: Map<string, string>;
+  missing: { path: string; size: number }[];
+  wrongSize: { path: string; size: number; actualSize: number }[];
+  strays: string[];
+}
+
+/** The depot's inventory, of which only what pack needs is kept: the catalog parsed and its binaries are let go (hundreds of MB at 200,000 binaries). */
+export async function readSource(dir: string): Promise<Source> {
+  const inventory = await inventoryDepot(dir);
+  const manifestText = await readFile(join(inventory.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
+  return {
+    root: inventory.root,
+    catalogSha256: inventory.catalogSha256,
+    release: inventory.release,
+    releases: releaseVersions(manifestText, inventory.catalog),
+    files: [...inventory.files.values()],
+    checksums: new Map(inventory.binaries.map((b) => [b.path, b.checksum])),
+    missing: inventory.missing.map((b) => ({ path: b.path, size: b.size })),
+    wrongSize: inventory.wrongSize.map((w) => ({ path: w.binary.path, size: w.binary.size, actualSize: w.actualSize })),
+    strays: inventory.strays.map((s) => s.path),
+  };
+}
+
+export function changedWhilePacking(root: string, path: string): DepotkitError {
+  return new DepotkitError(
+    `${join(root, path)} changed while it was being packed.`,
+    EXIT.problems,
+    'Pack again once nothing writes to the depot (a build or mirror under way?).',
+  );
+}
