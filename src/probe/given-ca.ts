@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { inspectCertificate, splitPemBlocks } from '../pki/index.js';
+import { readCertificate, splitPemBlocks } from '../pki/index.js';
 import type { Finding } from '../util/findings.js';
 import { TLS_REJECTION } from './answers.js';
 
@@ -9,13 +9,13 @@ import { TLS_REJECTION } from './answers.js';
  * a server whose own certificate is in its store, so it works until that certificate is re-issued.
  */
 export function leafGivenAsCa(leaf: string, chain: string[], hostName: string, caPems: string[]): Finding[] {
-  const served = inspectCertificate(leaf);
+  const served = readCertificate(leaf);
   const findings: Finding[] = [];
   for (const pem of caPems.flatMap((p) => splitPemBlocks(p, 'CERTIFICATE'))) {
-    const given = inspectCertificate(pem, 'A CA certificate');
+    const given = readCertificate(pem, 'A CA certificate');
     if (given.isCa) continue;
-    const isServed = given.fingerprints.sha256 === served.fingerprints.sha256;
-    const evidence = { subject: given.subject, issuer: given.issuer, sha256: given.fingerprints.sha256, servedCertificate: isServed };
+    const isServed = given.sha256 === served.sha256;
+    const evidence = { subject: given.subject, issuer: given.issuer, sha256: given.sha256, servedCertificate: isServed };
     if (!isServed) {
       findings.push({
         id: 'tls.ca.leaf',

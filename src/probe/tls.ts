@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { inspectCertificate, lintServerCertificate } from '../pki/index.js';
+import { inspectCertificate, lintServerCertificate, readCertificate } from '../pki/index.js';
 import { DepotkitError, errorMessage } from '../util/errors.js';
 import type { Finding } from '../util/findings.js';
 import { TLS_REJECTION } from './answers.js';
@@ -59,6 +59,7 @@ export async function tlsStage(target: Target, judging: TlsJudging, findings: Fi
   return { stop: false, withheldBecause: `the server's certificate failed the TLS checks (${failed.join(', ')}), so nothing says it is the depot` };
 }
 
+/** The leaf as the report shows it; read with pki's inspection, whose IPv6 addresses read as people write them (fd00::2). */
 function summary(snapshot: TlsSnapshot, leaf: string): TlsSummary {
   const info = inspectCertificate(leaf);
   return {
@@ -92,12 +93,12 @@ function tlsFindings(protocol: string | null, leaf: string, intermediates: strin
   // In a check the consequence is always the depot update's error, keyed on its code.
   for (const f of lint) findings.push(f.severity === 'error' ? { ...f, installer: TLS_REJECTION } : f);
   if (!judging.caPems?.length) {
-    const top = inspectCertificate(intermediates.at(-1) ?? leaf);
+    const top = readCertificate(intermediates.at(-1) ?? leaf);
     findings.push({
       id: 'tls.ca.not-given',
       severity: 'error',
       message: `No \`caPems\` given: the installer trusts only CAs imported into its own store, so this check cannot say it would. The certificate was issued by "${top.issuer}"${publicRoot ? ' and chains to a public root' : ', which is not a public root'}.`,
-      evidence: { issuer: top.issuer, topCertificateSha256: top.fingerprints.sha256, chainsToPublicRoot: publicRoot },
+      evidence: { issuer: top.issuer, topCertificateSha256: top.sha256, chainsToPublicRoot: publicRoot },
       installer: `${TLS_REJECTION}, unless that CA is in its store`,
       fix: 'Pass `caPems` with the CA certificate that you import into the installer (`trustCa` `caPems` FILE).',
     });
