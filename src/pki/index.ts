@@ -1,9 +1,19 @@
 // Certificates: a private CA, server certificates with SANs, CSR signing, inspection and lint.
-export * from './files.js';
-export { splitPemBlocks, normalizePem, readPemFile, encodePem, parsePemBlocks, type PemBlock } from './pem.js';
+export {
+  CA_KEY_FILE,
+  CA_CERT_FILE,
+  SERVER_KEY_FILE,
+  SERVER_CERT_FILE,
+  SERVER_CHAIN_FILE,
+  PRIVATE_KEY_MODE,
+  PUBLIC_FILE_MODE,
+  PRIVATE_DIR_MODE,
+} from './files.js';
+export { splitPemBlocks, normalizePem, readPemFile, readPemBlocks, encodePem, parsePemBlocks, type PemBlock } from './pem.js';
 export { generateKeyPem, parsePrivateKey, encryptKeyPem, assertNewPassphrase, RSA_KEY_SIZES, type RsaKeySize } from './keys.js';
 export { createCa, loadCaDir, writeCaDir, openCa, DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, type CaMaterial } from './ca.js';
 export { issueServerCert, writeServerDir, type ServerMaterial, type IssueOptions } from './issue.js';
+export { issueCert, signCsrFile, type SigningCa, type IssuedServerDir, type SignedCsrFile } from './issue-dir.js';
 export { generateCsr, signCsr, readCsr, inspectCsr, type CsrOptions, type CsrInfo } from './csr.js';
 export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo } from './inspect.js';
 export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';

@@ -1,0 +1,115 @@
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { CA_CERT_FILE, CA_KEY_FILE } from '../pki/files.js';
+import { SERVER_PROFILE } from '../pki/profiles.js';
+import { caPassphraseOptions, daysOption, formatSan, keySizeOption, loadPki, passphraseFrom } from './cert-shared.js';
+import { assertSigningCaFolder, forceOption, jsonOption, signingCaOption, warnIfExposed } from './options.js';
+import { collect, printJson, printLines, warn } from './output.js';
+
+interface IssueFlags {
+  ca: string;
+  dns: string[];
+  ip: string[];
+  out: string;
+  days: number;
+  keySize: string;
+  allowIpOnly?: boolean;
+  caPassphraseFile?: string;
+  caPassphraseEnv?: string;
+  force?: boolean;
+  json?: boolean;
+}
+
+interface SignCsrFlags {
+  ca: string;
+  csr: string;
+  out: string;
+  days: number;
+  allowNoSan?: boolean;
+  allowIpOnly?: boolean;
+  caPassphraseFile?: string;
+  caPassphraseEnv?: string;
+  force?: boolean;
+  json?: boolean;
+}
+
+/** `depotkit cert issue`: a server key, certificate and chain in a folder. */
+export function registerCertIssue(cert: Command): void {
+  const command = cert
+    .command('issue')
+    .description('issue a server certificate: <out>/server-key.pem (0600), server-cert.pem, server-chain.pem (leaf + CA)')
+    .addOption(signingCaOption().makeOptionMandatory())
+    .option('--dns <name>', 'a DNS name; the first is the CN (repeatable)', collect, [])
+    .option('--ip <addr>', 'an IP address for the SAN (repeatable)', collect, [])
+    .requiredOption('--out <dir>', 'the folder to write to')
+    .addOption(daysOption(SERVER_PROFILE.validity.days))
+    .addOption(keySizeOption(SERVER_PROFILE.key.bits))
+    .option('--allow-ip-only', 'allow a certificate without a DNS name (the installer rejects it)');
+  caPassphraseOptions().forEach((o) => command.addOption(o));
+  command.addOption(forceOption('replace existing files in <out>')).addOption(jsonOption()).action(issue);
+}
+
+/** `depotkit cert sign-csr`: a PKCS#10 request signed with the server profile. */
+export function registerCertSignCsr(cert: Command): void {
+  const command = cert
+    .command('sign-csr')
+    .description(`sign a PKCS#10 request with the server profile (default ${SERVER_PROFILE.validity.csrDays} days)`)
+    .addOption(signingCaOption().makeOptionMandatory())
+    .requiredOption('--csr <file>', 'the request, PEM')
+    .requiredOption('--out <file>', 'where to write the certificate, PEM')
+    .addOption(daysOption(SERVER_PROFILE.validity.csrDays))
+    .option('--allow-no-san', 'sign a request without SANs (its CN becomes the SAN)')
+    .option('--allow-ip-only', 'sign a request whose CN is an IP or whose only names are IPs (the installer rejects it)');
+  caPassphraseOptions().forEach((o) => command.addOption(o));
+  command.addOption(forceOption('replace an existing <file>')).addOption(jsonOption()).action(signCsr);
+}
+
+/** The signing CA folder, checked to be one, its key's mode warned about, and its passphrase. */
+async function signingCa(opts: { ca: string; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean }) {
+  await assertSigningCaFolder(opts.ca);
+  const caPassphrase = await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv);
+  await warnIfExposed(join(opts.ca, CA_KEY_FILE));
+  return { caDir: opts.ca, caPassphrase, force: opts.force };
+}
+
+async function issue(opts: IssueFlags): Promise<void> {
+  const { issueCert } = await loadPki();
+  const { warnings, ...issued } = await issueCert(opts.out, {
+    ...(await signingCa(opts)),
+    dns: opts.dns,
+    ips: opts.ip,
+    days: opts.days,
+    keySize: Number(opts.keySize),
+    allowIpOnly: opts.allowIpOnly,
+  });
+  warnings.forEach((w) => warn(w));
+  if (opts.json) return printJson(issued);
+  const info = issued.certificate;
+  printLines([
+    `Issued ${info.subject} by ${info.issuer}, valid until ${info.notAfter.toISOString()}.`,
+    `  SAN:         ${formatSan(info.san)}`,
+    `  key:         ${issued.keyPath} (mode 0600)`,
+    `  certificate: ${issued.certPath}`,
+    `  chain:       ${issued.chainPath} (serve this one)`,
+    `  SHA-256:     ${info.fingerprints.sha256}`,
+  ]);
+}
+
+async function signCsr(opts: SignCsrFlags): Promise<void> {
+  const { signCsrFile } = await loadPki();
+  const { warnings, ...signed } = await signCsrFile(opts.csr, opts.out, {
+    ...(await signingCa(opts)),
+    days: opts.days,
+    allowNoSan: opts.allowNoSan,
+    allowIpOnly: opts.allowIpOnly,
+  });
+  warnings.forEach((w) => warn(w));
+  if (opts.json) return printJson(signed);
+  const info = signed.certificate;
+  printLines([
+    `Signed ${info.subject}, valid until ${info.notAfter.toISOString()}: ${opts.out}`,
+    `  SAN:     ${formatSan(info.san) || '(none)'}`,
+    `  SHA-256: ${info.fingerprints.sha256}`,
+    `The CA certificate to send with it: ${join(opts.ca, CA_CERT_FILE)}`,
+  ]);
+}
