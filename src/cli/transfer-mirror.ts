@@ -1,0 +1,141 @@
+import type { Command } from 'commander';
+import { VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
+import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
+import type { MirrorReport } from '../transfer/mirror.js';
+import { EXIT } from '../util/errors.js';
+import { countBySeverity, formatFinding } from '../util/findings.js';
+import { formatBytes, withByteProgress } from '../util/progress.js';
+import { plural } from '../util/text.js';
+import {
+  concurrencyOption,
+  depotUserPassword,
+  expectSealOption,
+  forceOption,
+  jsonOption,
+  passwordEnvOption,
+  passwordFileOption,
+  timeoutOption,
+  trustOption,
+  wholeNumber,
+} from './options.js';
+import { printJson, printLines } from './output.js';
+import { formatReleases, listed, readSigningCert, signingCertOption, tookOverLine, transfer } from './transfer-shared.js';
+
+/** `depot mirror`: a served depot replicated over HTTPS. */
+export function registerMirror(depot: Command): void {
+  depot
+    .command('mirror <url>')
+    .description('replicate a served depot over HTTPS: metadata, then every binary its catalog names, in parallel, resumable, verified')
+    .requiredOption('--out <depot-dir>', 'the local depot root')
+    .addOption(trustOption('--ca', "a CA to trust, or a folder of certificates; Node's public roots without it"))
+    .option('--user <name>', 'the depot user')
+    .addOption(passwordFileOption("the depot user's"))
+    .addOption(passwordEnvOption("the depot user's"))
+    .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs)')
+    .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'binaries downloaded at once'))
+    .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes; also the span --min-speed is judged over'))
+    .option(
+      '--min-speed <bytes-per-second>',
+      'slowest average speed over --timeout before a download is given up (as curl --speed-limit)',
+      wholeNumber('--min-speed', { min: 1 }),
+      MIRROR_DEFAULTS.minBytesPerSecond,
+    )
+    .addOption(expectSealOption('a source whose catalog'))
+    .addOption(forceOption('mirror into a folder holding another depot'))
+    .addOption(signingCertOption('public key or certificate that signed a depotkit-made catalog (for the final checks)'))
+    .addOption(jsonOption('print the report as JSON'))
+    .action(
+      async (
+        url: string,
+        opts: {
+          out: string;
+          ca: string[];
+          user?: string;
+          passwordFile?: string;
+          passwordEnv?: string;
+          allowHttpCredentials?: boolean;
+          concurrency: number;
+          timeout: number;
+          minSpeed: number;
+          expect?: string;
+          force?: boolean;
+          signingCert?: string;
+          json?: boolean;
+        },
+      ) => {
+        const password = await depotUserPassword(opts.user, opts);
+        const signingCertPem = await readSigningCert(opts.signingCert);
+        const [{ mirrorDepot }, { readCaPems }] = await Promise.all([transfer(), import('../pki/trust-source.js')]);
+        const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
+        const report = await withByteProgress('downloading', !opts.json, (hooks) =>
+          mirrorDepot({
+            url,
+            out: opts.out,
+            caPems,
+            user: opts.user,
+            password,
+            allowHttpCredentials: opts.allowHttpCredentials,
+            concurrency: opts.concurrency,
+            timeoutMs: opts.timeout * 1000,
+            minBytesPerSecond: opts.minSpeed,
+            expectSeal: opts.expect,
+            force: opts.force,
+            signingCertPem,
+            ...hooks,
+          }),
+        );
+        if (opts.json) printJson(report);
+        else printLines(formatMirrorReport(report));
+        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+      },
+    );
+}
+
+export function formatMirrorReport(r: MirrorReport): string[] {
+  const lines: string[] = [];
+  lines.push(
+    `Mirrored ${r.url} into ${r.out}: ${plural(r.downloaded.length, 'binary', 'binaries')} downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
+  );
+  lines.push(...tookOverLine(r.lock.tookOverFrom));
+  lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
+  const where = r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder";
+  lines.push(
+    r.upgradeMetadata.source === 'none'
+      ? `vCenter upgrade metadata (${VCENTER_UPGRADE_METADATA_DIR}/): the server lists none, so whatever its depot has of it is not in this mirror. Mirror from depotkit serve, or let the server list that folder.`
+      : r.upgradeMetadata.files === 0
+        ? `vCenter upgrade metadata: none (${where} names none).`
+        : `vCenter upgrade metadata: ${plural(r.upgradeMetadata.files, 'file')}, found in ${where}.`,
+  );
+  lines.push(...listed('Not on the server (the installer reads them)', r.metadata.missing));
+  lines.push(
+    ...listed(
+      'Failed',
+      r.failed.map((f) => `${f.path}: ${f.reason}`),
+    ),
+  );
+  lines.push(
+    ...listed(
+      'Partial downloads that were not its own files (removed, not followed, downloaded again)',
+      r.replacedPartials.map((p) => `${p.path}: ${p.found}`),
+    ),
+  );
+  if (r.metadata.held) lines.push("The server's metadata was not put in place: binaries it names failed, so the depot keeps its own. Run mirror again.");
+  if (r.stale)
+    lines.push(
+      `${plural(r.stale, 'file')} in component folders ${r.stale === 1 ? 'is' : 'are'} no longer named by the catalog: depotkit depot prune ${r.out} lists them.`,
+    );
+  lines.push(...formatReleases(r.releases));
+  lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
+  const counts = countBySeverity(r.verify.findings);
+  lines.push(
+    r.ok
+      ? `OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`
+      : `INCOMPLETE: run the same command again to resume; what is in place is kept.`,
+  );
+  lines.push(
+    r.vouchedBy === 'seal'
+      ? `Seal: ${r.seal}, as the seal given (--expect) says: the catalog, and through it every binary, is the one vouched for.`
+      : `Seal of the source: ${r.seal}. Only the source vouched for its catalog: compare this seal with the one written down at the other site (or give it with --expect).`,
+  );
+  return lines;
+}

@@ -1,0 +1,113 @@
+import { Option, type Command } from 'commander';
+import { PACK_DEFAULT_VOLUME_PRESET, PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_SUMS_FILE, PACK_VOLUME_PRESETS } from '../constants.js';
+import type { PackReport } from '../transfer/pack.js';
+import { EXIT } from '../util/errors.js';
+import { formatBytes, withByteProgress } from '../util/progress.js';
+import { plural } from '../util/text.js';
+import { forceOption, jsonOption, warnIfExposed } from './options.js';
+import { parseByteSize, printJson, printLines } from './output.js';
+import { listed, transfer } from './transfer-shared.js';
+
+/** A byte size (512M, 4G) or a named one (fat32). */
+function parseVolumeSize(value: string): number {
+  const preset = PACK_VOLUME_PRESETS[value.toLowerCase()];
+  return preset ?? parseByteSize(value);
+}
+
+/** The private key that signs a pack's manifest; a key others can read is said so, as for password files. */
+async function readSigningKey(file: string | undefined): Promise<string | undefined> {
+  if (!file) return undefined;
+  await warnIfExposed(file);
+  const { readPemFile } = await import('../pki/pem.js');
+  return (await readPemFile(file, ['PRIVATE KEY', 'EC PRIVATE KEY'])).join('');
+}
+
+/** `depot pack`: a depot (or what an older one lacks) as volumes, with the manifest, the checksum lists and the seal. */
+export function registerPack(depot: Command): void {
+  depot
+    .command('pack <depot-dir>')
+    .description('write a depot (or what an older one lacks) as volumes for media with size limits, with a manifest and SHA256SUMS')
+    .requiredOption('--out <dir>', 'the folder for the volumes, the manifest and SHA256SUMS (e.g. the removable medium)')
+    .addOption(
+      new Option(
+        '--volume-size <size>',
+        `largest volume: bytes, 700M, 4G... or ${Object.keys(PACK_VOLUME_PRESETS).join(', ')} (4 GiB - 512: FAT32 files hold at most 4 GiB - 1)`,
+      )
+        .argParser(parseVolumeSize)
+        .default(PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET], PACK_DEFAULT_VOLUME_PRESET),
+    )
+    .option('--since <old>', "a depot folder or an earlier pack's manifest: pack only what it lacks or has different (a new release's delta)")
+    .option('--signing-key <pem>', `an ECDSA P-256 private key (e.g. depot demo's signing-key.pem) that signs the manifest, into ${PACK_MANIFEST_SIG_FILE}`)
+    .option('--seal-out <file>', 'also write the seal to this file (never inside --out: the seal travels apart from the media)')
+    .addOption(forceOption('replace an earlier pack in --out (and the --seal-out file)'))
+    .addOption(jsonOption('print the report as JSON'))
+    .action(
+      async (
+        dir: string,
+        opts: { out: string; volumeSize: number; since?: string; signingKey?: string; sealOut?: string; force?: boolean; json?: boolean },
+      ) => {
+        const signingKeyPem = await readSigningKey(opts.signingKey);
+        const { packDepot } = await transfer();
+        const report = await withByteProgress('packing', !opts.json, (hooks) =>
+          packDepot({
+            depot: dir,
+            out: opts.out,
+            volumeSize: opts.volumeSize,
+            since: opts.since,
+            force: opts.force,
+            signingKeyPem,
+            sealFile: opts.sealOut,
+            ...hooks,
+          }),
+        );
+        if (opts.json) printJson(report);
+        else printLines(formatPackReport(report));
+        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+      },
+    );
+}
+
+export function formatPackReport(r: PackReport): string[] {
+  const lines = [
+    `Packed ${plural(r.files, 'file')} (${formatBytes(r.bytes)}) from ${r.depot} into ${r.volumes.length} volume${r.volumes.length === 1 ? '' : 's'} of at most ${formatBytes(r.volumeSize)} in ${r.out}.`,
+  ];
+  if (r.delta)
+    lines.push(
+      `A delta against ${r.since?.source}: ${plural(r.unchanged.files, 'file')} (${formatBytes(r.unchanged.bytes)}) it already has ${r.unchanged.files === 1 ? 'was' : 'were'} left out; ${r.removed.length} of its files ${r.removed.length === 1 ? 'is' : 'are'} no longer in this depot.`,
+    );
+  for (const v of r.volumes) lines.push(`  ${v.name}  ${formatBytes(v.size)}  ${v.sha256}`);
+  lines.push(
+    ...listed(
+      'Missing from the depot (not packed)',
+      r.missing.map((m) => m.path),
+    ),
+  );
+  lines.push(
+    ...listed(
+      'Wrong size (not packed)',
+      r.wrongSize.map((w) => `${w.path} is ${w.actualSize} bytes, the catalog says ${w.size}`),
+    ),
+  );
+  lines.push(
+    ...listed(
+      'Wrong content (packed, flagged: unpack will not place them)',
+      r.wrongChecksum.map((w) => `${w.path} SHA-256 ${w.actual}`),
+    ),
+  );
+  if (r.strays.length)
+    lines.push(
+      `${plural(r.strays.length, 'file')} in component folders that the catalog does not name ${r.strays.length === 1 ? 'was' : 'were'} not packed (depotkit depot prune lists them).`,
+    );
+  lines.push(`Check on any machine: cd ${r.out} && sha256sum -c ${PACK_SUMS_FILE}. Carry every volume with ${PACK_MANIFEST_FILE} and ${PACK_SUMS_FILE}.`);
+  if (r.signature) lines.push(`Signed: ${r.signature.path} (key ${r.signature.signerSpkiSha256}); unpack checks it with --pack-signing-cert.`);
+  lines.push(`Seal: ${r.seal}`);
+  lines.push(
+    `Carry the seal apart from the media (a change ticket, a phone call${r.sealFile ? `; written to ${r.sealFile}` : ''}): unpack --expect refuses media that do not match it.`,
+  );
+  lines.push(
+    r.ok
+      ? 'OK: every binary the catalog names was packed with the right content.'
+      : 'INCOMPLETE: the depot is missing binaries or has wrong ones (see above); the pack carries the rest.',
+  );
+  return lines;
+}
