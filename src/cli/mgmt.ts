@@ -13,13 +13,12 @@ import { writeFileAtomic } from '../util/fs.js';
 import {
   assertSigningCaFolder,
   assertTogether,
-  hostOption,
   jsonOption,
   passwordEnvOption,
   passwordFileOption,
-  portOption,
   readUserPassword,
   secondsOption,
+  simulatorOptions,
   trustOption,
   wholeNumber,
 } from './options.js';
@@ -146,15 +145,11 @@ export function registerMgmtCommands(program: Command): void {
 
 /** `depotkit sim vcenter` (alias `sim mgmt`): added to the `sim` command group. */
 export function registerSimMgmtCommand(sim: Command): void {
-  sim
-    .command('vcenter')
-    .alias('mgmt')
-    .description('a management server with the certificate API of both generations, on HTTPS, until interrupted')
-    .addOption(hostOption('127.0.0.1'))
-    .addOption(portOption(0, 'port (0 picks a free one)'))
-    .option('--hostname <name>', "the server's own name, in its CSRs' CN and SAN when a request names none (default: --host)")
-    .option('--user <name>', 'the user that may log in', MGMT_DEFAULT_USER)
-    .addOption(passwordFileOption("that user's"))
+  simulatorOptions(
+    sim.command('vcenter').alias('mgmt').description('a management server with the certificate API of both generations, on HTTPS, until interrupted'),
+    MGMT_DEFAULT_USER,
+    "the server's own name, in its CSRs' CN and SAN when a request names none (default: --host)",
+  )
     .addOption(passwordEnvOption("that user's"))
     .option('--restart-ms <n>', 'how long the server stops listening after a replacement', wholeNumber('--restart-ms'), MGMT_SIM_RESTART_MS)
     .option('--cert-out <file>', "write the server's initial self-signed certificate here (to pass as --server-ca)")

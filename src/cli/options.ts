@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CA_KEY_FILE } from '../pki/files.js';
-import { Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { usageError } from '../util/errors.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
 import { InvalidOption, collect, warn } from './output.js';
@@ -161,6 +161,16 @@ export function passwordEnvOption(whose: string, prefix = ''): Option {
 export function userOption(description: string, defaultUser?: string): Option {
   const option = new Option('--user <name>', description);
   return defaultUser === undefined ? option : option.default(defaultUser);
+}
+
+/** What a simulator listens on and whom it lets in: the address, the port (0 picks a free one), its own name, the user and its password file. */
+export function simulatorOptions(cmd: Command, defaultUser: string, hostnameDescription: string): Command {
+  return cmd
+    .addOption(hostOption('127.0.0.1'))
+    .addOption(portOption(0, 'port (0 picks a free one)'))
+    .option('--hostname <name>', hostnameDescription)
+    .addOption(userOption('the user that may log in', defaultUser))
+    .addOption(passwordFileOption("that user's"));
 }
 
 /** A password from its file or variable, or asked for on a terminal; `flag` is how the options start (`--password`, `--depot-password`). */

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { registerSimMgmtCommand } from './mgmt.js';
-import { hostOption, jsonOption, passwordFileOption, portOption, readUserPassword } from './options.js';
+import { jsonOption, readUserPassword, simulatorOptions } from './options.js';
 import { InvalidOption, note, printJson, printLines, waitForShutdownSignal } from './output.js';
 
 /** `depotkit sim`: simulators of the systems depotkit talks to, one subcommand each. */
@@ -40,14 +40,11 @@ function collectResolve(value: string, previous: Record<string, string>): Record
 }
 
 export function registerSimInstallerCommand(sim: Command): void {
-  sim
-    .command('installer')
-    .description('an installer: tokens, trusted certificates, depot settings validated against the real depot, appliance info')
-    .addOption(hostOption('127.0.0.1'))
-    .addOption(portOption(0, 'port (0 picks a free one)'))
-    .option('--hostname <name>', 'name in its self-signed certificate (default: --host)')
-    .option('--user <name>', 'the user that may log in', INSTALLER_DEFAULT_USER)
-    .addOption(passwordFileOption("that user's"))
+  simulatorOptions(
+    sim.command('installer').description('an installer: tokens, trusted certificates, depot settings validated against the real depot, appliance info'),
+    INSTALLER_DEFAULT_USER,
+    'name in its self-signed certificate (default: --host)',
+  )
     .addOption(
       new Option(
         '--password-env <name>',
