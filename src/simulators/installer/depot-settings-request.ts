@@ -21,7 +21,7 @@ export interface DepotSettingsRequest {
 const invalid = (message: string) => new ApiError(400, INSTALLER_SIM_ERROR_CODES.invalidDepotSettings, message);
 
 /** Is the appliance's `version` (9.1.0.0.25368698) at least `since` (9.1.1)? Missing parts count as 0. */
-export function versionAtLeast(version: string, since: string): boolean {
+function versionAtLeast(version: string, since: string): boolean {
   const have = version.split('.');
   const want = since.split('.');
   for (const [i, part] of want.entries()) {

@@ -5,23 +5,23 @@ import { request, type Dispatcher } from 'undici';
 import type { ServiceLog } from './log.js';
 
 /** A download's failure in the simulated installer's words (the depot's answer, a short read, a mismatch). */
-export class DownloadFailure extends Error {}
+class DownloadFailure extends Error {}
 
 /** One binary of a bundle as the catalog lists it. */
-export interface CatalogBinary {
+interface ListedBinary {
   path: string;
   size: number;
   checksum: string;
 }
 
 /** What came of one binary's GET: judged against the catalog once the bundle's binaries are all in. */
-export interface FetchedBinary extends CatalogBinary {
+export interface FetchedBinary extends ListedBinary {
   bytes: number;
   sha256: string;
 }
 
 /** Where a binary's GET goes and what it reports to. */
-export interface BinaryFetch {
+interface BinaryFetch {
   url: string;
   headers: Record<string, string>;
   agent: Dispatcher;
@@ -35,7 +35,7 @@ export interface BinaryFetch {
 }
 
 /** Fails the binary unless the depot answered 200. */
-async function answered(binary: CatalogBinary, f: BinaryFetch): Promise<Dispatcher.ResponseData> {
+async function answered(binary: ListedBinary, f: BinaryFetch): Promise<Dispatcher.ResponseData> {
   let res: Dispatcher.ResponseData;
   try {
     res = await request(f.url, { method: 'GET', headers: f.headers, dispatcher: f.agent, signal: f.signal });
@@ -56,7 +56,7 @@ async function answered(binary: CatalogBinary, f: BinaryFetch): Promise<Dispatch
  * mid-body is a short read, left to the judgement of the whole bundle; one byte past the
  * catalog's size stops the download at once.
  */
-export async function fetchBinary(binary: CatalogBinary, f: BinaryFetch): Promise<FetchedBinary> {
+export async function fetchBinary(binary: ListedBinary, f: BinaryFetch): Promise<FetchedBinary> {
   const res = await answered(binary, f);
   const hash = createHash('sha256');
   let bytes = 0;
