@@ -183,11 +183,21 @@ export async function makeDir(dir: string, mode: number): Promise<boolean> {
  */
 export async function readFileBounded(path: string, maxBytes: number, what = 'file'): Promise<Buffer> {
   const buffer = Buffer.alloc(maxBytes + 1);
+  const length = await readInto(path, buffer);
+  if (length > maxBytes) throw usageError(`${path} is larger than ${formatLimit(maxBytes)}: it is not a ${what}.`);
+  return buffer.subarray(0, length);
+}
+
+/**
+ * Reads the start of `path` into `buffer` until it is full, the file ends or `enough` says so, and
+ * returns how many bytes it holds. A pipe or device may return less than asked: it reads on.
+ */
+export async function readInto(path: string, buffer: Buffer, enough: (read: Buffer) => boolean = () => false): Promise<number> {
   let length = 0;
   try {
     const handle = await open(path, 'r');
     try {
-      while (length < buffer.length) {
+      while (length < buffer.length && !enough(buffer.subarray(0, length))) {
         const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
         if (bytesRead === 0) break;
         length += bytesRead;
@@ -198,8 +208,7 @@ export async function readFileBounded(path: string, maxBytes: number, what = 'fi
   } catch (err) {
     throw describeFsError(err, path);
   }
-  if (length > maxBytes) throw usageError(`${path} is larger than ${formatLimit(maxBytes)}: it is not a ${what}.`);
-  return buffer.subarray(0, length);
+  return length;
 }
 
 function formatLimit(bytes: number): string {

@@ -1,7 +1,7 @@
-import { open } from 'node:fs/promises';
 import { read } from 'read';
 import { SECRET_FILE_MAX_BYTES } from './limits.js';
-import { describeFsError, usageError } from './errors.js';
+import { usageError } from './errors.js';
+import { readInto } from './fs.js';
 
 export interface SecretSource {
   /** A file whose first line is the secret. */
@@ -35,22 +35,8 @@ export async function readSecret(source: SecretSource, what: string): Promise<st
  */
 async function readFirstLine(file: string, what: string): Promise<string> {
   const buffer = Buffer.alloc(SECRET_FILE_MAX_BYTES);
-  let length = 0;
-  try {
-    const handle = await open(file, 'r');
-    try {
-      // A pipe or device may return less than asked: read until a line end, the end, or the cap.
-      while (length < buffer.length && !buffer.subarray(0, length).includes(0x0a)) {
-        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-        if (bytesRead === 0) break;
-        length += bytesRead;
-      }
-    } finally {
-      await handle.close();
-    }
-  } catch (err) {
-    throw describeFsError(err, file);
-  }
+  // Up to a line end, the end, or the cap.
+  const length = await readInto(file, buffer, (read) => read.includes(0x0a));
   const data = buffer.subarray(0, length);
   const end = data.indexOf(0x0a);
   if (end < 0 && length === buffer.length) {
