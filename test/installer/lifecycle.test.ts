@@ -11,6 +11,7 @@ import { DEPOT_PATHS } from '../../src/constants.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { call, depotSettings, login, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { until } from '../helpers/poll.js';
 
 const CERTS = '/v1/sddc-manager/trusted-certificates';
 const DEPOT = '/v1/system/settings/depot';
@@ -48,15 +49,6 @@ async function withSim<T>(fn: (sim: InstallerSimulator, token: string) => Promis
   } finally {
     await sim.close();
   }
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function sync(sim: InstallerSimulator, token: string): Promise<{ syncStatus: string; errorMessage?: string; lastSyncCompletionTimestamp?: string }> {

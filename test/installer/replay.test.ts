@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueServerCert } from '../../src/pki/index.js';
-import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { ServiceLog } from '../../src/simulators/installer/log.js';
 import { tempDir } from '../helpers/cli.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, depotCa, depotSettings, login, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, depotCa, depotSettings, login, startTestDepot, type TestDepot } from './helpers.js';
+import { withSim } from '../helpers/installer-sim.js';
 
 const run = promisify(execFile);
 const CERTS = '/v1/sddc-manager/trusted-certificates';
@@ -40,15 +40,6 @@ afterAll(async () => {
   await fqdnDepot?.close();
   await tmp?.cleanup();
 });
-
-async function withSim<T>(fn: (sim: InstallerSimulator) => Promise<T>, opts: Parameters<typeof startSim>[0] = {}): Promise<T> {
-  const sim = await startSim(opts);
-  try {
-    return await fn(sim);
-  } finally {
-    await sim.close();
-  }
-}
 
 const normalised = (pem: string) => pem.replace(/\s+/g, '');
 

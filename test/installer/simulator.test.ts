@@ -6,10 +6,10 @@ import { promisify } from 'node:util';
 import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer } from '../../src/server/index.js';
-import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { brokenServerCert } from '../helpers/certs.js';
 import { tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, depotCa, depotSettings, login, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { withSim } from '../helpers/installer-sim.js';
 
 const run = promisify(execFile);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -28,15 +28,6 @@ afterAll(async () => {
   await depot?.close();
   await tmp?.cleanup();
 });
-
-async function withSim<T>(fn: (sim: InstallerSimulator) => Promise<T>, opts: Parameters<typeof startSim>[0] = {}): Promise<T> {
-  const sim = await startSim(opts);
-  try {
-    return await fn(sim);
-  } finally {
-    await sim.close();
-  }
-}
 
 describe('tokens', () => {
   it('issues an HS256 JWT with exactly the documented claims, living 3600 s, and a UUID refresh token', async () => {

@@ -7,17 +7,10 @@ import { DEPOT_PATHS } from '../../src/constants.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { childPids, openAnswered, pidsServing, spawnServe, writeTree, type ServeChild } from './helpers.js';
+import { until } from '../helpers/poll.js';
 
 const BIG = randomBytes(16 * 1024 * 1024);
 const BIG_PATH = 'PROD/COMP/VCENTER/VMware-VCSA-all-9.0.0.0.1.iso';
-
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await condition()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('serve: access log', () => {
   let dir: string;

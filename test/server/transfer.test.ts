@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { basic, fetchRaw, makePki, writeTree, type TestPki } from './helpers.js';
+import { until } from '../helpers/poll.js';
 
 const run = promisify(execFile);
 const BIG = randomBytes(24 * 1024 * 1024);
@@ -24,14 +25,6 @@ function descriptorsOf(file: string): number {
     }
   }
   return n;
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (condition()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('downloads', () => {
