@@ -1,6 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { CA_KEY_FILE } from '../pki/files.js';
+import type { AccessLogFormat } from '../server/access-log.js';
+import { SERVE_OPTIONS, type ServeOptionName, type ServeOptionSpec } from '../server/command-line.js';
 import { Option, type Command } from 'commander';
 import { usageError } from '../util/errors.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
@@ -128,12 +130,41 @@ export function forceOption(what: string): Option {
   return new Option('--force', what);
 }
 
-/** Access log formats of `serve` and the systemd export. */
-export const LOG_FORMATS = ['combined', 'json'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+// ------------------------------------------------------------ serve's options
 
-export function logFormatOption(description = 'access log format'): Option {
-  return new Option('--log-format <format>', description).choices(LOG_FORMATS).default('combined');
+/** The values commander gives for the options of serve that export has too. */
+export interface ServeOptionValues extends PasswordFlags {
+  host?: string;
+  port: number;
+  cert?: string;
+  key?: string;
+  ca?: string;
+  dns: string[];
+  ip: string[];
+  user?: string;
+  htpasswd?: string;
+  open: string[];
+  openHcl?: boolean;
+  workers?: number;
+  accessLog?: string;
+  logFormat: AccessLogFormat;
+  grace: number;
+  json?: boolean;
+}
+
+/**
+ * An option of `serve` as server/command-line.ts defines it (`export` writes them into a unit): its flag,
+ * parser and choices from there, with this command's description, default or least value where they differ.
+ */
+export function serveOption(name: ServeOptionName, own: { description?: string; default?: string | number; min?: number } = {}): Option {
+  const spec: ServeOptionSpec = SERVE_OPTIONS[name];
+  const option = new Option(spec.argument ? `${spec.flag} ${spec.argument}` : spec.flag, own.description ?? spec.description);
+  const min = own.min ?? spec.min;
+  if (min !== undefined) option.argParser(wholeNumber(spec.flag, { min, max: spec.max, unit: spec.unit }));
+  if (spec.repeatable) option.argParser(collect).default([]);
+  if (spec.choices) option.choices(spec.choices);
+  const value = 'default' in own ? own.default : spec.default;
+  return value === undefined ? option : option.default(value);
 }
 
 // ------------------------------------------------------------ passwords

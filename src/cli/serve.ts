@@ -1,55 +1,33 @@
 import { X509Certificate } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
-import { Option, type Command } from 'commander';
-import { DEPOT_PATHS, DEPOT_ROOT_DIR, UMDS_PATCH_STORE_DIR } from '../constants.js';
+import type { Command } from 'commander';
+import { DEPOT_ROOT_DIR } from '../constants.js';
 // Libraries load when the command runs (the CLI starts fast; the serving process stays small).
 import type { DepotServerOptions } from '../server/index.js';
 import type { TlsMaterial } from '../server/tls.js';
-import { SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT, SERVE_DEFAULT_SEND_TIMEOUT_SECONDS } from '../server/tuning.js';
 import type { RunningDepot } from '../server/workers.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
 import {
-  type LogFormat,
+  type ServeOptionValues,
   assertSigningCaFolder,
   assertTogether,
   basicAuthFrom,
-  hostOption,
   jsonOption,
-  logFormatOption,
   passwordEnvOption,
   passwordFileOption,
-  portOption,
-  secondsOption,
-  signingCaOption,
-  wholeNumber,
+  serveOption,
 } from './options.js';
-import { collect, note, printJson, printLines, warn } from './output.js';
+import { note, printJson, printLines, warn } from './output.js';
 import { invokedAs, type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
 
-interface ServeOptions {
+interface ServeOptions extends ServeOptionValues {
   host: string;
-  port: number;
-  cert?: string;
-  key?: string;
-  ca?: string;
-  dns: string[];
-  ip: string[];
-  user?: string;
-  passwordFile?: string;
-  passwordEnv?: string;
-  htpasswd?: string;
-  http?: boolean;
-  openHcl?: boolean;
-  metricsOpen?: boolean;
-  open: string[];
   workers: number;
-  accessLog?: string;
-  logFormat: LogFormat;
-  grace: number;
+  http?: boolean;
+  metricsOpen?: boolean;
   sendTimeout: number;
-  json?: boolean;
 }
 
 /** Where the certificate comes from; called again on SIGHUP, so a rotated file or CA is picked up. */
@@ -99,103 +77,99 @@ export function registerServeCommands(program: Command): void {
     .command('serve')
     .description('serve a depot (the folder that contains PROD/) over HTTPS with Basic auth, as the installer expects')
     .argument('<dir>', 'the web root: the folder that contains PROD/')
-    .addOption(hostOption('0.0.0.0'))
-    .addOption(portOption(SERVE_DEFAULT_PORT, `port (the installer's shown default is 443)`))
-    .addOption(new Option('--cert <file>', 'server certificate PEM, best the chain (leaf then CA); re-read on SIGHUP').conflicts(['ca', 'http']))
-    .addOption(new Option('--key <file>', 'its private key PEM; re-read on SIGHUP').conflicts(['ca', 'http']))
-    .addOption(signingCaOption('issue a server certificate from this CA folder (ca-key.pem, ca-cert.pem) at start and on SIGHUP').conflicts('http'))
-    .option('--dns <name>', 'a DNS name of the certificate issued with --ca (repeatable; default: host name and localhost)', collect, [])
-    .option('--ip <addr>', "an IP address of the certificate issued with --ca (repeatable; default: this machine's addresses, also with --dns)", collect, [])
-    .addOption(new Option('--user <name>', 'Basic auth user (its password from --password-file, --password-env or a prompt)').conflicts('htpasswd'))
+    .addOption(serveOption('host'))
+    .addOption(serveOption('port'))
+    .addOption(serveOption('cert').conflicts(['ca', 'http']))
+    .addOption(serveOption('key').conflicts(['ca', 'http']))
+    .addOption(serveOption('ca').conflicts('http'))
+    .addOption(serveOption('dns'))
+    .addOption(serveOption('ip'))
+    .addOption(serveOption('user').conflicts('htpasswd'))
     .addOption(passwordFileOption("the --user's"))
     .addOption(passwordEnvOption("the --user's"))
-    .addOption(
-      new Option('--htpasswd <file>', 'Basic auth users from an htpasswd file (bcrypt or $apr1$); re-read on SIGHUP').conflicts([
-        'passwordFile',
-        'passwordEnv',
-      ]),
-    )
-    .addOption(new Option('--http', "plain HTTP, no TLS (the installer's API accepts it from 9.1; never with auth)").conflicts(['user', 'htpasswd']))
-    .option(
-      '--open <prefix>',
-      `leave a path prefix under the root without auth, by whole segments (repeatable), e.g. ${UMDS_PATCH_STORE_DIR} for the update tool, which cannot send credentials`,
-      collect,
-      [],
-    )
-    .option('--open-hcl', `leave ${DEPOT_PATHS.hclDir} without auth, as the vendor's web-server recipe does (same as --open ${DEPOT_PATHS.hclDir})`)
-    .option('--metrics-open', 'answer /metrics without credentials, for a Prometheus that sends none (the status page at / and the depot still need them)')
-    .option('--workers <n>', 'server processes (default: the core count)', wholeNumber('--workers', { min: 1 }), availableParallelism())
-    .option('--access-log <file>', "access log file (a regular file, not a symbolic link), or '-' for stdout (never holds credentials)")
-    .addOption(logFormatOption())
-    .addOption(secondsOption('--grace', 'on SIGTERM/SIGINT, how long running downloads may finish', SERVE_DEFAULT_GRACE_SECONDS, 0))
-    .addOption(
-      secondsOption(
-        '--send-timeout',
-        "cut a download that makes no progress for this long (a client that stopped reading), as nginx's send_timeout",
-        SERVE_DEFAULT_SEND_TIMEOUT_SECONDS,
-      ),
-    )
+    .addOption(serveOption('htpasswd').conflicts(['passwordFile', 'passwordEnv']))
+    .addOption(serveOption('http').conflicts(['user', 'htpasswd']))
+    .addOption(serveOption('open'))
+    .addOption(serveOption('openHcl'))
+    .addOption(serveOption('metricsOpen'))
+    .addOption(serveOption('workers', { default: availableParallelism() }))
+    .addOption(serveOption('accessLog'))
+    .addOption(serveOption('logFormat'))
+    .addOption(serveOption('grace'))
+    .addOption(serveOption('sendTimeout'))
     .addOption(jsonOption('print the listening address as JSON once ready'))
-    .action(async (dir: string, opts: ServeOptions) => {
-      const signals = serverSignals();
-      // Until the server listens a stop ends the command at once (nothing is open yet, a password prompt may be waiting);
-      // a reload waits for the server.
-      signals.handTo((signal) => signal !== 'SIGHUP' && stopBeforeServing());
-      const root = resolve(dir);
-      if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
-      const { normaliseOpenPrefix, openPrefixesOf } = await import('../server/index.js');
-      const openPrefixes = openPrefixesOf({ openPrefixes: opts.open.map((p) => normaliseOpenPrefix(p, '--open')), openHcl: opts.openHcl });
-      const loadTls = tlsLoader(opts);
-      if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
-      // Read and checked before anything is said or started: an unusable pair ends here with one sentence.
-      const tls = loadTls ? await loadTls() : undefined;
-      const auth = await basicAuthFrom(opts);
-      if (!auth) warn('serving without authentication: anyone who can reach this port can download the depot.');
-      if (openPrefixes.length > 0 && !auth) warn('--open and --open-hcl do nothing without auth: the whole depot is open.');
-      await checkRoot(root);
-      for (const prefix of openPrefixes) {
-        if (!(await exists(resolve(root, prefix)))) warn(`${prefix} does not exist under ${root} (yet); it is open once it does.`);
-      }
-      const options: DepotServerOptions = {
-        root,
-        host: opts.host,
-        port: opts.port,
-        tls,
-        auth,
-        openPrefixes,
-        accessLog: opts.accessLog === undefined ? undefined : { destination: opts.accessLog, format: opts.logFormat },
-        sendTimeoutMs: opts.sendTimeout * 1000,
-        metricsOpen: opts.metricsOpen,
-      };
-      const graceMs = opts.grace * 1000;
-      // While the processes start, every signal waits: a stop then ends the server cleanly, a reload reloads it;
-      // a second stop ends it at once, as a second Ctrl-C does once it serves.
-      let stops = 0;
-      signals.handTo((signal) => {
-        if (signal !== 'SIGHUP' && ++stops > 1) stopNow();
-        return false;
-      });
-      const running = await runDepot(options, opts.workers, graceMs);
-      // Signals are handled before the address is printed: whoever reads it may stop the server at once.
-      const stopped = supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog, signals);
-      if (opts.json) {
-        printJson({
-          url: running.url,
-          port: running.port,
-          root,
-          workers: running.workers,
-          tls: Boolean(tls),
-          auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none',
-          open: openPrefixes,
-          pid: process.pid,
-        });
-      } else {
-        printLines([`Serving ${root} at ${running.url} in ${running.workers} process${running.workers === 1 ? '' : 'es'} (pid ${process.pid}).`]);
-        if (auth && openPrefixes.length > 0) printLines([`Open without credentials: ${openPrefixes.map((p) => `/${p}/`).join(', ')}.`]);
-      }
-      note('SIGHUP reloads the certificate, key and htpasswd file (and reopens the access log); SIGTERM or Ctrl-C stops after running downloads finish.');
-      await stopped;
+    .action(serve);
+}
+
+async function serve(dir: string, opts: ServeOptions): Promise<void> {
+  const signals = serverSignals();
+  // Until the server listens a stop ends the command at once (nothing is open yet, a password prompt may be waiting);
+  // a reload waits for the server.
+  signals.handTo((signal) => signal !== 'SIGHUP' && stopBeforeServing());
+  const { options, loadTls } = await serverOptions(resolve(dir), opts);
+  const graceMs = opts.grace * 1000;
+  // While the processes start, every signal waits: a stop then ends the server cleanly, a reload reloads it;
+  // a second stop ends it at once, as a second Ctrl-C does once it serves.
+  let stops = 0;
+  signals.handTo((signal) => {
+    if (signal !== 'SIGHUP' && ++stops > 1) stopNow();
+    return false;
+  });
+  const running = await runDepot(options, opts.workers, graceMs);
+  // Signals are handled before the address is printed: whoever reads it may stop the server at once.
+  const stopped = supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog, signals);
+  printServing(running, options, opts.json);
+  note('SIGHUP reloads the certificate, key and htpasswd file (and reopens the access log); SIGTERM or Ctrl-C stops after running downloads finish.');
+  await stopped;
+}
+
+/** The server's options from the command line, the certificate and users read and checked before anything is said or started. */
+async function serverOptions(root: string, opts: ServeOptions): Promise<{ options: DepotServerOptions; loadTls: (() => Promise<TlsMaterial>) | undefined }> {
+  if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
+  const { normaliseOpenPrefix, openPrefixesOf } = await import('../server/index.js');
+  const openPrefixes = openPrefixesOf({ openPrefixes: opts.open.map((p) => normaliseOpenPrefix(p, '--open')), openHcl: opts.openHcl });
+  const loadTls = tlsLoader(opts);
+  if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
+  // An unusable pair ends here with one sentence.
+  const tls = loadTls ? await loadTls() : undefined;
+  const auth = await basicAuthFrom(opts);
+  if (!auth) warn('serving without authentication: anyone who can reach this port can download the depot.');
+  if (openPrefixes.length > 0 && !auth) warn('--open and --open-hcl do nothing without auth: the whole depot is open.');
+  await checkRoot(root);
+  for (const prefix of openPrefixes) {
+    if (!(await exists(resolve(root, prefix)))) warn(`${prefix} does not exist under ${root} (yet); it is open once it does.`);
+  }
+  const options: DepotServerOptions = {
+    root,
+    host: opts.host,
+    port: opts.port,
+    tls,
+    auth,
+    openPrefixes,
+    accessLog: opts.accessLog === undefined ? undefined : { destination: opts.accessLog, format: opts.logFormat },
+    sendTimeoutMs: opts.sendTimeout * 1000,
+    metricsOpen: opts.metricsOpen,
+  };
+  return { options, loadTls };
+}
+
+function printServing(running: RunningDepot, options: DepotServerOptions, json: boolean | undefined): void {
+  const { root, tls, auth, openPrefixes = [] } = options;
+  if (json) {
+    printJson({
+      url: running.url,
+      port: running.port,
+      root,
+      workers: running.workers,
+      tls: Boolean(tls),
+      auth: auth ? ('htpasswdFile' in auth ? 'htpasswd' : 'user') : 'none',
+      open: openPrefixes,
+      pid: process.pid,
     });
+    return;
+  }
+  printLines([`Serving ${root} at ${running.url} in ${running.workers} process${running.workers === 1 ? '' : 'es'} (pid ${process.pid}).`]);
+  if (auth && openPrefixes.length > 0) printLines([`Open without credentials: ${openPrefixes.map((p) => `/${p}/`).join(', ')}.`]);
 }
 
 /** One server in this process, which with `workers` > 1 also hands its socket to `workers - 1` forked ones. */

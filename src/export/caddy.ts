@@ -29,11 +29,11 @@ export function basicAuthDirective(version: string): 'basic_auth' | 'basicauth' 
   return compare(version, CADDY_BASIC_AUTH_SINCE) >= 0 ? 'basic_auth' : 'basicauth';
 }
 
-/** A version given with --caddy-version: 2.6, 2.6.2 or v2.8.4. */
+/** A version given as `caddyVersion`: 2.6, 2.6.2 or v2.8.4. */
 export function caddyVersionOption(text: string): string {
   const version = parseCaddyVersion(text);
   if (!version || !/^v?\d+\.\d+(\.\d+)?$/.test(text.trim()) || !version.startsWith('2.')) {
-    throw usageError(`--caddy-version "${text}" is not a Caddy 2 version such as 2.6.2 or 2.8.4.`);
+    throw usageError(`\`caddyVersion\` "${text}" is not a Caddy 2 version such as 2.6.2 or 2.8.4.`);
   }
   return version;
 }

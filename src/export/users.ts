@@ -41,7 +41,7 @@ function checkKinds(target: ExportTarget, entries: HtpasswdEntry[], file: string
   if (target === 'caddy' && apr1Users.length > 0) {
     throw usageError(
       `${file} holds $apr1$ hashes (${apr1Users.join(', ')}); Caddy checks bcrypt only.`,
-      'Make the entries with: htpasswd -B <file> <user>, or export with --user and --password-file.',
+      'Make the entries with: htpasswd -B <file> <user>, or export with `user` and `passwordFile`.',
     );
   }
   if (target === 'nginx' && bcryptUsers.length > 0) {

@@ -32,7 +32,7 @@ export function hostValue(value: string, what: string): string {
 /** A name for the exported files, the nginx TLS session cache, the systemd unit and its user. */
 export function exportName(value: string): string {
   if (!/^[a-z][a-z0-9_-]{0,30}$/.test(value)) {
-    throw usageError(`--name "${value}" must start with a lowercase letter and hold only lowercase letters, digits, - and _ (at most 31).`);
+    throw usageError(`\`name\` "${value}" must start with a lowercase letter and hold only lowercase letters, digits, - and _ (at most 31).`);
   }
   return value;
 }

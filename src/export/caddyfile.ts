@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+import { EXPORT_DEBIAN } from '../constants.js';
+import { basicAuthDirective, installedCaddyVersion } from './caddy.js';
+import { baseScope, render, usersFile } from './scope.js';
+import type { StatusFiles } from './status.js';
+import { checkCommand, groupStep } from './steps.js';
+import { PUBLIC_MODE, type ExportContext, type ExportOptions, type Plan } from './types.js';
+import { shellWord, tlsSuites } from './values.js';
+
+/** A whole Caddyfile, for the Caddy given or installed here (its Basic auth directive changed name in 2.8). */
+export async function planCaddy(options: ExportOptions, c: ExportContext, status: StatusFiles): Promise<Plan> {
+  const detected = options.caddyVersion ?? (await installedCaddyVersion());
+  const directive = detected ? basicAuthDirective(detected) : 'basicauth';
+  if (!detected)
+    c.warnings.push(
+      'No caddy here to ask its version and no `caddyVersion`: written with basicauth, which Caddy 2.6 (Debian 12) needs and later versions accept with a deprecation warning.',
+    );
+  const caddyfile = join(c.out, 'Caddyfile');
+  const text = await render('Caddyfile', {
+    ...baseScope(c),
+    ...status.scope,
+    host: c.host ?? '',
+    users: c.users?.file ?? '',
+    basicAuthDirective: directive,
+    caddyVersion: detected ?? '2',
+    tls12Ciphers: tlsSuites().tls12Iana.join(' '),
+  });
+  const debian = EXPORT_DEBIAN.caddy;
+  return {
+    files: [{ path: caddyfile, role: 'caddyfile', text, mode: PUBLIC_MODE }, ...usersFile(c), ...status.files],
+    // Caddy reads the users from its own file, written here, whatever was given.
+    reads: { cert: c.cert, key: c.key },
+    caddy: { ...(detected ? { version: detected } : {}), directive },
+    nextSteps: (unowned) => [
+      `sudo cp ${shellWord(caddyfile)} ${debian.caddyfile}   # a whole Caddyfile: it replaces the default one; the files it names stay where they are`,
+      // Caddy runs as its own user: it reads the key and the users when it loads the configuration.
+      ...groupStep(c, unowned, c.key ? [c.key] : []),
+      `${debian.validate} && sudo ${debian.reload}`,
+      checkCommand(c),
+    ],
+  };
+}
