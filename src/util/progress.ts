@@ -44,6 +44,7 @@ export function byteProgress(label: string, totalBytes: number, enabled = proces
   };
 }
 
+/** A byte count as work goes; a library's options take it as `Partial<ProgressHooks>` (both optional). */
 export interface ProgressHooks {
   /** Called once the total is known. */
   onStart: (totalBytes: number) => void;
