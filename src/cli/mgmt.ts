@@ -18,8 +18,10 @@ import {
   passwordFileOption,
   readUserPassword,
   secondsOption,
+  signingCaOption,
   simulatorOptions,
   trustOption,
+  userOption,
   wholeNumber,
 } from './options.js';
 import { collect, note, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
@@ -53,17 +55,24 @@ interface ReplaceCertFlags {
 export function registerMgmtCommands(program: Command): void {
   // vCenter is what users call the management server; `mgmt`, its first name, stays an alias.
   const mgmt = program.command('vcenter').alias('mgmt').description('vCenter, the management server: replace its machine TLS certificate through its API');
+  replaceCertOptions(
+    mgmt
+      .command('replace-cert')
+      .description("have the server make a CSR, sign it with the toolkit's CA, install it, and wait until the restarted server serves it"),
+  ).action(replaceCert);
+}
 
-  mgmt
-    .command('replace-cert')
-    .description("have the server make a CSR, sign it with the toolkit's CA, install it, and wait until the restarted server serves it")
+/** The options of `vcenter replace-cert`: the server and its user, the CA, the CSR's subject, a certificate made elsewhere. */
+function replaceCertOptions(command: Command): Command {
+  return command
     .requiredOption('--server <url>', 'the management server, https://host[:port]')
-    .option('--user <name>', 'a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER)
+    .addOption(userOption('a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER))
     .addOption(passwordFileOption("the user's"))
     .addOption(passwordEnvOption("the user's"))
-    .requiredOption(
-      '--ca <dir>',
-      "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file or folder is enough)",
+    .addOption(
+      signingCaOption(
+        "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file or folder is enough)",
+      ).makeOptionMandatory(),
     )
     .option('--cn <name>', 'subject common name (default: the host name of --server)')
     .option(
@@ -94,53 +103,54 @@ export function registerMgmtCommands(program: Command): void {
     .option('--cert <file>', 'install this certificate made elsewhere (leaf first, intermediates may follow) instead of a CSR')
     .option('--key <file>', 'the private key of --cert')
     .addOption(secondsOption('--wait-timeout', 'how long to wait for the restarted server', REPLACE_DEFAULTS.waitTimeoutMs / 1000))
-    .addOption(jsonOption('print the report as JSON'))
-    .action(async (flags: ReplaceCertFlags) => {
-      assertTogether(flags as unknown as Record<string, unknown>, ['--cert', '--key'], 'a certificate made elsewhere is installed with its key');
-      const ca = await readCa(flags.ca, !!flags.cert);
-      const custom = flags.cert && flags.key ? await readCustom(flags.cert, flags.key) : undefined;
-      const serverCaPems = flags.serverCa.length > 0 ? await (await import('../pki/trust-source.js')).readCaPems(flags.serverCa) : undefined;
-      const password = await readUserPassword(flags.user, flags);
-      // Warnings go to stderr, so they are printed with --json too: stdout stays parseable.
-      if (flags.insecure) warn("not validating the server's current certificate (--insecure).");
-      if (!flags.cert && flags.days !== MGMT_CSR_VALIDITY_DAYS) warn(csrDaysWarning(flags.days));
-      const waiting = waitLine(!flags.json && process.stderr.isTTY === true);
-      try {
-        const { replaceCertificate } = await import('../mgmt/index.js');
-        const report = await replaceCertificate({
-          server: flags.server,
-          user: flags.user,
-          password,
-          ca,
-          custom,
-          subject: {
-            cn: flags.cn,
-            san: flags.san,
-            organization: flags.org,
-            organizationUnit: flags.orgUnit,
-            country: flags.country,
-            state: flags.state,
-            locality: flags.locality,
-            email: flags.email,
-          },
-          keySize: flags.keySize === undefined ? undefined : Number(flags.keySize),
-          days: flags.days,
-          api: flags.api,
-          serverCaPems,
-          insecure: flags.insecure,
-          dryRun: flags.dryRun,
-          waitTimeoutMs: flags.waitTimeout * 1000,
-          onStep: flags.json ? undefined : (s) => (waiting.clear(), note(s)),
-          onWait: (s) => waiting.show(`  waiting ${Math.round(s.elapsedMs / 1000)} s: ${s.last}`),
-        });
-        waiting.clear();
-        if (flags.json) printJson(report);
-        else printLines(formatReport(report));
-        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
-      } finally {
-        waiting.clear();
-      }
+    .addOption(jsonOption('print the report as JSON'));
+}
+
+async function replaceCert(flags: ReplaceCertFlags): Promise<void> {
+  assertTogether(flags as unknown as Record<string, unknown>, ['--cert', '--key'], 'a certificate made elsewhere is installed with its key');
+  const ca = await readCa(flags.ca, !!flags.cert);
+  const custom = flags.cert && flags.key ? await readCustom(flags.cert, flags.key) : undefined;
+  const serverCaPems = flags.serverCa.length > 0 ? await (await import('../pki/trust-source.js')).readCaPems(flags.serverCa) : undefined;
+  const password = await readUserPassword(flags.user, flags);
+  // Warnings go to stderr, so they are printed with --json too: stdout stays parseable.
+  if (flags.insecure) warn("not validating the server's current certificate (--insecure).");
+  if (!flags.cert && flags.days !== MGMT_CSR_VALIDITY_DAYS) warn(csrDaysWarning(flags.days));
+  const waiting = waitLine(!flags.json && process.stderr.isTTY === true);
+  try {
+    const { replaceCertificate } = await import('../mgmt/index.js');
+    const report = await replaceCertificate({
+      server: flags.server,
+      user: flags.user,
+      password,
+      ca,
+      custom,
+      subject: {
+        cn: flags.cn,
+        san: flags.san,
+        organization: flags.org,
+        organizationUnit: flags.orgUnit,
+        country: flags.country,
+        state: flags.state,
+        locality: flags.locality,
+        email: flags.email,
+      },
+      keySize: flags.keySize === undefined ? undefined : Number(flags.keySize),
+      days: flags.days,
+      api: flags.api,
+      serverCaPems,
+      insecure: flags.insecure,
+      dryRun: flags.dryRun,
+      waitTimeoutMs: flags.waitTimeout * 1000,
+      onStep: flags.json ? undefined : (s) => (waiting.clear(), note(s)),
+      onWait: (s) => waiting.show(`  waiting ${Math.round(s.elapsedMs / 1000)} s: ${s.last}`),
     });
+    waiting.clear();
+    if (flags.json) printJson(report);
+    else printLines(formatReport(report));
+    process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+  } finally {
+    waiting.clear();
+  }
 }
 
 /** `depotkit sim vcenter` (alias `sim mgmt`): added to the `sim` command group. */
