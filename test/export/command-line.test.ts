@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { SERVE_OPTIONS, serveCommandLine } from '../../src/server/command-line.js';
+import { SERVE_OPTIONS, serveCommandLine, type ServeOptionSpec } from '../../src/server/command-line.js';
+
+const spelt = (o: ServeOptionSpec): string => (o.argument ? `${o.flag} ${o.argument}` : o.flag);
 
 const flagsOf = (name: string): string[] => {
   const cmd = buildProgram().commands.find((c: Command) => c.name() === name)!;
@@ -10,15 +12,14 @@ const flagsOf = (name: string): string[] => {
 
 describe("serve's options as data", () => {
   it('are the options serve has, spelt and ordered as its help shows them', () => {
-    const declared = Object.values(SERVE_OPTIONS).map((o) => ('argument' in o ? `${o.flag} ${o.argument}` : o.flag));
+    const declared = Object.values(SERVE_OPTIONS).map(spelt);
     expect(flagsOf('serve').filter((f) => declared.includes(f))).toEqual(declared);
   });
 
   it("export declares serve's options it forwards to the unit with serve's spelling", () => {
     const exported = flagsOf('export');
     for (const name of ['host', 'port', 'cert', 'key', 'ca', 'dns', 'ip', 'htpasswd', 'open', 'workers', 'accessLog', 'logFormat', 'grace'] as const) {
-      const o = SERVE_OPTIONS[name];
-      expect(exported, name).toContain('argument' in o ? `${o.flag} ${o.argument}` : o.flag);
+      expect(exported, name).toContain(spelt(SERVE_OPTIONS[name]));
     }
   });
 
