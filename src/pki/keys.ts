@@ -3,15 +3,13 @@ import { promisify } from 'node:util';
 import forge from 'node-forge';
 import { usageError } from '../util/errors.js';
 import { MIN_PASSPHRASE_LENGTH } from '../util/limits.js';
-import { parsePemBlocks } from './pem.js';
+import { PRIVATE_KEY_LABELS, parsePemBlocks } from './pem.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 
 import { RSA_KEY_SIZES, type RsaKeySize } from './profiles.js';
 
 export { RSA_KEY_SIZES, type RsaKeySize };
-
-const PRIVATE_KEY_LABELS = ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY'];
 
 export function assertKeySize(bits: number): asserts bits is RsaKeySize {
   if (!(RSA_KEY_SIZES as readonly number[]).includes(bits)) {

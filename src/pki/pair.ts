@@ -1,13 +1,17 @@
+import { PRIVATE_KEY_LABELS, pemLabels } from './pem.js';
+
 /**
  * A certificate file and a key file given the wrong way round: what OpenSSL
  * reports only as "no start line". Seen from the PEM labels alone, before
  * anything is parsed.
  */
-const CERT_LABEL = /-----BEGIN CERTIFICATE-----/;
-const KEY_LABEL = /-----BEGIN (?:RSA |EC |ENCRYPTED )?PRIVATE KEY-----/;
-
 export function isSwappedPair(certText: string, keyText: string): boolean {
-  return !CERT_LABEL.test(certText) && KEY_LABEL.test(certText) && CERT_LABEL.test(keyText) && !KEY_LABEL.test(keyText);
+  const holds = (text: string) => {
+    const labels = pemLabels(text);
+    return { cert: labels.includes('CERTIFICATE'), key: labels.some((l) => PRIVATE_KEY_LABELS.includes(l)) };
+  };
+  const [cert, key] = [holds(certText), holds(keyText)];
+  return !cert.cert && cert.key && key.cert && !key.key;
 }
 
 /** The sentence for a swapped pair, naming the two files (or the options). */

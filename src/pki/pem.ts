@@ -22,6 +22,17 @@ const BEGIN = /^-----BEGIN ([A-Z0-9 ]+)-----$/;
 const END = /^-----END ([A-Z0-9 ]+)-----$/;
 const BASE64_LINE = /^[A-Za-z0-9+/=]+$/;
 
+/** The labels a private key's block may have (PKCS#8, PKCS#1, SEC 1, encrypted PKCS#8). */
+export const PRIVATE_KEY_LABELS: readonly string[] = ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY'];
+
+/** The labels of `text`'s BEGIN lines, in order, without reading the blocks: what a file holds, seen before it is parsed. */
+export function pemLabels(text: string): string[] {
+  return text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .flatMap((line) => BEGIN.exec(line.trim())?.[1] ?? []);
+}
+
 /** Parses every PEM block of `text`; throws one sentence on a malformed block. */
 export function parsePemBlocks(text: string, source = 'The PEM text'): PemBlock[] {
   const lines = text
