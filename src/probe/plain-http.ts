@@ -23,7 +23,7 @@ export async function plainHttpStage(target: Target, user: string | undefined, a
     id: 'http.plain',
     severity: 'warning',
     message: 'The depot is served over plain HTTP.',
-    installer: 'accepts it only through the 9.1 API (the depot settings `url` field); the UI and 9.0 need HTTPS',
+    installer: 'accepts it only through the 9.1 API (the url field of the depot settings); the UI and 9.0 need HTTPS',
     fix: 'Serve it over HTTPS: `serveDepot` <dir> `caDir` <ca-dir>.',
   });
   if (user !== undefined && allowHttpCredentials) {
