@@ -207,6 +207,11 @@ export const INSTALLER_EXCEPTION_TYPES = {
 } as const;
 
 export const APPLIANCE_ROLES = { installer: 'VcfInstaller', manager: 'SddcManager' } as const;
+/** A consumer's role as depotkit names it (inventories, the simulator's `role`) to the role appliance-info answers. */
+export const CONSUMER_ROLES = { installer: APPLIANCE_ROLES.installer, 'sddc-manager': APPLIANCE_ROLES.manager } as const;
+export type ConsumerRole = keyof typeof CONSUMER_ROLES;
+/** SDDC Manager's administrator: the SSO domain's built-in account. */
+export const SDDC_MANAGER_DEFAULT_USER = 'administrator@vsphere.local';
 
 // -------------------------------------------------- management server API
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:https';
 import { isIP, type AddressInfo } from 'node:net';
-import { APPLIANCE_ROLES, INSTALLER_DEFAULT_USER, INSTALLER_JWT } from '../../constants.js';
+import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, INSTALLER_JWT, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../../constants.js';
 import { INSTALLER_SIM_DEFAULT_VERSION } from './literals.js';
 import { selfSignedServerCertificate } from '../../pki/index.js';
 import { usageError } from '../../util/errors.js';
@@ -19,7 +19,10 @@ export interface InstallerSimulatorOptions {
   host?: string;
   /** 0 (the default) picks a free port. */
   port?: number;
-  /** User name to password; by default the local administrator with the lab password `VMware1!VMware1!`. */
+  /**
+   * User name to password; by default the administrator with the lab password `VMware1!VMware1!`:
+   * the installer's local admin@local, SDDC Manager's SSO administrator@vsphere.local.
+   */
   users?: Record<string, string>;
   /** Keep the state (trusted certificates, depot settings, token secret, refresh tokens) in this file, written atomically. */
   stateFile?: string;
@@ -27,8 +30,11 @@ export interface InstallerSimulatorOptions {
   tls?: { certPem: string; keyPem: string };
   /** The version appliance-info reports; 9.1 and later accept the depot `url` field. */
   version?: string;
-  /** appliance-info role: VcfInstaller (default) or SddcManager. */
-  role?: string;
+  /**
+   * The consumer it plays: `installer` (the default) or `sddc-manager`; the role appliance-info
+   * answers (VcfInstaller, SddcManager) is taken as well. Both serve the same depot API.
+   */
+  role?: ConsumerRole | (typeof CONSUMER_ROLES)[ConsumerRole];
   /** Name in the self-signed certificate (with `host`); `host` by default. */
   hostname?: string;
   /** Scopes per user; every user gets the full list by default. */
@@ -62,7 +68,21 @@ export interface InstallerSimulator {
 
 /** The lab password the README documents, for a simulator started without a password file. */
 export const INSTALLER_LAB_PASSWORD = 'VMware1!VMware1!';
-const DEFAULT_USERS = { [INSTALLER_DEFAULT_USER]: INSTALLER_LAB_PASSWORD };
+
+/** The role appliance-info answers for the consumer `role` names; refuses another. */
+function applianceRoleOf(role: string | undefined): (typeof CONSUMER_ROLES)[ConsumerRole] {
+  if (role === undefined) return CONSUMER_ROLES.installer;
+  if (Object.hasOwn(CONSUMER_ROLES, role)) return CONSUMER_ROLES[role as ConsumerRole];
+  const applianceRoles: string[] = Object.values(CONSUMER_ROLES);
+  if (applianceRoles.includes(role)) return role as (typeof CONSUMER_ROLES)[ConsumerRole];
+  throw usageError(`The simulator plays ${Object.keys(CONSUMER_ROLES).join(' or ')}, not "${role}".`);
+}
+
+/** The administrator a consumer has out of the box, with the lab password. */
+function defaultUsers(applianceRole: string): Record<string, string> {
+  const user = applianceRole === CONSUMER_ROLES['sddc-manager'] ? SDDC_MANAGER_DEFAULT_USER : INSTALLER_DEFAULT_USER;
+  return { [user]: INSTALLER_LAB_PASSWORD };
+}
 
 /** Host names (compared without case) to addresses; refuses what is not an address. */
 function resolveMap(entries: Record<string, string>): Map<string, string> {
@@ -79,7 +99,8 @@ function resolveMap(entries: Record<string, string>): Map<string, string> {
 export async function startInstallerSimulator(opts: InstallerSimulatorOptions = {}): Promise<InstallerSimulator> {
   const host = opts.host ?? '127.0.0.1';
   const clock = opts.clock ?? Date.now;
-  const users = opts.users ?? DEFAULT_USERS;
+  const role = applianceRoleOf(opts.role);
+  const users = opts.users ?? defaultUsers(role);
   if (Object.keys(users).length === 0) throw usageError('The installer simulator needs at least one user.');
   const tls = opts.tls ?? (await selfSignedServerCertificate(opts.hostname ?? host, host, 729));
   const loaded: SimState | undefined = opts.stateFile ? await loadState(opts.stateFile) : undefined;
@@ -107,7 +128,7 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
     tokens,
     trust,
     depot,
-    role: opts.role ?? APPLIANCE_ROLES.installer,
+    role,
     version: opts.version ?? INSTALLER_SIM_DEFAULT_VERSION,
     log,
     depotTimeoutMs: opts.depotTimeoutMs ?? 15_000,
@@ -118,7 +139,7 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
   const server: Server = createServer({ key: tls.keyPem, cert: tls.certPem, minVersion: 'TLSv1.2' }, app);
   await listenOn(server, opts.port ?? 0, host);
   const port = (server.address() as AddressInfo).port;
-  log.write('INFO', 'startup', `Installer API listening on ${host}:${port} (version ${opts.version ?? INSTALLER_SIM_DEFAULT_VERSION})`);
+  log.write('INFO', 'startup', `${role} API listening on ${host}:${port} (version ${opts.version ?? INSTALLER_SIM_DEFAULT_VERSION})`);
 
   return {
     url: `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}`,

@@ -31,7 +31,7 @@ export interface TrustedCertificateView {
 
 /** `DepotSettings` as GET answers it: never the password. */
 export interface DepotSettingsView {
-  offlineAccount: { username?: string; status: string; message: string };
+  offlineAccount?: { username?: string; status: string; message: string };
   depotConfiguration?: { isOfflineDepot: true; hostname: string; port: number; url?: string };
 }
 

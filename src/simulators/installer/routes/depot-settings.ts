@@ -11,9 +11,13 @@ import { isObject, type DepotSettingsView } from '../wire.js';
 
 const COMPONENT = 'DepotSettingsService';
 
-/** The settings as GET shows them: never the password. */
+/**
+ * The settings as GET shows them: never the password. With no depot, no account and no
+ * configuration: automation (the vendor's Ansible module) reads an account status or user
+ * name as a depot already configured, and would then never configure one.
+ */
 function settingsView(depot: StoredDepot | undefined): DepotSettingsView {
-  if (!depot) return { offlineAccount: { status: DEPOT_STATUS.userNotSet, message: 'No offline depot is configured.' } };
+  if (!depot) return {};
   return {
     offlineAccount: { ...(depot.username ? { username: depot.username } : {}), status: depot.status, message: depot.message },
     depotConfiguration: { isOfflineDepot: true, hostname: depot.hostname, port: depot.port, ...(depot.url ? { url: depot.url } : {}) },

@@ -1,5 +1,5 @@
 import type express from 'express';
-import { INSTALLER_API, INSTALLER_PRODUCT_SKUS } from '../../../constants.js';
+import { INSTALLER_API, INSTALLER_ERROR_CODES, INSTALLER_PRODUCT_SKUS } from '../../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES } from '../literals.js';
 import { ApiError } from '../api-error.js';
 import type { Authorize } from '../authorize.js';
@@ -15,7 +15,9 @@ export function registerReleaseRoutes(app: express.Express, ctx: InstallerSimCon
   app.get(INSTALLER_API.releases, async (req, res) => {
     await authorize(req);
     const version = query(req, 'versionEq');
-    const all = lifecycle.metadata ? releasesView(lifecycle.metadata, INSTALLER_PRODUCT_SKUS[0]) : [];
+    // Before a depot's manifest has been read, the real service answers this error, not an empty list.
+    if (!lifecycle.metadata) throw new ApiError(404, INSTALLER_ERROR_CODES.manifestNotFound, 'LCM manifest not found: no depot metadata has been synced yet.');
+    const all = releasesView(lifecycle.metadata, INSTALLER_PRODUCT_SKUS[0]);
     res.status(200).json(page(all.filter((r) => version === undefined || (r as { version: string }).version === version)));
   });
 

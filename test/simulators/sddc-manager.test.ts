@@ -1,0 +1,118 @@
+/**
+ * The simulator as either consumer of a depot (the installer, SDDC Manager) on every API generation,
+ * spoken to over raw HTTPS (undici, checked against the published API documents), not through
+ * depotkit's installer client.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInstallerSimulator } from '../../src/simulators/installer/index.js';
+import { spawnCliJson, tempDir } from '../helpers/cli.js';
+import { until } from '../helpers/poll.js';
+import { DEPOT_PASSWORD, DEPOT_USER, call, login, startTestDepot, type TestDepot } from '../installer/helpers.js';
+
+const CERTS = '/v1/sddc-manager/trusted-certificates';
+const DEPOT = '/v1/system/settings/depot';
+const SYNC = '/v1/system/settings/depot/depot-sync-info';
+const LAB_PASSWORD = 'VMware1!VMware1!';
+
+const ROLES = [
+  { role: 'installer', applianceRole: 'VcfInstaller', admin: 'admin@local' },
+  { role: 'sddc-manager', applianceRole: 'SddcManager', admin: 'administrator@vsphere.local' },
+] as const;
+const VERSIONS = ['9.0.2.0.24000000', '9.1.0.0.25368698', '9.1.1.0.25500000'];
+const MATRIX = ROLES.flatMap((r) => VERSIONS.map((version) => ({ ...r, version })));
+
+let tmp: { dir: string; cleanup: () => Promise<void> };
+let depot: TestDepot;
+
+beforeAll(async () => {
+  tmp = await tempDir('depotkit-sddc-sim-');
+  depot = await startTestDepot(tmp.dir);
+});
+afterAll(async () => {
+  await depot?.close();
+  await tmp?.cleanup();
+});
+
+interface DepotView {
+  offlineAccount?: { username?: string; status?: string };
+  vmwareAccount?: { status?: string; downloadToken?: string; downloadActivationCode?: string };
+  depotConfiguration?: { isOfflineDepot?: boolean };
+}
+
+/** How the vendor's Ansible module sddc_manager_depot tells which depot is configured (null: none, so it configures one). */
+function ansibleDepotType(view: DepotView | undefined): 'online' | 'offline' | null {
+  if (!view) return null;
+  if (view.depotConfiguration) return view.depotConfiguration.isOfflineDepot ? 'offline' : 'online';
+  const online = view.vmwareAccount;
+  if (online && (online.status || online.downloadToken || online.downloadActivationCode)) return 'online';
+  const offline = view.offlineAccount;
+  if (offline && (offline.status || offline.username)) return 'offline';
+  return null;
+}
+
+const offlineDepot = () => ({
+  offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD },
+  depotConfiguration: { isOfflineDepot: true, hostname: depot.host, port: depot.port },
+});
+
+describe.each(MATRIX)('the simulator as $role on $version', ({ role, applianceRole, admin, version }) => {
+  it('answers appliance-info with its role, lets its administrator in, and serves the depot API from nothing to a synced release', async () => {
+    const sim = await startInstallerSimulator({ role, version });
+    try {
+      const info = await call(sim, 'GET', '/v1/system/appliance-info');
+      expect(info.body).toEqual({ role: applianceRole, version });
+      const { accessToken: token } = await login(sim, admin, LAB_PASSWORD);
+
+      const fresh = await call(sim, 'GET', DEPOT, { token });
+      expect(fresh.status).toBe(200);
+      expect(ansibleDepotType(fresh.body as DepotView), JSON.stringify(fresh.body)).toBeNull();
+      const noManifest = await call(sim, 'GET', '/v1/releases', { token });
+      expect(noManifest.status).toBe(404);
+      expect(noManifest.body).toMatchObject({ errorCode: 'LCM_MANIFEST_NOT_FOUND', message: expect.stringMatching(/manifest/i) });
+
+      const added = await call(sim, 'POST', CERTS, { token, body: { certificate: depot.ca.certPem } });
+      expect(added.status).toBe(200);
+      const put = await call(sim, 'PUT', DEPOT, { token, body: offlineDepot() });
+      expect(put.status).toBe(202);
+      expect(ansibleDepotType((await call(sim, 'GET', DEPOT, { token })).body as DepotView)).toBe('offline');
+
+      expect((await call(sim, 'PATCH', SYNC, { token })).status).toBe(202);
+      const synced = await until(
+        async () => (await call(sim, 'GET', SYNC, { token })).body as { syncStatus: string },
+        (s) => s.syncStatus === 'SYNCED' || s.syncStatus === 'SYNC_FAILED',
+        'the sync to end',
+        { timeoutMs: 60_000 },
+      );
+      expect(synced.syncStatus).toBe('SYNCED');
+      const releases = await call(sim, 'GET', '/v1/releases', { token });
+      expect(releases.status).toBe(200);
+      expect((releases.body as { elements: unknown[] }).elements.length).toBeGreaterThan(0);
+      const bundles = await call(sim, 'GET', '/v1/bundles', { token });
+      expect((bundles.body as { elements: unknown[] }).elements.length).toBeGreaterThan(0);
+    } finally {
+      await sim.close();
+    }
+  }, 90_000);
+});
+
+describe('the role', () => {
+  it('is refused when it is neither consumer', async () => {
+    await expect(startInstallerSimulator({ role: 'vcenter' as 'installer' })).rejects.toThrow(/installer or sddc-manager, not "vcenter"/);
+  });
+
+  it('depotkit sim installer --role sddc-manager answers SddcManager and lets administrator@vsphere.local in with the lab password', async () => {
+    const certOut = join(tmp.dir, 'sddc-sim.pem');
+    const sim = await spawnCliJson<{ url: string; user: string }>(['sim', 'installer', '--role', 'sddc-manager', '--cert-out', certOut, '--quiet', '--json']);
+    try {
+      expect(sim.info.user).toBe('administrator@vsphere.local');
+      const handle = { url: sim.info.url, caPem: await readFile(certOut, 'utf8') } as Parameters<typeof call>[0];
+      expect((await call(handle, 'GET', '/v1/system/appliance-info')).body).toMatchObject({ role: 'SddcManager' });
+      await login(handle, 'administrator@vsphere.local', LAB_PASSWORD);
+    } finally {
+      sim.child.kill('SIGTERM');
+    }
+    expect(await sim.exited).toBe(0);
+  });
+});
