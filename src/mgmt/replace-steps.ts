@@ -122,7 +122,7 @@ export function csrSpec(subject: CsrSubject, host: string, keySize?: number, cur
   return spec;
 }
 
-export function summary(info: CertInfo): CertSummary {
+function summary(info: CertInfo): CertSummary {
   return {
     subject: info.subject,
     issuer: info.issuer,

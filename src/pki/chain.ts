@@ -1,7 +1,7 @@
 import type { X509Certificate } from 'node:crypto';
 
 /** Whether `parent` issued `child`: a CA that `child` names as its issuer (subject and key id) and whose key verifies `child`'s signature. */
-export function issued(parent: X509Certificate, child: X509Certificate): boolean {
+function issued(parent: X509Certificate, child: X509Certificate): boolean {
   return parent.ca && child.checkIssued(parent) && child.verify(parent.publicKey);
 }
 
