@@ -201,7 +201,7 @@ describe('depot mirror from a hostile upstream', () => {
     }
   });
 
-  it('mirrors a binary whose name leaves no room for the partial prefix through a shortened partial name; a name no file system holds is refused with the catalog', async () => {
+  it('mirrors a binary whose name leaves no room for the partial prefix through a shortened partial name; a name no file system holds fails that binary alone', async () => {
     const served = fresh('long-names');
     await cp(depot, served, { recursive: true });
     const catalog = await readCatalog(served);
@@ -223,14 +223,18 @@ describe('depot mirror from a hostile upstream', () => {
       expect(Buffer.byteLength(partial)).toBeLessThanOrEqual(255);
       expect(partial.startsWith(`${TEMP_PREFIX}partial-${sha256(data).slice(0, 16)}-éé`)).toBe(true);
 
-      // A name of 300 bytes cannot be a file: the catalog is refused as a whole, in one sentence, before anything is written.
-      bundle.binaries.push({ fileName: `${'x'.repeat(296)}.iso`, size: 10, checksum: sha256('0123456789') });
+      // A name of 300 bytes cannot be a file: that binary alone fails (exit 1), every other one is mirrored.
+      const tooLong = `${'x'.repeat(296)}.iso`;
+      bundle.binaries.push({ fileName: tooLong, size: 10, checksum: sha256('0123456789') });
       await writeFile(join(served, DEPOT_PATHS.catalog), JSON.stringify(catalog));
       const refusedOut = fresh('too-long-out');
       const refused = await mirror(server.url, refusedOut);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/names the VCENTER binary "x+\.iso" .* whose file name is longer than 255 bytes: refused\./);
-      expect(existsSync(refusedOut)).toBe(false);
+      expect(refused.report.failed).toEqual([
+        { path: `PROD/COMP/VCENTER/${tooLong}`, size: 10, reason: 'its file name is longer than 255 bytes: no file system takes it' },
+      ]);
+      expect(await readFile(join(refusedOut, 'PROD/COMP/VCENTER', long))).toEqual(data);
+      expect(refused.report.downloaded.length).toBe(report.downloaded.length);
     } finally {
       await server.close();
     }
