@@ -18,6 +18,7 @@ export { generateCsr, signCsr, readCsr, inspectCsr, type CsrOptions, type CsrInf
 export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo } from './inspect.js';
 export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';
 export { LINT_RULES, type LintRule, type LintContext } from './lint-rules.js';
+export { chainVerdict, type ChainVerdict } from './lint-chain.js';
 export { CA_PROFILE, SERVER_PROFILE, KEY_USAGE_TITLES, type CertificateProfile, type ServerProfile, type KeyUsage, type ExtKeyUsage } from './profiles.js';
 export { selfSignedServerCertificate } from './self-signed.js';
 export { readCaPems } from './trust-source.js';

@@ -5,7 +5,9 @@ import type { Finding } from '../util/findings.js';
 import { TLS_REJECTION } from './answers.js';
 import { type TlsSnapshot, tlsSnapshot } from './connect.js';
 import type { Target, TrustStage } from './credentials.js';
+import { caExpiryFindings } from './expiry.js';
 import { leafGivenAsCa } from './given-ca.js';
+import { sanPairFindings } from './san-pair.js';
 
 /** What the check's TLS stage reports of the server's certificate. */
 export interface TlsSummary {
@@ -41,6 +43,8 @@ export async function tlsStage(target: Target, judging: TlsJudging, findings: Fi
     stage = [
       ...tlsFindings(snapshot.protocol, leaf, intermediates, snapshot.publicRoot, target.hostName, judging),
       ...leafGivenAsCa(leaf, intermediates, target.hostName, judging.caPems ?? []),
+      ...caExpiryFindings(leaf, intermediates, judging.caPems ?? [], judging.now),
+      ...sanPairFindings(leaf, target.hostName, target.address),
     ];
     findings.push(...stage);
   } catch (err) {
