@@ -199,6 +199,10 @@ export const INSTALLER_MESSAGES = {
   compatibilityDownloadFailed: 'Vmware compatibility data download failed',
   /** The Java cause when the depot's CA is not in the installer's store (Java's PKIX message). */
   untrustedPath: 'unable to find valid certification path',
+  /** What 9.1 and later ask of a depot `url` that has a query or a fragment (third-party notes, a 9.1.1 log). */
+  depotUrlNoQueryOrFragment: 'a valid URL without query parameters or fragments',
+  /** How 9.1.1 names credentials written into a depot `url` (user:password@host). */
+  depotUrlUserinfo: 'deprecated userinfo component',
 } as const;
 
 /** Java exception types the installer names in `causes[].type`. */
@@ -367,6 +371,8 @@ export const SERVE_METRIC_NAMES = {
   tlsHandshakeFailures: 'depotkit_tls_handshake_failures_total',
   processes: 'depotkit_serving_processes',
   residentMemory: 'depotkit_resident_memory_bytes',
+  /** Named as ssl_exporter's ssl_cert_not_after and x509-certificate-exporter's x509_cert_not_after. */
+  certificateNotAfter: 'depotkit_cert_not_after',
 } as const;
 
 // ------------------------------------------------------------ check: paths read without credentials
@@ -404,6 +410,8 @@ export const INSTALLER_TLS_MESSAGES = {
 export const INSTALLER_URL_FIELD_SINCE = '9.1';
 /** First release whose depot settings take `trustedCertificates` (PEM list) trusted for that depot (the 9.1.1 API). */
 export const INSTALLER_TRUSTED_CERTS_FIELD_SINCE = '9.1.1';
+/** First release that refuses a depot `url` with credentials in it (userinfo). */
+export const INSTALLER_URL_USERINFO_REFUSED_SINCE = '9.1.1';
 /** The depot settings' 9.1 `url` must match this. */
 export const INSTALLER_DEPOT_URL_PATTERN = /^https?:\/\/[^\s/]+(\/[^\s]*)?$/;
 

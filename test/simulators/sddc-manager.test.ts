@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson, tempDir } from '../helpers/cli.js';
+import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, call, login, startTestDepot, type TestDepot } from '../installer/helpers.js';
 
@@ -114,5 +115,54 @@ describe('the role', () => {
       sim.child.kill('SIGTERM');
     }
     expect(await sim.exited).toBe(0);
+  });
+});
+
+describe.each(ROLES)('the 9.1 depot url on $role', ({ role }) => {
+  it('is refused with a query or a fragment on 9.1.0 and 9.1.1, before any connection', async () => {
+    for (const version of VERSIONS.slice(1)) {
+      await withSim(
+        async (sim) => {
+          const { accessToken: token } = await login(sim);
+          for (const url of [
+            `https://${depot.host}:${depot.port}/?x=1`,
+            `https://${depot.host}:${depot.port}/depot#top`,
+            `https://${depot.host}:${depot.port}/?`,
+          ]) {
+            const refused = await call(sim, 'PUT', DEPOT, {
+              token,
+              body: { offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD }, depotConfiguration: { isOfflineDepot: true, url } },
+            });
+            expect(refused.status, `${version} ${url}`).toBe(400);
+            expect(refused.body).toMatchObject({
+              errorCode: 'INVALID_DEPOT_SETTINGS',
+              message: expect.stringContaining('a valid URL without query parameters or fragments'),
+            });
+          }
+          expect(sim.logs.join('\n')).not.toMatch(/Depot validation failed/);
+        },
+        { role, version },
+      );
+    }
+  });
+
+  it('is refused with credentials in it on 9.1.1; 9.1.0 connects without them, the depot refuses the user, and the password is never shown', async () => {
+    const url = `https://${DEPOT_USER}:${DEPOT_PASSWORD}@${depot.host}:${depot.port}/`;
+    const answers: Record<string, unknown> = {};
+    for (const version of VERSIONS.slice(1)) {
+      await withSim(
+        async (sim) => {
+          const { accessToken: token } = await login(sim);
+          await call(sim, 'POST', CERTS, { token, body: { certificate: depot.ca.certPem } });
+          answers[version] = (await call(sim, 'PUT', DEPOT, { token, body: { depotConfiguration: { isOfflineDepot: true, url } } })).body;
+          // A password written into the url is neither logged nor shown.
+          expect(sim.logs.join('\n')).not.toContain(DEPOT_PASSWORD);
+          expect(JSON.stringify((await call(sim, 'GET', DEPOT, { token })).body)).not.toContain(DEPOT_PASSWORD);
+        },
+        { role, version },
+      );
+    }
+    expect(answers[VERSIONS[2]!]).toMatchObject({ errorCode: 'INVALID_DEPOT_SETTINGS', message: expect.stringContaining('deprecated userinfo component') });
+    expect(answers[VERSIONS[1]!]).toMatchObject({ errorCode: 'DEPOT_INVALID_CREDENTIAL' });
   });
 });

@@ -1,6 +1,12 @@
 import { isIP } from 'node:net';
-import { INSTALLER_DEPOT_URL_PATTERN, INSTALLER_TRUSTED_CERTS_FIELD_SINCE, INSTALLER_URL_FIELD_SINCE } from '../../constants.js';
-import { INSTALLER_SIM_ERROR_CODES } from './literals.js';
+import {
+  INSTALLER_DEPOT_URL_PATTERN,
+  INSTALLER_MESSAGES,
+  INSTALLER_TRUSTED_CERTS_FIELD_SINCE,
+  INSTALLER_URL_FIELD_SINCE,
+  INSTALLER_URL_USERINFO_REFUSED_SINCE,
+} from '../../constants.js';
+import { INSTALLER_PASSWORD_MASK, INSTALLER_SIM_ERROR_CODES } from './literals.js';
 import { ApiError, badRequest } from './api-error.js';
 import type { DepotTarget } from './depot-probe.js';
 import { BadCertificate, parseCertificates, pemOf } from './trust-store.js';
@@ -13,7 +19,10 @@ const URL_MAX_LENGTH = 2048;
 export interface DepotSettingsRequest {
   target: DepotTarget;
   account: { username?: string; password?: string };
+  /** The 9.1 `url` as it is kept and shown: a password written into it is masked. */
   url?: string;
+  /** A password written into the `url` (9.1.0 takes such a url and does not use it): never logged. */
+  urlSecrets: string[];
   /** PEM certificates trusted for this depot only (9.1.1 and later). */
   trustedCertificates: string[];
 }
@@ -85,10 +94,36 @@ function depotTrustedCertificates(value: unknown): string[] {
   }
 }
 
+/**
+ * What 9.1 refuses in a `url` the pattern lets through: a query or a fragment (even an empty
+ * one), and from 9.1.1 credentials before the host, which belong in offlineAccount.
+ */
+function refuseUrlParts(value: string, version: string): void {
+  if (value.includes('?') || value.includes('#')) throw invalid(`depotConfiguration.url must be ${INSTALLER_MESSAGES.depotUrlNoQueryOrFragment}.`);
+  const authority = /^https?:\/\/([^/]*)/i.exec(value)?.[1] ?? '';
+  if (authority.includes('@') && versionAtLeast(version, INSTALLER_URL_USERINFO_REFUSED_SINCE)) {
+    throw invalid(`depotConfiguration.url has a ${INSTALLER_MESSAGES.depotUrlUserinfo}: give the depot user and password in offlineAccount.`);
+  }
+}
+
+/** The url with the password of a `user:password@` masked, and that password as given and decoded. */
+function urlShown(value: string): { url: string; urlSecrets: string[] } {
+  const userinfo = /^(https?:\/\/[^/@:]*:)([^/@]*)@/i.exec(value);
+  if (!userinfo?.[2]) return { url: value, urlSecrets: [] };
+  let decoded = userinfo[2];
+  try {
+    decoded = decodeURIComponent(decoded);
+  } catch {
+    // Not percent-encoded text: the password as given is the one to hide.
+  }
+  return { url: `${userinfo[1]}${INSTALLER_PASSWORD_MASK}@${value.slice(userinfo[0].length)}`, urlSecrets: [userinfo[2], decoded] };
+}
+
 /** The 9.1 `url` field: where the depot is, over http or https, with a path prefix. */
-function urlTarget(value: unknown, account: DepotSettingsRequest['account']): DepotTarget {
+function urlTarget(value: unknown, account: DepotSettingsRequest['account'], version: string): DepotTarget {
   if (typeof value !== 'string' || !INSTALLER_DEPOT_URL_PATTERN.test(value)) throw invalid('depotConfiguration.url must be an http:// or https:// URL.');
   if (value.length > URL_MAX_LENGTH) throw invalid(`depotConfiguration.url must be at most ${URL_MAX_LENGTH} characters, not ${value.length}.`);
+  refuseUrlParts(value, version);
   let url: URL;
   try {
     url = new URL(value);
@@ -133,7 +168,8 @@ export function readDepotSettings(body: unknown, version: string): DepotSettings
   if (offline !== true) throw invalid('Only offline depots are supported here: depotConfiguration.isOfflineDepot must be true.');
   const trustedCertificates = versionAtLeast(version, INSTALLER_TRUSTED_CERTS_FIELD_SINCE) ? depotTrustedCertificates(conf.trustedCertificates) : [];
   if (conf.url !== undefined && conf.url !== null && versionAtLeast(version, INSTALLER_URL_FIELD_SINCE)) {
-    return { target: urlTarget(conf.url, account), account, url: conf.url as string, trustedCertificates };
+    const target = urlTarget(conf.url, account, version);
+    return { target, account, ...urlShown(conf.url as string), trustedCertificates };
   }
-  return { target: hostTarget(conf), account, trustedCertificates };
+  return { target: hostTarget(conf), account, urlSecrets: [], trustedCertificates };
 }

@@ -90,6 +90,7 @@ export function registerDepotSettingsRoutes(app: express.Express, ctx: Installer
     await authorize(req, INSTALLER_JWT.depotWriteScopes);
     const request = readDepotSettings(req.body, ctx.version);
     ctx.log.addSecret(request.account.password);
+    for (const secret of request.urlSecrets) ctx.log.addSecret(secret);
     ctx.log.write('INFO', COMPONENT, `Updating depot settings: ${JSON.stringify(maskedSettings(req.body))}`);
     const outcome = await validate(ctx, request);
     keepAttempt(ctx, request, outcome);
