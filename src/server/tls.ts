@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { SERVE_TLS_CIPHERS, SERVE_TLS_MIN_VERSION } from '../constants.js';
 import { isSwappedPair, swappedPairMessage } from '../pki/pair.js';
+import { pemLabels, PRIVATE_KEY_LABELS } from '../pki/pem.js';
 import { describeFsError, errorMessage, usageError } from '../util/errors.js';
 
 /** The server's certificate (the leaf, best followed by its chain) and key: as PEM text, or files re-read on reload. */
@@ -28,9 +29,6 @@ export async function loadTlsMaterial(source: TlsSource): Promise<TlsMaterial> {
   return checkTlsMaterial(material, { cert: `The certificate file ${source.certFile}`, key: `The key file ${source.keyFile}` });
 }
 
-const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/;
-const KEY_BLOCK = /-----BEGIN ((?:RSA |EC |ENCRYPTED )?PRIVATE KEY)-----[\s\S]+?-----END \1-----/;
-
 /**
  * Checks that the certificate text holds a PEM certificate, the key text a PEM private key, and that they
  * are a pair; throws one sentence otherwise. OpenSSL takes an empty certificate and key without a word, and
@@ -40,14 +38,14 @@ export function checkTlsMaterial(material: TlsMaterial, names = { cert: 'The TLS
   const emptiness = (text: string) => (text.trim() === '' ? ' (it is empty)' : '');
   if (isSwappedPair(material.certPem, material.keyPem))
     throw usageError(swappedPairMessage(names.cert.replace(/^The /, 'the '), names.key.replace(/^The /, 'the ')));
-  const certBlock = CERT_BLOCK.exec(material.certPem)?.[0];
-  if (!certBlock)
+  if (!pemLabels(material.certPem).includes('CERTIFICATE'))
     throw usageError(`${names.cert} holds no PEM certificate${emptiness(material.certPem)}; give the server's certificate, best followed by its chain.`);
-  if (!KEY_BLOCK.test(material.keyPem))
+  if (!pemLabels(material.keyPem).some((label) => PRIVATE_KEY_LABELS.includes(label)))
     throw usageError(`${names.key} holds no PEM private key${emptiness(material.keyPem)}; give the certificate's private key.`);
   let cert: X509Certificate;
   try {
-    cert = new X509Certificate(certBlock);
+    // The first certificate of the text: the leaf, its chain after it.
+    cert = new X509Certificate(material.certPem);
   } catch (err) {
     throw usageError(`${names.cert} holds a certificate that cannot be read: ${errorMessage(err)}.`);
   }
