@@ -1,0 +1,139 @@
+import type { InstallerTarget } from '../../installer/index.js';
+import { makePlan, readMaterial, type CaMoveMaterial } from './plan.js';
+import { freshState, loadState, saveState, type CaMoveState } from './state.js';
+import { switchServed } from './switch.js';
+import { importNewCa } from './import.js';
+import { proveTrusted } from './prove.js';
+import { retireOldCa } from './retire.js';
+import { revalidate } from './revalidate.js';
+import type { CaMoveOptions, CaMovePlan, CaMoveReport, ConsumerRow, PhaseName, PhaseReport } from './types.js';
+
+const SWITCH_TIMEOUT_MS = 30_000;
+
+/** The names of the rows that failed, for a sentence. */
+function failedNames(rows: Array<ConsumerRow<unknown>>): string {
+  return rows
+    .filter((r) => !r.ok)
+    .map((r) => r.name)
+    .join(', ');
+}
+
+class Move {
+  readonly phases: PhaseReport[] = [];
+
+  constructor(
+    readonly opts: CaMoveOptions,
+    readonly plan: CaMovePlan,
+    readonly material: CaMoveMaterial,
+    readonly state: CaMoveState,
+  ) {}
+
+  record(phase: PhaseName, ok: boolean, extra: Omit<PhaseReport, 'phase' | 'ok'> = {}): boolean {
+    const report = { phase, ok, ...extra };
+    this.phases.push(report);
+    this.opts.onPhase?.(report);
+    return ok;
+  }
+
+  save(): Promise<void> {
+    return saveState(this.plan.stateFile, this.state);
+  }
+
+  /** The consumers still to validate the depot on the new certificate. */
+  remaining(): InstallerTarget[] {
+    return this.opts.consumers.filter((c) => !this.state.revalidated.includes(c.name));
+  }
+
+  /** Import and prove on `targets`; false (with the rows) when the move must stop before the switch. */
+  async trust(targets: InstallerTarget[]): Promise<boolean> {
+    const imported = await importNewCa(targets, this.material.newCaPem, this.opts);
+    this.record(
+      'import',
+      imported.every((r) => r.ok),
+      { rows: imported },
+    );
+    const proven = await proveTrusted(targets, { newCa: this.plan.newCa.sha256, oldCa: this.plan.oldCa?.sha256 }, this.opts);
+    const failed = proven.filter((r) => !r.ok);
+    const excused = this.opts.skipUnreachable && failed.every((r) => r.unreachable);
+    return this.record('prove', failed.length === 0 || !!excused, {
+      rows: proven,
+      ...(failed.length > 0 ? { note: `${failedNames(proven)} ${excused ? 'cannot be reached: skipped as asked' : 'does not hold the new CA'}` } : {}),
+    });
+  }
+
+  async switchOver(): Promise<'switched' | 'reload-needed'> {
+    const { action } = await switchServed(
+      this.material,
+      this.opts.served,
+      this.plan.depotUrl,
+      this.plan.leaf.sha256,
+      this.opts.switchTimeoutMs ?? SWITCH_TIMEOUT_MS,
+    );
+    this.record('switch', action !== 'reload-needed', { note: action });
+    if (action === 'reload-needed') return action;
+    this.state.switched = new Date().toISOString();
+    await this.save();
+    return 'switched';
+  }
+
+  async revalidateRemaining(): Promise<boolean> {
+    const rows = await revalidate(this.remaining(), this.opts);
+    for (const r of rows) if (r.ok) this.state.revalidated.push(r.name);
+    await this.save();
+    return this.record(
+      'revalidate',
+      rows.every((r) => r.ok),
+      { rows },
+    );
+  }
+
+  async retire(): Promise<boolean> {
+    const targets = this.opts.consumers.filter((c) => !this.state.retired.includes(c.name));
+    const rows = await retireOldCa(targets, this.plan.oldCa!.sha256, this.opts);
+    for (const r of rows) if (r.ok) this.state.retired.push(r.name);
+    await this.save();
+    return this.record(
+      'retire',
+      rows.every((r) => r.ok),
+      { rows },
+    );
+  }
+
+  report(ok: boolean, resumed: boolean, next?: string): CaMoveReport {
+    return { ok, dryRun: false, resumed, plan: this.plan, phases: this.phases, ...(next ? { next } : {}) };
+  }
+}
+
+/**
+ * Moves a served depot to a new CA without a failed validation: the new CA
+ * is trusted by every consumer (and proven so) before the server switches,
+ * every consumer validates the depot on the new certificate, and only then,
+ * when asked, the old CA goes. The progress is kept in a state file, so a
+ * re-run after a failure carries on where the move stopped.
+ */
+export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
+  const material = await readMaterial(opts);
+  const plan = makePlan(material, opts);
+  const planOk = !plan.findings.some((f) => f.severity === 'error');
+  if (opts.dryRun) return { ok: planOk, dryRun: true, resumed: false, plan, phases: [{ phase: 'plan', ok: planOk }] };
+  const prior = await loadState(plan.stateFile, plan.newCa.sha256, plan.leaf.sha256);
+  const move = new Move(opts, plan, material, prior ?? freshState(plan.newCa.sha256, plan.leaf.sha256));
+  const resumed = prior !== undefined;
+  // Kept from the start: a re-run after a stop knows it carries on this move.
+  await move.save();
+  move.record('plan', true);
+  const rerun = 'Run the move again once they are back: it carries on where it stopped.';
+  // Consumers not yet on the new certificate get the new CA first, before the switch and on a re-run after it.
+  if (move.remaining().length > 0 && !(await move.trust(move.remaining()))) {
+    return move.report(false, resumed, move.state.switched ? rerun : `The served certificate was not switched. ${rerun}`);
+  }
+  if (!move.state.switched) {
+    move.state.trusted = new Date().toISOString();
+    await move.save();
+    if ((await move.switchOver()) === 'reload-needed') return move.report(false, resumed, 'Reload the server, then run the move again.');
+  } else move.record('switch', true, { skipped: true, note: 'already switched' });
+  if (move.remaining().length > 0 && !(await move.revalidateRemaining())) return move.report(false, resumed, rerun);
+  if (!move.phases.some((p) => p.phase === 'revalidate')) move.record('revalidate', true, { skipped: true });
+  if (opts.removeOld && !(await move.retire())) return move.report(false, resumed, rerun);
+  return move.report(true, resumed);
+}

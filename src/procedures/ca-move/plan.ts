@@ -1,0 +1,129 @@
+import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { lintServerCertificate, sha256Fingerprint, splitPemBlocks } from '../../pki/index.js';
+import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
+import type { Finding } from '../../util/findings.js';
+import type { CaMoveOptions, CaMovePlan } from './types.js';
+
+/** The name of the state file beside the served certificate. */
+export const CA_MOVE_STATE_FILE = 'depotkit-ca-move.json';
+
+/** The PEM material of a move, read once. */
+export interface CaMoveMaterial {
+  certText: string;
+  keyText: string;
+  newCaPem: string;
+  oldCaPem?: string;
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+}
+
+function oneCertificate(text: string, source: string): string {
+  const [pem] = splitPemBlocks(text, 'CERTIFICATE');
+  if (!pem) throw usageError(`${source} holds no certificate (no BEGIN CERTIFICATE block).`);
+  return pem;
+}
+
+function summary(pem: string): { subject: string; sha256: string } {
+  return { subject: new X509Certificate(pem).subject.replace(/\n/g, ', '), sha256: sha256Fingerprint(pem) };
+}
+
+export async function readMaterial(opts: CaMoveOptions): Promise<CaMoveMaterial> {
+  if (opts.removeOld && !opts.oldCa)
+    throw usageError('Removing the old CA needs the old CA certificate (`oldCa`): it is looked up by certificate, not by alias.');
+  const [certText, keyText, newCaText, oldCaText] = await Promise.all([
+    readText(opts.newCert),
+    readText(opts.newKey),
+    readText(opts.newCa),
+    opts.oldCa ? readText(opts.oldCa) : Promise.resolve(undefined),
+  ]);
+  return {
+    certText,
+    keyText,
+    newCaPem: oneCertificate(newCaText, opts.newCa),
+    ...(oldCaText !== undefined ? { oldCaPem: oneCertificate(oldCaText, opts.oldCa!) } : {}),
+  };
+}
+
+/** Does the key belong to the certificate? Compared by public key, as a TLS server would fail on it. */
+function keyMatches(certPem: string, keyText: string, keyFile: string): boolean {
+  let key;
+  try {
+    key = createPrivateKey(keyText);
+  } catch {
+    throw usageError(`${keyFile} is not a private key depotkit can read (an encrypted key cannot be served).`);
+  }
+  const mine = createPublicKey(key).export({ type: 'spki', format: 'der' });
+  return new X509Certificate(certPem).publicKey.export({ type: 'spki', format: 'der' }).equals(mine);
+}
+
+/**
+ * The new pair judged as `check` judges a served certificate: it chains to
+ * the new CA, names every host and address the consumers use, is valid now,
+ * and the key is its own.
+ */
+export function judgeNewPair(material: CaMoveMaterial, opts: CaMoveOptions, depotHost: string): Finding[] {
+  const ips = (opts.names ?? []).filter((n) => /^[0-9.]+$|:/.test(n));
+  const findings = lintServerCertificate(material.certText, { host: depotHost, ips, caPems: [material.newCaPem] });
+  const leafPem = oneCertificate(material.certText, opts.newCert);
+  for (const name of (opts.names ?? []).filter((n) => !ips.includes(n))) {
+    findings.push(...lintServerCertificate(material.certText, { host: name }).filter((f) => f.id.startsWith('cert.host') || f.id.startsWith('cert.san')));
+  }
+  if (!keyMatches(leafPem, material.keyText, opts.newKey)) {
+    findings.push({
+      id: 'cert.key.mismatch',
+      severity: 'error',
+      message: `${opts.newKey} is not the key of ${opts.newCert}: the server could not use the pair.`,
+      fix: 'Give the key the certificate was issued for.',
+    });
+  }
+  return findings;
+}
+
+/** The steps the move takes, as the dry run prints them. */
+function steps(opts: CaMoveOptions, consumers: number): string[] {
+  const reload =
+    opts.served.kind === 'serve'
+      ? `send SIGHUP to serve (pid ${opts.served.pid}) and wait until it serves the new certificate`
+      : opts.served.reloadCommand
+        ? `run "${opts.served.reloadCommand}" and wait until the server serves the new certificate`
+        : 'reload the server yourself, then run the move again';
+  return [
+    `import the new CA into each of ${consumers} consumers that lacks it, keeping the old one`,
+    "list each consumer's trusted certificates and find the new CA in it by SHA-256",
+    `write ${opts.served.certFile} and ${opts.served.keyFile} (the old pair kept until the rename), then ${reload}`,
+    'have every consumer validate the depot again (the depot settings as the client sends them)',
+    ...(opts.removeOld ? ['remove the old CA from every consumer, once every one validated the depot'] : []),
+  ];
+}
+
+export function makePlan(material: CaMoveMaterial, opts: CaMoveOptions): CaMovePlan {
+  if (!opts.depot.url) throw usageError('The move needs the depot URL the consumers use (`depotUrl`).');
+  const url = new URL(opts.depot.url);
+  const findings = judgeNewPair(material, opts, url.hostname.replace(/^\[(.*)\]$/, '$1'));
+  const errors = findings.filter((f) => f.severity === 'error');
+  if (errors.length > 0 && !opts.dryRun) {
+    throw new DepotkitError(
+      `The new certificate would fail validation: ${errors.map((f) => f.message).join(' ')}`,
+      EXIT.problems,
+      errors.find((f) => f.fix)?.fix,
+    );
+  }
+  return {
+    depotUrl: url.origin,
+    newCa: summary(material.newCaPem),
+    ...(material.oldCaPem ? { oldCa: summary(material.oldCaPem) } : {}),
+    leaf: summary(oneCertificate(material.certText, opts.newCert)),
+    findings,
+    consumers: opts.consumers.map((c) => ({ name: c.name, url: c.url })),
+    steps: steps(opts, opts.consumers.length),
+    stateFile: opts.stateFile ?? join(dirname(opts.served.certFile), CA_MOVE_STATE_FILE),
+  };
+}

@@ -1,0 +1,90 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { isIP } from 'node:net';
+import { connect } from 'node:tls';
+import { promisify } from 'node:util';
+import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
+import { writeFileSetAtomic } from '../../util/fs.js';
+import { PRIVATE_KEY_MODE } from '../../pki/index.js';
+import type { CaMoveMaterial } from './plan.js';
+import type { ServedDepot } from './types.js';
+
+const run = promisify(execFile);
+const POLL_MS = 250;
+
+/** The SHA-256 of the certificate the depot serves now, or undefined when it does not answer. */
+export function servedLeafSha256(depotUrl: string, timeoutMs: number): Promise<string | undefined> {
+  const url = new URL(depotUrl);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return new Promise((resolve) => {
+    // Only the certificate is read here: trust is what the consumers judge.
+    const socket = connect({ host, port: Number(url.port || 443), ...(isIP(host) ? {} : { servername: host }), rejectUnauthorized: false });
+    const done = (value: string | undefined) => {
+      socket.destroy();
+      resolve(value);
+    };
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.once('error', () => done(undefined));
+    socket.once('secureConnect', () => {
+      const raw = socket.getPeerCertificate().raw;
+      done(raw ? createHash('sha256').update(raw).digest('hex') : undefined);
+    });
+  });
+}
+
+/** Writes the new pair over the served files: both renamed into place, a crash leaves the old pair or the new one. */
+async function writePair(material: CaMoveMaterial, served: ServedDepot): Promise<void> {
+  await writeFileSetAtomic(
+    [
+      { path: served.keyFile, data: material.keyText, mode: PRIVATE_KEY_MODE },
+      { path: served.certFile, data: material.certText },
+    ],
+    { force: true, currentSetIsWhole: async () => true },
+  );
+}
+
+async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'> {
+  if (served.kind === 'serve') {
+    try {
+      process.kill(served.pid, 'SIGHUP');
+    } catch (err) {
+      throw new DepotkitError(`Cannot signal serve (pid ${served.pid}): ${errorMessage(err)}.`, EXIT.environment, 'Give the pid of the running serve.');
+    }
+    return 'reloaded';
+  }
+  if (!served.reloadCommand) return 'reload-needed';
+  try {
+    await run('/bin/sh', ['-c', served.reloadCommand]);
+  } catch (err) {
+    throw new DepotkitError(`The reload command "${served.reloadCommand}" failed: ${errorMessage(err).split('\n')[0]}`, EXIT.problems);
+  }
+  return 'reloaded';
+}
+
+/**
+ * Switch: writes the new pair, reloads the server and waits until the depot
+ * serves the new certificate. The old one stays served if any step fails.
+ */
+export async function switchServed(
+  material: CaMoveMaterial,
+  served: ServedDepot,
+  depotUrl: string,
+  leafSha256: string,
+  timeoutMs: number,
+): Promise<{ action: 'switched' | 'already-served' | 'reload-needed' }> {
+  if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'already-served' };
+  await writePair(material, served);
+  if ((await reload(served)) === 'reload-needed') return { action: 'reload-needed' };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'switched' };
+    if (Date.now() >= deadline) {
+      throw new DepotkitError(
+        `The depot at ${depotUrl} does not serve the new certificate ${Math.round(timeoutMs / 1000)} s after the reload.`,
+        EXIT.problems,
+        "Look at the server's log: it keeps the old pair when it cannot load the new one.",
+      );
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}

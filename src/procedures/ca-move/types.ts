@@ -1,0 +1,80 @@
+import type { DepotSpec, FleetRow, InstallerTarget } from '../../installer/index.js';
+import type { Finding } from '../../util/findings.js';
+
+/** How the new certificate reaches the server: `depotkit serve` reloads on SIGHUP; another server runs its own reload. */
+export type ServedDepot =
+  | { kind: 'serve'; certFile: string; keyFile: string; /** serve's process id */ pid: number }
+  | {
+      kind: 'site';
+      certFile: string;
+      keyFile: string;
+      /** run with /bin/sh; without it the report says to reload and run the move again */ reloadCommand?: string;
+    };
+
+export interface CaMoveOptions {
+  /** The new server certificate (leaf first, its intermediates after), its key and the new CA, as PEM files. */
+  newCert: string;
+  newKey: string;
+  newCa: string;
+  /** The CA to retire; needed only with `removeOld`. */
+  oldCa?: string;
+  served: ServedDepot;
+  /** The depot as the consumers are pointed at it, with its account: every consumer validates it again with these settings. */
+  depot: DepotSpec;
+  /** Host names and addresses the consumers use for the depot besides the URL's host: each needs a SAN. */
+  names?: string[];
+  consumers: InstallerTarget[];
+  concurrency: number;
+  timeoutMs: number;
+  /** Passwords, by user name, of the consumers that name no file or variable. */
+  passwords?: ReadonlyMap<string, string>;
+  removeOld?: boolean;
+  dryRun?: boolean;
+  /** Switch even when some consumers cannot be reached (they validate the depot once they trust the new CA). */
+  skipUnreachable?: boolean;
+  /** Where the progress is kept; beside the served certificate by default. */
+  stateFile?: string;
+  /** How long the server gets to serve the new certificate after its reload; 30 s by default. */
+  switchTimeoutMs?: number;
+  onPhase?: (phase: PhaseReport) => void;
+}
+
+/** One consumer's row: who it is as appliance-info says, then the phase's outcome. */
+export interface ConsumerRow<T> extends FleetRow<T> {
+  role?: string;
+  version?: string;
+  /** Could not be reached at all (no answer, TLS refused): what `skipUnreachable` lets through. */
+  unreachable?: boolean;
+}
+
+export type PhaseName = 'plan' | 'import' | 'prove' | 'switch' | 'revalidate' | 'retire';
+
+export interface PhaseReport {
+  phase: PhaseName;
+  ok: boolean;
+  /** Done by an earlier run, per the state file. */
+  skipped?: boolean;
+  note?: string;
+  rows?: Array<ConsumerRow<unknown>>;
+}
+
+export interface CaMovePlan {
+  depotUrl: string;
+  newCa: { subject: string; sha256: string };
+  oldCa?: { subject: string; sha256: string };
+  leaf: { subject: string; sha256: string };
+  findings: Finding[];
+  consumers: Array<{ name: string; url: string }>;
+  steps: string[];
+  stateFile: string;
+}
+
+export interface CaMoveReport {
+  ok: boolean;
+  dryRun: boolean;
+  resumed: boolean;
+  plan: CaMovePlan;
+  phases: PhaseReport[];
+  /** What is left when the move stopped. */
+  next?: string;
+}

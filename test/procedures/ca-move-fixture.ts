@@ -1,0 +1,162 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { makeDemoDepot } from '../../src/depot/demo.js';
+import { InstallerClient, pushDepot, ensureTrusted, type InstallerTarget } from '../../src/installer/index.js';
+import { createCa, issueServerCert, sha256Fingerprint, type CaMaterial } from '../../src/pki/index.js';
+import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
+import { spawnCliJson, type CliChild } from '../helpers/cli.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER } from '../installer/helpers.js';
+
+export const PASSWORD_ENV = 'DEPOTKIT_TEST_CONSUMER_PASSWORD';
+export const DEPOT_PASSWORD_ENV = 'DEPOTKIT_TEST_DEPOT_PASSWORD';
+const VERSIONS = ['9.0.2.0.24920000', '9.1.0.0.25000000', '9.1.1.0.25100000'];
+
+export interface MoveFixture {
+  dir: string;
+  oldCa: CaMaterial;
+  newCa: CaMaterial;
+  files: { served: { cert: string; key: string }; newCert: string; newKey: string; newCa: string; oldCa: string };
+  serve: CliChild<{ url: string; port: number; pid: number }>;
+  depotUrl: string;
+  sims: Array<InstallerSimulator | undefined>;
+  targets: InstallerTarget[];
+  /** Starts (or restarts, on its port and state) the simulated consumer `i`. */
+  startConsumer(i: number): Promise<InstallerSimulator>;
+  close(): Promise<void>;
+}
+
+/** A depot served by `depotkit serve` on the old CA, and `count` consumers (mixed versions and roles) that trust it and are pointed at it. */
+export async function moveFixture(dir: string, count: number): Promise<MoveFixture> {
+  const [oldCa, newCa] = await Promise.all([createCa({ cn: 'Old Depot CA' }), createCa({ cn: 'New Depot CA' })]);
+  const names = { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 as const };
+  const [oldLeaf, newLeaf] = await Promise.all([issueServerCert(oldCa, names), issueServerCert(newCa, names)]);
+  const files = {
+    served: { cert: join(dir, 'served-cert.pem'), key: join(dir, 'served-key.pem') },
+    newCert: join(dir, 'new-cert.pem'),
+    newKey: join(dir, 'new-key.pem'),
+    newCa: join(dir, 'new-ca.pem'),
+    oldCa: join(dir, 'old-ca.pem'),
+  };
+  await Promise.all([
+    writeFile(files.served.cert, oldLeaf.certPem),
+    writeFile(files.served.key, oldLeaf.keyPem, { mode: 0o600 }),
+    writeFile(files.newCert, newLeaf.certPem),
+    writeFile(files.newKey, newLeaf.keyPem, { mode: 0o600 }),
+    writeFile(files.newCa, newCa.certPem),
+    writeFile(files.oldCa, oldCa.certPem),
+  ]);
+  const root = join(dir, 'depot');
+  await makeDemoDepot(root, { binarySize: 1024, force: true, signingDir: join(dir, 'signing') });
+  const env = { [DEPOT_PASSWORD_ENV]: DEPOT_PASSWORD };
+  const serve = await spawnCliJson<{ url: string; port: number; pid: number }>(
+    [
+      'serve',
+      root,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--cert',
+      files.served.cert,
+      '--key',
+      files.served.key,
+      '--user',
+      DEPOT_USER,
+      '--password-env',
+      DEPOT_PASSWORD_ENV,
+      '--workers',
+      '2',
+      '--json',
+    ],
+    { env },
+  );
+  const depotUrl = `https://127.0.0.1:${serve.info.port}`;
+  const sims: Array<InstallerSimulator | undefined> = new Array(count).fill(undefined);
+  const ports: number[] = [];
+  const startConsumer = async (i: number): Promise<InstallerSimulator> => {
+    const sim = await startInstallerSimulator({
+      users: { [USER]: PASSWORD },
+      version: VERSIONS[i % VERSIONS.length],
+      role: i % 4 === 3 ? 'SddcManager' : 'VcfInstaller',
+      stateFile: join(dir, `consumer-${i}.json`),
+      ...(ports[i] ? { port: ports[i] } : {}),
+    });
+    ports[i] = sim.port;
+    sims[i] = sim;
+    return sim;
+  };
+  for (let i = 0; i < count; i++) await startConsumer(i);
+  process.env[PASSWORD_ENV] = PASSWORD;
+  const targets: InstallerTarget[] = sims.map((sim, i) => ({ name: `consumer-${i}`, url: sim!.url, user: USER, passwordEnv: PASSWORD_ENV, insecure: true }));
+  // Before the move: each consumer trusts the old CA and validated the depot.
+  await Promise.all(
+    sims.map(async (sim) => {
+      const client = await InstallerClient.connect({ url: sim!.url, user: USER, password: PASSWORD, trust: { insecure: true } });
+      try {
+        await ensureTrusted(client, [oldCa.certPem]);
+        const push = await pushDepot(client, depotSpec(depotUrl));
+        if (!push.ok) throw new Error(`consumer ${sim!.url} refused the depot before the move: ${push.errorCode}`);
+      } finally {
+        await client.close();
+      }
+    }),
+  );
+  const close = async (): Promise<void> => {
+    serve.child.kill('SIGTERM');
+    await serve.exited;
+    await Promise.all(sims.map((s) => s?.close()));
+  };
+  return { dir, oldCa, newCa, files, serve, depotUrl, sims, targets, startConsumer, close };
+}
+
+export function depotSpec(depotUrl: string): { url: string; username: string; password: string } {
+  return { url: depotUrl, username: DEPOT_USER, password: DEPOT_PASSWORD };
+}
+
+/** Does the consumer list the certificate (by SHA-256)? */
+export async function holds(sim: InstallerSimulator, pem: string): Promise<boolean> {
+  const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { insecure: true } });
+  try {
+    const want = sha256Fingerprint(pem);
+    return (await client.listTrusted()).elements.some((e) => sha256Fingerprint(e.certificate) === want);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Validations counted by consumer while a move runs. */
+export interface ValidationTally {
+  ok: number;
+  failed: Array<{ consumer: number; errorCode?: string; message?: string }>;
+  perConsumer: number[];
+}
+
+/**
+ * Each running consumer validates the depot (the depot settings update, as the
+ * client sends it) every 200 ms until `stop` resolves; a consumer that is down
+ * is left alone.
+ */
+export async function validateContinuously(fx: MoveFixture, stop: Promise<unknown>): Promise<ValidationTally> {
+  const tally: ValidationTally = { ok: 0, failed: [], perConsumer: fx.sims.map(() => 0) };
+  let stopped = false;
+  void stop.finally(() => (stopped = true));
+  await Promise.all(
+    fx.sims.map(async (sim, i) => {
+      if (!sim) return;
+      const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { insecure: true } });
+      try {
+        // Bounded: a move in these tests takes seconds.
+        for (let round = 0; round < 3000 && !stopped; round++) {
+          const push = await pushDepot(client, depotSpec(fx.depotUrl), { force: true });
+          tally.perConsumer[i]!++;
+          if (push.ok) tally.ok++;
+          else tally.failed.push({ consumer: i, errorCode: push.errorCode, message: push.message });
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      } finally {
+        await client.close();
+      }
+    }),
+  );
+  return tally;
+}

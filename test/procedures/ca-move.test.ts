@@ -1,0 +1,98 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { moveDepotCa, servedLeafSha256, type CaMoveOptions } from '../../src/procedures/index.js';
+import { tempDir } from '../helpers/cli.js';
+import { depotSpec, holds, moveFixture, validateContinuously, type MoveFixture } from './ca-move-fixture.js';
+
+const CONSUMERS = 20;
+
+function options(fx: MoveFixture, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
+  return {
+    newCert: fx.files.newCert,
+    newKey: fx.files.newKey,
+    newCa: fx.files.newCa,
+    oldCa: fx.files.oldCa,
+    served: { kind: 'serve', pid: fx.serve.info.pid, certFile: fx.files.served.cert, keyFile: fx.files.served.key },
+    depot: depotSpec(fx.depotUrl),
+    consumers: fx.targets,
+    concurrency: 8,
+    timeoutMs: 30_000,
+    ...extra,
+  };
+}
+
+describe('moving a served depot to another CA', () => {
+  let tmp: { dir: string; cleanup: () => Promise<void> };
+  let fx: MoveFixture;
+  beforeEach(async () => {
+    tmp = await tempDir('depotkit-ca-move-');
+    fx = await moveFixture(tmp.dir, CONSUMERS);
+  }, 120_000);
+  afterEach(async () => {
+    await fx?.close();
+    await tmp.cleanup();
+  });
+
+  it('switches serve to the new CA while 20 consumers validate the depot every 200 ms, with zero failed validations, and removes the old CA', async () => {
+    let done!: () => void;
+    const stop = new Promise<void>((r) => (done = r));
+    const tallying = validateContinuously(fx, stop);
+    let report;
+    try {
+      report = await moveDepotCa(options(fx, { removeOld: true }));
+    } finally {
+      done();
+    }
+    const tally = await tallying;
+    expect(report.phases.map((p) => [p.phase, p.ok])).toEqual([
+      ['plan', true],
+      ['import', true],
+      ['prove', true],
+      ['switch', true],
+      ['revalidate', true],
+      ['retire', true],
+    ]);
+    expect(report.ok).toBe(true);
+    expect(tally.failed).toEqual([]);
+    expect(tally.perConsumer.every((n) => n >= 1)).toBe(true);
+    expect(await servedLeafSha256(fx.depotUrl, 5000)).toBe(report.plan.leaf.sha256);
+    const revalidated = report.phases.find((p) => p.phase === 'revalidate')!.rows!;
+    expect(revalidated).toHaveLength(CONSUMERS);
+    expect(new Set(revalidated.map((r) => r.role))).toEqual(new Set(['VcfInstaller', 'SddcManager']));
+    expect(new Set(revalidated.map((r) => r.version?.slice(0, 5)))).toEqual(new Set(['9.0.2', '9.1.0', '9.1.1']));
+    for (const sim of fx.sims) {
+      expect(await holds(sim!, fx.newCa.certPem)).toBe(true);
+      expect(await holds(sim!, fx.oldCa.certPem)).toBe(false);
+    }
+  }, 240_000);
+
+  it('refuses the switch while a consumer is down, breaks nothing, and a re-run after it comes back completes', async () => {
+    await fx.sims[5]!.close();
+    fx.sims[5] = undefined;
+    let done!: () => void;
+    const stop = new Promise<void>((r) => (done = r));
+    const tallying = validateContinuously(fx, stop);
+    let first;
+    try {
+      first = await moveDepotCa(options(fx));
+    } finally {
+      done();
+    }
+    const tally = await tallying;
+    expect(first.ok).toBe(false);
+    expect(first.phases.map((p) => p.phase)).toEqual(['plan', 'import', 'prove']);
+    const down = first.phases.find((p) => p.phase === 'prove')!.rows!.find((r) => r.name === 'consumer-5')!;
+    expect(down).toMatchObject({ ok: false, unreachable: true });
+    expect(first.next).toMatch(/not switched/);
+    expect(tally.failed).toEqual([]);
+    // Nothing broken: the old certificate is still served and every running consumer still trusts the old CA.
+    expect(await servedLeafSha256(fx.depotUrl, 5000)).not.toBe(first.plan.leaf.sha256);
+    for (const sim of fx.sims) if (sim) expect(await holds(sim, fx.oldCa.certPem)).toBe(true);
+
+    await fx.startConsumer(5);
+    const second = await moveDepotCa(options(fx));
+    expect(second.ok).toBe(true);
+    expect(second.resumed).toBe(true);
+    expect(second.phases.find((p) => p.phase === 'revalidate')!.rows).toHaveLength(CONSUMERS);
+    expect(await servedLeafSha256(fx.depotUrl, 5000)).toBe(second.plan.leaf.sha256);
+  }, 240_000);
+});
