@@ -1,7 +1,9 @@
 import { posix } from 'node:path';
 import { DEPOT_ROOT_DIR, PACK_FORMAT, PACK_PART_DIGITS, PACK_PART_SUFFIX, PACK_VOLUME_PREFIX, PACK_VOLUME_SUFFIX, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
+import { describeSchemaErrors } from '../util/schema.js';
 import { escapeControlChars, hasControlChars } from '../util/text.js';
+import { validatePackManifest } from './manifest-schema.js';
 import { BLOCK, END_OF_ARCHIVE, MAX_MEMBER_DATA, headerBytes, roundUpToBlock } from './tar.js';
 
 /**
@@ -185,13 +187,10 @@ export function checkPackPath(path: unknown, what: string): string {
   return path;
 }
 
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const isSha = (v: unknown): v is string => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v);
-
 /**
- * Parses a pack manifest and checks what unpack relies on: paths under PROD/,
- * pieces that cover each file in order, volumes that exist. Anything else is a
- * usage error (exit 2) naming the manifest.
+ * Parses a pack manifest and checks what unpack relies on: the manifest's
+ * shape (its schema), paths under PROD/, pieces that cover each file in order,
+ * volumes that exist. Anything else is a usage error (exit 2) naming the manifest.
  */
 export function parseManifest(text: string, source: string): PackManifest {
   let value: unknown;
@@ -205,56 +204,35 @@ export function parseManifest(text: string, source: string): PackManifest {
   if (!m || typeof m !== 'object' || m.format !== PACK_FORMAT.name) throw bad(`its format is not "${PACK_FORMAT.name}"`);
   if (m.version !== PACK_FORMAT.version)
     throw usageError(`${source} is a pack of format version ${String(m.version)}; this depotkit reads version ${PACK_FORMAT.version}.`);
-  if (
-    typeof m.packId !== 'string' ||
-    !isCount(m.volumeSize) ||
-    !Array.isArray(m.volumes) ||
-    !Array.isArray(m.files) ||
-    !Array.isArray(m.tree) ||
-    !Array.isArray(m.removed)
-  )
-    throw bad('a field is missing');
-  if (!m.source || !isSha(m.source.catalogSha256)) throw bad('source.catalogSha256 is missing');
-  if (m.source.releases !== undefined && !(Array.isArray(m.source.releases) && m.source.releases.every((r) => typeof r === 'string')))
-    throw bad('source.releases is malformed');
-  m.volumes.forEach((v, i) => {
-    if (!v || v.index !== i + 1 || typeof v.name !== 'string' || !isCount(v.size) || !isSha(v.sha256)) throw bad(`volume ${i + 1} is malformed`);
+  if (!validatePackManifest(m)) throw bad(describeSchemaErrors(validatePackManifest.errors));
+  const manifest = m as PackManifest;
+  manifest.volumes.forEach((v, i) => {
+    if (v.index !== i + 1) throw bad(`volume ${i + 1} is malformed`);
     if (v.name.includes('/') || v.name.startsWith('.') || hasControlChars(v.name)) throw bad(`volume ${i + 1} has the name "${escapeControlChars(v.name)}"`);
   });
   const seen = new Set<string>();
-  for (const f of m.files) {
-    checkPackPath(f?.path, 'file');
+  for (const f of manifest.files) {
+    checkPackPath(f.path, 'file');
     if (seen.has(f.path)) throw bad(`${escapeControlChars(f.path)} is listed twice`);
     seen.add(f.path);
-    if (!isCount(f.size) || !isSha(f.sha256) || (f.kind !== 'binary' && f.kind !== 'metadata') || !Array.isArray(f.pieces))
-      throw bad(`the entry of ${escapeControlChars(f.path)} is malformed`);
-    let offset = 0;
-    for (const p of f.pieces) {
-      if (
-        !p ||
-        !isCount(p.volume) ||
-        p.volume < 1 ||
-        p.volume > m.volumes.length ||
-        p.fileOffset !== offset ||
-        !isCount(p.length) ||
-        !isCount(p.dataOffset) ||
-        typeof p.member !== 'string'
-      ) {
-        throw bad(`the pieces of ${escapeControlChars(f.path)} do not cover it in order`);
-      }
-      if (p.dataOffset + p.length > m.volumes[p.volume - 1]!.size) throw bad(`a piece of ${escapeControlChars(f.path)} lies past the end of its volume`);
-      offset += p.length;
-    }
-    if (offset !== f.size || (f.size > 0 && f.pieces.length === 0)) throw bad(`the pieces of ${escapeControlChars(f.path)} do not add up to its size`);
+    checkPieces(f, manifest.volumes, bad);
   }
-  checkNesting(m.files, bad);
-  checkOverlaps(m.files, bad);
-  for (const t of m.tree) {
-    checkPackPath(t?.path, 'tree entry');
-    if (!isCount(t.size) || !isSha(t.sha256)) throw bad(`the tree entry of ${escapeControlChars(t.path)} is malformed`);
+  checkNesting(manifest.files, bad);
+  checkOverlaps(manifest.files, bad);
+  for (const t of manifest.tree) checkPackPath(t.path, 'tree entry');
+  for (const r of manifest.removed) checkPackPath(r, 'removed file');
+  return manifest;
+}
+
+/** The pieces of a file cover it in order, each inside a volume of the pack. */
+function checkPieces(f: PackFile, volumes: readonly PackVolume[], bad: (what: string) => Error): void {
+  let offset = 0;
+  for (const p of f.pieces) {
+    if (p.volume > volumes.length || p.fileOffset !== offset) throw bad(`the pieces of ${escapeControlChars(f.path)} do not cover it in order`);
+    if (p.dataOffset + p.length > volumes[p.volume - 1]!.size) throw bad(`a piece of ${escapeControlChars(f.path)} lies past the end of its volume`);
+    offset += p.length;
   }
-  for (const r of m.removed) checkPackPath(r, 'removed file');
-  return m as PackManifest;
+  if (offset !== f.size || (f.size > 0 && f.pieces.length === 0)) throw bad(`the pieces of ${escapeControlChars(f.path)} do not add up to its size`);
 }
 
 /** A file cannot also be a folder of another: `X` and `X/child` would fail half way through, after files were placed. */

@@ -78,11 +78,12 @@ function readSettings(options: MirrorOptions): Settings {
   if (options.user !== undefined && !depot.https && !options.allowHttpCredentials) {
     throw usageError(
       `${options.url} is plain HTTP: the password of "${options.user}" would cross the network in clear text.`,
-      'Use the https:// URL, or --allow-http-credentials if this network is yours.',
+      'Use the https:// URL, or `allowHttpCredentials` if this network is yours.',
     );
   }
   const concurrency = options.concurrency ?? MIRROR_DEFAULTS.concurrency;
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw usageError(`--concurrency must be at least 1, not ${concurrency}.`);
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+    throw usageError(`The downloads at once (\`concurrency\`) must be at least 1, not ${concurrency}.`);
   const seal = options.expectSeal === undefined ? undefined : parseSeal(options.expectSeal);
   return { depot, concurrency, retries: options.retries ?? MIRROR_DEFAULTS.retries, ...(seal ? { seal } : {}) };
 }
@@ -130,7 +131,7 @@ async function claimTarget(root: string, base: string, force: boolean): Promise<
   if (held && !force) {
     throw usageError(
       `${root} already holds a depot${previous ? ` mirrored from ${previous}` : ' that is not a mirror'}; a mirror of ${base} would replace its files.`,
-      'Use --force to mirror into it anyway, or choose another --out.',
+      'Use `force` to mirror into it anyway, or choose another `out`.',
     );
   }
   await writeJsonAtomic(stateFile, { url: base }, { force: true });

@@ -1,6 +1,12 @@
 import { PACK_FILE_SUMS_FILE, PACK_MANIFEST_FILE, PACK_PART_DIGITS, PACK_PART_SUFFIX, PACK_SUMS_FILE } from '../constants.js';
 import type { PackManifest } from './format.js';
 
+// The pack README is a document for people at the other site, who run depotkit's command line: this
+// file's README_COMMANDS is the pack README's command-line table, the one place it spells flags.
+const README_COMMANDS = {
+  unpack: 'depotkit depot unpack /media/disc1 /media/disc2 ... --out /srv/depot --expect "<seal>"',
+} as const;
+
 /** The pack's README.txt: how to check and open it with standard tools, without depotkit. */
 export function packReadme(manifest: PackManifest): string {
   const parts = manifest.files.filter((f) => f.pieces.length > 1).length;
@@ -10,7 +16,7 @@ ${manifest.volumes.length} volumes, ${manifest.files.length} files${manifest.sin
 
 With depotkit, on the depot host (volumes may sit in several folders, one per disc or drive):
 
-    depotkit depot unpack /media/disc1 /media/disc2 ... --out /srv/depot --expect "<seal>"
+    ${README_COMMANDS.unpack}
 
 It checks every volume and every file, places each file through a temporary name, resumes
 after a missing or damaged volume is supplied, and ends with the checks of depot verify.

@@ -82,7 +82,7 @@ async function whoseDepot(root: string, manifest: PackManifest, force: boolean):
   if (manifest.since && !ours && !force) {
     throw usageError(
       `${manifest.packId} is a delta made against a depot whose catalog is not the one in ${root} (${current ? 'another catalog' : 'no catalog'}): unpacked there it would not make a whole depot.`,
-      'Unpack it onto the depot it was made against (the older release), or unpack the full pack of the older release first; --force unpacks it anyway.',
+      'Unpack it onto the depot it was made against (the older release), or unpack the full pack of the older release first; `force` unpacks it anyway.',
     );
   }
   return { current, mayReplace: force || ours };

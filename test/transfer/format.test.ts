@@ -141,6 +141,13 @@ describe('manifest checks', () => {
     expect(() => parseManifest(JSON.stringify(bad), 'm.json')).toThrow(/not a plain path|control characters/);
   });
 
+  it('holds the manifest to its schema: a field of the wrong type, or a delta base of no known kind, is refused naming it', () => {
+    const negative = { ...valid, files: [{ ...valid.files[0]!, size: -1 }] };
+    expect(() => parseManifest(JSON.stringify(negative), 'm.json')).toThrow(/m\.json is not a depotkit pack manifest: \/files\/0\/size must be >= 0/);
+    const since = { ...valid, since: { catalogSha256: 'd'.repeat(64), kind: 'folder' } };
+    expect(() => parseManifest(JSON.stringify(since), 'm.json')).toThrow(/\/since\/kind must be equal to one of the allowed values/);
+  });
+
   it('refuses pieces that do not cover a file, or lie past their volume', () => {
     const gap = { ...valid, files: [{ ...valid.files[0]!, pieces: [{ ...valid.files[0]!.pieces[0]!, fileOffset: 1 }] }] };
     expect(() => parseManifest(JSON.stringify(gap), 'm.json')).toThrow(/do not cover it in order/);

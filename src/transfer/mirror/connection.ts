@@ -64,8 +64,8 @@ function describeNetworkError(err: unknown, conn: Connection): DepotkitError | u
       `${conn.depot.base.origin} did not pass the TLS checks (${code}: ${cause.message}); nothing was sent to it.`,
       EXIT.problems,
       code === 'ERR_TLS_CERT_ALTNAME_INVALID'
-        ? `Its certificate does not name ${conn.depot.host}: reach it by a name its certificate holds (depotkit cert show --host).`
-        : 'Pass --ca with the CA certificate (or CA folder) that issued its certificate, as the installer trusts it.',
+        ? `Its certificate does not name ${conn.depot.host}: reach it by a name its certificate holds (\`inspectCert\` <certificate> lists them).`
+        : 'Give `caPems`: the CA certificate (or CA folder) that issued its certificate, as the installer trusts it.',
     );
   }
   return undefined;
@@ -99,7 +99,7 @@ export function authFailure(conn: Connection, status: number): DepotkitError {
   return new DepotkitError(
     `${conn.depot.base.origin} answered ${status}: ${conn.authorization ? 'the depot user or password was refused' : 'it needs credentials'}.`,
     EXIT.problems,
-    conn.authorization ? 'Check --user and the password file.' : 'Pass --user and --password-file (or --password-env).',
+    conn.authorization ? 'Check `user` and the password file.' : 'Give `user` and `password`.',
   );
 }
 

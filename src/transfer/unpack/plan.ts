@@ -77,7 +77,7 @@ export async function planFiles(target: TargetDepot, files: readonly PackFile[],
   if (conflicts.length) {
     throw usageError(
       `${target.root} already holds different files at ${conflicts.length} of the pack's paths (${listed(conflicts)}), and its catalog is neither this pack's nor its base's.`,
-      'Unpack into the depot the pack was made for (or an empty folder), or use --force to replace them.',
+      'Unpack into the depot the pack was made for (or an empty folder), or use `force` to replace them.',
     );
   }
   return plan;

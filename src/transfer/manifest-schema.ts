@@ -1,0 +1,64 @@
+import { PACK_FORMAT } from '../constants.js';
+import { lazyValidator } from '../util/schema.js';
+
+// The pack manifest's shape (docs/transfer.md), as the catalog's is a schema: what the schema cannot
+// say (paths under PROD/, pieces that cover each file in order and lie in their volume) format.ts checks.
+
+const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$' };
+const count = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
+const kind = { enum: ['binary', 'metadata'] };
+
+const piece = {
+  type: 'object',
+  required: ['volume', 'member', 'fileOffset', 'length', 'dataOffset'],
+  properties: { volume: { ...count, minimum: 1 }, member: { type: 'string' }, fileOffset: count, length: count, dataOffset: count },
+};
+
+const manifestSchema = {
+  type: 'object',
+  required: ['format', 'version', 'packId', 'volumeSize', 'source', 'volumes', 'files', 'tree', 'removed'],
+  properties: {
+    format: { const: PACK_FORMAT.name },
+    version: { const: PACK_FORMAT.version },
+    packId: { type: 'string' },
+    created: { type: 'string' },
+    volumeSize: count,
+    source: {
+      type: 'object',
+      required: ['catalogSha256'],
+      properties: { catalogSha256: sha256, release: { type: 'string' }, releases: { type: 'array', items: { type: 'string' } } },
+    },
+    since: {
+      type: 'object',
+      required: ['catalogSha256', 'kind'],
+      properties: { catalogSha256: { anyOf: [sha256, { type: 'null' }] }, kind: { enum: ['depot', 'pack'] }, packId: { type: 'string' } },
+    },
+    volumes: {
+      type: 'array',
+      items: { type: 'object', required: ['index', 'name', 'size', 'sha256'], properties: { index: count, name: { type: 'string' }, size: count, sha256 } },
+    },
+    files: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'size', 'sha256', 'kind', 'pieces'],
+        properties: {
+          path: { type: 'string' },
+          size: count,
+          sha256,
+          kind,
+          mtime: { type: 'number' },
+          catalogMismatch: { type: 'boolean' },
+          pieces: { type: 'array', items: piece },
+        },
+      },
+    },
+    tree: {
+      type: 'array',
+      items: { type: 'object', required: ['path', 'size', 'sha256'], properties: { path: { type: 'string' }, size: count, sha256, kind } },
+    },
+    removed: { type: 'array', items: { type: 'string' } },
+  },
+};
+
+export const validatePackManifest = lazyValidator(manifestSchema);
