@@ -1,11 +1,17 @@
 // The lines of an installer's row, for each installer command.
 import { BUNDLE_DOWNLOAD_STATUS } from '../constants.js';
-import type { DepotPushResult, DownloadReport, InstallerStatus, SyncResult, TrustOutcome } from '../installer/index.js';
+import type { DepotCaTrust, DepotPushResult, DownloadReport, InstallerStatus, SyncResult, TrustOutcome, UntrustOutcome } from '../installer/index.js';
 import { formatBytes } from '../util/progress.js';
 import { plural } from '../util/text.js';
 
 export function trustLine(outcomes: TrustOutcome[]): string[] {
   return outcomes.map((o) => `${o.action === 'imported' ? 'imported' : 'already trusted'}: ${o.subject}${o.alias ? ` (alias ${o.alias})` : ''}`);
+}
+
+export function untrustLine(outcomes: UntrustOutcome[]): string[] {
+  return outcomes.map((o) =>
+    o.action === 'removed' ? `removed: ${o.subject} (alias ${o.aliases.join(', ')})` : `not trusted: ${o.subject} (nothing to remove)`,
+  );
 }
 
 export function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[]; sync?: SyncResult & { action?: string } }): string[] {
@@ -40,12 +46,12 @@ export function downloadLines(report: DownloadReport): string[] {
 export function statusLines(s: InstallerStatus): string[] {
   const conf = s.depot.depotConfiguration;
   const account = s.depot.offlineAccount;
-  const lines = [`${s.appliance.role} ${s.appliance.version}`];
-  lines.push(
+  // The role and version lead the row already: the depot comes first.
+  const lines = [
     conf
       ? `depot: ${conf.url ?? `${conf.hostname}:${conf.port}`}${account?.username ? ` as ${account.username}` : ''}: ${account?.status ?? 'no status'}${account?.message ? ` (${account.message})` : ''}`
       : `depot: not configured${account?.status ? ` (${account.status})` : ''}`,
-  );
+  ];
   if (s.sync)
     lines.push(
       `sync: ${s.sync.syncStatus}${s.sync.lastSyncCompletionTimestamp ? ` (${s.sync.lastSyncCompletionTimestamp})` : ''}${s.sync.errorMessage ? `: ${s.sync.errorMessage}` : ''}`,
@@ -55,7 +61,18 @@ export function statusLines(s: InstallerStatus): string[] {
     lines.push(`bundles: ${counts.length > 0 ? counts.join(', ') : 'none offered'}`);
     for (const f of s.downloads.failed) lines.push(`  FAILED ${f.component ?? f.bundleId}${f.message ? `: ${f.message}` : ''}`);
   }
+  if (s.depotCa) lines.push(depotCaLine(s.depotCa));
   lines.push(`trusted certificates: ${s.trusted.length}`);
-  for (const t of s.trusted) lines.push(`  ${t.alias}${t.subject ? `: ${t.subject}, valid to ${t.notAfter}` : ''}`);
+  for (const t of s.trusted) {
+    lines.push(`  ${t.alias}${t.subject ? `: ${t.subject}, valid to ${t.notAfter} (${t.daysLeft} days)` : ''}`);
+    if (t.subject) lines.push(`    issuer ${t.issuer}, SHA-256 ${t.sha256}`);
+  }
   return lines;
+}
+
+function depotCaLine(ca: DepotCaTrust): string {
+  const which = ca.source === 'given' ? "the depot's CA (given)" : `the CA of the depot ${ca.depot}`;
+  if (!ca.present) return `depot CA: MISSING: ${which} is not among the trusted certificates`;
+  const left = `${ca.daysLeft ?? '?'} days left`;
+  return `depot CA: ${ca.flag === 'expiring' ? 'EXPIRING: ' : ''}${which} is trusted as ${ca.alias}, ${left}`;
 }

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { INSTALLER_DEFAULT_USER } from '../constants.js';
-import type { FleetRow, InstallerClient, InstallerTarget, TargetSpec } from '../installer/index.js';
+import type { ApplianceInfo, FleetRow, InstallerClient, InstallerTarget, TargetSpec } from '../installer/index.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { promptSecret } from '../util/secrets.js';
@@ -73,7 +73,7 @@ async function passwordsFor(flags: ConnectionFlags, targets: InstallerTarget[]):
  */
 export async function runCommand<T>(
   flags: ConnectionFlags,
-  task: (client: InstallerClient) => Promise<{ ok: boolean; result: T }>,
+  task: (client: InstallerClient, target: InstallerTarget, appliance: ApplianceInfo) => Promise<{ ok: boolean; result: T }>,
   format: RowFormatter<T>,
 ): Promise<void> {
   const lib = await installerLib();
@@ -109,17 +109,22 @@ function printRows<T>(rows: Array<FleetRow<T>>, format: RowFormatter<T>, json: b
   if (json) printJson({ ok: failed === 0, installers: rows });
   else {
     printLines(rows.flatMap((row) => rowLines(row, format)));
-    if (rows.length > 1) printLines([`${rows.length} installers: ${rows.length - failed} ok, ${failed} failed.`]);
+    if (rows.length > 1) printLines([`${rows.length} consumers: ${rows.length - failed} ok, ${failed} failed.`]);
   }
   process.exitCode = failed > 0 ? EXIT.problems : EXIT.ok;
+}
+
+/** The consumer as a row names it: its name, then the role and version appliance-info gave (when it was read). */
+function rowHead<T>(row: FleetRow<T>): string {
+  return row.role !== undefined ? `${row.name}  ${row.role} ${row.version ?? '?'}` : row.name;
 }
 
 function rowLines<T>(row: FleetRow<T>, format: RowFormatter<T>): string[] {
   if (row.result !== undefined) {
     const [first = '', ...rest] = format(row.result);
-    return [`${row.name}  ${row.ok ? 'ok' : 'FAILED'}  ${first}`, ...rest.map((l) => `    ${l}`)];
+    return [`${rowHead(row)}  ${row.ok ? 'ok' : 'FAILED'}  ${first}`, ...rest.map((l) => `    ${l}`)];
   }
-  const lines = [`${row.name}  FAILED  ${row.error?.message ?? 'unknown error'}`];
+  const lines = [`${rowHead(row)}  FAILED  ${row.error?.message ?? 'unknown error'}`];
   const remedy = row.error?.remediation ?? row.error?.hint;
   if (remedy) lines.push(`    ${remedy}`);
   return lines;

@@ -2,9 +2,10 @@ import type { Command } from 'commander';
 import { INSTALLER_IMAGE_TYPES, INSTALLER_PRODUCT_SKUS } from '../constants.js';
 import type { DepotSpec } from '../installer/index.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
+import { DEPOT_CA_WARN_DAYS } from '../installer/status-trust.js';
 import { usageError } from '../util/errors.js';
 import { byteBars } from '../util/progress.js';
-import { depotLine, downloadLines, statusLines, trustLine } from './installer-output.js';
+import { depotLine, downloadLines, statusLines, trustLine, untrustLine } from './installer-output.js';
 import { connectionOptions, installerLib, readCaCertificates, runCommand, type ConnectionFlags } from './installer-run.js';
 import {
   assertUserForPassword,
@@ -21,6 +22,13 @@ import { collect, warn } from './output.js';
 
 interface TrustFlags extends ConnectionFlags {
   ca: string[];
+  remove?: boolean;
+  force?: boolean;
+}
+
+interface StatusFlags extends ConnectionFlags {
+  ca: string[];
+  expiryWarnDays: number;
 }
 
 interface DepotFlags extends ConnectionFlags {
@@ -56,11 +64,25 @@ export function registerInstallerCommands(program: Command): void {
 }
 
 function registerTrust(installer: Command): void {
-  connectionOptions(installer.command('trust').description('import CA certificates as TRUSTED_FOR_OUTBOUND (compares certificates: a re-run imports nothing)'))
-    .addOption(trustOption('--ca', 'the CA certificate(s) to trust', { required: true }))
+  connectionOptions(
+    installer
+      .command('trust')
+      .description(
+        'import CA certificates as TRUSTED_FOR_OUTBOUND, or with --remove take them away (both compare certificates, never aliases: a re-run changes nothing)',
+      ),
+  )
+    .addOption(trustOption('--ca', 'the CA certificate(s) to trust (or remove)', { required: true }))
+    .option('--remove', "remove these certificates from the consumer's trust, by SHA-256, whatever alias they are listed under")
+    .addOption(forceOption("with --remove: remove one even when it anchors the chain of the consumer's configured depot"))
     .action(async (flags: TrustFlags) => {
       const lib = await installerLib();
       const pems = await readCaCertificates(flags.ca);
+      if (flags.force && !flags.remove) throw usageError('--force goes with --remove: importing a certificate needs no force.');
+      if (flags.remove) {
+        const options = { force: flags.force, timeoutMs: flags.timeout * 1000 };
+        await runCommand(flags, async (client) => ({ ok: true, result: await lib.removeTrusted(client, pems, options) }), untrustLine);
+        return;
+      }
       for (const sentence of lib.leafTrustWarnings(pems)) warn(sentence);
       await runCommand(flags, async (client) => ({ ok: true, result: await lib.ensureTrusted(client, pems) }), trustLine);
     });
@@ -166,10 +188,31 @@ function registerDownload(installer: Command): void {
 }
 
 function registerStatus(installer: Command): void {
-  connectionOptions(installer.command('status').description('appliance info, depot settings and status, trusted certificates')).action(
-    async (flags: ConnectionFlags) => {
+  connectionOptions(
+    installer
+      .command('status')
+      .description(
+        "appliance info, depot settings and status, the trusted certificates, and whether the depot's CA is among them (a consumer without it, or with it about to expire, fails its row)",
+      ),
+  )
+    .addOption(trustOption('--ca', "the depot's CA (by default: the top of the chain the configured depot sends)"))
+    .option(
+      '--expiry-warn-days <days>',
+      'flag a consumer whose trusted depot CA has fewer days left',
+      wholeNumber('--expiry-warn-days', { min: 0 }),
+      DEPOT_CA_WARN_DAYS,
+    )
+    .action(async (flags: StatusFlags) => {
       const lib = await installerLib();
-      await runCommand(flags, async (client) => ({ ok: true, result: await lib.installerStatus(client) }), statusLines);
-    },
-  );
+      const depotCaPems = flags.ca.length > 0 ? await readCaCertificates(flags.ca) : undefined;
+      const options = { depotCaPems, expiryWarnDays: flags.expiryWarnDays, timeoutMs: flags.timeout * 1000 };
+      await runCommand(
+        flags,
+        async (client) => {
+          const status = await lib.installerStatus(client, options);
+          return { ok: status.depotCa?.flag === undefined, result: status };
+        },
+        statusLines,
+      );
+    });
 }

@@ -63,6 +63,7 @@ export function versionAtLeast(version: string, since: string): boolean {
  * with Basic auth TLS is required, so credentials are not sent in clear text).
  */
 export function checkDepotSpec(spec: DepotSpec): void {
+  if (spec.url !== undefined) checkDepotUrlForm(spec.url);
   const prodSuffix = spec.url === undefined ? undefined : /^(.*?)\/+PROD\/*$/i.exec(spec.url);
   if (prodSuffix) {
     // The installer appends PROD/... itself: a URL ending in /PROD makes it look for PROD/PROD/.
@@ -74,6 +75,36 @@ export function checkDepotSpec(spec: DepotSpec): void {
       'Serve the depot over HTTPS, or leave out `depotUser` for an open HTTP depot.',
     );
   }
+}
+
+/**
+ * Refuses, before anything is sent, a depot URL the installer and SDDC Manager refuse: 9.1 wants
+ * "a valid URL without query parameters or fragments", 9.1.1 refuses credentials in it (userinfo);
+ * credentials belong in the depot account, where they are sent only over HTTPS.
+ */
+export function checkDepotUrlForm(text: string): void {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return; // Not a URL at all: depotConfiguration says what form it needs.
+  }
+  const bare = `${url.protocol}//${url.host}${url.pathname}`;
+  if (url.username !== '' || url.password !== '')
+    throw usageError(
+      `The depot URL carries credentials (user:password@): the installer refuses a URL with credentials, and they would be shown wherever the settings are.`,
+      `Use \`depotUrl\` ${bare} with \`depotUser\` and its password file.`,
+    );
+  if (url.search !== '' || text.includes('?'))
+    throw usageError(
+      `The depot URL ${text} has a query string: the installer wants a valid URL without query parameters or fragments.`,
+      `Use \`depotUrl\` ${bare}`,
+    );
+  if (url.hash !== '' || text.includes('#'))
+    throw usageError(
+      `The depot URL ${text} has a fragment (#...): the installer wants a valid URL without query parameters or fragments.`,
+      `Use \`depotUrl\` ${bare}`,
+    );
 }
 
 /** Does this depot URL need the 9.1 `url` field (plain HTTP or a path prefix)? */

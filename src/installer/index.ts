@@ -1,9 +1,12 @@
 // The installer: API client, trust import, depot push, status, fleets.
 export { InstallerClient, InstallerApiError, InstallerConnectionError, parseInstallerUrl, type InstallerClientOptions, type InstallerTrust } from './client.js';
 export { ensureTrusted, certificatesOf, leafTrustWarnings, type TrustOutcome } from './trust.js';
+export { checkRole, roleWords } from './role.js';
+export { removeTrusted, type UntrustOutcome, type UntrustOptions } from './untrust.js';
 export {
   pushDepot,
   checkDepotSpec,
+  checkDepotUrlForm,
   OPEN_DEPOT_ACCOUNT,
   depotConfiguration,
   needsUrlField,
@@ -13,11 +16,13 @@ export {
   type DepotPushResult,
 } from './depot.js';
 export { connectDepot, type ConnectDepotOptions, type DepotConnection } from './connect.js';
-export { installerStatus, type InstallerStatus, type TrustedSummary, type DownloadSummary } from './status.js';
+export { installerStatus, type InstallerStatus, type TrustedSummary, type DownloadSummary, type DepotCaTrust, type DepotCaOptions } from './status.js';
+export { DEPOT_CA_WARN_DAYS } from './status-trust.js';
+export { readServedChain, anchorsChain, anchorsOf, depotOriginOf } from './depot-chain.js';
 export { syncDepot, ensureSynced, syncFailureFix, type SyncOptions, type SyncResult } from './sync.js';
 export { downloadRelease, type DownloadOptions, type DownloadReport, type BundleProgress } from './download.js';
 export { loadInventory, type InstallerTarget } from './inventory.js';
-export { runFleet, type FleetRow } from './fleet.js';
+export { runFleet, type FleetRow, type ConsumerIdentity } from './fleet.js';
 export type * from './wire.js';
 export { withoutPassword } from './wire.js';
 export { FleetSession, resolveTargets, type FleetSessionOptions, type TargetSpec } from './session.js';

@@ -1,17 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { INSTALLER_DEFAULT_USER } from '../constants.js';
+import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
 import type { ErrorObject } from 'ajv';
 import { describeFsError, usageError } from '../util/errors.js';
 import { lazyValidator } from '../util/schema.js';
 import { closestName } from '../util/text.js';
 import { parseInstallerUrl } from './client.js';
 
-/** One installer of a fleet and where its credentials come from. */
+/** One consumer of the depot (an installer or an SDDC Manager) and where its credentials come from. */
 export interface InstallerTarget {
   name: string;
   url: string;
+  /** The role it must answer in appliance-info; any when absent. */
+  role?: ConsumerRole;
+  /** The administrator by default: admin@local on an installer, administrator@vsphere.local on SDDC Manager. */
   user: string;
   /** Environment variable holding the password. */
   passwordEnv?: string;
@@ -22,12 +25,13 @@ export interface InstallerTarget {
   insecure?: boolean;
 }
 
-const KEYS = ['name', 'url', 'user', 'passwordEnv', 'passwordFile', 'installerCa', 'insecure'] as const;
+const KEYS = ['name', 'url', 'role', 'user', 'passwordEnv', 'passwordFile', 'installerCa', 'insecure'] as const;
 
 const text = { type: 'string', minLength: 1, pattern: '\\S' } as const;
 const entryProperties = {
   name: text,
   url: text,
+  role: { type: 'string', enum: Object.keys(CONSUMER_ROLES) },
   user: text,
   passwordEnv: text,
   passwordFile: text,
@@ -35,7 +39,7 @@ const entryProperties = {
   insecure: { type: 'boolean' },
 } as const;
 
-/** An inventory, once a bare list is read as `{installers: [...]}` and a bare URL as `{url}`. */
+/** An inventory, once a bare list is read as `{installers: [...]}`, `consumers` as `installers` and a bare URL as `{url}`. */
 const validateInventory = lazyValidator({
   type: 'object',
   additionalProperties: false,
@@ -57,12 +61,13 @@ function inventoryError(path: string, error: ErrorObject): Error {
         : `The inventory ${path}`;
   if (error.keyword === 'additionalProperties') {
     const unknown = String(error.params.additionalProperty);
-    const known = section ? KEYS : ['defaults', 'installers'];
+    const known = section ? KEYS : ['defaults', 'installers', 'consumers'];
     const meant = closestName(unknown, known);
     return usageError(`${where} has an unknown key "${unknown}"${meant ? ` (did you mean "${meant}"?)` : ''}; known keys: ${known.join(', ')}.`);
   }
   if (error.keyword === 'required') return usageError(`${where} has no ${String(error.params.missingProperty)}.`);
   if (error.keyword === 'minItems') return usageError(`The inventory ${path} lists no installers.`);
+  if (key === 'role') return usageError(`${where}: "role" must be ${Object.keys(CONSUMER_ROLES).join(' or ')}.`);
   if (key === 'insecure') return usageError(`${where}: "insecure" must be true or false.`);
   if (key) return usageError(`${where}: "${key}" must be a non-empty string.`);
   return usageError(
@@ -98,7 +103,12 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
   }
   const base = dirname(resolve(path));
   const root = Array.isArray(data) ? { installers: data } : data;
-  if (!isRecord(root)) throw usageError(`The inventory ${path} needs a list "installers" (or is itself that list).`);
+  if (!isRecord(root)) throw usageError(`The inventory ${path} needs a list "installers" or "consumers" (or is itself that list).`);
+  if ('consumers' in root) {
+    if ('installers' in root) throw usageError(`The inventory ${path} has both "installers" and "consumers": they are the same list, give one.`);
+    root.installers = root.consumers;
+    delete root.consumers;
+  }
   if (Array.isArray(root.installers)) root.installers = root.installers.map((entry: unknown) => (typeof entry === 'string' ? { url: entry } : entry));
   // Said before any other complaint: a password in the file is the one mistake that leaks.
   if (isRecord(root.defaults) && 'password' in root.defaults) throw passwordInInventory(path, 'the defaults');
@@ -126,10 +136,12 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
     const origin = parseInstallerUrl(str('url')!);
     const passwordFile = str('passwordFile');
     const installerCa = str('installerCa');
+    const role = str('role') as ConsumerRole | undefined;
     return {
       name: str('name') ?? origin.host,
       url: origin.origin,
-      user: str('user') ?? INSTALLER_DEFAULT_USER,
+      ...(role ? { role } : {}),
+      user: str('user') ?? (role === 'sddc-manager' ? SDDC_MANAGER_DEFAULT_USER : INSTALLER_DEFAULT_USER),
       passwordEnv: str('passwordEnv'),
       passwordFile: passwordFile ? resolve(base, passwordFile) : undefined,
       installerCa: installerCa ? resolve(base, installerCa) : undefined,

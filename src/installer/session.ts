@@ -3,6 +3,8 @@ import { usageError } from '../util/errors.js';
 import { readSecret } from '../util/secrets.js';
 import { InstallerClient, parseInstallerUrl } from './client.js';
 import { runFleet, type FleetRow } from './fleet.js';
+import { checkRole } from './role.js';
+import type { ApplianceInfo } from './wire.js';
 import { loadInventory, type InstallerTarget } from './inventory.js';
 
 /** Where the installers are: one by URL, or a fleet from an inventory; what the command line adds to its entries. */
@@ -79,8 +81,15 @@ export class FleetSession {
     return [...seen].map(([user, installer]) => ({ user, installer }));
   }
 
-  run<T>(task: (client: InstallerClient, target: InstallerTarget) => Promise<{ ok: boolean; result: T }>): Promise<Array<FleetRow<T>>> {
-    return runFleet(this.targets, this.opts.concurrency, async (target) => {
+  /**
+   * Runs `task` on each consumer once it is logged in and has said what it is
+   * (appliance-info: role and version, in the row); a consumer answering
+   * another role than its entry expects fails its row before the task runs.
+   */
+  run<T>(
+    task: (client: InstallerClient, target: InstallerTarget, appliance: ApplianceInfo) => Promise<{ ok: boolean; result: T }>,
+  ): Promise<Array<FleetRow<T>>> {
+    return runFleet(this.targets, this.opts.concurrency, async (target, seen) => {
       const password = await this.password(target);
       const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
       // Registered before it logs in, so that an abort during the log-in revokes that session too.
@@ -94,7 +103,11 @@ export class FleetSession {
       this.open.add(client);
       try {
         await client.login();
-        return await task(client, target);
+        const appliance = await client.applianceInfo();
+        seen.role = appliance.role;
+        seen.version = appliance.version;
+        checkRole(target, appliance);
+        return await task(client, target, appliance);
       } finally {
         this.open.delete(client);
         await client.close();

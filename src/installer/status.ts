@@ -1,16 +1,9 @@
-import { X509Certificate } from 'node:crypto';
-import { sha256Fingerprint } from '../pki/index.js';
 import { BUNDLE_DOWNLOAD_STATUS } from '../constants.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
+import { depotCaTrust, summariseTrusted, type DepotCaOptions, type DepotCaTrust, type TrustedSummary } from './status-trust.js';
 import type { ApplianceInfo, BundleDownloadStatusInfo, DepotSettings, DepotSyncInfo } from './wire.js';
 
-export interface TrustedSummary {
-  alias: string;
-  subject?: string;
-  issuer?: string;
-  notAfter?: string;
-  sha256?: string;
-}
+export type { TrustedSummary, DepotCaTrust, DepotCaOptions };
 
 export interface DownloadSummary {
   /** Bundles per download status (PENDING, SUCCESS, FAILED, ...). */
@@ -26,6 +19,8 @@ export interface InstallerStatus {
   /** The bundles' downloads; absent where the installer has no download status operation. */
   downloads?: DownloadSummary;
   trusted: TrustedSummary[];
+  /** Whether the depot's CA is trusted; absent when the depot's CA is neither given nor readable from the depot. */
+  depotCa?: DepotCaTrust;
 }
 
 /** undefined when the installer does not have the operation (404, or an answer of another shape), else the value. */
@@ -47,25 +42,18 @@ function summarise(rows: BundleDownloadStatusInfo[]): DownloadSummary {
   return { byStatus, failed };
 }
 
-/** Appliance info, depot settings and status, the depot sync, the downloads and the trusted certificates. */
-export async function installerStatus(client: InstallerClient): Promise<InstallerStatus> {
+/**
+ * Appliance info, depot settings and status, the depot sync, the downloads,
+ * the trusted certificates (subject, issuer, SHA-256, days left) and whether
+ * the depot's CA is among them.
+ */
+export async function installerStatus(client: InstallerClient, opts: DepotCaOptions = {}): Promise<InstallerStatus> {
   const appliance = await client.applianceInfo();
   const depot = await client.getDepotSettings();
   const sync = await optional(() => client.getSyncInfo());
   const downloads = await optional(async () => summarise(await client.downloadStatus()));
-  const trusted = (await client.listTrusted()).elements.map((e): TrustedSummary => {
-    try {
-      const cert = new X509Certificate(e.certificate);
-      return {
-        alias: e.alias,
-        subject: cert.subject.replace(/\n/g, ', '),
-        issuer: cert.issuer.replace(/\n/g, ', '),
-        notAfter: new Date(cert.validTo).toISOString(),
-        sha256: sha256Fingerprint(e.certificate),
-      };
-    } catch {
-      return { alias: e.alias };
-    }
-  });
-  return { appliance, depot, ...(sync ? { sync } : {}), ...(downloads ? { downloads } : {}), trusted };
+  const elements = (await client.listTrusted()).elements;
+  const trusted = summariseTrusted(elements, opts.now);
+  const depotCa = await depotCaTrust(elements, trusted, depot, opts);
+  return { appliance, depot, ...(sync ? { sync } : {}), ...(downloads ? { downloads } : {}), trusted, ...(depotCa ? { depotCa } : {}) };
 }

@@ -186,9 +186,9 @@ describe('depotkit installer', () => {
 
       const human = await runCli(args, { env });
       expect(human.code).toBe(1);
-      expect(human.stdout).toMatch(/^site-0 {2}ok {2}depot localhost:\d+: DEPOT_CONNECTION_SUCCESSFUL \(already set, nothing sent\)$/m);
+      expect(human.stdout).toMatch(/^site-0 {2}VcfInstaller 9\.\S+ {2}ok {2}depot localhost:\d+: DEPOT_CONNECTION_SUCCESSFUL \(already set, nothing sent\)$/m);
       expect(human.stdout).toMatch(/^site-wrong {2}FAILED {2}Log-in failed: INVALID_CREDENTIALS/m);
-      expect(human.stdout).toContain('5 installers: 3 ok, 2 failed.');
+      expect(human.stdout).toContain('5 consumers: 3 ok, 2 failed.');
       for (const sim of sims.slice(0, 3)) {
         expect(sim.logs.filter((l) => l.includes('POST /v1/sddc-manager/trusted-certificates 200'))).toHaveLength(1);
         expect(sim.logs.filter((l) => l.includes('PUT /v1/system/settings/depot 202'))).toHaveLength(1);
@@ -284,7 +284,7 @@ describe('depotkit installer', () => {
       const insecure = await runCli(['installer', 'status', '--installer', sim.url, '--password-file', files.password, '--insecure']);
       expect(insecure.code).toBe(0);
       expect(insecure.stderr).toMatch(/^warning: not verifying the installer's certificate \(--insecure\)/m);
-      expect(insecure.stdout).toMatch(/ok {2}VcfInstaller 9\.1\./);
+      expect(insecure.stdout).toMatch(/ {2}VcfInstaller 9\.1\.\S+ {2}ok {2}depot: not configured/);
       expect(insecure.stdout + insecure.stderr).not.toContain(PASSWORD);
     } finally {
       await sim.close();

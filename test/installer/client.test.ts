@@ -544,7 +544,7 @@ describe('installer client', () => {
       return err.message;
     };
     expect(await refused('defaults: { usr: admin@local }\ninstallers: [https://a.lab]\n')).toBe(
-      `"defaults" in ${file} has an unknown key "usr" (did you mean "user"?); known keys: name, url, user, passwordEnv, passwordFile, installerCa, insecure.`,
+      `"defaults" in ${file} has an unknown key "usr" (did you mean "user"?); known keys: name, url, role, user, passwordEnv, passwordFile, installerCa, insecure.`,
     );
     expect(await refused('installers:\n  - https://a.lab\n  - { url: https://b.lab, installerCA: ca.pem }\n')).toContain(
       `installer 2 of ${file} has an unknown key "installerCA" (did you mean "installerCa"?)`,

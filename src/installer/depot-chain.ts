@@ -1,0 +1,84 @@
+import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import { connect, type DetailedPeerCertificate } from 'node:tls';
+import { INSTALLER_DEFAULTS } from './defaults.js';
+import type { DepotSettings, TrustedCertificate } from './wire.js';
+
+/** The depot's https origin from a consumer's settings; undefined for none or plain HTTP (no chain to read). */
+export function depotOriginOf(settings: DepotSettings): URL | undefined {
+  const conf = settings.depotConfiguration;
+  if (!conf) return undefined;
+  if (conf.url !== undefined) {
+    try {
+      const url = new URL(conf.url);
+      return url.protocol === 'https:' ? url : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  if (!conf.hostname) return undefined;
+  const host = isIP(conf.hostname) === 6 ? `[${conf.hostname}]` : conf.hostname;
+  return new URL(`https://${host}:${conf.port ?? INSTALLER_DEFAULTS.depotPort}`);
+}
+
+/**
+ * The certificates the depot sends (leaf first, as PEM), read in one TLS
+ * handshake that verifies nothing: what is wanted is the chain, to find the
+ * CA that anchors it. Undefined when the depot cannot be reached.
+ */
+export function readServedChain(origin: URL, timeoutMs = 10_000): Promise<string[] | undefined> {
+  const host = origin.hostname.replace(/^\[(.*)\]$/, '$1');
+  return new Promise((resolve) => {
+    const socket = connect({
+      host,
+      port: Number(origin.port || INSTALLER_DEFAULTS.depotPort),
+      ...(isIP(host) === 0 ? { servername: host } : {}),
+      rejectUnauthorized: false,
+    });
+    const finish = (chain: string[] | undefined) => {
+      socket.destroy();
+      resolve(chain);
+    };
+    socket.setTimeout(timeoutMs, () => finish(undefined));
+    socket.once('error', () => finish(undefined));
+    socket.once('secureConnect', () => {
+      const pems: string[] = [];
+      const seen = new Set<string>();
+      let peer: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+      // Node links a self-signed top to itself: stop at a certificate already read.
+      while (peer?.raw && !seen.has(peer.fingerprint256)) {
+        seen.add(peer.fingerprint256);
+        pems.push(new X509Certificate(peer.raw).toString());
+        peer = peer.issuerCertificate;
+      }
+      finish(pems.length > 0 ? pems : undefined);
+    });
+  });
+}
+
+function parse(pem: string): X509Certificate | undefined {
+  try {
+    return new X509Certificate(pem);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Does `anchor` anchor the chain: is it one of the chain's certificates (a CA
+ * or the leaf itself, which the installer's Java PKIX takes as an anchor too),
+ * or the issuer of its top certificate (a chain sent without its root)?
+ */
+export function anchorsChain(anchor: string, chain: string[]): boolean {
+  const ca = parse(anchor);
+  if (!ca) return false;
+  const certs = chain.map(parse).filter((c): c is X509Certificate => c !== undefined);
+  if (certs.some((c) => c.fingerprint256 === ca.fingerprint256)) return true;
+  const top = certs[certs.length - 1];
+  return top !== undefined && top.checkIssued(ca) && top.verify(ca.publicKey);
+}
+
+/** The trusted entries that anchor the chain, by certificate (never by alias). */
+export function anchorsOf(trusted: TrustedCertificate[], chain: string[]): TrustedCertificate[] {
+  return trusted.filter((t) => anchorsChain(t.certificate, chain));
+}

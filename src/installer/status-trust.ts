@@ -1,0 +1,112 @@
+import { X509Certificate } from 'node:crypto';
+import { daysLeft, sha256Fingerprint } from '../pki/index.js';
+import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
+import type { DepotSettings, TrustedCertificate } from './wire.js';
+
+export interface TrustedSummary {
+  alias: string;
+  subject?: string;
+  issuer?: string;
+  notAfter?: string;
+  /** 64 lowercase hex digits. */
+  sha256?: string;
+  /** Whole days until it expires; negative once it has. */
+  daysLeft?: number;
+}
+
+/** Whether a consumer trusts the depot's CA, and for how long. */
+export interface DepotCaTrust {
+  /** Where the depot's CA came from: given (`depotCa`), or the chain the configured depot sends. */
+  source: 'given' | 'depot';
+  /** The depot the chain was read from, when it was. */
+  depot?: string;
+  present: boolean;
+  /** The trusted entry that is (or anchors) the depot's CA. */
+  alias?: string;
+  subject?: string;
+  sha256?: string;
+  daysLeft?: number;
+  /** Absent, or present with fewer days left than the threshold. */
+  flag?: 'missing' | 'expiring';
+}
+
+export interface DepotCaOptions {
+  /** The depot's CA certificates (PEM); read from the chain the configured depot sends when absent. */
+  depotCaPems?: string[];
+  /** A trusted depot CA with fewer days left than this is flagged; 30 by default. */
+  expiryWarnDays?: number;
+  /** Timeout of the handshake with the depot. */
+  timeoutMs?: number;
+  now?: Date;
+}
+
+export const DEPOT_CA_WARN_DAYS = 30;
+
+/** Subject, issuer, SHA-256 and days left of each trusted certificate (the alias alone for one that does not parse). */
+export function summariseTrusted(elements: TrustedCertificate[], now = new Date()): TrustedSummary[] {
+  return elements.map((e): TrustedSummary => {
+    try {
+      const cert = new X509Certificate(e.certificate);
+      const notAfter = new Date(cert.validTo);
+      return {
+        alias: e.alias,
+        subject: cert.subject.replace(/\n/g, ', '),
+        issuer: cert.issuer.replace(/\n/g, ', '),
+        notAfter: notAfter.toISOString(),
+        sha256: sha256Fingerprint(e.certificate),
+        daysLeft: daysLeft({ notAfter }, now),
+      };
+    } catch {
+      return { alias: e.alias };
+    }
+  });
+}
+
+/**
+ * Is the depot's CA among the consumer's trusted certificates? Given CAs
+ * match by SHA-256; otherwise the configured depot's chain is read and an
+ * entry that anchors it counts. Undefined when neither is known (no CA given,
+ * no HTTPS depot set, or the depot not reachable from here).
+ */
+export async function depotCaTrust(
+  elements: TrustedCertificate[],
+  summaries: TrustedSummary[],
+  settings: DepotSettings,
+  opts: DepotCaOptions,
+): Promise<DepotCaTrust | undefined> {
+  const warnDays = opts.expiryWarnDays ?? DEPOT_CA_WARN_DAYS;
+  let source: DepotCaTrust['source'];
+  let match: (t: TrustedCertificate) => boolean;
+  let depot: string | undefined;
+  if (opts.depotCaPems && opts.depotCaPems.length > 0) {
+    const wanted = new Set(opts.depotCaPems.map((pem) => sha256Fingerprint(pem)));
+    source = 'given';
+    match = (t) => {
+      const sha256 = summaries.find((s) => s.alias === t.alias)?.sha256;
+      return sha256 !== undefined && wanted.has(sha256);
+    };
+  } else {
+    const origin = depotOriginOf(settings);
+    const chain = origin ? await readServedChain(origin, opts.timeoutMs) : undefined;
+    if (!origin || !chain) return undefined;
+    source = 'depot';
+    depot = origin.host;
+    match = (t) => anchorsChain(t.certificate, chain);
+  }
+  const found = elements.filter(match).map((t) => summaries.find((s) => s.alias === t.alias)!);
+  // The longest-lived match speaks for the consumer: a renewed CA beside the old one is not a problem.
+  const best = found.sort((a, b) => (b.daysLeft ?? 0) - (a.daysLeft ?? 0))[0];
+  const where = depot ? { depot } : {};
+  if (!best) return { source, ...where, present: false, flag: 'missing' };
+  const expiring = best.daysLeft !== undefined && best.daysLeft < warnDays;
+  return {
+    source,
+    ...where,
+    present: true,
+    alias: best.alias,
+    ...(best.subject ? { subject: best.subject } : {}),
+    ...(best.sha256 ? { sha256: best.sha256 } : {}),
+    ...(best.daysLeft !== undefined ? { daysLeft: best.daysLeft } : {}),
+    ...(expiring ? { flag: 'expiring' as const } : {}),
+  };
+}
