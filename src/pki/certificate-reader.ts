@@ -17,6 +17,8 @@ export interface CertificateFacts {
   ips: string[];
   notBefore: Date;
   notAfter: Date;
+  /** The serial number, upper-case hex as node:crypto and openssl show it. */
+  serial: string;
   /** SHA-256 of the DER, `AB:CD:...` as browsers and openssl show it. */
   sha256: string;
   /** The same, 64 lowercase hex digits. */
@@ -72,6 +74,7 @@ export function certificateFacts(x509: X509Certificate): CertificateFacts {
     ips: san.ips,
     notBefore: new Date(x509.validFrom),
     notAfter: new Date(x509.validTo),
+    serial: x509.serialNumber,
     sha256: x509.fingerprint256,
     sha256Hex: x509.fingerprint256.replace(/:/g, '').toLowerCase(),
     isCa: x509.ca,

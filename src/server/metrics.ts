@@ -1,4 +1,5 @@
 import { SERVE_METRIC_NAMES } from '../constants.js';
+import { certificateGauge } from './metrics-certificates.js';
 
 /**
  * One metric of one serving process, in the JSON shape of prom-client's `Registry.getMetricsAsJSON()`, which
@@ -8,7 +9,8 @@ export interface MetricJson {
   name: string;
   help: string;
   type: 'counter' | 'gauge';
-  aggregator: 'sum';
+  /** How the processes' values of one series combine: counts add up; a date every process holds alike does not. */
+  aggregator: 'sum' | 'max';
   values: { value: number; labels: Record<string, string> }[];
 }
 export type MetricsSnapshot = MetricJson[];
@@ -46,6 +48,12 @@ export class ServeMetrics {
   private inFlight = 0;
   private readonly authFailures = new Map<string, number>(AUTH_FAILURE_REASONS.map((r) => [r, 0]));
   private readonly tlsFailures = new Map<string, number>();
+  private readonly certificates: ReturnType<typeof certificateGauge>;
+
+  /** `servedCertificate`: the certificate (chain) this process serves now, replaced on reload. */
+  constructor(servedCertificate: () => string | undefined = () => undefined) {
+    this.certificates = certificateGauge(servedCertificate);
+  }
 
   request(method: string | undefined, status: number): void {
     add(this.requests, `${methodLabel(method)} ${status}`);
@@ -73,11 +81,17 @@ export class ServeMetrics {
 
   /** This process's values, to be summed with the other processes' (aggregateMetrics). */
   snapshot(): MetricsSnapshot {
-    const metric = (name: string, help: string, type: MetricJson['type'], values: MetricJson['values']): MetricJson => ({
+    const metric = (
+      name: string,
+      help: string,
+      type: MetricJson['type'],
+      values: MetricJson['values'],
+      aggregator: MetricJson['aggregator'] = 'sum',
+    ): MetricJson => ({
       name,
       help,
       type,
-      aggregator: 'sum',
+      aggregator,
       values,
     });
     return [
@@ -108,6 +122,14 @@ export class ServeMetrics {
       metric(SERVE_METRIC_NAMES.residentMemory, 'Resident memory of the serving processes, summed.', 'gauge', [
         { value: process.memoryUsage.rss(), labels: {} },
       ]),
+      // Every process serves the same certificate once a reload has reached it: the same value, not one to add up.
+      metric(
+        SERVE_METRIC_NAMES.certificateNotAfter,
+        'When the served certificate (role="server") and its CA (role="ca") expire, in Unix seconds.',
+        'gauge',
+        this.certificates(),
+        'max',
+      ),
     ];
   }
 }

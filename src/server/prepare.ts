@@ -45,7 +45,8 @@ export async function prepareDepotServer(opts: DepotServerOptions, hooks: Server
   // Last of what may fail: it starts a thread for bcrypt.
   const auth = opts.auth ? await createAuthenticator(opts.auth, opts.authLimits) : undefined;
   const log = opts.accessLog ? openAccessLog(opts.accessLog) : undefined;
-  const metrics = new ServeMetrics();
+  // Reads the certificate now served, which a reload replaces.
+  const metrics = new ServeMetrics(() => serving.certPem);
   const server: Server = material ? createHttpsServer(secureOptions(material)) : createHttpServer();
   const tracker = new ConnectionTracker(server, material !== undefined);
   const serving: Serving = {

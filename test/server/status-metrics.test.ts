@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -144,6 +144,48 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
     const second = all.subarray(headEnd + 4 + BIG.length).toString('latin1');
     expect(second).toMatch(/^HTTP\/1.1 503 /);
     expect(second.endsWith(`\r\n\r\n${SERVE_HEALTH_BODIES.stopping}`)).toBe(true);
+    expect(await s.exited).toBe(0);
+  });
+
+  it("exports the served certificate's and its CA's not-after as gauges, the same in every process (not summed), and the new ones after SIGHUP", async () => {
+    const own = join(dir, 'gauge');
+    await mkdir(own, { recursive: true });
+    const [leafA, caA] = pki.certPem.split(/(?<=-----END CERTIFICATE-----\n)/);
+    await writeFile(join(own, 'cert.pem'), pki.certPem);
+    await writeFile(join(own, 'key.pem'), pki.keyPem, { mode: 0o600 });
+    const s = await spawnServe([...tlsServeArgs(root, own), '--workers', '2', '--metrics-open']);
+    children.push(s);
+    const seconds = (pem: string) => Math.floor(new Date(new X509Certificate(pem).validTo).getTime() / 1000);
+    const series = async (ca: string) => {
+      const text = (await fetchRaw(s.url, '/metrics', { ca })).body.toString('utf8');
+      const { samples, types } = parsePrometheus(text);
+      expect(types.get(M.certificateNotAfter)).toBe('gauge');
+      expect(sampleValue(samples, M.processes)).toBe(2);
+      return samples.filter((x) => x.name === M.certificateNotAfter);
+    };
+    const expected = (leaf: string, ca: string) => [
+      {
+        name: M.certificateNotAfter,
+        labels: { role: 'server', subject: 'CN=localhost', serial: new X509Certificate(leaf).serialNumber },
+        value: seconds(leaf),
+      },
+      {
+        name: M.certificateNotAfter,
+        labels: { role: 'ca', subject: new X509Certificate(ca).subject, serial: new X509Certificate(ca).serialNumber },
+        value: seconds(ca),
+      },
+    ];
+    // Two processes serve the certificate: its date once, not twice.
+    expect(await series(pki.caCertPem)).toEqual(expected(leafA!, caA!));
+
+    const renewed = await makePki('renewed CA');
+    const [leafB, caB] = renewed.certPem.split(/(?<=-----END CERTIFICATE-----\n)/);
+    await writeFile(join(own, 'cert.pem'), renewed.certPem);
+    await writeFile(join(own, 'key.pem'), renewed.keyPem, { mode: 0o600 });
+    s.child.kill('SIGHUP');
+    await s.waitForStderr(/Reloaded/);
+    expect(await series(renewed.caCertPem)).toEqual(expected(leafB!, caB!));
+    s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
   });
 });
