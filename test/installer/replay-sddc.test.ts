@@ -23,7 +23,7 @@ const V911 = '9.1.1.0.25400000';
 /** The two consumers of a depot: the installer before bring-up, SDDC Manager after it. */
 const CONSUMERS: Array<{ name: string; role: string; opts: InstallerSimulatorOptions }> = [
   { name: 'the installer', role: APPLIANCE_ROLES.installer, opts: {} },
-  { name: 'SDDC Manager', role: APPLIANCE_ROLES.manager, opts: { role: APPLIANCE_ROLES.manager } },
+  { name: 'SDDC Manager', role: APPLIANCE_ROLES.manager, opts: { role: 'sddc-manager' } },
 ];
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -139,10 +139,8 @@ describe.each(CONSUMERS)("the vendor's Ansible collection against $name", ({ opt
     }, opts);
   });
 
-  // The simulator shows offlineAccount.status DEPOT_USER_NOT_SET when no depot is set, which this
-  // module reads as an offline depot already there (so it would never configure one); the
-  // sources do not show what a fresh consumer answers (docs/interfaces.md). Fails until they agree.
-  it.fails('sddc_manager_depot: nothing configured on a fresh consumer nor after the DELETE', async () => {
+  // The module reads an account status or user as a depot already there, and would then never configure one.
+  it('sddc_manager_depot: nothing configured on a fresh consumer nor after the DELETE', async () => {
     await withSim(async (sim) => {
       const { accessToken } = await login(sim);
       const headers = { 'content-type': 'application/json' };
@@ -200,9 +198,21 @@ describe.each(CONSUMERS)('PowerVCF against $name', ({ opts }) => {
     }, opts);
   });
 
-  // A 9.1.1 log shows GET /v1/releases before any depot answering 404 LCM_MANIFEST_NOT_FOUND;
-  // the simulator answers 200 with an empty page. Fails until the simulator answers as the real one.
-  it.fails('Get-VCFRelease before any depot meets 404 LCM_MANIFEST_NOT_FOUND', async () => {
+  it('checkVCFToken refreshes with the raw refresh id and no Authorization, and takes the answer as the token', async () => {
+    await withSim(async (sim) => {
+      const pair = await login(sim);
+      const refreshed = await call(sim, 'PATCH', '/v1/tokens/access-token/refresh', {
+        raw: pair.refreshToken.id,
+        headers: { accept: 'application/json', 'content-type': 'application/json' },
+      });
+      expect(refreshed.status).toBe(200);
+      expect(typeof refreshed.body).toBe('string');
+      expect((await call(sim, 'GET', DEPOT, { token: refreshed.body as string, headers: { accept: 'application/json' } })).status).toBe(200);
+    }, opts);
+  });
+
+  // A 9.1.1 log shows it; PowerVCF throws on it.
+  it('Get-VCFRelease before any depot meets 404 LCM_MANIFEST_NOT_FOUND', async () => {
     await withSim(async (sim) => {
       const { accessToken } = await login(sim);
       const releases = await call(sim, 'GET', '/v1/releases', { token: accessToken, headers: { accept: 'application/json' } });
@@ -212,7 +222,26 @@ describe.each(CONSUMERS)('PowerVCF against $name', ({ opts }) => {
   });
 });
 
-describe('the Terraform provider', () => {
+describe.each(CONSUMERS)("the vendor's Python SDK samples against $name", ({ opts }) => {
+  // Both samples' security filters refresh and retry only when a failed call's errorCode is
+  // Unauthorized or Unauthenticated, so a real 401 must carry one of them; the simulator's says
+  // UNAUTHORIZED, which they would not retry. Fails until they agree.
+  it.fails('an expired access token answers 401 with an errorCode the samples retry on', async () => {
+    let now = Date.now();
+    await withSim(
+      async (sim) => {
+        const pair = await login(sim);
+        now += 2 * 3600 * 1000;
+        const expired = await call(sim, 'GET', SYNC, { token: pair.accessToken });
+        expect(expired.status).toBe(401);
+        expect(['Unauthorized', 'Unauthenticated']).toContain((expired.body as { errorCode: string }).errorCode);
+      },
+      { ...opts, clock: () => now },
+    );
+  });
+});
+
+describe.each(CONSUMERS)('the Terraform provider against $name', ({ opts }) => {
   it('logs in again with the previous bearer on the token request, and sends the JSON content type on a GET and a DELETE', async () => {
     await withSim(async (sim) => {
       const first = await login(sim);
@@ -225,14 +254,13 @@ describe('the Terraform provider', () => {
       const { accessToken } = again.body as { accessToken: string };
       expect((await call(sim, 'GET', DEPOT, { token: accessToken, headers })).status).toBe(200);
       expect((await call(sim, 'DELETE', DEPOT, { token: accessToken, headers })).status).toBe(204);
-    });
+    }, opts);
   });
 });
 
 describe.each(CONSUMERS)('the 9.1 and 9.1.1 depot url and trust against $name', ({ opts }) => {
-  // Third-party notes and a 9.1.1 log: "a valid URL without query parameters or fragments". The
-  // simulator takes such a url and goes on to connect. Fails until it refuses them.
-  it.fails('refuses a url with a query or a fragment on 9.1.0 and 9.1.1', async () => {
+  // Third-party notes and a 9.1.1 log: "a valid URL without query parameters or fragments".
+  it('refuses a url with a query or a fragment on 9.1.0 and 9.1.1', async () => {
     for (const version of [V910, V911]) {
       await withSim(
         async (sim) => {
@@ -248,6 +276,44 @@ describe.each(CONSUMERS)('the 9.1 and 9.1.1 depot url and trust against $name', 
         { ...opts, version },
       );
     }
+  });
+
+  // A 9.1.1 log: a url with a user in it is refused (a "deprecated userinfo component").
+  it('refuses a url with credentials in it on 9.1.1', async () => {
+    await withSim(
+      async (sim) => {
+        const { accessToken } = await login(sim);
+        await call(sim, 'POST', CERTS, { token: accessToken, body: { certificate: depot.ca.certPem, certificateUsageType: 'TRUSTED_FOR_OUTBOUND' } });
+        const refused = await call(sim, 'PUT', DEPOT, {
+          token: accessToken,
+          body: {
+            offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD },
+            depotConfiguration: { isOfflineDepot: true, url: `https://${DEPOT_USER}:${DEPOT_PASSWORD}@${depot.host}:${depot.port}` },
+          },
+        });
+        expect(refused.status).toBe(400);
+      },
+      { ...opts, version: V911 },
+    );
+  });
+
+  // Third-party notes on 9.1 and 9.1.1: credentials inside depotConfiguration end DEPOT_INVALID_CREDENTIAL.
+  // The simulator ends DEPOT_USER_NOT_SET (it sees no offlineAccount user). Fails until they agree.
+  it.fails('ends DEPOT_INVALID_CREDENTIAL when the credentials sit in depotConfiguration instead of offlineAccount (9.1.1)', async () => {
+    await withSim(
+      async (sim) => {
+        const { accessToken } = await login(sim);
+        await call(sim, 'POST', CERTS, { token: accessToken, body: { certificate: depot.ca.certPem, certificateUsageType: 'TRUSTED_FOR_OUTBOUND' } });
+        const put = await call(sim, 'PUT', DEPOT, {
+          token: accessToken,
+          body: { depotConfiguration: { isOfflineDepot: true, url: `https://${depot.host}:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD } },
+        });
+        expect(put.status).toBeGreaterThanOrEqual(400);
+        const shown = (await call(sim, 'GET', DEPOT, { token: accessToken })).body as DepotView;
+        expect(shown.offlineAccount?.status).toBe('DEPOT_INVALID_CREDENTIAL');
+      },
+      { ...opts, version: V911 },
+    );
   });
 
   it('takes depotConfiguration.trustedCertificates on 9.1.1 and reaches the depot with them', async () => {
