@@ -13,7 +13,7 @@ import { PEM_LIMITS } from '../util/limits.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { forceOption, jsonOption } from './options.js';
+import { forceOption, jsonOption, signingCertOption } from './options.js';
 import { interruptible } from './process.js';
 import { collect, parseByteSize, printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
@@ -79,7 +79,7 @@ export function registerDepotCommands(program: Command): void {
     .command('verify <dir>')
     .description('check a depot tree: layout, metadata, HCL age, every binary (and with --deep its SHA-256)')
     .option('--deep', 'hash every binary and compare with the catalog')
-    .option('--signing-cert <pem>', 'public key or certificate that signed a depotkit-made catalog')
+    .addOption(signingCertOption())
     .addOption(jsonOption('print the findings as JSON'))
     .action(async (dir: string, opts: { deep?: boolean; signingCert?: string; json?: boolean }) => {
       let signingCertPem: string | undefined;

@@ -122,6 +122,11 @@ export function expectSealOption(what: string): Option {
 
 // ------------------------------------------------------------ output
 
+/** `--signing-cert`: the key that signed a depotkit-made catalog, for depot verify's checks. */
+export function signingCertOption(description = 'public key or certificate that signed a depotkit-made catalog'): Option {
+  return new Option('--signing-cert <pem>', description);
+}
+
 export function jsonOption(what = 'print the result as JSON'): Option {
   return new Option('--json', what);
 }

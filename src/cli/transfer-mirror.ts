@@ -14,12 +14,13 @@ import {
   jsonOption,
   passwordEnvOption,
   passwordFileOption,
+  signingCertOption,
   timeoutOption,
   trustOption,
   wholeNumber,
 } from './options.js';
 import { printJson, printLines } from './output.js';
-import { formatReleases, listed, readSigningCert, signingCertOption, tookOverLine, transfer } from './transfer-shared.js';
+import { formatReleases, listed, readSigningCert, tookOverLine, transfer } from './transfer-shared.js';
 
 /** `depot mirror`: a served depot replicated over HTTPS. */
 export function registerMirror(depot: Command): void {

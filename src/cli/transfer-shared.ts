@@ -1,4 +1,3 @@
-import { Option } from 'commander';
 import type { DepotLockHolder } from '../depot/lock.js';
 import type { ReleaseStatus } from '../transfer/releases.js';
 import { formatBytes } from '../util/progress.js';
@@ -8,11 +7,6 @@ import { plural } from '../util/text.js';
 
 // Libraries are imported when a command runs, so that every other command starts fast.
 export const transfer = () => import('../transfer/index.js');
-
-/** `--signing-cert`: the key that signed a depotkit-made catalog, for depot verify's checks at the end. */
-export function signingCertOption(description: string): Option {
-  return new Option('--signing-cert <pem>', description);
-}
 
 export async function readSigningCert(file: string | undefined): Promise<string | undefined> {
   if (!file) return undefined;

@@ -5,9 +5,9 @@ import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { expectSealOption, forceOption, jsonOption } from './options.js';
+import { expectSealOption, forceOption, jsonOption, signingCertOption } from './options.js';
 import { printJson, printLines } from './output.js';
-import { formatReleases, listed, readSigningCert, signingCertOption, tookOverLine, transfer } from './transfer-shared.js';
+import { formatReleases, listed, readSigningCert, tookOverLine, transfer } from './transfer-shared.js';
 
 /** `depot unpack`: a pack's volumes checked and its files placed in a depot. */
 export function registerUnpack(depot: Command): void {
