@@ -3,6 +3,7 @@
  * spoken to over raw HTTPS (undici, checked against the published API documents), not through
  * depotkit's installer client.
  */
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -164,5 +165,49 @@ describe.each(ROLES)('the 9.1 depot url on $role', ({ role }) => {
     }
     expect(answers[VERSIONS[2]!]).toMatchObject({ errorCode: 'INVALID_DEPOT_SETTINGS', message: expect.stringContaining('deprecated userinfo component') });
     expect(answers[VERSIONS[1]!]).toMatchObject({ errorCode: 'DEPOT_INVALID_CREDENTIAL' });
+  });
+});
+
+describe.each(ROLES)('trusted certificates on $role', ({ role }) => {
+  const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint256;
+  const listed = async (sim: Parameters<typeof call>[0], token: string) =>
+    ((await call(sim, 'GET', CERTS, { token })).body as { elements: Array<{ alias: string; certificate: string }> }).elements;
+
+  it('keeps those sent as 9.1.1 depotConfiguration.trustedCertificates: listed, and a later update without them still connects', async () => {
+    await withSim(
+      async (sim) => {
+        const { accessToken: token } = await login(sim);
+        const withCa = { ...offlineDepot(), depotConfiguration: { ...offlineDepot().depotConfiguration, trustedCertificates: [depot.ca.certPem] } };
+        expect((await call(sim, 'PUT', DEPOT, { token, body: withCa })).status).toBe(202);
+        const trusted = await listed(sim, token);
+        expect(trusted.map((e) => fingerprint(e.certificate))).toEqual([fingerprint(depot.ca.certPem)]);
+        const later = await call(sim, 'PUT', DEPOT, { token, body: offlineDepot() });
+        expect(later.status).toBe(202);
+        expect((later.body as DepotView).offlineAccount?.status).toBe('DEPOT_CONNECTION_SUCCESSFUL');
+        // Sent again, the certificate already there is neither refused nor listed twice.
+        expect((await call(sim, 'PUT', DEPOT, { token, body: withCa })).status).toBe(202);
+        expect(await listed(sim, token)).toHaveLength(1);
+      },
+      { role, version: VERSIONS[2] },
+    );
+  });
+
+  it('removes one by alias, and answers an unknown alias 404 in the error shape', async () => {
+    await withSim(
+      async (sim) => {
+        const { accessToken: token } = await login(sim);
+        await call(sim, 'POST', CERTS, { token, body: { certificate: depot.ca.certPem } });
+        const [entry] = await listed(sim, token);
+        expect((await call(sim, 'PUT', DEPOT, { token, body: offlineDepot() })).status).toBe(202);
+        expect((await call(sim, 'DELETE', `${CERTS}/${encodeURIComponent(entry!.alias)}`, { token })).status).toBe(204);
+        expect(await listed(sim, token)).toEqual([]);
+        // Gone from the store: the depot's certificate is no longer trusted.
+        expect((await call(sim, 'PUT', DEPOT, { token, body: offlineDepot() })).status).toBe(403);
+        const unknown = await call(sim, 'DELETE', `${CERTS}/${encodeURIComponent(entry!.alias)}`, { token });
+        expect(unknown.status).toBe(404);
+        expect(unknown.body).toMatchObject({ errorCode: 'TRUSTED_CERTIFICATE_NOT_FOUND', message: expect.stringContaining(entry!.alias) });
+      },
+      { role, version: VERSIONS[1] },
+    );
   });
 });

@@ -14,6 +14,7 @@ export const INSTALLER_SIM_ERROR_CODES = {
   unauthorized: 'UNAUTHORIZED',
   forbidden: 'FORBIDDEN',
   certificateAlreadyExists: 'TRUSTED_CERTIFICATE_ALREADY_EXISTS',
+  certificateNotFound: 'TRUSTED_CERTIFICATE_NOT_FOUND',
   invalidCertificate: 'INVALID_CERTIFICATE',
   refreshTokenNotFound: 'REFRESH_TOKEN_NOT_FOUND',
   badRequest: 'BAD_REQUEST',

@@ -11,7 +11,7 @@ export interface StoredDepot {
   hostname: string;
   port: number;
   url?: string;
-  /** PEM certificates sent with the settings (9.1.1 and later), trusted for this depot only. */
+  /** Certificates an earlier simulator trusted for this depot only; they now go into the trust store. */
   trustedCertificates?: string[];
   status: DepotStatus;
   message: string;

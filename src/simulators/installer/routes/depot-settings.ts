@@ -1,5 +1,13 @@
 import express from 'express';
-import { DEPOT_STATUS, INSTALLER_API, INSTALLER_ERROR_CODES, INSTALLER_EXCEPTION_TYPES, INSTALLER_JWT, INSTALLER_MESSAGES } from '../../../constants.js';
+import {
+  DEPOT_STATUS,
+  INSTALLER_API,
+  INSTALLER_ERROR_CODES,
+  INSTALLER_EXCEPTION_TYPES,
+  INSTALLER_JWT,
+  INSTALLER_MESSAGES,
+  TRUSTED_FOR_OUTBOUND,
+} from '../../../constants.js';
 import { INSTALLER_PASSWORD_MASK, INSTALLER_REMEDIATIONS } from '../literals.js';
 import { ApiError } from '../api-error.js';
 import type { Authorize } from '../authorize.js';
@@ -7,6 +15,7 @@ import type { InstallerSimContext } from '../context.js';
 import { probeDepot, type DepotProbeOutcome } from '../depot-probe.js';
 import { readDepotSettings, type DepotSettingsRequest } from '../depot-settings-request.js';
 import type { StoredDepot } from '../state.js';
+import { DuplicateCertificate } from '../trust-store.js';
 import { isObject, type DepotSettingsView } from '../wire.js';
 
 const COMPONENT = 'DepotSettingsService';
@@ -37,7 +46,7 @@ function maskedSettings(body: unknown): unknown {
  * Validates the depot for real. Over hostname and port a user is required even for an
  * open depot (any name works there); only the 9.1 url field may go without one.
  */
-async function validate(ctx: InstallerSimContext, { target, account, url, trustedCertificates }: DepotSettingsRequest): Promise<DepotProbeOutcome> {
+async function validate(ctx: InstallerSimContext, { target, account, url }: DepotSettingsRequest): Promise<DepotProbeOutcome> {
   if (url === undefined && !account.username) {
     return {
       ok: false,
@@ -48,22 +57,40 @@ async function validate(ctx: InstallerSimContext, { target, account, url, truste
       cause: 'offlineAccount.username is not set',
     };
   }
-  const trusted = [...ctx.trust.outboundPems(), ...trustedCertificates];
-  return probeDepot(target, account, trusted, ctx.log, { timeoutMs: ctx.depotTimeoutMs, resolve: ctx.resolve });
+  return probeDepot(target, account, ctx.trust.outboundPems(), ctx.log, { timeoutMs: ctx.depotTimeoutMs, resolve: ctx.resolve });
 }
 
 /** The attempt is kept, failed or not, so that GET shows what was tried and why it failed. */
-function keepAttempt(ctx: InstallerSimContext, { target, account, url, trustedCertificates }: DepotSettingsRequest, outcome: DepotProbeOutcome): void {
+function keepAttempt(ctx: InstallerSimContext, { target, account, url }: DepotSettingsRequest, outcome: DepotProbeOutcome): void {
   ctx.depot.current = {
     ...(account.username ? { username: account.username } : {}),
     hostname: target.host,
     port: target.port,
     ...(url ? { url } : {}),
-    ...(trustedCertificates.length > 0 ? { trustedCertificates } : {}),
     status: outcome.ok ? DEPOT_STATUS.connectionSuccessful : outcome.status,
     message: outcome.ok ? 'Depot connection successful.' : outcome.message,
   };
   ctx.depot.password = account.password;
+}
+
+/**
+ * 9.1.1 puts the certificates sent with the settings into the appliance's stores (the
+ * service's keystore, the JVM's, the system's): they stay trusted after this request
+ * and are listed with the others. One already there is left as it is.
+ */
+function importDepotCertificates(ctx: InstallerSimContext, pems: string[]): boolean {
+  let imported = false;
+  for (const pem of pems) {
+    try {
+      for (const e of ctx.trust.add(pem, TRUSTED_FOR_OUTBOUND)) {
+        ctx.log.write('INFO', 'TrustedCertificateService', `Imported certificate ${e.alias} from the depot settings for ${TRUSTED_FOR_OUTBOUND}`);
+        imported = true;
+      }
+    } catch (err) {
+      if (!(err instanceof DuplicateCertificate)) throw err;
+    }
+  }
+  return imported;
 }
 
 /** The refusal of a failed validation. */
@@ -92,6 +119,7 @@ export function registerDepotSettingsRoutes(app: express.Express, ctx: Installer
     ctx.log.addSecret(request.account.password);
     for (const secret of request.urlSecrets) ctx.log.addSecret(secret);
     ctx.log.write('INFO', COMPONENT, `Updating depot settings: ${JSON.stringify(maskedSettings(req.body))}`);
+    if (importDepotCertificates(ctx, request.trustedCertificates)) await ctx.changed();
     const outcome = await validate(ctx, request);
     keepAttempt(ctx, request, outcome);
     await ctx.changed();

@@ -44,10 +44,9 @@ export function registerTrustRoutes(app: express.Express, ctx: InstallerSimConte
     await authorize(req, INSTALLER_JWT.writeScopes);
     const alias = String(req.params.alias);
     if (!ctx.trust.delete(alias)) {
-      // The published spec gives this 404 no body.
+      // The published spec lists this 404 without a body; the service answers it as its other errors.
       ctx.log.write('WARN', 'TrustedCertificateService', `No trusted certificate has the alias ${alias}`);
-      res.status(404).end();
-      return;
+      throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.certificateNotFound, `No trusted certificate has the alias ${alias}.`);
     }
     ctx.log.write('INFO', 'TrustedCertificateService', `Deleted certificate ${alias}`);
     await ctx.changed();
