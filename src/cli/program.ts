@@ -15,6 +15,7 @@ import { registerMgmtCommands } from './mgmt.js';
 import { registerSimCommands } from './sim.js';
 import { registerInstallerCommands } from './installer.js';
 import { registerExportCommand } from './export.js';
+import { registerCaMoveCommand } from './ca-move.js';
 
 /** The command whose parsing failed, for its usage line. */
 const failedIn = new WeakMap<CommanderError, Command>();
@@ -76,6 +77,7 @@ export function buildProgram(): Command {
   registerInstallerCommands(program);
   registerMgmtCommands(program);
   registerExportCommand(program);
+  registerCaMoveCommand(program);
   registerSimCommands(program);
   registerStartCommand(program);
   const remember = (cmd: Command): void => {

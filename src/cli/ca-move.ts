@@ -1,0 +1,167 @@
+import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import type { CaMoveOptions, CaMoveReport, PhaseReport, ServedDepot } from '../procedures/index.js';
+import { INSTALLER_DEFAULT_USER } from '../constants.js';
+import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
+import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { promptSecret } from '../util/secrets.js';
+import { collect, printJson, printLines } from './output.js';
+import { concurrencyOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, secondsOption, timeoutOption } from './options.js';
+
+interface CaMoveFlags {
+  cert: string;
+  key: string;
+  newCa: string;
+  oldCa?: string;
+  servedCert: string;
+  servedKey: string;
+  servePid?: string;
+  reloadCommand?: string;
+  depotUrl: string;
+  depotUser?: string;
+  depotPasswordFile?: string;
+  depotPasswordEnv?: string;
+  name: string[];
+  inventory: string;
+  passwordFile?: string;
+  passwordEnv?: string;
+  installerCa?: string;
+  insecure?: boolean;
+  timeout: number;
+  concurrency: number;
+  switchTimeout: number;
+  stateFile?: string;
+  removeOld?: boolean;
+  dryRun?: boolean;
+  skipUnreachable?: boolean;
+  json?: boolean;
+}
+
+/** serve's pid, given as a number or as a file that holds it. */
+async function pidOf(value: string): Promise<number> {
+  let text = value;
+  if (!/^\d+$/.test(value)) {
+    try {
+      text = (await readFile(value, 'utf8')).trim();
+    } catch (err) {
+      throw describeFsError(err, value);
+    }
+  }
+  const pid = Number(text);
+  if (!Number.isSafeInteger(pid) || pid < 2) throw usageError(`--serve-pid must be serve's process id or a file that holds it, not "${value}".`);
+  return pid;
+}
+
+async function servedDepot(flags: CaMoveFlags): Promise<ServedDepot> {
+  const files = { certFile: flags.servedCert, keyFile: flags.servedKey };
+  if (flags.servePid !== undefined) return { kind: 'serve', ...files, pid: await pidOf(flags.servePid) };
+  return { kind: 'site', ...files, ...(flags.reloadCommand ? { reloadCommand: flags.reloadCommand } : {}) };
+}
+
+/** The consumers' passwords that no file or variable gives, asked once per user on a terminal. */
+async function consumerPasswords(users: Array<{ user: string; installer: string }>): Promise<Map<string, string>> {
+  const passwords = new Map<string, string>();
+  for (const { user, installer } of users) {
+    if (!process.stdin.isTTY)
+      throw usageError(`No password source for ${user} on ${installer}.`, 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.');
+    passwords.set(user, await promptSecret(`Password of ${user}`));
+  }
+  return passwords;
+}
+
+async function moveOptions(flags: CaMoveFlags): Promise<CaMoveOptions> {
+  const installer = await import('../installer/index.js');
+  const consumers = await installer.resolveTargets({ ...flags, user: INSTALLER_DEFAULT_USER });
+  const passwords = await consumerPasswords(installer.FleetSession.usersWithoutPasswordSource(consumers));
+  const depotPassword = flags.depotUser
+    ? await readPassword(
+        { file: flags.depotPasswordFile, env: flags.depotPasswordEnv },
+        `password of depot user ${flags.depotUser}`,
+        `Password of depot user ${flags.depotUser}`,
+        '--depot-password',
+      )
+    : undefined;
+  return {
+    newCert: flags.cert,
+    newKey: flags.key,
+    newCa: flags.newCa,
+    ...(flags.oldCa ? { oldCa: flags.oldCa } : {}),
+    served: await servedDepot(flags),
+    depot: { url: flags.depotUrl, ...(flags.depotUser ? { username: flags.depotUser, password: depotPassword } : {}) },
+    names: flags.name,
+    consumers,
+    concurrency: flags.concurrency,
+    timeoutMs: flags.timeout * 1000,
+    passwords,
+    removeOld: flags.removeOld,
+    dryRun: flags.dryRun,
+    skipUnreachable: flags.skipUnreachable,
+    ...(flags.stateFile ? { stateFile: flags.stateFile } : {}),
+    switchTimeoutMs: flags.switchTimeout * 1000,
+  };
+}
+
+function phaseLines(phase: PhaseReport): string[] {
+  const head = `${phase.phase}: ${phase.skipped ? 'done before' : phase.ok ? 'ok' : 'FAILED'}${phase.note ? ` (${phase.note})` : ''}`;
+  const rows = (phase.rows ?? []).map((r) => {
+    const who = `  ${r.name}${r.role ? `  ${r.role} ${r.version ?? '?'}` : ''}`;
+    return r.ok ? `${who}  ok` : `${who}  FAILED  ${r.error?.message ?? JSON.stringify(r.result)}`;
+  });
+  return [head, ...rows];
+}
+
+function reportLines(report: CaMoveReport): string[] {
+  const { plan } = report;
+  const lines = [`Moving ${plan.depotUrl} to ${plan.newCa.subject} (SHA-256 ${plan.newCa.sha256}) over ${plan.consumers.length} consumers.`];
+  for (const f of plan.findings) lines.push(`  ${f.severity === 'error' ? 'ERROR' : f.severity === 'warning' ? 'WARN ' : 'info '} ${f.id}: ${f.message}`);
+  if (report.dryRun) return [...lines, 'Plan (nothing done):', ...plan.steps.map((s, i) => `  ${i + 1}. ${s}`), `State: ${plan.stateFile}`];
+  if (report.resumed) lines.push(`Carrying on the move recorded in ${plan.stateFile}.`);
+  lines.push(...report.phases.flatMap(phaseLines));
+  lines.push(report.ok ? 'The depot is on the new CA; every consumer validated it.' : `Stopped. ${report.next ?? ''}`.trim());
+  return lines;
+}
+
+export function registerCaMoveCommand(program: Command): void {
+  const depot = program.commands.find((c) => c.name() === 'depot')!;
+  depot
+    .command('move-ca')
+    .description(
+      'move a served depot to another CA with no failed validation: trust the new CA on every consumer (proven), switch the served certificate, have every consumer validate the depot again, then (--remove-old) drop the old CA; resumable',
+    )
+    .requiredOption('--cert <file>', 'the new server certificate PEM (leaf first, its intermediates after)')
+    .requiredOption('--key <file>', 'its private key PEM')
+    .requiredOption('--new-ca <file>', 'the CA that issued it, as the consumers are to trust it')
+    .option('--old-ca <file>', 'the CA the depot is on now (needed with --remove-old; found on the consumers by certificate)')
+    .requiredOption('--served-cert <file>', 'the certificate file the server serves (replaced atomically)')
+    .requiredOption('--served-key <file>', 'the key file the server serves (replaced atomically, mode 0600)')
+    .addOption(new Option('--serve-pid <pid-or-file>', 'depotkit serve: its pid (or a file holding it), sent SIGHUP').conflicts('reloadCommand'))
+    .option(
+      '--reload-command <cmd>',
+      'another server (an exported site): its reload command, run with /bin/sh (without it or --serve-pid: reload yourself, then run again)',
+    )
+    .requiredOption('--depot-url <url>', 'the depot as the consumers reach it, https://host[:port]')
+    .option('--depot-user <name>', 'depot Basic auth user (none: the depot is open)')
+    .addOption(passwordFileOption("the depot user's", 'depot-'))
+    .addOption(passwordEnvOption("the depot user's", 'depot-'))
+    .option('--name <host>', 'another name or address the consumers use for the depot, which the certificate must name (repeatable)', collect, [])
+    .requiredOption('--inventory <file>', 'the consumers (installers and SDDC Managers): YAML or JSON, as installer commands read it')
+    .addOption(passwordFileOption("the consumers' user's"))
+    .addOption(passwordEnvOption("the consumers' user's"))
+    .addOption(new Option('--installer-ca <file-or-dir>', "the consumers' certificate or CA, to verify their HTTPS").conflicts('insecure'))
+    .option('--insecure', "do not verify the consumers' certificates")
+    .addOption(timeoutOption(INSTALLER_DEFAULTS.timeoutMs, 'timeout of each API request'))
+    .addOption(concurrencyOption(INSTALLER_DEFAULTS.concurrency, 'consumers worked on at once'))
+    .addOption(secondsOption('--switch-timeout', 'how long the server gets to serve the new certificate after its reload', 30))
+    .option('--state-file <file>', 'where the progress is kept (default: beside --served-cert)')
+    .option('--remove-old', 'once every consumer validated the depot, remove the old CA from them')
+    .option('--skip-unreachable', 'switch even when some consumers cannot be reached (they fail validation until a re-run reaches them)')
+    .option('--dry-run', 'judge the new certificate and print the plan; change nothing')
+    .addOption(jsonOption('print the report as JSON'))
+    .action(async (flags: CaMoveFlags) => {
+      const { moveDepotCa } = await import('../procedures/index.js');
+      const report = await moveDepotCa(await moveOptions(flags));
+      if (flags.json) printJson(report);
+      else printLines(reportLines(report));
+      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+    });
+}
