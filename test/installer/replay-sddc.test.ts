@@ -323,15 +323,17 @@ describe.each(CONSUMERS)('the 9.1 and 9.1.1 depot url and trust against $name', 
         const put = await call(sim, 'PUT', DEPOT, { token: accessToken, body: offlineDepot({ trustedCertificates: [depot.ca.certPem] }) });
         expect(put.status).toBe(202);
         expect((put.body as DepotView).offlineAccount?.status).toBe('DEPOT_CONNECTION_SUCCESSFUL');
+        // In the trust store from then on: LabFoundry's check by SHA-256 finds the CA, and a re-run imports nothing.
+        const listed = (await call(sim, 'GET', CERTS, { token: accessToken })).body as { elements: Array<{ certificate: string }> };
+        expect(listed.elements.map((e) => sha256(e.certificate))).toContain(sha256(depot.ca.certPem));
       },
       { ...opts, version: V911 },
     );
   });
 
   // The 9.1.1 reference: the certificates are added to the service's keystore, the JVM trust store
-  // and the system's certificate folder, so they outlive the request. The simulator trusts them for
-  // that request only. Fails until it keeps them.
-  it.fails('keeps 9.1.1 trustedCertificates: a later update without them still reaches the depot', async () => {
+  // and the system's certificate folder, so they outlive the request.
+  it('keeps 9.1.1 trustedCertificates: a later update without them still reaches the depot', async () => {
     await withSim(
       async (sim) => {
         const { accessToken } = await login(sim);
