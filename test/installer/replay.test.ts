@@ -251,7 +251,7 @@ describe('safety of the simulated installer', () => {
 });
 
 describe('depot trust sent with the settings (the 9.1.1 API)', () => {
-  it('trusts depotConfiguration.trustedCertificates for that depot from 9.1.1 on; 9.1.0 ignores the field', async () => {
+  it('trusts depotConfiguration.trustedCertificates from 9.1.1 on, keeping them in the store; 9.1.0 ignores the field', async () => {
     const body = {
       ...depotSettings('localhost', depot.port),
       depotConfiguration: { isOfflineDepot: true, hostname: 'localhost', port: depot.port, trustedCertificates: [depot.ca.certPem] },
@@ -260,8 +260,9 @@ describe('depot trust sent with the settings (the 9.1.1 API)', () => {
       async (sim) => {
         const { accessToken } = await login(sim);
         expect((await call(sim, 'PUT', DEPOT, { token: accessToken, body })).status).toBe(202);
-        // Trusted for that depot only: the store stays empty.
-        expect((await call(sim, 'GET', CERTS, { token: accessToken })).body).toMatchObject({ elements: [] });
+        // Into the appliance's store, as 9.1.1 does: listed with the others.
+        const listed = (await call(sim, 'GET', CERTS, { token: accessToken })).body as { elements: Array<{ certificate: string }> };
+        expect(listed.elements.map((e) => e.certificate.replace(/\s+/g, ''))).toEqual([depot.ca.certPem.replace(/\s+/g, '')]);
         const bad = { ...body, depotConfiguration: { ...body.depotConfiguration, trustedCertificates: ['not a certificate'] } };
         expect((await call(sim, 'PUT', DEPOT, { token: accessToken, body: bad })).status).toBe(400);
       },
