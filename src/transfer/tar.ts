@@ -4,6 +4,7 @@
  * busybox, 7-Zip) reads it. A name longer than ustar holds gets a pax extended
  * header (`x`) carrying `path=`, which those readers also honour.
  */
+import { DepotkitError, EXIT } from '../util/errors.js';
 
 export const BLOCK = 512;
 /** The end of an archive: two zero blocks. */
@@ -130,7 +131,7 @@ export function listMembers(data: Buffer): ParsedMember[] {
   while (offset + BLOCK <= data.length) {
     const block = data.subarray(offset, offset + BLOCK);
     if (block.every((b) => b === 0)) break;
-    if (!checksumOk(block)) throw new Error(`bad tar header checksum at offset ${offset}`);
+    if (!checksumOk(block)) throw new DepotkitError(`This is not a whole tar archive: the header at byte ${offset} has a bad checksum.`, EXIT.problems);
     const size = readOctal(block, 124, 12);
     const type = String.fromCharCode(block[156]!);
     const dataOffset = offset + BLOCK;

@@ -44,6 +44,14 @@ describe('tar headers', () => {
     expect(listMembers(await readFile(file)).map((m) => m.path)).toEqual(members.map((m) => m.name));
   });
 
+  it('says in one sentence that data with a damaged header is not a whole tar archive', () => {
+    const header = encodeHeader('PROD/a', 0, 0);
+    header[0] = header[0]! ^ 1;
+    expect(() => listMembers(Buffer.concat([header, Buffer.alloc(1024)]))).toThrow(
+      expect.objectContaining({ name: 'DepotkitError', message: 'This is not a whole tar archive: the header at byte 0 has a bad checksum.' }),
+    );
+  });
+
   it('refuses a member larger than ustar can describe', () => {
     expect(() => encodeHeader('PROD/x', MAX_MEMBER_DATA + BLOCK, 0)).toThrow(RangeError);
   });
