@@ -7,6 +7,7 @@ import { usageError } from '../util/errors.js';
 import { foldersUpTo } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
 import { indexBinaries, layoutMetadata, sizeOf } from './build-inputs.js';
+import { ensureBuildSpace } from './build-space.js';
 import { type CatalogBinary, catalogBinaries } from './catalog.js';
 import { type DepotLockHolder, withDepotLock } from './lock.js';
 import { readMetadata } from './metadata.js';
@@ -92,6 +93,8 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
     options.binaries.map((b) => resolve(b)),
     out,
   );
+  // Space is judged before the lock is taken, so that a build that cannot fit writes nothing at all.
+  await ensureBuildSpace(out, source.files, catalogBinaries(source.catalog), mode);
   return withDepotLock(out, BUILD_OPERATION, async (lock) => {
     const report = await buildLocked(out, mode, options, source, index);
     return lock.tookOverFrom ? { ...report, tookOverLockFrom: lock.tookOverFrom } : report;

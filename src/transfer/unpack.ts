@@ -14,6 +14,7 @@ import { type Authority, type PackCatalog, authorityFor, readPackCatalog, refusa
 import { findPack } from './unpack/find-pack.js';
 import { type FailedFile, type Held, type VolumeReport, placeFromVolumes, volumesOf } from './unpack/placing.js';
 import { planFiles } from './unpack/plan.js';
+import { ensureUnpackSpace } from './unpack/space.js';
 import { type VouchOptions, type VouchedBy, checkVouchers } from './unpack/vouch.js';
 
 export type { VolumeReport, VolumeState } from './unpack/placing.js';
@@ -123,6 +124,7 @@ async function prepare(media: string[], options: UnpackOptions): Promise<Start> 
   const root = resolve(options.out);
   // Refusals that need no lock come before the lock is taken, so that nothing is written for them.
   await whoseDepot(root, manifest, options.force ?? false);
+  await ensureUnpackSpace(root, manifest);
   return { media, root, manifestPath: found.path, vouchedBy, seal, box: { manifest, packCatalog } };
 }
 

@@ -1,0 +1,42 @@
+import { statfs } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { DepotkitError, EXIT } from './errors.js';
+
+/**
+ * Bytes an unprivileged writer may still use on the file system holding
+ * `path` (the nearest folder that exists: the target may not be made yet).
+ */
+export async function freeBytes(path: string): Promise<number> {
+  let at = resolve(path);
+  for (;;) {
+    try {
+      const s = await statfs(at);
+      return s.bavail * s.bsize;
+    } catch (err) {
+      const parent = dirname(at);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || parent === at) throw err;
+      at = parent;
+    }
+  }
+}
+
+/** Gigabytes with two decimals beside the exact bytes, so that both the order and the number are read at once. */
+function describeBytes(n: number): string {
+  return `${n} bytes (${(n / 1e9).toFixed(2)} GB)`;
+}
+
+/**
+ * Stops before anything is written when `needed` bytes do not fit on the file
+ * system of `path`: the environment's failure (exit 3), with both numbers.
+ */
+export async function ensureSpace(path: string, needed: number, what: string): Promise<{ needed: number; free: number }> {
+  const free = await freeBytes(path);
+  if (needed > free) {
+    throw new DepotkitError(
+      `${what} needs ${describeBytes(needed)} in ${resolve(path)} but its file system has ${describeBytes(free)} free; nothing was written.`,
+      EXIT.environment,
+      'Free some space there, or choose a target on a larger disk, and run the command again.',
+    );
+  }
+  return { needed, free };
+}

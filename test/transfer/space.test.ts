@@ -1,0 +1,72 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/util/errors.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { vendorLikeSource } from '../depot/helpers.js';
+import { demo } from './helpers.js';
+
+/** Each demo binary is this big: the demo's binaries together are several times the small file system's size. */
+const BINARY = 512 * 1024;
+
+let base: string;
+let cleanup: () => Promise<void>;
+let small: string;
+let mounted = false;
+
+/** A real small file system: a 2 MB tmpfs (the sandbox runs tests as root; elsewhere these tests are skipped). */
+beforeAll(async () => {
+  ({ dir: base, cleanup } = await tempDir('depotkit-space-'));
+  small = join(base, 'small');
+  await mkdir(small);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', small], { stdio: 'ignore' });
+    mounted = true;
+  } catch {
+    mounted = false;
+  }
+});
+afterAll(async () => {
+  if (mounted) execFileSync('umount', [small]);
+  await cleanup();
+});
+
+/** Every message names both numbers: what is needed and what is free. */
+function expectBothNumbers(stderr: string): void {
+  expect(stderr).toMatch(/needs \d+ bytes .* has \d+ bytes .*free; nothing was written/);
+}
+
+describe('space is checked before bytes', () => {
+  it('depot build into a file system too small stops at once, exit 3, both numbers, nothing written', async (ctx) => {
+    if (!mounted) ctx.skip();
+    const src = await vendorLikeSource(join(base, 'build-src'), BINARY);
+    const out = join(small, 'depot');
+    const res = await runCli(['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', out]);
+    expect(res.code).toBe(EXIT.environment);
+    expectBothNumbers(res.stderr);
+    expect(await readdir(small)).toEqual([]);
+  });
+
+  it('depot build with links fits (links take no room for data)', async (ctx) => {
+    if (!mounted) ctx.skip();
+    // Hard links cannot cross file systems: symbolic links do, and take no room for data.
+    const src = await vendorLikeSource(join(base, 'build-link-src'), BINARY);
+    const out = join(small, 'linked');
+    const res = await runCli(['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', out, '--mode', 'symlink']);
+    expect(res.code, res.stderr).toBe(0);
+    await rm(out, { recursive: true, force: true });
+  });
+
+  it('depot unpack into a file system too small stops at once, exit 3, both numbers, nothing written', async (ctx) => {
+    if (!mounted) ctx.skip();
+    const depot = await demo(join(base, 'unpack-src'), BINARY);
+    const pack = join(base, 'pack');
+    expect((await runCli(['depot', 'pack', depot, '--out', pack])).code).toBe(0);
+    const out = join(small, 'unpacked');
+    const res = await runCli(['depot', 'unpack', pack, '--out', out]);
+    expect(res.code).toBe(EXIT.environment);
+    expectBothNumbers(res.stderr);
+    expect(await readdir(small)).toEqual([]);
+  });
+});
