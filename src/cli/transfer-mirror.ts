@@ -20,11 +20,11 @@ import {
   wholeNumber,
 } from './options.js';
 import { printJson, printLines } from './output.js';
-import { formatReleases, listed, readSigningCert, tookOverLine, transfer } from './transfer-shared.js';
+import { addSelectionOptions, formatReleases, formatSelection, listed, readSigningCert, selectOptionsOf, tookOverLine, transfer } from './transfer-shared.js';
 
 /** `depot mirror`: a served depot replicated over HTTPS. */
 export function registerMirror(depot: Command): void {
-  depot
+  const command = depot
     .command('mirror <url>')
     .description('replicate a served depot over HTTPS: metadata, then every binary its catalog names, in parallel, resumable, verified')
     .requiredOption('--out <depot-dir>', 'the local depot root')
@@ -44,52 +44,56 @@ export function registerMirror(depot: Command): void {
     .addOption(expectSealOption('a source whose catalog'))
     .addOption(forceOption('mirror into a folder holding another depot'))
     .addOption(signingCertOption('public key or certificate that signed a depotkit-made catalog (for the final checks)'))
-    .addOption(jsonOption('print the report as JSON'))
-    .action(
-      async (
-        url: string,
-        opts: {
-          out: string;
-          ca: string[];
-          user?: string;
-          passwordFile?: string;
-          passwordEnv?: string;
-          allowHttpCredentials?: boolean;
-          concurrency: number;
-          timeout: number;
-          minSpeed: number;
-          expect?: string;
-          force?: boolean;
-          signingCert?: string;
-          json?: boolean;
-        },
-      ) => {
-        const password = await depotUserPassword(opts.user, opts);
-        const signingCertPem = await readSigningCert(opts.signingCert);
-        const [{ mirrorDepot }, { readCaPems }] = await Promise.all([transfer(), import('../pki/trust-source.js')]);
-        const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
-        const report = await withByteProgress('downloading', !opts.json, (hooks) =>
-          mirrorDepot({
-            url,
-            out: opts.out,
-            caPems,
-            user: opts.user,
-            password,
-            allowHttpCredentials: opts.allowHttpCredentials,
-            concurrency: opts.concurrency,
-            timeoutMs: opts.timeout * 1000,
-            minBytesPerSecond: opts.minSpeed,
-            expectSeal: opts.expect,
-            force: opts.force,
-            signingCertPem,
-            ...hooks,
-          }),
-        );
-        if (opts.json) printJson(report);
-        else printLines(formatMirrorReport(report));
-        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+    .addOption(jsonOption('print the report as JSON'));
+  addSelectionOptions(command, 'download').action(
+    async (
+      url: string,
+      opts: {
+        out: string;
+        ca: string[];
+        user?: string;
+        passwordFile?: string;
+        passwordEnv?: string;
+        allowHttpCredentials?: boolean;
+        concurrency: number;
+        timeout: number;
+        minSpeed: number;
+        expect?: string;
+        force?: boolean;
+        signingCert?: string;
+        json?: boolean;
+        release: string[];
+        component: string[];
+        imageType?: string;
       },
-    );
+    ) => {
+      const password = await depotUserPassword(opts.user, opts);
+      const signingCertPem = await readSigningCert(opts.signingCert);
+      const [{ mirrorDepot }, { readCaPems }] = await Promise.all([transfer(), import('../pki/trust-source.js')]);
+      const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
+      const report = await withByteProgress('downloading', !opts.json, (hooks) =>
+        mirrorDepot({
+          url,
+          out: opts.out,
+          caPems,
+          user: opts.user,
+          password,
+          allowHttpCredentials: opts.allowHttpCredentials,
+          concurrency: opts.concurrency,
+          timeoutMs: opts.timeout * 1000,
+          minBytesPerSecond: opts.minSpeed,
+          expectSeal: opts.expect,
+          force: opts.force,
+          signingCertPem,
+          select: selectOptionsOf(opts),
+          ...hooks,
+        }),
+      );
+      if (opts.json) printJson(report);
+      else printLines(formatMirrorReport(report));
+      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+    },
+  );
 }
 
 export function formatMirrorReport(r: MirrorReport): string[] {
@@ -97,6 +101,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   lines.push(
     `Mirrored ${r.url} into ${r.out}: ${plural(r.downloaded.length, 'binary', 'binaries')} downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
   );
+  lines.push(...formatSelection(r.selection));
   lines.push(...tookOverLine(r.lock.tookOverFrom));
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
   const where = r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder";

@@ -6,7 +6,7 @@ import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { forceOption, jsonOption, warnIfExposed } from './options.js';
 import { parseByteSize, printJson, printLines } from './output.js';
-import { listed, transfer } from './transfer-shared.js';
+import { addSelectionOptions, formatSelection, listed, selectOptionsOf, transfer } from './transfer-shared.js';
 
 /** A byte size (512M, 4G) or a named one (fat32). */
 function parseVolumeSize(value: string): number {
@@ -24,7 +24,7 @@ async function readSigningKey(file: string | undefined): Promise<string | undefi
 
 /** `depot pack`: a depot (or what an older one lacks) as volumes, with the manifest, the checksum lists and the seal. */
 export function registerPack(depot: Command): void {
-  depot
+  const command = depot
     .command('pack <depot-dir>')
     .description('write a depot (or what an older one lacks) as volumes for media with size limits, with a manifest and SHA256SUMS')
     .requiredOption('--out <dir>', 'the folder for the volumes, the manifest and SHA256SUMS (e.g. the removable medium)')
@@ -40,37 +40,50 @@ export function registerPack(depot: Command): void {
     .option('--signing-key <pem>', `an ECDSA P-256 private key (e.g. depot demo's signing-key.pem) that signs the manifest, into ${PACK_MANIFEST_SIG_FILE}`)
     .option('--seal-out <file>', 'also write the seal to this file (never inside --out: the seal travels apart from the media)')
     .addOption(forceOption('replace an earlier pack in --out (and the --seal-out file)'))
-    .addOption(jsonOption('print the report as JSON'))
-    .action(
-      async (
-        dir: string,
-        opts: { out: string; volumeSize: number; since?: string; signingKey?: string; sealOut?: string; force?: boolean; json?: boolean },
-      ) => {
-        const signingKeyPem = await readSigningKey(opts.signingKey);
-        const { packDepot } = await transfer();
-        const report = await withByteProgress('packing', !opts.json, (hooks) =>
-          packDepot({
-            depot: dir,
-            out: opts.out,
-            volumeSize: opts.volumeSize,
-            since: opts.since,
-            force: opts.force,
-            signingKeyPem,
-            sealFile: opts.sealOut,
-            ...hooks,
-          }),
-        );
-        if (opts.json) printJson(report);
-        else printLines(formatPackReport(report));
-        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+    .addOption(jsonOption('print the report as JSON'));
+  addSelectionOptions(command, 'pack').action(
+    async (
+      dir: string,
+      opts: {
+        out: string;
+        volumeSize: number;
+        since?: string;
+        signingKey?: string;
+        sealOut?: string;
+        force?: boolean;
+        json?: boolean;
+        release: string[];
+        component: string[];
+        imageType?: string;
       },
-    );
+    ) => {
+      const signingKeyPem = await readSigningKey(opts.signingKey);
+      const { packDepot } = await transfer();
+      const report = await withByteProgress('packing', !opts.json, (hooks) =>
+        packDepot({
+          depot: dir,
+          out: opts.out,
+          volumeSize: opts.volumeSize,
+          since: opts.since,
+          force: opts.force,
+          signingKeyPem,
+          sealFile: opts.sealOut,
+          select: selectOptionsOf(opts),
+          ...hooks,
+        }),
+      );
+      if (opts.json) printJson(report);
+      else printLines(formatPackReport(report));
+      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+    },
+  );
 }
 
 export function formatPackReport(r: PackReport): string[] {
   const lines = [
     `Packed ${plural(r.files, 'file')} (${formatBytes(r.bytes)}) from ${r.depot} into ${r.volumes.length} volume${r.volumes.length === 1 ? '' : 's'} of at most ${formatBytes(r.volumeSize)} in ${r.out}.`,
   ];
+  lines.push(...formatSelection(r.selection));
   if (r.delta)
     lines.push(
       `A delta against ${r.since?.source}: ${plural(r.unchanged.files, 'file')} (${formatBytes(r.unchanged.bytes)}) it already has ${r.unchanged.files === 1 ? 'was' : 'were'} left out; ${r.removed.length} of its files ${r.removed.length === 1 ? 'is' : 'are'} no longer in this depot.`,

@@ -1,7 +1,11 @@
+import { type Command, Option } from 'commander';
+import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES } from '../constants.js';
 import type { DepotLockHolder } from '../depot/lock.js';
 import type { ReleaseStatus } from '../transfer/releases.js';
+import type { SelectOptions, SelectionSummary } from '../transfer/select.js';
 import { formatBytes } from '../util/progress.js';
 import { plural } from '../util/text.js';
+import { collect } from './output.js';
 
 // What the transfer commands share: the library loaded when one runs, the catalog's signing certificate, report lines.
 
@@ -34,4 +38,35 @@ export function tookOverLine(took: DepotLockHolder | undefined): string[] {
   return took
     ? [`The depot's lock was left by ${took.operation} (process ${took.pid} on ${took.host}, since ${took.startedAt}), which is gone: taken over.`]
     : [];
+}
+
+/** `--release`, `--component`, `--image-type`: which binaries pack and mirror carry (all metadata always). */
+export function addSelectionOptions(command: Command, verb: string): Command {
+  return command
+    .addOption(
+      new Option('--release <version>', `${verb} only the binaries the catalog lists under this release, e.g. 9.0.1.0 (repeatable)`)
+        .argParser(collect)
+        .default([]),
+    )
+    .addOption(new Option('--component <name>', `${verb} only this component's binaries, e.g. VCENTER (repeatable)`).argParser(collect).default([]))
+    .option(
+      '--image-type <type>',
+      `${verb} only the binaries of bundles of this type: ${[...new Set([...BUNDLE_TYPES, ...INSTALLER_IMAGE_TYPES])].join(', ')}`,
+    );
+}
+
+export function selectOptionsOf(opts: { release: string[]; component: string[]; imageType?: string }): SelectOptions {
+  return { releases: opts.release, components: opts.component, ...(opts.imageType ? { imageType: opts.imageType } : {}) };
+}
+
+export function formatSelection(s: SelectionSummary | undefined): string[] {
+  if (!s) return [];
+  const chose = [
+    s.releases.length ? `release ${s.releases.join(', ')}` : '',
+    s.components.length ? `component ${s.components.join(', ')}` : '',
+    s.imageType ? `image type ${s.imageType}` : '',
+  ].filter(Boolean);
+  return [
+    `Selection (${chose.join('; ')}): ${plural(s.chosen.binaries, 'binary', 'binaries')} (${formatBytes(s.chosen.bytes)}) chosen, ${plural(s.leftOut.binaries, 'binary', 'binaries')} (${formatBytes(s.leftOut.bytes)}) left out; all metadata carried.`,
+  ];
 }

@@ -24,6 +24,7 @@ import { type MirrorProgress, type MirrorReport, sortReport } from './mirror/rep
 import { findUpgradeMetadata } from './mirror/upgrade.js';
 import { releaseStatus } from './releases.js';
 import { type Seal, checkSeal, formatSeal, parseSeal, sealCode } from './seal.js';
+import { type BinarySelection, type SelectOptions, discountLeftOut, selectBinaries, selects } from './select.js';
 import { TargetDepot } from './target.js';
 
 export { partialPathFor } from './mirror/local.js';
@@ -57,6 +58,8 @@ export interface MirrorOptions {
    */
   expectSeal?: string;
   signingCertPem?: string;
+  /** Only these releases', components' or image type's binaries (all metadata still); the rest already here are kept. */
+  select?: SelectOptions;
   onStart?: (totalBytes: number) => void;
   onBytes?: (n: number) => void;
 }
@@ -92,12 +95,13 @@ function readSettings(options: MirrorOptions): Settings {
 interface Source {
   bytes?: Buffer;
   sha256: string;
-  /** Emptied once the binaries are done. */
+  /** The binaries to mirror (those chosen, with a selection); emptied once they are done. */
   binaries: CatalogBinary[];
+  selection?: BinarySelection;
 }
 
 /** Fetches and reads the catalog, and holds it to the seal when one was given: nothing is written before this passes. */
-async function readSource(conn: Connection, seal: Seal | undefined): Promise<Source> {
+async function readSource(conn: Connection, seal: Seal | undefined, select: SelectOptions | undefined): Promise<Source> {
   const bytes = await fetchCatalog(conn);
   const sha256 = sha256Hex(bytes);
   const url = depotFileUrl(conn.depot, DEPOT_PATHS.catalog);
@@ -109,7 +113,12 @@ async function readSource(conn: Connection, seal: Seal | undefined): Promise<Sou
     );
   }
   try {
-    return { bytes, sha256, binaries: catalogBinaries(parseTransferCatalog(bytes.toString('utf8'), url)) };
+    const catalog = parseTransferCatalog(bytes.toString('utf8'), url);
+    const binaries = catalogBinaries(catalog);
+    if (!selects(select)) return { bytes, sha256, binaries };
+    // Checked against the catalog before anything is written: an unknown release or component is refused.
+    const selection = selectBinaries(catalog, select);
+    return { bytes, sha256, binaries: binaries.filter((b) => selection.chosen.has(b.path)), selection };
   } catch (err) {
     if (err instanceof CatalogError) throw new DepotkitError(err.message, EXIT.problems);
     throw err;
@@ -149,14 +158,14 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
     concurrency: settings.concurrency,
   });
   try {
-    const source = await readSource(conn, settings.seal);
+    const source = await readSource(conn, settings.seal, options.select);
     // One writer per depot: a second mirror (or unpack) into it is refused, a dead one's lock taken over.
     const root = resolve(options.out);
     return await withDepotLock(root, LOCK_OPERATION, async (lock) => {
       const done = await mirrorInto(conn, settings, source, lock, options);
       // Depot verify reads the catalog itself: the mirror's own view of it, and its state, are let go first.
       source.binaries = [];
-      return finish(root, done, options);
+      return finish(root, done, options, source.selection);
     });
   } finally {
     await conn.agent.close().catch(() => undefined);
@@ -227,7 +236,9 @@ async function mirrorInto(
     throw err;
   }
   await checkpoints.save();
-  return { ...report, stale: await countStale(target.root, new Set(source.binaries.map((b) => b.path))) };
+  // A binary left out by a selection is still the catalog's: not stale.
+  const named = new Set([...source.binaries.map((b) => b.path), ...(source.selection?.leftOut ?? [])]);
+  return { ...report, stale: await countStale(target.root, named) };
 }
 
 /**
@@ -299,11 +310,23 @@ async function mirrorBinaries(
 }
 
 /** The depot checked as a whole once the mirror is done: verify, and the releases it holds. */
-async function finish(root: string, report: MirrorProgress & { stale: number }, options: MirrorOptions): Promise<MirrorReport> {
-  const verify = await verifyDepot(root, { signingCertPem: options.signingCertPem });
+async function finish(
+  root: string,
+  report: MirrorProgress & { stale: number },
+  options: MirrorOptions,
+  selection: BinarySelection | undefined,
+): Promise<MirrorReport> {
+  const full = await verifyDepot(root, { signingCertPem: options.signingCertPem });
+  const verify = selection ? discountLeftOut(full, selection) : full;
   const now = await readCatalogOf(root).catch(() => undefined);
   const releases = now ? await releaseStatus(root, now.catalog) : [];
-  return { ...report, ok: report.failed.length === 0 && !report.metadata.held && verify.ok, releases, verify };
+  return {
+    ...report,
+    ok: report.failed.length === 0 && !report.metadata.held && verify.ok,
+    ...(selection ? { selection: selection.summary } : {}),
+    releases,
+    verify,
+  };
 }
 
 async function countStale(root: string, named: Set<string>): Promise<number> {

@@ -11,6 +11,7 @@ import { checkRequest, checkVolumeSize } from './pack/request.js';
 import { selectEntries } from './pack/select.js';
 import { readSource } from './pack/source.js';
 import { writeVolumes } from './pack/volumes.js';
+import type { SelectOptions, SelectionSummary } from './select.js';
 
 export interface PackOptions {
   /** The depot root (the folder that contains PROD/). */
@@ -27,6 +28,8 @@ export interface PackOptions {
   signingKeyPem?: string;
   /** A file outside the media to write the seal to (it is also in the report); never inside `out`. */
   sealFile?: string;
+  /** Only these releases', components' or image type's binaries; all metadata still. */
+  select?: SelectOptions;
   now?: Date;
   onStart?: (totalBytes: number) => void;
   onBytes?: (n: number) => void;
@@ -70,6 +73,8 @@ export interface PackReport {
   sealFile?: string;
   /** The manifest's signature, when a key was given. */
   signature?: { path: string; signerSpkiSha256: string };
+  /** With a selection: what was chosen and what was left out (binaries and bytes). */
+  selection?: SelectionSummary;
 }
 
 /**
@@ -79,7 +84,7 @@ export interface PackReport {
  */
 export async function packDepot(options: PackOptions): Promise<PackReport> {
   checkVolumeSize(options.volumeSize);
-  const source = await readSource(options.depot);
+  const source = await readSource(options.depot, options.select);
   const request = await checkRequest(source.root, options);
   const { out, since } = request;
   const selection = await selectEntries(source, since);
@@ -133,5 +138,6 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     manifestSha256: outputs.manifestSha256,
     ...(outputs.sealFile ? { sealFile: outputs.sealFile } : {}),
     ...(outputs.signature ? { signature: outputs.signature } : {}),
+    ...(source.selection ? { selection: source.selection.summary } : {}),
   };
 }

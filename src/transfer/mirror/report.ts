@@ -1,6 +1,7 @@
 import type { DepotLockHolder } from '../../depot/lock.js';
 import type { VerifyResult } from '../../depot/verify.js';
 import type { ReleaseStatus } from '../releases.js';
+import type { SelectionSummary } from '../select.js';
 import type { UpgradeMetadataSource } from './upgrade.js';
 
 export interface MirrorReport {
@@ -46,11 +47,13 @@ export interface MirrorReport {
   bytesHashedLocally: number;
   /** Files in component folders that the catalog no longer names (`depotkit depot prune` removes them). */
   stale: number;
+  /** With a selection: what was chosen and what was left out (binaries and bytes); the depot is judged on what was chosen. */
+  selection?: SelectionSummary;
   releases: ReleaseStatus[];
   verify: VerifyResult;
 }
 
-export type MirrorProgress = Omit<MirrorReport, 'ok' | 'releases' | 'verify' | 'stale'>;
+export type MirrorProgress = Omit<MirrorReport, 'ok' | 'releases' | 'verify' | 'stale' | 'selection'>;
 
 const byPath = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 

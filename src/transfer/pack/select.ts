@@ -32,10 +32,14 @@ const metadataFirst = (a: DepotFile, b: DepotFile) =>
   (a.kind === b.kind ? 0 : a.kind === 'metadata' ? -1 : 1) ||
   (a.path === DEPOT_PATHS.catalog ? -1 : b.path === DEPOT_PATHS.catalog ? 1 : a.path.localeCompare(b.path));
 
-/** What is carried, in order: every file of the depot but those of the wrong size and, for a delta, those the other side has. */
+/**
+ * What is carried, in order: every file of the depot but those of the wrong
+ * size, the binaries a selection left out and, for a delta, those the other side has.
+ */
 export async function selectEntries(source: Source, since: DepotRecord | undefined): Promise<Selection> {
   const wrongSize = new Set(source.wrongSize.map((w) => w.path));
-  const files = source.files.filter((f) => !wrongSize.has(f.path)).sort(metadataFirst);
+  const leftOut = source.selection?.leftOut;
+  const files = source.files.filter((f) => !wrongSize.has(f.path) && !(f.kind === 'binary' && leftOut?.has(f.path))).sort(metadataFirst);
   const selection: Selection = { entries: [], tree: [], unchanged: { files: 0, bytes: 0 }, removed: [] };
   for (const file of files) {
     const entry = await entryOf(source, file, since !== undefined);
@@ -47,7 +51,8 @@ export async function selectEntries(source: Source, since: DepotRecord | undefin
     } else selection.entries.push(entry);
   }
   if (since) {
-    const held = new Set(files.map((f) => f.path));
+    // A binary left out by the selection is still this depot's: not removed on the other side.
+    const held = new Set([...files.map((f) => f.path), ...(leftOut ?? [])]);
     selection.removed = [...since.files.keys()].filter((p) => !held.has(p)).sort();
   }
   return selection;

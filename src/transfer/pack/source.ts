@@ -4,6 +4,7 @@ import { DEPOT_PATHS } from '../../constants.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { type DepotFile, inventoryDepot } from '../inventory.js';
 import { releaseVersions } from '../releases.js';
+import { type BinarySelection, type SelectOptions, selectBinaries, selects } from '../select.js';
 
 /** What pack needs of the depot's inventory. */
 export interface Source {
@@ -18,12 +19,16 @@ export interface Source {
   missing: { path: string; size: number }[];
   wrongSize: { path: string; size: number; actualSize: number }[];
   strays: string[];
+  /** With a selection: the binaries chosen, and those left out (not carried, not counted missing). */
+  selection?: BinarySelection;
 }
 
 /** The depot's inventory, of which only what pack needs is kept: the catalog parsed and its binaries are let go (hundreds of MB at 200,000 binaries). */
-export async function readSource(dir: string): Promise<Source> {
+export async function readSource(dir: string, select?: SelectOptions): Promise<Source> {
   const inventory = await inventoryDepot(dir);
   const manifestText = await readFile(join(inventory.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
+  const selection = selects(select) ? selectBinaries(inventory.catalog, select) : undefined;
+  const wanted = (path: string) => !selection?.leftOut.has(path);
   return {
     root: inventory.root,
     catalogSha256: inventory.catalogSha256,
@@ -31,9 +36,10 @@ export async function readSource(dir: string): Promise<Source> {
     releases: releaseVersions(manifestText, inventory.catalog),
     files: [...inventory.files.values()],
     checksums: new Map(inventory.binaries.map((b) => [b.path, b.checksum])),
-    missing: inventory.missing.map((b) => ({ path: b.path, size: b.size })),
-    wrongSize: inventory.wrongSize.map((w) => ({ path: w.binary.path, size: w.binary.size, actualSize: w.actualSize })),
+    missing: inventory.missing.filter((b) => wanted(b.path)).map((b) => ({ path: b.path, size: b.size })),
+    wrongSize: inventory.wrongSize.filter((w) => wanted(w.binary.path)).map((w) => ({ path: w.binary.path, size: w.binary.size, actualSize: w.actualSize })),
     strays: inventory.strays.map((s) => s.path),
+    ...(selection ? { selection } : {}),
   };
 }
 
