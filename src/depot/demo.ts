@@ -6,13 +6,15 @@ import fg from 'fast-glob';
 import { BINARY_NAME_PATTERNS, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX, type Release, RELEASES, componentDir, componentsOf } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
+import type { ProgressHooks } from '../util/progress.js';
 import type { Catalog, CatalogBundle } from './catalog.js';
 import { hclTimestamps } from './hcl.js';
 import { type DepotLockHolder, lockFileFor, withDepotLock } from './lock.js';
 import { ensureSigningKey, signCatalog } from './signature.js';
 import { writeSyntheticFile } from './synthetic.js';
 
-export interface DemoOptions {
+/** `onStart` announces the bytes about to be written, for a progress bar. */
+export interface DemoOptions extends Partial<ProgressHooks> {
   release?: Release;
   /** Size of every synthetic binary, in bytes. */
   binarySize?: number;
@@ -20,9 +22,6 @@ export interface DemoOptions {
   /** Where the catalog signing key lives; default `<dir>-signing`, outside the web root. */
   signingDir?: string;
   now?: Date;
-  /** Announces the bytes about to be written, for a progress bar. */
-  onStart?: (totalBytes: number) => void;
-  onBytes?: (n: number) => void;
 }
 
 export interface DemoResult {

@@ -2,22 +2,21 @@ import { resolve } from 'node:path';
 import { REQUIRED_COMPONENTS, componentsOf } from '../constants.js';
 import { type Finding, hasErrors } from '../util/findings.js';
 import { isDirectory } from '../util/fs.js';
+import type { ProgressHooks } from '../util/progress.js';
 import { catalogBinaries, catalogRelease } from './catalog.js';
 import { checkBinaries, checkHashes, reportUncatalogued } from './verify/binaries.js';
 import { checkComponentFolders, checkRequiredFiles, checkTempFiles, notADepotFolder, rootFinding } from './verify/layout.js';
 import { checkMetadata, readCatalog } from './verify/metadata.js';
 import { checkSignature } from './verify/signature.js';
 
-export interface VerifyOptions {
+/** `onStart` announces the bytes to hash before `onBytes` counts them (for a progress bar). */
+export interface VerifyOptions extends Partial<ProgressHooks> {
   /** Hash every binary and compare with the catalog. */
   deep?: boolean;
   /** PEM public key or certificate that signed a toolkit-made catalog. */
   signingCertPem?: string;
   concurrency?: number;
   now?: Date;
-  /** Total bytes to hash, announced before `onBytes` starts counting (for a progress bar). */
-  onStart?: (totalBytes: number) => void;
-  onBytes?: (n: number) => void;
 }
 
 export interface VerifyResult {
