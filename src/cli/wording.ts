@@ -18,6 +18,7 @@ export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
   buildDepot: 'depotkit depot build',
   makeDemoDepot: 'depotkit depot demo',
   issueCert: 'depotkit cert issue',
+  renewCert: 'depotkit cert renew',
   inspectCert: 'depotkit cert inspect',
   serveDepot: 'depotkit serve',
 };

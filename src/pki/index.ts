@@ -14,6 +14,7 @@ export { generateKeyPem, parsePrivateKey, encryptKeyPem, assertNewPassphrase, RS
 export { createCa, loadCaDir, writeCaDir, openCa, DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, type CaMaterial } from './ca.js';
 export { issueServerCert, writeServerDir, type ServerMaterial, type IssueOptions } from './issue.js';
 export { issueCert, signCsrFile, type SigningCa, type IssuedServerDir, type SignedCsrFile } from './issue-dir.js';
+export { renewCert, type RenewOptions, type RenewedServerDir } from './renew.js';
 export { generateCsr, signCsr, readCsr, inspectCsr, type CsrOptions, type CsrInfo } from './csr.js';
 export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo } from './inspect.js';
 export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';
