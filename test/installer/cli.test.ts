@@ -116,7 +116,7 @@ describe('depotkit installer', () => {
     } finally {
       await sim.close();
     }
-  });
+  }, 240_000);
 
   it('runs a fleet from an inventory: one installer down and one with wrong credentials fail their rows, the others succeed, exit 1; a re-run does nothing twice', async () => {
     const sims = await Promise.all([0, 1, 2, 3].map(() => startSim()));
