@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Catalog } from '../depot/catalog.js';
+import { type CatalogChange, backupMetadata, compareCatalogs } from '../depot/metadata-guard.js';
 import { type DepotLock, type DepotLockHolder, withDepotLock } from '../depot/lock.js';
 import { type VerifyResult, verifyDepot } from '../depot/verify.js';
 import { usageError } from '../util/errors.js';
@@ -57,6 +58,8 @@ export interface UnpackReport {
   flagged: string[];
   /** `placed`: the metadata went into place; `held`: not, because files are missing and the depot's own metadata was kept. */
   metadata: 'placed' | 'held' | 'unchanged';
+  /** What the pack's catalog changed against the depot's (product versions added, removed) and where the replaced metadata was kept. */
+  metadataChange?: { added: string[]; removed: string[]; backup?: string };
   /** Files the pack's source no longer holds that are still here (`depotkit depot prune` lists them). */
   stale: string[];
   /** Bytes read from the volumes; and bytes of files already here that were read to be recognised. */
@@ -123,9 +126,22 @@ async function prepare(media: string[], options: UnpackOptions): Promise<Start> 
   const packCatalog = await readPackCatalog(media, manifest);
   const root = resolve(options.out);
   // Refusals that need no lock come before the lock is taken, so that nothing is written for them.
-  await whoseDepot(root, manifest, options.force ?? false);
+  const owner = await whoseDepot(root, manifest, options.force ?? false);
+  refuseOlder(root, packCatalog, owner, options.force ?? false);
   await ensureUnpackSpace(root, manifest);
   return { media, root, manifestPath: found.path, vouchedBy, seal, box: { manifest, packCatalog } };
+}
+
+/** An import never moves the depot's metadata backwards unless `force`: installers would then see releases vanish. */
+function refuseOlder(root: string, packCatalog: PackCatalog, owner: Owner, force: boolean): void {
+  if (packCatalog.state !== 'carried' || !owner.current || force) return;
+  const change = compareCatalogs(packCatalog.catalog, owner.current.catalog);
+  if (change.older) {
+    throw usageError(
+      `The pack's catalog is older than the one in ${root} (${change.older}): unpacked, it would move the depot's metadata backwards.`,
+      'Unpack a pack of the same or a newer release; `force` replaces the metadata anyway (the current one is kept as a backup).',
+    );
+  }
 }
 
 interface Judged {
@@ -138,6 +154,8 @@ interface Judged {
   mayReplace: boolean;
   /** The depot had a catalog: its metadata is kept when files are missing. */
   hadCatalog: boolean;
+  /** The pack's catalog against the depot's, when both are there and differ. */
+  change?: CatalogChange;
 }
 
 /** Takes the manifest and the catalogs out of the box, judged under the lock; the catalogs parsed are let go here. */
@@ -152,6 +170,10 @@ async function judge(start: Start, force: boolean): Promise<{ manifest: PackMani
     keep: tempLikeNames(owner.current?.catalog, carried),
     mayReplace: owner.mayReplace,
     hadCatalog: owner.current !== undefined,
+    change:
+      packCatalog!.state === 'carried' && owner.current && !packCatalog!.bytes.equals(owner.current.bytes)
+        ? compareCatalogs(packCatalog!.catalog, owner.current.catalog)
+        : undefined,
   };
   return { manifest: manifest!, judged };
 }
@@ -181,6 +203,7 @@ async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOption
     failed: placed.failed,
     flagged: placed.flagged,
     metadata: placed.metadata,
+    ...(placed.metadataChange ? { metadataChange: placed.metadataChange } : {}),
     stale: placed.stale,
     bytesRead: placed.bytesRead,
     bytesHashedInPlace: placed.bytesHashedInPlace,
@@ -210,7 +233,10 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
   const placing = await placeFromVolumes(start.media, manifest, target, plan.needed, { onBytes: options.onBytes });
 
   const failed = [...refused, ...placing.failed];
-  const metadata = await placeMetadata(target, placing.held, failed.length === 0 || !judged.hadCatalog);
+  const placeIt = failed.length === 0 || !judged.hadCatalog;
+  // The metadata about to be replaced is kept beside the depot first.
+  const backup = placeIt && judged.change && placing.held.length ? await backupMetadata(start.root) : undefined;
+  const metadata = await placeMetadata(target, placing.held, placeIt);
   const placed = [...placing.placed, ...(metadata === 'placed' ? placing.held.map((h) => ({ path: h.path, size: h.size })) : [])];
   placed.sort((a, b) => a.path.localeCompare(b.path));
   await target.save();
@@ -226,6 +252,7 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
     failed,
     flagged: manifest.files.filter((f) => f.catalogMismatch).map((f) => f.path),
     metadata,
+    ...(judged.change ? { metadataChange: { added: judged.change.added, removed: judged.change.removed, ...(backup ? { backup } : {}) } } : {}),
     stale,
     bytesRead: placing.bytesRead,
     bytesHashedInPlace: plan.bytesHashedInPlace,

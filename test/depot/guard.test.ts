@@ -1,0 +1,77 @@
+import { cp, readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPOT_PATHS } from '../../src/constants.js';
+import type { UnpackReport } from '../../src/transfer/unpack.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { type NextRelease, demo, nextRelease } from '../transfer/helpers.js';
+
+const BINARY = 64 * 1024;
+
+let base: string;
+let cleanup: () => Promise<void>;
+let first: string;
+let next: NextRelease;
+let n = 0;
+const fresh = (name: string) => join(base, `${name}-${n++}`);
+
+beforeAll(async () => {
+  ({ dir: base, cleanup } = await tempDir('depotkit-guard-'));
+  first = await demo(join(base, 'first'), BINARY);
+  next = await nextRelease(first, join(base, 'next'), BINARY);
+});
+afterAll(() => cleanup());
+
+async function pack(depot: string, extra: string[] = []): Promise<string> {
+  const out = fresh('pack');
+  const res = await runCli(['depot', 'pack', depot, '--out', out, ...extra]);
+  expect(res.code, res.stderr).toBe(0);
+  return out;
+}
+
+async function copyOf(depot: string): Promise<string> {
+  const dir = fresh('depot');
+  await cp(depot, dir, { recursive: true });
+  return dir;
+}
+
+async function backups(root: string): Promise<string[]> {
+  return readdir(join(root, '.depotkit', 'metadata-backup')).catch(() => []);
+}
+
+describe('imports never move metadata backwards', () => {
+  it('unpack of an older release onto a newer depot is refused unless force; with force the replaced metadata is kept and the change reported', async () => {
+    const older = await pack(first);
+    const depot = await copyOf(next.dir);
+    const newCatalog = await readFile(join(depot, DEPOT_PATHS.catalog));
+
+    const refused = await runCli(['depot', 'unpack', older, '--out', depot]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/older than the one in .*backwards/);
+    expect((await readFile(join(depot, DEPOT_PATHS.catalog))).equals(newCatalog)).toBe(true);
+    expect(await backups(depot)).toEqual([]);
+
+    const forced = await runCli(['depot', 'unpack', older, '--out', depot, '--force', '--json']);
+    const report = JSON.parse(forced.stdout) as UnpackReport;
+    expect(report.metadata).toBe('placed');
+    expect(report.metadataChange?.removed).toEqual(['NSX_T_MANAGER 9.0.1.0.25000000', 'VCENTER 9.0.1.0.25000000']);
+    expect(report.metadataChange?.added.some((e) => e.startsWith('VRLI '))).toBe(true);
+    const [kept] = await backups(depot);
+    expect(kept).toBeDefined();
+    expect((await readFile(join(depot, '.depotkit', 'metadata-backup', kept!, DEPOT_PATHS.catalog))).equals(newCatalog)).toBe(true);
+  });
+
+  it('a delta of the next release onto the first keeps the first release complete, backs the old metadata up and names what was added', async () => {
+    const delta = await pack(next.dir, ['--since', first]);
+    const depot = await copyOf(first);
+    const oldCatalog = await readFile(join(depot, DEPOT_PATHS.catalog));
+    const res = await runCli(['depot', 'unpack', delta, '--out', depot, '--json']);
+    const report = JSON.parse(res.stdout) as UnpackReport;
+    expect(report.metadata).toBe('placed');
+    expect(report.metadataChange?.added).toEqual(['NSX_T_MANAGER 9.0.1.0.25000000', 'VCENTER 9.0.1.0.25000000']);
+    expect(report.releases.every((r) => r.complete)).toBe(true);
+    expect(report.releases.length).toBe(2);
+    const [kept] = await backups(depot);
+    expect((await readFile(join(depot, '.depotkit', 'metadata-backup', kept!, DEPOT_PATHS.catalog))).equals(oldCatalog)).toBe(true);
+  });
+});
