@@ -1,6 +1,6 @@
 import { cp } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { DEPOT_PATHS } from '../constants.js';
+import { basename, dirname, join } from 'node:path';
+import { DEPOT_PATHS, TEMP_PREFIX } from '../constants.js';
 import type { Catalog } from './catalog.js';
 import { compareVersions } from './versions.js';
 
@@ -82,6 +82,11 @@ export async function backupMetadata(root: string): Promise<string> {
   const dir = metadataBackupDir(root);
   // PROD/metadata: the folder above the catalog's productVersionCatalog/v1.
   const metadata = dirname(dirname(dirname(DEPOT_PATHS.catalog)));
-  await cp(join(root, metadata), join(dir, metadata), { recursive: true, errorOnExist: false });
+  await cp(join(root, metadata), join(dir, metadata), {
+    recursive: true,
+    errorOnExist: false,
+    // The incoming metadata may already sit there under temporary names: only the depot's own is kept.
+    filter: (from) => !basename(from).startsWith(TEMP_PREFIX),
+  });
   return dir;
 }

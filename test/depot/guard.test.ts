@@ -1,10 +1,12 @@
 import { cp, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS } from '../../src/constants.js';
+import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
+import type { BuildReport } from '../../src/depot/build.js';
 import type { UnpackReport } from '../../src/transfer/unpack.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { type NextRelease, demo, nextRelease } from '../transfer/helpers.js';
+import { vendorLikeSource } from './helpers.js';
 
 const BINARY = 64 * 1024;
 
@@ -73,5 +75,26 @@ describe('imports never move metadata backwards', () => {
     expect(report.releases.length).toBe(2);
     const [kept] = await backups(depot);
     expect((await readFile(join(depot, '.depotkit', 'metadata-backup', kept!, DEPOT_PATHS.catalog))).equals(oldCatalog)).toBe(true);
+    // Only the depot's own metadata is kept, never the incoming files under their temporary names.
+    const keptFiles = await readdir(join(depot, '.depotkit', 'metadata-backup', kept!), { recursive: true });
+    expect(keptFiles.filter((f) => f.split('/').pop()!.startsWith(TEMP_PREFIX))).toEqual([]);
+  });
+
+  it('depot build of older metadata into a newer depot is refused unless force; with force the replaced metadata is kept and the change reported', async () => {
+    const src = await vendorLikeSource(fresh('vendor'), BINARY);
+    const depot = await copyOf(next.dir);
+    const newCatalog = await readFile(join(depot, DEPOT_PATHS.catalog));
+    const args = ['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', depot];
+
+    const refused = await runCli(args);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/older than the one in .*backwards/);
+    expect(await backups(depot)).toEqual([]);
+
+    const forced = await runCli([...args, '--force', '--json']);
+    const report = JSON.parse(forced.stdout) as BuildReport;
+    expect(report.metadataChange?.removed).toEqual(['NSX_T_MANAGER 9.0.1.0.25000000', 'VCENTER 9.0.1.0.25000000']);
+    const [kept] = await backups(depot);
+    expect((await readFile(join(depot, '.depotkit', 'metadata-backup', kept!, DEPOT_PATHS.catalog))).equals(newCatalog)).toBe(true);
   });
 });
