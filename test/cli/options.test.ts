@@ -29,6 +29,7 @@ describe("the option table: one spelling, one parser, the libraries' defaults", 
       [
         'check',
         'depot mirror',
+        'depot move-ca',
         'export',
         'installer connect-depot',
         'installer download',
