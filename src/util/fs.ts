@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, link, lstat, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from './errors.js';
@@ -384,4 +384,14 @@ async function clearBackups(paths: string[], currentSetIsWhole: (() => Promise<b
     `${names.join(' and ')} ${names.length === 1 ? 'is' : 'are'} left from a replacement that was interrupted, and the files in place may not belong together.`,
     `Keep the set that belongs together under the names without ${BACKUP_SUFFIX} (e.g. mv ${names[0]} ${left[0]![0]}), remove the other ${BACKUP_SUFFIX} files, then run the command again.`,
   );
+}
+
+/** The text of the file at `path`, or undefined when there is none (a state file not yet written). */
+export async function readTextIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw describeFsError(err, path);
+  }
 }

@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { DepotkitError, EXIT, describeFsError } from '../../util/errors.js';
-import { writeJsonAtomic } from '../../util/fs.js';
+import { DepotkitError, EXIT } from '../../util/errors.js';
+import { readTextIfExists, writeJsonAtomic } from '../../util/fs.js';
 
 /** What a move has done so far, kept beside the depot so that a re-run carries on. */
 export interface CaMoveState {
@@ -24,13 +23,8 @@ export function freshState(newCaSha256: string, leafSha256: string): CaMoveState
 
 /** The state of this move, or undefined when there is none (or it belongs to another move). */
 export async function loadState(path: string, newCaSha256: string, leafSha256: string): Promise<CaMoveState | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw describeFsError(err, path);
-  }
+  const text = await readTextIfExists(path);
+  if (text === undefined) return undefined;
   let state: CaMoveState;
   try {
     state = JSON.parse(text) as CaMoveState;

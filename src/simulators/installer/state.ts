@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import type { DepotStatus } from '../../constants.js';
-import { describeFsError, usageError } from '../../util/errors.js';
-import { writeJsonAtomic } from '../../util/fs.js';
+import { usageError } from '../../util/errors.js';
+import { readTextIfExists, writeJsonAtomic } from '../../util/fs.js';
 import type { RefreshRecord } from './tokens.js';
 import type { StoredCertificate } from './trust-store.js';
 
@@ -29,13 +28,8 @@ export interface SimState {
 const STATE_VERSION = 1;
 
 export async function loadState(path: string): Promise<SimState | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw describeFsError(err, path);
-  }
+  const text = await readTextIfExists(path);
+  if (text === undefined) return undefined;
   let data: unknown;
   try {
     data = JSON.parse(text);
