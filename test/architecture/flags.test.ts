@@ -52,8 +52,8 @@ describe('the library names options and operations, the CLI spells them', () => 
     expect(stray.map((f) => `${f.file}:${f.line} ${f.text}`)).toEqual([]);
   });
 
-  it('every name between backticks in a library string is a flag a command has, or an operation with its command', () => {
-    const program = buildProgram();
+  it('every name between backticks in a library string is a flag a command has, or an operation with its command', async () => {
+    const program = await buildProgram();
     const flags = new Set<string>();
     const walk = (cmd: typeof program): void => {
       for (const option of cmd.options) if (option.long) flags.add(option.long);

@@ -19,8 +19,10 @@ function leaves(cmd: Command, prefix = ''): Array<{ name: string; cmd: Command }
 
 const option = (cmd: Command, long: string): Option | undefined => cmd.options.find((o) => o.long === long);
 
+const program = await buildProgram();
+
 describe("the option table: one spelling, one parser, the libraries' defaults", () => {
-  const commands = leaves(buildProgram());
+  const commands = leaves(program);
   const find = (name: string) => commands.find((c) => c.name === name)!.cmd;
 
   it('gives every command that takes a password the file, the variable and nothing on the command line', () => {

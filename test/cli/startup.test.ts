@@ -16,12 +16,12 @@ describe('the CLI loads only the command it runs', () => {
     expect(topLevel(await programFor(argv('help', 'serve')))).toEqual(['serve']);
     // move-ca hangs under depot: the depot tree is whole.
     const depot = (await programFor(argv('depot', 'verify', 'd'))).commands[0]!;
-    expect(depot.commands.map((c) => c.name())).toEqual(buildProgram().commands[0]!.commands.map((c) => c.name()));
+    expect(depot.commands.map((c) => c.name())).toEqual((await buildProgram()).commands[0]!.commands.map((c) => c.name()));
     expect(topLevel(await programFor(argv('--version')))).toEqual([]);
   });
 
   it('builds every command, in the order of the whole program, for the top-level help and a word that is no command', async () => {
-    const every = topLevel(buildProgram());
+    const every = topLevel(await buildProgram());
     expect(every.length).toBeGreaterThan(8);
     expect(topLevel(await programFor(argv()))).toEqual(every);
     expect(topLevel(await programFor(argv('--help')))).toEqual(every);
@@ -31,7 +31,7 @@ describe('the CLI loads only the command it runs', () => {
 
   it('lists every command in the built CLI top-level help, and suggests the command a typo meant', async () => {
     const help = await runCli(['--help'], { env: withoutNpm() });
-    for (const name of topLevel(buildProgram())) expect(help.stdout).toContain(`  ${name}`);
+    for (const name of topLevel(await buildProgram())) expect(help.stdout).toContain(`  ${name}`);
     const typo = await runCli(['serv'], { env: withoutNpm() });
     expect(typo.stderr).toContain('did you mean serve');
   });

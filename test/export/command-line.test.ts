@@ -5,8 +5,10 @@ import { SERVE_OPTIONS, serveCommandLine, type ServeOptionSpec } from '../../src
 
 const spelt = (o: ServeOptionSpec): string => (o.argument ? `${o.flag} ${o.argument}` : o.flag);
 
+const program = await buildProgram();
+
 const flagsOf = (name: string): string[] => {
-  const cmd = buildProgram().commands.find((c: Command) => c.name() === name)!;
+  const cmd = program.commands.find((c: Command) => c.name() === name)!;
   return cmd.options.map((o) => o.flags);
 };
 

@@ -19,12 +19,11 @@ export function startSim(opts: InstallerSimulatorOptions = {}): Promise<Installe
   return startInstallerSimulator({ users: { [USER]: PASSWORD }, ...opts });
 }
 
-let learned = false;
+// The program's flags, learnt once: an option the library names is shown as a flag only when a command has it.
+await buildProgram();
 
 /** A library sentence as the command line shows it: its options as the flags, its operations as the commands. */
 export function asCommandLine(text: string | undefined): string {
-  if (!learned) buildProgram();
-  learned = true;
   return inCommandLineWords(text ?? '');
 }
 
