@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InstallerClient, loadInventory, pushDepot, removeTrusted, ensureTrusted, installerStatus } from '../../src/installer/index.js';
+import { InstallerClient, loadInventory, pushDepot, removeTrusted, ensureTrusted, installerStatus, type FleetRow } from '../../src/installer/index.js';
 import { daysLeft, sha256Fingerprint } from '../../src/pki/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
@@ -34,18 +34,9 @@ interface StatusResult {
   trusted: Array<{ alias: string; subject?: string; issuer?: string; sha256?: string; daysLeft?: number }>;
   depotCa?: { source: string; present: boolean; alias?: string; sha256?: string; daysLeft?: number; flag?: string };
 }
-interface Row<T> {
-  name: string;
-  url: string;
-  role?: string;
-  version?: string;
-  ok: boolean;
-  result?: T;
-  error?: { message: string; hint?: string };
-}
 interface Report<T> {
   ok: boolean;
-  installers: Array<Row<T>>;
+  installers: Array<FleetRow<T>>;
 }
 
 async function client(sim: InstallerSimulator, user = USER, password = PASSWORD): Promise<InstallerClient> {
@@ -81,7 +72,7 @@ describe('installer commands against installers and SDDC Managers', () => {
       const inventory = join(tmp.dir, 'site.yaml');
       await writeFile(inventory, `defaults: { passwordFile: installer.pass }\nconsumers:\n${entries.join('\n')}\n`);
       const inv = ['--inventory', inventory, '--concurrency', '4'];
-      const expectRows = <T>(rows: Array<Row<T>>) => {
+      const expectRows = <T>(rows: Array<FleetRow<T>>) => {
         expect(rows).toHaveLength(13);
         rows.slice(0, 12).forEach((row, i) => {
           expect(row.name).toBe(`c${String(i).padStart(2, '0')}`);

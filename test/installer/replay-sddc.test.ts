@@ -13,6 +13,7 @@ import { tempDir } from '../helpers/cli.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, login, startTestDepot, type TestDepot } from './helpers.js';
+import { ansibleDepotType, type DepotView } from '../helpers/public-clients.js';
 
 const CERTS = '/v1/sddc-manager/trusted-certificates';
 const DEPOT = '/v1/system/settings/depot';
@@ -43,23 +44,6 @@ const offlineDepot = (extra: object = {}) => ({
   offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD },
   depotConfiguration: { isOfflineDepot: true, hostname: depot.host, port: depot.port, ...extra },
 });
-
-interface DepotView {
-  offlineAccount?: { username?: string; status?: string; message?: string };
-  vmwareAccount?: { status?: string; downloadToken?: string; downloadActivationCode?: string };
-  depotConfiguration?: { isOfflineDepot?: boolean; hostname?: string; port?: number; url?: string };
-}
-
-/** The Ansible collection's sddc_manager_depot: which depot a consumer already has (null: none, so it configures one). */
-function ansibleDepotType(view: DepotView | undefined): 'online' | 'offline' | null {
-  if (!view) return null;
-  if (view.depotConfiguration) return view.depotConfiguration.isOfflineDepot ? 'offline' : 'online';
-  const online = view.vmwareAccount;
-  if (online && (online.status || online.downloadToken || online.downloadActivationCode)) return 'online';
-  const offline = view.offlineAccount;
-  if (offline && (offline.status || offline.username)) return 'offline';
-  return null;
-}
 
 /** LabFoundry's depot_matches: the consumer already uses this depot, as that user. */
 function labFoundryMatches(view: DepotView): boolean {

@@ -12,6 +12,7 @@ import { spawnCliJson, tempDir } from '../helpers/cli.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, call, login, startTestDepot, type TestDepot } from '../installer/helpers.js';
+import { ansibleDepotType, type DepotView } from '../helpers/public-clients.js';
 
 const CERTS = '/v1/sddc-manager/trusted-certificates';
 const DEPOT = '/v1/system/settings/depot';
@@ -36,23 +37,6 @@ afterAll(async () => {
   await depot?.close();
   await tmp?.cleanup();
 });
-
-interface DepotView {
-  offlineAccount?: { username?: string; status?: string };
-  vmwareAccount?: { status?: string; downloadToken?: string; downloadActivationCode?: string };
-  depotConfiguration?: { isOfflineDepot?: boolean };
-}
-
-/** How the vendor's Ansible module sddc_manager_depot tells which depot is configured (null: none, so it configures one). */
-function ansibleDepotType(view: DepotView | undefined): 'online' | 'offline' | null {
-  if (!view) return null;
-  if (view.depotConfiguration) return view.depotConfiguration.isOfflineDepot ? 'offline' : 'online';
-  const online = view.vmwareAccount;
-  if (online && (online.status || online.downloadToken || online.downloadActivationCode)) return 'online';
-  const offline = view.offlineAccount;
-  if (offline && (offline.status || offline.username)) return 'offline';
-  return null;
-}
 
 const offlineDepot = () => ({
   offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD },
