@@ -1,6 +1,7 @@
 import { statfs } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { DepotkitError, EXIT } from './errors.js';
+import { formatBytes } from './text.js';
 
 /**
  * Bytes an unprivileged writer may still use on the file system holding
@@ -20,9 +21,9 @@ export async function freeBytes(path: string): Promise<number> {
   }
 }
 
-/** Gigabytes with two decimals beside the exact bytes, so that both the order and the number are read at once. */
+/** The exact bytes beside their size in words, so that both the number and its order are read at once. */
 function describeBytes(n: number): string {
-  return `${n} bytes (${(n / 1e9).toFixed(2)} GB)`;
+  return `${n} bytes (${formatBytes(n)})`;
 }
 
 /**
