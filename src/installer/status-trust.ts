@@ -1,5 +1,4 @@
-import { X509Certificate } from 'node:crypto';
-import { daysLeft, sha256Fingerprint } from '../pki/index.js';
+import { daysLeft, readCertificate, sha256Fingerprint } from '../pki/index.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';
 
@@ -46,15 +45,14 @@ export const DEPOT_CA_WARN_DAYS = 30;
 export function summariseTrusted(elements: TrustedCertificate[], now = new Date()): TrustedSummary[] {
   return elements.map((e): TrustedSummary => {
     try {
-      const cert = new X509Certificate(e.certificate);
-      const notAfter = new Date(cert.validTo);
+      const cert = readCertificate(e.certificate);
       return {
         alias: e.alias,
-        subject: cert.subject.replace(/\n/g, ', '),
-        issuer: cert.issuer.replace(/\n/g, ', '),
-        notAfter: notAfter.toISOString(),
-        sha256: sha256Fingerprint(e.certificate),
-        daysLeft: daysLeft({ notAfter }, now),
+        subject: cert.subject,
+        issuer: cert.issuer,
+        notAfter: cert.notAfter.toISOString(),
+        sha256: cert.sha256Hex,
+        daysLeft: daysLeft(cert, now),
       };
     } catch {
       return { alias: e.alias };

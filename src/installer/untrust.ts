@@ -1,5 +1,4 @@
-import { X509Certificate } from 'node:crypto';
-import { sha256Fingerprint } from '../pki/index.js';
+import { readCertificate, sha256Fingerprint } from '../pki/index.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
@@ -45,7 +44,7 @@ async function configuredDepotChain(client: InstallerClient, timeoutMs: number |
  */
 export async function removeTrusted(client: InstallerClient, pems: string[], opts: UntrustOptions = {}): Promise<UntrustOutcome[]> {
   const list = (await client.listTrusted()).elements;
-  const wanted = pems.map((pem) => ({ pem, sha256: sha256Fingerprint(pem), subject: new X509Certificate(pem).subject.replace(/\n/g, ', ') }));
+  const wanted = pems.map((pem) => ({ pem, sha256: sha256Fingerprint(pem), subject: readCertificate(pem).subject }));
   const matches = wanted.map((w) => list.filter((e: TrustedCertificate) => sha256Of(e.certificate) === w.sha256));
   if (!opts.force && matches.some((m) => m.length > 0)) {
     const depot = await configuredDepotChain(client, opts.timeoutMs);

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { lintServerCertificate, sha256Fingerprint, splitPemBlocks } from '../../pki/index.js';
+import { lintServerCertificate, readCertificate, sha256Fingerprint, splitPemBlocks } from '../../pki/index.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
 import type { CaMoveOptions, CaMovePlan } from './types.js';
@@ -32,7 +32,7 @@ function oneCertificate(text: string, source: string): string {
 }
 
 function summary(pem: string): { subject: string; sha256: string } {
-  return { subject: new X509Certificate(pem).subject.replace(/\n/g, ', '), sha256: sha256Fingerprint(pem) };
+  return { subject: readCertificate(pem).subject, sha256: sha256Fingerprint(pem) };
 }
 
 export async function readMaterial(opts: CaMoveOptions): Promise<CaMoveMaterial> {
