@@ -529,3 +529,15 @@ export const MIRROR_METADATA_PATHS = {
 export const MIRROR_STATE_FILE = 'mirror.json';
 /** A download interrupted mid-file is kept as `<TEMP_PREFIX>partial-<first 16 hex of its SHA-256>-<name>` and resumed with a Range request. */
 export const MIRROR_PARTIAL_TAG = 'partial-';
+
+/**
+ * The environment variables that name an HTTP(S) proxy, each pair in the order curl reads it (the lower-case name
+ * first): one pair for https:// URLs, one for http:// URLs, and the list of hosts reached without a proxy.
+ */
+export const PROXY_ENV = {
+  https: ['https_proxy', 'HTTPS_PROXY'],
+  http: ['http_proxy', 'HTTP_PROXY'],
+  noProxy: ['no_proxy', 'NO_PROXY'],
+} as const;
+/** A proxy's answer when it wants credentials (RFC 9110, 407 Proxy Authentication Required), and the header that says which scheme. */
+export const PROXY_AUTH_REQUIRED = { status: 407, challengeHeader: 'proxy-authenticate', basicScheme: 'basic' } as const;
