@@ -14,6 +14,9 @@ import type { Command } from 'commander';
 export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
   makeCa: 'depotkit cert ca --out <ca-dir>',
   trustCa: 'depotkit installer trust',
+  connectDepot: 'depotkit installer connect-depot',
+  syncDepot: 'depotkit installer sync',
+  listReleases: 'depotkit installer releases',
   checkDepot: 'depotkit check',
   buildDepot: 'depotkit depot build',
   makeDemoDepot: 'depotkit depot demo',
