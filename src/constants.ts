@@ -389,6 +389,14 @@ export const CHECK_ANONYMOUS_PATHS = { hcl: DEPOT_PATHS.hclAll, patchStore: `${U
 /** Answers of the installer API the client accepts for a new token pair (201 per the spec, 200 in the vendor's examples). */
 export const INSTALLER_TOKEN_CREATED_STATUSES = [200, 201] as const;
 
+/**
+ * The `errorCode` of a 401 for a missing, expired or invalid access token. The vendor's Python
+ * SDK samples (installer and SDDC Manager) refresh their token and retry only when a failed
+ * call's `errorCode` is `Unauthorized` or `Unauthenticated`; which of the two the real systems
+ * send is not published: `Unauthenticated` is the vAPI word for a failed authentication (401).
+ */
+export const INSTALLER_TOKEN_REFUSED_ERROR_CODE = 'Unauthenticated';
+
 /** The `errorType` the installer puts in its error bodies. */
 export const INSTALLER_ERROR_TYPE = 'ERROR';
 

@@ -208,9 +208,8 @@ describe.each(CONSUMERS)('PowerVCF against $name', ({ opts }) => {
 
 describe.each(CONSUMERS)("the vendor's Python SDK samples against $name", ({ opts }) => {
   // Both samples' security filters refresh and retry only when a failed call's errorCode is
-  // Unauthorized or Unauthenticated, so a real 401 must carry one of them; the simulator's says
-  // UNAUTHORIZED, which they would not retry. Fails until they agree.
-  it.fails('an expired access token answers 401 with an errorCode the samples retry on', async () => {
+  // Unauthorized or Unauthenticated (utils/client.py, utils/sddc_manager_filter.py).
+  it('an expired access token answers 401 with an errorCode the samples retry on, and the refreshed token is taken', async () => {
     let now = Date.now();
     await withSim(
       async (sim) => {
@@ -219,6 +218,10 @@ describe.each(CONSUMERS)("the vendor's Python SDK samples against $name", ({ opt
         const expired = await call(sim, 'GET', SYNC, { token: pair.accessToken });
         expect(expired.status).toBe(401);
         expect(['Unauthorized', 'Unauthenticated']).toContain((expired.body as { errorCode: string }).errorCode);
+        // The filter's retry: a new access token from the refresh id, then the same call again.
+        const refreshed = await call(sim, 'PATCH', '/v1/tokens/access-token/refresh', { body: pair.refreshToken.id });
+        expect(refreshed.status).toBe(200);
+        expect((await call(sim, 'GET', SYNC, { token: refreshed.body as string })).status).toBe(200);
       },
       { ...opts, clock: () => now },
     );
@@ -281,9 +284,9 @@ describe.each(CONSUMERS)('the 9.1 and 9.1.1 depot url and trust against $name', 
     );
   });
 
-  // Third-party notes on 9.1 and 9.1.1: credentials inside depotConfiguration end DEPOT_INVALID_CREDENTIAL.
-  // The simulator ends DEPOT_USER_NOT_SET (it sees no offlineAccount user). Fails until they agree.
-  it.fails('ends DEPOT_INVALID_CREDENTIAL when the credentials sit in depotConfiguration instead of offlineAccount (9.1.1)', async () => {
+  // Third-party notes on 9.1 and 9.1.1: credentials inside depotConfiguration end DEPOT_INVALID_CREDENTIAL
+  // (the service reads no credentials there, so the depot refuses it).
+  it('ends DEPOT_INVALID_CREDENTIAL when the credentials sit in depotConfiguration instead of offlineAccount (9.1.1), and never logs that password', async () => {
     await withSim(
       async (sim) => {
         const { accessToken } = await login(sim);
@@ -292,9 +295,12 @@ describe.each(CONSUMERS)('the 9.1 and 9.1.1 depot url and trust against $name', 
           token: accessToken,
           body: { depotConfiguration: { isOfflineDepot: true, url: `https://${depot.host}:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD } },
         });
-        expect(put.status).toBeGreaterThanOrEqual(400);
+        expect(put.status).toBe(400);
+        expect((put.body as { errorCode: string }).errorCode).toBe('DEPOT_INVALID_CREDENTIAL');
         const shown = (await call(sim, 'GET', DEPOT, { token: accessToken })).body as DepotView;
         expect(shown.offlineAccount?.status).toBe('DEPOT_INVALID_CREDENTIAL');
+        expect(JSON.stringify(shown)).not.toContain(DEPOT_PASSWORD);
+        expect(sim.logs.join('\n')).not.toContain(DEPOT_PASSWORD);
       },
       { ...opts, version: V911 },
     );

@@ -94,7 +94,7 @@ describe('tokens', () => {
         expect((await call(sim, 'GET', CERTS, { token: await sign({ ...claims, exp: _exp }) })).status).toBe(200);
         const reply = await call(sim, 'GET', CERTS, { token: await sign(claims) });
         expect(reply.status).toBe(401);
-        expect((reply.body as { errorCode: string }).errorCode).toBe('UNAUTHORIZED');
+        expect((reply.body as { errorCode: string }).errorCode).toBe('Unauthenticated');
       },
       { stateFile },
     );
@@ -123,7 +123,7 @@ describe('tokens', () => {
         for (const [kind, token] of Object.entries(refused)) {
           const reply = await call(sim, 'GET', CERTS, { token });
           expect(reply.status, kind).toBe(401);
-          expect((reply.body as { errorCode: string }).errorCode, kind).toBe('UNAUTHORIZED');
+          expect((reply.body as { errorCode: string }).errorCode, kind).toBe('Unauthenticated');
         }
 
         now += 3599_000;

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { INSTALLER_TOKEN_REFUSED_ERROR_CODE } from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES } from './literals.js';
 import { ApiError } from './api-error.js';
 import { TokenRefused, type AccessClaims, type TokenService } from './tokens.js';
@@ -12,7 +13,8 @@ export function makeAuthorize(tokens: TokenService): Authorize {
     try {
       claims = await tokens.verify(req.get('authorization'));
     } catch (err) {
-      if (err instanceof TokenRefused) throw new ApiError(401, INSTALLER_SIM_ERROR_CODES.unauthorized, err.message, 'Request a new access token.');
+      // The code the vendor's SDK samples refresh and retry on (a token that merely expired is refreshed).
+      if (err instanceof TokenRefused) throw new ApiError(401, INSTALLER_TOKEN_REFUSED_ERROR_CODE, err.message, 'Request a new access token.');
       throw err;
     }
     if (anyOf && !claims.scope.some((s) => anyOf.includes(s))) {

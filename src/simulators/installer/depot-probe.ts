@@ -174,6 +174,11 @@ export async function probeDepot(
   }
 }
 
+/**
+ * The depot's answer as the update's outcome. A refusal of credentials is DEPOT_INVALID_CREDENTIAL
+ * even when no user was sent (only the 9.1 `url` form probes without one): 9.1 and 9.1.1 end so
+ * when the credentials were put in depotConfiguration, where the service does not read them.
+ */
 function httpRefusal(status: number, url: string, account: { username?: string }): DepotProbeOutcome | undefined {
   if (status === 200) return undefined;
   if (status === 401 || status === 403) {
@@ -181,7 +186,7 @@ function httpRefusal(status: number, url: string, account: { username?: string }
     return {
       ok: false,
       errorCode: INSTALLER_ERROR_CODES.depotInvalidCredential,
-      status: noUser ? DEPOT_STATUS.userNotSet : DEPOT_STATUS.invalidCredential,
+      status: DEPOT_STATUS.invalidCredential,
       message: noUser
         ? `The depot asks for credentials (HTTP ${status} for ${url}) and no depot user is set.`
         : `Failed to connect to VMware depot with the provided user credentials: the depot answered HTTP ${status} for ${url}.`,

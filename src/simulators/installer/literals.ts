@@ -11,7 +11,6 @@
  */
 export const INSTALLER_SIM_ERROR_CODES = {
   invalidCredentials: 'INVALID_CREDENTIALS',
-  unauthorized: 'UNAUTHORIZED',
   forbidden: 'FORBIDDEN',
   certificateAlreadyExists: 'TRUSTED_CERTIFICATE_ALREADY_EXISTS',
   certificateNotFound: 'TRUSTED_CERTIFICATE_NOT_FOUND',

@@ -16,7 +16,7 @@ import { probeDepot, type DepotProbeOutcome } from '../depot-probe.js';
 import { readDepotSettings, type DepotSettingsRequest } from '../depot-settings-request.js';
 import type { StoredDepot } from '../state.js';
 import { DuplicateCertificate } from '../trust-store.js';
-import { isObject, type DepotSettingsView } from '../wire.js';
+import type { DepotSettingsView } from '../wire.js';
 
 const COMPONENT = 'DepotSettingsService';
 
@@ -33,13 +33,19 @@ function settingsView(depot: StoredDepot | undefined): DepotSettingsView {
   };
 }
 
-/** The request as the depot-settings operation logs it, with the password masked. */
-function maskedSettings(body: unknown): unknown {
-  if (!isObject(body)) return body;
-  const account = isObject(body.offlineAccount)
-    ? { ...body.offlineAccount, ...(body.offlineAccount.password !== undefined ? { password: INSTALLER_PASSWORD_MASK } : {}) }
-    : body.offlineAccount;
-  return { ...body, ...(account !== undefined ? { offlineAccount: account } : {}) };
+/**
+ * The request as the depot-settings operation logs it, and the passwords it masked: every
+ * `password`, the offline account's and one put where the service does not read it
+ * (credentials inside depotConfiguration), which the log must not show either.
+ */
+function maskedSettings(body: unknown): { text: string; passwords: string[] } {
+  const passwords: string[] = [];
+  const text = JSON.stringify(body, (key, value: unknown) => {
+    if (key !== 'password' || value === undefined || value === null) return value;
+    if (typeof value === 'string') passwords.push(value);
+    return INSTALLER_PASSWORD_MASK;
+  });
+  return { text, passwords };
 }
 
 /**
@@ -116,9 +122,9 @@ export function registerDepotSettingsRoutes(app: express.Express, ctx: Installer
   app.put(INSTALLER_API.depotSettings, json, async (req, res) => {
     await authorize(req, INSTALLER_JWT.depotWriteScopes);
     const request = readDepotSettings(req.body, ctx.version);
-    ctx.log.addSecret(request.account.password);
-    for (const secret of request.urlSecrets) ctx.log.addSecret(secret);
-    ctx.log.write('INFO', COMPONENT, `Updating depot settings: ${JSON.stringify(maskedSettings(req.body))}`);
+    const logged = maskedSettings(req.body);
+    for (const secret of [...logged.passwords, ...request.urlSecrets]) ctx.log.addSecret(secret);
+    ctx.log.write('INFO', COMPONENT, `Updating depot settings: ${logged.text}`);
     if (importDepotCertificates(ctx, request.trustedCertificates)) await ctx.changed();
     const outcome = await validate(ctx, request);
     keepAttempt(ctx, request, outcome);
