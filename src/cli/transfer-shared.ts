@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES } from '../constants.js';
 import type { DepotLockHolder } from '../depot/lock.js';
+import type { MetadataChange } from '../depot/metadata-guard.js';
 import type { ReleaseStatus } from '../transfer/releases.js';
 import type { SelectOptions, SelectionSummary } from '../transfer/select.js';
 import { formatBytes } from '../util/progress.js';
@@ -59,14 +60,38 @@ export function selectOptionsOf(opts: { release: string[]; component: string[]; 
   return { releases: opts.release, components: opts.component, ...(opts.imageType ? { imageType: opts.imageType } : {}) };
 }
 
-export function formatSelection(s: SelectionSummary | undefined): string[] {
-  if (!s) return [];
-  const chose = [
+/** The choice in words: "release 9.0.1.0; component VCENTER". */
+function choiceWords(s: SelectionSummary): string {
+  return [
     s.releases.length ? `release ${s.releases.join(', ')}` : '',
     s.components.length ? `component ${s.components.join(', ')}` : '',
     s.imageType ? `image type ${s.imageType}` : '',
-  ].filter(Boolean);
+  ]
+    .filter(Boolean)
+    .join('; ');
+}
+
+export function formatSelection(s: SelectionSummary | undefined): string[] {
+  if (!s) return [];
   return [
-    `Selection (${chose.join('; ')}): ${plural(s.chosen.binaries, 'binary', 'binaries')} (${formatBytes(s.chosen.bytes)}) chosen, ${plural(s.leftOut.binaries, 'binary', 'binaries')} (${formatBytes(s.leftOut.bytes)}) left out; all metadata carried.`,
+    `Selection (${choiceWords(s)}): ${plural(s.chosen.binaries, 'binary', 'binaries')} (${formatBytes(s.chosen.bytes)}) chosen, ${plural(s.leftOut.binaries, 'binary', 'binaries')} (${formatBytes(s.leftOut.bytes)}) left out; all metadata carried.`,
   ];
+}
+
+/** What an import's metadata changed (releases first: what an installer will list), and where the replaced metadata was kept. */
+export function formatMetadataChange(c: MetadataChange | undefined): string[] {
+  if (!c) return [];
+  const list = (items: string[]) => (items.length ? items.join(', ') : 'none');
+  const versions = `${plural(c.added.length, 'product version')} added, ${c.removed.length} removed`;
+  const kept = c.backup ? ` The replaced metadata is kept in ${c.backup}.` : '';
+  return [`Metadata changed: releases added ${list(c.releases.added)}, removed ${list(c.releases.removed)}; ${versions}.${kept}`];
+}
+
+/** A selective pack's left-out binaries, said once, so that they are not read as missing. */
+export function formatLeftOut(s: SelectionSummary | undefined): string[] {
+  if (!s) return [];
+  const byRelease = !s.components.length && !s.imageType;
+  const whose = byRelease ? 'of releases not in this pack' : 'not chosen for this pack';
+  const chose = byRelease ? s.releases.join(', ') : choiceWords(s);
+  return [`${plural(s.leftOut.binaries, 'binary', 'binaries')} ${whose} left out (selected: ${chose}).`];
 }

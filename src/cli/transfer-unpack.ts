@@ -7,7 +7,7 @@ import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { expectSealOption, forceOption, jsonOption, signingCertOption } from './options.js';
 import { printJson, printLines } from './output.js';
-import { formatReleases, listed, readSigningCert, tookOverLine, transfer } from './transfer-shared.js';
+import { formatLeftOut, formatMetadataChange, formatReleases, listed, readSigningCert, tookOverLine, transfer } from './transfer-shared.js';
 
 /** `depot unpack`: a pack's volumes checked and its files placed in a depot. */
 export function registerUnpack(depot: Command): void {
@@ -80,6 +80,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
   lines.push(
     `Placed ${plural(r.placed.length, 'file')} (${formatBytes(r.placed.reduce((s, p) => s + p.size, 0))}); ${r.alreadyInPlace.length} already in place; ${read} of ${r.volumes.length} volumes read (${formatBytes(r.bytesRead)}).`,
   );
+  lines.push(...formatLeftOut(r.selection));
   lines.push(
     ...listed(
       'Not placed',
@@ -91,6 +92,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
     lines.push(
       'The new metadata was not put in place: files it names are missing, so the depot keeps its own. Supply the volumes named above and run unpack again.',
     );
+  if (r.metadata === 'placed') lines.push(...formatMetadataChange(r.metadataChange));
   if (r.stale.length)
     lines.push(
       `${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`,
@@ -107,7 +109,8 @@ export function formatUnpackReport(r: UnpackReport): string[] {
   if (r.catalogFrom === 'depot') lines.push("The pack carries no catalog: its binaries were held to the depot's, the one the pack was made from.");
   lines.push(vouchLine(r));
   const counts = countBySeverity(r.verify.findings);
-  if (r.ok) lines.push(`OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`);
+  const whole = r.selection ? 'holds every binary this pack chose' : 'is complete';
+  if (r.ok) lines.push(`OK: ${r.out} ${whole}; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`);
   else if (r.failed.length || r.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed'))
     lines.push(`INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.`);
   else lines.push(`FAILED: every file is in place but ${r.out} fails depot verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`);

@@ -10,7 +10,11 @@ import { type CatalogChange, backupMetadata, compareCatalogs } from './metadata-
  * unless `force` (the metadata would move backwards), and the change is
  * returned when the catalogs differ. Nothing is written here.
  */
-export async function judgeBuildMetadata(out: string, incoming: Catalog, force: boolean): Promise<CatalogChange | undefined> {
+export async function judgeBuildMetadata(
+  out: string,
+  source: { catalog: Catalog; files: Map<string, Buffer> },
+  force: boolean,
+): Promise<CatalogChange | undefined> {
   const text = await readFile(join(out, DEPOT_PATHS.catalog), 'utf8').catch(() => undefined);
   if (text === undefined) return undefined;
   let current: Catalog;
@@ -20,17 +24,18 @@ export async function judgeBuildMetadata(out: string, incoming: Catalog, force: 
     // A depot catalog that cannot be read gives no order to keep: layout reports the difference.
     return undefined;
   }
-  const change = compareCatalogs(incoming, current);
+  const currentManifest = await readFile(join(out, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
+  const change = compareCatalogs(source.catalog, current, { incoming: source.files.get(DEPOT_PATHS.manifest)?.toString('utf8'), current: currentManifest });
   if (change.older && !force) {
     throw usageError(
       `The metadata given is older than the one in ${out} (${change.older}): built, it would move the depot's metadata backwards.`,
       'Give the metadata of the same or a newer release; `force` replaces it anyway (the current one is kept as a backup).',
     );
   }
-  return change.added.length + change.removed.length > 0 || change.older ? change : undefined;
+  return change.added.length + change.removed.length + change.releases.added.length + change.releases.removed.length > 0 || change.older ? change : undefined;
 }
 
-/** Keeps the depot's metadata aside before a build replaces it. */
-export async function backupBeforeBuild(out: string, change: CatalogChange | undefined, force: boolean): Promise<string | undefined> {
-  return change && force ? backupMetadata(out) : undefined;
+/** Keeps the depot's metadata aside before a build replaces it with metadata that changes it, newer or (forced) older. */
+export async function backupBeforeBuild(out: string, change: CatalogChange | undefined): Promise<string | undefined> {
+  return change ? backupMetadata(out) : undefined;
 }

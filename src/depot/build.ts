@@ -8,6 +8,7 @@ import { foldersUpTo } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
 import { indexBinaries, layoutMetadata, sizeOf } from './build-inputs.js';
 import { backupBeforeBuild, judgeBuildMetadata } from './build-guard.js';
+import { type MetadataChange, metadataChangeOf } from './metadata-guard.js';
 import { ensureBuildSpace } from './build-space.js';
 import { type CatalogBinary, catalogBinaries } from './catalog.js';
 import { type DepotLockHolder, withDepotLock } from './lock.js';
@@ -70,7 +71,7 @@ export interface BuildReport {
   /** Files found under --binaries that the catalog does not name (the metadata source itself excepted). */
   notInCatalog: string[];
   /** What the metadata given changed against the depot's catalog (product versions added, removed) and where the replaced metadata was kept. */
-  metadataChange?: { added: string[]; removed: string[]; backup?: string };
+  metadataChange?: MetadataChange;
   /** Whether the content of placed links was hashed. */
   contentChecked: boolean;
   /** `depot verify`'s checks of the finished tree (without --deep: copies were hashed while placed). */
@@ -98,11 +99,11 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   );
   // Space is judged before the lock is taken, so that a build that cannot fit writes nothing at all.
   await ensureBuildSpace(out, source.files, catalogBinaries(source.catalog), mode);
-  const change = await judgeBuildMetadata(out, source.catalog, options.force ?? false);
+  const change = await judgeBuildMetadata(out, source, options.force ?? false);
   return withDepotLock(out, BUILD_OPERATION, async (lock) => {
-    const backup = await backupBeforeBuild(out, change, options.force ?? false);
+    const backup = await backupBeforeBuild(out, change);
     const built = await buildLocked(out, mode, options, source, index);
-    const report = change ? { ...built, metadataChange: { added: change.added, removed: change.removed, ...(backup ? { backup } : {}) } } : built;
+    const report = change ? { ...built, metadataChange: metadataChangeOf(change, backup) } : built;
     return lock.tookOverFrom ? { ...report, tookOverLockFrom: lock.tookOverFrom } : report;
   });
 }

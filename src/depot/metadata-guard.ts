@@ -2,14 +2,35 @@ import { cp } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../constants.js';
 import type { Catalog } from './catalog.js';
-import { compareVersions } from './versions.js';
+import { readManifestReleases } from './manifest-releases.js';
+import { compareVersions, releaseOfVersion } from './versions.js';
 
 /** What an incoming catalog changes against the one in place: product versions as `COMPONENT productVersion`. */
 export interface CatalogChange {
   /** The incoming catalog is older than the one in place, and why (the field that says so). */
   older?: string;
+  /** The releases the metadata describes that come and go. */
+  releases: { added: string[]; removed: string[] };
   added: string[];
   removed: string[];
+}
+
+/** What an import reports of the metadata it replaced: the change, and where the old metadata was kept. */
+export type MetadataChange = Omit<CatalogChange, 'older'> & { backup?: string };
+
+/** The change as an import reports it. */
+export function metadataChangeOf(change: CatalogChange, backup: string | undefined): MetadataChange {
+  return { releases: change.releases, added: change.added, removed: change.removed, ...(backup ? { backup } : {}) };
+}
+
+/** The releases a depot's metadata describes: the manifest's, else its catalog's product versions cut to four numbers. */
+export function releasesOf(catalog: Catalog, manifestText: string | undefined): string[] {
+  const listed = manifestText === undefined ? undefined : readManifestReleases(manifestText);
+  const versions =
+    listed !== undefined && typeof listed !== 'string' && listed.length > 0
+      ? listed.map((r) => r.version)
+      : Object.values(catalog.patches).flatMap((patches) => patches.map((p) => releaseOfVersion(p.productVersion)));
+  return [...new Set(versions)].sort(compareVersions);
 }
 
 function entriesOf(catalog: Catalog): Set<string> {
@@ -61,12 +82,14 @@ function olderBecause(incoming: Catalog, current: Catalog): string | undefined {
   return lower;
 }
 
-/** Compares an incoming catalog with the one in place. */
-export function compareCatalogs(incoming: Catalog, current: Catalog): CatalogChange {
+/** Compares an incoming catalog with the one in place; the manifests' texts, when given, name the releases. */
+export function compareCatalogs(incoming: Catalog, current: Catalog, manifests: { incoming?: string; current?: string } = {}): CatalogChange {
   const [inc, cur] = [entriesOf(incoming), entriesOf(current)];
   const older = olderBecause(incoming, current);
+  const [after, before] = [releasesOf(incoming, manifests.incoming), releasesOf(current, manifests.current)];
   return {
     ...(older ? { older } : {}),
+    releases: { added: after.filter((r) => !before.includes(r)), removed: before.filter((r) => !after.includes(r)) },
     added: [...inc].filter((e) => !cur.has(e)).sort(),
     removed: [...cur].filter((e) => !inc.has(e)).sort(),
   };

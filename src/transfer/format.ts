@@ -5,6 +5,7 @@ import { describeSchemaErrors } from '../util/schema.js';
 import { escapeControlChars, hasControlChars } from '../util/text.js';
 import { validatePackManifest } from './manifest-schema.js';
 import { BLOCK, END_OF_ARCHIVE, MAX_MEMBER_DATA, headerBytes, roundUpToBlock } from './tar.js';
+import type { SelectionSummary } from './select.js';
 
 /**
  * The pack format (docs/transfer.md): volumes that are POSIX tar archives of
@@ -66,6 +67,8 @@ export interface PackManifest {
   source: { catalogSha256: string; release: string; releases?: string[] };
   /** Set for a delta: what the pack was made against. */
   since?: { catalogSha256: string | null; kind: 'depot' | 'pack'; packId?: string };
+  /** Set for a selective pack: the releases, components and image type chosen, and the binaries and bytes chosen and left out. */
+  selection?: SelectionSummary;
   volumes: PackVolume[];
   files: PackFile[];
   /** Every file of the source depot (what a depot holds after unpacking this pack onto its base). */

@@ -7,6 +7,7 @@ import { lazyValidator } from '../util/schema.js';
 const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 const count = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
 const kind = { enum: ['binary', 'metadata'] };
+const tally = { type: 'object', required: ['binaries', 'bytes'], properties: { binaries: count, bytes: count } };
 
 const piece = {
   type: 'object',
@@ -32,6 +33,17 @@ const manifestSchema = {
       type: 'object',
       required: ['catalogSha256', 'kind'],
       properties: { catalogSha256: { anyOf: [sha256, { type: 'null' }] }, kind: { enum: ['depot', 'pack'] }, packId: { type: 'string' } },
+    },
+    selection: {
+      type: 'object',
+      required: ['releases', 'components', 'chosen', 'leftOut'],
+      properties: {
+        releases: { type: 'array', items: { type: 'string' } },
+        components: { type: 'array', items: { type: 'string' } },
+        imageType: { type: 'string' },
+        chosen: tally,
+        leftOut: tally,
+      },
     },
     volumes: {
       type: 'array',

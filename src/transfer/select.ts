@@ -1,6 +1,7 @@
 import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES, componentDir } from '../constants.js';
 import type { Catalog } from '../depot/catalog.js';
 import type { VerifyResult } from '../depot/verify.js';
+import { readManifestReleases } from '../depot/manifest-releases.js';
 import { compareVersions, releaseOfVersion } from '../depot/versions.js';
 import { usageError } from '../util/errors.js';
 import { hasErrors } from '../util/findings.js';
@@ -15,11 +16,15 @@ export interface SelectOptions {
   imageType?: string;
 }
 
-/** What a selection chose and left out, for the report. */
-export interface SelectionSummary {
+/** A choice as checked against the catalog: releases as four numbers, components in capitals. */
+export interface Choice {
   releases: string[];
   components: string[];
   imageType?: string;
+}
+
+/** What a selection chose and left out, for the report (and a pack's manifest, so that unpack judges only what was chosen). */
+export interface SelectionSummary extends Choice {
   chosen: { binaries: number; bytes: number };
   leftOut: { binaries: number; bytes: number };
 }
@@ -43,6 +48,8 @@ interface Listing {
   size: number;
   component: string;
   release: string;
+  /** The product version it is listed under. */
+  version: string;
   type: string;
 }
 
@@ -57,9 +64,27 @@ function listingsOf(catalog: Catalog): Listing[] {
             size: b.size,
             component,
             release: releaseOfVersion(version.productVersion),
+            version: version.productVersion,
             type: bundle.type.toUpperCase(),
           });
   return out;
+}
+
+/**
+ * Each release's bill of materials from the manifest, as `COMPONENT\0productVersion`:
+ * a release needs the builds its BOM names, the GA builds a patch release keeps
+ * included, not only those numbered after it. None when the manifest has no releases.
+ */
+function bomsOf(manifestText: string | undefined): Map<string, Set<string>> {
+  const boms = new Map<string, Set<string>>();
+  const releases = manifestText === undefined ? [] : readManifestReleases(manifestText);
+  if (typeof releases === 'string') return boms;
+  for (const r of releases) {
+    const bom = boms.get(fullRelease(r.version)) ?? new Set<string>();
+    for (const b of r.bom) bom.add(`${b.name}\0${b.version}`);
+    boms.set(fullRelease(r.version), bom);
+  }
+  return boms;
 }
 
 /** A release as four numbers, so that 9.0.1 names 9.0.1.0. */
@@ -76,8 +101,8 @@ function unknown(what: string, given: string[], known: string[]): never {
 }
 
 /** The options checked against the catalog: an unknown release, component or image type is refused, naming the known ones. */
-function checkOptions(options: SelectOptions, listings: Listing[]): { releases: string[]; components: string[]; imageType?: string } {
-  const knownReleases = [...new Set(listings.map((l) => l.release))].sort(compareVersions);
+function checkOptions(options: SelectOptions, listings: Listing[], boms: Map<string, Set<string>>): Choice {
+  const knownReleases = [...new Set([...listings.map((l) => l.release), ...boms.keys()])].sort(compareVersions);
   const knownComponents = [...new Set(listings.map((l) => l.component))].sort();
   const releases = [...new Set((options.releases ?? []).map(fullRelease))];
   const badReleases = releases.filter((r) => !knownReleases.includes(r));
@@ -91,38 +116,55 @@ function checkOptions(options: SelectOptions, listings: Listing[]): { releases: 
   return { releases, components, ...(imageType !== undefined ? { imageType } : {}) };
 }
 
-/**
- * The binaries of the chosen releases, components and image type: a binary
- * is chosen when one of its listings in the catalog matches all three.
- */
-export function selectBinaries(catalog: Catalog, options: SelectOptions): BinarySelection {
-  const listings = listingsOf(catalog);
-  const checked = checkOptions(options, listings);
+/** The binaries whose listing matches the choice, and the rest the catalog names. */
+function match(listings: Listing[], choice: Choice, boms: Map<string, Set<string>>): BinarySelection {
   const sizes = new Map<string, number>();
   const chosen = new Set<string>();
+  const inRelease = (l: Listing) => choice.releases.some((r) => l.release === r || boms.get(r)?.has(`${l.component}\0${l.version}`));
   for (const l of listings) {
     sizes.set(l.path, l.size);
-    if (checked.releases.length && !checked.releases.includes(l.release)) continue;
-    if (checked.components.length && !checked.components.includes(l.component)) continue;
-    if (checked.imageType !== undefined && l.type !== checked.imageType) continue;
+    if (choice.releases.length && !inRelease(l)) continue;
+    if (choice.components.length && !choice.components.includes(l.component)) continue;
+    if (choice.imageType !== undefined && l.type !== choice.imageType) continue;
     chosen.add(l.path);
   }
-  if (chosen.size === 0) throw usageError(`No binary of the catalog is of ${describeChoice(checked)}.`);
   const leftOut = new Set([...sizes.keys()].filter((p) => !chosen.has(p)));
   const bytes = (paths: Set<string>) => [...paths].reduce((sum, p) => sum + sizes.get(p)!, 0);
   return {
     chosen,
     leftOut,
     summary: {
-      ...checked,
+      releases: choice.releases,
+      components: choice.components,
+      ...(choice.imageType !== undefined ? { imageType: choice.imageType } : {}),
       chosen: { binaries: chosen.size, bytes: bytes(chosen) },
       leftOut: { binaries: leftOut.size, bytes: bytes(leftOut) },
     },
   };
 }
 
+/**
+ * The binaries of the chosen releases, components and image type: a binary
+ * is chosen when one of its listings in the catalog matches all three. A
+ * release takes the builds numbered after it and, when the manifest (its
+ * text, `manifestText`) lists the release, every build its bill of materials names.
+ */
+export function selectBinaries(catalog: Catalog, options: SelectOptions, manifestText?: string): BinarySelection {
+  const listings = listingsOf(catalog);
+  const boms = bomsOf(manifestText);
+  const checked = checkOptions(options, listings, boms);
+  const selection = match(listings, checked, boms);
+  if (selection.chosen.size === 0) throw usageError(`No binary of the catalog is of ${describeChoice(checked)}.`);
+  return selection;
+}
+
+/** A choice made elsewhere (a pack's manifest records it) applied to a depot's catalog as it is now: nothing is refused. */
+export function applyChoice(catalog: Catalog, choice: Choice, manifestText?: string): BinarySelection {
+  return match(listingsOf(catalog), choice, bomsOf(manifestText));
+}
+
 /** The choice in words: "release 9.0.1.0, component VCENTER, image type PATCH". */
-export function describeChoice(s: { releases: string[]; components: string[]; imageType?: string }): string {
+export function describeChoice(s: Choice): string {
   const parts: string[] = [];
   if (s.releases.length) parts.push(`release${s.releases.length > 1 ? 's' : ''} ${s.releases.join(', ')}`);
   if (s.components.length) parts.push(`component${s.components.length > 1 ? 's' : ''} ${s.components.join(', ')}`);

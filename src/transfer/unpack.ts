@@ -1,17 +1,20 @@
-import { rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { DEPOT_PATHS } from '../constants.js';
 import type { Catalog } from '../depot/catalog.js';
-import { type CatalogChange, backupMetadata, compareCatalogs } from '../depot/metadata-guard.js';
+import { type CatalogChange, type MetadataChange, backupMetadata, compareCatalogs, metadataChangeOf } from '../depot/metadata-guard.js';
 import { type DepotLock, type DepotLockHolder, withDepotLock } from '../depot/lock.js';
 import { type VerifyResult, verifyDepot } from '../depot/verify.js';
 import { usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
+import { MIRROR_LIMITS } from '../util/limits.js';
 import type { PackFile, PackManifest } from './format.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
 import { type ReleaseStatus, releaseStatus } from './releases.js';
 import { formatSeal } from './seal.js';
+import { type SelectionSummary, applyChoice, discountLeftOut } from './select.js';
 import { TargetDepot } from './target.js';
-import { type Authority, type PackCatalog, authorityFor, readPackCatalog, refusalOf, tempLikeNames } from './unpack/authority.js';
+import { type Authority, type PackCatalog, authorityFor, readPackCatalog, readPackText, refusalOf, tempLikeNames } from './unpack/authority.js';
 import { findPack } from './unpack/find-pack.js';
 import { type FailedFile, type Held, type VolumeReport, placeFromVolumes, volumesOf } from './unpack/placing.js';
 import { planFiles } from './unpack/plan.js';
@@ -58,8 +61,14 @@ export interface UnpackReport {
   flagged: string[];
   /** `placed`: the metadata went into place; `held`: not, because files are missing and the depot's own metadata was kept. */
   metadata: 'placed' | 'held' | 'unchanged';
-  /** What the pack's catalog changed against the depot's (product versions added, removed) and where the replaced metadata was kept. */
-  metadataChange?: { added: string[]; removed: string[]; backup?: string };
+  /** What the pack's metadata changed against the depot's (releases and product versions added, removed) and where the replaced metadata was kept. */
+  metadataChange?: MetadataChange;
+  /**
+   * A selective pack: what it chose, and the binaries of the catalog it left
+   * out. The depot is judged on what was chosen: verify's findings about
+   * binaries left out are info, not errors.
+   */
+  selection?: SelectionSummary;
   /** Files the pack's source no longer holds that are still here (`depotkit depot prune` lists them). */
   stale: string[];
   /** Bytes read from the volumes; and bytes of files already here that were read to be recognised. */
@@ -114,7 +123,7 @@ interface Start {
   manifestPath: string;
   vouchedBy: VouchedBy;
   seal: string;
-  box: { manifest?: PackManifest; packCatalog?: PackCatalog };
+  box: { manifest?: PackManifest; packCatalog?: PackCatalog; packManifestText?: string };
 }
 
 async function prepare(media: string[], options: UnpackOptions): Promise<Start> {
@@ -124,12 +133,14 @@ async function prepare(media: string[], options: UnpackOptions): Promise<Start> 
   // The tree (every file of the source, for a later --since) is not unpack's.
   const manifest = { ...found.manifest, tree: [] };
   const packCatalog = await readPackCatalog(media, manifest);
+  // The release manifest names the releases the metadata adds or removes.
+  const packManifestText = await readPackText(media, manifest, DEPOT_PATHS.manifest, MIRROR_LIMITS.manifestBytes);
   const root = resolve(options.out);
   // Refusals that need no lock come before the lock is taken, so that nothing is written for them.
   const owner = await whoseDepot(root, manifest, options.force ?? false);
   refuseOlder(root, packCatalog, owner, options.force ?? false);
   await ensureUnpackSpace(root, manifest);
-  return { media, root, manifestPath: found.path, vouchedBy, seal, box: { manifest, packCatalog } };
+  return { media, root, manifestPath: found.path, vouchedBy, seal, box: { manifest, packCatalog, packManifestText } };
 }
 
 /** An import never moves the depot's metadata backwards unless `force`: installers would then see releases vanish. */
@@ -160,10 +171,12 @@ interface Judged {
 
 /** Takes the manifest and the catalogs out of the box, judged under the lock; the catalogs parsed are let go here. */
 async function judge(start: Start, force: boolean): Promise<{ manifest: PackManifest; judged: Judged }> {
-  const { manifest, packCatalog } = start.box;
+  const { manifest, packCatalog, packManifestText } = start.box;
   start.box = {};
   const owner = await whoseDepot(start.root, manifest!, force);
   const carried = packCatalog!.state === 'carried' ? packCatalog!.catalog : undefined;
+  // A delta that does not carry the release manifest keeps the depot's.
+  const currentManifest = owner.current ? await readFile(join(start.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined) : undefined;
   const judged = {
     authority: authorityFor(packCatalog!, owner.current, manifest!),
     unreadable: packCatalog!.state === 'unreadable' ? packCatalog!.reason : undefined,
@@ -172,20 +185,37 @@ async function judge(start: Start, force: boolean): Promise<{ manifest: PackMani
     hadCatalog: owner.current !== undefined,
     change:
       packCatalog!.state === 'carried' && owner.current && !packCatalog!.bytes.equals(owner.current.bytes)
-        ? compareCatalogs(packCatalog!.catalog, owner.current.catalog)
+        ? compareCatalogs(packCatalog!.catalog, owner.current.catalog, { incoming: packManifestText ?? currentManifest, current: currentManifest })
         : undefined,
   };
   return { manifest: manifest!, judged };
 }
 
-type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal' | 'lock' | 'releases' | 'verify'>;
+type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal' | 'lock' | 'releases' | 'verify' | 'selection'> & {
+  /** A selective pack's choice, as its manifest records it. */
+  choice?: SelectionSummary;
+};
+
+/** Verify's checks of the depot as it now is, judged on what a selective pack chose, and the releases it holds. */
+async function judgeDepot(root: string, choice: SelectionSummary | undefined, signingCertPem: string | undefined) {
+  const full = await verifyDepot(root, { signingCertPem });
+  const catalog = await readCatalogOf(root).catch(() => undefined);
+  const releases = catalog ? await releaseStatus(root, catalog.catalog) : [];
+  if (!choice || !catalog) return { verify: full, releases, selection: choice && summaryOf(choice) };
+  const manifestText = await readFile(join(root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
+  const selection = applyChoice(catalog.catalog, choice, manifestText);
+  return { verify: discountLeftOut(full, selection), releases, selection: selection.summary };
+}
+
+/** The recorded summary, without what a manifest may carry beside it. */
+function summaryOf(s: SelectionSummary): SelectionSummary {
+  return { releases: s.releases, components: s.components, ...(s.imageType ? { imageType: s.imageType } : {}), chosen: s.chosen, leftOut: s.leftOut };
+}
 
 async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOptions): Promise<UnpackReport> {
-  const placed = await placeAll(start, options);
+  const { choice, ...placed } = await placeAll(start, options);
   // What placing held (the manifest, the catalog's binaries, the verified state) is gone by now: verify reads the depot itself.
-  const verify = await verifyDepot(start.root, { signingCertPem: options.signingCertPem });
-  const catalog = await readCatalogOf(start.root).catch(() => undefined);
-  const releases = catalog ? await releaseStatus(start.root, catalog.catalog) : [];
+  const { verify, releases, selection } = await judgeDepot(start.root, choice, options.signingCertPem);
   const badVolumes = placed.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed');
   return {
     ok: placed.failed.length === 0 && !badVolumes && placed.flagged.length === 0 && verify.ok,
@@ -208,6 +238,7 @@ async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOption
     bytesRead: placed.bytesRead,
     bytesHashedInPlace: placed.bytesHashedInPlace,
     clearedTemps: placed.clearedTemps,
+    ...(selection ? { selection } : {}),
     releases,
     verify,
   };
@@ -252,11 +283,12 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
     failed,
     flagged: manifest.files.filter((f) => f.catalogMismatch).map((f) => f.path),
     metadata,
-    ...(judged.change ? { metadataChange: { added: judged.change.added, removed: judged.change.removed, ...(backup ? { backup } : {}) } } : {}),
+    ...(judged.change ? { metadataChange: metadataChangeOf(judged.change, backup) } : {}),
     stale,
     bytesRead: placing.bytesRead,
     bytesHashedInPlace: plan.bytesHashedInPlace,
     clearedTemps,
+    ...(manifest.selection ? { choice: manifest.selection } : {}),
   };
 }
 

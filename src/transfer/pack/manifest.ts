@@ -36,6 +36,8 @@ export function buildManifest(input: ManifestInput): PackManifest {
     ...(since
       ? { since: { catalogSha256: since.catalogSha256, kind: since.kind === 'pack' ? 'pack' : 'depot', ...(since.packId ? { packId: since.packId } : {}) } }
       : {}),
+    // Unpack judges the depot on what was chosen: binaries left out are not missing there.
+    ...(source.selection ? { selection: source.selection.summary } : {}),
     volumes: written.volumes,
     files: written.packed,
     tree,

@@ -27,7 +27,7 @@ export interface Source {
 export async function readSource(dir: string, select?: SelectOptions): Promise<Source> {
   const inventory = await inventoryDepot(dir);
   const manifestText = await readFile(join(inventory.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
-  const selection = selects(select) ? selectBinaries(inventory.catalog, select) : undefined;
+  const selection = selects(select) ? selectBinaries(inventory.catalog, select, manifestText) : undefined;
   const wanted = (path: string) => !selection?.leftOut.has(path);
   return {
     root: inventory.root,

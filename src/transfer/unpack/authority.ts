@@ -65,6 +65,18 @@ export async function readPackCatalog(media: readonly string[], manifest: PackMa
   }
 }
 
+/**
+ * A small metadata file of the pack (the release manifest), read whole and
+ * held to the manifest's SHA-256; undefined when the pack does not carry it,
+ * or it is larger than `max`, or its bytes cannot be read or are not the manifest's.
+ */
+export async function readPackText(media: readonly string[], manifest: PackManifest, path: string, max: number): Promise<string | undefined> {
+  const entry = manifest.files.find((f) => f.path === path);
+  if (!entry || entry.size > max) return undefined;
+  const got = await readPieces(media, manifest, entry);
+  return typeof got !== 'string' && sha256Hex(got) === entry.sha256 ? got.toString('utf8') : undefined;
+}
+
 function namedBy(catalog: Catalog): Authority['named'] {
   return new Map(catalogBinaries(catalog).map((b) => [b.path, { size: b.size, sha256: b.checksum }]));
 }
