@@ -182,6 +182,10 @@ export const INSTALLER_ERROR_CODES = {
   depotUserNotSet: DEPOT_STATUS.userNotSet,
   /** A bundle asked for again once downloaded; field clients take it as done. */
   bundleAlreadyDownloaded: 'BUNDLE_DOWNLOAD_ALREADY_DOWNLOADED',
+  /** A bundle asked for again whose download was asked for and has not ended (the vendor's Python SDK download sample ignores it). */
+  bundleAlreadyScheduled: 'BUNDLE_DOWNLOAD_ALREADY_SCHEDULED',
+  /** A bundle asked for again while it is being validated (the same sample ignores it). */
+  bundleNotAvailable: 'BUNDLE_DOWNLOAD_NOT_AVAILABLE',
   /** A depot sync that finds no manifest. */
   manifestNotFound: 'LCM_MANIFEST_NOT_FOUND',
   /** Deployment validation when a bundle's binaries could not be fetched or validated. */

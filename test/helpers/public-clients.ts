@@ -17,3 +17,23 @@ export function ansibleDepotType(view: DepotView | undefined): 'online' | 'offli
   if (offline && (offline.status || offline.username)) return 'offline';
   return null;
 }
+
+/**
+ * The vendor's Python SDK download sample (vcf-installer-samples/utils/download_bundles_util.py):
+ * the errorCodes of a refused download request it takes as "already asked for" and goes on.
+ */
+export const SDK_DOWNLOAD_ERRORS_TO_IGNORE: readonly string[] = [
+  'BUNDLE_DOWNLOAD_ALREADY_SCHEDULED',
+  'BUNDLE_DOWNLOAD_ALREADY_DOWNLOADED',
+  'BUNDLE_DOWNLOAD_NOT_AVAILABLE',
+];
+
+/** The same sample's poll of the downloads: done when every bundle it asked for is SUCCESS; FAILED or CANCELLED raises. */
+export function sdkBundlesDownloaded(rows: Array<{ bundleId: string; downloadStatus: string }>, ids: readonly string[]): boolean {
+  let all = true;
+  for (const row of rows.filter((r) => ids.includes(r.bundleId))) {
+    if (row.downloadStatus === 'FAILED' || row.downloadStatus === 'CANCELLED') throw new Error(`bundle ${row.bundleId} ended ${row.downloadStatus}`);
+    if (row.downloadStatus !== 'SUCCESS') all = false;
+  }
+  return all;
+}

@@ -1,5 +1,5 @@
 import express from 'express';
-import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_API, INSTALLER_ERROR_CODES } from '../../../constants.js';
+import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_API, INSTALLER_ERROR_CODES, type BundleDownloadStatus } from '../../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES } from '../literals.js';
 import { ApiError } from '../api-error.js';
 import type { Authorize } from '../authorize.js';
@@ -46,15 +46,31 @@ function statusView(lifecycle: DepotLifecycle, b: SimBundle) {
   };
 }
 
+/**
+ * The refusal of a download asked for again while it is done or under way, in the codes the
+ * vendor's Python SDK download sample takes as "already asked for" when it is run again:
+ * scheduled, and (assumed: the sample's words are "initiated previously") downloading, is
+ * ALREADY_SCHEDULED; validating is NOT_AVAILABLE; done is ALREADY_DOWNLOADED. Pending and
+ * failed bundles may be downloaded (again): undefined.
+ */
+export function repeatedDownloadRefusal(status: BundleDownloadStatus, name: string): ApiError | undefined {
+  switch (status) {
+    case BUNDLE_DOWNLOAD_STATUS.success:
+      return new ApiError(409, INSTALLER_ERROR_CODES.bundleAlreadyDownloaded, `Bundle ${name} is already downloaded.`);
+    case BUNDLE_DOWNLOAD_STATUS.scheduled:
+    case BUNDLE_DOWNLOAD_STATUS.inProgress:
+      return new ApiError(409, INSTALLER_ERROR_CODES.bundleAlreadyScheduled, `The download of bundle ${name} was asked for already (${status}).`);
+    case BUNDLE_DOWNLOAD_STATUS.validating:
+      return new ApiError(409, INSTALLER_ERROR_CODES.bundleNotAvailable, `Bundle ${name} is being validated.`);
+    default:
+      return undefined;
+  }
+}
+
 /** Starts a bundle's download unless it is done or under way; the answer is the download task. */
 function startDownload(ctx: InstallerSimContext, bundle: SimBundle) {
-  const current = ctx.lifecycle.downloads.state(bundle.id);
-  if (current.status === BUNDLE_DOWNLOAD_STATUS.success) {
-    throw new ApiError(409, INSTALLER_ERROR_CODES.bundleAlreadyDownloaded, `Bundle ${bundle.name} is already downloaded.`);
-  }
-  if (current.status !== BUNDLE_DOWNLOAD_STATUS.pending && current.status !== BUNDLE_DOWNLOAD_STATUS.failed) {
-    throw new ApiError(409, INSTALLER_SIM_ERROR_CODES.bundleDownloadInProgress, `Bundle ${bundle.name} is being downloaded (${current.status}).`);
-  }
+  const refused = repeatedDownloadRefusal(ctx.lifecycle.downloads.state(bundle.id).status, bundle.name);
+  if (refused) throw refused;
   const state = ctx.lifecycle.downloads.start(bundle, currentConnection(ctx));
   const created = new Date(state.scheduledTime ?? Date.now()).toISOString();
   return { id: state.downloadId, name: `Bundle download ${bundle.name}`, type: 'BUNDLE_DOWNLOAD', status: 'IN_PROGRESS', creationTimestamp: created };
