@@ -9,6 +9,7 @@ import { buildManifest } from './pack/manifest.js';
 import { writePackOutputs } from './pack/outputs.js';
 import { checkRequest, checkVolumeSize } from './pack/request.js';
 import { selectEntries } from './pack/select.js';
+import { ensurePackSpace } from './pack/space.js';
 import { readSource } from './pack/source.js';
 import { writeVolumes } from './pack/volumes.js';
 import type { SelectOptions, SelectionSummary } from './select.js';
@@ -89,6 +90,8 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
   const { out, since } = request;
   const selection = await selectEntries(source, since);
   const plan = planVolumes(selection.entries, options.volumeSize);
+  // Space is judged before the folder is made or an earlier pack removed: a pack that cannot fit writes nothing.
+  await ensurePackSpace(out, plan, options.force ? request.earlier : []);
   await mkdir(out, { recursive: true }).catch((err: unknown) => {
     throw describeFsError(err, out);
   });

@@ -29,12 +29,15 @@ function describeBytes(n: number): string {
 /**
  * Stops before anything is written when `needed` bytes do not fit on the file
  * system of `path`: the environment's failure (exit 3), with both numbers.
+ * `freed`: bytes of files there that the operation removes first (an earlier
+ * output it replaces), counted as free.
  */
-export async function ensureSpace(path: string, needed: number, what: string): Promise<{ needed: number; free: number }> {
-  const free = await freeBytes(path);
+export async function ensureSpace(path: string, needed: number, what: string, freed = 0): Promise<{ needed: number; free: number }> {
+  const free = (await freeBytes(path)) + freed;
   if (needed > free) {
+    const replaced = freed ? ` (with the ${describeBytes(freed)} of the files it replaces)` : '';
     throw new DepotkitError(
-      `${what} needs ${describeBytes(needed)} in ${resolve(path)} but its file system has ${describeBytes(free)} free; nothing was written.`,
+      `${what} needs ${describeBytes(needed)} in ${resolve(path)} but its file system has ${describeBytes(free)} free${replaced}; nothing was written.`,
       EXIT.environment,
       'Free some space there, or choose a target on a larger disk, and run the command again.',
     );
