@@ -17,6 +17,7 @@ import { forceOption, jsonOption, signingCertOption } from './options.js';
 import { interruptible } from './process.js';
 import { collect, parseByteSize, printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
+import { formatReleases } from './release-lines.js';
 
 export function registerDepotCommands(program: Command): void {
   const depot = program.command('depot').description('make, build, verify, pack, unpack, mirror, prune and diff depots (the PROD/... tree)');
@@ -105,6 +106,7 @@ export function formatTakeover(out: string, holder: DepotLockHolder): string {
 export function formatVerifyResult(result: VerifyResult): string[] {
   const counts = countBySeverity(result.findings);
   const lines = result.findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
+  lines.push(...formatReleases(result.releases, result.grouping));
   lines.push(
     `${result.ok ? 'OK' : 'FAILED'}: ${result.dir}: ${result.stats.present}/${plural(result.stats.binaries, 'binary', 'binaries')} present with the right size (${formatBytes(result.stats.bytes)})` +
       `${result.stats.hashed ? `, ${result.stats.hashed} hashed` : ''}; ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}.`,

@@ -1,6 +1,6 @@
 import { isObject, parseJsonOrWhy } from '../util/json.js';
 import { escapeControlChars } from '../util/text.js';
-import { fileNameProblem } from './catalog.js';
+import { type Catalog, fileNameProblem } from './catalog.js';
 
 // Plain reading only (no compiled JSON schema, no node-forge): the serving process reads the catalog with this
 // and stays small. `parseCatalog` (catalog.ts) judges the whole shape for verify, build and the transfers.
@@ -66,4 +66,18 @@ export function readCatalogEntries(text: string): CatalogEntry[] | string {
     }
   }
   return entries;
+}
+
+/** The entries of a catalog already read and judged whole (`parseCatalog`), for the readers that share these shapes. */
+export function catalogEntriesOf(catalog: Catalog): CatalogEntry[] {
+  return Object.entries(catalog.patches).flatMap(([component, versions]) =>
+    versions.map((v) => ({
+      component,
+      productVersion: v.productVersion,
+      ...(v.releaseDate !== undefined ? { releaseDate: v.releaseDate } : {}),
+      binaries: v.artifacts.bundles.flatMap((bundle) =>
+        bundle.binaries.map((b) => ({ fileName: b.fileName, size: b.size, checksum: b.checksum.toLowerCase() })),
+      ),
+    })),
+  );
 }

@@ -4,9 +4,11 @@ import { type Finding, hasErrors } from '../util/findings.js';
 import { isDirectory } from '../util/fs.js';
 import type { ProgressHooks } from '../util/progress.js';
 import { catalogBinaries, catalogRelease } from './catalog.js';
+import type { ReleaseJudgement, ReleaseVerdict, SeenFile } from './release-status.js';
 import { checkBinaries, checkHashes, reportUncatalogued } from './verify/binaries.js';
 import { checkComponentFolders, checkRequiredFiles, checkTempFiles, notADepotFolder, rootFinding } from './verify/layout.js';
 import { checkMetadata, readCatalog } from './verify/metadata.js';
+import { judgeDepotReleases } from './verify/releases.js';
 import { checkSignature } from './verify/signature.js';
 
 /** `onStart` announces the bytes to hash before `onBytes` counts them (for a progress bar). */
@@ -24,14 +26,22 @@ export interface VerifyResult {
   ok: boolean;
   findings: Finding[];
   stats: { binaries: number; present: number; bytes: number; hashed: number };
+  /** How the releases were told apart: by the manifest's releases, else by the catalog's product versions. */
+  grouping?: ReleaseJudgement['grouping'];
+  /**
+   * What each release holds, in version order (none when the catalog cannot be read). A release that is metadata
+   * only is not an error while another release holds binaries: a depot cut to some releases.
+   */
+  releases: ReleaseVerdict[];
 }
 
 /** Checks a depot tree the way the installer and its downloads will need it. */
 export async function verifyDepot(dir: string, options: VerifyOptions = {}): Promise<VerifyResult> {
   const root = resolve(dir);
-  const findings: Finding[] = [];
+  let findings: Finding[] = [];
   const stats = { binaries: 0, present: 0, bytes: 0, hashed: 0 };
-  const result = () => ({ dir: root, ok: !hasErrors(findings), findings, stats });
+  let releases: Pick<VerifyResult, 'grouping' | 'releases'> = { releases: [] };
+  const result = (): VerifyResult => ({ dir: root, ok: !hasErrors(findings), findings, stats, ...releases });
 
   if (!(await isDirectory(root))) throw await notADepotFolder(root);
   const noRoot = await rootFinding(root);
@@ -55,13 +65,17 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
 
   const binaries = catalogBinaries(catalog);
   stats.binaries = binaries.length;
-  const sized = await checkBinaries(root, binaries, findings);
+  const seen = new Map<string, SeenFile>();
+  const sized = await checkBinaries(root, binaries, findings, seen);
   stats.present = sized.length;
   stats.bytes = sized.reduce((sum, b) => sum + b.size, 0);
   await reportUncatalogued(root, binaries, findings);
   if (options.deep && sized.length > 0) {
     options.onStart?.(stats.bytes);
-    stats.hashed = await checkHashes(root, sized, findings, options);
+    stats.hashed = await checkHashes(root, sized, findings, options, seen);
   }
+  const judged = await judgeDepotReleases(root, catalog, seen, findings);
+  findings = judged.findings;
+  releases = { grouping: judged.judgement.grouping, releases: judged.judgement.releases };
   return result();
 }

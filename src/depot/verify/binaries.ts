@@ -6,6 +6,7 @@ import { DEPOT_PATHS } from '../../constants.js';
 import type { Finding } from '../../util/findings.js';
 import { sha256Files } from '../../util/hash.js';
 import type { CatalogBinary } from '../catalog.js';
+import type { SeenFile } from '../release-status.js';
 import { checkWorldReadable } from './layout.js';
 
 async function indexCompFiles(root: string): Promise<Map<string, string[]>> {
@@ -34,8 +35,8 @@ function absentFinding(root: string, binary: CatalogBinary, elsewhere: Map<strin
   };
 }
 
-/** Each binary there with the catalog's size and readable; returns those that are. */
-export async function checkBinaries(root: string, binaries: CatalogBinary[], findings: Finding[]): Promise<CatalogBinary[]> {
+/** Each binary there with the catalog's size and readable; returns those that are. What was seen of each goes into `seen`. */
+export async function checkBinaries(root: string, binaries: CatalogBinary[], findings: Finding[], seen: Map<string, SeenFile>): Promise<CatalogBinary[]> {
   const sized: CatalogBinary[] = [];
   let elsewhere: Map<string, string[]> | undefined;
   for (const binary of binaries) {
@@ -43,9 +44,11 @@ export async function checkBinaries(root: string, binaries: CatalogBinary[], fin
     if (!info?.isFile()) {
       elsewhere ??= await indexCompFiles(root);
       findings.push(absentFinding(root, binary, elsewhere));
+      seen.set(binary.path, { state: 'missing' });
       continue;
     }
     if (info.size !== binary.size) {
+      seen.set(binary.path, { state: 'wrong-size', actualSize: info.size });
       findings.push({
         id: 'binary.size-mismatch',
         severity: 'error',
@@ -66,9 +69,11 @@ export async function checkBinaries(root: string, binaries: CatalogBinary[], fin
         message: `${binary.path} cannot be read by this user (the web server could not serve it).`,
         fix: `chmod a+r ${join(root, binary.path)}`,
       });
+      seen.set(binary.path, { state: 'unreadable' });
       continue;
     }
     await checkWorldReadable(root, binary.path, findings);
+    seen.set(binary.path, { state: 'present' });
     sized.push(binary);
   }
   return sized;
@@ -91,6 +96,7 @@ export async function checkHashes(
   sized: CatalogBinary[],
   findings: Finding[],
   options: { concurrency?: number; onBytes?: (n: number) => void },
+  seen: Map<string, SeenFile>,
 ): Promise<number> {
   const hashes = await sha256Files(
     sized.map((b) => join(root, b.path)),
@@ -100,6 +106,7 @@ export async function checkHashes(
   hashes.forEach((h, i) => {
     const binary = sized[i]!;
     if (h.error) {
+      seen.set(binary.path, { state: 'unreadable' });
       findings.push({
         id: 'binary.unreadable',
         severity: 'error',
@@ -111,6 +118,7 @@ export async function checkHashes(
     }
     hashed++;
     if (h.sha256 !== binary.checksum) {
+      seen.set(binary.path, { state: 'wrong-content', actualSha256: h.sha256 ?? '' });
       findings.push({
         id: 'binary.checksum-mismatch',
         severity: 'error',
