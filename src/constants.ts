@@ -551,5 +551,8 @@ export const PROXY_ENV = {
   http: ['http_proxy', 'HTTP_PROXY'],
   noProxy: ['no_proxy', 'NO_PROXY'],
 } as const;
-/** A proxy's answer when it wants credentials (RFC 9110, 407 Proxy Authentication Required), and the header that says which scheme. */
-export const PROXY_AUTH_REQUIRED = { status: 407, challengeHeader: 'proxy-authenticate', basicScheme: 'basic' } as const;
+/**
+ * A proxy's answers to a CONNECT it wants credentials for: 407 Proxy Authentication Required (RFC 9110), and the 401
+ * tinyproxy sends for wrong ones; the header that names the schemes it takes, and Basic's name there.
+ */
+export const PROXY_AUTH_REQUIRED = { statuses: [407, 401] as readonly number[], challengeHeader: 'proxy-authenticate', basicScheme: 'basic' } as const;

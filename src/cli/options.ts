@@ -259,6 +259,83 @@ export async function warnIfExposed(path: string): Promise<void> {
   if (mode & 0o077) warn(`${path} is readable by ${mode & 0o007 ? 'others' : 'its group'} (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${path}.`);
 }
 
+// ------------------------------------------------------------ proxy
+
+/** What the proxy options give. */
+export interface ProxyFlags {
+  proxy?: string;
+  proxyUser?: string;
+  proxyPasswordFile?: string;
+  proxyPasswordEnv?: string;
+  proxyCredentialsFile?: string;
+  noproxy?: string;
+}
+
+/** A user and password in a proxy URL given on the command line, which `ps` and the shell's history would show. */
+function proxyUrl(value: string): string {
+  if (/^([a-z][a-z0-9+.-]*:\/\/)?[^/@]*:[^/@]*@/i.test(value))
+    throw new InvalidOption(
+      '--proxy holds a password, which the command line shows to anyone running ps: give the user with --proxy-user and the password with --proxy-password-file, or user:password in --proxy-credentials-file.',
+    );
+  return value;
+}
+
+/**
+ * The HTTP(S) proxy on the way out, named as curl takes it: `--proxy` or the
+ * environment, a Basic account (a user with its password pair, or
+ * user:password in a file), and the hosts reached without it.
+ */
+export function addProxyOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option(
+        '--proxy <url>',
+        'an HTTP(S) proxy to go through (http://host:port; "" for none); without it, https_proxy or HTTPS_PROXY (http_proxy or HTTP_PROXY for an http:// URL)',
+      ).argParser(proxyUrl),
+    )
+    .option('--proxy-user <name>', "the proxy's Basic user")
+    .addOption(passwordFileOption("the proxy user's", 'proxy-'))
+    .addOption(passwordEnvOption("the proxy user's", 'proxy-'))
+    .addOption(
+      new Option('--proxy-credentials-file <file>', "a file whose first line is the proxy's user:password").conflicts([
+        'proxyUser',
+        'proxyPasswordFile',
+        'proxyPasswordEnv',
+      ]),
+    )
+    .option(
+      '--noproxy <hosts>',
+      'hosts reached without the proxy, as NO_PROXY lists them (names and their subdomains, addresses, blocks, :port; * for all); instead of no_proxy or NO_PROXY',
+    );
+}
+
+/** The proxy options as the library takes them (`proxy`, `proxyUser`, `proxyPassword`, `noProxy`), the password read from its file, variable or a prompt. */
+export async function readProxyOptions(flags: ProxyFlags): Promise<{ proxy?: string; proxyUser?: string; proxyPassword?: string; noProxy?: string }> {
+  const named = { ...(flags.proxy !== undefined ? { proxy: flags.proxy } : {}), ...(flags.noproxy !== undefined ? { noProxy: flags.noproxy } : {}) };
+  if (flags.proxyCredentialsFile !== undefined) {
+    const file = flags.proxyCredentialsFile;
+    await warnIfExposed(file);
+    const line = await readSecret({ file }, 'proxy user and password');
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw usageError(`The first line of ${file} is not the proxy's user:password (a user, a colon, the password).`);
+    return { ...named, proxyUser: line.slice(0, colon), proxyPassword: line.slice(colon + 1) };
+  }
+  const user = flags.proxyUser;
+  assertUserForPassword(user, { passwordFile: flags.proxyPasswordFile, passwordEnv: flags.proxyPasswordEnv }, '--proxy-user', '--proxy-password');
+  if (user === undefined) return named;
+  const what = `password of proxy user ${user}`;
+  return {
+    ...named,
+    proxyUser: user,
+    proxyPassword: await readPassword(
+      { file: flags.proxyPasswordFile, env: flags.proxyPasswordEnv },
+      what,
+      `Password of proxy user ${user}`,
+      '--proxy-password',
+    ),
+  };
+}
+
 // ------------------------------------------------------------ pairs
 
 /** Why two options exclude each other, where "not both" alone would leave the user guessing. */

@@ -7,6 +7,8 @@ import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import {
+  type ProxyFlags,
+  addProxyOptions,
   concurrencyOption,
   depotUserPassword,
   expectSealOption,
@@ -14,6 +16,7 @@ import {
   jsonOption,
   passwordEnvOption,
   passwordFileOption,
+  readProxyOptions,
   signingCertOption,
   timeoutOption,
   trustOption,
@@ -45,6 +48,7 @@ export function registerMirror(depot: Command): void {
     .addOption(forceOption('mirror into a folder holding another depot'))
     .addOption(signingCertOption('public key or certificate that signed a depotkit-made catalog (for the final checks)'))
     .addOption(jsonOption('print the report as JSON'));
+  addProxyOptions(command);
   addSelectionOptions(command, 'download').action(
     async (
       url: string,
@@ -65,9 +69,10 @@ export function registerMirror(depot: Command): void {
         release: string[];
         component: string[];
         imageType?: string;
-      },
+      } & ProxyFlags,
     ) => {
       const password = await depotUserPassword(opts.user, opts);
+      const proxy = await readProxyOptions(opts);
       const signingCertPem = await readSigningCert(opts.signingCert);
       const [{ mirrorDepot }, { readCaPems }] = await Promise.all([transfer(), import('../pki/trust-source.js')]);
       const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
@@ -86,6 +91,7 @@ export function registerMirror(depot: Command): void {
           force: opts.force,
           signingCertPem,
           select: selectOptionsOf(opts),
+          ...proxy,
           ...hooks,
         }),
       );
@@ -101,6 +107,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   lines.push(
     `Mirrored ${r.url} into ${r.out}: ${plural(r.downloaded.length, 'binary', 'binaries')} downloaded (${formatBytes(r.bytesDownloaded)}${r.downloaded.some((d) => d.resumedFrom) ? `, ${r.downloaded.filter((d) => d.resumedFrom).length} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
   );
+  lines.push(...formatProxy(r.proxy));
   lines.push(...formatSelection(r.selection));
   lines.push(...tookOverLine(r.lock.tookOverFrom));
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
@@ -144,4 +151,15 @@ export function formatMirrorReport(r: MirrorReport): string[] {
       : `Seal of the source: ${r.seal}. Only the source vouched for its catalog: compare this seal with the one written down at the other site (or give it with --expect).`,
   );
   return lines;
+}
+
+/** The proxy that was named, and whether the depot was reached through it. */
+function formatProxy(proxy: MirrorReport['proxy']): string[] {
+  if (!proxy) return [];
+  const named = (from: string) => (from === 'proxy' || from === 'noProxy' ? `\`${from}\`` : from);
+  return [
+    proxy.bypassedBy
+      ? `Not through the proxy ${proxy.url} (${named(proxy.from)}): ${proxy.bypassedBy.entry} in ${named(proxy.bypassedBy.from)} names the depot.`
+      : `Through the proxy ${proxy.url} (${named(proxy.from)}).`,
+  ];
 }

@@ -39,6 +39,9 @@ export const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   htpasswdFile: '--htpasswd',
   // A password comes from a file (or the environment), never from the command line.
   password: '--password-file',
+  proxyPassword: '--proxy-password-file',
+  // curl's spelling: commander reads --no-proxy as the negation of --proxy.
+  noProxy: '--noproxy',
 };
 
 let knownFlags = new Set<string>();

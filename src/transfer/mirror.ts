@@ -21,6 +21,7 @@ import { eachLimited } from './mirror/pool.js';
 import { hashLocal, placeMetadata, splitUnchanged } from './mirror/publish.js';
 import { SavePacer } from './mirror/saving.js';
 import { type MirrorProgress, type MirrorReport, sortReport } from './mirror/report.js';
+import type { ProxyOptions } from './mirror/proxy.js';
 import { findUpgradeMetadata } from './mirror/upgrade.js';
 import { releaseStatus } from './releases.js';
 import { type Seal, checkSeal, formatSeal, parseSeal, sealCode } from './seal.js';
@@ -31,7 +32,8 @@ export { partialPathFor } from './mirror/local.js';
 export type { MirrorReport } from './mirror/report.js';
 export type { UpgradeMetadataSource } from './mirror/upgrade.js';
 
-export interface MirrorOptions {
+/** The proxy on the way to the depot (`proxy`, `proxyUser`, `proxyPassword`, `noProxy`), or the environment's: see ProxyOptions. */
+export interface MirrorOptions extends ProxyOptions {
   /** The served depot: the URL an installer is given (the folder that contains PROD/). */
   url: string;
   out: string;
@@ -156,6 +158,7 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
     timeoutMs: options.timeoutMs ?? MIRROR_DEFAULTS.timeoutMs,
     minBytesPerSecond: options.minBytesPerSecond ?? MIRROR_DEFAULTS.minBytesPerSecond,
     concurrency: settings.concurrency,
+    proxy: options,
   });
   try {
     const source = await readSource(conn, settings.seal, options.select);
@@ -216,6 +219,7 @@ async function mirrorInto(
     vouchedBy: settings.seal ? 'seal' : 'source',
     seal: formatSeal({ catalogSha256: source.sha256 }),
     lock: lock.tookOverFrom ? { tookOverFrom: lock.tookOverFrom } : {},
+    ...(conn.proxy ? { proxy: conn.proxy } : {}),
     metadata: { written: [], unchanged: [], missing: metadata.missing, held: false },
     upgradeMetadata: metadata.upgrade,
     downloaded: [],

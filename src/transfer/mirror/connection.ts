@@ -5,14 +5,18 @@ import { NETWORK_LIMITS } from '../../util/limits.js';
 import { formatBytes } from '../../util/text.js';
 import { isTlsTrustError } from '../../util/tls-errors.js';
 import { ProgressWatch } from './progress.js';
+import { type ProxyOptions, type ProxyUse, chooseProxy } from './proxy.js';
+import { describeProxyFailure, proxyAgent } from './proxy-agent.js';
 
-/** The upstream depot: where, how it is trusted, the credentials, and the time and speed allowed. */
+/** The upstream depot: where, how it is trusted, the credentials, the time and speed allowed, and the proxy on the way. */
 export interface Connection {
   depot: DepotUrl;
-  agent: Agent;
+  agent: Dispatcher;
   authorization?: string;
   timeoutMs: number;
   minBytesPerSecond: number;
+  /** The proxy that was named: used, or passed by because the no-proxy list names the depot. */
+  proxy?: ProxyUse;
 }
 
 export interface ConnectionOptions {
@@ -22,32 +26,34 @@ export interface ConnectionOptions {
   timeoutMs: number;
   minBytesPerSecond: number;
   concurrency: number;
+  proxy?: ProxyOptions;
 }
 
 export function openConnection(depot: DepotUrl, options: ConnectionOptions): Connection {
   const { timeoutMs } = options;
+  // Every connection is verified before a request is written on it: the credentials reach only a server
+  // that passes the CA check and the host name check, as the installer's strict client does.
+  const tls = depot.https
+    ? {
+        ca: options.caPems?.length ? options.caPems : undefined,
+        rejectUnauthorized: true,
+        allowPartialTrustChain: true,
+        minVersion: 'TLSv1.2' as const,
+        servername: depot.isIp ? undefined : depot.host,
+        timeout: timeoutMs,
+      }
+    : { timeout: timeoutMs };
+  const pool = { connections: options.concurrency + 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  const proxy = chooseProxy(depot, options.proxy);
   return {
     depot,
     timeoutMs,
     minBytesPerSecond: options.minBytesPerSecond,
     authorization: options.user !== undefined ? `Basic ${Buffer.from(`${options.user}:${options.password ?? ''}`).toString('base64')}` : undefined,
-    // Every connection is verified before a request is written on it: the credentials reach only a server
-    // that passes the CA check and the host name check, as the installer's strict client does.
-    agent: new Agent({
-      connect: depot.https
-        ? {
-            ca: options.caPems?.length ? options.caPems : undefined,
-            rejectUnauthorized: true,
-            allowPartialTrustChain: true,
-            minVersion: 'TLSv1.2',
-            servername: depot.isIp ? undefined : depot.host,
-            timeout: timeoutMs,
-          }
-        : { timeout: timeoutMs },
-      connections: options.concurrency + 1,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    }),
+    agent: proxy.route
+      ? proxyAgent(proxy.route, { requestTls: tls, caPems: options.caPems, timeoutMs, connections: pool.connections })
+      : new Agent({ connect: tls, ...pool }),
+    ...(proxy.use ? { proxy: proxy.use } : {}),
   };
 }
 
@@ -56,7 +62,10 @@ export function watchProgress(conn: Connection): ProgressWatch {
   return new ProgressWatch(conn.timeoutMs, conn.minBytesPerSecond);
 }
 
-function describeNetworkError(err: unknown, conn: Connection): DepotkitError | undefined {
+function describeNetworkError(err: unknown, conn: Connection): Error | undefined {
+  // Through a proxy, a failure on the way to it is the proxy's: said before the depot is blamed.
+  const proxy = describeProxyFailure(err);
+  if (proxy) return proxy;
   const cause = (err as { cause?: NodeJS.ErrnoException }).cause ?? (err as NodeJS.ErrnoException);
   const code = cause?.code;
   if (isTlsTrustError(code)) {
@@ -73,7 +82,10 @@ function describeNetworkError(err: unknown, conn: Connection): DepotkitError | u
 
 export type Answer = Dispatcher.ResponseData;
 
-/** A GET of a web-root-relative path; a TLS failure is a DepotkitError (no retry helps), other network errors are thrown as they are. */
+/**
+ * A GET of a web-root-relative path; a TLS failure or a proxy's refusal is a DepotkitError (no retry helps), a
+ * proxy out of reach a ProxyFailure that names it, other network errors are thrown as they are.
+ */
 export async function get(conn: Connection, path: string, headers: Record<string, string> = {}, watch?: ProgressWatch): Promise<Answer> {
   try {
     return await request(depotFileUrl(conn.depot, path), {

@@ -2,6 +2,7 @@ import type { DepotLockHolder } from '../../depot/lock.js';
 import type { VerifyResult } from '../../depot/verify.js';
 import type { ReleaseStatus } from '../releases.js';
 import type { SelectionSummary } from '../select.js';
+import type { ProxyUse } from './proxy.js';
 import type { UpgradeMetadataSource } from './upgrade.js';
 
 export interface MirrorReport {
@@ -17,6 +18,11 @@ export interface MirrorReport {
   vouchedBy: 'seal' | 'source';
   /** The source's own seal (`catalog <code>`), to compare with the one the other site carried. */
   seal: string;
+  /**
+   * The proxy that was named (`proxy` or the environment), without its password, and where it was named;
+   * `bypassedBy` when the no-proxy list names the depot and the depot was reached directly. Absent without one.
+   */
+  proxy?: ProxyUse;
   /** The run whose lock was taken over, when a mirror or another writer had died holding it. */
   lock: { tookOverFrom?: DepotLockHolder };
   metadata: {
