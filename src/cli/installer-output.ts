@@ -1,6 +1,17 @@
 // The lines of an installer's row, for each installer command.
 import { BUNDLE_DOWNLOAD_STATUS } from '../constants.js';
-import type { DepotCaTrust, DepotPushResult, DownloadReport, InstallerStatus, SyncResult, TrustOutcome, UntrustOutcome } from '../installer/index.js';
+import type {
+  ConsumerSync,
+  DepotCaTrust,
+  DepotPushResult,
+  DownloadReport,
+  EnsuredSync,
+  InstallerStatus,
+  ReleasesResult,
+  SyncResult,
+  TrustOutcome,
+  UntrustOutcome,
+} from '../installer/index.js';
 import { formatBytes } from '../util/progress.js';
 import { plural } from '../util/text.js';
 
@@ -14,7 +25,13 @@ export function untrustLine(outcomes: UntrustOutcome[]): string[] {
   );
 }
 
-export function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[]; sync?: SyncResult & { action?: string } }): string[] {
+/** What a consumer lists after a sync: its release versions, or why they could not be read. */
+interface Listed {
+  releases?: string[];
+  releasesError?: string;
+}
+
+export function depotLine(result: DepotPushResult & Listed & { trusted?: TrustOutcome[]; sync?: EnsuredSync }): string[] {
   const conf = result.settings.depotConfiguration;
   const where = conf?.url ?? `${conf?.hostname ?? '?'}:${conf?.port ?? '?'}`;
   const lines = [`depot ${where}: ${result.status ?? 'no status'}${result.action === 'unchanged' ? ' (already set, nothing sent)' : ''}`];
@@ -22,14 +39,42 @@ export function depotLine(result: DepotPushResult & { trusted?: TrustOutcome[]; 
   if (!result.ok && result.remediation) lines.push(result.remediation);
   if (!result.ok && result.hint) lines.push(result.hint);
   if (result.trusted) lines.push(...trustLine(result.trusted));
-  if (result.sync) lines.push(...syncLines(result.sync));
+  if (result.sync) lines.push(...syncLines(result.sync), ...listedLines(result));
   return lines;
 }
 
-function syncLines(sync: SyncResult & { action?: string }): string[] {
+function syncLines(sync: SyncResult & Partial<Pick<EnsuredSync, 'action' | 'reason' | 'previousSyncAt'>>): string[] {
   const when = sync.completedAt ? ` (${sync.completedAt})` : '';
-  if (sync.ok) return [`sync: ${sync.status}${when}${sync.action === 'already-synced' ? ', already synced: nothing sent' : ''}`];
-  return [`sync: ${sync.status}${when}: ${sync.message ?? 'no message'}`, ...(sync.fix ? [sync.fix] : [])];
+  const why =
+    sync.action !== 'resynced'
+      ? ''
+      : sync.reason === 'catalog-changed'
+        ? `: settings unchanged; the depot's catalog changed since the last sync at ${sync.previousSyncAt ?? '?'}: re-synced`
+        : `: settings unchanged; the depot gives no date for its catalog: re-synced`;
+  if (sync.ok) return [`sync: ${sync.status}${when}${sync.action === 'already-synced' ? ', already synced: nothing sent' : why}`];
+  return [`sync: ${sync.status}${when}${why}: ${sync.message ?? 'no message'}`, ...(sync.fix ? [sync.fix] : [])];
+}
+
+function listedLines(listed: Listed): string[] {
+  if (listed.releasesError) return [`releases: not listed: ${listed.releasesError}`];
+  if (!listed.releases) return [];
+  return [`releases: ${listed.releases.length > 0 ? listed.releases.join(', ') : 'none'}`];
+}
+
+/** `installer sync`: the verdict, its fix when it failed, the releases listed when it succeeded. */
+export function syncResultLines(result: ConsumerSync): string[] {
+  return [...syncLines(result), ...listedLines(result)];
+}
+
+/** `installer releases`: the versions on the row's line, then one line per release with its date. */
+export function releasesLines(result: ReleasesResult): string[] {
+  if (result.releases.length === 0) return ['releases: none'];
+  return [
+    `releases: ${result.releases.map((r) => r.version).join(', ')}`,
+    ...result.releases.map((r) =>
+      `${r.version.padEnd(12)} ${r.releaseDate ?? ''}${r.minInstallerVersion ? `  (needs installer ${r.minInstallerVersion} or later)` : ''}`.trimEnd(),
+    ),
+  ];
 }
 
 export function downloadLines(report: DownloadReport): string[] {

@@ -7,6 +7,7 @@ import { usageError } from '../util/errors.js';
 import { byteBars } from '../util/progress.js';
 import { depotLine, downloadLines, statusLines, trustLine, untrustLine } from './installer-output.js';
 import { connectionOptions, installerLib, readCaCertificates, runCommand, type ConnectionFlags } from './installer-run.js';
+import { registerReleases, registerSync } from './installer-sync.js';
 import {
   assertUserForPassword,
   choiceOption,
@@ -56,9 +57,13 @@ interface DownloadFlags extends ConnectionFlags {
 export function registerInstallerCommands(program: Command): void {
   const installer = program
     .command('installer')
-    .description("the installer: trust the depot's CA, point it at the depot, show its state; one installer or a fleet");
+    .description(
+      "installers and SDDC Managers: trust the depot's CA, point them at the depot, sync it, list releases, download one, show their state; one consumer or an inventory",
+    );
   registerTrust(installer);
   registerConnectDepot(installer);
+  registerSync(installer);
+  registerReleases(installer);
   registerDownload(installer);
   registerStatus(installer);
 }
@@ -117,12 +122,27 @@ function registerConnectDepot(installer: Command): void {
       const spec = await depotSpec(flags);
       const caPems = flags.trustCa.length > 0 ? await readCaCertificates(flags.trustCa) : undefined;
       for (const sentence of lib.leafTrustWarnings(caPems ?? [])) warn(sentence);
-      const options = { caPems, force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000, sync: flags.sync, syncTimeoutMs: flags.syncTimeout * 1000 };
+      // A consumer already on this depot syncs again when the depot's catalog changed since its last sync (a new release).
+      // Asked while the consumers are logged in to and set, once for all of them.
+      const catalog = flags.sync
+        ? lib.depotCatalogDate(spec, { caPems, timeoutMs: flags.timeout * 1000 }).then((date) => {
+            if (date.note) warn(`${date.note}: every consumer already on this depot syncs it again.`);
+            return date;
+          })
+        : undefined;
+      const options = {
+        caPems,
+        force: flags.force,
+        waitTimeoutMs: flags.waitTimeout * 1000,
+        sync: flags.sync,
+        syncTimeoutMs: flags.syncTimeout * 1000,
+        ...(catalog ? { catalog } : {}),
+      };
       await runCommand(
         flags,
         async (client) => {
-          const { ok, trusted, push, sync } = await lib.connectDepot(client, spec, options);
-          return { ok, result: { ...push, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}) } };
+          const { ok, trusted, push, sync, ...listed } = await lib.connectDepot(client, spec, options);
+          return { ok, result: { ...push, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}), ...listed } };
         },
         depotLine,
       );

@@ -1,6 +1,8 @@
 import type { InstallerClient } from './client.js';
 import { pushDepot, type DepotPushOptions, type DepotPushResult, type DepotSpec } from './depot.js';
-import { ensureSynced, type SyncResult } from './sync.js';
+import type { CatalogDate } from './catalog-date.js';
+import { releasesAfterSync } from './releases.js';
+import { ensureSynced, type EnsuredSync } from './sync.js';
 import { ensureTrusted, type TrustOutcome } from './trust.js';
 
 export interface ConnectDepotOptions extends DepotPushOptions {
@@ -11,6 +13,13 @@ export interface ConnectDepotOptions extends DepotPushOptions {
   /** How long to wait for the sync (syncDepot's default otherwise). */
   syncTimeoutMs?: number;
   syncPollMs?: number;
+  /**
+   * When the depot's catalog last changed (depotCatalogDate): a consumer whose
+   * settings are already right syncs again when its last sync is older (always,
+   * when the depot gave no date). Absent, a consumer showing SYNCED is left alone.
+   * A promise is awaited only at the sync step: asking the depot holds up no other step.
+   */
+  catalog?: CatalogDate | Promise<CatalogDate>;
 }
 
 /** What each step of connecting a depot did; a step not run is absent. */
@@ -19,7 +28,10 @@ export interface DepotConnection {
   ok: boolean;
   trusted?: TrustOutcome[];
   push: DepotPushResult;
-  sync?: SyncResult & { action: 'synced' | 'already-synced' };
+  sync?: EnsuredSync;
+  /** The release versions the consumer lists once synced (or why they could not be listed). */
+  releases?: string[];
+  releasesError?: string;
 }
 
 /**
@@ -27,13 +39,20 @@ export interface DepotConnection {
  * certificate, sets the depot and, once the installer accepts it, has it sync
  * the depot's metadata (nothing is sent where a step finds its work done).
  * The sync follows only an accepted depot: a refused one has nothing to sync.
+ * Once synced, the releases the consumer lists are read for the report.
  */
 export async function connectDepot(client: InstallerClient, spec: DepotSpec, opts: ConnectDepotOptions = {}): Promise<DepotConnection> {
   const trusted = opts.caPems && opts.caPems.length > 0 ? await ensureTrusted(client, opts.caPems) : undefined;
   const push = await pushDepot(client, spec, opts);
   const sync =
     (opts.sync ?? true) && push.ok
-      ? await ensureSynced(client, { settingsChanged: push.action === 'updated', timeoutMs: opts.syncTimeoutMs, pollMs: opts.syncPollMs })
+      ? await ensureSynced(client, {
+          settingsChanged: push.action === 'updated',
+          timeoutMs: opts.syncTimeoutMs,
+          pollMs: opts.syncPollMs,
+          ...(opts.catalog ? { catalog: await opts.catalog } : {}),
+        })
       : undefined;
-  return { ok: push.ok && (sync?.ok ?? true), ...(trusted ? { trusted } : {}), push, ...(sync ? { sync } : {}) };
+  const releases = sync?.ok ? await releasesAfterSync(client) : {};
+  return { ok: push.ok && (sync?.ok ?? true), ...(trusted ? { trusted } : {}), push, ...(sync ? { sync } : {}), ...releases };
 }

@@ -55,7 +55,7 @@ export async function downloadRelease(client: InstallerClient, opts: DownloadOpt
     throw new DepotkitError(
       `The installer offers no ${sku} release ${opts.release} (${imageType}).`,
       EXIT.problems,
-      'Sync the depot first (depotkit installer connect-depot ... syncs it), and give the version as the installer lists it.',
+      'Sync the depot first (`connectDepot` syncs it, `syncDepot` syncs it again), and give the version as the consumer lists it (`listReleases`).',
     );
   }
   const offered = details.components.map((c) => c.name);

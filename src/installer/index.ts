@@ -19,7 +19,20 @@ export { connectDepot, type ConnectDepotOptions, type DepotConnection } from './
 export { installerStatus, type InstallerStatus, type TrustedSummary, type DownloadSummary, type DepotCaTrust, type DepotCaOptions } from './status.js';
 export { DEPOT_CA_WARN_DAYS } from './status-trust.js';
 export { readServedChain, anchorsChain, anchorsOf, depotOriginOf } from './depot-chain.js';
-export { syncDepot, ensureSynced, syncFailureFix, type SyncOptions, type SyncResult } from './sync.js';
+export {
+  syncDepot,
+  ensureSynced,
+  syncConsumer,
+  syncFailureFix,
+  type SyncOptions,
+  type SyncResult,
+  type EnsuredSync,
+  type EnsureSyncedOptions,
+  type ResyncReason,
+  type ConsumerSync,
+} from './sync.js';
+export { listReleases, releasesAfterSync, type ReleaseSummary, type ReleasesResult } from './releases.js';
+export { depotCatalogDate, syncedSince, type CatalogDate, type CatalogDateOptions } from './catalog-date.js';
 export { downloadRelease, type DownloadOptions, type DownloadReport, type BundleProgress } from './download.js';
 export { loadInventory, type InstallerTarget } from './inventory.js';
 export { runFleet, type FleetRow, type ConsumerIdentity } from './fleet.js';

@@ -23,6 +23,8 @@ export interface InstallerTarget {
   /** The installer's certificate or CA (absolute path), to verify its HTTPS. */
   installerCa?: string;
   insecure?: boolean;
+  /** Where the entry was given: an inventory's entry (the default) or the command's own options; what a hint about it names. */
+  source?: 'inventory' | 'options';
 }
 
 const KEYS = ['name', 'url', 'role', 'user', 'passwordEnv', 'passwordFile', 'installerCa', 'insecure'] as const;

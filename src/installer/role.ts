@@ -22,6 +22,8 @@ export function checkRole(target: InstallerTarget, appliance: ApplianceInfo): vo
   throw new DepotkitError(
     `${target.name} is expected to be ${WORDS[target.role]} (role ${expected}) but answers role ${appliance.role} (${roleWords(appliance.role)}, version ${appliance.version}): nothing was changed on it.`,
     EXIT.problems,
-    'Correct the "role" of this entry in the inventory, or its URL.',
+    target.source === 'options'
+      ? 'Give the `role` the consumer at that URL has, or the URL of the `installer` you meant.'
+      : 'Correct the "role" of this entry in the inventory, or its URL.',
   );
 }

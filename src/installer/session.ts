@@ -1,3 +1,4 @@
+import { INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
 import { readCaPems } from '../pki/index.js';
 import { usageError } from '../util/errors.js';
 import { readSecret } from '../util/secrets.js';
@@ -11,7 +12,10 @@ import { loadInventory, type InstallerTarget } from './inventory.js';
 export interface TargetSpec {
   installer?: string;
   inventory?: string;
-  user: string;
+  /** The role the one installer must answer (the inventory gives each entry's own). */
+  role?: ConsumerRole;
+  /** The user of the one installer (the inventory's entries name their own); by default the administrator of `role`. */
+  user?: string;
   passwordFile?: string;
   passwordEnv?: string;
   installerCa?: string;
@@ -25,13 +29,17 @@ export interface TargetSpec {
 export async function resolveTargets(spec: TargetSpec): Promise<InstallerTarget[]> {
   if (!!spec.installer === !!spec.inventory) throw usageError('Give one installer with `installer` URL, or a fleet with `inventory` FILE.');
   if (spec.installerCa && spec.insecure) throw usageError('Give `installerCa` or `insecure`, not both.');
+  if (spec.inventory && spec.role)
+    throw usageError('An inventory gives each consumer its own role: put `role` in its entries (or its defaults), not beside it.');
   if (spec.installer) {
     const origin = parseInstallerUrl(spec.installer);
     return [
       {
         name: origin.host,
         url: origin.origin,
-        user: spec.user,
+        ...(spec.role ? { role: spec.role } : {}),
+        user: spec.user ?? (spec.role === 'sddc-manager' ? SDDC_MANAGER_DEFAULT_USER : INSTALLER_DEFAULT_USER),
+        source: 'options',
         passwordFile: spec.passwordFile,
         passwordEnv: spec.passwordEnv,
         installerCa: spec.installerCa,
@@ -88,31 +96,37 @@ export class FleetSession {
    */
   run<T>(
     task: (client: InstallerClient, target: InstallerTarget, appliance: ApplianceInfo) => Promise<{ ok: boolean; result: T }>,
+    onRow?: (row: FleetRow<T>) => void,
   ): Promise<Array<FleetRow<T>>> {
-    return runFleet(this.targets, this.opts.concurrency, async (target, seen) => {
-      const password = await this.password(target);
-      const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
-      // Registered before it logs in, so that an abort during the log-in revokes that session too.
-      const client = new InstallerClient(parseInstallerUrl(target.url), {
-        url: target.url,
-        user: target.user,
-        password,
-        trust: { caPems, insecure: target.insecure },
-        timeoutMs: this.opts.timeoutMs,
-      });
-      this.open.add(client);
-      try {
-        await client.login();
-        const appliance = await client.applianceInfo();
-        seen.role = appliance.role;
-        seen.version = appliance.version;
-        checkRole(target, appliance);
-        return await task(client, target, appliance);
-      } finally {
-        this.open.delete(client);
-        await client.close();
-      }
-    });
+    return runFleet(
+      this.targets,
+      this.opts.concurrency,
+      async (target, seen) => {
+        const password = await this.password(target);
+        const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
+        // Registered before it logs in, so that an abort during the log-in revokes that session too.
+        const client = new InstallerClient(parseInstallerUrl(target.url), {
+          url: target.url,
+          user: target.user,
+          password,
+          trust: { caPems, insecure: target.insecure },
+          timeoutMs: this.opts.timeoutMs,
+        });
+        this.open.add(client);
+        try {
+          await client.login();
+          const appliance = await client.applianceInfo();
+          seen.role = appliance.role;
+          seen.version = appliance.version;
+          checkRole(target, appliance);
+          return await task(client, target, appliance);
+        } finally {
+          this.open.delete(client);
+          await client.close();
+        }
+      },
+      onRow,
+    );
   }
 
   /** Revokes every open session at once, without waiting for the requests under way. */

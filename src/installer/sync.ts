@@ -2,6 +2,8 @@ import { DEPOT_PATHS, DEPOT_SYNC_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAG
 import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import type { DepotSyncInfo } from './wire.js';
+import { syncedSince, type CatalogDate } from './catalog-date.js';
+import { releasesAfterSync } from './releases.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 
 export interface SyncOptions {
@@ -68,25 +70,55 @@ export async function syncDepot(client: InstallerClient, opts: SyncOptions = {})
   }
 }
 
+/** Why a consumer whose settings did not change was synced again. */
+export type ResyncReason = 'catalog-changed' | 'catalog-undated';
+
+export interface EnsureSyncedOptions extends SyncOptions {
+  settingsChanged: boolean;
+  /**
+   * When the depot's catalog last changed (catalog-date.ts): a consumer that
+   * shows SYNCED from before then syncs again; given without a date, every
+   * consumer does. Absent, SYNCED is taken as up to date.
+   */
+  catalog?: CatalogDate;
+}
+
+export type EnsuredSync = SyncResult & {
+  action: 'synced' | 'already-synced' | 'resynced';
+  /** With resynced: why, and when the sync before it had ended. */
+  reason?: ResyncReason;
+  previousSyncAt?: string;
+};
+
 /**
- * The depot synced: nothing is sent when the installer already shows SYNCED
- * and the depot settings did not change (`settingsChanged` false); otherwise
- * a sync as syncDepot runs it.
+ * The depot synced: nothing is sent when the installer already shows SYNCED,
+ * the depot settings did not change (`settingsChanged` false) and, when the
+ * catalog's date is given, that sync ended after it; otherwise a sync as
+ * syncDepot runs it.
  */
-export async function ensureSynced(
-  client: InstallerClient,
-  opts: SyncOptions & { settingsChanged: boolean },
-): Promise<SyncResult & { action: 'synced' | 'already-synced' }> {
+export async function ensureSynced(client: InstallerClient, opts: EnsureSyncedOptions): Promise<EnsuredSync> {
   if (!opts.settingsChanged) {
     const info = await client.getSyncInfo();
     if (info.syncStatus === DEPOT_SYNC_STATUS.synced) {
-      return {
-        action: 'already-synced',
-        ok: true,
-        status: info.syncStatus,
-        ...(info.lastSyncCompletionTimestamp ? { completedAt: info.lastSyncCompletionTimestamp } : {}),
-      };
+      const last = info.lastSyncCompletionTimestamp;
+      const stale = opts.catalog && (opts.catalog.lastModified === undefined || !syncedSince(last, opts.catalog.lastModified));
+      if (!stale) return { action: 'already-synced', ok: true, status: info.syncStatus, ...(last ? { completedAt: last } : {}) };
+      const reason: ResyncReason = opts.catalog?.lastModified === undefined ? 'catalog-undated' : 'catalog-changed';
+      return { action: 'resynced', reason, ...(last ? { previousSyncAt: last } : {}), ...(await syncDepot(client, opts)) };
     }
   }
   return { action: 'synced', ...(await syncDepot(client, opts)) };
+}
+
+/** A sync asked for and its verdict, with the releases the consumer lists after a successful one. */
+export type ConsumerSync = SyncResult & { releases?: string[]; releasesError?: string };
+
+/**
+ * Has the consumer sync the depot it is set to, whatever it shows now, and
+ * waits for SYNCED or SYNC_FAILED (a failure comes with its fix); once
+ * synced, reads the releases it lists.
+ */
+export async function syncConsumer(client: InstallerClient, opts: SyncOptions = {}): Promise<ConsumerSync> {
+  const result = await syncDepot(client, opts);
+  return result.ok ? { ...result, ...(await releasesAfterSync(client)) } : result;
 }

@@ -64,6 +64,15 @@ export interface BundleInfo {
   type: string;
 }
 
+/** `GET /v1/releases` elements (the fields read; `bom` and the rest are left as answered). */
+export interface Release {
+  product?: string;
+  version: string;
+  releaseDate?: string;
+  description?: string;
+  minInstallerVersion?: string;
+}
+
 /** `GET /v1/releases/{sku}/release-components` elements. */
 export interface ReleaseComponentDetail {
   releaseVersion: string;

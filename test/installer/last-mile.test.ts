@@ -3,7 +3,7 @@
  * its metadata and downloads every bundle of a release from it, from
  * `depotkit serve` and from nginx, one installer and a fleet.
  */
-import { cp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
@@ -42,6 +42,9 @@ beforeAll(async () => {
   tmp = await tempDir('depotkit-last-mile-');
   root = join(tmp.dir, 'depot');
   await makeDemoDepot(root, { binarySize: 64 * 1024, signingDir: join(tmp.dir, 'signing') });
+  // The catalog dates from before any sync: a re-run then finds the consumer up to date, however fast the first sync came.
+  const past = new Date(Date.now() - 3600_000);
+  await utimes(join(root, DEPOT_PATHS.catalog), past, past);
   const ca = await depotCa();
   cert = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
   files = {
