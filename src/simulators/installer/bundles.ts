@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BUNDLE_TYPES, componentDir } from '../../constants.js';
+import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES, componentDir } from '../../constants.js';
 import type { Catalog } from '../../depot/catalog.js';
 import type { ManifestRelease, SyncedMetadata } from './sync.js';
 
@@ -56,12 +56,13 @@ export function bundlesOf(catalog: Catalog): SimBundle[] {
  * may catalogue an installer image as a patch); UPGRADE takes PATCH bundles.
  */
 export function releaseBundles(release: ManifestRelease, bundles: SimBundle[], imageType?: string): SimBundle[] {
+  const [INSTALL, UPGRADE] = INSTALLER_IMAGE_TYPES;
   const chosen: SimBundle[] = [];
   for (const entry of release.bom) {
     const ofVersion = bundles.filter((b) => b.component === entry.name && b.productVersion === entry.version);
     const install = ofVersion.filter((b) => b.type === BUNDLE_TYPES[0]);
-    if (imageType === 'UPGRADE') chosen.push(...ofVersion.filter((b) => b.type !== BUNDLE_TYPES[0]));
-    else if (imageType === 'INSTALL') chosen.push(...(install.length > 0 ? install : ofVersion));
+    if (imageType === UPGRADE) chosen.push(...ofVersion.filter((b) => b.type !== BUNDLE_TYPES[0]));
+    else if (imageType === INSTALL) chosen.push(...(install.length > 0 ? install : ofVersion));
     else chosen.push(...ofVersion);
   }
   return chosen;
