@@ -1,12 +1,14 @@
 /**
  * The README's flow by hand runs as written on a machine with the vendor's
  * metadata zip and names that resolve: its variables set for this one (a
- * vendor-like zip and downloads made here, the depot named localhost, the
- * installer a simulator), `depotkit` the built CLI, the admin password typed
- * on its standard input. Each step prints what its `prints:` comment says.
+ * vendor-like zip and downloads made here, the installer a simulator that
+ * resolves the depot's FQDN with --resolve, as a hosts file would), `depotkit`
+ * the built CLI, the admin password typed on its standard input. The block is
+ * pasted twice into the same shell, as a reader would; each step prints what
+ * its `prints:` comment says, each time.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
@@ -27,6 +29,10 @@ import { ARCHIVE_WRAPPER, listFiles, vendorArchiveSource, zipFolder } from '../d
 
 /** The installer simulator's lab password, which it takes when given none. */
 const ADMIN_PASSWORD = 'VMware1!VMware1!';
+/** The README's own depot name, which no DNS here resolves: the check goes by address, the installer is told where it is. */
+const DEPOT_FQDN = 'depot.lab.local';
+/** What the test prints between the two pastes of the block. */
+const PASTED_AGAIN = '--- the block pasted again';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let installer: CliChild<{ url: string; port: number }>;
@@ -34,7 +40,9 @@ let installerCa: string;
 beforeAll(async () => {
   tmp = await tempDir('depotkit-flow-');
   installerCa = join(tmp.dir, 'installer-ca.pem');
-  installer = await spawnCliJson(['sim', 'installer', '--port', '0', '--cert-out', installerCa, '--quiet', '--json'], { cwd: tmp.dir });
+  installer = await spawnCliJson(['sim', 'installer', '--port', '0', '--cert-out', installerCa, '--resolve', `${DEPOT_FQDN}=127.0.0.1`, '--quiet', '--json'], {
+    cwd: tmp.dir,
+  });
 }, 60_000);
 afterAll(async () => {
   installer?.child.kill('SIGTERM');
@@ -55,7 +63,13 @@ function saysInOrder(output: string, promised: string): boolean {
   return true;
 }
 
-it("the README's flow by hand runs as written: build from the vendor's zip, CA and certificate, serve, check, the installer trusting and syncing the depot", async () => {
+/** The promised lines of `block`, but those it prints only the first time when `again`. */
+function promisedFor(block: string, again: boolean): string[] {
+  const once = new Set([...block.matchAll(/^#\s+prints, the first time:\s*(.+)$/gm)].map((m) => m[1]!.trim()));
+  return promisedLines(block).filter((line) => !again || !once.has(line));
+}
+
+it("the README's flow by hand runs as written, pasted twice: build from the vendor's zip, CA and certificate, serve, check by address as the FQDN, the installer trusting and syncing the depot", async () => {
   const block = await shBlockAfter('README.md', '## The whole flow, by hand');
   const vendor = await vendorArchiveSource(join(tmp.dir, 'vendor'));
   // Downloaded beside the binaries, as the README's paths have it.
@@ -63,12 +77,14 @@ it("the README's flow by hand runs as written: build from the vendor's zip, CA a
   await zipFolder(vendor.metadataDir, metadata, ARCHIVE_WRAPPER);
   const work = join(tmp.dir, 'work');
   const depotPort = await freePort();
+  // Not there yet: step 5 saves the certificate the installer shows.
+  const savedInstallerCa = join(work, 'installer-ca.pem');
   const values = {
-    depot_fqdn: 'localhost',
+    depot_fqdn: DEPOT_FQDN,
     depot_ip: '127.0.0.1',
     depot_port: depotPort,
     installer: installer.info.url,
-    installer_ca: installerCa,
+    installer_ca: savedInstallerCa,
     metadata,
     binaries: vendor.binariesDir,
     work,
@@ -77,8 +93,11 @@ it("the README's flow by hand runs as written: build from the vendor's zip, CA a
   const bin = join(tmp.dir, 'bin');
   await mkdir(bin);
   await writeDepotkitShim(bin);
-  // The README's way to stop the server it leaves running.
-  const script = `${setVariables(block, values)}\nkill "$serve_pid" && wait "$serve_pid"\n`;
+  // Pasted twice into one shell, then stopped the README's way: the first server must not outlive the second paste.
+  // A server still running when the shell ends is named and stopped, so that a failed step fails at once.
+  const leftRunning = `trap 'left=$(jobs -p); if [ -n "$left" ]; then echo "left running: $left" >&2; kill $left; fi' EXIT`;
+  const flow = setVariables(block, values);
+  const script = `${leftRunning}\n${flow}\necho '${PASTED_AGAIN}'\n${flow}\nkill "$serve_pid" && wait "$serve_pid"\n`;
 
   const { code, stdout, stderr } = await runBash(script, {
     cwd: tmp.dir,
@@ -89,17 +108,27 @@ it("the README's flow by hand runs as written: build from the vendor's zip, CA a
   });
   expect(code, `the flow stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
 
-  const promised = promisedLines(block);
-  expect(promised.length).toBeGreaterThanOrEqual(8);
-  for (const line of promised) expect(saysInOrder(stdout, line), `prints: ${line}\n---\n${stdout}`).toBe(true);
-  expect(stdout).toContain(`ok  depot localhost:${depotPort}: DEPOT_CONNECTION_SUCCESSFUL`);
+  const runs = stdout.split(`${PASTED_AGAIN}\n`);
+  expect(runs).toHaveLength(2);
+  for (const [index, output] of runs.entries()) {
+    const promised = promisedFor(block, index > 0);
+    expect(promised.length).toBeGreaterThanOrEqual(index > 0 ? 7 : 8);
+    for (const line of promised) expect(saysInOrder(output, line), `paste ${index + 1} prints: ${line}\n---\n${output}`).toBe(true);
+    expect(output).toContain(`ok  depot ${DEPOT_FQDN}:${depotPort}: DEPOT_CONNECTION_SUCCESSFUL`);
+  }
+  expect(runs[1]).not.toContain('Made CA');
+  expect(stderr).not.toMatch(/gave up waiting|left running|port .* (busy|in use)/i);
+
+  // The installer's certificate saved in step 5 is the one it serves.
+  const pem = (text: string) => /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(text)?.[0];
+  expect(pem(await readFile(savedInstallerCa, 'utf8'))).toBe(pem(await readFile(installerCa, 'utf8')));
 
   // The passwords: in files only their owner reads, never printed.
   for (const file of ['depot.pass', 'admin.pass']) expect((await stat(join(work, file))).mode & 0o777, file).toBe(0o600);
   expect(stdout + stderr).not.toContain(ADMIN_PASSWORD);
   await expect(stat(join(work, 'depot', DEPOT_PATHS.catalog))).resolves.toBeTruthy();
 
-  // Stopped as the README says, nothing left running.
+  // Stopped as the README says, nothing left running: neither paste's server.
   expect(await processesUnder(work)).toEqual([]);
   expect(await portAccepts(depotPort)).toBe(false);
 
