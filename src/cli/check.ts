@@ -8,6 +8,7 @@ import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { concurrencyOption, depotUserPassword, jsonOption, passwordEnvOption, passwordFileOption, timeoutOption, trustOption } from './options.js';
 import { collect, printJson, printLines } from './output.js';
+import { formatReleases } from './release-lines.js';
 
 interface CheckCliOptions {
   ca: string[];
@@ -87,6 +88,7 @@ export function formatCheckResult(result: CheckResult): string[] {
     );
   }
   lines.push(...result.findings.flatMap(formatFinding));
+  lines.push(...formatReleases(result.releases, result.grouping));
   const counts = countBySeverity(result.findings);
   lines.push(
     result.accepted

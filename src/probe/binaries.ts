@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { CatalogBinary } from '../depot/catalog.js';
+import type { SeenFile } from '../depot/release-status.js';
 import type { Finding } from '../util/findings.js';
 import { type Credentials, requestFailed, statusFinding } from './answers.js';
 import { CHECK_DEFAULTS } from './defaults.js';
@@ -29,10 +30,18 @@ interface Sweep {
   /** Collected apart and sorted, so concurrent requests still give a stable report. */
   findings: Finding[];
   stats: BinaryStats;
+  /** What was seen of each binary, for the releases' verdicts. */
+  seen: Map<string, SeenFile>;
   onBytes?: (n: number) => void;
 }
 
-/** Every binary the catalog names: present, with the catalog's size; with `deep`, its SHA-256. Its findings sorted by path. */
+/** What an answer other than 200 says of a file: not there (404), or there but not to be had. */
+const seenOfStatus = (status: number): SeenFile => (status === 404 ? { state: 'missing' } : { state: 'unreadable' });
+
+/**
+ * Every binary the catalog names: present, with the catalog's size; with `deep`, its SHA-256. Its findings sorted
+ * by path; what was seen of each binary goes into `seen`.
+ */
 export async function checkBinaries(
   client: DepotClient,
   depot: DepotUrl,
@@ -40,8 +49,9 @@ export async function checkBinaries(
   credentials: Credentials,
   options: BinaryOptions,
   stats: BinaryStats,
+  seen: Map<string, SeenFile>,
 ): Promise<Finding[]> {
-  const sweep: Sweep = { client, depot, credentials, findings: [], stats, onBytes: options.onBytes };
+  const sweep: Sweep = { client, depot, credentials, findings: [], stats, seen, onBytes: options.onBytes };
   stats.binaries = binaries.length;
   const limit = pLimit(Math.max(1, options.concurrency ?? CHECK_DEFAULTS.concurrency));
   const present: CatalogBinary[] = [];
@@ -62,16 +72,18 @@ export async function checkBinaries(
 }
 
 /** HEAD of one binary: is it there, with the catalog's size? */
-async function sizeServed({ client, depot, credentials, findings, stats }: Sweep, binary: CatalogBinary): Promise<boolean> {
+async function sizeServed({ client, depot, credentials, findings, stats, seen }: Sweep, binary: CatalogBinary): Promise<boolean> {
   let head;
   try {
     head = await fetchFile(client, depotFileUrl(depot, binary.path), 'HEAD', credentials.header);
   } catch (err) {
     findings.push(requestFailed('binary', binary.path, 'HEAD', err));
+    seen.set(binary.path, { state: 'unreadable' });
     return false;
   }
   stats.checked++;
   if (head.status !== 200) {
+    seen.set(binary.path, seenOfStatus(head.status));
     const f = statusFinding('binary', binary.path, 'HEAD', head.status, credentials);
     findings.push({
       ...f,
@@ -82,6 +94,7 @@ async function sizeServed({ client, depot, credentials, findings, stats }: Sweep
   }
   const length = contentLength(head);
   if (length !== binary.size) {
+    seen.set(binary.path, length === undefined ? { state: 'wrong-size' } : { state: 'wrong-size', actualSize: length });
     findings.push({
       id: 'binary.size-mismatch',
       severity: 'error',
@@ -93,11 +106,12 @@ async function sizeServed({ client, depot, credentials, findings, stats }: Sweep
     });
     return false;
   }
+  seen.set(binary.path, { state: 'present' });
   return true;
 }
 
 /** GET of one binary, hashed as it streams (never held whole), against the catalog's size and SHA-256. */
-async function contentServed({ client, depot, credentials, findings, stats, onBytes }: Sweep, binary: CatalogBinary): Promise<void> {
+async function contentServed({ client, depot, credentials, findings, stats, seen, onBytes }: Sweep, binary: CatalogBinary): Promise<void> {
   const hash = createHash('sha256');
   let answer: { status: number; bytes: number };
   try {
@@ -107,13 +121,16 @@ async function contentServed({ client, depot, credentials, findings, stats, onBy
     });
   } catch (err) {
     findings.push(requestFailed('binary', binary.path, 'GET', err));
+    seen.set(binary.path, { state: 'unreadable' });
     return;
   }
   if (answer.status !== 200) {
     findings.push(statusFinding('binary', binary.path, 'GET', answer.status, credentials));
+    seen.set(binary.path, seenOfStatus(answer.status));
     return;
   }
   if (answer.bytes > binary.size) {
+    seen.set(binary.path, { state: 'wrong-size' });
     findings.push({
       id: 'binary.size-mismatch',
       severity: 'error',
@@ -128,6 +145,7 @@ async function contentServed({ client, depot, credentials, findings, stats, onBy
   stats.hashed++;
   const actual = hash.digest('hex');
   if (actual !== binary.checksum) {
+    seen.set(binary.path, { state: 'wrong-content', actualSha256: actual });
     findings.push({
       id: 'binary.checksum-mismatch',
       severity: 'error',

@@ -1,3 +1,5 @@
+import { judgeWithFindings } from '../depot/release-findings.js';
+import type { ReleaseJudgement, ReleaseVerdict, SeenFile } from '../depot/release-status.js';
 import { normaliseOpenPrefix } from '../server/paths.js';
 import { type Finding, hasErrors } from '../util/findings.js';
 import { failuresAsFindings } from './answers.js';
@@ -42,6 +44,13 @@ export interface CheckResult {
   findings: Finding[];
   tls?: TlsSummary;
   stats: BinaryStats;
+  /** How the releases were told apart: by the manifest's releases, else by the catalog's product versions. */
+  grouping?: ReleaseJudgement['grouping'];
+  /**
+   * What each release holds as served, in version order (none when the catalog could not be read): from each
+   * binary's HEAD (its Content-Length), and with `deep` its SHA-256.
+   */
+  releases: ReleaseVerdict[];
 }
 
 /**
@@ -54,7 +63,14 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
   const openPaths = (options.openPaths ?? []).map((p) => normaliseOpenPrefix(p, 'The open path') + (p.endsWith('/') ? '/' : ''));
   const timeoutMs = options.timeoutMs ?? CHECK_DEFAULTS.timeoutMs;
   const hostName = options.asHost ?? depot.host;
-  const result: CheckResult = { url: urlText, base: depot.base.href, accepted: false, findings, stats: { binaries: 0, checked: 0, hashed: 0, bytes: 0 } };
+  const result: CheckResult = {
+    url: urlText,
+    base: depot.base.href,
+    accepted: false,
+    findings,
+    stats: { binaries: 0, checked: 0, hashed: 0, bytes: 0 },
+    releases: [],
+  };
   const finish = () => ({ ...result, accepted: !hasErrors(findings) });
 
   const connected = await resolveAndConnect(depot, timeoutMs);
@@ -72,10 +88,16 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
   const client = depotClient(depot, hostName, Math.max(1, options.concurrency ?? CHECK_DEFAULTS.concurrency), stage.trust);
   try {
     const ctx = { request: failuresAsFindings(client, findings), depot, credentials, findings };
-    const binaries = await readCatalog(ctx);
-    if (binaries) {
-      await checkMetadata(ctx, options.now ?? new Date());
-      findings.push(...(await checkBinaries(client, depot, binaries, credentials, options, result.stats)));
+    const read = await readCatalog(ctx);
+    if (read) {
+      const manifest = await checkMetadata(ctx, options.now ?? new Date());
+      const seen = new Map<string, SeenFile>();
+      const binaryFindings = await checkBinaries(client, depot, read.binaries, credentials, options, result.stats, seen);
+      if (read.catalog) {
+        const { judgement, findings: judged } = judgeWithFindings(read.catalog, manifest, seen, binaryFindings);
+        findings.push(...judged);
+        Object.assign(result, { grouping: judgement.grouping, releases: judgement.releases });
+      } else findings.push(...binaryFindings);
     }
     if (credentials.header !== undefined) await checkAnonymousPaths(client, depot, credentials.header, openPaths, findings);
   } finally {

@@ -1,6 +1,7 @@
 import { DEPOT_PATHS } from '../constants.js';
-import { type CatalogBinary, CatalogError, catalogBinaries, parseCatalog } from '../depot/catalog.js';
+import { type Catalog, type CatalogBinary, CatalogError, catalogBinaries, parseCatalog } from '../depot/catalog.js';
 import { checkHclContent } from '../depot/hcl.js';
+import { type ManifestRelease, readManifestReleases } from '../depot/manifest-releases.js';
 import { errorMessage } from '../util/errors.js';
 import type { Finding } from '../util/findings.js';
 import { type CheckRequest, type Credentials, statusFinding } from './answers.js';
@@ -17,15 +18,17 @@ interface ContentContext {
 
 /**
  * The catalog as the installer reads it: HEAD with the credentials first, then GET; the
- * binaries it names, or `undefined` when the catalog could not be read at all.
+ * binaries it names (none when it cannot be used) and the catalog itself, or `undefined`
+ * when it could not be read at all.
  */
-export async function readCatalog(ctx: ContentContext): Promise<CatalogBinary[] | undefined> {
+export async function readCatalog(ctx: ContentContext): Promise<{ binaries: CatalogBinary[]; catalog?: Catalog } | undefined> {
   const head = await catalogHead(ctx);
   if (!head) return undefined;
   const body = await catalogGet(ctx, head.length);
   if (!body) return undefined;
   try {
-    return catalogBinaries(parseCatalog(body.toString('utf8')));
+    const catalog = parseCatalog(body.toString('utf8'));
+    return { binaries: catalogBinaries(catalog), catalog };
   } catch (err) {
     if (!(err instanceof CatalogError)) throw err;
     ctx.findings.push({
@@ -36,7 +39,7 @@ export async function readCatalog(ctx: ContentContext): Promise<CatalogBinary[] 
       installer: 'cannot read the catalog and refuses the depot',
       fix: 'Copy the catalog again from the vendor metadata (`buildDepot`).',
     });
-    return [];
+    return { binaries: [] };
   }
 }
 
@@ -96,27 +99,38 @@ async function catalogGet({ request, depot, credentials, findings }: ContentCont
   return get.body;
 }
 
-/** The catalog's signature, the manifest, the Compatibility data and the HCL, which must be there and be JSON. */
-export async function checkMetadata(ctx: ContentContext, now: Date): Promise<void> {
+/**
+ * The catalog's signature, the manifest, the Compatibility data and the HCL, which must be there and be JSON.
+ * Returns the manifest's releases, when it lists them in the shape they are read in.
+ */
+export async function checkMetadata(ctx: ContentContext, now: Date): Promise<ManifestRelease[] | undefined> {
   const { request, depot, credentials, findings } = ctx;
   const sig = await request(depotFileUrl(depot, DEPOT_PATHS.catalogSig), 'GET', credentials.header, 'catalog.sig', DEPOT_PATHS.catalogSig);
   if (sig && sig.status !== 200) findings.push(statusFinding('catalog.sig', DEPOT_PATHS.catalogSig, 'GET', sig.status, credentials));
-  await getJson(ctx, DEPOT_PATHS.manifest, 'manifest');
+  const manifest = await getJson(ctx, DEPOT_PATHS.manifest, 'manifest');
   await getJson(ctx, DEPOT_PATHS.compatibility, 'compatibility');
   const all = await getJson(ctx, DEPOT_PATHS.hclAll, 'hcl');
   const last = await getJson(ctx, DEPOT_PATHS.hclLastUpdated, 'hcl');
-  findings.push(...checkHclContent(all, last, now));
+  findings.push(...checkHclContent(all?.value, last?.value, now));
+  const releases = manifest === undefined ? undefined : readManifestReleases(manifest.text);
+  return typeof releases === 'string' ? undefined : releases;
 }
 
-async function getJson({ request, depot, credentials, findings }: ContentContext, path: string, idPrefix: string): Promise<unknown> {
+/** A JSON file of the depot, parsed, with its text; `undefined` (and a finding) when it is not there or not JSON. */
+async function getJson(
+  { request, depot, credentials, findings }: ContentContext,
+  path: string,
+  idPrefix: string,
+): Promise<{ value: unknown; text: string } | undefined> {
   const answer = await request(depotFileUrl(depot, path), 'GET', credentials.header, idPrefix, path);
   if (!answer) return undefined;
   if (answer.status !== 200 || !answer.body) {
     findings.push(statusFinding(idPrefix, path, 'GET', answer.status, credentials));
     return undefined;
   }
+  const text = answer.body.toString('utf8');
   try {
-    return JSON.parse(answer.body.toString('utf8'));
+    return { value: JSON.parse(text) as unknown, text };
   } catch (err) {
     findings.push({
       id: `${idPrefix}.json.invalid`,
