@@ -17,6 +17,7 @@ import { forceOption, jsonOption, signingCertOption } from './options.js';
 import { interruptible } from './process.js';
 import { collect, parseByteSize, printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
+import { formatMetadataChange } from './transfer-shared.js';
 import { formatReleases } from './release-lines.js';
 
 export function registerDepotCommands(program: Command): void {
@@ -128,6 +129,7 @@ export function formatBuildReport(report: BuildReport): string[] {
   };
   if (report.tookOverLockFrom) lines.push(formatTakeover(report.out, report.tookOverLockFrom));
   lines.push(`Metadata: ${plural(report.metadata.written.length, 'file')} written, ${report.metadata.unchanged.length} unchanged.`);
+  lines.push(...formatMetadataChange(report.metadataChange));
   if (report.metadata.ignored.length)
     lines.push(
       `  ${plural(report.metadata.ignored.length, 'file')} of the metadata source ${report.metadata.ignored.length === 1 ? 'is a binary' : 'are binaries'} the catalog names or temporary files: not laid out from there (e.g. ${report.metadata.ignored[0]}).`,

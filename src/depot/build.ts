@@ -99,10 +99,10 @@ export async function buildDepot(options: BuildOptions): Promise<BuildReport> {
   );
   // Space is judged before the lock is taken, so that a build that cannot fit writes nothing at all.
   await ensureBuildSpace(out, source.files, catalogBinaries(source.catalog), mode);
-  const change = await judgeBuildMetadata(out, source, options.force ?? false);
+  const { change, replace } = await judgeBuildMetadata(out, source, options.force ?? false);
   return withDepotLock(out, BUILD_OPERATION, async (lock) => {
     const backup = await backupBeforeBuild(out, change);
-    const built = await buildLocked(out, mode, options, source, index);
+    const built = await buildLocked(out, mode, options, source, index, replace);
     const report = change ? { ...built, metadataChange: metadataChangeOf(change, backup) } : built;
     return lock.tookOverFrom ? { ...report, tookOverLockFrom: lock.tookOverFrom } : report;
   });
@@ -114,6 +114,8 @@ async function buildLocked(
   options: BuildOptions,
   { files: metadata, ignored, catalog, origin }: Awaited<ReturnType<typeof readMetadata>>,
   index: Map<string, string[]>,
+  /** Metadata in place that differs may be replaced: forced, or the catalog given is newer than the depot's. */
+  replaceMetadata: boolean,
 ): Promise<BuildReport> {
   const binaries = catalogBinaries(catalog);
   await mkdir(out, { recursive: true });
@@ -125,7 +127,7 @@ async function buildLocked(
     out,
     mode,
     ok: false,
-    metadata: { ...(await layoutMetadata(metadata, out, options.force ?? false)), ignored },
+    metadata: { ...(await layoutMetadata(metadata, out, replaceMetadata)), ignored },
     placed: [],
     alreadyInPlace: [],
     missing: [],

@@ -9,6 +9,8 @@ import { compareVersions, releaseOfVersion } from './versions.js';
 export interface CatalogChange {
   /** The incoming catalog is older than the one in place, and why (the field that says so). */
   older?: string;
+  /** The incoming catalog is newer than the one in place, and why: its metadata may replace the depot's without `force`. */
+  newer?: string;
   /** The releases the metadata describes that come and go. */
   releases: { added: string[]; removed: string[] };
   added: string[];
@@ -16,7 +18,7 @@ export interface CatalogChange {
 }
 
 /** What an import reports of the metadata it replaced: the change, and where the old metadata was kept. */
-export type MetadataChange = Omit<CatalogChange, 'older'> & { backup?: string };
+export type MetadataChange = Omit<CatalogChange, 'older' | 'newer'> & { backup?: string };
 
 /** The change as an import reports it. */
 export function metadataChangeOf(change: CatalogChange, backup: string | undefined): MetadataChange {
@@ -86,9 +88,11 @@ function olderBecause(incoming: Catalog, current: Catalog): string | undefined {
 export function compareCatalogs(incoming: Catalog, current: Catalog, manifests: { incoming?: string; current?: string } = {}): CatalogChange {
   const [inc, cur] = [entriesOf(incoming), entriesOf(current)];
   const older = olderBecause(incoming, current);
+  const newer = older ? undefined : olderBecause(current, incoming);
   const [after, before] = [releasesOf(incoming, manifests.incoming), releasesOf(current, manifests.current)];
   return {
     ...(older ? { older } : {}),
+    ...(newer ? { newer } : {}),
     releases: { added: after.filter((r) => !before.includes(r)), removed: before.filter((r) => !after.includes(r)) },
     added: [...inc].filter((e) => !cur.has(e)).sort(),
     removed: [...cur].filter((e) => !inc.has(e)).sort(),

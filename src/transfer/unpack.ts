@@ -163,6 +163,8 @@ interface Judged {
   /** Files catalogs name that look like temporary files: never cleared as such. */
   keep: Set<string>;
   mayReplace: boolean;
+  /** The pack's catalog is newer than the depot's: its metadata replaces the depot's without `force`. */
+  forward: boolean;
   /** The depot had a catalog: its metadata is kept when files are missing. */
   hadCatalog: boolean;
   /** The pack's catalog against the depot's, when both are there and differ. */
@@ -177,16 +179,18 @@ async function judge(start: Start, force: boolean): Promise<{ manifest: PackMani
   const carried = packCatalog!.state === 'carried' ? packCatalog!.catalog : undefined;
   // A delta that does not carry the release manifest keeps the depot's.
   const currentManifest = owner.current ? await readFile(join(start.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined) : undefined;
+  const change =
+    carried && owner.current && packCatalog!.state === 'carried' && !packCatalog!.bytes.equals(owner.current.bytes)
+      ? compareCatalogs(carried, owner.current.catalog, { incoming: packManifestText ?? currentManifest, current: currentManifest })
+      : undefined;
   const judged = {
     authority: authorityFor(packCatalog!, owner.current, manifest!),
     unreadable: packCatalog!.state === 'unreadable' ? packCatalog!.reason : undefined,
     keep: tempLikeNames(owner.current?.catalog, carried),
     mayReplace: owner.mayReplace,
+    forward: change?.newer !== undefined,
     hadCatalog: owner.current !== undefined,
-    change:
-      packCatalog!.state === 'carried' && owner.current && !packCatalog!.bytes.equals(owner.current.bytes)
-        ? compareCatalogs(packCatalog!.catalog, owner.current.catalog, { incoming: packManifestText ?? currentManifest, current: currentManifest })
-        : undefined,
+    change,
   };
   return { manifest: manifest!, judged };
 }
@@ -259,7 +263,7 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
     if (reason) refused.push({ path: file.path, size: file.size, reason, volumes: volumesOf(file) });
     else candidates.push(file);
   }
-  const plan = await planFiles(target, candidates, judged.mayReplace);
+  const plan = await planFiles(target, candidates, (f) => judged.mayReplace || (f.kind === 'metadata' && judged.forward));
   options.onStart?.(plan.needed.reduce((s, f) => s + f.size, 0));
   const placing = await placeFromVolumes(start.media, manifest, target, plan.needed, { onBytes: options.onBytes });
 

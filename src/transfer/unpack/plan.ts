@@ -21,11 +21,12 @@ function* foldersAbove(target: TargetDepot, path: string): Generator<string> {
 /**
  * What is already here (remembered as verified, or the same size and then
  * hashed once) and what must be read. Different files at the pack's paths
- * are replaced only when `mayReplace`; a folder where a file goes, or a file
+ * are replaced only when `mayReplace` says so for their kind (metadata that
+ * moves the depot forward may be replaced where binaries may not); a folder where a file goes, or a file
  * where a folder must be made, is never replaced: both are refused (exit 2)
  * before anything is written.
  */
-export async function planFiles(target: TargetDepot, files: readonly PackFile[], mayReplace: boolean): Promise<Plan> {
+export async function planFiles(target: TargetDepot, files: readonly PackFile[], mayReplace: (file: PackFile) => boolean): Promise<Plan> {
   const plan: Plan = { needed: [], alreadyInPlace: [], bytesHashedInPlace: 0 };
   const toHash: PackFile[] = [];
   const conflicts: string[] = [];
@@ -55,7 +56,7 @@ export async function planFiles(target: TargetDepot, files: readonly PackFile[],
     const info = await stat(target.path(file.path)).catch(() => undefined);
     if ((info && !info.isFile()) || (await blocked(file))) blockers.push(file.path);
     else if (info && info.size === file.size) toHash.push(file);
-    else if (info && !mayReplace) conflicts.push(file.path);
+    else if (info && !mayReplace(file)) conflicts.push(file.path);
     else plan.needed.push(file);
   }
   if (toHash.length) {
@@ -63,7 +64,7 @@ export async function planFiles(target: TargetDepot, files: readonly PackFile[],
     const same = await target.adopt(toHash.map((f) => ({ path: f.path, sha256: f.sha256 })));
     for (const file of toHash) {
       if (same.has(file.path)) plan.alreadyInPlace.push(file);
-      else if (mayReplace) plan.needed.push(file);
+      else if (mayReplace(file)) plan.needed.push(file);
       else conflicts.push(file.path);
     }
   }
