@@ -1,3 +1,4 @@
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { Agent, request, type Dispatcher } from 'undici';
 import { DepotkitError, EXIT } from './errors.js';
 import { NETWORK_LIMITS } from './limits.js';
@@ -52,8 +53,13 @@ export function describeNetworkFailure(code: string | undefined, err: unknown): 
   return code && !words.includes(code) ? `${words} (${code})` : words;
 }
 
-/** Failures before the request reached the server: any method may be sent again after these. */
-const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/**
+ * Failures before the request reached the server: any method may be sent again
+ * after these. A refused connection is not among them: the host answered that
+ * nothing listens there, which the back-off would only confirm 1.75 s later for
+ * every stopped consumer of a fleet; it fails at once.
+ */
+const CONNECT_PHASE_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** Network failures worth another attempt for GET and DELETE, which are idempotent; TLS verification failures are not among them. */
 const RETRYABLE_CODES = new Set([
@@ -120,8 +126,9 @@ export class JsonTransport {
   readonly stats = { requests: 0, retries: 0 };
 
   constructor(private readonly opts: JsonTransportOptions) {
+    const caPems = opts.trust?.caPems;
     this.agent = new Agent({
-      connect: { ca: opts.trust?.caPems, rejectUnauthorized: !opts.trust?.insecure, timeout: opts.timeoutMs },
+      connect: { ...(caPems ? { secureContext: secureContextOf(caPems) } : {}), rejectUnauthorized: !opts.trust?.insecure, timeout: opts.timeoutMs },
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     });
@@ -139,6 +146,7 @@ export class JsonTransport {
       let failure: unknown;
       try {
         this.stats.requests++;
+        await nextCheckPhase();
         const res = await request(url, {
           method,
           headers,
@@ -183,6 +191,31 @@ export class JsonTransport {
       `${name[0]!.toUpperCase()}${name.slice(1)} ${host} answered ${method} ${path.split('?')[0]} with more than ${formatBytes(limit)}, more than any answer of its API holds; the rest was not read.`,
     );
   }
+}
+
+/**
+ * Resolves after the event loop's next check phase. undici (7.30) holds a
+ * kept-alive connection back until then after each answer (its idle-socket
+ * validation); a request sent sooner opens a second connection, a TLS
+ * handshake more on both sides for each session.
+ */
+function nextCheckPhase(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** CA sets seen, each parsed once: a fleet of clients trusting the same CA shares one context instead of building one per connection. */
+const secureContexts = new Map<string, SecureContext>();
+const MAX_SECURE_CONTEXTS = 64;
+
+function secureContextOf(caPems: string[]): SecureContext {
+  const key = caPems.join('\n');
+  let context = secureContexts.get(key);
+  if (!context) {
+    if (secureContexts.size >= MAX_SECURE_CONTEXTS) secureContexts.clear();
+    context = createSecureContext({ ca: caPems });
+    secureContexts.set(key, context);
+  }
+  return context;
 }
 
 /**
