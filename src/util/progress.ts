@@ -96,3 +96,62 @@ export function byteBars(enabled = process.stderr.isTTY === true): ByteBars {
 }
 
 export { formatBytes } from './text.js';
+
+/** How far a run over many items is: finished ok, failed, and not finished yet. */
+export interface CountState {
+  total: number;
+  done: number;
+  failed: number;
+}
+
+/** `consumers: 9,812 done, 9,800 failed, 188 left (of 10,000)`: done counts the items that finished ok. */
+export function countLine(label: string, { total, done, failed }: CountState): string {
+  const n = (v: number) => v.toLocaleString('en-US');
+  return `${label}: ${n(done)} done, ${n(failed)} failed, ${n(total - done - failed)} left (of ${n(total)})`;
+}
+
+export interface CountProgress {
+  /** One item finished, ok or failed. */
+  item(ok: boolean): void;
+  /** Writes the last count, so that it stays above what the command prints next. */
+  stop(): void;
+}
+
+/** The writable a count line goes to: a terminal (stderr by default). */
+export interface CountStream {
+  isTTY?: boolean;
+  write(text: string): unknown;
+}
+
+/** Redraws are at most this often: a fleet of refused consumers finishes thousands of items a second. */
+const COUNT_REDRAW_MS = 100;
+
+/**
+ * One line on a terminal, redrawn in place as items finish (at most every
+ * 100 ms, and once at the end); nothing when the stream is not a terminal, so
+ * logs and pipes stay clean.
+ */
+export function countProgress(label: string, total: number, stream: CountStream = process.stderr, enabled = stream.isTTY === true): CountProgress {
+  if (!enabled || total <= 0) return { item: () => {}, stop: () => {} };
+  const state: CountState = { total, done: 0, failed: 0 };
+  let drawn = 0;
+  const draw = () => {
+    stream.write(`\r\x1b[2K${countLine(label, state)}`);
+    drawn = Date.now();
+  };
+  draw();
+  let stopped = false;
+  return {
+    item(ok) {
+      if (ok) state.done++;
+      else state.failed++;
+      if (Date.now() - drawn >= COUNT_REDRAW_MS) draw();
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      draw();
+      stream.write('\n');
+    },
+  };
+}
