@@ -100,7 +100,8 @@ ${groups.join('\n')}
 </div>`;
 }
 
-function releaseSection(r: StatusRelease, index: number): string {
+/** `cut`: another release holds binaries, so a release with none of its own is left out on purpose, not a fault. */
+function releaseSection(r: StatusRelease, index: number, cut: boolean): string {
   const files = r.components.flatMap((c) => c.files);
   const missing = files.filter((f) => f.state !== 'present').length;
   const facts = [
@@ -112,11 +113,16 @@ function releaseSection(r: StatusRelease, index: number): string {
     ? '<span class="ok">✓ complete</span>'
     : files.length === 0
       ? '<span class="bad">✗ no file of it is in the catalog</span>'
-      : `<span class="bad">✗ ${plural(missing, 'file')} missing or wrong</span>`;
+      : r.state === 'metadata-only'
+        ? `<span class="${cut ? 'muted' : 'bad'}">${cut ? '' : '✗ '}metadata only: its own binaries are not in this depot</span>`
+        : r.state === 'wrong-binaries'
+          ? `<span class="bad">✗ ${plural(r.counts.wrongBytes, 'file')} with other bytes than it lists${missing > r.counts.wrongBytes ? `, ${missing - r.counts.wrongBytes} missing` : ''}</span>`
+          : `<span class="bad">✗ ${plural(missing, 'file')} missing or wrong</span>`;
+  const problems = r.state === 'wrong-binaries' ? r.problems.filter((p) => p.otherBuild).map((p) => `<p class="bad">${e(p.message)}</p>`) : [];
   return `<section aria-labelledby="release-${index}">
 <h3 id="release-${index}">Release ${e(r.version)}</h3>
 <p>${verdict}; ${facts.join('; ')}.</p>
-${filesTable(`release-${index}-files`, `Files of release ${r.version}`, r.components)}
+${problems.join('\n')}${problems.length ? '\n' : ''}${filesTable(`release-${index}-files`, `Files of release ${r.version}`, r.components)}
 </section>`;
 }
 
@@ -240,7 +246,8 @@ function checkPreamble(hasUsers: boolean, caKnown: boolean): string {
 }
 
 function releasesSection(data: StatusData): string {
-  const releases = data.releases.length > 0 ? data.releases.map(releaseSection).join('\n') : '<p>The catalog names no release.</p>';
+  const cut = data.releases.some((r) => r.state !== 'metadata-only' && r.counts.present > 0);
+  const releases = data.releases.length > 0 ? data.releases.map((r, i) => releaseSection(r, i, cut)).join('\n') : '<p>The catalog names no release.</p>';
   const grouping =
     data.grouping === 'manifest'
       ? 'Releases as the manifest lists them, with the files the catalog names for each component version.'

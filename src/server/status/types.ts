@@ -1,5 +1,7 @@
 // The shapes of the status page's data: plain JSON, the page's JSON variant and what crosses the IPC channel.
 
+import type { ReleaseFileProblem, ReleaseState, ReleaseVerdict } from '../../depot/release-status.js';
+
 /**
  * What `depotkit serve` shows at `/`: what the depot holds and whether it is complete, its certificate and
  * CA, and what to give the installer. Plain JSON (it crosses the IPC channel to the serving processes and is
@@ -60,6 +62,17 @@ export interface StatusRelease {
   minInstallerVersion?: string;
   /** Every file of its components is present with its size (and it names some). */
   complete: boolean;
+  /**
+   * As `depotkit depot verify` and `check` say it, from sizes: `complete`, `metadata-only` (none of the binaries
+   * only it lists is here: a depot cut to other releases), `binaries-missing`, or `wrong-binaries` (a file under
+   * one of its names has another size than it lists, e.g. another build).
+   */
+  state: ReleaseState;
+  counts: ReleaseVerdict['counts'];
+  /** Its files with a problem, each saying what it is (and which other build a file's size is, when one is). */
+  problems: ReleaseFileProblem[];
+  /** The release in one sentence. */
+  message: string;
   components: StatusComponent[];
 }
 
