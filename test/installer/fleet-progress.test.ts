@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, runCli, tempDir } from '../helpers/cli.js';
+
+const run = promisify(execFile);
+/** util-linux's script(1) runs a command on a pseudo-terminal: what a person at a terminal sees. */
+const SCRIPT = '/usr/bin/script';
+
+/** Ports nothing listens on: each one was just free. */
+async function closedPorts(n: number): Promise<number[]> {
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    ports.push((server.address() as AddressInfo).port);
+    await new Promise((resolve) => server.close(resolve));
+  }
+  return ports;
+}
+
+describe('installer status over an inventory: the count line', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let args: string[];
+  beforeAll(async () => {
+    ({ dir, cleanup } = await tempDir('depotkit-fleet-progress-'));
+    const ports = await closedPorts(3);
+    await writeFile(join(dir, 'password'), 'Fleet-Progress-1!\n', { mode: 0o600 });
+    await writeFile(
+      join(dir, 'fleet.yaml'),
+      [
+        'defaults: { passwordFile: password, insecure: true }',
+        'consumers:',
+        ...ports.map((p, i) => `  - { name: gone-${i}, url: "https://127.0.0.1:${p}" }`),
+      ].join('\n'),
+    );
+    args = ['installer', 'status', '--inventory', join(dir, 'fleet.yaml')];
+  });
+  afterAll(() => cleanup());
+
+  it.skipIf(!existsSync(SCRIPT))('shows done, failed and left on a terminal, and not with --json', async () => {
+    const onTerminal = async (extra: string[]) => {
+      const command = [process.execPath, CLI, ...args, ...extra].map((a) => `'${a}'`).join(' ');
+      // script exits with the command's status (-e); 1 here, as every consumer failed.
+      const { stdout } = await run(SCRIPT, ['-qec', command, '/dev/null']).catch((err: { stdout: string }) => err);
+      return stdout;
+    };
+    const shown = await onTerminal([]);
+    expect(shown).toContain('consumers: 0 done, 0 failed, 3 left (of 3)');
+    expect(shown).toContain('consumers: 0 done, 3 failed, 0 left (of 3)');
+    expect(shown).toContain('3 consumers: 0 ok, 3 failed.');
+    expect(await onTerminal(['--json'])).not.toContain('left (of');
+  });
+
+  it('writes no count line where stderr is not a terminal', async () => {
+    const { code, stdout, stderr } = await runCli(args);
+    expect(code).toBe(1);
+    expect(stderr).not.toContain('left (of');
+    expect(stdout).toContain('the connection was refused (ECONNREFUSED)');
+  });
+});
