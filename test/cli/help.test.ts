@@ -45,7 +45,10 @@ describe('help that reads clean', () => {
     expect(line('depotkit installer connect-depot', '--no-sync')).toContain(`by default it does, waiting up to ${INSTALLER_DEFAULTS.syncTimeoutMs / 1000} s`);
     expect(line('depotkit sim installer', '--password-env')).toContain('the lab password in the README, never asked for');
     expect(line('depotkit sim installer', '--password-env')).not.toContain('terminal');
-    expect(find('depotkit depot').description()).toMatch(/pack, unpack, mirror, prune and diff/);
+    // A group's summary is all that the top-level help shows of it: it names every command of the group.
+    const depot = find('depotkit depot');
+    const named = (words: string) => words.split('-').every((word) => depot.description().toLowerCase().includes(word));
+    expect(depot.commands.map((c) => c.name()).filter((name) => name !== 'help' && !named(name))).toEqual([]);
   });
 
   it('lists the commands in the order of the flow, and says so', () => {
