@@ -50,7 +50,7 @@ function syncLines(sync: SyncResult & Partial<Pick<EnsuredSync, 'action' | 'reas
       ? ''
       : sync.reason === 'catalog-changed'
         ? `: settings unchanged; the depot's catalog changed since the last sync at ${sync.previousSyncAt ?? '?'}: re-synced`
-        : `: settings unchanged; the depot gives no date for its catalog: re-synced`;
+        : `: settings unchanged; the date of the depot's catalog is unknown: re-synced`;
   if (sync.ok) return [`sync: ${sync.status}${when}${sync.action === 'already-synced' ? ', already synced: nothing sent' : why}`];
   return [`sync: ${sync.status}${when}${why}: ${sync.message ?? 'no message'}`, ...(sync.fix ? [sync.fix] : [])];
 }

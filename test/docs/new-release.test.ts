@@ -1,0 +1,74 @@
+/**
+ * The new-release runbook's rehearsal runs as written: its shell block,
+ * unchanged but for its folder and ports (free ones), with `depotkit` the
+ * built CLI. The release is packed, unpacked into the served depot and
+ * verified; connect-depot has both consumers sync again because the catalog
+ * changed since their last sync, each lists it and downloads it.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { tempDir } from '../helpers/cli.js';
+import { assignedNames, freePort, portAccepts, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+
+const RUNBOOK = 'docs/runbooks/new-release.md';
+
+let tmp: { dir: string; cleanup: () => Promise<void> };
+let bin: string;
+beforeAll(async () => {
+  tmp = await tempDir('depotkit-new-release-');
+  bin = join(tmp.dir, 'bin');
+  await mkdir(bin);
+  await writeDepotkitShim(bin);
+});
+afterAll(async () => {
+  // Whatever a failed run left, so that no server outlives the test.
+  for (const pid of await processesUnder(tmp.dir)) process.kill(pid, 'SIGKILL');
+  await tmp?.cleanup();
+});
+
+it('the new-release rehearsal runs as written: both consumers re-sync because the catalog changed, list the new release and download it; nothing left running', async () => {
+  const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
+  expect(assignedNames(block).sort()).toEqual(['depot_port', 'installer_port', 'manager_port', 'work']);
+  const work = join(tmp.dir, 'new-release');
+  const ports = { depot_port: await freePort(), installer_port: await freePort(), manager_port: await freePort() };
+  const script = setVariables(block, { work, ...ports });
+
+  const { code, stdout, stderr } = await runBash(script, {
+    cwd: tmp.dir,
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+    seconds: 400,
+    file: join(tmp.dir, 'new-release.sh'),
+  });
+  expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
+  // The depot was asked for its catalog's date: no warning that it could not be.
+  expect(stderr).not.toContain("catalog's date");
+  for (const [name, role] of [
+    ['installer', 'VcfInstaller'],
+    ['sddc-manager', 'SddcManager'],
+  ]) {
+    // Connected and synced before the release, with 9.0 only.
+    expect(stdout).toMatch(
+      new RegExp(
+        `^${name} +${role} 9\\.\\S+ +ok +depot 127\\.0\\.0\\.1:${ports.depot_port}: DEPOT_CONNECTION_SUCCESSFUL\\n(?: {4}.*\\n)*? {4}releases: 9\\.0\\.0\\.0$`,
+        'm',
+      ),
+    );
+    // After it: nothing sent for the settings, a new sync because the catalog changed, and the new release.
+    expect(stdout).toMatch(
+      new RegExp(
+        `^${name} +${role} 9\\.\\S+ +ok +depot 127\\.0\\.0\\.1:${ports.depot_port}: DEPOT_CONNECTION_SUCCESSFUL \\(already set, nothing sent\\)\\n` +
+          `(?: {4}.*\\n)*? {4}sync: SYNCED \\(\\S+\\): settings unchanged; the depot's catalog changed since the last sync at \\S+: re-synced\\n {4}releases: 9\\.1\\.0\\.0$`,
+        'm',
+      ),
+    );
+    expect(stdout).toMatch(new RegExp(`^${name} +${role} 9\\.\\S+ +ok +releases: 9\\.1\\.0\\.0$`, 'm'));
+    expect(stdout).toMatch(new RegExp(`^${name} +${role} 9\\.\\S+ +ok +release 9\\.1\\.0\\.0 \\(INSTALL\\): (\\d+) of \\1 bundles downloaded`, 'm'));
+  }
+  expect(stdout).toContain('OK: ');
+  expect(stdout + stderr).not.toContain('Dep0t-Secret');
+  expect(stdout + stderr).not.toContain('VMware1!VMware1!');
+
+  expect(await processesUnder(work)).toEqual([]);
+  for (const port of Object.values(ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
+}, 480_000);
