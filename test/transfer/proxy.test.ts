@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS } from '../../src/constants.js';
+import { DEPOT_PATHS, PROXY_ENV } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { type MirrorReport, mirrorDepot } from '../../src/transfer/mirror.js';
@@ -107,9 +107,15 @@ afterAll(async () => {
   await cleanup?.();
 });
 
-/** The library's mirror of the served demo depot, with the process's environment set to `env` for the call. */
+/** The variables the mirror reads: unset for each call but those it is given, whatever the machine running the tests has. */
+const PROXY_VARIABLES = [...PROXY_ENV.https, ...PROXY_ENV.http, ...PROXY_ENV.noProxy];
+/** The same for the built CLI: an empty variable is no variable. */
+const NO_PROXY_VARIABLES = Object.fromEntries(PROXY_VARIABLES.map((k) => [k, '']));
+
+/** The library's mirror of the served demo depot, with the process's proxy variables set to `env` (and only those) for the call. */
 async function mirrorWith(options: Partial<Parameters<typeof mirrorDepot>[0]>, env: Record<string, string> = {}): Promise<MirrorReport> {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const saved = Object.fromEntries(PROXY_VARIABLES.map((k) => [k, process.env[k]]));
+  for (const k of PROXY_VARIABLES) delete process.env[k];
   Object.assign(process.env, env);
   try {
     return await mirrorDepot({ url: depotUrl, out: fresh('mirror'), caPems: [caPem], user: DEPOT_USER, password: DEPOT_PASSWORD, ...options });
@@ -179,7 +185,7 @@ describe.skipIf(!TINYPROXY)('depot mirror through a real proxy (tinyproxy)', () 
           '--proxy-credentials-file',
           credentials,
         ]),
-        { env: { HTTPS_PROXY: '', https_proxy: '', NO_PROXY: '', no_proxy: '' } },
+        { env: NO_PROXY_VARIABLES },
       );
       expect(res.code, res.stderr).toBe(0);
       expect(res.stdout).toContain(`Through the proxy http://${PROXY_USER}@${proxy.url.slice('http://'.length)} (--proxy).`);
@@ -199,7 +205,7 @@ describe.skipIf(!TINYPROXY)('depot mirror through a real proxy (tinyproxy)', () 
           '--proxy-password-file',
           wrong,
         ]),
-        { env: { NO_PROXY: '', no_proxy: '' } },
+        { env: NO_PROXY_VARIABLES },
       );
       expect(res.code).toBe(1);
       // tinyproxy answers wrong credentials with 401 (squid with 407): the same sentence for either.
