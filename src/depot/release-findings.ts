@@ -31,7 +31,10 @@ export function findingsWithReleases(findings: Finding[], judgement: ReleaseJudg
   const folders = new Map<string, string[]>();
   for (const b of catalog) {
     const folder = b.path.slice(0, b.path.lastIndexOf('/'));
-    folders.set(folder, [...(folders.get(folder) ?? []), b.path]);
+    let list = folders.get(folder);
+    // Appended in place: a copy per binary is quadratic in a folder of many versions.
+    if (!list) folders.set(folder, (list = []));
+    list.push(b.path);
   }
   const excused = (f: Finding): boolean => {
     if (f.severity !== 'error' || f.path === undefined) return false;
@@ -62,7 +65,11 @@ function releasesListing(judgement: ReleaseJudgement): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const r of judgement.releases) {
     if (r.state !== 'metadata-only') continue;
-    for (const f of r.files) out.set(f.path, [...(out.get(f.path) ?? []), r.version]);
+    for (const f of r.files) {
+      const list = out.get(f.path);
+      if (list) list.push(r.version);
+      else out.set(f.path, [r.version]);
+    }
   }
   return out;
 }

@@ -67,7 +67,12 @@ export interface ReleaseJudgement {
 function otherBuildFinder(catalog: ReleaseBinary[]): (path: string, seen: SeenFile) => OtherBuild | undefined {
   const byChecksum = new Map(catalog.map((b) => [b.checksum, b]));
   const bySize = new Map<number, ReleaseBinary[]>();
-  for (const b of catalog) bySize.set(b.size, [...(bySize.get(b.size) ?? []), b]);
+  for (const b of catalog) {
+    let list = bySize.get(b.size);
+    // Appended in place: demo and test depots give every binary one size, and a copy per binary is quadratic.
+    if (!list) bySize.set(b.size, (list = []));
+    list.push(b);
+  }
   const other = (b: ReleaseBinary, by: OtherBuild['by']): OtherBuild => ({
     path: b.path,
     fileName: b.fileName,
