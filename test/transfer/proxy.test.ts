@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { createServer } from 'node:http';
+import { type AddressInfo, type Socket, connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, PROXY_ENV } from '../../src/constants.js';
@@ -173,6 +174,21 @@ describe.skipIf(!TINYPROXY)('depot mirror through a real proxy (tinyproxy)', () 
     expect(message).not.toContain(PROXY_PASSWORD);
   });
 
+  it('takes an http:// depot through the proxy http_proxy names (HTTPS_PROXY is for https:// depots), in a tunnel too', async () => {
+    const plain = await startDepotServer({ root: join(base, 'depot'), host: '127.0.0.1', port: 0 });
+    try {
+      const url = plain.url.replace('127.0.0.1', 'localhost');
+      const before = proxy.log().split(`CONNECT localhost:${new URL(url).port} `).length;
+      const withUser = proxy.url.replace('//', `//${PROXY_USER}:${PROXY_PASSWORD}@`);
+      const report = await mirrorWith({ url, user: undefined, password: undefined, caPems: undefined }, { http_proxy: withUser, HTTPS_PROXY: deadProxy });
+      expect(report.ok).toBe(true);
+      expect(report.proxy?.from).toBe('http_proxy');
+      expect(proxy.log().split(`CONNECT localhost:${new URL(url).port} `).length).toBeGreaterThan(before);
+    } finally {
+      await plain.close();
+    }
+  });
+
   describe('through the command line', () => {
     it('--proxy with --proxy-credentials-file: the mirror goes through the proxy and says so, and the password is printed nowhere', async () => {
       const credentials = join(base, 'proxy-credentials');
@@ -301,5 +317,37 @@ describe('which proxy, as curl reads the environment', () => {
     ['lab.local', '10.1.2.3', 443, undefined],
   ])('NO_PROXY=%s for %s:%i -> %s', (list, host, port, entry) => {
     expect(noProxyEntry(list, { host, port, isIp: /^[\d.]+$|:/.test(host) })).toBe(entry);
+  });
+});
+
+describe('what a proxy refuses, in one sentence', () => {
+  /** A proxy of the test's own that answers every CONNECT with `status` and its headers. */
+  async function refusingProxy(status: number, headers: Record<string, string>): Promise<{ url: string; close(): Promise<void> }> {
+    const server = createServer();
+    server.on('connect', (_req, socket: Socket) => {
+      const lines = [`HTTP/1.1 ${status} Refused`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), 'Content-Length: 0', '', ''];
+      socket.end(lines.join('\r\n'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise((r) => server.close(() => r())),
+    };
+  }
+
+  it.each([
+    [407, { 'Proxy-Authenticate': 'NTLM' }, 'asks for NTLM authentication (407); depotkit gives a proxy Basic credentials only.'],
+    [403, {}, `refused to open a connection to localhost:1 (it answered 403); nothing was sent to the depot.`],
+  ])('a CONNECT answered %i %j', async (status, headers, words) => {
+    const refusing = await refusingProxy(status, headers);
+    try {
+      const err = await mirrorWith({ url: 'https://localhost:1', proxy: refusing.url, proxyUser: PROXY_USER, proxyPassword: PROXY_PASSWORD }).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(DepotkitError);
+      expect((err as Error).message).toBe(`The proxy http://${PROXY_USER}@${refusing.url.slice('http://'.length)} ${words}`);
+    } finally {
+      await refusing.close();
+    }
   });
 });
