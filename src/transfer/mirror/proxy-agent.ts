@@ -62,7 +62,11 @@ export function proxyAgent(route: ProxyRoute, settings: ProxyAgentSettings): Pro
   });
 }
 
-/** The connections to the proxy itself: each CONNECT that fails, or is answered other than 200, is the proxy's failure. */
+/**
+ * The connections to the proxy itself: each CONNECT that fails, or is answered other than 200, is the proxy's
+ * failure. Wrapped here because ProxyAgent's own error carries the proxy's status only in its wording, and
+ * passes a failure to reach the proxy on as if it were the depot's.
+ */
 function proxyLeg(route: ProxyRoute, origin: URL, options: Pool.Options): Dispatcher {
   const pool = new Pool(origin, options);
   const connect = pool.connect.bind(pool) as (o: Dispatcher.ConnectOptions) => Promise<Dispatcher.ConnectData>;
