@@ -71,6 +71,19 @@ export async function moveFixture(dir: string, count: number): Promise<MoveFixtu
     { env },
   );
   const depotUrl = `https://127.0.0.1:${serve.info.port}`;
+  const fleet = await startConsumers(dir, count);
+  await trustAndPoint(fleet.sims, oldCa.certPem, depotUrl);
+  const { sims, targets, startConsumer } = fleet;
+  const close = async (): Promise<void> => {
+    serve.child.kill('SIGTERM');
+    await serve.exited;
+    await Promise.all(sims.map((s) => s?.close()));
+  };
+  return { dir, oldCa, newCa, files, serve, depotUrl, sims, targets, startConsumer, close };
+}
+
+/** `count` simulated consumers (mixed versions and roles), each keeping its state in `dir`, and their inventory entries. */
+export async function startConsumers(dir: string, count: number): Promise<Pick<MoveFixture, 'sims' | 'targets' | 'startConsumer'>> {
   const sims: Array<InstallerSimulator | undefined> = new Array(count).fill(undefined);
   const ports: number[] = [];
   const startConsumer = async (i: number): Promise<InstallerSimulator> => {
@@ -88,12 +101,16 @@ export async function moveFixture(dir: string, count: number): Promise<MoveFixtu
   for (let i = 0; i < count; i++) await startConsumer(i);
   process.env[PASSWORD_ENV] = PASSWORD;
   const targets: InstallerTarget[] = sims.map((sim, i) => ({ name: `consumer-${i}`, url: sim!.url, user: USER, passwordEnv: PASSWORD_ENV, insecure: true }));
-  // Before the move: each consumer trusts the old CA and validated the depot.
+  return { sims, targets, startConsumer };
+}
+
+/** Before a move: each consumer trusts the old CA and validated the depot. */
+export async function trustAndPoint(sims: Array<InstallerSimulator | undefined>, oldCaPem: string, depotUrl: string): Promise<void> {
   await Promise.all(
     sims.map(async (sim) => {
       const client = await InstallerClient.connect({ url: sim!.url, user: USER, password: PASSWORD, trust: { insecure: true } });
       try {
-        await ensureTrusted(client, [oldCa.certPem]);
+        await ensureTrusted(client, [oldCaPem]);
         const push = await pushDepot(client, depotSpec(depotUrl));
         if (!push.ok) throw new Error(`consumer ${sim!.url} refused the depot before the move: ${push.errorCode}`);
       } finally {
@@ -101,12 +118,6 @@ export async function moveFixture(dir: string, count: number): Promise<MoveFixtu
       }
     }),
   );
-  const close = async (): Promise<void> => {
-    serve.child.kill('SIGTERM');
-    await serve.exited;
-    await Promise.all(sims.map((s) => s?.close()));
-  };
-  return { dir, oldCa, newCa, files, serve, depotUrl, sims, targets, startConsumer, close };
 }
 
 export function depotSpec(depotUrl: string): { url: string; username: string; password: string } {
@@ -134,10 +145,13 @@ export interface ValidationTally {
 /**
  * Each running consumer validates the depot (the depot settings update, as the
  * client sends it) every 200 ms until `stop` resolves; a consumer that is down
- * is left alone.
+ * is left alone. `tally` is counted into as the validations come back.
  */
-export async function validateContinuously(fx: MoveFixture, stop: Promise<unknown>): Promise<ValidationTally> {
-  const tally: ValidationTally = { ok: 0, failed: [], perConsumer: fx.sims.map(() => 0) };
+export async function validateContinuously(
+  fx: Pick<MoveFixture, 'sims' | 'depotUrl'>,
+  stop: Promise<unknown>,
+  tally: ValidationTally = { ok: 0, failed: [], perConsumer: fx.sims.map(() => 0) },
+): Promise<ValidationTally> {
   let stopped = false;
   void stop.finally(() => (stopped = true));
   await Promise.all(

@@ -2,10 +2,11 @@ import type { InstallerTarget } from '../../installer/index.js';
 import { makePlan, readMaterial, type CaMoveMaterial } from './plan.js';
 import { freshState, loadState, saveState, type CaMoveState } from './state.js';
 import { switchServed } from './switch.js';
-import { importNewCa } from './import.js';
-import { proveTrusted } from './prove.js';
+import { importAndProve } from './trusting.js';
 import { retireOldCa } from './retire.js';
 import { revalidate } from './revalidate.js';
+import { ConsumerSessions } from './sessions.js';
+import { Fingerprints } from './trust.js';
 import type { CaMoveOptions, CaMovePlan, CaMoveReport, ConsumerRow, PhaseName, PhaseReport } from './types.js';
 
 const SWITCH_TIMEOUT_MS = 30_000;
@@ -20,13 +21,17 @@ function failedNames(rows: Array<ConsumerRow<unknown>>): string {
 
 class Move {
   readonly phases: PhaseReport[] = [];
+  readonly sessions: ConsumerSessions;
+  readonly fingerprints = new Fingerprints();
 
   constructor(
     readonly opts: CaMoveOptions,
     readonly plan: CaMovePlan,
     readonly material: CaMoveMaterial,
     readonly state: CaMoveState,
-  ) {}
+  ) {
+    this.sessions = new ConsumerSessions(opts);
+  }
 
   record(phase: PhaseName, ok: boolean, extra: Omit<PhaseReport, 'phase' | 'ok'> = {}): boolean {
     const report = { phase, ok, ...extra };
@@ -46,13 +51,13 @@ class Move {
 
   /** Import and prove on `targets`; false (with the rows) when the move must stop before the switch. */
   async trust(targets: InstallerTarget[]): Promise<boolean> {
-    const imported = await importNewCa(targets, this.material.newCaPem, this.opts);
+    const newCa = { pem: this.material.newCaPem, sha256: this.plan.newCa.sha256 };
+    const { imported, proven } = await importAndProve(this.sessions, targets, newCa, this.plan.oldCa?.sha256, this.fingerprints);
     this.record(
       'import',
       imported.every((r) => r.ok),
       { rows: imported },
     );
-    const proven = await proveTrusted(targets, { newCa: this.plan.newCa.sha256, oldCa: this.plan.oldCa?.sha256 }, this.opts);
     const failed = proven.filter((r) => !r.ok);
     const excused = this.opts.skipUnreachable && failed.every((r) => r.unreachable);
     return this.record('prove', failed.length === 0 || !!excused, {
@@ -77,7 +82,7 @@ class Move {
   }
 
   async revalidateRemaining(): Promise<boolean> {
-    const rows = await revalidate(this.remaining(), this.opts);
+    const rows = await revalidate(this.sessions, this.remaining(), this.opts.depot, !this.opts.removeOld);
     for (const r of rows) if (r.ok) this.state.revalidated.push(r.name);
     await this.save();
     return this.record(
@@ -89,7 +94,7 @@ class Move {
 
   async retire(): Promise<boolean> {
     const targets = this.opts.consumers.filter((c) => !this.state.retired.includes(c.name));
-    const rows = await retireOldCa(targets, this.plan.oldCa!.sha256, this.opts);
+    const rows = await retireOldCa(this.sessions, targets, this.plan.oldCa!.sha256, this.fingerprints);
     for (const r of rows) if (r.ok) this.state.retired.push(r.name);
     await this.save();
     return this.record(
@@ -122,6 +127,15 @@ export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
   // Kept from the start: a re-run after a stop knows it carries on this move.
   await move.save();
   move.record('plan', true);
+  try {
+    return await runPhases(move, resumed);
+  } finally {
+    await move.sessions.close();
+  }
+}
+
+/** The phases after the plan, each only when an earlier run has not done it. */
+async function runPhases(move: Move, resumed: boolean): Promise<CaMoveReport> {
   const rerun = 'Run the move again once they are back: it carries on where it stopped.';
   // Consumers not yet on the new certificate get the new CA first, before the switch and on a re-run after it.
   if (move.remaining().length > 0 && !(await move.trust(move.remaining()))) {
@@ -134,6 +148,6 @@ export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
   } else move.record('switch', true, { skipped: true, note: 'already switched' });
   if (move.remaining().length > 0 && !(await move.revalidateRemaining())) return move.report(false, resumed, rerun);
   if (!move.phases.some((p) => p.phase === 'revalidate')) move.record('revalidate', true, { skipped: true });
-  if (opts.removeOld && !(await move.retire())) return move.report(false, resumed, rerun);
+  if (move.opts.removeOld && !(await move.retire())) return move.report(false, resumed, rerun);
   return move.report(true, resumed);
 }

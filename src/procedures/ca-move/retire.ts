@@ -1,7 +1,7 @@
 import type { InstallerTarget } from '../../installer/index.js';
-import { onEveryConsumer } from './consumers.js';
-import { aliasOf } from './trust.js';
-import type { CaMoveOptions, ConsumerRow } from './types.js';
+import type { ConsumerSessions } from './sessions.js';
+import { aliasOf, type Fingerprints } from './trust.js';
+import type { ConsumerRow } from './types.js';
 
 interface RetireResult {
   action: 'removed' | 'absent';
@@ -9,12 +9,21 @@ interface RetireResult {
 }
 
 /** Retire: the old CA removed from every consumer, by the alias its certificate is listed under. */
-export function retireOldCa(targets: InstallerTarget[], oldCaSha256: string, opts: CaMoveOptions): Promise<Array<ConsumerRow<RetireResult>>> {
-  return onEveryConsumer<RetireResult>(targets, opts, async (client) => {
-    const alias = await aliasOf(client, oldCaSha256);
-    if (alias === undefined) return { ok: true, result: { action: 'absent' as const } };
-    await client.deleteTrusted(alias);
-    const still = await aliasOf(client, oldCaSha256);
-    return { ok: still === undefined, result: { action: 'removed' as const, alias } };
-  });
+export function retireOldCa(
+  sessions: ConsumerSessions,
+  targets: InstallerTarget[],
+  oldCaSha256: string,
+  fingerprints: Fingerprints,
+): Promise<Array<ConsumerRow<RetireResult>>> {
+  return sessions.each<RetireResult>(
+    targets,
+    async (client) => {
+      const alias = await aliasOf(client, oldCaSha256, fingerprints);
+      if (alias === undefined) return { ok: true, result: { action: 'absent' as const } };
+      await client.deleteTrusted(alias);
+      const still = await aliasOf(client, oldCaSha256, fingerprints);
+      return { ok: still === undefined, result: { action: 'removed' as const, alias } };
+    },
+    { last: true },
+  );
 }

@@ -1,24 +1,30 @@
-import { pushDepot, type DepotPushResult, type InstallerTarget } from '../../installer/index.js';
-import { onEveryConsumer } from './consumers.js';
-import type { CaMoveOptions, ConsumerRow } from './types.js';
+import { pushDepot, type DepotPushResult, type DepotSpec, type InstallerTarget } from '../../installer/index.js';
+import type { ConsumerSessions } from './sessions.js';
+import type { ConsumerRow } from './types.js';
 
 /**
  * Revalidate: every consumer validates the depot again, by the depot settings
  * update the client sends (the installer validates the depot before it answers).
  */
 export function revalidate(
+  sessions: ConsumerSessions,
   targets: InstallerTarget[],
-  opts: CaMoveOptions,
+  depot: DepotSpec,
+  last: boolean,
 ): Promise<Array<ConsumerRow<Pick<DepotPushResult, 'status' | 'errorCode' | 'message'>>>> {
-  return onEveryConsumer(targets, opts, async (client) => {
-    const push = await pushDepot(client, opts.depot, { force: true });
-    return {
-      ok: push.ok,
-      result: {
-        ...(push.status ? { status: push.status } : {}),
-        ...(push.errorCode ? { errorCode: push.errorCode } : {}),
-        ...(push.message ? { message: push.message } : {}),
-      },
-    };
-  });
+  return sessions.each(
+    targets,
+    async (client) => {
+      const push = await pushDepot(client, depot, { force: true });
+      return {
+        ok: push.ok,
+        result: {
+          ...(push.status ? { status: push.status } : {}),
+          ...(push.errorCode ? { errorCode: push.errorCode } : {}),
+          ...(push.message ? { message: push.message } : {}),
+        },
+      };
+    },
+    { last },
+  );
 }

@@ -1,16 +1,29 @@
 import type { InstallerClient } from '../../installer/index.js';
 import { sha256Fingerprint } from '../../pki/index.js';
 
-function sha256Of(pem: string): string | undefined {
-  try {
-    return sha256Fingerprint(pem);
-  } catch {
-    return undefined;
+/**
+ * SHA-256 fingerprints of listed certificates, each PEM parsed once per move:
+ * every consumer lists the same few CAs, and parsing them again for each
+ * consumer and phase was the move's largest CPU cost after its requests.
+ */
+export class Fingerprints {
+  private readonly known = new Map<string, string | undefined>();
+
+  of(pem: string): string | undefined {
+    if (this.known.has(pem)) return this.known.get(pem);
+    let sha256: string | undefined;
+    try {
+      sha256 = sha256Fingerprint(pem);
+    } catch {
+      // An entry the consumer lists but that does not parse matches nothing.
+    }
+    this.known.set(pem, sha256);
+    return sha256;
   }
 }
 
 /** The alias under which a consumer lists a certificate, found by its SHA-256 (never by alias); undefined when it does not hold it. */
-export async function aliasOf(client: InstallerClient, sha256: string): Promise<string | undefined> {
+export async function aliasOf(client: InstallerClient, sha256: string, fingerprints: Fingerprints): Promise<string | undefined> {
   const { elements } = await client.listTrusted();
-  return elements.find((e) => typeof e.certificate === 'string' && sha256Of(e.certificate) === sha256)?.alias;
+  return elements.find((e) => typeof e.certificate === 'string' && fingerprints.of(e.certificate) === sha256)?.alias;
 }

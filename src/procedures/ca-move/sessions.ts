@@ -1,0 +1,130 @@
+import pLimit from 'p-limit';
+import {
+  InstallerClient,
+  InstallerConnectionError,
+  checkRole,
+  parseInstallerUrl,
+  runFleet,
+  type ApplianceInfo,
+  type InstallerTarget,
+} from '../../installer/index.js';
+import { readCaPems } from '../../pki/index.js';
+import { usageError } from '../../util/errors.js';
+import { readSecret } from '../../util/secrets.js';
+import type { CaMoveOptions, ConsumerRow } from './types.js';
+
+interface Session {
+  client: InstallerClient;
+  appliance: ApplianceInfo;
+}
+
+type SessionOptions = Pick<CaMoveOptions, 'concurrency' | 'timeoutMs' | 'passwords'>;
+
+function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let value = cache.get(key);
+  if (!value) {
+    value = make();
+    cache.set(key, value);
+  }
+  return value;
+}
+
+/**
+ * One session per consumer for the whole move: each consumer logs in and says
+ * what it is (appliance-info) once, and its phases (import, prove, revalidate,
+ * retire) reuse that session; a log-in and its revocation per phase were most
+ * of the move's requests. Password files and consumer CAs are read once.
+ * `close()` revokes every session.
+ */
+export class ConsumerSessions {
+  private readonly sessions = new Map<string, Promise<Session>>();
+  private readonly files = new Map<string, Promise<string>>();
+  private readonly trust = new Map<string, Promise<string[]>>();
+
+  constructor(private readonly opts: SessionOptions) {}
+
+  /**
+   * Runs `task` on every consumer, each row naming the consumer's role and
+   * version as appliance-info gives them; a consumer that answers another role
+   * than its entry expects fails its row, and one that cannot be reached is
+   * marked so (its session is dropped: the next phase, or a re-run, connects again).
+   * With `last`, each session is revoked as soon as its task is done, on the
+   * connection the task used, rather than after the whole fleet.
+   */
+  async each<T>(
+    targets: InstallerTarget[],
+    task: (client: InstallerClient, target: InstallerTarget) => Promise<{ ok: boolean; result: T }>,
+    { last = false }: { last?: boolean } = {},
+  ): Promise<Array<ConsumerRow<T>>> {
+    const unreachable = new Set<string>();
+    const rows = await runFleet(targets, this.opts.concurrency, async (target, seen) => {
+      try {
+        const { client, appliance } = await this.session(target);
+        Object.assign(seen, { role: appliance.role, version: appliance.version });
+        checkRole(target, appliance);
+        return await task(client, target);
+      } catch (err) {
+        if (err instanceof InstallerConnectionError) {
+          unreachable.add(target.name);
+          await this.drop(target.name);
+        }
+        throw err;
+      } finally {
+        if (last) await this.drop(target.name);
+      }
+    });
+    return rows.map((row) => (unreachable.has(row.name) ? { ...row, unreachable: true } : row));
+  }
+
+  /** Revokes every session. */
+  async close(): Promise<void> {
+    const limit = pLimit(Math.max(1, this.opts.concurrency));
+    const names = [...this.sessions.keys()];
+    await Promise.all(names.map((name) => limit(() => this.drop(name))));
+  }
+
+  private session(target: InstallerTarget): Promise<Session> {
+    const existing = this.sessions.get(target.name);
+    if (existing) return existing;
+    const opening = this.open(target);
+    this.sessions.set(target.name, opening);
+    // A consumer that could not be logged in to is tried afresh by the next phase.
+    opening.catch(() => this.sessions.get(target.name) === opening && this.sessions.delete(target.name));
+    return opening;
+  }
+
+  private async open(target: InstallerTarget): Promise<Session> {
+    const password = await this.password(target);
+    const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
+    const client = new InstallerClient(parseInstallerUrl(target.url), {
+      url: target.url,
+      user: target.user,
+      password,
+      trust: { caPems, insecure: target.insecure },
+      timeoutMs: this.opts.timeoutMs,
+      retries: 1,
+    });
+    try {
+      await client.login();
+      return { client, appliance: await client.applianceInfo() };
+    } catch (err) {
+      await client.close();
+      throw err;
+    }
+  }
+
+  private async drop(name: string): Promise<void> {
+    const session = this.sessions.get(name);
+    this.sessions.delete(name);
+    const open = await session?.catch(() => undefined);
+    await open?.client.close();
+  }
+
+  private password(target: InstallerTarget): Promise<string> {
+    if (target.passwordFile) return cached(this.files, target.passwordFile, () => readSecret({ file: target.passwordFile }, 'password'));
+    if (target.passwordEnv) return readSecret({ env: target.passwordEnv }, 'password');
+    const password = this.opts.passwords?.get(target.user);
+    if (password === undefined) return Promise.reject(usageError(`No password source for ${target.user} on ${target.name}.`));
+    return Promise.resolve(password);
+  }
+}
