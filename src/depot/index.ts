@@ -31,4 +31,14 @@ export {
   type SigningKeyPaths,
 } from './signature.js';
 export { verifyDepot, type VerifyOptions, type VerifyResult } from './verify.js';
+export { planReleases, type ReleaseBinary, type ReleasePlan, type ReleasePlans } from './release-plan.js';
+export {
+  judgeReleases,
+  type OtherBuild,
+  type ReleaseFileProblem,
+  type ReleaseJudgement,
+  type ReleaseState,
+  type ReleaseVerdict,
+  type SeenFile,
+} from './release-status.js';
 export { listUpgradeMetadata, upgradeMetadataPaths, isUpgradeMetadataPath } from './upgrade-metadata.js';
