@@ -7,6 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // TLS servers and child processes: keep to the 2 cores CI has.
     maxWorkers: 2,
+    setupFiles: ['test/setup/no-proxy.ts'],
     reporters: ['default'],
   },
 });
