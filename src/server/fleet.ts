@@ -5,6 +5,7 @@ import { RespawnPolicy } from './respawn.js';
 import type { StatusData } from './status-data.js';
 import { SERVE_WORKER_START_ATTEMPTS } from './tuning.js';
 import type { DepotServer, DepotServerOptions } from './types.js';
+import { workerEnv } from './worker-env.js';
 import { askEach, tell, waitFor, WorkerExitedWhileStarting, type FromWorker, type ToWorker } from './worker-messages.js';
 
 const WORKER_ENTRY = fileURLToPath(new URL('./worker.js', import.meta.url));
@@ -95,8 +96,8 @@ export class Fleet {
 
   /** Forks a worker, prepares it, hands it the socket; resolves once it serves. */
   private async spawn(): Promise<void> {
-    // The primary's flags, not its arguments: the worker entry takes none.
-    const worker = fork(WORKER_ENTRY, [], { stdio: 'inherit' });
+    // The primary's flags, not its arguments: the worker entry takes none. A small young generation (worker-env.ts).
+    const worker = fork(WORKER_ENTRY, [], { stdio: 'inherit', env: workerEnv() });
     this.live.add(worker);
     // A message to a worker that has just died fails here; its exit is what is acted on.
     worker.on('error', () => {});

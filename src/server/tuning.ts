@@ -39,3 +39,9 @@ export const SERVE_AUTH_TRACKED_CLIENTS = 10_000;
 export const SERVE_AUTH_HASH_THREADS = 1;
 /** bcrypt checks running or waiting at once per serving process; more get 503 with Retry-After. */
 export const SERVE_AUTH_MAX_PENDING = 16;
+/**
+ * Largest semi-space of a forked serving process's young generation, in MiB (V8's --max-semi-space-size; its
+ * default lets each grow to 16 MiB under load). A download's garbage is a few objects per 256 KiB buffer, so the
+ * smaller young generation costs no measurable CPU and keeps tens of MiB off the peak (scripts/bench/serve.sh).
+ */
+export const SERVE_WORKER_SEMI_SPACE_MB = 1;
