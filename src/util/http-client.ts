@@ -2,6 +2,7 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import { Agent, request, type Dispatcher } from 'undici';
 import { DepotkitError, EXIT } from './errors.js';
 import { NETWORK_LIMITS } from './limits.js';
+import { tcpFirstConnector } from './tcp-first.js';
 import { formatBytes } from './text.js';
 
 /** An answer: its status and its body, parsed as JSON when it is JSON, else the text (undefined when empty). */
@@ -128,7 +129,11 @@ export class JsonTransport {
   constructor(private readonly opts: JsonTransportOptions) {
     const caPems = opts.trust?.caPems;
     this.agent = new Agent({
-      connect: { ...(caPems ? { secureContext: secureContextOf(caPems) } : {}), rejectUnauthorized: !opts.trust?.insecure, timeout: opts.timeoutMs },
+      connect: tcpFirstConnector({
+        ...(caPems ? { secureContext: secureContextOf(caPems) } : {}),
+        rejectUnauthorized: !opts.trust?.insecure,
+        timeout: opts.timeoutMs,
+      }),
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     });

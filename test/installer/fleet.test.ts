@@ -76,6 +76,24 @@ describe('connections of a fleet', () => {
     }
   });
 
+  it('times out a server that takes the TCP connection and never starts TLS, as a connection that timed out', async () => {
+    const held: Array<{ destroy(): void }> = [];
+    const server = createTcpServer((socket) => held.push(socket));
+    const port = await listen(server);
+    try {
+      const url = `https://127.0.0.1:${port}`;
+      const client = new InstallerClient(new URL(url), { url, user: USER, password: PASSWORD, trust: { caPems: [tls.certPem] }, timeoutMs: 300, retries: 0 });
+      const err = await client.login().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InstallerConnectionError);
+      expect((err as InstallerConnectionError).code).toBe('UND_ERR_CONNECT_TIMEOUT');
+      expect((err as Error).message).toBe(`Cannot reach the installer 127.0.0.1:${port}: the connection timed out (UND_ERR_CONNECT_TIMEOUT).`);
+      await client.close();
+    } finally {
+      held.forEach((s) => s.destroy());
+      await closeServer(server);
+    }
+  });
+
   it('keeps one TLS connection for a whole session: log-in, calls and revocation', async () => {
     let connections = 0;
     const server = createHttpsServer({ key: tls.keyPem, cert: tls.certPem }, (req, res) => {
