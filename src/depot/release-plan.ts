@@ -21,6 +21,12 @@ export interface ReleaseBinary {
 
 export interface ReleasePlan {
   version: string;
+  releaseDate?: string;
+  minInstallerVersion?: string;
+  /** The catalog entries the release names. */
+  entries: CatalogEntry[];
+  /** Component versions its bill of materials names that the catalog does not have: nothing to fetch. */
+  notInCatalog: { name: string; version: string }[];
   /** Each distinct file once, however many of its component versions name it. */
   binaries: ReleaseBinary[];
 }
@@ -28,7 +34,9 @@ export interface ReleasePlan {
 export interface ReleasePlans {
   grouping: 'manifest' | 'catalog';
   releases: ReleasePlan[];
-  /** Binaries of catalog entries no release of the manifest names (versions the catalog also offers). */
+  /** Catalog entries no release of the manifest names (versions the catalog also offers). */
+  otherEntries: CatalogEntry[];
+  /** Their binaries. */
   others: ReleaseBinary[];
   /** Every binary the catalog names, each path once: where a file of the wrong bytes is looked for. */
   catalog: ReleaseBinary[];
@@ -52,28 +60,39 @@ function distinct(binaries: ReleaseBinary[]): ReleaseBinary[] {
   return [...seen.values()];
 }
 
-/** The releases of a depot and the binaries each needs; by the manifest when it lists releases, else by the catalog. */
+/** The releases of a depot and the binaries each needs; by the manifest when it can be read, else by the catalog. */
 export function planReleases(entries: CatalogEntry[], manifest: ManifestRelease[] | undefined): ReleasePlans {
   const catalog = distinct(entries.flatMap(binariesOf));
   const byVersion = (a: { version: string }, b: { version: string }) => compareVersions(a.version, b.version);
-  if (manifest && manifest.length > 0) {
+  const key = (name: string, version: string) => `${name}\0${version}`;
+  if (manifest) {
+    const inCatalog = new Set(entries.map((e) => key(e.component, e.productVersion)));
     const named = new Set<string>();
-    const releases = manifest.map((r) => {
-      const keys = new Set(r.bom.map((b) => `${b.name}\0${b.version}`));
+    const releases = manifest.map((r): ReleasePlan => {
+      const keys = new Set(r.bom.map((b) => key(b.name, b.version)));
       keys.forEach((k) => named.add(k));
-      return { version: r.version, binaries: distinct(entries.filter((e) => keys.has(`${e.component}\0${e.productVersion}`)).flatMap(binariesOf)) };
+      const listed = entries.filter((e) => keys.has(key(e.component, e.productVersion)));
+      const notInCatalog = [...new Map(r.bom.filter((b) => !inCatalog.has(key(b.name, b.version))).map((b) => [key(b.name, b.version), b])).values()];
+      return {
+        version: r.version,
+        ...(r.releaseDate !== undefined ? { releaseDate: r.releaseDate } : {}),
+        ...(r.minInstallerVersion !== undefined ? { minInstallerVersion: r.minInstallerVersion } : {}),
+        entries: listed,
+        notInCatalog: notInCatalog.map((b) => ({ name: b.name, version: b.version })),
+        binaries: distinct(listed.flatMap(binariesOf)),
+      };
     });
-    const others = distinct(entries.filter((e) => !named.has(`${e.component}\0${e.productVersion}`)).flatMap(binariesOf));
-    return { grouping: 'manifest', releases: releases.sort(byVersion), others, catalog };
+    const otherEntries = entries.filter((e) => !named.has(key(e.component, e.productVersion)));
+    return { grouping: 'manifest', releases: releases.sort(byVersion), otherEntries, others: distinct(otherEntries.flatMap(binariesOf)), catalog };
   }
-  const groups = new Map<string, ReleaseBinary[]>();
+  const groups = new Map<string, CatalogEntry[]>();
   for (const e of entries) {
     const version = releaseOfVersion(e.productVersion);
     let list = groups.get(version);
     // Appended in place: a copy per entry is quadratic in a catalog of many versions.
     if (!list) groups.set(version, (list = []));
-    list.push(...binariesOf(e));
+    list.push(e);
   }
-  const releases = [...groups].map(([version, list]) => ({ version, binaries: distinct(list) }));
-  return { grouping: 'catalog', releases: releases.sort(byVersion), others: [], catalog };
+  const releases = [...groups].map(([version, list]) => ({ version, entries: list, notInCatalog: [], binaries: distinct(list.flatMap(binariesOf)) }));
+  return { grouping: 'catalog', releases: releases.sort(byVersion), otherEntries: [], others: [], catalog };
 }
