@@ -23,7 +23,17 @@ import {
   wholeNumber,
 } from './options.js';
 import { printJson, printLines } from './output.js';
-import { addSelectionOptions, formatReleases, formatSelection, listed, readSigningCert, selectOptionsOf, tookOverLine, transfer } from './transfer-shared.js';
+import {
+  addSelectionOptions,
+  formatMetadataChange,
+  formatReleases,
+  formatSelection,
+  listed,
+  readSigningCert,
+  selectOptionsOf,
+  tookOverLine,
+  transfer,
+} from './transfer-shared.js';
 
 /** `depot mirror`: a served depot replicated over HTTPS. */
 export function registerMirror(depot: Command): void {
@@ -111,6 +121,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   lines.push(...formatSelection(r.selection));
   lines.push(...tookOverLine(r.lock.tookOverFrom));
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
+  lines.push(...formatMetadataChange(r.metadataChange));
   const where = r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder";
   lines.push(
     r.upgradeMetadata.source === 'none'

@@ -1,31 +1,34 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, MIRROR_METADATA_PATHS, MIRROR_STATE_FILE, TEMP_PREFIX } from '../constants.js';
-import { type CatalogBinary, CatalogError, catalogBinaries } from '../depot/catalog.js';
+import type { CatalogBinary } from '../depot/catalog.js';
 import { type DepotLock, withDepotLock } from '../depot/lock.js';
+import { type CatalogChange, type MetadataChange, backupMetadata, metadataChangeOf } from '../depot/metadata-guard.js';
 import { Checkpoints, stateFileFor } from '../depot/place.js';
 import { verifyDepot } from '../depot/verify.js';
-import { type DepotUrl, depotFileUrl, parseDepotUrl } from '../util/depot-url.js';
-import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { type DepotUrl, parseDepotUrl } from '../util/depot-url.js';
+import { usageError } from '../util/errors.js';
 import { writeJsonAtomic } from '../util/fs.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
 import { MIRROR_DEFAULTS } from './defaults.js';
-import { parseTransferCatalog, readCatalogOf, sha256Hex, unplaceableName } from './inventory.js';
+import { readCatalogOf, unplaceableName } from './inventory.js';
 import { type Connection, openConnection } from './mirror/connection.js';
 import { downloadBinary } from './mirror/download.js';
 import { FileFailure } from './mirror/failure.js';
 import { DepotFiles } from './mirror/local.js';
-import { type FetchedFile, MetadataBudget, clearLeftTemps, dropTemps, fetchCatalog, fetchMetadataFiles, writeTemp } from './mirror/metadata.js';
+import { type FetchedFile, MetadataBudget, clearLeftTemps, dropTemps, fetchMetadataFiles, writeTemp } from './mirror/metadata.js';
 import { planBinaries } from './mirror/plan.js';
 import { eachLimited } from './mirror/pool.js';
 import { hashLocal, placeMetadata, splitUnchanged } from './mirror/publish.js';
 import { SavePacer } from './mirror/saving.js';
 import { type MirrorProgress, type MirrorReport, sortReport } from './mirror/report.js';
 import type { ProxyOptions } from './mirror/proxy.js';
+import { type Source, readSource } from './mirror/source.js';
+import { ensureMirrorSpace } from './mirror/space.js';
 import { findUpgradeMetadata } from './mirror/upgrade.js';
 import { releaseStatus } from './releases.js';
-import { type Seal, checkSeal, formatSeal, parseSeal, sealCode } from './seal.js';
-import { type BinarySelection, type SelectOptions, discountLeftOut, selectBinaries, selects } from './select.js';
+import { type Seal, formatSeal, parseSeal } from './seal.js';
+import { type BinarySelection, type SelectOptions, discountLeftOut } from './select.js';
 import { TargetDepot } from './target.js';
 
 export { partialPathFor } from './mirror/local.js';
@@ -93,40 +96,6 @@ function readSettings(options: MirrorOptions): Settings {
   return { depot, concurrency, retries: options.retries ?? MIRROR_DEFAULTS.retries, ...(seal ? { seal } : {}) };
 }
 
-/** The source's catalog as fetched: its bytes until they are written down, its digest, the binaries it names. */
-interface Source {
-  bytes?: Buffer;
-  sha256: string;
-  /** The binaries to mirror (those chosen, with a selection); emptied once they are done. */
-  binaries: CatalogBinary[];
-  selection?: BinarySelection;
-}
-
-/** Fetches and reads the catalog, and holds it to the seal when one was given: nothing is written before this passes. */
-async function readSource(conn: Connection, seal: Seal | undefined, select: SelectOptions | undefined): Promise<Source> {
-  const bytes = await fetchCatalog(conn);
-  const sha256 = sha256Hex(bytes);
-  const url = depotFileUrl(conn.depot, DEPOT_PATHS.catalog);
-  if (seal && !checkSeal({ catalog: seal.catalog }, { catalogSha256: sha256 }).ok) {
-    throw new DepotkitError(
-      `The catalog at ${url} is not the one the seal vouches for: its code is ${sealCode(sha256)}, the seal's is ${seal.catalog.match(/.{5}/g)!.join('-')}; nothing was written.`,
-      EXIT.problems,
-      'Compare the seal with the one written down at the other site; the source may have been changed or replaced.',
-    );
-  }
-  try {
-    const catalog = parseTransferCatalog(bytes.toString('utf8'), url);
-    const binaries = catalogBinaries(catalog);
-    if (!selects(select)) return { bytes, sha256, binaries };
-    // Checked against the catalog before anything is written: an unknown release or component is refused.
-    const selection = selectBinaries(catalog, select);
-    return { bytes, sha256, binaries: binaries.filter((b) => selection.chosen.has(b.path)), selection };
-  } catch (err) {
-    if (err instanceof CatalogError) throw new DepotkitError(err.message, EXIT.problems);
-    throw err;
-  }
-}
-
 /** Refuses to write a mirror over a depot that is not a mirror of the same URL, unless forced. */
 async function claimTarget(root: string, base: string, force: boolean): Promise<void> {
   const stateFile = join(dirname(stateFileFor(root)), MIRROR_STATE_FILE);
@@ -161,9 +130,11 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
     proxy: options,
   });
   try {
-    const source = await readSource(conn, settings.seal, options.select);
-    // One writer per depot: a second mirror (or unpack) into it is refused, a dead one's lock taken over.
     const root = resolve(options.out);
+    const source = await readSource(conn, settings.seal, options.select, { root, force: options.force ?? false });
+    // Refusals and the space check need no lock: nothing is written for them.
+    await ensureMirrorSpace(root, source.binaries, source.bytes!.length);
+    // One writer per depot: a second mirror (or unpack) into it is refused, a dead one's lock taken over.
     return await withDepotLock(root, LOCK_OPERATION, async (lock) => {
       const done = await mirrorInto(conn, settings, source, lock, options);
       // Depot verify reads the catalog itself: the mirror's own view of it, and its state, are let go first.
@@ -232,7 +203,14 @@ async function mirrorInto(
   try {
     await mirrorBinaries(conn, files, checkpoints, source.binaries, settings, report, options);
     sortReport(report);
-    await publish(files, checkpoints, metadata.fetched, report, currentCatalog !== undefined && currentCatalog !== source.sha256);
+    report.metadataChange = await publish(
+      files,
+      checkpoints,
+      metadata.fetched,
+      report,
+      currentCatalog !== undefined && currentCatalog !== source.sha256,
+      source.change,
+    );
   } catch (err) {
     // Temporary files go (those already renamed are not there any more); what was placed is remembered.
     await dropTemps(metadata.fetched);
@@ -250,15 +228,25 @@ async function mirrorInto(
  * came through (or the depot's catalog is this one already): a depot keeps a
  * catalog whose binaries it holds.
  */
-async function publish(files: DepotFiles, checkpoints: Checkpoints, fetched: FetchedFile[], report: MirrorProgress, otherCatalogHere: boolean): Promise<void> {
+async function publish(
+  files: DepotFiles,
+  checkpoints: Checkpoints,
+  fetched: FetchedFile[],
+  report: MirrorProgress,
+  otherCatalogHere: boolean,
+  change: CatalogChange | undefined,
+): Promise<MetadataChange | undefined> {
   const { changed, unchanged } = await splitUnchanged(files, fetched);
   report.metadata.unchanged = unchanged;
   if (changed.length && report.failed.length && otherCatalogHere) {
     report.metadata.held = true;
     await dropTemps(changed);
-  } else {
-    report.metadata.written = (await placeMetadata(files, checkpoints, changed)).sort();
+    return undefined;
   }
+  // The metadata about to be replaced is kept beside the depot first.
+  const backup = change && changed.length ? await backupMetadata(files.root) : undefined;
+  report.metadata.written = (await placeMetadata(files, checkpoints, changed)).sort();
+  return change && metadataChangeOf(change, backup);
 }
 
 /** Every binary of the catalog: recognised in place, or downloaded `concurrency` at a time; one file's failure is reported, anything else ends the run. */

@@ -2,7 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/util/errors.js';
+import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { startDepotServer } from '../../src/server/index.js';
+import { mirrorDepot } from '../../src/transfer/mirror.js';
+import { packDepot } from '../../src/transfer/pack.js';
+import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { vendorLikeSource } from '../depot/helpers.js';
 import { demo } from './helpers.js';
@@ -37,6 +41,18 @@ function expectBothNumbers(stderr: string): void {
   expect(stderr).toMatch(/needs \d+ bytes .* has \d+ bytes .*free; nothing was written/);
 }
 
+/** The library's refusal: the environment's exit code and both numbers in its sentence. */
+async function refusedForSpace(run: Promise<unknown>): Promise<DepotkitError> {
+  const err = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DepotkitError);
+  expect((err as DepotkitError).exitCode).toBe(EXIT.environment);
+  expectBothNumbers((err as DepotkitError).message);
+  return err as DepotkitError;
+}
+
 describe('space is checked before bytes', () => {
   it('depot build into a file system too small stops at once, exit 3, both numbers, nothing written', async (ctx) => {
     if (!mounted) ctx.skip();
@@ -68,5 +84,47 @@ describe('space is checked before bytes', () => {
     expect(res.code).toBe(EXIT.environment);
     expectBothNumbers(res.stderr);
     expect(await readdir(small)).toEqual([]);
+  });
+
+  it('depot pack onto a file system too small stops after planning the volumes, exit 3, both numbers, nothing written', async (ctx) => {
+    if (!mounted) ctx.skip();
+    const depot = await demo(join(base, 'pack-src'), BINARY);
+    const err = await refusedForSpace(packDepot({ depot, out: join(small, 'pack'), volumeSize: 1024 ** 3 }));
+    expect(err.message).toContain('The pack needs');
+    expect(await readdir(small)).toEqual([]);
+    // The command line gives the same refusal its exit code.
+    const res = await runCli(['depot', 'pack', depot, '--out', join(small, 'pack')]);
+    expect(res.code).toBe(EXIT.environment);
+    expectBothNumbers(res.stderr);
+    expect(await readdir(small)).toEqual([]);
+  });
+
+  it('depot pack of one small release fits where the whole depot does not', async (ctx) => {
+    if (!mounted) ctx.skip();
+    const depot = await demo(join(base, 'pack-one'), BINARY);
+    const report = await packDepot({ depot, out: join(small, 'one'), volumeSize: 1024 ** 3, select: { components: ['VCENTER'] } });
+    expect(report.ok).toBe(true);
+    await rm(join(small, 'one'), { recursive: true, force: true });
+  });
+
+  it('depot mirror onto a file system too small stops before the lock or any metadata, exit 3, both numbers, nothing written', async (ctx) => {
+    if (!mounted) ctx.skip();
+    const depot = await demo(join(base, 'mirror-src'), BINARY);
+    const ca = await createCa({ keySize: 2048 });
+    const issued = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+    const server = await startDepotServer({ root: depot, host: '127.0.0.1', port: 0, tls: { certPem: issued.chainPem, keyPem: issued.keyPem } });
+    try {
+      const url = server.url.replace('127.0.0.1', 'localhost');
+      const err = await refusedForSpace(mirrorDepot({ url, out: join(small, 'mirror'), caPems: [ca.certPem] }));
+      expect(err.message).toContain('The mirror needs');
+      expect(await readdir(small)).toEqual([]);
+      // One release's binaries fit: the selection is what is judged.
+      const one = await mirrorDepot({ url, out: join(small, 'mirror'), caPems: [ca.certPem], select: { components: ['VCENTER'] } });
+      expect(one.failed).toEqual([]);
+      expect(one.downloaded.length).toBe(1);
+    } finally {
+      await server.close();
+      await rm(join(small, 'mirror'), { recursive: true, force: true });
+    }
   });
 });

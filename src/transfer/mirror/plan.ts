@@ -64,7 +64,9 @@ export async function planBinaries(
   let bytesToFetch = 0;
   await eachLimited(todo.values(), LOOKUPS_AT_ONCE, async (i) => {
     const b = binaries[i]!;
-    bytesToFetch += b.size - Math.min((await sizeOf(partialPathFor(root, b))) ?? 0, b.size);
+    const partial = (await sizeOf(partialPathFor(root, b))) ?? 0;
+    // Added after the await: `bytesToFetch += await ...` adds to the value read before it, and the lookups at once lost each other's sums.
+    bytesToFetch += b.size - Math.min(partial, b.size);
   });
   // Largest first, so that the last minutes are not one big file on one connection.
   todo.sort((i, j) => binaries[j]!.size - binaries[i]!.size || (binaries[i]!.path < binaries[j]!.path ? -1 : 1));

@@ -1,4 +1,5 @@
 import type { DepotLockHolder } from '../../depot/lock.js';
+import type { MetadataChange } from '../../depot/metadata-guard.js';
 import type { VerifyResult } from '../../depot/verify.js';
 import type { ReleaseStatus } from '../releases.js';
 import type { SelectionSummary } from '../select.js';
@@ -33,6 +34,13 @@ export interface MirrorReport {
     /** The server's metadata was not put in place: binaries failed and the depot's own metadata was kept. */
     held: boolean;
   };
+  /**
+   * What the server's metadata changed against the depot's (releases and
+   * product versions added, removed) and where the replaced metadata was
+   * kept; set when it replaced another catalog. An older one is refused
+   * before anything is written unless `force`.
+   */
+  metadataChange?: MetadataChange;
   /**
    * vCenter upgrade metadata (PROD/COMP/VCENTER/vmw/<uuid>/), which the catalog does not name: found in the
    * status of `depotkit serve` or in a folder listing, and copied with the metadata; `none` when the server
