@@ -43,14 +43,14 @@ export function depotLine(result: DepotPushResult & Listed & { trusted?: TrustOu
   return lines;
 }
 
-function syncLines(sync: SyncResult & Partial<Pick<EnsuredSync, 'action' | 'reason' | 'previousSyncAt'>>): string[] {
+function syncLines(sync: SyncResult & Partial<Pick<EnsuredSync, 'action' | 'reason' | 'previousSyncAt' | 'catalogNote'>>): string[] {
   const when = sync.completedAt ? ` (${sync.completedAt})` : '';
   const why =
     sync.action !== 'resynced'
       ? ''
       : sync.reason === 'catalog-changed'
         ? `: settings unchanged; the depot's catalog changed since the last sync at ${sync.previousSyncAt ?? '?'}: re-synced`
-        : `: settings unchanged; the date of the depot's catalog is unknown: re-synced`;
+        : `: settings unchanged; the date of the depot's catalog is unknown${sync.catalogNote ? ` (${sync.catalogNote})` : ''}: re-synced`;
   if (sync.ok) return [`sync: ${sync.status}${when}${sync.action === 'already-synced' ? ', already synced: nothing sent' : why}`];
   return [`sync: ${sync.status}${when}${why}: ${sync.message ?? 'no message'}`, ...(sync.fix ? [sync.fix] : [])];
 }

@@ -123,13 +123,8 @@ function registerConnectDepot(installer: Command): void {
       const caPems = flags.trustCa.length > 0 ? await readCaCertificates(flags.trustCa) : undefined;
       for (const sentence of lib.leafTrustWarnings(caPems ?? [])) warn(sentence);
       // A consumer already on this depot syncs again when the depot's catalog changed since its last sync (a new release).
-      // Asked while the consumers are logged in to and set, once for all of them.
-      const catalog = flags.sync
-        ? lib.depotCatalogDate(spec, { caPems, timeoutMs: flags.timeout * 1000 }).then((date) => {
-            if (date.note) warn(`${date.note}: every consumer already on this depot syncs it again.`);
-            return date;
-          })
-        : undefined;
+      // Asked once for all the consumers, while they are logged in to and set; a row re-synced without it says why.
+      const catalog = flags.sync ? lib.depotCatalogDate(spec, { caPems, timeoutMs: flags.timeout * 1000 }) : undefined;
       const options = {
         caPems,
         force: flags.force,

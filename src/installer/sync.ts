@@ -88,6 +88,8 @@ export type EnsuredSync = SyncResult & {
   /** With resynced: why, and when the sync before it had ended. */
   reason?: ResyncReason;
   previousSyncAt?: string;
+  /** With catalog-undated: why the depot gave no date (catalog-date.ts's note). */
+  catalogNote?: string;
 };
 
 /**
@@ -103,8 +105,11 @@ export async function ensureSynced(client: InstallerClient, opts: EnsureSyncedOp
       const last = info.lastSyncCompletionTimestamp;
       const stale = opts.catalog && (opts.catalog.lastModified === undefined || !syncedSince(last, opts.catalog.lastModified));
       if (!stale) return { action: 'already-synced', ok: true, status: info.syncStatus, ...(last ? { completedAt: last } : {}) };
-      const reason: ResyncReason = opts.catalog?.lastModified === undefined ? 'catalog-undated' : 'catalog-changed';
-      return { action: 'resynced', reason, ...(last ? { previousSyncAt: last } : {}), ...(await syncDepot(client, opts)) };
+      const undated = opts.catalog?.lastModified === undefined;
+      const why = undated
+        ? { reason: 'catalog-undated' as const, ...(opts.catalog?.note ? { catalogNote: opts.catalog.note } : {}) }
+        : { reason: 'catalog-changed' as const };
+      return { action: 'resynced', ...why, ...(last ? { previousSyncAt: last } : {}), ...(await syncDepot(client, opts)) };
     }
   }
   return { action: 'synced', ...(await syncDepot(client, opts)) };

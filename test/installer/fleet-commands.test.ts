@@ -124,6 +124,28 @@ describe('installer commands over a mixed inventory', () => {
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toMatch(/^127\.0\.0\.1:\d+ {2}SddcManager 9\.1\.1\.0\.25800000 {2}ok {2}sync: SYNCED \(\S+\)\n {4}releases: 9\.0\.0\.0/m);
 
+    // Without --trust-ca the depot's certificate is not trusted here: no date, so a re-sync, the row saying why.
+    const undated = await runCli([
+      'installer',
+      'connect-depot',
+      ...one,
+      '--role',
+      'sddc-manager',
+      '--password-file',
+      file('sso.pass'),
+      '--depot-url',
+      `https://localhost:${depot.port}`,
+      '--depot-user',
+      DEPOT_USER,
+      '--depot-password-file',
+      file('depot.pass'),
+    ]);
+    expect(undated.code, undated.stderr).toBe(0);
+    expect(undated.stderr).toBe('');
+    expect(undated.stdout).toMatch(
+      /^ {4}sync: SYNCED \(\S+\): settings unchanged; the date of the depot's catalog is unknown \(the depot could not be asked for its catalog's date \(.+\)\): re-synced$/m,
+    );
+
     const wrong = await runCli(['installer', 'releases', ...one, '--role', 'installer', '--user', SSO_USER, '--password-file', file('sso.pass'), '--json']);
     expect(wrong.code).toBe(1);
     const row = json<unknown>(wrong.stdout).installers[0]!;

@@ -200,8 +200,8 @@ describe('a new release on the depot, fleet-wide', () => {
     const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
     try {
       await connectDepot(client, spec, { caPems: [depot.ca.certPem], ...fast });
-      const resynced = await ensureSynced(client, { settingsChanged: false, catalog: {}, pollMs: 50 });
-      expect(resynced).toMatchObject({ action: 'resynced', reason: 'catalog-undated', ok: true });
+      const resynced = await ensureSynced(client, { settingsChanged: false, catalog: { note: refused.note }, pollMs: 50 });
+      expect(resynced).toMatchObject({ action: 'resynced', reason: 'catalog-undated', catalogNote: 'the depot answered HTTP 401 for its catalog', ok: true });
       // Without a catalog date asked for, SYNCED is taken as up to date (as before).
       expect((await ensureSynced(client, { settingsChanged: false, pollMs: 50 })).action).toBe('already-synced');
     } finally {
