@@ -57,7 +57,7 @@ export interface ReleaseVerdict {
 export interface ReleaseJudgement {
   grouping: ReleasePlans['grouping'];
   releases: ReleaseVerdict[];
-  /** Some release is metadata only while another holds binaries: a depot cut to some releases. */
+  /** Some release is metadata only while another, not metadata only, holds binaries: a depot cut to some releases. */
   cut: boolean;
   /** Paths of binaries that only metadata-only releases (or, in a cut depot, no release) list: absent on purpose. */
   leftOut: Set<string>;
@@ -195,7 +195,10 @@ export function judgeReleases(plans: ReleasePlans, seen: (path: string) => SeenF
   const find = otherBuildFinder(plans.catalog);
   const judged = plans.releases.map((r) => judgeRelease(r, seen, owners, find));
   const releases = judged.map((j) => j.verdict);
-  const cut = releases.some((r) => r.state === 'metadata-only') && releases.some((r) => r.counts.present + r.counts.wrongBytes + r.counts.unreadable > 0);
+  // A release that holds binaries of its own (complete or not), beside one that holds none: only then is an
+  // absent release a choice. Shared binaries alone, with no release's own builds, make no release installable.
+  const holds = (r: ReleaseVerdict) => r.state !== 'metadata-only' && r.counts.present + r.counts.wrongBytes + r.counts.unreadable > 0;
+  const cut = releases.some((r) => r.state === 'metadata-only') && releases.some(holds);
   const leftOut = new Set<string>();
   if (cut) {
     // Absent on purpose: listed only by metadata-only releases, or by no release at all.

@@ -99,6 +99,17 @@ describe('depot verify, release by release', () => {
     expect(result.ok).toBe(false);
   });
 
+  it('fails a depot that holds only the builds its releases share, none of any release of its own', async () => {
+    const dir = await copyOf();
+    const shared = await readCatalogBinaries(dir);
+    const ga = shared.filter((b) => ['VCENTER', 'NSX_T_MANAGER'].includes(b.component) && b.productVersion.startsWith('9.0.0.0')).map((b) => b.path);
+    for (const path of [...ga, ...['9.0.2.0', '9.0.3.0'].flatMap(ownBinaries)]) await rm(join(dir, path), { force: true });
+    const result = await verifyDepot(dir);
+    expect(result.releases.map((r) => r.state)).toEqual(['metadata-only', 'metadata-only', 'metadata-only', 'metadata-only']);
+    expect(result.findings.filter((f) => f.id === 'binary.missing' && f.severity === 'error').map((f) => f.path)).toHaveLength(8);
+    expect(result.ok).toBe(false);
+  });
+
   it('with deep, names the build whose bytes a file of the right size holds, by SHA-256', async () => {
     const dir = await copyOf();
     const binaries = await readCatalogBinaries(dir);
