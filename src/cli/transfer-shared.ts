@@ -45,7 +45,7 @@ export function tookOverLine(took: DepotLockHolder | undefined): string[] {
 export function addSelectionOptions(command: Command, verb: string): Command {
   return command
     .addOption(
-      new Option('--release <version>', `${verb} only the binaries the catalog lists under this release, e.g. 9.0.1.0 (repeatable)`)
+      new Option('--release <version>', `${verb} only the binaries this release needs (the builds its manifest BOM names), e.g. 9.0.1.0 (repeatable)`)
         .argParser(collect)
         .default([]),
     )
