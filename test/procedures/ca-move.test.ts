@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INSTALLER_API } from '../../src/constants.js';
 import { moveDepotCa, servedLeafSha256, type CaMoveOptions } from '../../src/procedures/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { depotSpec, holds, moveFixture, validateContinuously, type MoveFixture } from './ca-move-fixture.js';
@@ -90,8 +91,18 @@ describe('moving a served depot to another CA', () => {
     for (const sim of fx.sims) if (sim) expect(await holds(sim, fx.oldCa.certPem)).toBe(true);
 
     await fx.startConsumer(5);
+    const logged = fx.sims.map((sim) => sim!.logs.length);
     const second = await moveDepotCa(options(fx));
     expect(second.ok).toBe(true);
+    // One session per consumer for the whole move: one log-in, one revocation, appliance-info read once, whatever the phases.
+    const calls = (i: number, call: string) => fx.sims[i]!.logs.slice(logged[i]).filter((line) => line.includes(` ${call} 2`)).length;
+    for (let i = 0; i < CONSUMERS; i++) {
+      expect([
+        calls(i, `POST ${INSTALLER_API.tokens}`),
+        calls(i, `DELETE ${INSTALLER_API.refreshToken}`),
+        calls(i, `GET ${INSTALLER_API.applianceInfo}`),
+      ]).toEqual([1, 1, 1]);
+    }
     expect(second.resumed).toBe(true);
     expect(second.phases.find((p) => p.phase === 'revalidate')!.rows).toHaveLength(CONSUMERS);
     expect(await servedLeafSha256(fx.depotUrl, 5000)).toBe(second.plan.leaf.sha256);
