@@ -2,8 +2,11 @@
 export const INSTALLER_DEFAULTS = {
   /** Timeout of each API request. */
   timeoutMs: 30_000,
-  /** Installers of a fleet worked on at once. */
-  concurrency: 8,
+  /**
+   * Consumers of a fleet worked on at once. Each spends most of its time waiting on the consumer (its depot
+   * validation, the sync polled every second), little on this side: a few kilobytes and one connection.
+   */
+  concurrency: 32,
   /** How long pushDepot waits for the depot settings to show a status. */
   depotWaitMs: 60_000,
   /** How long ensureSynced waits for the depot's metadata sync. */
