@@ -55,7 +55,7 @@ export function registerMirror(depot: Command): void {
       MIRROR_DEFAULTS.minBytesPerSecond,
     )
     .addOption(expectSealOption('a source whose catalog'))
-    .addOption(forceOption('mirror into a folder holding another depot'))
+    .addOption(forceOption("mirror into a folder holding another depot, or one whose catalog is newer than the source's"))
     .addOption(signingCertOption('public key or certificate that signed a depotkit-made catalog (for the final checks)'))
     .addOption(jsonOption('print the report as JSON'));
   addProxyOptions(command);

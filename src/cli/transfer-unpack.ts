@@ -15,7 +15,7 @@ export function registerUnpack(depot: Command): void {
     .command('unpack <media-dir...>')
     .description("check a pack's volumes and place its files in a depot (resumable; a delta onto its base gives the new depot)")
     .requiredOption('--out <depot-dir>', 'the depot root to place the files in')
-    .addOption(forceOption("replace different files in a depot that is neither the pack's source nor its base"))
+    .addOption(forceOption("replace different files in a depot that is neither the pack's source nor its base, or metadata newer than the pack's"))
     .addOption(expectSealOption('media'))
     .option(
       '--pack-signing-cert <pem>',

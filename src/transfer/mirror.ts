@@ -48,7 +48,7 @@ export interface MirrorOptions extends ProxyOptions {
   allowHttpCredentials?: boolean;
   /** Binaries downloaded at once (default 4). */
   concurrency?: number;
-  /** Mirror into a folder that holds another depot (not a mirror of this URL). */
+  /** Mirror into a folder that holds another depot (not a mirror of this URL), or whose catalog is newer than the source's (its metadata is kept as a backup). */
   force?: boolean;
   /** Idle time allowed for an answer's headers and between body bytes (default 60 s); also the span the slowest speed is judged over. */
   timeoutMs?: number;
