@@ -7,7 +7,7 @@ import { moveDepotCa, servedLeafSha256, type CaMoveOptions, type CaMoveReport } 
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import type { InstallerTarget } from '../../src/installer/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { NGINX, freePort, startNginxSite, type RunningServer } from '../export/helpers.js';
+import { NGINX, freePort, run, startNginxSite, type RunningServer } from '../export/helpers.js';
 import { DEPOT_PASSWORD, DEPOT_USER } from '../installer/helpers.js';
 import { depotSpec, holds, startConsumers, trustAndPoint, validateContinuously, type ValidationTally } from './ca-move-fixture.js';
 
@@ -134,5 +134,44 @@ describe.skipIf(!NGINX)('moving an exported nginx site to another CA', () => {
       expect(await holds(sim!, oldCa.certPem)).toBe(false);
     }
     expect(await nginx.log()).not.toMatch(/\[emerg\]|\[crit\]/);
+  }, 120_000);
+
+  it('without a reload command, writes the pair and stops for the reload; after it, the same move carries on and completes', async () => {
+    const third = await createCa({ cn: 'Third Depot CA', keySize: 2048 });
+    const leaf = await issueServerCert(third, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+    const dir = join(tmp.dir, 'third');
+    await mkdir(dir);
+    const paths = { newCert: join(dir, 'chain.pem'), newKey: join(dir, 'key.pem'), newCa: join(dir, 'ca.pem') };
+    await Promise.all([writeFile(paths.newCert, leaf.chainPem), writeFile(paths.newKey, leaf.keyPem, { mode: 0o600 }), writeFile(paths.newCa, third.certPem)]);
+    const f = files(tmp.dir);
+    const opts = options({ ...paths, oldCa: f.newCa, served: { kind: 'site', certFile: f.cert, keyFile: f.key } });
+    let done!: () => void;
+    const stop = new Promise<void>((r) => (done = r));
+    const tallying = validateContinuously({ sims, depotUrl }, stop);
+    let first: CaMoveReport;
+    let second: CaMoveReport;
+    try {
+      first = await moveDepotCa(opts);
+      // Still the previous certificate: nginx has not been told.
+      expect(await servedLeafSha256(depotUrl, 5000)).not.toBe(first.plan.leaf.sha256);
+      await run('/bin/sh', ['-c', reloadCommand]);
+      second = await moveDepotCa(opts);
+    } finally {
+      done();
+    }
+    const tally = await tallying;
+    expect(tally.failed).toEqual([]);
+    expect(first.ok).toBe(false);
+    expect(first.phases.map((p) => [p.phase, p.ok, p.note])).toEqual([
+      ['plan', true, undefined],
+      ['import', true, undefined],
+      ['prove', true, undefined],
+      ['switch', false, 'reload-needed'],
+    ]);
+    expect(first.next).toMatch(/Reload the server/);
+    expect(second.ok).toBe(true);
+    expect(second.resumed).toBe(true);
+    expect(second.phases.find((p) => p.phase === 'switch')).toMatchObject({ ok: true, note: 'already-served' });
+    expect(await servedLeafSha256(depotUrl, 5000)).toBe(second.plan.leaf.sha256);
   }, 120_000);
 });

@@ -1,0 +1,44 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { moveDepotCa, type CaMoveOptions } from '../../src/procedures/index.js';
+import { tempDir } from '../helpers/cli.js';
+
+/** The plan alone: no server and no consumer is reached before the new pair is judged. */
+describe('the CA move plan', () => {
+  let tmp: { dir: string; cleanup: () => Promise<void> };
+  let opts: CaMoveOptions;
+  beforeAll(async () => {
+    tmp = await tempDir('depotkit-ca-move-plan-');
+    const ca = await createCa({ cn: 'New Depot CA', keySize: 2048 });
+    const names = { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 as const };
+    const [leaf, other] = await Promise.all([issueServerCert(ca, names), issueServerCert(ca, names)]);
+    const f = (name: string) => join(tmp.dir, name);
+    await Promise.all([
+      writeFile(f('chain.pem'), leaf.chainPem),
+      // The key of another certificate: a server given this pair could not serve it.
+      writeFile(f('key.pem'), other.keyPem, { mode: 0o600 }),
+      writeFile(f('ca.pem'), ca.certPem),
+    ]);
+    opts = {
+      newCert: f('chain.pem'),
+      newKey: f('key.pem'),
+      newCa: f('ca.pem'),
+      // Nothing listens on these: the plan must stop the move before any of them is tried.
+      served: { kind: 'site', certFile: f('served-cert.pem'), keyFile: f('served-key.pem') },
+      depot: { url: 'https://127.0.0.1:9', username: 'depot', password: 'unused' },
+      consumers: [{ name: 'consumer-0', url: 'https://127.0.0.1:9', user: 'admin@local', passwordEnv: 'DEPOTKIT_TEST_UNSET' }],
+      concurrency: 1,
+      timeoutMs: 1000,
+    };
+  });
+  afterAll(() => tmp?.cleanup());
+
+  it("a key that is not the certificate's: the dry run names it, and the move refuses before anything is changed", async () => {
+    const dry = await moveDepotCa({ ...opts, dryRun: true });
+    expect(dry.ok).toBe(false);
+    expect(dry.plan.findings).toContainEqual(expect.objectContaining({ id: 'cert.key.mismatch', severity: 'error' }));
+    await expect(moveDepotCa(opts)).rejects.toThrow(/would fail validation: .*is not the key of/);
+  });
+});
