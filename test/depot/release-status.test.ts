@@ -5,7 +5,11 @@ import { formatVerifyResult } from '../../src/cli/depot.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import type { ReleaseVerdict } from '../../src/depot/release-status.js';
 import { verifyDepot } from '../../src/depot/verify.js';
+import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { startDepotServer } from '../../src/server/index.js';
+import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { addRelease } from '../transfer/releases-fixture.js';
 import { readCatalogBinaries } from './helpers.js';
 import { type ReleasesDepot, ownBinaries, releasesDepot } from './releases.js';
 
@@ -126,6 +130,31 @@ describe('depot verify, release by release', () => {
       expect.objectContaining({ path: vrops.path, problem: 'other-build', otherBuild: expect.objectContaining({ path: vcenter.path, by: 'sha256' }) }),
     ]);
     expect(deep.findings.find((f) => f.path === vrops.path)!.message).toContain(`Its bytes are those of ${vcenter.fileName}`);
+  });
+});
+
+describe('depot verify after a selective mirror', () => {
+  it('passes the mirror of one release of three: that release complete, the others metadata only', async () => {
+    const source = join(base, `source-${n++}`);
+    await makeDemoDepot(source, { binarySize: 2048 });
+    for (const [r, version] of ['9.0.1.0', '9.0.2.0'].entries()) await addRelease(source, version, ['VCENTER', 'NSX_T_MANAGER'], [3000 + r, 3100 + r]);
+    const ca = await createCa({ keySize: 2048 });
+    const issued = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+    const server = await startDepotServer({ root: source, host: '127.0.0.1', port: 0, tls: { certPem: issued.chainPem, keyPem: issued.keyPem } });
+    const out = join(base, `mirror-${n++}`);
+    try {
+      expect((await mirrorDepot({ url: server.url, out, caPems: [ca.certPem], select: { releases: ['9.0.1.0'] } })).ok).toBe(true);
+    } finally {
+      await server.close();
+    }
+    const result = await verifyDepot(out, { deep: true });
+    expect(states(result.releases)).toEqual([
+      ['9.0.0.0', 'metadata-only'],
+      ['9.0.1.0', 'complete'],
+      ['9.0.2.0', 'metadata-only'],
+    ]);
+    expect(result.findings.filter((f) => f.severity === 'error')).toEqual([]);
+    expect(result.ok).toBe(true);
   });
 });
 
