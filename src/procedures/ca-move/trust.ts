@@ -22,8 +22,14 @@ export class Fingerprints {
   }
 }
 
-/** The alias under which a consumer lists a certificate, found by its SHA-256 (never by alias); undefined when it does not hold it. */
-export async function aliasOf(client: InstallerClient, sha256: string, fingerprints: Fingerprints): Promise<string | undefined> {
+/** The aliases under which a consumer lists certificates, found by SHA-256 (never by alias) in one reading of its list; undefined for one it does not hold. */
+export async function aliasesOf(client: InstallerClient, sha256s: string[], fingerprints: Fingerprints): Promise<Array<string | undefined>> {
   const { elements } = await client.listTrusted();
-  return elements.find((e) => typeof e.certificate === 'string' && fingerprints.of(e.certificate) === sha256)?.alias;
+  return sha256s.map((sha256) => elements.find((e) => typeof e.certificate === 'string' && fingerprints.of(e.certificate) === sha256)?.alias);
+}
+
+/** The alias under which a consumer lists a certificate; undefined when it does not hold it. */
+export async function aliasOf(client: InstallerClient, sha256: string, fingerprints: Fingerprints): Promise<string | undefined> {
+  const [alias] = await aliasesOf(client, [sha256], fingerprints);
+  return alias;
 }
