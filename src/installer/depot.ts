@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { DEPOT_STATUS, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_ERROR_CODES, INSTALLER_URL_FIELD_SINCE } from '../constants.js';
+import { DEPOT_STATUS, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, INSTALLER_URL_FIELD_SINCE } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
@@ -97,12 +97,12 @@ export function checkDepotUrlForm(text: string): void {
     );
   if (url.search !== '' || text.includes('?'))
     throw usageError(
-      `The depot URL ${text} has a query string: the installer wants a valid URL without query parameters or fragments.`,
+      `The depot URL ${text} has a query string: the installer wants ${INSTALLER_MESSAGES.depotUrlNoQueryOrFragment}.`,
       `Use \`depotUrl\` ${bare}`,
     );
   if (url.hash !== '' || text.includes('#'))
     throw usageError(
-      `The depot URL ${text} has a fragment (#...): the installer wants a valid URL without query parameters or fragments.`,
+      `The depot URL ${text} has a fragment (#...): the installer wants ${INSTALLER_MESSAGES.depotUrlNoQueryOrFragment}.`,
       `Use \`depotUrl\` ${bare}`,
     );
 }

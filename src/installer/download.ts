@@ -89,14 +89,7 @@ export async function downloadRelease(client: InstallerClient, opts: DownloadOpt
   for (const b of bundles) {
     if (b.status === BUNDLE_DOWNLOAD_STATUS.success) b.action = 'already-downloaded';
     else if (UNDER_WAY.includes(b.status)) b.action = 'in-progress';
-    else if ((await client.startBundleDownload(b.id)) === 'already-downloaded') {
-      b.action = 'already-downloaded';
-      b.status = BUNDLE_DOWNLOAD_STATUS.success;
-      b.downloadedSize = b.size;
-    } else {
-      b.status = BUNDLE_DOWNLOAD_STATUS.scheduled;
-      delete b.message;
-    }
+    else await requestDownload(client, b);
   }
 
   const deadline = Date.now() + (opts.timeoutMs ?? INSTALLER_DEFAULTS.downloadTimeoutMs);
@@ -114,4 +107,18 @@ export async function downloadRelease(client: InstallerClient, opts: DownloadOpt
     apply(await client.downloadStatus());
   }
   return { ok: bundles.every((b) => b.status === BUNDLE_DOWNLOAD_STATUS.success), release: opts.release, imageType, bundles };
+}
+
+/** Asks for one bundle; one that another client asked for meanwhile is followed, not failed. */
+async function requestDownload(client: InstallerClient, b: BundleProgress): Promise<void> {
+  const answer = await client.startBundleDownload(b.id);
+  if (answer === 'already-downloaded') {
+    b.action = 'already-downloaded';
+    b.status = BUNDLE_DOWNLOAD_STATUS.success;
+    b.downloadedSize = b.size;
+    return;
+  }
+  if (answer === 'in-progress') b.action = 'in-progress';
+  b.status = BUNDLE_DOWNLOAD_STATUS.scheduled;
+  delete b.message;
 }

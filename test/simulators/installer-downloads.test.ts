@@ -18,7 +18,8 @@ import { tempDir } from '../helpers/cli.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { SDK_DOWNLOAD_ERRORS_TO_IGNORE, sdkBundlesDownloaded } from '../helpers/public-clients.js';
-import { call, depotCa, login } from '../installer/helpers.js';
+import { InstallerClient } from '../../src/installer/client.js';
+import { call, depotCa, login, PASSWORD, USER } from '../installer/helpers.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 
 const CERTS = '/v1/sddc-manager/trusted-certificates';
@@ -133,6 +134,9 @@ describe("the vendor's Python SDK download sample", () => {
       const under = new Set((await statuses()).filter((r) => ids.includes(r.bundleId)).map((r) => r.downloadStatus));
       expect(under).toEqual(new Set([BUNDLE_DOWNLOAD_STATUS.inProgress, BUNDLE_DOWNLOAD_STATUS.scheduled]));
       expect(await startBundlesDownload(sim, token, ids)).toEqual(ids.map(() => 'BUNDLE_DOWNLOAD_ALREADY_SCHEDULED'));
+      // depotkit's own client takes another client's scheduled download as one to follow, not a failure.
+      const client = new InstallerClient(new URL(sim.url), { url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
+      expect(await client.startBundleDownload(ids[0]!)).toBe('in-progress');
 
       depot.release();
       await until(async () => sdkBundlesDownloaded(await statuses(), ids), 'the downloads', { timeoutMs: 60_000 });
