@@ -1,7 +1,9 @@
 import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES, componentDir } from '../constants.js';
 import type { Catalog } from '../depot/catalog.js';
 import type { VerifyResult } from '../depot/verify.js';
+import { catalogEntriesOf } from '../depot/catalog-entries.js';
 import { readManifestReleases } from '../depot/manifest-releases.js';
+import { planReleases } from '../depot/release-plan.js';
 import { compareVersions, releaseOfVersion } from '../depot/versions.js';
 import { usageError } from '../util/errors.js';
 import { hasErrors } from '../util/findings.js';
@@ -71,18 +73,19 @@ function listingsOf(catalog: Catalog): Listing[] {
 }
 
 /**
- * Each release's bill of materials from the manifest, as `COMPONENT\0productVersion`:
- * a release needs the builds its BOM names, the GA builds a patch release keeps
- * included, not only those numbered after it. None when the manifest has no releases.
+ * The catalog entries each release needs, as `COMPONENT\0productVersion`, from
+ * the one release plan verify, check and the status page read: every build a
+ * release's bill of materials in the manifest names (the GA builds a patch
+ * release keeps included, not only those numbered after it).
  */
-function bomsOf(manifestText: string | undefined): Map<string, Set<string>> {
+function bomsOf(catalog: Catalog, manifestText: string | undefined): Map<string, Set<string>> {
+  const releases = manifestText === undefined ? undefined : readManifestReleases(manifestText);
+  const plans = planReleases(catalogEntriesOf(catalog), typeof releases === 'string' ? undefined : releases);
   const boms = new Map<string, Set<string>>();
-  const releases = manifestText === undefined ? [] : readManifestReleases(manifestText);
-  if (typeof releases === 'string') return boms;
-  for (const r of releases) {
-    const bom = boms.get(fullRelease(r.version)) ?? new Set<string>();
-    for (const b of r.bom) bom.add(`${b.name}\0${b.version}`);
-    boms.set(fullRelease(r.version), bom);
+  for (const plan of plans.releases) {
+    const bom = boms.get(fullRelease(plan.version)) ?? new Set<string>();
+    for (const e of plan.entries) bom.add(`${e.component}\0${e.productVersion}`);
+    boms.set(fullRelease(plan.version), bom);
   }
   return boms;
 }
@@ -151,7 +154,7 @@ function match(listings: Listing[], choice: Choice, boms: Map<string, Set<string
  */
 export function selectBinaries(catalog: Catalog, options: SelectOptions, manifestText?: string): BinarySelection {
   const listings = listingsOf(catalog);
-  const boms = bomsOf(manifestText);
+  const boms = bomsOf(catalog, manifestText);
   const checked = checkOptions(options, listings, boms);
   const selection = match(listings, checked, boms);
   if (selection.chosen.size === 0) throw usageError(`No binary of the catalog is of ${describeChoice(checked)}.`);
@@ -160,7 +163,7 @@ export function selectBinaries(catalog: Catalog, options: SelectOptions, manifes
 
 /** A choice made elsewhere (a pack's manifest records it) applied to a depot's catalog as it is now: nothing is refused. */
 export function applyChoice(catalog: Catalog, choice: Choice, manifestText?: string): BinarySelection {
-  return match(listingsOf(catalog), choice, bomsOf(manifestText));
+  return match(listingsOf(catalog), choice, bomsOf(catalog, manifestText));
 }
 
 /** The choice in words: "release 9.0.1.0, component VCENTER, image type PATCH". */
