@@ -9,7 +9,7 @@
 // apart: it is the installers' cost, not the client's. With DIST=<a copy of an older build> the
 // same runs are made with it too, alternated, each killed after LIMIT seconds (120 by default).
 //   npx tsc -p tsconfig.json
-//   [DIST=/tmp/old-dist] [ROUNDS=1] [LIMIT=120] [CPU_PROF=dir] [PHASES=push,status] npx tsx scripts/bench/fleet-scale.ts [total 10000] [reachable 200] [-- extra CLI flags]
+//   [THIS_DIST=<a copy of this build: others may rebuild dist/ meanwhile>] [DIST=/tmp/old-dist] [ROUNDS=1] [LIMIT=120] [CPU_PROF=dir] [PHASES=push,status] npx tsx scripts/bench/fleet-scale.ts [total 10000] [reachable 200] [-- extra CLI flags]
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -30,7 +30,7 @@ const reachable = Number(positional[1] ?? 200);
 const rounds = Number(process.env.ROUNDS ?? 1);
 const limitSeconds = Number(process.env.LIMIT ?? 120);
 const phases = (process.env.PHASES ?? 'push,status').split(',');
-const builds: Array<[string, string]> = [['this build', join(import.meta.dirname, '../../dist')]];
+const builds: Array<[string, string]> = [['this build', process.env.THIS_DIST ?? join(import.meta.dirname, '../../dist')]];
 if (process.env.DIST) builds.push(['DIST', process.env.DIST]);
 
 const work = mkdtempSync(join(tmpdir(), 'depotkit-bench-fleet-'));
@@ -121,12 +121,12 @@ async function timed(dist: string, cliArgs: string[]): Promise<Measured> {
   const timeFile = join(work, 'time.txt');
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
-  const { stdout, killed } = await new Promise<{ stdout: string; killed: boolean }>((resolve) => {
+  const { stdout, stderr, killed } = await new Promise<{ stdout: string; stderr: string; killed: boolean }>((resolve) => {
     const child = execFile(
       '/usr/bin/time',
       ['-f', '%e %U %S %M', '-o', timeFile, process.execPath, ...profile, join(dist, 'cli/main.js'), ...cliArgs, ...extra, '--json'],
       { maxBuffer: 1 << 30, timeout: limitSeconds * 1000, killSignal: 'SIGKILL' },
-      (err, out) => resolve({ stdout: out, killed: (err as { killed?: boolean } | null)?.killed === true }),
+      (err, out, errOut) => resolve({ stdout: out, stderr: errOut, killed: (err as { killed?: boolean } | null)?.killed === true }),
     );
     child.stdin?.end();
   });
@@ -135,6 +135,7 @@ async function timed(dist: string, cliArgs: string[]): Promise<Measured> {
   const simCpu = (sim.user + sim.system) / 1e6;
   if (killed) return { wall, cpu: NaN, rssMiB: NaN, ok: 0, failed: 0, killed, simCpu, note: `killed after ${limitSeconds} s` };
   const [, user, system, rssKiB] = readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+  if (!stdout.trim()) throw new Error(`${cliArgs.slice(0, 2).join(' ')} printed no report: ${stderr}`);
   const report = JSON.parse(stdout) as { installers: Array<{ ok: boolean; ms: number; error?: { message: string } }> };
   const ms = report.installers.map((r) => r.ms).sort((a, b) => a - b);
   console.error(`row ms: median ${ms[ms.length >> 1]}, p90 ${ms[Math.floor(ms.length * 0.9)]}, max ${ms[ms.length - 1]}`);
