@@ -43,6 +43,11 @@ ca=$work/pki/ca/ca-cert.pem chain=$work/pki/server/server-chain.pem key=$work/pk
 pids_of() { echo "$1" $(pgrep -P "$1" || true); }
 cpu_ticks() { local t=0; for p in $(pids_of "$1"); do [ -r /proc/$p/stat ] && t=$((t + $(awk '{print $14 + $15}' /proc/$p/stat))); done; echo $t; }
 rss_kb() { local t=0; for p in $(pids_of "$1"); do r=$(awk '/VmRSS/ {print $2}' /proc/$p/status 2>/dev/null || echo 0); t=$((t + ${r:-0})); done; echo $t; }
+# The same with the executable's file pages counted once: every process maps the same binary (RssFile, about 41 MiB
+# of node's), which the sum above counts once per process although it is in memory once.
+once_kb() { local a=0 f=0 r; for p in $(pids_of "$1"); do
+  read -r ra rf < <(awk '/RssAnon/ {a = $2} /RssFile/ {f = $2} END {print a + 0, f + 0}' /proc/$p/status 2>/dev/null || echo 0 0)
+  a=$((a + ra)); [ "$rf" -gt "$f" ] && f=$rf; done; echo $((a + f)); }
 # The machine's steal ticks (CPU time the hypervisor gave to other guests) and all ticks, from /proc/stat.
 steal_all() { awk '/^cpu / {print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
@@ -60,13 +65,21 @@ download() { # port pid n
   echo "$t $c $(((s1 - s0) * 100 / (a1 - a0 + 1))) $l"
 }
 
-# Peak summed RSS while n downloads run.
+# Peak summed RSS while n downloads of the first PEAK_MIB (default 256) MiB run (the peak comes within seconds), and the
+# peak with the binary counted once.
 peak_rss() { # pid port n
-  local peak=0 r
-  download "$2" "$1" "$3" >/dev/null &
-  local d=$!
-  while kill -0 $d 2>/dev/null; do r=$(rss_kb "$1"); [ "$r" -gt "$peak" ] && peak=$r; sleep 0.05; done
-  echo $((peak / 1024))
+  local peak=0 once=0 r i curls=()
+  for i in $(seq "$3"); do
+    curl -sS --fail --tlsv1.3 --tls13-ciphers "$suite" --cacert "$ca" -u bench:bench -o /dev/null -r "0-$((${PEAK_MIB:-256} * 1048576 - 1))" \
+      "https://localhost:$2/$file" &
+    curls+=($!)
+  done
+  while kill -0 "${curls[@]}" 2>/dev/null; do
+    r=$(rss_kb "$1"); [ "$r" -gt "$peak" ] && peak=$r
+    r=$(once_kb "$1"); [ "$r" -gt "$once" ] && once=$r
+    sleep 0.05
+  done
+  echo "$((peak / 1024)) $((once / 1024))"
 }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 range() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%s-%s", lo, hi}'; }
@@ -116,7 +129,7 @@ if [ "${EXPORTED:-}" = 1 ]; then
 fi
 for _ in $(seq 100); do grep -q '"pid"' "$work/serve.json" 2>/dev/null && break; sleep 0.1; done
 sleep 3
-idle=$(rss_kb "$serve_pid")
+idle=$(rss_kb "$serve_pid") idle_once=$(once_kb "$serve_pid")
 # Every server must serve the whole file with the forced suite before anything is measured (a 403 would measure
 # nothing); this is also the warm-up round: the file in the page cache, each server's code run once.
 for s in $servers; do
@@ -150,11 +163,12 @@ for r in $(seq "$rounds"); do
   order=$(echo "$order" | tr ' ' '\n' | tac | tr '\n' ' ')
 done
 
+# ROUNDS=0 measures memory only.
 col() { awk -v s="$1" -v n="$2" -v c="$3" '$1 == s && $2 == n {print $c}' "$work/runs"; }
 ratio() { echo "scale=2; $1 / $2" | bc; }
-printf '\nMedians of %s rounds (range in brackets); the cipher alone: %s CPU s/GiB on one core.\n\n' "$rounds" "$cipher_s_gib"
+[ "$rounds" -gt 0 ] && printf '\nMedians of %s rounds (range in brackets); the cipher alone: %s CPU s/GiB on one core.\n\n' "$rounds" "$cipher_s_gib"
 printf '| measurement | depotkit | nginx | ratio (depotkit/nginx) |\n|---|---|---|---|\n'
-for n in 1 4; do
+for n in $([ "$rounds" -gt 0 ] && echo 1 4); do
   d=$(col serve $n 3 | median) g=$(col nginx $n 3 | median)
   printf '| %s, MiB/s | %s [%s] | %s [%s] | %s |\n' "$([ $n = 1 ] && echo 'one download' || echo '4 concurrent, total')" \
     "$d" "$(col serve $n 3 | range)" "$g" "$(col nginx $n 3 | range)" "$(ratio "$d" "$g")"
@@ -165,7 +179,7 @@ done
 if [ "${EXPORTED:-}" = 1 ]; then
   for n in 1 4; do printf '| nginx with the exported site, %s streams, MiB/s | | %s | |\n' "$n" "$(col exported $n 3 | median)"; done
 fi
-nrss=$(peak_rss $nginx_pid $p_nginx 16); drss=$(peak_rss $serve_pid $p_serve 16)
-printf '| RSS of every serving process, idle 3 s after start, MiB | %s | | |\n' "$((idle / 1024))"
-printf '| peak RSS, 16 concurrent downloads, MiB | %s | %s | %s |\n' "$drss" "$nrss" "$(ratio "$drss" "$nrss")"
+read -r nrss nonce < <(peak_rss $nginx_pid $p_nginx 16); read -r drss donce < <(peak_rss $serve_pid $p_serve 16)
+printf '| RSS of every serving process, idle 3 s after start, MiB (binary counted once) | %s (%s) | | |\n' "$((idle / 1024))" "$((idle_once / 1024))"
+printf '| peak RSS, 16 concurrent downloads, MiB (binary counted once) | %s (%s) | %s (%s) | %s |\n' "$drss" "$donce" "$nrss" "$nonce" "$(ratio "$drss" "$nrss")"
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
