@@ -1,6 +1,6 @@
+import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
 import type { ErrorObject } from 'ajv';
 import { describeFsError, usageError } from '../util/errors.js';
@@ -99,7 +99,8 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
   }
   let data: unknown;
   try {
-    data = parseYaml(source);
+    // Loaded here, not at start-up: a command on one consumer reads no inventory.
+    data = (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(source);
   } catch (err) {
     throw usageError(`The inventory ${path} is neither YAML nor JSON: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyObject, X509Certificate } from 'node:crypto';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { PEM_LIMITS } from '../util/limits.js';
 import { BACKUP_SUFFIX, exists, makeDir, writeFileSetAtomic } from '../util/fs.js';
@@ -69,7 +70,7 @@ export class KeyMismatchError extends DepotkitError {
 
 /** A CA ready to sign: checked to be a CA, valid now, and holding the matching key. */
 export interface CaSigner {
-  cert: forge.pki.Certificate;
+  cert: Forge.pki.Certificate;
   x509: X509Certificate;
   key: KeyObject;
   certPem: string;

@@ -1,4 +1,5 @@
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.js';
 import { usageError } from '../util/errors.js';
 import { openCa, type CaMaterial } from './ca.js';
 import { buildServerCertificate } from './issue.js';
@@ -53,10 +54,10 @@ export function generateCsr(opts: CsrOptions): string {
 }
 
 /** The subject and requested SANs of a CSR whose self-signature verifies. */
-export function readCsr(csrPem: string, source = 'The CSR'): { csr: forge.pki.CertificateSigningRequest; names: AltNames } {
+export function readCsr(csrPem: string, source = 'The CSR'): { csr: Forge.pki.CertificateSigningRequest; names: AltNames } {
   const block = parsePemBlocks(csrPem, source).find((b) => CSR_LABELS.includes(b.label));
   if (!block) throw usageError(`${source} holds no CERTIFICATE REQUEST PEM block.`);
-  let csr: forge.pki.CertificateSigningRequest;
+  let csr: Forge.pki.CertificateSigningRequest;
   try {
     csr = forge.pki.certificationRequestFromAsn1(forge.asn1.fromDer(block.der.toString('binary')), true);
   } catch (err) {
@@ -100,7 +101,7 @@ export function inspectCsr(csrPem: string, source = 'The CSR'): CsrInfo {
     subject: attrs.map((a) => `${a.shortName ?? a.type}=${String(a.value)}`).join(', '),
     ...(cn !== undefined ? { commonName: cn } : {}),
     san: names,
-    key: { type: 'rsa', bits: (csr.publicKey as forge.pki.rsa.PublicKey).n.bitLength() },
+    key: { type: 'rsa', bits: (csr.publicKey as Forge.pki.rsa.PublicKey).n.bitLength() },
     signatureAlgorithm: (forge.pki.oids as Record<string, string>)[(csr as unknown as { signatureOid: string }).signatureOid] ?? 'unknown',
   };
 }
@@ -139,7 +140,7 @@ export async function signCsr(
 ): Promise<string> {
   const profile = opts.profile ?? SERVER_PROFILE;
   const { csr, names } = readCsr(csrPem);
-  const bits = (csr.publicKey as forge.pki.rsa.PublicKey).n.bitLength();
+  const bits = (csr.publicKey as Forge.pki.rsa.PublicKey).n.bitLength();
   const minBits = profile.key.minBits.rsa;
   if (bits < minBits) {
     throw usageError(

@@ -1,9 +1,9 @@
 import { X509Certificate, createHash } from 'node:crypto';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
 import { usageError } from '../util/errors.js';
 import { parsePemBlocks } from './pem.js';
 import { KEY_USAGES } from './profiles.js';
-import { certificateExtensionsFromAsn1, type ForgeExtension } from './x509.js';
+import { asn1Parts, readExtensions, type CertificateExtension } from './extensions.js';
 
 /** What a person or a check needs to know about a certificate. */
 export interface CertInfo {
@@ -70,24 +70,25 @@ function oneLine(name: string): string {
 interface TbsDetails {
   version: number;
   signatureOid: string;
-  extensions: ForgeExtension[];
+  extensions: CertificateExtension[];
 }
 
 /** The parts node:crypto does not expose, read from the DER with forge's ASN.1 (works for any key type). */
 function tbsDetails(der: Buffer): TbsDetails {
-  const cert = forge.asn1.fromDer(der.toString('binary'));
-  const [tbs, sigAlg] = cert.value as forge.asn1.Asn1[];
-  const fields = tbs!.value as forge.asn1.Asn1[];
-  const ctx = (n: number) => fields.find((f) => f.tagClass === forge.asn1.Class.CONTEXT_SPECIFIC && f.type === n);
+  const { asn1 } = asn1Parts();
+  const cert = asn1.fromDer(der.toString('binary'));
+  const [tbs, sigAlg] = cert.value as Forge.asn1.Asn1[];
+  const fields = tbs!.value as Forge.asn1.Asn1[];
+  const ctx = (n: number) => fields.find((f) => f.tagClass === asn1.Class.CONTEXT_SPECIFIC && f.type === n);
   const versionField = ctx(0);
-  const version = versionField ? forge.asn1.derToInteger((versionField.value as forge.asn1.Asn1[])[0]!.value as string) + 1 : 1;
+  const version = versionField ? asn1.derToInteger((versionField.value as Forge.asn1.Asn1[])[0]!.value as string) + 1 : 1;
   const exts = ctx(3);
-  const oid = forge.asn1.derToOid((sigAlg!.value as forge.asn1.Asn1[])[0]!.value as string);
-  return { version, signatureOid: oid, extensions: exts ? certificateExtensionsFromAsn1(exts) : [] };
+  const oid = asn1.derToOid((sigAlg!.value as Forge.asn1.Asn1[])[0]!.value as string);
+  return { version, signatureOid: oid, extensions: exts ? readExtensions(exts) : [] };
 }
 
 function oidName(oid: string): string {
-  return (forge.pki.oids as Record<string, string>)[oid] ?? oid;
+  return asn1Parts().oids[oid] ?? oid;
 }
 
 export function inspectCertificate(pem: string, source = 'The certificate'): CertInfo {
@@ -132,7 +133,7 @@ export function inspectCertificate(pem: string, source = 'The certificate'): Cer
       ...(curve ? { curve } : {}),
     },
     keyUsage: ku ? KEY_USAGES.filter((bit) => ku[bit] === true) : [],
-    extKeyUsage: eku ? (forge.asn1.fromDer(eku.value).value as forge.asn1.Asn1[]).map((o) => oidName(forge.asn1.derToOid(o.value as string))) : [],
+    extKeyUsage: eku ? (asn1Parts().asn1.fromDer(eku.value).value as Forge.asn1.Asn1[]).map((o) => oidName(asn1Parts().asn1.derToOid(o.value as string))) : [],
     isCa: bc?.cA === true,
     ...(typeof bc?.pathLenConstraint === 'number' ? { pathLen: bc.pathLenConstraint } : {}),
     selfSigned: x509.subject === x509.issuer && x509.verify(pub),

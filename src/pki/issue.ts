@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.js';
 import { argumentsError, usageError } from '../util/errors.js';
 import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
 import { makeDir, writeFileSetAtomic } from '../util/fs.js';
@@ -96,7 +97,7 @@ export function commonNameFor(names: AltNames): string | undefined {
 /** Signs a leaf with the server profile (or `spec.profile`); shared by issue and CSR signing. */
 export function buildServerCertificate(
   signer: CaSigner,
-  spec: { subject: forge.pki.CertificateField[]; names: AltNames; publicKey: forge.pki.PublicKey; days: number; notBefore?: Date; profile?: ServerProfile },
+  spec: { subject: Forge.pki.CertificateField[]; names: AltNames; publicKey: Forge.pki.PublicKey; days: number; notBefore?: Date; profile?: ServerProfile },
 ): string {
   const profile = spec.profile ?? SERVER_PROFILE;
   const cert = forge.pki.createCertificate();

@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.js';
 import { usageError } from '../util/errors.js';
 import { MIN_PASSPHRASE_LENGTH } from '../util/limits.js';
 import { PRIVATE_KEY_LABELS, parsePemBlocks } from './pem.js';
@@ -77,9 +78,9 @@ export function encryptKeyPem(key: KeyObject, passphrase: string): string {
 }
 
 /** The public half of `key` as a node-forge key, which forge needs to build certificates. */
-export function forgePublicKey(key: KeyObject): forge.pki.rsa.PublicKey {
+export function forgePublicKey(key: KeyObject): Forge.pki.rsa.PublicKey {
   const spki = createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString();
-  return forge.pki.publicKeyFromPem(spki) as forge.pki.rsa.PublicKey;
+  return forge.pki.publicKeyFromPem(spki) as Forge.pki.rsa.PublicKey;
 }
 
 export function rsaBits(key: KeyObject): number {

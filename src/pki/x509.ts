@@ -1,6 +1,7 @@
 import { randomBytes, sign, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
-import forge from 'node-forge';
+import type Forge from 'node-forge';
+import { forge } from './forge.js';
 import { usageError } from '../util/errors.js';
 import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
 import type { CertificateProfile } from './profiles.js';
@@ -12,23 +13,14 @@ import type { CertificateProfile } from './profiles.js';
  * from the leaf instead of the issuer.
  */
 
-const { asn1, pki } = forge;
-
 // forge exports these but its type definitions leave them out.
-const forgePki = pki as unknown as {
-  getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1;
-  getCertificationRequestInfo(csr: forge.pki.CertificateSigningRequest): forge.asn1.Asn1;
-  certificateExtensionsFromAsn1(exts: forge.asn1.Asn1): ForgeExtension[];
-};
+const forgePki = () =>
+  forge.pki as unknown as {
+    getTBSCertificate(cert: Forge.pki.Certificate): Forge.asn1.Asn1;
+    getCertificationRequestInfo(csr: Forge.pki.CertificateSigningRequest): Forge.asn1.Asn1;
+  };
 
-const forgeUtil = forge.util as unknown as { bytesToIP(bytes: string): string; bytesFromIP(ip: string): string };
-
-/** An extension as forge parses it: `name` plus fields that depend on it. */
-export type ForgeExtension = { id: string; name?: string; critical?: boolean; value: string } & Record<string, unknown>;
-
-export function certificateExtensionsFromAsn1(exts: forge.asn1.Asn1): ForgeExtension[] {
-  return forgePki.certificateExtensionsFromAsn1(exts);
-}
+const forgeUtil = () => forge.util as unknown as { bytesToIP(bytes: string): string; bytesFromIP(ip: string): string };
 
 /** 16 bytes, top bit clear (a positive INTEGER without a 00 pad), second bit set (no leading zero byte). */
 export function randomSerialHex(): string {
@@ -63,7 +55,7 @@ export function validityPeriod(notBefore: Date, days: number): { notBefore: Date
 }
 
 /** Sets notBefore and notAfter explicitly (forge's default notAfter equals notBefore). */
-export function setValidity(cert: forge.pki.Certificate, notBefore: Date, days: number): void {
+export function setValidity(cert: Forge.pki.Certificate, notBefore: Date, days: number): void {
   const period = validityPeriod(notBefore, days);
   cert.validity.notBefore = period.notBefore;
   cert.validity.notAfter = period.notAfter;
@@ -85,13 +77,13 @@ export function assertCommonName(cn: string, what: string): void {
 }
 
 /** Subject attributes as UTF8String (PrintableString cannot hold `*`, `_` or `@`); country stays PrintableString. */
-export function nameAttributes(fields: Array<[shortName: string, value: string | undefined]>): forge.pki.CertificateField[] {
+export function nameAttributes(fields: Array<[shortName: string, value: string | undefined]>): Forge.pki.CertificateField[] {
   return fields
     .filter((f): f is [string, string] => f[1] !== undefined && f[1] !== '')
     .map(([shortName, value]) => ({
       shortName,
       value,
-      valueTagClass: (shortName === 'C' ? asn1.Type.PRINTABLESTRING : asn1.Type.UTF8) as unknown as forge.asn1.Class,
+      valueTagClass: (shortName === 'C' ? forge.asn1.Type.PRINTABLESTRING : forge.asn1.Type.UTF8) as unknown as Forge.asn1.Class,
     }));
 }
 
@@ -100,9 +92,9 @@ export function nameAttributes(fields: Array<[shortName: string, value: string |
  * values as raw bytes but encodes them as text, so they are decoded first;
  * otherwise a copied issuer name would no longer match its CA byte for byte.
  */
-export function copyName(attributes: forge.pki.CertificateField[]): forge.pki.CertificateField[] {
+export function copyName(attributes: Forge.pki.CertificateField[]): Forge.pki.CertificateField[] {
   return attributes.map((a) =>
-    (a.valueTagClass as unknown as number) === asn1.Type.UTF8 ? { ...a, value: forge.util.decodeUtf8(a.value as string) } : { ...a },
+    (a.valueTagClass as unknown as number) === forge.asn1.Type.UTF8 ? { ...a, value: forge.util.decodeUtf8(a.value as string) } : { ...a },
   );
 }
 
@@ -116,7 +108,7 @@ export function altNameEntries(names: AltNames): Array<{ type: number; value?: s
 }
 
 /** The key id of an issuer: its own subjectKeyIdentifier, else the RFC 5280 method-1 hash of its key. */
-export function issuerKeyId(issuer: forge.pki.Certificate): string {
+export function issuerKeyId(issuer: Forge.pki.Certificate): string {
   const ski = issuer.getExtension('subjectKeyIdentifier') as { subjectKeyIdentifier?: string } | null;
   if (ski?.subjectKeyIdentifier) return forge.util.hexToBytes(ski.subjectKeyIdentifier);
   return issuer.generateSubjectKeyIdentifier().getBytes();
@@ -145,36 +137,36 @@ export function profileExtensions(profile: CertificateProfile, authorityKeyId: s
   return extensions;
 }
 
-const SHA256_WITH_RSA = pki.oids.sha256WithRSAEncryption!;
+const SHA256_WITH_RSA = (): string => forge.pki.oids.sha256WithRSAEncryption!;
 
 /** Signs `cert` with SHA-256/RSA using node:crypto, leaving it as forge's own sign() would. */
-export function signCertificate(cert: forge.pki.Certificate, key: KeyObject): void {
-  const c = cert as forge.pki.Certificate & { md: unknown; signatureOid: string; tbsCertificate: forge.asn1.Asn1 };
+export function signCertificate(cert: Forge.pki.Certificate, key: KeyObject): void {
+  const c = cert as Forge.pki.Certificate & { md: unknown; signatureOid: string; tbsCertificate: Forge.asn1.Asn1 };
   c.md = forge.md.sha256.create();
-  c.signatureOid = c.siginfo.algorithmOid = SHA256_WITH_RSA;
-  c.tbsCertificate = forgePki.getTBSCertificate(cert);
-  const tbs = Buffer.from(asn1.toDer(c.tbsCertificate).getBytes(), 'binary');
+  c.signatureOid = c.siginfo.algorithmOid = SHA256_WITH_RSA();
+  c.tbsCertificate = forgePki().getTBSCertificate(cert);
+  const tbs = Buffer.from(forge.asn1.toDer(c.tbsCertificate).getBytes(), 'binary');
   c.signature = sign('sha256', tbs, key).toString('binary');
 }
 
-export function signRequest(csr: forge.pki.CertificateSigningRequest, key: KeyObject): void {
-  const r = csr as forge.pki.CertificateSigningRequest & {
+export function signRequest(csr: Forge.pki.CertificateSigningRequest, key: KeyObject): void {
+  const r = csr as Forge.pki.CertificateSigningRequest & {
     md: unknown;
     signatureOid: string;
     siginfo: { algorithmOid: string };
-    certificationRequestInfo: forge.asn1.Asn1;
+    certificationRequestInfo: Forge.asn1.Asn1;
   };
   r.md = forge.md.sha256.create();
-  r.signatureOid = r.siginfo.algorithmOid = SHA256_WITH_RSA;
-  r.certificationRequestInfo = forgePki.getCertificationRequestInfo(csr);
-  const info = Buffer.from(asn1.toDer(r.certificationRequestInfo).getBytes(), 'binary');
+  r.signatureOid = r.siginfo.algorithmOid = SHA256_WITH_RSA();
+  r.certificationRequestInfo = forgePki().getCertificationRequestInfo(csr);
+  const info = Buffer.from(forge.asn1.toDer(r.certificationRequestInfo).getBytes(), 'binary');
   r.signature = sign('sha256', info, key).toString('binary');
 }
 
 /** Parses one RSA certificate with forge; `source` names it in the error. */
-export function forgeCertificate(pem: string, source: string): forge.pki.Certificate {
+export function forgeCertificate(pem: string, source: string): Forge.pki.Certificate {
   try {
-    return pki.certificateFromPem(pem);
+    return forge.pki.certificateFromPem(pem);
   } catch (err) {
     const why = /OID is not RSA/.test((err as Error).message)
       ? 'its key is not RSA, and depotkit signs with RSA keys only'
@@ -205,7 +197,7 @@ export function normalizeIps(ips: readonly string[]): string[] {
   for (const raw of ips) {
     const ip = raw.trim();
     if (isIP(ip) === 0) throw usageError(`"${raw}" is not an IP address.`);
-    const canonical = forgeUtil.bytesToIP(forgeUtil.bytesFromIP(ip));
+    const canonical = forgeUtil().bytesToIP(forgeUtil().bytesFromIP(ip));
     if (!out.includes(canonical)) out.push(canonical);
   }
   return out;

@@ -1,4 +1,5 @@
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type CliProgress from 'cli-progress';
 import { formatBytes } from './text.js';
 
 export interface Progress {
@@ -6,6 +7,9 @@ export interface Progress {
   tick(delta: number): void;
   stop(): void;
 }
+
+/** cli-progress, loaded when a bar is drawn (on a terminal), not at every start. */
+const cliProgressLib = (): typeof CliProgress => createRequire(import.meta.url)('cli-progress') as typeof CliProgress;
 
 const silent: Progress = { tick: () => {}, stop: () => {} };
 
@@ -15,6 +19,7 @@ const silent: Progress = { tick: () => {}, stop: () => {} };
  */
 export function byteProgress(label: string, totalBytes: number, enabled = process.stderr.isTTY === true): Progress {
   if (!enabled || totalBytes <= 0) return silent;
+  const cliProgress = cliProgressLib();
   const bar = new cliProgress.SingleBar(
     {
       format: `${label} [{bar}] {percentage}% | {done}/{all} | {speed}`,
@@ -75,11 +80,12 @@ export interface ByteBars {
 /** One byte bar per item on stderr when it is a TTY; otherwise nothing. */
 export function byteBars(enabled = process.stderr.isTTY === true): ByteBars {
   if (!enabled) return { update: () => {}, stop: () => {} };
+  const cliProgress = cliProgressLib();
   const multi = new cliProgress.MultiBar(
     { format: '{label} [{bar}] {percentage}% | {done}/{all}', stream: process.stderr, hideCursor: true, clearOnComplete: true, fps: 5 },
     cliProgress.Presets.shades_classic,
   );
-  const bars = new Map<string, cliProgress.SingleBar>();
+  const bars = new Map<string, CliProgress.SingleBar>();
   return {
     update(key, label, done, total) {
       const payload = { label, done: formatBytes(done), all: formatBytes(total) };

@@ -1,4 +1,3 @@
-import { read } from 'read';
 import { SECRET_FILE_MAX_BYTES } from './limits.js';
 import { usageError } from './errors.js';
 import { readInto } from './fs.js';
@@ -56,6 +55,8 @@ async function readFirstLine(file: string, what: string): Promise<string> {
 export async function promptSecret(prompt: string): Promise<string> {
   if (!process.stdin.isTTY) throw usageError(`${prompt} is needed and there is no terminal to ask on.`, 'Pass it in a file (`passwordFile`).');
   let settled = false;
+  // Loaded when a prompt is needed, not at every start.
+  const { read } = await import('read');
   const answer = read({ prompt: `${prompt}:`, silent: true, replace: '', input: process.stdin, output: process.stderr }).then(
     (value) => {
       settled = true;

@@ -1,8 +1,13 @@
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { programFor } from '../../src/cli/commands.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { runCli } from '../helpers/cli.js';
+import { customCa } from '../helpers/certs.js';
+import { CLI, runCli, tempDir } from '../helpers/cli.js';
 import { withoutNpm } from './fixtures.js';
 
 const topLevel = (program: Command): string[] => program.commands.map((c) => c.name());
@@ -34,5 +39,72 @@ describe('the CLI loads only the command it runs', () => {
     for (const name of topLevel(await buildProgram())) expect(help.stdout).toContain(`  ${name}`);
     const typo = await runCli(['serv'], { env: withoutNpm() });
     expect(typo.stderr).toContain('did you mean serve');
+  });
+});
+
+/**
+ * Records every file of node_modules the process loads: ES modules through a resolve hook,
+ * CommonJS ones (a createRequire, a CommonJS package's own requires) from require's cache at exit.
+ */
+const RECORDER = {
+  'hook.mjs': `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const r = await next(specifier, context);
+  if (r.url.includes('/node_modules/')) appendFileSync(process.env.LOADED_LOG, r.url + '\\n');
+  return r;
+}`,
+  'record.mjs': `import { appendFileSync } from 'node:fs';
+import { createRequire, register } from 'node:module';
+register('./hook.mjs', import.meta.url);
+const cache = createRequire(import.meta.url)('module')._cache;
+process.on('exit', () => appendFileSync(process.env.LOADED_LOG, Object.keys(cache).join('\\n') + '\\n'));`,
+};
+
+/** The packages of node_modules the built CLI loads for `args` (it may fail: what it loads to start is what counts). */
+async function packagesLoaded(dir: string, name: string, args: string[]): Promise<string[]> {
+  const log = join(dir, `${name}.log`);
+  await writeFile(log, '');
+  await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', pathToFileURL(join(dir, 'record.mjs')).href, CLI, ...args], {
+      env: { ...process.env, LOADED_LOG: log },
+      stdio: 'ignore',
+    });
+    child.on('error', reject).on('close', resolve);
+  });
+  const files = (await readFile(log, 'utf8')).split('\n').filter((l) => l.includes('/node_modules/'));
+  // node-forge's ASN.1 reader alone is a few files of its lib; the whole of it is lib/index.js.
+  return [
+    ...new Set(files.map((f) => (f.includes('/node-forge/lib/index.js') ? 'node-forge (whole)' : /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]!))),
+  ];
+}
+
+describe('a command run in a loop loads only the packages it uses', () => {
+  it('loads no node-forge for inspect, check and installer status, and no YAML, JWT, prompt or progress-bar package', async () => {
+    const { dir, cleanup } = await tempDir('depotkit-startup-');
+    try {
+      for (const [file, text] of Object.entries(RECORDER)) await writeFile(join(dir, file), text);
+      await writeFile(join(dir, 'cert.pem'), customCa().certPem);
+      await writeFile(join(dir, 'password'), 'secret\n');
+      const unused = ['node-forge (whole)', 'yaml', 'jose', 'read', 'cli-progress', 'fast-glob'];
+      const commands: Record<string, string[]> = {
+        version: ['--version'],
+        'cert inspect': ['cert', 'inspect', join(dir, 'cert.pem')],
+        // Nothing listens on port 1: the command fails once it has loaded what it runs on.
+        check: ['check', 'https://127.0.0.1:1/', '--timeout', '2'],
+        'installer status': ['installer', 'status', '--installer', 'https://127.0.0.1:1', '--insecure', '--password-file', join(dir, 'password')],
+      };
+      for (const [name, args] of Object.entries(commands)) {
+        const loaded = await packagesLoaded(dir, name.replace(' ', '-'), args);
+        expect(loaded, name).toContain('commander');
+        expect(
+          loaded.filter((p) => unused.includes(p)),
+          name,
+        ).toEqual([]);
+      }
+      // Its ASN.1 reader is what inspection uses of node-forge.
+      expect(await packagesLoaded(dir, 'inspect-again', commands['cert inspect']!)).toContain('node-forge');
+    } finally {
+      await cleanup();
+    }
   });
 });
