@@ -5,8 +5,9 @@
 # alike); the medians of wall time and of CPU seconds (user + system) are printed, with the load
 # average. Real work, small: `check` against a depotkit serve of a 1 KiB demo depot, `installer
 # status` against the installer simulator, `cert inspect` of a server chain, `depot verify` of the
-# demo depot. Usage:
-#   scripts/bench/startup.sh [rounds, default 15] [work dir, default a temp dir]
+# demo depot. BEFORE=<another build's dist> runs each command with that build too, alternated
+# with this one in every round, and prints both. Usage:
+#   [DIST=<dist>] [BEFORE=<dist>] scripts/bench/startup.sh [rounds, default 15] [work dir, default a temp dir]
 set -euo pipefail
 rounds=${1:-15}
 work=${2:-$(mktemp -d /var/tmp/depotkit-startup-bench-XXXX)}
@@ -36,6 +37,9 @@ done
 installer=$(node -e "console.log(JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).url)" "$work/sim.json")
 
 names=(node-e-0 version check installer-status cert-inspect depot-verify)
+builds=(after)
+[ -n "${BEFORE:-}" ] && builds=(before after)
+cli_of() { if [ "$1" = before ]; then echo "node $BEFORE/cli/main.js"; else echo "$cli"; fi; }
 run() { # name
   case $1 in
     node-e-0) node -e 0 ;;
@@ -49,18 +53,26 @@ run() { # name
 # Each command once, and it must succeed: a command that fails early is no measure of one that works.
 for n in "${names[@]}"; do run "$n" >/dev/null 2>"$work/err" || { echo "$n failed:" >&2; cat "$work/err" >&2; exit 1; }; done
 
-for n in "${names[@]}"; do : >"$work/t.$n"; done
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+for n in "${names[@]}"; do for b in "${builds[@]}"; do : >"$work/t.$n.$b"; done; done
 for _ in $(seq "$rounds"); do
   for n in "${names[@]}"; do
-    /usr/bin/time -f '%e %U %S' -a -o "$work/t.$n" bash -c "$(declare -f run); cli='$cli' p_serve=$p_serve installer='$installer' work='$work' run $n" >/dev/null 2>&1
+    for b in "${builds[@]}"; do
+      # node -e 0 is the same for both builds: once a round.
+      [ "$n" = node-e-0 ] && [ "$b" = before ] && continue
+      /usr/bin/time -f '%e %U %S' -a -o "$work/t.$n.$b" bash -c "$(declare -f run); cli='$(cli_of "$b")' p_serve=$p_serve installer='$installer' work='$work' run $n" >/dev/null 2>&1
+    done
   done
 done
 
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
-echo "node $(node --version), $rounds alternated rounds, load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-printf '%-18s %10s %10s\n' command 'wall s' 'cpu s'
+echo "node $(node --version), $rounds alternated rounds, load average $load_start at the start and $(cut -d' ' -f1-3 /proc/loadavg) at the end, $(nproc) cores"
+printf '%-18s %-7s %10s %10s\n' command build 'wall s' 'cpu s'
 for n in "${names[@]}"; do
-  wall=$(awk '{print $1}' "$work/t.$n" | median)
-  cpu=$(awk '{print $2 + $3}' "$work/t.$n" | median)
-  printf '%-18s %10.3f %10.3f\n' "$n" "$wall" "$cpu"
+  for b in "${builds[@]}"; do
+    [ -s "$work/t.$n.$b" ] || continue
+    wall=$(awk '{print $1}' "$work/t.$n.$b" | median)
+    cpu=$(awk '{print $2 + $3}' "$work/t.$n.$b" | median)
+    printf '%-18s %-7s %10.3f %10.3f\n' "$n" "$b" "$wall" "$cpu"
+  done
 done
