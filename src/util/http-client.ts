@@ -130,7 +130,7 @@ export class JsonTransport {
     const caPems = opts.trust?.caPems;
     this.agent = new Agent({
       connect: tcpFirstConnector({
-        ...(caPems ? { secureContext: secureContextOf(caPems) } : {}),
+        ...trustOptions(caPems),
         rejectUnauthorized: !opts.trust?.insecure,
         timeout: opts.timeoutMs,
       }),
@@ -212,15 +212,21 @@ function nextCheckPhase(): Promise<void> {
 const secureContexts = new Map<string, SecureContext>();
 const MAX_SECURE_CONTEXTS = 64;
 
-function secureContextOf(caPems: string[]): SecureContext {
+/** The shared context of these CAs; the CAs themselves where they do not make one, so that the connection says what is wrong with them, as it did. */
+function trustOptions(caPems: string[] | undefined): { secureContext?: SecureContext; ca?: string[] } {
+  if (!caPems) return {};
   const key = caPems.join('\n');
   let context = secureContexts.get(key);
   if (!context) {
+    try {
+      context = createSecureContext({ ca: caPems });
+    } catch {
+      return { ca: caPems };
+    }
     if (secureContexts.size >= MAX_SECURE_CONTEXTS) secureContexts.clear();
-    context = createSecureContext({ ca: caPems });
     secureContexts.set(key, context);
   }
-  return context;
+  return { secureContext: context };
 }
 
 /**
