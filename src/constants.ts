@@ -556,3 +556,9 @@ export const PROXY_ENV = {
  * tinyproxy sends for wrong ones; the header that names the schemes it takes, and Basic's name there.
  */
 export const PROXY_AUTH_REQUIRED = { statuses: [407, 401] as readonly number[], challengeHeader: 'proxy-authenticate', basicScheme: 'basic' } as const;
+/**
+ * Node's environment variable of extra command-line options (the single executable reads it too), and V8's option
+ * for the largest semi-space of the young generation in MiB, which Node takes there (nodejs.org/api/cli.html).
+ */
+export const NODE_OPTIONS_ENV = 'NODE_OPTIONS';
+export const NODE_SEMI_SPACE_FLAG = '--max-semi-space-size';
