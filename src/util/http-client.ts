@@ -151,7 +151,6 @@ export class JsonTransport {
       let failure: unknown;
       try {
         this.stats.requests++;
-        await nextCheckPhase();
         const res = await request(url, {
           method,
           headers,
@@ -170,7 +169,12 @@ export class JsonTransport {
       const code = networkErrorCode(failure) ?? '';
       const retryable = reply ? (idempotent ? reply.status >= 500 : reply.status === 503) : (idempotent ? RETRYABLE_CODES : CONNECT_PHASE_CODES).has(code);
       if (!retryable || attempt >= retries) {
-        if (reply) return reply;
+        if (reply) {
+          // After the answer rather than before the next request: a request is still dispatched as soon as it is
+          // sent (a revocation must be under way before a concurrent close of the pool, which waits only for those).
+          await nextCheckPhase();
+          return reply;
+        }
         throw this.opts.connectionError(failure, code || undefined);
       }
       this.stats.retries++;
@@ -202,7 +206,8 @@ export class JsonTransport {
  * Resolves after the event loop's next check phase. undici (7.30) holds a
  * kept-alive connection back until then after each answer (its idle-socket
  * validation); a request sent sooner opens a second connection, a TLS
- * handshake more on both sides for each session.
+ * handshake more on both sides for each session. The answer is handed over
+ * after it, so that the caller's next request finds the connection free.
  */
 function nextCheckPhase(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
