@@ -26,11 +26,14 @@ export function listed(label: string, items: string[], max = 20): string[] {
   return lines;
 }
 
+/** A release per line; one left out of a depot cut to other releases, or holding another build's bytes, in the verdict's words. */
 export function formatReleases(releases: ReleaseStatus[]): string[] {
   return releases.map((r) =>
     r.complete
       ? `Release ${r.version}: complete (${plural(r.binaries, 'binary', 'binaries')}).`
-      : `Release ${r.version}: ${r.present}/${r.binaries} binaries present; ${r.missing.length} missing (${formatBytes(r.missingBytes)}).`,
+      : r.state === 'binaries-missing'
+        ? `Release ${r.version}: ${r.present}/${r.binaries} binaries present; ${r.missing.length} missing (${formatBytes(r.missingBytes)}).`
+        : r.message,
   );
 }
 

@@ -26,7 +26,7 @@ import type { ProxyOptions } from './mirror/proxy.js';
 import { type Source, readSource } from './mirror/source.js';
 import { ensureMirrorSpace } from './mirror/space.js';
 import { findUpgradeMetadata } from './mirror/upgrade.js';
-import { releaseStatus } from './releases.js';
+import { leftOutHere, releaseStatus } from './releases.js';
 import { type Seal, formatSeal, parseSeal } from './seal.js';
 import { type BinarySelection, type SelectOptions, discountLeftOut } from './select.js';
 import { TargetDepot } from './target.js';
@@ -310,13 +310,14 @@ async function finish(
 ): Promise<MirrorReport> {
   const full = await verifyDepot(root, { signingCertPem: options.signingCertPem });
   const verify = selection ? discountLeftOut(full, selection) : full;
-  const now = await readCatalogOf(root).catch(() => undefined);
-  const releases = now ? await releaseStatus(root, now.catalog) : [];
+  // Left out is what the depot lacks: binaries of other releases an earlier mirror placed are here.
+  const now = selection ? await readCatalogOf(root).catch(() => undefined) : undefined;
+  const summary = selection && (now ? leftOutHere(selection, full, now.catalog) : selection.summary);
   return {
     ...report,
     ok: report.failed.length === 0 && !report.metadata.held && verify.ok,
-    ...(selection ? { selection: selection.summary } : {}),
-    releases,
+    ...(summary ? { selection: summary } : {}),
+    releases: releaseStatus(full),
     verify,
   };
 }

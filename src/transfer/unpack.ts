@@ -10,7 +10,7 @@ import { exists, isDirectory } from '../util/fs.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
 import type { PackFile, PackManifest } from './format.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
-import { type ReleaseStatus, releaseStatus } from './releases.js';
+import { type ReleaseStatus, leftOutHere, releaseStatus } from './releases.js';
 import { formatSeal } from './seal.js';
 import { type SelectionSummary, applyChoice, discountLeftOut } from './select.js';
 import { TargetDepot } from './target.js';
@@ -203,12 +203,14 @@ type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal
 /** Verify's checks of the depot as it now is, judged on what a selective pack chose, and the releases it holds. */
 async function judgeDepot(root: string, choice: SelectionSummary | undefined, signingCertPem: string | undefined) {
   const full = await verifyDepot(root, { signingCertPem });
+  const releases = releaseStatus(full);
+  if (!choice) return { verify: full, releases, selection: undefined };
   const catalog = await readCatalogOf(root).catch(() => undefined);
-  const releases = catalog ? await releaseStatus(root, catalog.catalog) : [];
-  if (!choice || !catalog) return { verify: full, releases, selection: choice && summaryOf(choice) };
+  if (!catalog) return { verify: full, releases, selection: summaryOf(choice) };
   const manifestText = await readFile(join(root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const selection = applyChoice(catalog.catalog, choice, manifestText);
-  return { verify: discountLeftOut(full, selection), releases, selection: selection.summary };
+  // Left out is what the depot lacks: binaries of other releases an earlier unpack placed are here.
+  return { verify: discountLeftOut(full, selection), releases, selection: leftOutHere(selection, full, catalog.catalog) };
 }
 
 /** The recorded summary, without what a manifest may carry beside it. */

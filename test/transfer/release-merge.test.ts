@@ -6,6 +6,7 @@ import { formatMirrorReport } from '../../src/cli/transfer-mirror.js';
 import { formatUnpackReport } from '../../src/cli/transfer-unpack.js';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
+import { verifyDepot } from '../../src/depot/verify.js';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import type { PackManifest } from '../../src/transfer/format.js';
@@ -95,8 +96,21 @@ describe('a selective pack unpacks clean', () => {
     const leftOut = 2 + 3; // the GA VCENTER and NSX_T_MANAGER builds 9.0.1.0 replaced, and 9.0.2.0's three
     expect(report.selection).toMatchObject({ releases: ['9.0.1.0'], leftOut: { binaries: leftOut } });
     expect(complete(report)['9.0.1.0']).toBe(true);
+    // The release lines are verify's verdicts: the releases not chosen are metadata only (cut out), not half present.
+    const verdicts = (await verifyDepot(report.out)).releases;
+    expect(report.releases.map((r) => [r.version, r.state, r.present, r.binaries])).toEqual(
+      verdicts.map((v) => [v.version, v.state, v.counts.present, v.counts.binaries]),
+    );
+    expect(report.releases.map((r) => [r.version, r.state])).toEqual([
+      ['9.0.0.0', 'metadata-only'],
+      ['9.0.1.0', 'complete'],
+      ['9.0.2.0', 'metadata-only'],
+    ]);
     const lines = formatUnpackReport(report);
     expect(lines).toContain(`${leftOut} binaries of releases not in this pack left out (selected: 9.0.1.0).`);
+    expect(lines).toContain(`Release 9.0.1.0: complete (${needs('9.0.1.0').length} binaries).`);
+    expect(lines).toContain(verdicts[2]!.message);
+    expect(lines.join('\n')).not.toMatch(/Release 9\.0\.2\.0: \d+\/\d+ binaries present/);
     expect(lines.join('\n')).not.toMatch(/FAILED|INCOMPLETE|ERROR/);
     expect(lines.find((l) => l.startsWith('OK: '))).toMatch(/^OK: .* holds every binary this pack chose/);
   });
@@ -113,6 +127,11 @@ describe('a selective pack unpacks clean', () => {
     expect(binaries(second.placed)).toEqual(needs('9.0.2.0').filter((p) => !first.has(p)));
     expect(binaries(second.alreadyInPlace)).toEqual(needs('9.0.2.0').filter((p) => first.has(p)));
     expect(complete(second)).toMatchObject({ '9.0.1.0': true, '9.0.2.0': true });
+    // Left out: only what neither pack brought (the GA VCENTER build); the first release's builds are here.
+    const absent = [...gaBinaries, ...[...added.values()].flat()].filter((b) => !first.has(b.path) && !needs('9.0.2.0').includes(b.path));
+    expect(absent.map((b) => b.path)).toEqual([gaBinaries.find((b) => b.path.includes('/VCENTER/'))!.path]);
+    expect(second.selection).toMatchObject({ leftOut: { binaries: 1, bytes: absent[0]!.size } });
+    expect(formatUnpackReport(second)).toContain('1 binary of releases not in this pack left out (selected: 9.0.2.0).');
     // The same catalog both times: nothing of the metadata changed, nothing was backed up.
     expect(second.metadataChange).toBeUndefined();
   });
@@ -168,6 +187,10 @@ describe('mirror merges releases and never moves metadata backwards', () => {
     const had = new Set(needs('9.0.1.0'));
     expect(paths(second.downloaded)).toEqual(needs('9.0.2.0').filter((p) => !had.has(p)));
     expect(completeOf(second)).toMatchObject({ '9.0.1.0': true, '9.0.2.0': true });
+    // Left out: only what neither mirror fetched (the GA VCENTER build); the first release's builds are here.
+    const gaVcenter = gaBinaries.find((b) => b.path.includes('/VCENTER/'))!;
+    expect(second.selection).toMatchObject({ leftOut: { binaries: 1, bytes: gaVcenter.size } });
+    expect(second.releases.find((r) => r.version === '9.0.0.0')).toMatchObject({ state: 'metadata-only', missing: [gaVcenter.path] });
     expect(second.metadataChange).toBeUndefined();
   });
 
