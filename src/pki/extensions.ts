@@ -17,10 +17,10 @@ let parts: Asn1Parts | undefined;
 /** forge's ASN.1 reader, OID names and IP formatting, loaded on first use. */
 export function asn1Parts(): Asn1Parts {
   if (parts) return parts;
-  const require = createRequire(import.meta.url);
-  const asn1 = require('node-forge/lib/asn1') as typeof Forge.asn1;
-  const oids = require('node-forge/lib/oids') as Record<string, string>;
-  const util = require('node-forge/lib/util') as { bytesToIP(bytes: string): string };
+  // Spelt out each time: the single executable's bundler turns exactly this form into a require it follows.
+  const asn1 = createRequire(import.meta.url)('node-forge/lib/asn1') as typeof Forge.asn1;
+  const oids = createRequire(import.meta.url)('node-forge/lib/oids') as Record<string, string>;
+  const util = createRequire(import.meta.url)('node-forge/lib/util') as { bytesToIP(bytes: string): string };
   return (parts = { asn1, oids, bytesToIP: (b) => util.bytesToIP(b) });
 }
 
