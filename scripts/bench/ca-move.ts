@@ -156,7 +156,9 @@ await Promise.all(
 interface Tally {
   ok: number;
   failed: number;
+  errors: number;
   first?: string;
+  firstError?: string;
 }
 
 /** `validators` loops, each going round its share of the consumers: validate one, wait 200 ms, the next. */
@@ -169,8 +171,13 @@ async function validateUntil(stop: Promise<unknown>, tally: Tally): Promise<void
       const clients = await Promise.all(mine.map(connect));
       try {
         for (let k = 0; !stopped; k++) {
-          const push = await pushDepot(clients[k % clients.length]!, depotSpec, { force: true });
-          if (push.ok) tally.ok++;
+          // A validator's own connection error (an idle connection the consumer closed) is not the depot's: counted apart.
+          const push = await pushDepot(clients[k % clients.length]!, depotSpec, { force: true }).catch((err: Error) => {
+            tally.firstError ??= err.message;
+            return undefined;
+          });
+          if (!push) tally.errors++;
+          else if (push.ok) tally.ok++;
           else {
             tally.failed++;
             tally.first ??= `${mine[k % mine.length]!.url}: ${push.errorCode} ${push.message}`;
@@ -286,7 +293,7 @@ interface Measure {
 }
 
 async function measure(move: (pair: NewPair) => Promise<void>, pair: NewPair): Promise<Measure> {
-  const tally: Tally = { ok: 0, failed: 0 };
+  const tally: Tally = { ok: 0, failed: 0, errors: 0 };
   let done!: () => void;
   const validating = validateUntil(new Promise<void>((r) => (done = r)), tally);
   await sleep(400);
@@ -313,7 +320,7 @@ for (let round = 0; round < rounds; round++) {
     const m = await measure(way === 'depotkit' ? depotkit : byHand, await newPair(n++));
     results[way].push(m);
     console.error(
-      `round ${round + 1} ${way}: ${m.wall.toFixed(2)} s, mover CPU ${m.moverCpu.toFixed(2)} s, validations ${m.tally.ok} ok ${m.tally.failed} failed${m.tally.first ? ` (${m.tally.first})` : ''}`,
+      `round ${round + 1} ${way}: ${m.wall.toFixed(2)} s, mover CPU ${m.moverCpu.toFixed(2)} s, validations ${m.tally.ok} ok ${m.tally.failed} failed (validator errors ${m.tally.errors}${m.tally.firstError ? `: ${m.tally.firstError}` : ''})${m.tally.first ? ` (${m.tally.first})` : ''}`,
     );
   }
 }
