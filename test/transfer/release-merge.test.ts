@@ -1,4 +1,4 @@
-import { cp, readFile, readdir } from 'node:fs/promises';
+import { copyFile, cp, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatBuildReport } from '../../src/cli/depot.js';
@@ -134,6 +134,27 @@ describe('a selective pack unpacks clean', () => {
     expect(formatUnpackReport(second)).toContain('1 binary of releases not in this pack left out (selected: 9.0.2.0).');
     // The same catalog both times: nothing of the metadata changed, nothing was backed up.
     expect(second.metadataChange).toBeUndefined();
+  });
+  it("a left-out build holding another build's bytes is said as the verdict verify gives (wrong binaries), not as missing", async () => {
+    const out = fresh('depot');
+    const pack = await packOf(depot, ['9.0.1.0']);
+    expect((await unpackDepot({ media: [pack.out], out })).ok).toBe(true);
+    const gaVcenter = gaBinaries.find((b) => b.path.includes('/VCENTER/'))!;
+    const newer = added.get('9.0.1.0')!.find((b) => b.path.includes('/VCENTER/'))!;
+    await copyFile(join(out, newer.path), join(out, gaVcenter.path));
+
+    const again = await unpackDepot({ media: [pack.out], out });
+    const ga = again.releases.find((r) => r.version === '9.0.0.0')!;
+    const verdict = (await verifyDepot(out)).releases.find((r) => r.version === '9.0.0.0')!;
+    expect(verdict.state).toBe('wrong-binaries');
+    expect(ga).toMatchObject({ state: 'wrong-binaries', complete: false, message: verdict.message });
+    // Not here with its bytes: the other build, and the GA NSX_T_MANAGER build 9.0.1.0 replaced (left out).
+    const gaNsx = gaBinaries.find((b) => b.path.includes('/NSX_T_MANAGER/'))!;
+    expect([...ga.missing].sort()).toEqual([gaNsx.path, gaVcenter.path].sort());
+    expect(formatUnpackReport(again)).toContain(verdict.message);
+    // It is here (with the wrong bytes, which verify says): not counted as left out.
+    expect(again.selection).toMatchObject({ leftOut: { binaries: 4 } });
+    expect(again.ok).toBe(false);
   });
 });
 
