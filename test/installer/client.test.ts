@@ -536,6 +536,22 @@ describe('installer client', () => {
     expect(b).toMatchObject({ installerCa: join(tmp.dir, 'ca.pem'), insecure: undefined });
   });
 
+  it('reads a JSON inventory as JSON, without the YAML parser (seconds over 10,000 consumers); YAML flow style still reads as YAML', async () => {
+    const json = join(tmp.dir, 'fleet.json');
+    await writeFile(json, JSON.stringify({ consumers: [{ url: 'https://a.lab', role: 'sddc-manager' }, 'https://b.lab'] }));
+    const script = `import { loadInventory } from ${JSON.stringify(join(process.cwd(), 'dist/installer/inventory.js'))};
+      import { createRequire } from 'node:module';
+      const rows = await loadInventory(${JSON.stringify(json)});
+      const cache = Object.keys(createRequire(import.meta.url).cache);
+      console.log(JSON.stringify({ urls: rows.map((r) => r.url), yaml: cache.some((k) => k.includes('/node_modules/yaml/')) }));`;
+    const { execFileSync } = await import('node:child_process');
+    const seen = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as { urls: string[]; yaml: boolean };
+    expect(seen).toEqual({ urls: ['https://a.lab', 'https://b.lab'], yaml: false });
+    const flow = join(tmp.dir, 'flow.yaml');
+    await writeFile(flow, '{ installers: [https://a.lab, { url: https://b.lab, role: installer }] }\n');
+    expect((await loadInventory(flow)).map((r) => r.url)).toEqual(['https://a.lab', 'https://b.lab']);
+  });
+
   it('validates an inventory against its schema: unknown keys in defaults and entries, with the key meant; wrong types; nothing listed', async () => {
     const file = join(tmp.dir, 'typos.yaml');
     const refused = async (yaml: string) => {
