@@ -2,8 +2,8 @@ import { cp } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../constants.js';
 import type { Catalog } from './catalog.js';
-import { readManifestReleases } from './manifest-releases.js';
-import { compareVersions, releaseOfVersion } from './versions.js';
+import { releaseVersionsOf } from './release-plan.js';
+import { compareVersions } from './versions.js';
 
 /** What an incoming catalog changes against the one in place: product versions as `COMPONENT productVersion`. */
 export interface CatalogChange {
@@ -23,16 +23,6 @@ export type MetadataChange = Omit<CatalogChange, 'older' | 'newer'> & { backup?:
 /** The change as an import reports it. */
 export function metadataChangeOf(change: CatalogChange, backup: string | undefined): MetadataChange {
   return { releases: change.releases, added: change.added, removed: change.removed, ...(backup ? { backup } : {}) };
-}
-
-/** The releases a depot's metadata describes: the manifest's, else its catalog's product versions cut to four numbers. */
-export function releasesOf(catalog: Catalog, manifestText: string | undefined): string[] {
-  const listed = manifestText === undefined ? undefined : readManifestReleases(manifestText);
-  const versions =
-    listed !== undefined && typeof listed !== 'string' && listed.length > 0
-      ? listed.map((r) => r.version)
-      : Object.values(catalog.patches).flatMap((patches) => patches.map((p) => releaseOfVersion(p.productVersion)));
-  return [...new Set(versions)].sort(compareVersions);
 }
 
 function entriesOf(catalog: Catalog): Set<string> {
@@ -89,7 +79,7 @@ export function compareCatalogs(incoming: Catalog, current: Catalog, manifests: 
   const [inc, cur] = [entriesOf(incoming), entriesOf(current)];
   const older = olderBecause(incoming, current);
   const newer = older ? undefined : olderBecause(current, incoming);
-  const [after, before] = [releasesOf(incoming, manifests.incoming), releasesOf(current, manifests.current)];
+  const [after, before] = [releaseVersionsOf(incoming, manifests.incoming), releaseVersionsOf(current, manifests.current)];
   return {
     ...(older ? { older } : {}),
     ...(newer ? { newer } : {}),

@@ -1,6 +1,7 @@
 import { componentDir } from '../constants.js';
-import type { CatalogEntry } from './catalog-entries.js';
-import type { ManifestRelease } from './manifest-releases.js';
+import type { Catalog } from './catalog.js';
+import { type CatalogEntry, catalogEntriesOf } from './catalog-entries.js';
+import { type ManifestRelease, readManifestReleases } from './manifest-releases.js';
 import { compareVersions, releaseOfVersion } from './versions.js';
 
 // Which binaries each release needs, read the way the status page, verify and check all read it: the manifest's
@@ -95,4 +96,11 @@ export function planReleases(entries: CatalogEntry[], manifest: ManifestRelease[
   }
   const releases = [...groups].map(([version, list]) => ({ version, entries: list, notInCatalog: [], binaries: distinct(list.flatMap(binariesOf)) }));
   return { grouping: 'catalog', releases: releases.sort(byVersion), otherEntries: [], others: [], catalog };
+}
+
+/** The versions of the releases a depot's metadata describes, in order, as the plan tells them apart (a manifest that cannot be read: the catalog's). */
+export function releaseVersionsOf(catalog: Catalog, manifestText: string | undefined): string[] {
+  const manifest = manifestText === undefined ? undefined : readManifestReleases(manifestText);
+  const plans = planReleases(catalogEntriesOf(catalog), typeof manifest === 'string' ? undefined : manifest);
+  return [...new Set(plans.releases.map((r) => r.version))];
 }

@@ -1,7 +1,5 @@
 import { type Catalog, catalogBinaries } from '../depot/catalog.js';
-import { catalogEntriesOf } from '../depot/catalog-entries.js';
-import { readManifestReleases } from '../depot/manifest-releases.js';
-import { planReleases } from '../depot/release-plan.js';
+import { releaseVersionsOf } from '../depot/release-plan.js';
 import type { ReleaseState } from '../depot/release-status.js';
 import type { VerifyResult } from '../depot/verify.js';
 import type { BinarySelection, SelectionSummary } from './select.js';
@@ -28,9 +26,7 @@ export interface ReleaseStatus {
 
 /** The releases a depot's metadata describes, as the release plan tells them apart: the manifest's, else the catalog's product versions cut to four numbers. */
 export function releaseVersions(manifestText: string | undefined, catalog: Catalog): string[] {
-  const manifest = manifestText === undefined ? undefined : readManifestReleases(manifestText);
-  const plans = planReleases(catalogEntriesOf(catalog), typeof manifest === 'string' ? undefined : manifest);
-  return [...new Set(plans.releases.map((r) => r.version))];
+  return releaseVersionsOf(catalog, manifestText);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { copyFile, cp, readFile, readdir } from 'node:fs/promises';
+import { copyFile, cp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatBuildReport } from '../../src/cli/depot.js';
@@ -155,6 +155,19 @@ describe('a selective pack unpacks clean', () => {
     // It is here (with the wrong bytes, which verify says): not counted as left out.
     expect(again.selection).toMatchObject({ leftOut: { binaries: 4 } });
     expect(again.ok).toBe(false);
+  });
+});
+
+describe('one release plan names the releases', () => {
+  it("a pack records the releases verify names: a manifest that lists none names none (not the catalog's versions)", async () => {
+    const dir = fresh('none');
+    await cp(ga, dir, { recursive: true });
+    const manifest = JSON.parse(await readFile(join(dir, DEPOT_PATHS.manifest), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(dir, DEPOT_PATHS.manifest), JSON.stringify({ ...manifest, releases: [] }));
+    const pack = await packDepot({ depot: dir, out: fresh('pack'), volumeSize: VOLUME });
+    const recorded = (JSON.parse(await readFile(pack.manifest, 'utf8')) as PackManifest).source.releases;
+    expect(recorded).toEqual((await verifyDepot(dir)).releases.map((r) => r.version));
+    expect(recorded).toEqual([]);
   });
 });
 
