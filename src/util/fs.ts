@@ -176,44 +176,8 @@ export async function makeDir(dir: string, mode: number): Promise<boolean> {
   }
 }
 
-/**
- * Reads at most `maxBytes` of `path` and refuses a larger file with one
- * sentence (`what` names it): a device such as /dev/zero, or a huge file given
- * by mistake, is never read whole.
- */
-export async function readFileBounded(path: string, maxBytes: number, what = 'file'): Promise<Buffer> {
-  const buffer = Buffer.alloc(maxBytes + 1);
-  const length = await readInto(path, buffer);
-  if (length > maxBytes) throw usageError(`${path} is larger than ${formatLimit(maxBytes)}: it is not a ${what}.`);
-  return buffer.subarray(0, length);
-}
-
-/**
- * Reads the start of `path` into `buffer` until it is full, the file ends or `enough` says so, and
- * returns how many bytes it holds. A pipe or device may return less than asked: it reads on.
- */
-export async function readInto(path: string, buffer: Buffer, enough: (read: Buffer) => boolean = () => false): Promise<number> {
-  let length = 0;
-  try {
-    const handle = await open(path, 'r');
-    try {
-      while (length < buffer.length && !enough(buffer.subarray(0, length))) {
-        const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
-        if (bytesRead === 0) break;
-        length += bytesRead;
-      }
-    } finally {
-      await handle.close();
-    }
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
-  return length;
-}
-
-function formatLimit(bytes: number): string {
-  return bytes % 1024 ** 2 === 0 ? `${bytes / 1024 ** 2} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
-}
+// The bounded readers live in their own module; importers keep reading them from here.
+export { readFileBounded, readInto } from './bounded-read.js';
 
 /** Where the previous version of a file waits while a set of files is replaced. */
 export const BACKUP_SUFFIX = '.bak';
