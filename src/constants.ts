@@ -478,6 +478,11 @@ export const EXPORT_DEBIAN = {
   },
 } as const;
 
+/** The name `depotkit export` gives a site (its files, its systemd unit) unless told another. */
+export const EXPORT_DEFAULT_NAME = 'depotkit';
+/** Followed by a systemd unit's name: the unit's ExecReload, SIGHUP for an exported depotkit serve. */
+export const SYSTEMCTL_RELOAD = 'systemctl reload';
+
 /** The first Caddy release that names its Basic auth directive basic_auth; before it, basicauth (kept after as a deprecated alias). */
 export const CADDY_BASIC_AUTH_SINCE = '2.8.0';
 

@@ -1,12 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import type { CaMoveOptions, CaMoveReport, PhaseReport, ServedDepot } from '../procedures/index.js';
-import { INSTALLER_DEFAULT_USER } from '../constants.js';
+import { EXPORT_DEFAULT_NAME, EXPORT_TARGETS, INSTALLER_DEFAULT_USER, type ExportTarget } from '../constants.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
-import { EXIT, describeFsError, usageError } from '../util/errors.js';
+import { EXIT, describeFsError, errorMessage, usageError } from '../util/errors.js';
 import { promptSecret } from '../util/secrets.js';
-import { collect, printJson, printLines } from './output.js';
+import { collect, note, printJson, printLines, warn } from './output.js';
 import { concurrencyOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, secondsOption, timeoutOption } from './options.js';
+import { EXIT_INTERRUPTED } from './process.js';
+
+/**
+ * How long an interrupted move gets to revoke its sessions and save its
+ * progress before the process ends anyway: each client waits 3 s at most for a
+ * log-in under way and as long for its revocation.
+ */
+const INTERRUPT_GRACE_MS = 8_000;
 
 interface CaMoveFlags {
   cert: string;
@@ -17,6 +25,8 @@ interface CaMoveFlags {
   servedKey: string;
   servePid?: string;
   reloadCommand?: string;
+  site?: ExportTarget;
+  unit?: string;
   depotUrl: string;
   depotUser?: string;
   depotPasswordFile?: string;
@@ -55,7 +65,15 @@ async function pidOf(value: string): Promise<number> {
 async function servedDepot(flags: CaMoveFlags): Promise<ServedDepot> {
   const files = { certFile: flags.servedCert, keyFile: flags.servedKey };
   if (flags.servePid !== undefined) return { kind: 'serve', ...files, pid: await pidOf(flags.servePid) };
-  return { kind: 'site', ...files, ...(flags.reloadCommand ? { reloadCommand: flags.reloadCommand } : {}) };
+  if (flags.unit !== undefined && flags.site !== 'systemd')
+    throw usageError('--unit names the systemd unit of a site exported for systemd: give --site systemd with it.');
+  return {
+    kind: 'site',
+    ...files,
+    ...(flags.reloadCommand ? { reloadCommand: flags.reloadCommand } : {}),
+    ...(flags.site ? { server: flags.site } : {}),
+    ...(flags.unit ? { unit: flags.unit } : {}),
+  };
 }
 
 /** The consumers' passwords that no file or variable gives, asked once per user on a terminal. */
@@ -118,7 +136,50 @@ function reportLines(report: CaMoveReport): string[] {
   if (report.resumed) lines.push(`Carrying on the move recorded in ${plan.stateFile}.`);
   lines.push(...report.phases.flatMap(phaseLines));
   lines.push(report.ok ? 'The depot is on the new CA; every consumer validated it.' : `Stopped. ${report.next ?? ''}`.trim());
+  // The command on a line of its own, to copy.
+  if (report.reload?.length === 1) lines.push(`  ${report.reload[0]!.command}`);
   return lines;
+}
+
+/**
+ * Runs the move; a Ctrl-C or SIGTERM revokes the consumers' open sessions at
+ * once (their tokens would stay valid until they expire), lets the move save
+ * its progress for a re-run, and exits 130, within a few seconds. A second one
+ * ends the process at once.
+ */
+async function runMove(options: CaMoveOptions): Promise<CaMoveReport> {
+  const { moveDepotCa } = await import('../procedures/index.js');
+  const controller = new AbortController();
+  const interrupted = (): void => {
+    warn('interrupted: revoking the open sessions.');
+    controller.abort();
+  };
+  const stopped = new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  const moving = moveDepotCa({ ...options, signal: controller.signal });
+  let why = '';
+  const settled = moving.then(
+    () => undefined,
+    (err: unknown) => void (why = `${errorMessage(err)} `),
+  );
+  try {
+    await Promise.race([settled, stopped]);
+  } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+  }
+  if (!controller.signal.aborted) return moving;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, INTERRUPT_GRACE_MS)))]);
+  clearTimeout(timer);
+  // Even a move whose last phase had ended: its sessions were cut off, so its report is not the consumers' state.
+  note(`interrupted: ${why}Run the same command again to carry on.`);
+  return endInterrupted();
+}
+
+function endInterrupted(): never {
+  process.exit(EXIT_INTERRUPTED);
 }
 
 export function registerCaMoveCommand(program: Command): void {
@@ -139,6 +200,12 @@ export function registerCaMoveCommand(program: Command): void {
       '--reload-command <cmd>',
       'another server (an exported site): its reload command, run with /bin/sh (without it or --serve-pid: reload yourself, then run again)',
     )
+    .addOption(
+      new Option('--site <kind>', 'the kind the site was exported as: without --reload-command, the report names its reload command')
+        .choices([...EXPORT_TARGETS])
+        .conflicts('servePid'),
+    )
+    .option('--unit <name>', `with --site systemd: the unit's name, as exported with --name (default: ${EXPORT_DEFAULT_NAME})`)
     .requiredOption('--depot-url <url>', 'the depot as the consumers reach it, https://host[:port]')
     .option('--depot-user <name>', 'depot Basic auth user (none: the depot is open)')
     .addOption(passwordFileOption("the depot user's", 'depot-'))
@@ -158,8 +225,7 @@ export function registerCaMoveCommand(program: Command): void {
     .option('--dry-run', 'judge the new certificate and print the plan; change nothing')
     .addOption(jsonOption('print the report as JSON'))
     .action(async (flags: CaMoveFlags) => {
-      const { moveDepotCa } = await import('../procedures/index.js');
-      const report = await moveDepotCa(await moveOptions(flags));
+      const report = await runMove(await moveOptions(flags));
       if (flags.json) printJson(report);
       else printLines(reportLines(report));
       process.exitCode = report.ok ? EXIT.ok : EXIT.problems;

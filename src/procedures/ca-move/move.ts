@@ -7,6 +7,8 @@ import { retireOldCa } from './retire.js';
 import { revalidate } from './revalidate.js';
 import { ConsumerSessions } from './sessions.js';
 import { Fingerprints } from './trust.js';
+import { reloadHintText, reloadHints } from './reload-hint.js';
+import { DepotkitError, EXIT } from '../../util/errors.js';
 import type { CaMoveOptions, CaMovePlan, CaMoveReport, ConsumerRow, PhaseName, PhaseReport } from './types.js';
 
 const SWITCH_TIMEOUT_MS = 30_000;
@@ -33,10 +35,18 @@ class Move {
     this.sessions = new ConsumerSessions(opts);
   }
 
+  /** Records a phase; an interruption meanwhile stops the move here, after the phase's progress was saved. */
   record(phase: PhaseName, ok: boolean, extra: Omit<PhaseReport, 'phase' | 'ok'> = {}): boolean {
     const report = { phase, ok, ...extra };
     this.phases.push(report);
     this.opts.onPhase?.(report);
+    if (this.opts.signal?.aborted) {
+      throw new DepotkitError(
+        `The move was interrupted during its ${phase} phase; its progress is kept in ${this.plan.stateFile}.`,
+        EXIT.problems,
+        'Run the move again: it carries on where it stopped.',
+      );
+    }
     return ok;
   }
 
@@ -73,11 +83,15 @@ class Move {
       this.plan.depotUrl,
       this.plan.leaf.sha256,
       this.opts.switchTimeoutMs ?? SWITCH_TIMEOUT_MS,
+      this.opts.signal,
     );
-    this.record('switch', action !== 'reload-needed', { note: action });
-    if (action === 'reload-needed') return action;
+    if (action === 'reload-needed') {
+      this.record('switch', false, { note: action });
+      return action;
+    }
     this.state.switched = new Date().toISOString();
     await this.save();
+    this.record('switch', true, { note: action });
     return 'switched';
   }
 
@@ -107,6 +121,13 @@ class Move {
   report(ok: boolean, resumed: boolean, next?: string): CaMoveReport {
     return { ok, dryRun: false, resumed, plan: this.plan, phases: this.phases, ...(next ? { next } : {}) };
   }
+
+  /** The move stopped after writing the pair: the server is to be reloaded by hand, with the command its kind takes. */
+  reloadNeeded(resumed: boolean): CaMoveReport {
+    const reload = reloadHints(this.opts.served);
+    const next = `Reload the server (${reloadHintText(reload)}), then run the move again.`;
+    return { ...this.report(false, resumed, next), reload };
+  }
 }
 
 /**
@@ -127,9 +148,13 @@ export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
   // Kept from the start: a re-run after a stop knows it carries on this move.
   await move.save();
   move.record('plan', true);
+  // Revoked at once on an interruption: the requests under way are cut off, and each phase stops at its record.
+  const interrupted = () => void move.sessions.abort();
+  opts.signal?.addEventListener('abort', interrupted, { once: true });
   try {
     return await runPhases(move, resumed);
   } finally {
+    opts.signal?.removeEventListener('abort', interrupted);
     await move.sessions.close();
   }
 }
@@ -144,7 +169,7 @@ async function runPhases(move: Move, resumed: boolean): Promise<CaMoveReport> {
   if (!move.state.switched) {
     move.state.trusted = new Date().toISOString();
     await move.save();
-    if ((await move.switchOver()) === 'reload-needed') return move.report(false, resumed, 'Reload the server, then run the move again.');
+    if ((await move.switchOver()) === 'reload-needed') return move.reloadNeeded(resumed);
   } else move.record('switch', true, { skipped: true, note: 'already switched' });
   if (move.remaining().length > 0 && !(await move.revalidateRemaining())) return move.report(false, resumed, rerun);
   if (!move.phases.some((p) => p.phase === 'revalidate')) move.record('revalidate', true, { skipped: true });

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { lintServerCertificate, readCertificate, sha256Fingerprint, splitPemBlocks } from '../../pki/index.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
+import { reloadHintText, reloadHints } from './reload-hint.js';
 import type { CaMoveOptions, CaMovePlan } from './types.js';
 
 /** The name of the state file beside the served certificate. */
@@ -94,7 +95,7 @@ function steps(opts: CaMoveOptions, consumers: number): string[] {
       ? `send SIGHUP to serve (pid ${opts.served.pid}) and wait until it serves the new certificate`
       : opts.served.reloadCommand
         ? `run "${opts.served.reloadCommand}" and wait until the server serves the new certificate`
-        : 'reload the server yourself, then run the move again';
+        : `reload the server yourself (${reloadHintText(reloadHints(opts.served))}), then run the move again`;
   return [
     `import the new CA into each of ${consumers} consumers that lacks it, keeping the old one`,
     "list each consumer's trusted certificates and find the new CA in it by SHA-256",

@@ -9,7 +9,7 @@ import {
   type InstallerTarget,
 } from '../../installer/index.js';
 import { readCaPems } from '../../pki/index.js';
-import { usageError } from '../../util/errors.js';
+import { DepotkitError, EXIT, usageError } from '../../util/errors.js';
 import { readSecret } from '../../util/secrets.js';
 import type { CaMoveOptions, ConsumerRow } from './types.js';
 
@@ -34,12 +34,16 @@ function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Prom
  * what it is (appliance-info) once, and its phases (import, prove, revalidate,
  * retire) reuse that session; a log-in and its revocation per phase were most
  * of the move's requests. Password files and consumer CAs are read once.
- * `close()` revokes every session.
+ * `close()` revokes every session; `abort()` (an interruption) revokes them at
+ * once, log-ins under way included, and no new one opens.
  */
 export class ConsumerSessions {
   private readonly sessions = new Map<string, Promise<Session>>();
   private readonly files = new Map<string, Promise<string>>();
   private readonly trust = new Map<string, Promise<string[]>>();
+  /** Every client from before its log-in until it is closed: what an abort revokes. */
+  private readonly clients = new Set<InstallerClient>();
+  private aborted = false;
 
   constructor(private readonly opts: SessionOptions) {}
 
@@ -76,6 +80,16 @@ export class ConsumerSessions {
     return rows.map((row) => (unreachable.has(row.name) ? { ...row, unreachable: true } : row));
   }
 
+  /**
+   * Revokes every session at once, log-ins under way included, cutting off the
+   * requests under way; each client waits a few seconds at most (the client's
+   * own bound on an aborted close). No session opens after it.
+   */
+  async abort(): Promise<void> {
+    this.aborted = true;
+    await Promise.allSettled([...this.clients].map((c) => c.close({ abort: true })));
+  }
+
   /** Revokes every session. */
   async close(): Promise<void> {
     const limit = pLimit(Math.max(1, this.opts.concurrency));
@@ -84,6 +98,7 @@ export class ConsumerSessions {
   }
 
   private session(target: InstallerTarget): Promise<Session> {
+    if (this.aborted) return Promise.reject(new DepotkitError(`The move was interrupted before ${target.name} was worked on.`, EXIT.problems));
     const existing = this.sessions.get(target.name);
     if (existing) return existing;
     const opening = this.open(target);
@@ -104,10 +119,13 @@ export class ConsumerSessions {
       timeoutMs: this.opts.timeoutMs,
       retries: 1,
     });
+    // Held before its log-in, so that an abort during the log-in revokes that session too.
+    this.clients.add(client);
     try {
       await client.login();
       return { client, appliance: await client.applianceInfo() };
     } catch (err) {
+      this.clients.delete(client);
       await client.close();
       throw err;
     }
@@ -117,7 +135,9 @@ export class ConsumerSessions {
     const session = this.sessions.get(name);
     this.sessions.delete(name);
     const open = await session?.catch(() => undefined);
-    await open?.client.close();
+    if (!open) return;
+    this.clients.delete(open.client);
+    await open.client.close();
   }
 
   private password(target: InstallerTarget): Promise<string> {

@@ -71,6 +71,7 @@ export async function switchServed(
   depotUrl: string,
   leafSha256: string,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<{ action: 'switched' | 'already-served' | 'reload-needed' }> {
   if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'already-served' };
   await writePair(material, served);
@@ -78,6 +79,8 @@ export async function switchServed(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'switched' };
+    // The pair is written and the reload sent: a re-run finds the new certificate served, or waits for it again.
+    if (signal?.aborted) throw new DepotkitError(`The move was interrupted while waiting for ${depotUrl} to serve the new certificate.`, EXIT.problems);
     if (Date.now() >= deadline) {
       throw new DepotkitError(
         `The depot at ${depotUrl} does not serve the new certificate ${Math.round(timeoutMs / 1000)} s after the reload.`,

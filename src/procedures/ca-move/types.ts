@@ -1,5 +1,7 @@
 import type { DepotSpec, FleetRow, InstallerTarget } from '../../installer/index.js';
+import type { ExportTarget } from '../../constants.js';
 import type { Finding } from '../../util/findings.js';
+import type { ReloadHint } from './reload-hint.js';
 
 /** How the new certificate reaches the server: `depotkit serve` reloads on SIGHUP; another server runs its own reload. */
 export type ServedDepot =
@@ -9,6 +11,8 @@ export type ServedDepot =
       certFile: string;
       keyFile: string;
       /** run with /bin/sh; without it the report says to reload and run the move again */ reloadCommand?: string;
+      /** the kind `depotkit export` wrote the site as: the report then names its reload command */ server?: ExportTarget;
+      /** with `server` systemd: the unit's name (the export's name; depotkit by default) */ unit?: string;
     };
 
 export interface CaMoveOptions {
@@ -36,6 +40,8 @@ export interface CaMoveOptions {
   stateFile?: string;
   /** How long the server gets to serve the new certificate after its reload; 30 s by default. */
   switchTimeoutMs?: number;
+  /** Aborted on an interruption: the open sessions are revoked at once and the move stops, its state kept for a re-run. */
+  signal?: AbortSignal;
   onPhase?: (phase: PhaseReport) => void;
 }
 
@@ -77,4 +83,6 @@ export interface CaMoveReport {
   phases: PhaseReport[];
   /** What is left when the move stopped. */
   next?: string;
+  /** When the server is to be reloaded by hand: its reload command (each kind's when the site's kind is not known). */
+  reload?: ReloadHint[];
 }

@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INSTALLER_API } from '../../src/constants.js';
+import { createCa, issueServerCert } from '../../src/pki/index.js';
+import type { CaMoveReport } from '../../src/procedures/index.js';
+import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
+import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { until } from '../helpers/poll.js';
+import { PASSWORD, USER } from '../installer/helpers.js';
+
+const PASSWORD_ENV = 'DEPOTKIT_TEST_CONSUMER_PASSWORD';
+const env = { [PASSWORD_ENV]: PASSWORD };
+
+/** A port nothing listens on: the depot's server is not running in these tests, and the move finds it so at once. */
+async function closedPort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('depotkit depot move-ca: where the move stops', () => {
+  let tmp: { dir: string; cleanup: () => Promise<void> };
+  let pair: string[];
+  let depotUrl: string;
+  beforeAll(async () => {
+    tmp = await tempDir('depotkit-ca-move-stop-');
+    const newCa = await createCa({ cn: 'New Depot CA' });
+    const leaf = await issueServerCert(newCa, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+    const file = (name: string) => join(tmp.dir, name);
+    await Promise.all([
+      writeFile(file('new-cert.pem'), leaf.certPem),
+      writeFile(file('new-key.pem'), leaf.keyPem, { mode: 0o600 }),
+      writeFile(file('new-ca.pem'), newCa.certPem),
+    ]);
+    depotUrl = `https://127.0.0.1:${await closedPort()}`;
+    pair = ['--cert', file('new-cert.pem'), '--key', file('new-key.pem'), '--new-ca', file('new-ca.pem'), '--depot-url', depotUrl];
+  }, 60_000);
+  afterAll(async () => tmp.cleanup());
+
+  /** The move's arguments for one consumer at `url`, its served pair and state in `site`. */
+  async function moveArgs(site: string, url: string): Promise<string[]> {
+    const inventory = join(tmp.dir, `${site}.yaml`);
+    await writeFile(inventory, `installers:\n  - { name: consumer-0, url: "${url}", user: ${USER}, passwordEnv: ${PASSWORD_ENV}, insecure: true }\n`);
+    const served = ['--served-cert', join(tmp.dir, `${site}-cert.pem`), '--served-key', join(tmp.dir, `${site}-key.pem`)];
+    return ['depot', 'move-ca', ...pair, ...served, '--inventory', inventory, '--state-file', join(tmp.dir, `${site}-state.json`)];
+  }
+
+  describe('an exported site with no reload command', () => {
+    let sim: InstallerSimulator;
+    beforeAll(async () => {
+      sim = await startInstallerSimulator({ users: { [USER]: PASSWORD } });
+    });
+    afterAll(async () => sim.close());
+
+    it("names the reload command of the site's kind, in the lines and in the JSON report", async () => {
+      const nginx = await runCli([...(await moveArgs('nginx', sim.url)), '--site', 'nginx'], { env });
+      expect(nginx.code, nginx.stderr).toBe(1);
+      expect(nginx.stdout).toContain('Stopped. Reload the server (nginx: nginx -t && systemctl reload nginx), then run the move again.');
+      expect(nginx.stdout).toMatch(/^ {2}nginx -t && systemctl reload nginx$/m);
+
+      const unit = await runCli([...(await moveArgs('unit', sim.url)), '--site', 'systemd', '--unit', 'depot-a', '--json'], { env });
+      expect(unit.code, unit.stderr).toBe(1);
+      const report = JSON.parse(unit.stdout) as CaMoveReport;
+      expect(report.reload).toEqual([{ server: 'systemd', command: 'systemctl reload depot-a' }]);
+      expect(report.next).toContain('systemctl reload depot-a');
+      expect(report.phases.find((p) => p.phase === 'switch')).toMatchObject({ ok: false, note: 'reload-needed' });
+    }, 60_000);
+
+    it('without the kind, names the reload of each kind an export writes', async () => {
+      const any = await runCli([...(await moveArgs('any', sim.url)), '--json'], { env });
+      expect(any.code, any.stderr).toBe(1);
+      const report = JSON.parse(any.stdout) as CaMoveReport;
+      expect(report.reload?.map((r) => r.server)).toEqual(['nginx', 'apache', 'caddy', 'systemd']);
+      expect(report.reload?.find((r) => r.server === 'caddy')?.command).toMatch(/caddy validate --config \/etc\/caddy\/Caddyfile .*&& systemctl reload caddy/);
+      expect(report.reload?.find((r) => r.server === 'systemd')?.command).toBe('systemctl reload depotkit');
+    }, 60_000);
+  });
+
+  describe('an interruption', () => {
+    let consumer: Server;
+    const seen: string[] = [];
+    beforeAll(async () => {
+      const cert = await issueServerCert(await createCa({ cn: 'Consumer CA' }), { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+      // A consumer that logs in at once and then never answers: the move holds its session when the interruption comes.
+      consumer = createHttpsServer({ key: cert.keyPem, cert: cert.certPem }, (req, res) => {
+        seen.push(`${req.method} ${req.url}`);
+        req.resume();
+        if (req.url === INSTALLER_API.tokens) {
+          res.writeHead(201, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ accessToken: 'x.y.z', refreshToken: { id: 'r-1' } }));
+        } else if (req.method === 'DELETE') {
+          res.writeHead(204);
+          res.end();
+        }
+      });
+      await new Promise<void>((resolve) => consumer.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(() => {
+      consumer.closeAllConnections();
+      consumer.close();
+    });
+
+    it("revokes the consumers' sessions the move holds, keeps its state for a re-run and exits 130", async () => {
+      const url = `https://127.0.0.1:${(consumer.address() as AddressInfo).port}`;
+      const child = spawn(process.execPath, [CLI, ...(await moveArgs('stopped', url)), '--reload-command', 'true'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...env },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await until(() => seen.includes(`GET ${INSTALLER_API.applianceInfo}`), 'the first request after the log-in');
+      child.kill('SIGINT');
+      expect(await exited, stderr).toBe(130);
+      expect(seen).toContain(`DELETE ${INSTALLER_API.refreshToken}`);
+      expect(stderr).toMatch(
+        /interrupted: The move was interrupted during its import phase; its progress is kept in .*stopped-state\.json\. Run the same command again/,
+      );
+      // The state is whole (no temporary file beside it) and names this move: a re-run carries on from it.
+      const state = JSON.parse(await readFile(join(tmp.dir, 'stopped-state.json'), 'utf8')) as { version: number; revalidated: string[]; switched?: string };
+      expect(state).toMatchObject({ version: 1, revalidated: [] });
+      expect(state.switched).toBeUndefined();
+      expect((await readdir(tmp.dir)).filter((f) => f.startsWith('stopped-state') && f !== 'stopped-state.json')).toEqual([]);
+    }, 60_000);
+  });
+});
