@@ -24,9 +24,7 @@ describe('readFileBounded', () => {
       exitCode: 2,
       message: `${over} is larger than ${limit} bytes: it is not a PEM file.`,
     });
-    expect((await readFileBounded('/dev/zero', 1024 * 1024, 'PEM file').catch((e: Error) => e)).message).toBe(
-      '/dev/zero is larger than 1 MiB: it is not a PEM file.',
-    );
+    await expect(readFileBounded('/dev/zero', 1024 * 1024, 'PEM file')).rejects.toThrow('/dev/zero is larger than 1 MiB: it is not a PEM file.');
   });
 
   it('reads an empty file as empty', async () => {
