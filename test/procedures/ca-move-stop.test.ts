@@ -85,15 +85,21 @@ describe('depotkit depot move-ca: where the move stops', () => {
   describe('an interruption', () => {
     let consumer: Server;
     const seen: string[] = [];
+    let slowLogIn = false;
     beforeAll(async () => {
       const cert = await issueServerCert(await createCa({ cn: 'Consumer CA' }), { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
       // A consumer that logs in at once and then never answers: the move holds its session when the interruption comes.
       consumer = createHttpsServer({ key: cert.keyPem, cert: cert.certPem }, (req, res) => {
+        // With slowLogIn, the log-in is answered a second late: the interruption arrives before the tokens.
         seen.push(`${req.method} ${req.url}`);
         req.resume();
         if (req.url === INSTALLER_API.tokens) {
-          res.writeHead(201, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ accessToken: 'x.y.z', refreshToken: { id: 'r-1' } }));
+          const answer = () => {
+            res.writeHead(201, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ accessToken: 'x.y.z', refreshToken: { id: 'r-1' } }));
+          };
+          if (slowLogIn) setTimeout(answer, 1000);
+          else answer();
         } else if (req.method === 'DELETE') {
           res.writeHead(204);
           res.end();
@@ -127,6 +133,21 @@ describe('depotkit depot move-ca: where the move stops', () => {
       expect(state).toMatchObject({ version: 1, revalidated: [] });
       expect(state.switched).toBeUndefined();
       expect((await readdir(tmp.dir)).filter((f) => f.startsWith('stopped-state') && f !== 'stopped-state.json')).toEqual([]);
+    }, 60_000);
+
+    it('revokes the session of a log-in it catches under way', async () => {
+      seen.length = 0;
+      slowLogIn = true;
+      const url = `https://127.0.0.1:${(consumer.address() as AddressInfo).port}`;
+      const child = spawn(process.execPath, [CLI, ...(await moveArgs('log-in', url)), '--reload-command', 'true'], {
+        stdio: ['ignore', 'ignore', 'ignore'],
+        env: { ...process.env, ...env },
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      await until(() => seen.length > 0, 'the log-in request');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(130);
+      expect(seen).toEqual([`POST ${INSTALLER_API.tokens}`, `DELETE ${INSTALLER_API.refreshToken}`]);
     }, 60_000);
   });
 });
