@@ -1,5 +1,5 @@
 import { basename, dirname, join, resolve } from 'node:path';
-import { DEPOT_ROOT_DIR, EXPORT_DEBIAN, EXPORT_DEFAULT_PORT } from '../constants.js';
+import { DEPOT_ROOT_DIR, EXPORT_DEBIAN, EXPORT_DEFAULT_NAME, EXPORT_DEFAULT_PORT } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { assertIssuedNames, exportCertificate } from './certificate.js';
@@ -13,7 +13,7 @@ const ACCOUNT_NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
 /** The options checked and resolved before anything is written; what will not work as the user may expect is said in `warnings`. */
 export async function exportContext(options: ExportOptions): Promise<ExportContext> {
   const warnings: string[] = [];
-  const name = exportName(options.name ?? 'depotkit');
+  const name = exportName(options.name ?? EXPORT_DEFAULT_NAME);
   const root = await depotRoot(options, warnings);
   const out = configPath(resolve(options.out), '`out`');
   const port = options.port ?? EXPORT_DEFAULT_PORT;
