@@ -72,14 +72,14 @@ export interface FleetSessionOptions {
  */
 export class FleetSession {
   private readonly open = new Set<InstallerClient>();
-  private readonly files = new Map<string, Promise<string>>();
-  private readonly trust = new Map<string, Promise<string[]>>();
+  private readonly clients: ConsumerClients;
 
   constructor(
     readonly targets: InstallerTarget[],
     private readonly opts: FleetSessionOptions,
   ) {
     if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) throw usageError('The concurrency must be at least 1.');
+    this.clients = new ConsumerClients(opts);
   }
 
   /** The users whose password must come from elsewhere: their installers name no file or variable. */
@@ -102,16 +102,8 @@ export class FleetSession {
       this.targets,
       this.opts.concurrency,
       async (target, seen) => {
-        const password = await this.password(target);
-        const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
         // Registered before it logs in, so that an abort during the log-in revokes that session too.
-        const client = new InstallerClient(parseInstallerUrl(target.url), {
-          url: target.url,
-          user: target.user,
-          password,
-          trust: { caPems, insecure: target.insecure },
-          timeoutMs: this.opts.timeoutMs,
-        });
+        const client = await this.clients.client(target);
         this.open.add(client);
         try {
           await client.login();
@@ -133,14 +125,6 @@ export class FleetSession {
   async abort(): Promise<void> {
     await Promise.allSettled([...this.open].map((c) => c.close({ abort: true })));
   }
-
-  private password(t: InstallerTarget): Promise<string> {
-    if (t.passwordFile) return cached(this.files, t.passwordFile, () => readSecret({ file: t.passwordFile }, 'password'));
-    if (t.passwordEnv) return readSecret({ env: t.passwordEnv }, 'password');
-    const given = this.opts.passwords?.get(t.user);
-    if (given === undefined) return Promise.reject(usageError(`No password source for ${t.user} on ${t.name}.`));
-    return Promise.resolve(given);
-  }
 }
 
 function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
@@ -150,4 +134,45 @@ function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Prom
     cache.set(key, value);
   }
   return value;
+}
+
+export interface ConsumerClientOptions {
+  /** Timeout of each API request. */
+  timeoutMs: number;
+  /** Passwords, by user name, of the consumers that name no file or variable. */
+  passwords?: ReadonlyMap<string, string>;
+  /** Retries of a request that failed on the network (the client's default when absent). */
+  retries?: number;
+}
+
+/**
+ * Makes each consumer's client, not yet logged in, with its password and the CA
+ * it is trusted by; a password file or CA file named by many consumers is read once.
+ */
+export class ConsumerClients {
+  private readonly files = new Map<string, Promise<string>>();
+  private readonly trust = new Map<string, Promise<string[]>>();
+
+  constructor(private readonly opts: ConsumerClientOptions) {}
+
+  async client(target: InstallerTarget): Promise<InstallerClient> {
+    const password = await this.password(target);
+    const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
+    return new InstallerClient(parseInstallerUrl(target.url), {
+      url: target.url,
+      user: target.user,
+      password,
+      trust: { caPems, insecure: target.insecure },
+      timeoutMs: this.opts.timeoutMs,
+      ...(this.opts.retries !== undefined ? { retries: this.opts.retries } : {}),
+    });
+  }
+
+  private password(t: InstallerTarget): Promise<string> {
+    if (t.passwordFile) return cached(this.files, t.passwordFile, () => readSecret({ file: t.passwordFile }, 'password'));
+    if (t.passwordEnv) return readSecret({ env: t.passwordEnv }, 'password');
+    const given = this.opts.passwords?.get(t.user);
+    if (given === undefined) return Promise.reject(usageError(`No password source for ${t.user} on ${t.name}.`));
+    return Promise.resolve(given);
+  }
 }

@@ -1,16 +1,14 @@
 import pLimit from 'p-limit';
 import {
-  InstallerClient,
+  ConsumerClients,
   InstallerConnectionError,
   checkRole,
-  parseInstallerUrl,
   runFleet,
   type ApplianceInfo,
+  type InstallerClient,
   type InstallerTarget,
 } from '../../installer/index.js';
-import { readCaPems } from '../../pki/index.js';
-import { DepotkitError, EXIT, usageError } from '../../util/errors.js';
-import { readSecret } from '../../util/secrets.js';
+import { DepotkitError, EXIT } from '../../util/errors.js';
 import type { CaMoveOptions, ConsumerRow } from './types.js';
 
 interface Session {
@@ -19,15 +17,6 @@ interface Session {
 }
 
 type SessionOptions = Pick<CaMoveOptions, 'concurrency' | 'timeoutMs' | 'passwords'>;
-
-function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
-  let value = cache.get(key);
-  if (!value) {
-    value = make();
-    cache.set(key, value);
-  }
-  return value;
-}
 
 /**
  * One session per consumer for the whole move: each consumer logs in and says
@@ -39,13 +28,14 @@ function cached<T>(cache: Map<string, Promise<T>>, key: string, make: () => Prom
  */
 export class ConsumerSessions {
   private readonly sessions = new Map<string, Promise<Session>>();
-  private readonly files = new Map<string, Promise<string>>();
-  private readonly trust = new Map<string, Promise<string[]>>();
+  private readonly consumers: ConsumerClients;
   /** Every client from before its log-in until it is closed: what an abort revokes. */
   private readonly clients = new Set<InstallerClient>();
   private aborted = false;
 
-  constructor(private readonly opts: SessionOptions) {}
+  constructor(private readonly opts: SessionOptions) {
+    this.consumers = new ConsumerClients({ timeoutMs: opts.timeoutMs, passwords: opts.passwords, retries: 1 });
+  }
 
   /**
    * Runs `task` on every consumer, each row naming the consumer's role and
@@ -109,16 +99,7 @@ export class ConsumerSessions {
   }
 
   private async open(target: InstallerTarget): Promise<Session> {
-    const password = await this.password(target);
-    const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
-    const client = new InstallerClient(parseInstallerUrl(target.url), {
-      url: target.url,
-      user: target.user,
-      password,
-      trust: { caPems, insecure: target.insecure },
-      timeoutMs: this.opts.timeoutMs,
-      retries: 1,
-    });
+    const client = await this.consumers.client(target);
     // Held before its log-in, so that an abort during the log-in revokes that session too.
     this.clients.add(client);
     try {
@@ -138,13 +119,5 @@ export class ConsumerSessions {
     if (!open) return;
     this.clients.delete(open.client);
     await open.client.close();
-  }
-
-  private password(target: InstallerTarget): Promise<string> {
-    if (target.passwordFile) return cached(this.files, target.passwordFile, () => readSecret({ file: target.passwordFile }, 'password'));
-    if (target.passwordEnv) return readSecret({ env: target.passwordEnv }, 'password');
-    const password = this.opts.passwords?.get(target.user);
-    if (password === undefined) return Promise.reject(usageError(`No password source for ${target.user} on ${target.name}.`));
-    return Promise.resolve(password);
   }
 }
