@@ -5,41 +5,23 @@
  * verified; connect-depot has both consumers sync again because the catalog
  * changed since their last sync, each lists it and downloads it.
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { tempDir } from '../helpers/cli.js';
-import { assignedNames, freePort, portAccepts, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+import { expect, it } from 'vitest';
+import { runbookRehearsal } from '../helpers/runbook.js';
+import { assignedNames, freePort, portAccepts, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
 
 const RUNBOOK = 'docs/runbooks/new-release.md';
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
-let bin: string;
-beforeAll(async () => {
-  tmp = await tempDir('depotkit-new-release-');
-  bin = join(tmp.dir, 'bin');
-  await mkdir(bin);
-  await writeDepotkitShim(bin);
-});
-afterAll(async () => {
-  // Whatever a failed run left, so that no server outlives the test.
-  for (const pid of await processesUnder(tmp.dir)) process.kill(pid, 'SIGKILL');
-  await tmp?.cleanup();
-});
+const rehearsal = runbookRehearsal('new-release');
 
 it('the new-release rehearsal runs as written: both consumers re-sync because the catalog changed, list the new release and download it; nothing left running', async () => {
   const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
   expect(assignedNames(block).sort()).toEqual(['depot_port', 'installer_port', 'manager_port', 'work']);
-  const work = join(tmp.dir, 'new-release');
+  const work = join(rehearsal.dir(), 'new-release');
   const ports = { depot_port: await freePort(), installer_port: await freePort(), manager_port: await freePort() };
   const script = setVariables(block, { work, ...ports });
 
-  const { code, stdout, stderr } = await runBash(script, {
-    cwd: tmp.dir,
-    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
-    seconds: 400,
-    file: join(tmp.dir, 'new-release.sh'),
-  });
+  const { code, stdout, stderr } = await rehearsal.run(script, 400);
   expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
   // The depot was asked for its catalog's date: no warning that it could not be.
   expect(stderr).not.toContain("catalog's date");
