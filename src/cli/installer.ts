@@ -123,20 +123,18 @@ function registerConnectDepot(installer: Command): void {
       const caPems = flags.trustCa.length > 0 ? await readCaCertificates(flags.trustCa) : undefined;
       for (const sentence of lib.leafTrustWarnings(caPems ?? [])) warn(sentence);
       // A consumer already on this depot syncs again when the depot's catalog changed since its last sync (a new release).
-      // Asked once for all the consumers, while they are logged in to and set; a row re-synced without it says why.
-      const catalog = flags.sync ? lib.depotCatalogDate(spec, { caPems, timeoutMs: flags.timeout * 1000 }) : undefined;
-      const options = {
-        caPems,
-        force: flags.force,
-        waitTimeoutMs: flags.waitTimeout * 1000,
-        sync: flags.sync,
-        syncTimeoutMs: flags.syncTimeout * 1000,
-        ...(catalog ? { catalog } : {}),
-      };
+      // Asked once for all the consumers, by the first one's task (so that an interruption meanwhile is one the command
+      // handles), while they are logged in to and set; a row re-synced without it says why.
+      let catalog: ReturnType<typeof lib.depotCatalogDate> | undefined;
+      const catalogOnce = () => (catalog ??= lib.depotCatalogDate(spec, { caPems, timeoutMs: flags.timeout * 1000 }));
+      const options = { caPems, force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000, sync: flags.sync, syncTimeoutMs: flags.syncTimeout * 1000 };
       await runCommand(
         flags,
         async (client) => {
-          const { ok, trusted, push, sync, ...listed } = await lib.connectDepot(client, spec, options);
+          const { ok, trusted, push, sync, ...listed } = await lib.connectDepot(client, spec, {
+            ...options,
+            ...(flags.sync ? { catalog: catalogOnce() } : {}),
+          });
           return { ok, result: { ...push, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}), ...listed } };
         },
         depotLine,
