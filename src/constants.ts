@@ -375,6 +375,7 @@ export const SERVE_METRIC_NAMES = {
   tlsHandshakeFailures: 'depotkit_tls_handshake_failures_total',
   processes: 'depotkit_serving_processes',
   residentMemory: 'depotkit_resident_memory_bytes',
+  slowFileReads: 'depotkit_slow_file_reads_total',
   /** Named as ssl_exporter's ssl_cert_not_after and x509-certificate-exporter's x509_cert_not_after. */
   certificateNotAfter: 'depotkit_cert_not_after',
 } as const;

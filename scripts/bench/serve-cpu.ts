@@ -1,19 +1,22 @@
 /**
  * Where serve's CPU goes per GiB: one serving process in this process (no fork), the same file downloaded by
  * `curl -o /dev/null` over TLS 1.3 with TLS_AES_256_GCM_SHA384, this process's CPU time (every thread: the libuv
- * pool's file reads too) per GiB for each read-buffer size given, alternated, median of the rounds. CPU time, not
+ * pool's file reads too) per GiB for each server given, alternated, median of the rounds. CPU time, not
  * wall time: it does not move with the load other processes put on the machine the way throughput does.
- *   npx tsx scripts/bench/serve-cpu.ts <work dir of scripts/bench/serve.sh> [rounds] [buffer KiB,...] [streams]
- * The work dir holds the 1 GiB file and the certificate serve.sh made.
+ *   npx tsx scripts/bench/serve-cpu.ts <work dir of scripts/bench/serve.sh> [rounds] [server,...] [streams]
+ * A server is `<buffer KiB>` (reads as serve makes them: in the event loop while they are fast) or
+ * `<buffer KiB>:pool` (every read through libuv's pool). The work dir holds the 1 GiB file and the certificate
+ * serve.sh made.
  */
 import { spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { startDepotServer } from '../../src/server/index.js';
+import { SERVE_METRIC_NAMES } from '../../src/constants.js';
+import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 
-const [work, roundsArg = '3', buffersArg = '256', streamsArg = '1'] = process.argv.slice(2);
-if (!work) throw new Error('usage: serve-cpu.ts <work dir> [rounds] [buffer KiB,...] [streams]');
+const [work, roundsArg = '3', serversArg = '256:pool,256', streamsArg = '1'] = process.argv.slice(2);
+if (!work) throw new Error('usage: serve-cpu.ts <work dir> [rounds] [server,...] [streams]');
 const file = 'PROD/COMP/VCENTER/VMware-VCSA-all-9.0.0.0.1.iso';
 const bytes = (await stat(join(work, 'root', file))).size;
 const ca = join(work, 'pki/ca/ca-cert.pem');
@@ -30,10 +33,14 @@ function curl(url: string): Promise<void> {
   });
 }
 
-const servers = [];
-for (const kib of buffersArg.split(',').map(Number)) {
-  const server = await startDepotServer({ root: join(work, 'root'), host: '127.0.0.1', port: 0, tls: { certPem, keyPem }, readBuffer: kib * 1024 });
-  servers.push({ kib, server, runs: [] as number[] });
+const servers: { name: string; server: DepotServer; runs: number[] }[] = [];
+for (const name of serversArg.split(',')) {
+  const [kib, mode] = name.split(':');
+  // A bound of 0 makes the first read in the loop a slow one, and the pool then has every read for good.
+  const fileReads = mode === 'pool' ? { loopBoundMs: 0, poolMs: Infinity } : undefined;
+  const readBuffer = Number(kib) * 1024;
+  const server = await startDepotServer({ root: join(work, 'root'), host: '127.0.0.1', port: 0, tls: { certPem, keyPem }, readBuffer, fileReads });
+  servers.push({ name, server, runs: [] });
 }
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 for (let round = 0; round <= Number(roundsArg); round++) {
@@ -46,10 +53,14 @@ for (let round = 0; round <= Number(roundsArg); round++) {
     // Round 0 warms up.
     if (round > 0) s.runs.push(perGib);
     console.log(
-      `round ${round} buffer ${s.kib} KiB: ${perGib.toFixed(3)} CPU s/GiB (user ${(used.user / 1e6).toFixed(2)} s, system ${(used.system / 1e6).toFixed(2)} s, load ${loadavg()[0]!.toFixed(1)})`,
+      `round ${round} ${s.name}: ${perGib.toFixed(3)} CPU s/GiB (user ${(used.user / 1e6).toFixed(2)} s, system ${(used.system / 1e6).toFixed(2)} s, load ${loadavg()[0]!.toFixed(1)})`,
     );
   }
 }
+// Reads in the event loop that reached the bound (each sent the reads to the pool for a while), from the server's metrics.
+const slowReads = (s: (typeof servers)[number]) => s.server.metricsSnapshot().find((m) => m.name === SERVE_METRIC_NAMES.slowFileReads)?.values[0]?.value ?? 0;
 for (const s of servers)
-  console.log(`buffer ${s.kib} KiB, ${streams} stream(s): median ${median(s.runs).toFixed(3)} CPU s/GiB of ${s.runs.map((r) => r.toFixed(2)).join(', ')}`);
+  console.log(
+    `${s.name}, ${streams} stream(s): median ${median(s.runs).toFixed(3)} CPU s/GiB of ${s.runs.map((r) => r.toFixed(2)).join(', ')}; slow reads ${slowReads(s)}`,
+  );
 await Promise.all(servers.map((s) => s.server.close()));

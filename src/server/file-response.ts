@@ -4,6 +4,7 @@ import { extname } from 'node:path';
 import { promisify } from 'node:util';
 import { SERVE_CONTENT_TYPES, SERVE_DEFAULT_CONTENT_TYPE } from '../constants.js';
 import { ifRangeMatches, notModified, preconditionFailed, validatorsOf } from './conditional.js';
+import type { FileReads } from './file-reads.js';
 import type { ServeMetrics } from './metrics.js';
 import { parseRange } from './range.js';
 import { sendFileRange } from './send-file.js';
@@ -19,6 +20,8 @@ const closeFd = promisify(close);
 export interface BodyOptions {
   /** Size of each of the two read buffers of a download in bytes. */
   readBuffer: number;
+  /** Where the process's file reads run: the event loop while they are fast, the pool after a slow one. */
+  reads: FileReads;
   /** Milliseconds a response body may make no progress before it is cut; 0: never. */
   sendTimeoutMs: number;
   metrics?: ServeMetrics;
@@ -106,5 +109,5 @@ function sendBody(fd: number, range: { start: number; end: number }, res: Server
     metrics.downloadStarted();
     res.once('close', () => metrics.downloadEnded());
   }
-  sendFileRange(fd, range.start, range.end, res, body.readBuffer, onBytes);
+  sendFileRange(fd, range.start, range.end, res, body.readBuffer, body.reads, onBytes);
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SERVE_METHODS } from '../constants.js';
 import type { AccessLog } from './access-log.js';
 import type { Authenticator } from './auth.js';
+import { FileReads, type FileReadPolicy } from './file-reads.js';
 import { sendDepotFile, type BodyOptions } from './file-response.js';
 import { admit, type Gate } from './gate.js';
 import { sendHealth } from './health.js';
@@ -9,7 +10,7 @@ import type { ServeMetrics } from './metrics.js';
 import { pageRoute, sendCaCertificate, sendMetrics, sendStatusPage, type PageRoute, type PageSources } from './pages.js';
 import { locateInsideRoot, parseRequestPath, type PathVerdict } from './paths.js';
 import { sendStatus } from './short-answer.js';
-import { SERVE_DEFAULT_SEND_TIMEOUT_SECONDS, SERVE_READ_BUFFER } from './tuning.js';
+import { SERVE_DEFAULT_SEND_TIMEOUT_SECONDS, SERVE_LOOP_READ_BOUND_MS, SERVE_POOL_READ_MS, SERVE_READ_BUFFER } from './tuning.js';
 
 export interface HandlerOptions {
   /** The web root, already a realpath. */
@@ -22,6 +23,8 @@ export interface HandlerOptions {
   openPrefixes?: readonly string[];
   log?: AccessLog;
   readBuffer?: number;
+  /** When file reads leave the event loop for the pool; default SERVE_LOOP_READ_BOUND_MS and SERVE_POOL_READ_MS. */
+  fileReads?: FileReadPolicy;
   /** Milliseconds a response body may make no progress before it is cut; 0: never. */
   sendTimeoutMs?: number;
   /** True once the server is shutting down: responses then close their connection. */
@@ -56,6 +59,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
   };
   const body: BodyOptions = {
     readBuffer: options.readBuffer ?? SERVE_READ_BUFFER,
+    reads: new FileReads(options.fileReads ?? { loopBoundMs: SERVE_LOOP_READ_BOUND_MS, poolMs: SERVE_POOL_READ_MS }, () => options.metrics?.slowFileRead()),
     sendTimeoutMs: options.sendTimeoutMs ?? SERVE_DEFAULT_SEND_TIMEOUT_SECONDS * 1000,
     metrics: options.metrics,
   };

@@ -8,6 +8,7 @@ export { formatCombined, formatJson, type AccessLogFormat, type AccessLogOptions
 export { normaliseOpenPrefix, parseRequestPath } from './paths.js';
 export { parseRange, type ByteRange } from './range.js';
 export type { TlsSource, TlsMaterial } from './tls.js';
+export type { FileReadPolicy } from './file-reads.js';
 export type { StatusData, StatusOptions, StatusRelease, StatusComponent, StatusFile, FileState } from './status-data.js';
 export { renderStatusPage, statusReport, escapeHtml, prefersJson, STATUS_PAGE_CSP, type RenderOptions, type StatusReport } from './status-page.js';
 export { aggregateMetrics, ServeMetrics, type MetricsSnapshot } from './metrics.js';

@@ -46,6 +46,7 @@ export class ServeMetrics {
   private readonly requests = new Map<string, number>();
   private fileBytes = 0;
   private inFlight = 0;
+  private slowReads = 0;
   private readonly authFailures = new Map<string, number>(AUTH_FAILURE_REASONS.map((r) => [r, 0]));
   private readonly tlsFailures = new Map<string, number>();
   private readonly certificates: ReturnType<typeof certificateGauge>;
@@ -61,6 +62,10 @@ export class ServeMetrics {
 
   fileBytesSent(n: number): void {
     this.fileBytes += n;
+  }
+
+  slowFileRead(): void {
+    this.slowReads++;
   }
 
   downloadStarted(): void {
@@ -105,6 +110,12 @@ export class ServeMetrics {
         }),
       ),
       metric(SERVE_METRIC_NAMES.fileBytes, 'Bytes of depot files handed to clients in response bodies.', 'counter', [{ value: this.fileBytes, labels: {} }]),
+      metric(
+        SERVE_METRIC_NAMES.slowFileReads,
+        'File reads in the event loop that took long while the process slept (the disk, not the page cache); two close together send the reads to the thread pool for a while.',
+        'counter',
+        [{ value: this.slowReads, labels: {} }],
+      ),
       metric(SERVE_METRIC_NAMES.downloadsInFlight, 'Downloads of depot files whose body is being sent.', 'gauge', [{ value: this.inFlight, labels: {} }]),
       metric(
         SERVE_METRIC_NAMES.authFailures,

@@ -68,6 +68,7 @@ export async function prepareDepotServer(opts: DepotServerOptions, hooks: Server
     auth,
     openPrefixes,
     readBuffer: opts.readBuffer,
+    fileReads: opts.fileReads,
     sendTimeoutMs: opts.sendTimeoutMs,
     isClosing: () => tracker.isClosing,
     log,

@@ -1,5 +1,6 @@
-import { close, read } from 'node:fs';
+import { close } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import type { FileReads } from './file-reads.js';
 
 /**
  * Sends bytes `start`..`end` (inclusive) of the open file `fd` as the body of
@@ -9,9 +10,17 @@ import type { ServerResponse } from 'node:http';
  * (that is the back-pressure). Streams that allocate a new buffer per chunk
  * left about twice the memory per slow client, waiting for the garbage
  * collector. A client that goes away ends the loop and the descriptor is
- * closed as soon as the read in progress returns.
+ * closed as soon as the read in progress returns. `reads` decides where each read runs (file-reads.ts).
  */
-export function sendFileRange(fd: number, start: number, end: number, res: ServerResponse, bufferSize: number, onBytes: (n: number) => void): void {
+export function sendFileRange(
+  fd: number,
+  start: number,
+  end: number,
+  res: ServerResponse,
+  bufferSize: number,
+  reads: FileReads,
+  onBytes: (n: number) => void,
+): void {
   const size = Math.max(1, Math.min(bufferSize, end - start + 1));
   const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
   const writes: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
@@ -22,9 +31,6 @@ export function sendFileRange(fd: number, start: number, end: number, res: Serve
       resolve();
     }),
   );
-  const readInto = (buf: Buffer, length: number, position: number) =>
-    new Promise<number>((resolve, reject) => read(fd, buf, 0, length, position, (err, n) => (err ? reject(err) : resolve(n))));
-
   async function pump(): Promise<boolean> {
     let position = start;
     let turn = 0;
@@ -33,7 +39,7 @@ export function sendFileRange(fd: number, start: number, end: number, res: Serve
       await Promise.race([writes[turn], goneSignal]);
       if (gone) return false;
       const buf = buffers[turn]!;
-      const n = await readInto(buf, Math.min(size, end - position + 1), position);
+      const n = await reads.read(fd, buf, Math.min(size, end - position + 1), position);
       if (gone) return false;
       // The file shrank under us: the promised length cannot be sent, so the response is cut.
       if (n === 0) return false;

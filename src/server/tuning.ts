@@ -8,6 +8,15 @@
 export const SERVE_DEFAULT_PORT = 8443;
 /** Size of each of the two reused read buffers of a download (measured: scripts/bench/serve.sh, docs/benchmarks.md). */
 export const SERVE_READ_BUFFER = 256 * 1024;
+/**
+ * A file read in the event loop that takes this long or longer while the process sleeps is a slow one (the disk: a
+ * 256 KiB read from the page cache takes tens of microseconds); a second within SERVE_SLOW_READ_SPAN reads in the
+ * loop sends the serving process's reads to libuv's pool for SERVE_POOL_READ_MS, then the loop tries again
+ * (file-reads.ts; measured: scripts/bench/serve.sh, docs/benchmarks.md).
+ */
+export const SERVE_LOOP_READ_BOUND_MS = 2;
+export const SERVE_SLOW_READ_SPAN = 16;
+export const SERVE_POOL_READ_MS = 1_000;
 /** Seconds running downloads get to finish after SIGTERM/SIGINT before they are cut. */
 export const SERVE_DEFAULT_GRACE_SECONDS = 30;
 /** Seconds a download may make no progress (a client that stopped reading) before it is cut: nginx's send_timeout default. */

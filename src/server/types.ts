@@ -1,6 +1,7 @@
 import type { Server as NetServer } from 'node:net';
 import type { AccessLogOptions } from './access-log.js';
 import type { AuthLimits, AuthOptions } from './auth.js';
+import type { FileReadPolicy } from './file-reads.js';
 import type { MetricsSnapshot } from './metrics.js';
 import type { StatusData } from './status-data.js';
 import type { TlsMaterial, TlsSource } from './tls.js';
@@ -32,6 +33,12 @@ export interface DepotServerOptions {
   accessLog?: AccessLogOptions;
   /** Size of each of the two read buffers of a download in bytes; default SERVE_READ_BUFFER (256 KiB). */
   readBuffer?: number;
+  /**
+   * Files are read in the event loop; a read there that takes `loopBoundMs` or longer while the process sleeps (the
+   * disk) is slow, and two close together send the process's reads to libuv's pool for `poolMs` (file-reads.ts).
+   * Default SERVE_LOOP_READ_BOUND_MS (2) and SERVE_POOL_READ_MS (1000); a bound of 0 makes every read in the loop slow.
+   */
+  fileReads?: FileReadPolicy;
   /**
    * Milliseconds a download may make no progress (no write to the client completes) before it is cut and
    * its file descriptor released; default SERVE_DEFAULT_SEND_TIMEOUT_SECONDS (60 s, as nginx's send_timeout); 0: never.
