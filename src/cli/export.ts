@@ -57,7 +57,7 @@ export function registerExportCommand(program: Command): void {
       serveOption('accessLog', { description: "access log file (systemd: default /var/log/<name>/access.log with a logrotate file; '-' for the journal)" }),
     )
     .addOption(serveOption('logFormat', { description: 'systemd: access log format' }))
-    .addOption(serveOption('workers', { description: 'systemd: serving processes (default: the core count)' }))
+    .addOption(serveOption('workers', { description: "systemd: serving processes (default: serve's, one per core beyond the first)" }))
     .addOption(serveOption('grace', { description: 'systemd: how long running downloads may finish on stop' }))
     .option('--exec <command>', 'systemd: the command that runs depotkit (default: the one running now)')
     .option('--service-user <name>', 'systemd: the dedicated user the service runs as (default: the --name); a sysusers.d file creates it')

@@ -1,11 +1,11 @@
 import { X509Certificate } from 'node:crypto';
-import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEPOT_ROOT_DIR } from '../constants.js';
 // Libraries load when the command runs (the CLI starts fast; the serving process stays small).
 import type { DepotServerOptions } from '../server/index.js';
 import type { TlsMaterial } from '../server/tls.js';
+import { defaultServingProcesses } from '../server/tuning.js';
 import type { RunningDepot } from '../server/workers.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
@@ -92,7 +92,7 @@ export function registerServeCommands(program: Command): void {
     .addOption(serveOption('open'))
     .addOption(serveOption('openHcl'))
     .addOption(serveOption('metricsOpen'))
-    .addOption(serveOption('workers', { default: availableParallelism() }))
+    .addOption(serveOption('workers', { default: defaultServingProcesses() }))
     .addOption(serveOption('accessLog'))
     .addOption(serveOption('logFormat'))
     .addOption(serveOption('grace'))

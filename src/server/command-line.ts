@@ -65,7 +65,7 @@ export const SERVE_OPTIONS = {
     flag: '--metrics-open',
     description: 'answer /metrics without credentials, for a Prometheus that sends none (the status page at / and the depot still need them)',
   },
-  workers: { flag: '--workers', argument: '<n>', description: 'server processes (default: the core count)', min: 1 },
+  workers: { flag: '--workers', argument: '<n>', description: 'server processes (default: one per core beyond the first, at least 1)', min: 1 },
   accessLog: {
     flag: '--access-log',
     argument: '<file>',

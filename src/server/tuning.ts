@@ -1,3 +1,5 @@
+import { availableParallelism } from 'node:os';
+
 /**
  * Tuning values of `depotkit serve`: our choices, not literals of any real
  * system's interface (those stay in src/constants.ts). The CLI shows them as
@@ -6,6 +8,15 @@
 
 /** Port `depotkit serve` listens on without --port (443 needs privileges; the installer takes any port). */
 export const SERVE_DEFAULT_PORT = 8443;
+/**
+ * Serving processes without --workers: one per core beyond the first, at least one. One process with its reads in
+ * the event loop moves about 1.2 GiB/s on one core (0.8 CPU s/GiB: scripts/bench/serve.sh), a 10 Gbit/s link's worth,
+ * and the kernel's network and disk work needs a core too; each further process costs about 45 MiB resident. On 2
+ * cores one process served one and four downloads as fast as two, within the noise, at half the memory.
+ */
+export function defaultServingProcesses(cores: number = availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
 /** Size of each of the two reused read buffers of a download (measured: scripts/bench/serve.sh, docs/benchmarks.md). */
 export const SERVE_READ_BUFFER = 256 * 1024;
 /**
@@ -44,7 +55,7 @@ export const SERVE_AUTH_CACHE_MS = 60_000;
 export const SERVE_AUTH_FAILURE_BURST = 10;
 export const SERVE_AUTH_FAILURE_REFILL_MS = 6_000;
 export const SERVE_AUTH_TRACKED_CLIENTS = 10_000;
-/** Threads per serving process that compute bcrypt (one process per core by default: one thread per core). */
+/** Threads per serving process that compute bcrypt. */
 export const SERVE_AUTH_HASH_THREADS = 1;
 /** bcrypt checks running or waiting at once per serving process; more get 503 with Retry-After. */
 export const SERVE_AUTH_MAX_PENDING = 16;

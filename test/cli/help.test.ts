@@ -41,7 +41,7 @@ describe('help that reads clean', () => {
       return help.optionDescription(cmd.options.find((o) => o.long === long)!);
     };
     expect(line('depotkit depot pack', '--volume-size')).toMatch(/\(default: fat32\)$/);
-    expect(line('depotkit serve', '--workers')).toBe('server processes (default: the core count)');
+    expect(line('depotkit serve', '--workers')).toBe('server processes (default: one per core beyond the first, at least 1)');
     expect(line('depotkit installer connect-depot', '--no-sync')).toContain(`by default it does, waiting up to ${INSTALLER_DEFAULTS.syncTimeoutMs / 1000} s`);
     expect(line('depotkit sim installer', '--password-env')).toContain('the lab password in the README, never asked for');
     expect(line('depotkit sim installer', '--password-env')).not.toContain('terminal');
