@@ -3,6 +3,8 @@
 # over TLS 1.3 with TLS_AES_256_GCM_SHA384 forced on both sides, on 127.0.0.1. Usage:
 #   scripts/bench/serve.sh [file size, default 1G] [work dir, default a temp dir]
 # Environment: ROUNDS (default 3), NODE (the node that runs serve, default node), SERVE_ARGS (more serve options),
+# VARIANTS (several serves in the same run, alternated with nginx and each other: their options separated by `;`, an
+# empty entry for the defaults, e.g. VARIANTS=';--workers 1'; they are named serve1, serve2, ... in the tables),
 # EXPORTED=1 (also nginx running the site `depotkit export nginx` writes).
 #
 # What is stable on a shared machine: the server's CPU seconds per GiB (user + system of every serving process, from
@@ -27,10 +29,11 @@ suite=TLS_AES_256_GCM_SHA384
 now() { date +%s.%N; }
 # Free ports, not fixed ones: other servers (other benchmarks) may run on this machine.
 free_port() { node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })"; }
-p_nginx=$(free_port); p_serve=$(free_port); p_exported=$(free_port)
+p_nginx=$(free_port); p_exported=$(free_port)
 hz=$(getconf CLK_TCK)
 
 mkdir -p "$work/root/PROD/COMP/VCENTER" "$work/nginx/tmp" "$work/exported"
+: >"$work/serves"
 file=PROD/COMP/VCENTER/VMware-VCSA-all-9.0.0.0.1.iso
 [ -f "$work/root/$file" ] || head -c "$size" /dev/zero >"$work/root/$file"
 bytes=$(stat -c %s "$work/root/$file")
@@ -108,13 +111,30 @@ http {
 CONF
 "$nginx_bin" -c "$work/nginx/nginx.conf" -g 'daemon off;' &
 nginx_pid=$!
-# shellcheck disable=SC2086
-$node_bin "$repo/dist/cli/main.js" serve "$work/root" --host 127.0.0.1 --port $p_serve --cert "$chain" --key "$key" --json ${SERVE_ARGS:-} \
-  >"$work/serve.json" 2>/dev/null &
-serve_pid=$!
-pids="$nginx_pid $serve_pid"
+pids=$nginx_pid
 trap 'kill $pids 2>/dev/null || true' EXIT
-servers="nginx:$p_nginx:$nginx_pid serve:$p_serve:$serve_pid"
+servers="nginx:$p_nginx:$nginx_pid"
+# One serve per variant (VARIANTS unset: one, with SERVE_ARGS alone), each started alone and measured idle before
+# the next one starts.
+IFS=';' read -r -a variants <<<"${VARIANTS-}"
+[ -n "${VARIANTS+x}" ] || variants=('')
+v=${VARIANTS-}; [ "$v" = "${v%;}" ] || variants+=('')
+[ ${#variants[@]} -gt 0 ] || variants=('')
+serves='' v=0
+for args in "${variants[@]}"; do
+  v=$((v + 1)); name=serve; [ -n "${VARIANTS+x}" ] && name=serve$v
+  port=$(free_port)
+  # shellcheck disable=SC2086
+  $node_bin "$repo/dist/cli/main.js" serve "$work/root" --host 127.0.0.1 --port "$port" --cert "$chain" --key "$key" --json ${SERVE_ARGS:-} $args \
+    >"$work/$name.json" 2>/dev/null &
+  pid=$!
+  pids="$pids $pid"
+  for _ in $(seq 100); do grep -q '"pid"' "$work/$name.json" 2>/dev/null && break; sleep 0.1; done
+  sleep 3
+  echo "$name $port $pid $(rss_kb "$pid") $(once_kb "$pid") ${SERVE_ARGS:-} $args" >>"$work/serves"
+  servers="$servers $name:$port:$pid"
+  serves="$serves $name"
+done
 if [ "${EXPORTED:-}" = 1 ]; then
   # The site depotkit export writes, with Basic auth, in a main configuration like Debian's (conf.d/ included).
   printf 'bench\n' >"$work/password"
@@ -127,9 +147,6 @@ if [ "${EXPORTED:-}" = 1 ]; then
   pids="$pids $exported_pid"
   servers="$servers exported:$p_exported:$exported_pid"
 fi
-for _ in $(seq 100); do grep -q '"pid"' "$work/serve.json" 2>/dev/null && break; sleep 0.1; done
-sleep 3
-idle=$(rss_kb "$serve_pid") idle_once=$(once_kb "$serve_pid")
 # Every server must serve the whole file with the forced suite before anything is measured (a 403 would measure
 # nothing); this is also the warm-up round: the file in the page cache, each server's code run once.
 for s in $servers; do
@@ -143,7 +160,8 @@ done
 mib=$((bytes / 1048576))
 openssl_rate=$(taskset -c 0 openssl speed -evp aes-256-gcm -bytes 16384 -seconds 2 2>/dev/null | awk '/^AES-256-GCM/ {print $NF}' | tr -d k)
 cipher_s_gib=$(echo "scale=3; 1073741824 / ($openssl_rate * 1000)" | bc)
-echo "work dir: $work; file: $mib MiB; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); serve on $($node_bin --version) ${SERVE_ARGS:-}; $("$nginx_bin" -v 2>&1)"
+echo "work dir: $work; file: $mib MiB; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); serve on $($node_bin --version); $("$nginx_bin" -v 2>&1)"
+awk '{printf "%s: serve", $1; for (i = 6; i <= NF; i++) printf " %s", $i; print ""}' "$work/serves"
 echo "openssl speed -evp aes-256-gcm (16 KiB blocks, one core): $(echo "scale=2; $openssl_rate / 1000000" | bc) GB/s = $cipher_s_gib CPU s/GiB"
 printf '\n| round | server | streams | wall s | MiB/s | server CPU s/GiB | steal %% | load |\n|---|---|---|---|---|---|---|---|\n'
 : >"$work/runs"
@@ -166,20 +184,28 @@ done
 # ROUNDS=0 measures memory only.
 col() { awk -v s="$1" -v n="$2" -v c="$3" '$1 == s && $2 == n {print $c}' "$work/runs"; }
 ratio() { echo "scale=2; $1 / $2" | bc; }
-[ "$rounds" -gt 0 ] && printf '\nMedians of %s rounds (range in brackets); the cipher alone: %s CPU s/GiB on one core.\n\n' "$rounds" "$cipher_s_gib"
-printf '| measurement | depotkit | nginx | ratio (depotkit/nginx) |\n|---|---|---|---|\n'
-for n in $([ "$rounds" -gt 0 ] && echo 1 4); do
-  d=$(col serve $n 3 | median) g=$(col nginx $n 3 | median)
-  printf '| %s, MiB/s | %s [%s] | %s [%s] | %s |\n' "$([ $n = 1 ] && echo 'one download' || echo '4 concurrent, total')" \
-    "$d" "$(col serve $n 3 | range)" "$g" "$(col nginx $n 3 | range)" "$(ratio "$d" "$g")"
-  d=$(col serve $n 4 | median) g=$(col nginx $n 4 | median)
-  printf '| server CPU s/GiB, %s | %s [%s] | %s [%s] | %s |\n' "$([ $n = 1 ] && echo 'one download' || echo '4 concurrent')" \
-    "$d" "$(col serve $n 4 | range)" "$g" "$(col nginx $n 4 | range)" "$(ratio "$d" "$g")"
+[ "$rounds" -gt 0 ] && printf '\nMedians of %s rounds (range in brackets); the cipher alone: %s CPU s/GiB on one core.\n' "$rounds" "$cipher_s_gib"
+# The servers' own memory: nginx's peak first, then each serve's (idle from its start, peak in turn).
+read -r nrss nonce < <(peak_rss $nginx_pid $p_nginx 16)
+for name in $serves; do
+  read -r _ port pid idle idle_once _ < <(awk -v s="$name" '$1 == s' "$work/serves")
+  printf '\n| measurement | %s | nginx | ratio (%s/nginx) |\n|---|---|---|---|\n' "$name" "$name"
+  for n in $([ "$rounds" -gt 0 ] && echo 1 4); do
+    d=$(col "$name" $n 3 | median) g=$(col nginx $n 3 | median)
+    printf '| %s, MiB/s | %s [%s] | %s [%s] | %s |\n' "$([ $n = 1 ] && echo 'one download' || echo '4 concurrent, total')" \
+      "$d" "$(col "$name" $n 3 | range)" "$g" "$(col nginx $n 3 | range)" "$(ratio "$d" "$g")"
+    d=$(col "$name" $n 4 | median) g=$(col nginx $n 4 | median)
+    printf '| server CPU s/GiB, %s | %s [%s] | %s [%s] | %s |\n' "$([ $n = 1 ] && echo 'one download' || echo '4 concurrent')" \
+      "$d" "$(col "$name" $n 4 | range)" "$g" "$(col nginx $n 4 | range)" "$(ratio "$d" "$g")"
+  done
+  read -r drss donce < <(peak_rss "$pid" "$port" 16)
+  printf '| RSS of every serving process, idle 3 s after start, MiB (binary counted once) | %s (%s) | | |\n' "$((idle / 1024))" "$((idle_once / 1024))"
+  printf '| peak RSS, 16 concurrent downloads, MiB (binary counted once) | %s (%s) | %s (%s) | %s |\n' "$drss" "$donce" "$nrss" "$nonce" "$(ratio "$drss" "$nrss")"
+  # Reads in the event loop that waited for the disk (each sent the process's reads to the pool for a while).
+  slow=$(curl -sS --cacert "$ca" "https://localhost:$port/metrics" | awk '/^depotkit_slow_file_reads_total/ {print $2}')
+  printf '| reads in the event loop that waited for the disk | %s | | |\n' "${slow:-none counted}"
 done
 if [ "${EXPORTED:-}" = 1 ]; then
   for n in 1 4; do printf '| nginx with the exported site, %s streams, MiB/s | | %s | |\n' "$n" "$(col exported $n 3 | median)"; done
 fi
-read -r nrss nonce < <(peak_rss $nginx_pid $p_nginx 16); read -r drss donce < <(peak_rss $serve_pid $p_serve 16)
-printf '| RSS of every serving process, idle 3 s after start, MiB (binary counted once) | %s (%s) | | |\n' "$((idle / 1024))" "$((idle_once / 1024))"
-printf '| peak RSS, 16 concurrent downloads, MiB (binary counted once) | %s (%s) | %s (%s) | %s |\n' "$drss" "$donce" "$nrss" "$nonce" "$(ratio "$drss" "$nrss")"
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
