@@ -25,7 +25,7 @@ export interface FileReadPolicy {
  * A read counts only when the process slept during it (its voluntary context switches rose): on a loaded machine a
  * read from the page cache often takes milliseconds because the scheduler ran something else meanwhile, an
  * involuntary switch. The count is the process's, not the thread's (Node 20 has no per-thread figure), so another
- * thread's sleep makes a preempted read look slow now and then (about ten a GiB at load 10 on 2 cores): hence two.
+ * thread's sleep makes a preempted read look slow now and then (one in ten at load 10 on 2 cores): hence two.
  */
 export class FileReads {
   private poolUntil = 0;

@@ -20,7 +20,7 @@ const closeFd = promisify(close);
 export interface BodyOptions {
   /** Size of each of the two read buffers of a download in bytes. */
   readBuffer: number;
-  /** Where the process's file reads run: the event loop while they are fast, the pool after a slow one. */
+  /** Where the process's file reads run: the event loop while they are fast, the pool for a while after two slow ones. */
   reads: FileReads;
   /** Milliseconds a response body may make no progress before it is cut; 0: never. */
   sendTimeoutMs: number;
