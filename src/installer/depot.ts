@@ -1,5 +1,13 @@
 import { isIP } from 'node:net';
-import { DEPOT_STATUS, INSTALLER_DEPOT_URL_PATTERN, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, INSTALLER_URL_FIELD_SINCE } from '../constants.js';
+import {
+  DEPOT_STATUS,
+  INSTALLER_DEPOT_URL_PATTERN,
+  INSTALLER_ERROR_CODES,
+  INSTALLER_MESSAGES,
+  INSTALLER_TRUSTED_CERTS_FIELD_SINCE,
+  INSTALLER_URL_FIELD_SINCE,
+} from '../constants.js';
+import { sha256Fingerprint, splitPemBlocks } from '../pki/index.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
@@ -13,6 +21,11 @@ export interface DepotSpec {
   port?: number;
   username?: string;
   password?: string;
+  /**
+   * PEM certificates sent with the settings (9.1.1 and later), which the consumer adds to its
+   * trust stores before it validates the depot; refused, before anything is sent, for an earlier one.
+   */
+  trustedCertificates?: string[];
 }
 
 export interface DepotPushOptions {
@@ -21,6 +34,8 @@ export interface DepotPushOptions {
   /** How long to wait for the installer to report the depot's status; 60 s by default. */
   waitTimeoutMs?: number;
   pollMs?: number;
+  /** The consumer's version as appliance-info answered it, when the caller has read it: not asked again. */
+  applianceVersion?: string;
 }
 
 /**
@@ -118,9 +133,15 @@ export function needsUrlField(spec: DepotSpec): boolean {
  * The depotConfiguration to send. An https URL at a server's root goes as
  * hostname and port, which every version takes (and the 9.0 spec requires);
  * plain HTTP or a path prefix goes as the 9.1 `url` field, when the installer
- * is 9.1 or later.
+ * is 9.1 or later; certificates to trust go along when it is 9.1.1 or later.
  */
 export function depotConfiguration(spec: DepotSpec, installerVersion: string | undefined): DepotConfiguration {
+  const where = depotLocation(spec, installerVersion);
+  const trusted = trustedCertificatesFor(spec, installerVersion);
+  return trusted ? { ...where, trustedCertificates: trusted } : where;
+}
+
+function depotLocation(spec: DepotSpec, installerVersion: string | undefined): DepotConfiguration {
   if (spec.url === undefined) {
     if (!spec.hostname || !spec.port) throw usageError('Give the depot as a URL, or as a host and a port.');
     return { isOfflineDepot: true, hostname: spec.hostname, port: spec.port };
@@ -134,6 +155,36 @@ export function depotConfiguration(spec: DepotSpec, installerVersion: string | u
     `The installer's version ${installerVersion ?? '(unknown)'} takes the depot as a host and port over HTTPS; ${url.protocol === 'https:' ? 'a path prefix' : 'plain HTTP'} needs ${INSTALLER_URL_FIELD_SINCE} or later.`,
     'Serve the depot at the root of an HTTPS server.',
   );
+}
+
+/** The certificates to send with the settings; refused for a consumer older than the API that takes them. */
+function trustedCertificatesFor(spec: DepotSpec, installerVersion: string | undefined): string[] | undefined {
+  const pems = spec.trustedCertificates;
+  if (pems === undefined || pems.length === 0) return undefined;
+  if (installerVersion === undefined || !versionAtLeast(installerVersion, INSTALLER_TRUSTED_CERTS_FIELD_SINCE)) {
+    throw usageError(
+      `The installer's version ${installerVersion ?? '(unknown)'} takes no certificates with its depot settings; that needs ${INSTALLER_TRUSTED_CERTS_FIELD_SINCE} or later.`,
+      'Import them with `trustCa` first, then update the depot settings without them.',
+    );
+  }
+  if (pems.some((pem) => splitPemBlocks(pem, 'CERTIFICATE').length === 0))
+    throw usageError('Each certificate to send with the depot settings must be a PEM certificate (BEGIN CERTIFICATE).');
+  if (spec.url !== undefined && /^http:/i.test(spec.url))
+    throw usageError(`Certificates to trust go with an HTTPS depot; ${spec.url} is plain HTTP.`, 'Serve the depot over HTTPS.');
+  return pems;
+}
+
+/** Does the consumer list every one of `pems` (by SHA-256)? What a re-run with certificates to send checks before it calls the settings unchanged. */
+async function listsAll(client: InstallerClient, pems: string[]): Promise<boolean> {
+  const listed = new Set<string>();
+  for (const e of (await client.listTrusted()).elements) {
+    try {
+      listed.add(sha256Fingerprint(e.certificate));
+    } catch {
+      // An entry that does not parse matches nothing.
+    }
+  }
+  return pems.every((pem) => listed.has(sha256Fingerprint(pem)));
 }
 
 function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username: string | undefined): boolean {
@@ -161,15 +212,17 @@ function refusalHint(errorCode: string | undefined, configuration: DepotConfigur
 /**
  * Points the installer at the depot and reports the status it then shows.
  * A re-run with the same settings against a depot the installer already
- * reaches does nothing (the password cannot be compared: use `force` after
- * changing it). When the installer refuses the depot and shows the attempt
- * with a status, the result has ok false, the status and the installer's
- * errorCode; other refusals come back as InstallerApiError.
+ * reaches, holding every certificate to send, does nothing (the password
+ * cannot be compared: use `force` after changing it). When the installer
+ * refuses the depot and shows the attempt with a status, the result has ok
+ * false, the status and the installer's errorCode; other refusals come back
+ * as InstallerApiError.
  */
 export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: DepotPushOptions = {}): Promise<DepotPushResult> {
   checkDepotSpec(spec);
   if (spec.hostname && isIP(spec.hostname) === 0 && !/^[A-Za-z0-9.-]+$/.test(spec.hostname)) throw usageError(`"${spec.hostname}" is not a host name.`);
-  const version = needsUrlField(spec) ? (await client.applianceInfo()).version : undefined;
+  const versioned = needsUrlField(spec) || (spec.trustedCertificates?.length ?? 0) > 0;
+  const version = versioned ? (opts.applianceVersion ?? (await client.applianceInfo()).version) : undefined;
   const configuration = depotConfiguration(spec, version);
   const account = spec.username
     ? { username: spec.username, password: spec.password ?? '' }
@@ -178,7 +231,12 @@ export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: 
       : undefined;
   const username = account?.username;
   const current = await client.getDepotSettings();
-  if (!opts.force && sameDepot(current, configuration, username) && current.offlineAccount?.status === DEPOT_STATUS.connectionSuccessful) {
+  if (
+    !opts.force &&
+    sameDepot(current, configuration, username) &&
+    current.offlineAccount?.status === DEPOT_STATUS.connectionSuccessful &&
+    (configuration.trustedCertificates === undefined || (await listsAll(client, configuration.trustedCertificates)))
+  ) {
     return { action: 'unchanged', ok: true, status: current.offlineAccount.status, message: current.offlineAccount.message, settings: current };
   }
   try {

@@ -1,4 +1,4 @@
-/** The installer API's JSON shapes (OpenAPI subset 9.0.2.0 plus the 9.1 `url`), shared by the client and the simulator. */
+/** The installer API's JSON shapes (OpenAPI subset 9.0.2.0 plus the 9.1 `url` and the 9.1.1 `trustedCertificates`), shared by the client and the simulator. */
 import { isObject } from '../util/json.js';
 
 export { isObject };
@@ -38,6 +38,8 @@ export interface DepotConfiguration {
   port?: number;
   /** 9.1: `http(s)://host[:port][/prefix]` instead of hostname and port. */
   url?: string;
+  /** 9.1.1: PEM certificates the appliance adds to its trust stores for an HTTPS depot. */
+  trustedCertificates?: string[];
 }
 
 export interface DepotSettings {
