@@ -123,7 +123,9 @@ function phaseLines(phase: PhaseReport): string[] {
   const head = `${phase.phase}: ${phase.skipped ? 'done before' : phase.ok ? 'ok' : 'FAILED'}${phase.note ? ` (${phase.note})` : ''}`;
   const rows = (phase.rows ?? []).map((r) => {
     const who = `  ${r.name}${r.role ? `  ${r.role} ${r.version ?? '?'}` : ''}`;
-    return r.ok ? `${who}  ok` : `${who}  FAILED  ${r.error?.message ?? JSON.stringify(r.result)}`;
+    // The way the new CA went to this consumer, where the phase sent it (import, revalidate).
+    const via = typeof r.result === 'object' && r.result !== null && 'via' in r.result ? `  via ${String(r.result.via)}` : '';
+    return r.ok ? `${who}  ok${via}` : `${who}  FAILED  ${r.error?.message ?? JSON.stringify(r.result)}`;
   });
   return [head, ...rows];
 }

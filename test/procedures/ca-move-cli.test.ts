@@ -49,6 +49,20 @@ describe('depotkit depot move-ca', () => {
     expect(await holds(fx.sims[2]!, fx.oldCa.certPem)).toBe(false);
   }, 120_000);
 
+  it("the text report says which way each consumer's new CA went: 9.1.1 with its depot settings, earlier versions by the separate import", async () => {
+    const moved = await runCli(args, { env });
+    expect(moved.code, moved.stderr).toBe(0);
+    const lines = moved.stdout.split('\n');
+    const importRows = lines.slice(lines.indexOf('import: ok') + 1, lines.indexOf('prove: ok'));
+    expect(importRows).toEqual([
+      expect.stringMatching(/^ {2}consumer-0 {2}VcfInstaller 9\.0\.2\S* {2}ok {2}via trusted-certificates$/),
+      expect.stringMatching(/^ {2}consumer-1 {2}VcfInstaller 9\.1\.0\S* {2}ok {2}via trusted-certificates$/),
+      expect.stringMatching(/^ {2}consumer-2 {2}VcfInstaller 9\.1\.1\S* {2}ok {2}via depot-settings$/),
+    ]);
+    // The import and the revalidation of consumer-2.
+    expect(lines.filter((l) => l.endsWith('via depot-settings'))).toHaveLength(2);
+  }, 120_000);
+
   it('refuses a new certificate that does not name the depot, before anything is changed', async () => {
     const moved = await runCli([...args, '--name', 'depot.elsewhere.test'], { env });
     expect(moved.code).toBe(1);

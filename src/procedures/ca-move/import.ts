@@ -1,22 +1,58 @@
 import { TRUSTED_FOR_OUTBOUND } from '../../constants.js';
-import type { InstallerClient } from '../../installer/index.js';
-import { aliasOf, type Fingerprints } from './trust.js';
+import { pushDepot, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
+import { DepotkitError, EXIT } from '../../util/errors.js';
+import { caRouteOf, type CaRoute, type ServedAnchors } from './route.js';
+import { aliasIn, type Fingerprints } from './trust.js';
 
 export interface ImportResult {
   action: 'imported' | 'already-trusted';
+  /** The way the new CA went; none when the consumer held it already. */
+  via?: CaRoute;
   alias?: string;
+  /** SHA-256 of the certificates sent along with the new CA in the depot settings: those anchoring the chain served then. */
+  kept?: string[];
+  /** The depot settings update passed but the list did not show the new CA: it was imported separately after it. */
+  unlistedAfterSettings?: true;
+}
+
+/** What the import needs besides the consumer: the new CA, the depot as the consumers are pointed at it, what they keep trusting. */
+export interface ImportContext {
+  newCa: { pem: string; sha256: string };
+  depot: DepotSpec;
+  anchors: ServedAnchors;
+  fingerprints: Fingerprints;
 }
 
 /**
- * Import: the new CA into a consumer that lacks it; the old one stays. Looked
- * up by SHA-256 in the consumer's list first; the proof that follows reads the
- * list again, so the import itself is one request.
+ * Import: the new CA into a consumer that lacks it (looked up by SHA-256 in
+ * its list first; the proof that follows reads the list again). A 9.1.1 or
+ * later consumer gets it with its depot settings, the move's depot spec, which
+ * it validates before it answers: the certificates anchoring the served chain
+ * go along, so the validation passes on the old certificate. An earlier one
+ * gets the separate import; the old CA stays either way.
  */
-export async function importNewCa(client: InstallerClient, newCa: { pem: string; sha256: string }, fingerprints: Fingerprints): Promise<ImportResult> {
-  const alias = await aliasOf(client, newCa.sha256, fingerprints);
+export async function importNewCa(client: InstallerClient, appliance: ApplianceInfo, ctx: ImportContext): Promise<ImportResult> {
+  const { elements } = await client.listTrusted();
+  const alias = aliasIn(elements, ctx.newCa.sha256, ctx.fingerprints);
   if (alias !== undefined) return { action: 'already-trusted', alias };
-  const reply = await client.importTrusted(newCa.pem, TRUSTED_FOR_OUTBOUND);
+  if (caRouteOf(appliance.version) === 'trusted-certificates') return importSeparately(client, ctx.newCa.pem);
+  const kept = await ctx.anchors.keptFrom(elements);
+  const push = await pushDepot(client, { ...ctx.depot, trustedCertificates: [ctx.newCa.pem, ...kept] }, { force: true, applianceVersion: appliance.version });
+  if (!push.ok) {
+    throw new DepotkitError(
+      `The depot settings update carrying the new CA failed its validation (${push.errorCode ?? push.status ?? 'no status'})${push.message ? `: ${push.message}` : '.'}`,
+      EXIT.problems,
+      push.hint,
+    );
+  }
+  const sent = kept.map((pem) => ctx.fingerprints.of(pem)).filter((sha256): sha256 is string => sha256 !== undefined);
+  return { action: 'imported', via: 'depot-settings', ...(sent.length > 0 ? { kept: sent } : {}) };
+}
+
+/** The separate import of the trusted certificates, one request. */
+export async function importSeparately(client: InstallerClient, pem: string): Promise<ImportResult> {
+  const reply = await client.importTrusted(pem, TRUSTED_FOR_OUTBOUND);
   // 409: imported meanwhile (another run, another operator); the list read by the proof is the judge.
   if (reply.status !== 200 && reply.status !== 201 && reply.status !== 409) throw client.apiError('Importing the new CA', reply);
-  return { action: 'imported' };
+  return { action: 'imported', via: 'trusted-certificates' };
 }

@@ -7,6 +7,7 @@ import { retireOldCa } from './retire.js';
 import { revalidate } from './revalidate.js';
 import { ConsumerSessions } from './sessions.js';
 import { Fingerprints } from './trust.js';
+import { ServedAnchors } from './route.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import type { CaMoveOptions, CaMovePlan, CaMoveReport, ConsumerRow, PhaseName, PhaseReport } from './types.js';
@@ -25,6 +26,7 @@ class Move {
   readonly phases: PhaseReport[] = [];
   readonly sessions: ConsumerSessions;
   readonly fingerprints = new Fingerprints();
+  readonly anchors: ServedAnchors;
 
   constructor(
     readonly opts: CaMoveOptions,
@@ -33,6 +35,7 @@ class Move {
     readonly state: CaMoveState,
   ) {
     this.sessions = new ConsumerSessions(opts);
+    this.anchors = new ServedAnchors(plan.depotUrl, opts.timeoutMs);
   }
 
   /** Records a phase; an interruption meanwhile stops the move here, after the phase's progress was saved. */
@@ -62,7 +65,8 @@ class Move {
   /** Import and prove on `targets`; false (with the rows) when the move must stop before the switch. */
   async trust(targets: InstallerTarget[]): Promise<boolean> {
     const newCa = { pem: this.material.newCaPem, sha256: this.plan.newCa.sha256 };
-    const { imported, proven } = await importAndProve(this.sessions, targets, newCa, this.plan.oldCa?.sha256, this.fingerprints);
+    const ctx = { newCa, depot: this.opts.depot, anchors: this.anchors, fingerprints: this.fingerprints };
+    const { imported, proven } = await importAndProve(this.sessions, targets, ctx, this.plan.oldCa?.sha256);
     this.record(
       'import',
       imported.every((r) => r.ok),
@@ -96,7 +100,7 @@ class Move {
   }
 
   async revalidateRemaining(): Promise<boolean> {
-    const rows = await revalidate(this.sessions, this.remaining(), this.opts.depot, !this.opts.removeOld);
+    const rows = await revalidate(this.sessions, this.remaining(), this.opts.depot, this.material.newCaPem, !this.opts.removeOld);
     for (const r of rows) if (r.ok) this.state.revalidated.push(r.name);
     await this.save();
     return this.record(

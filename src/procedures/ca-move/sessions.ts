@@ -39,7 +39,8 @@ export class ConsumerSessions {
 
   /**
    * Runs `task` on every consumer, each row naming the consumer's role and
-   * version as appliance-info gives them; a consumer that answers another role
+   * version as appliance-info gave them when the session opened (the task
+   * gets them too, not to ask again); a consumer that answers another role
    * than its entry expects fails its row, and one that cannot be reached is
    * marked so (its session is dropped: the next phase, or a re-run, connects again).
    * With `last`, each session is revoked as soon as its task is done, on the
@@ -47,7 +48,7 @@ export class ConsumerSessions {
    */
   async each<T>(
     targets: InstallerTarget[],
-    task: (client: InstallerClient, target: InstallerTarget) => Promise<{ ok: boolean; result: T }>,
+    task: (client: InstallerClient, appliance: ApplianceInfo, target: InstallerTarget) => Promise<{ ok: boolean; result: T }>,
     { last = false }: { last?: boolean } = {},
   ): Promise<Array<ConsumerRow<T>>> {
     const unreachable = new Set<string>();
@@ -56,7 +57,7 @@ export class ConsumerSessions {
         const { client, appliance } = await this.session(target);
         Object.assign(seen, { role: appliance.role, version: appliance.version });
         checkRole(target, appliance);
-        return await task(client, target);
+        return await task(client, appliance, target);
       } catch (err) {
         if (err instanceof InstallerConnectionError) {
           unreachable.add(target.name);

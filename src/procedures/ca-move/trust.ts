@@ -1,4 +1,4 @@
-import type { InstallerClient } from '../../installer/index.js';
+import type { InstallerClient, TrustedCertificate } from '../../installer/index.js';
 import { sha256Fingerprint } from '../../pki/index.js';
 
 /**
@@ -22,10 +22,15 @@ export class Fingerprints {
   }
 }
 
-/** The aliases under which a consumer lists certificates, found by SHA-256 (never by alias) in one reading of its list; undefined for one it does not hold. */
+/** The alias under which a list read already holds a certificate, found by SHA-256 (never by alias); undefined when it does not. */
+export function aliasIn(elements: TrustedCertificate[], sha256: string, fingerprints: Fingerprints): string | undefined {
+  return elements.find((e) => typeof e.certificate === 'string' && fingerprints.of(e.certificate) === sha256)?.alias;
+}
+
+/** The aliases under which a consumer lists certificates, found by SHA-256 in one reading of its list; undefined for one it does not hold. */
 export async function aliasesOf(client: InstallerClient, sha256s: string[], fingerprints: Fingerprints): Promise<Array<string | undefined>> {
   const { elements } = await client.listTrusted();
-  return sha256s.map((sha256) => elements.find((e) => typeof e.certificate === 'string' && fingerprints.of(e.certificate) === sha256)?.alias);
+  return sha256s.map((sha256) => aliasIn(elements, sha256, fingerprints));
 }
 
 /** The alias under which a consumer lists a certificate; undefined when it does not hold it. */

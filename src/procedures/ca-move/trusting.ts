@@ -1,8 +1,7 @@
 import type { InstallerTarget } from '../../installer/index.js';
-import { importNewCa, type ImportResult } from './import.js';
+import { importNewCa, importSeparately, type ImportContext, type ImportResult } from './import.js';
 import { proveTrusted, type ProveResult } from './prove.js';
 import type { ConsumerSessions } from './sessions.js';
-import type { Fingerprints } from './trust.js';
 import type { ConsumerRow } from './types.js';
 
 /**
@@ -14,13 +13,18 @@ import type { ConsumerRow } from './types.js';
 export async function importAndProve(
   sessions: ConsumerSessions,
   targets: InstallerTarget[],
-  newCa: { pem: string; sha256: string },
+  ctx: ImportContext,
   oldCaSha256: string | undefined,
-  fingerprints: Fingerprints,
 ): Promise<{ imported: Array<ConsumerRow<ImportResult>>; proven: Array<ConsumerRow<ProveResult>> }> {
-  const rows = await sessions.each(targets, async (client) => {
-    const imported = await importNewCa(client, newCa, fingerprints);
-    const proven = await proveTrusted(client, { newCa: newCa.sha256, oldCa: oldCaSha256 }, fingerprints);
+  const sha256s = { newCa: ctx.newCa.sha256, oldCa: oldCaSha256 };
+  const rows = await sessions.each(targets, async (client, appliance) => {
+    let imported = await importNewCa(client, appliance, ctx);
+    let proven = await proveTrusted(client, sha256s, ctx.fingerprints);
+    if (proven.newCaAlias === undefined && imported.via === 'depot-settings') {
+      // Trusted by the update but not listed (docs/interfaces.md): the separate import, which the list shows, and the proof again.
+      imported = { ...(await importSeparately(client, ctx.newCa.pem)), ...(imported.kept ? { kept: imported.kept } : {}), unlistedAfterSettings: true };
+      proven = await proveTrusted(client, sha256s, ctx.fingerprints);
+    }
     return { ok: proven.newCaAlias !== undefined, result: { imported, proven } };
   });
   return {
