@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -70,6 +70,30 @@ describe('depotkit depot move-ca: where the move stops', () => {
       expect(report.reload).toEqual([{ server: 'systemd', command: 'systemctl reload depot-a' }]);
       expect(report.next).toContain('systemctl reload depot-a');
       expect(report.phases.find((p) => p.phase === 'switch')).toMatchObject({ ok: false, note: 'reload-needed' });
+    }, 60_000);
+
+    it("writes the new pair with the owner and group of the files it replaces, the key group-readable only if it was: the server's user still reads it", async () => {
+      // The export's steps give the key to the server's group, 0640 (Caddy runs as its own user); root may give any group.
+      const gid = process.getuid?.() === 0 ? 4242 : (process.getgroups?.().find((g) => g !== process.getgid?.()) ?? process.getgid!());
+      const file = (name: string) => join(tmp.dir, name);
+      await writeFile(file('grouped-cert.pem'), 'old certificate\n', { mode: 0o644 });
+      await writeFile(file('grouped-key.pem'), 'old key\n', { mode: 0o600 });
+      await chown(file('grouped-key.pem'), -1, gid);
+      await chmod(file('grouped-key.pem'), 0o640);
+      await chown(file('grouped-cert.pem'), -1, gid);
+      await writeFile(file('private-cert.pem'), 'old certificate\n', { mode: 0o644 });
+      await writeFile(file('private-key.pem'), 'old key\n', { mode: 0o644 });
+      for (const site of ['grouped', 'private']) {
+        const moved = await runCli([...(await moveArgs(site, sim.url)), '--site', 'caddy'], { env });
+        expect(moved.code, moved.stderr).toBe(1);
+        expect(moved.stdout).toContain('Stopped. Reload the server');
+      }
+      const [key, cert, privateKey] = await Promise.all([stat(file('grouped-key.pem')), stat(file('grouped-cert.pem')), stat(file('private-key.pem'))]);
+      expect(await readFile(file('grouped-key.pem'), 'utf8')).toMatch(/PRIVATE KEY/);
+      expect([key.mode & 0o777, key.gid, key.uid]).toEqual([0o640, gid, process.getuid?.()]);
+      expect([cert.mode & 0o777, cert.gid]).toEqual([0o644, gid]);
+      // A key others could read becomes the owner's alone (and its group's): never readable by all.
+      expect(privateKey.mode & 0o777).toBe(0o640);
     }, 60_000);
 
     it('without the kind, names the reload of each kind an export writes', async () => {
