@@ -35,6 +35,7 @@ export async function planCaddy(options: ExportOptions, c: ExportContext, status
       `sudo cp ${shellWord(caddyfile)} ${debian.caddyfile}   # a whole Caddyfile: it replaces the default one; the files it names stay where they are`,
       // Caddy runs as its own user: it reads the key and the users when it loads the configuration.
       ...groupStep(c, unowned, c.key ? [c.key] : []),
+      `echo ${debian.migrateSysctl}=1 | sudo tee ${debian.sysctlFile} && sudo sysctl -p ${debian.sysctlFile}   # each reload moves Caddy to a new socket: the connections waiting on the old one go to it, not reset`,
       `${debian.validate} && sudo ${debian.reload}`,
       checkCommand(c),
     ],

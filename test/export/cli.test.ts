@@ -169,6 +169,14 @@ describe('depotkit export (the built CLI)', () => {
     expect(caddyfile).toMatch(new RegExp(`^\\t${directive} bcrypt depot \\{$`, 'm'));
   });
 
+  it("caddy: before the reload, a step keeps Caddy's reloads from resetting the connections that wait on its old socket, across boots too", async () => {
+    const { report } = await exportJson(['caddy', fixture.root, '--out', outDir(), ...tls(), ...auth(), '--caddy-version', '2.6.2']);
+    const file = '/etc/sysctl.d/60-depotkit-caddy.conf';
+    const sysctl = report.nextSteps.findIndex((s) => s.startsWith(`echo net.ipv4.tcp_migrate_req=1 | sudo tee ${file} && sudo sysctl -p ${file}   # `));
+    expect(sysctl).toBeGreaterThan(0);
+    expect(report.nextSteps[sysctl + 1]).toMatch(/^caddy validate .* && sudo systemctl reload caddy$/);
+  });
+
   it.skipIf(!CADDY)('asks the installed caddy for its version when none is given', async () => {
     const { report } = await exportJson(['caddy', fixture.root, '--out', outDir(), ...tls(), ...auth()]);
     expect(report.caddy?.version).toMatch(/^2\.\d+/);
