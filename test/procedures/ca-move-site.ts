@@ -1,5 +1,5 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { ExportTarget } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
@@ -35,8 +35,9 @@ function unexcused(kind: SiteKind, tally: ValidationTally): ValidationTally['fai
 /** A served pair, a pair to move to and the CAs, in `dir`. */
 function pairFiles(dir: string) {
   return {
-    cert: join(dir, 'served-chain.pem'),
-    key: join(dir, 'served-key.pem'),
+    // In a folder of its own, 0700 as `cert issue` makes it: the export's steps open it to a server that reads as its own user.
+    cert: join(dir, 'tls', 'served-chain.pem'),
+    key: join(dir, 'tls', 'served-key.pem'),
     newCert: join(dir, 'new-chain.pem'),
     newKey: join(dir, 'new-key.pem'),
     newCa: join(dir, 'new-ca.pem'),
@@ -46,7 +47,7 @@ function pairFiles(dir: string) {
 }
 
 /**
- * The steps of the export's next steps that give the server's group the files it reads (`sudo chgrp ...`),
+ * The steps of the export's next steps that give the server's group the files and folders it reads (`sudo chgrp ...`),
  * run as they are printed but for sudo: as root only, where the servers drop to their own users.
  */
 async function groupSteps(stdout: string): Promise<void> {
@@ -79,6 +80,7 @@ export function exportedSite(kind: SiteKind) {
     // The server's workers (www-data, caddy when the tests run as root) read the depot and the pair through this folder.
     await chmod(tmp.dir, 0o755);
     const f = pairFiles(tmp.dir);
+    await mkdir(dirname(f.key), { mode: 0o700 });
     [site.oldCa, site.newCa] = await Promise.all([createCa({ cn: 'Old Depot CA', keySize: 2048 }), createCa({ cn: 'New Depot CA', keySize: 2048 })]);
     const names = { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 as const };
     const [oldLeaf, newLeaf] = await Promise.all([issueServerCert(site.oldCa, names), issueServerCert(site.newCa, names)]);
