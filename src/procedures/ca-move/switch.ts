@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -79,6 +79,29 @@ async function writePair(material: CaMoveMaterial, served: ServedDepot): Promise
   );
 }
 
+/**
+ * How long a re-run waits for a server to take a pair it finds written: nginx's and Apache's reload
+ * commands return once the signal is sent, before the server reads the files (within a second here).
+ */
+const RELOAD_UNDER_WAY_MS = 5_000;
+
+/** Do the served files hold the new pair (written by an earlier run)? */
+async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise<boolean> {
+  const read = (path: string) => readFile(path, 'utf8').catch(() => undefined);
+  const [cert, key] = await Promise.all([read(served.certFile), read(served.keyFile)]);
+  return cert === material.certText && key === material.keyText;
+}
+
+/** Whether the depot serves the certificate within `ms`. */
+async function servedWithin(depotUrl: string, leafSha256: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && !signal?.aborted) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return true;
+  }
+  return false;
+}
+
 async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'> {
   if (served.kind === 'serve') {
     try {
@@ -110,8 +133,13 @@ export async function switchServed(
   signal?: AbortSignal,
 ): Promise<{ action: 'switched' | 'already-served' | 'reload-needed' }> {
   if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'already-served' };
-  await writePair(material, served);
-  if ((await reload(served)) === 'reload-needed') return { action: 'reload-needed' };
+  // A re-run after a stop for the reload finds the pair written: a reload sent just before may still be under way.
+  const written = served.kind === 'site' && !served.reloadCommand && (await holdsPair(material, served));
+  if (!written) await writePair(material, served);
+  if ((await reload(served)) === 'reload-needed') {
+    const taken = written && (await servedWithin(depotUrl, leafSha256, RELOAD_UNDER_WAY_MS, signal));
+    return { action: taken ? 'already-served' : 'reload-needed' };
+  }
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'switched' };
