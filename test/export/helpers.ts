@@ -216,11 +216,12 @@ Include ${site}
 }
 
 /** The user Debian's caddy.service runs Caddy as, when the tests run as root and the package made it. */
-async function caddyUser(): Promise<{ uid: number; gid: number } | undefined> {
-  if (!IS_ROOT) return undefined;
-  const ids = await Promise.all([run('id', ['-u', 'caddy']), run('id', ['-g', 'caddy'])]).catch(() => undefined);
-  return ids && { uid: Number(ids[0].stdout), gid: Number(ids[1].stdout) };
-}
+export const CADDY_USER = IS_ROOT
+  ? await Promise.all([run('id', ['-u', 'caddy']), run('id', ['-g', 'caddy'])]).then(
+      ([uid, gid]) => ({ uid: Number(uid.stdout), gid: Number(gid.stdout) }),
+      () => undefined,
+    )
+  : undefined;
 
 /**
  * Runs an exported Caddyfile as it is, but for its admin endpoint (on a free port of its own, so that
@@ -236,7 +237,7 @@ export async function startCaddyfile(caddyfile: string, port: number, dir: strin
   const env = { ...process.env, ...data };
   const { stderr } = await run(CADDY!, ['adapt', '--config', copy, '--adapter', 'caddyfile'], { env });
   if (/"level":"(warn|error)"/.test(stderr)) throw new Error(`caddy adapt warned: ${stderr}`);
-  const user = options.asCaddyUser ? await caddyUser() : undefined;
+  const user = options.asCaddyUser ? CADDY_USER : undefined;
   if (user) await chown(dir, user.uid, user.gid);
   const child = spawn(CADDY!, ['run', '--config', copy, '--adapter', 'caddyfile'], { env, stdio: ['ignore', 'pipe', 'pipe'], ...user });
   const output = collect(child);

@@ -1,6 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { DepotkitError } from '../../src/util/errors.js';
 import type { ExportTarget } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
@@ -202,18 +203,60 @@ export async function moveWithReload(site: Site, kind: SiteKind): Promise<void> 
   expect(await site.server.log()).not.toMatch(kind.refusals);
 }
 
+/** A pair from a CA of its own, with that CA, in a folder `name` of the site's. */
+async function anotherPair(site: Site, name: string): Promise<{ newCert: string; newKey: string; newCa: string }> {
+  const ca = await createCa({ cn: `${name} Depot CA`, keySize: 2048 });
+  const leaf = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+  const dir = join(site.dir, name);
+  await mkdir(dir);
+  const paths = { newCert: join(dir, 'chain.pem'), newKey: join(dir, 'key.pem'), newCa: join(dir, 'ca.pem') };
+  await Promise.all([writeFile(paths.newCert, leaf.chainPem), writeFile(paths.newKey, leaf.keyPem, { mode: 0o600 }), writeFile(paths.newCa, ca.certPem)]);
+  return paths;
+}
+
+/**
+ * The move to a key the server cannot read (its served key made 0600, which the move keeps, while the
+ * server reads as its own user through the key's group): the reload fails, the move stops with the server's
+ * own reason and the old certificate stays served; the key given back to the group, the same move
+ * completes. No validation fails throughout.
+ */
+export async function moveRefusedThenCompleted(site: Site, kind: SiteKind): Promise<void> {
+  const paths = await anotherPair(site, 'refused');
+  const f = pairFiles(site.dir);
+  const opts = moveOptions(site, { ...paths, oldCa: f.newCa });
+  const before = await servedLeafSha256(site.depotUrl, 5000);
+  let done!: () => void;
+  const stop = new Promise<void>((r) => (done = r));
+  const tallying = validateContinuously({ sims: site.sims, depotUrl: site.depotUrl }, stop);
+  let refused: unknown;
+  let completed: CaMoveReport;
+  try {
+    await chmod(f.key, 0o600);
+    refused = await moveDepotCa(opts).catch((err: unknown) => err);
+    expect(await servedLeafSha256(site.depotUrl, 5000)).toBe(before);
+    await chmod(f.key, 0o640);
+    completed = await moveDepotCa(opts);
+  } finally {
+    done();
+    await tallying.catch(() => undefined);
+  }
+  const tally = await tallying;
+  expect(unexcused(kind, tally), await site.server.log()).toEqual([]);
+  expect(refused).toBeInstanceOf(DepotkitError);
+  expect((refused as Error).message).toMatch(/^The reload command ".*" failed: Error: .*permission denied/);
+  expect(completed.ok).toBe(true);
+  expect(completed.resumed).toBe(true);
+  expect(completed.phases.find((p) => p.phase === 'switch')).toMatchObject({ ok: true, note: 'switched' });
+  expect(await servedLeafSha256(site.depotUrl, 5000)).toBe(completed.plan.leaf.sha256);
+}
+
 /**
  * The move without a reload command, on to a third CA: it writes the pair and stops naming the reload of
  * the site's kind, which is the one the export's next steps give; the server reloaded by hand, the same
  * move carries on and completes, with zero failed validations throughout.
  */
 export async function moveReloadedByHand(site: Site, kind: SiteKind): Promise<void> {
-  const third = await createCa({ cn: 'Third Depot CA', keySize: 2048 });
-  const leaf = await issueServerCert(third, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
-  const dir = join(site.dir, 'third');
-  await mkdir(dir);
-  const paths = { newCert: join(dir, 'chain.pem'), newKey: join(dir, 'key.pem'), newCa: join(dir, 'ca.pem') };
-  await Promise.all([writeFile(paths.newCert, leaf.chainPem), writeFile(paths.newKey, leaf.keyPem, { mode: 0o600 }), writeFile(paths.newCa, third.certPem)]);
+  const paths = await anotherPair(site, 'third');
   const f = pairFiles(site.dir);
   const opts = moveOptions(site, { ...paths, oldCa: f.newCa, served: { kind: 'site', certFile: f.cert, keyFile: f.key, server: kind.server } });
   let done!: () => void;

@@ -102,6 +102,19 @@ async function servedWithin(depotUrl: string, leafSha256: string, ms: number, si
   return false;
 }
 
+/**
+ * The server's own reason for a failed reload: the first line of its error output but JSON log lines
+ * (Caddy logs those before its `Error:` line; nginx and Apache write the reason first), else the error's.
+ */
+function reloadFailure(err: unknown): string {
+  const stderr = String((err as { stderr?: unknown }).stderr ?? '');
+  const reason = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '' && !line.startsWith('{'));
+  return reason ?? errorMessage(err).split('\n')[0]!;
+}
+
 async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'> {
   if (served.kind === 'serve') {
     try {
@@ -115,7 +128,7 @@ async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'
   try {
     await run('/bin/sh', ['-c', served.reloadCommand]);
   } catch (err) {
-    throw new DepotkitError(`The reload command "${served.reloadCommand}" failed: ${errorMessage(err).split('\n')[0]}`, EXIT.problems);
+    throw new DepotkitError(`The reload command "${served.reloadCommand}" failed: ${reloadFailure(err)}`, EXIT.problems);
   }
   return 'reloaded';
 }
