@@ -85,6 +85,22 @@ async function writePair(material: CaMoveMaterial, served: ServedDepot): Promise
  */
 const RELOAD_UNDER_WAY_MS = 5_000;
 
+/**
+ * How long the switch of a site waits after the proof: a validation a consumer began before it trusted
+ * the new CA still judges with its old list, and nginx, Apache and Caddy close their idle connections at a
+ * reload, so its next request meets the new certificate (serve keeps its connections across a reload).
+ * The simulated installer's validations took up to 2 s at a load of 9 on 2 cores.
+ */
+const TRUST_SETTLE_MS = 5_000;
+
+async function settle(signal?: AbortSignal): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, TRUST_SETTLE_MS);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+  if (signal?.aborted) throw new DepotkitError('The move was interrupted before the switch; nothing was written.', EXIT.problems);
+}
+
 /** Do the served files hold the new pair (written by an earlier run)? */
 async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise<boolean> {
   const read = (path: string) => readFile(path, 'utf8').catch(() => undefined);
@@ -148,6 +164,7 @@ export async function switchServed(
   if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'already-served' };
   // A re-run after a stop for the reload finds the pair written: a reload sent just before may still be under way.
   const written = served.kind === 'site' && !served.reloadCommand && (await holdsPair(material, served));
+  if (served.kind === 'site' && served.reloadCommand) await settle(signal);
   if (!written) await writePair(material, served);
   if ((await reload(served)) === 'reload-needed') {
     const taken = written && (await servedWithin(depotUrl, leafSha256, RELOAD_UNDER_WAY_MS, signal));
