@@ -467,6 +467,12 @@ export const EXPORT_DEBIAN = {
     /** Caddy's own check of the configuration, as nginx -t. */
     validate: 'caddy validate --config /etc/caddy/Caddyfile --adapter caddyfile',
     reload: 'systemctl reload caddy',
+    /**
+     * Caddy listens on a new SO_REUSEPORT socket at each reload and closes the old one; Linux resets the
+     * connections still queued on a closed one unless this is 1 (Linux 5.14 on): then it hands them to the new one.
+     */
+    migrateSysctl: 'net.ipv4.tcp_migrate_req',
+    sysctlFile: '/etc/sysctl.d/60-depotkit-caddy.conf',
   },
   systemd: {
     unitDir: '/etc/systemd/system',

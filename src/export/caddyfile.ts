@@ -1,11 +1,12 @@
 import { join } from 'node:path';
 import { EXPORT_DEBIAN } from '../constants.js';
 import { basicAuthDirective, installedCaddyVersion } from './caddy.js';
+import { foldersClosedTo } from './folders.js';
 import { baseScope, render, usersFile } from './scope.js';
 import type { StatusFiles } from './status.js';
 import { checkCommand, groupStep } from './steps.js';
 import { PUBLIC_MODE, type ExportContext, type ExportOptions, type Plan } from './types.js';
-import { shellWord, tlsSuites } from './values.js';
+import { groupId, shellWord, tlsSuites } from './values.js';
 
 /** A whole Caddyfile, for the Caddy given or installed here (its Basic auth directive changed name in 2.8). */
 export async function planCaddy(options: ExportOptions, c: ExportContext, status: StatusFiles): Promise<Plan> {
@@ -26,6 +27,7 @@ export async function planCaddy(options: ExportOptions, c: ExportContext, status
     tls12Ciphers: tlsSuites().tls12Iana.join(' '),
   });
   const debian = EXPORT_DEBIAN.caddy;
+  const closed = await foldersClosedTo(c.cert && c.key ? [c.cert, c.key] : [], await groupId(c.group));
   return {
     files: [{ path: caddyfile, role: 'caddyfile', text, mode: PUBLIC_MODE }, ...usersFile(c), ...status.files],
     // Caddy reads the users from its own file, written here, whatever was given.
@@ -35,6 +37,12 @@ export async function planCaddy(options: ExportOptions, c: ExportContext, status
       `sudo cp ${shellWord(caddyfile)} ${debian.caddyfile}   # a whole Caddyfile: it replaces the default one; the files it names stay where they are`,
       // Caddy runs as its own user: it reads the key and the users when it loads the configuration.
       ...groupStep(c, unowned, c.key ? [c.key] : []),
+      ...(closed.length === 0
+        ? []
+        : [
+            `sudo chgrp ${c.group} ${closed.map(shellWord).join(' ')} && sudo chmod g+x ${closed.map(shellWord).join(' ')}   # Caddy, as its own user, reaches the certificate and key through these`,
+          ]),
+      `echo ${debian.migrateSysctl}=1 | sudo tee ${debian.sysctlFile} && sudo sysctl -p ${debian.sysctlFile}   # each reload moves Caddy to a new socket: the connections waiting on the old one go to it, not reset`,
       `${debian.validate} && sudo ${debian.reload}`,
       checkCommand(c),
     ],

@@ -1,4 +1,4 @@
-import { chown } from 'node:fs/promises';
+import { chown, stat } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { describeFsError } from '../util/errors.js';
 import { makeDir } from '../util/fs.js';
@@ -29,4 +29,24 @@ export async function makeExportFolders(out: string, paths: string[], gid: numbe
     }
   }
   return { ungrouped };
+}
+
+/**
+ * The folders above `paths` that a server running as its own user (in group `gid`, when known) cannot pass
+ * through: neither searchable by all nor by that group. Caddy reads the certificate and key so; `cert issue`
+ * makes their folder 0700.
+ */
+export async function foldersClosedTo(paths: string[], gid: number | undefined): Promise<string[]> {
+  const closed = new Set<string>();
+  for (const path of paths) {
+    for (let dir = dirname(path); ; dir = dirname(dir)) {
+      const mode = await stat(dir).then(
+        (s) => (s.mode & 0o001 || (s.gid === gid && s.mode & 0o010) ? undefined : s.mode),
+        () => undefined,
+      );
+      if (mode !== undefined) closed.add(dir);
+      if (dirname(dir) === dir) break;
+    }
+  }
+  return [...closed].sort();
 }

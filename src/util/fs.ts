@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, link, lstat, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { chmod, chown, link, lstat, mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from './errors.js';
@@ -187,6 +187,8 @@ export interface FileToWrite {
   data: string | Uint8Array;
   /** File mode, e.g. 0o600 for private keys; 0o644 by default. */
   mode?: number;
+  /** Owner and group, given before the file takes its name (those of a file replaced, which a server reads as another user). */
+  owner?: { uid: number; gid: number };
 }
 
 export interface FileSetOptions {
@@ -279,7 +281,8 @@ export async function writeFileSetAtomic(files: FileToWrite[], options: FileSetO
       } finally {
         await handle.close();
       }
-      // The umask may have narrowed the mode; a private key must be exactly 0600.
+      // Before the mode: a change of owner may clear mode bits. The umask may have narrowed the mode; a private key must be exactly 0600.
+      if (f.owner) await chown(temp, f.owner.uid, f.owner.gid);
       await chmod(temp, mode);
     }
     if (force) {

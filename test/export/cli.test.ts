@@ -1,4 +1,4 @@
-import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import apacheMd5 from 'apache-md5';
@@ -167,6 +167,28 @@ describe('depotkit export (the built CLI)', () => {
     expect(report.caddy).toEqual({ version: version.replace(/^v/, ''), directive });
     const caddyfile = await readFile(report.files[0]!.path, 'utf8');
     expect(caddyfile).toMatch(new RegExp(`^\\t${directive} bcrypt depot \\{$`, 'm'));
+  });
+
+  it("caddy: before the reload, a step keeps Caddy's reloads from resetting the connections that wait on its old socket, across boots too", async () => {
+    const { report } = await exportJson(['caddy', fixture.root, '--out', outDir(), ...tls(), ...auth(), '--caddy-version', '2.6.2']);
+    const file = '/etc/sysctl.d/60-depotkit-caddy.conf';
+    const sysctl = report.nextSteps.findIndex((s) => s.startsWith(`echo net.ipv4.tcp_migrate_req=1 | sudo tee ${file} && sudo sysctl -p ${file}   # `));
+    expect(sysctl).toBeGreaterThan(0);
+    expect(report.nextSteps[sysctl + 1]).toMatch(/^caddy validate .* && sudo systemctl reload caddy$/);
+  });
+
+  it("caddy: a folder above the certificate or key that Caddy's user cannot pass through (cert issue makes them 0700) gets a step", async () => {
+    const open = await exportJson(['caddy', fixture.root, '--out', outDir(), ...tls(), ...auth(), '--caddy-version', '2.6.2']);
+    expect(open.report.nextSteps.join('\n')).not.toContain('reaches the certificate and key');
+    const closed = join(fixture.dir, 'closed-tls');
+    await mkdir(closed, { mode: 0o700 });
+    await chmod(closed, 0o700);
+    await Promise.all([copyFile(fixture.certFile, join(closed, 'chain.pem')), copyFile(fixture.keyFile, join(closed, 'key.pem'))]);
+    const pair = ['--cert', join(closed, 'chain.pem'), '--key', join(closed, 'key.pem')];
+    const { report } = await exportJson(['caddy', fixture.root, '--out', outDir(), ...pair, ...auth(), '--caddy-version', '2.6.2']);
+    expect(report.nextSteps).toContain(
+      `sudo chgrp caddy ${closed} && sudo chmod g+x ${closed}   # Caddy, as its own user, reaches the certificate and key through these`,
+    );
   });
 
   it.skipIf(!CADDY)('asks the installed caddy for its version when none is given', async () => {

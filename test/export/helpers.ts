@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -89,6 +89,11 @@ export function exportArgs(f: Fixture, target: string, out: string, port: number
 
 export interface RunningServer {
   port: number;
+  /**
+   * What `systemctl reload` runs for Debian's package of this server, for this test's instance: the
+   * configuration tested, then the server's graceful reload (the export's next steps end with it).
+   */
+  reloadCommand: string;
   /** The server's own error output so far, for failure messages. */
   log(): Promise<string>;
   stop(): Promise<void>;
@@ -142,11 +147,13 @@ http {
 }
 `,
   );
-  const child = spawn(NGINX!, ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = ['-p', dir, '-e', join(dir, 'error.log'), '-c', conf];
+  const child = spawn(NGINX!, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = collect(child);
   const log = async () => `${output()}${await readFile(join(dir, 'error.log'), 'utf8').catch(() => '')}`;
   await waitForPort(port, child, log);
-  return { port, log, stop: stopper(child) };
+  const nginx = [NGINX!, ...args].join(' ');
+  return { port, reloadCommand: `${nginx} -t && ${nginx} -s reload`, log, stop: stopper(child) };
 }
 
 /**
@@ -203,26 +210,45 @@ Include ${site}
   const output = collect(child);
   const log = async () => `${output()}${await readFile(join(dir, 'error.log'), 'utf8').catch(() => '')}`;
   await waitForPort(port, child, log);
-  return { port, log, stop: stopper(child) };
+  // Debian's apache2.service reloads with `apachectl graceful`: the configuration tested, then -k graceful.
+  const apache = `${APACHE!} -f ${conf}`;
+  return { port, reloadCommand: `${apache} -t && ${apache} -k graceful`, log, stop: stopper(child) };
 }
 
+/** The user Debian's caddy.service runs Caddy as, when the tests run as root and the package made it. */
+export const CADDY_USER = IS_ROOT
+  ? await Promise.all([run('id', ['-u', 'caddy']), run('id', ['-g', 'caddy'])]).then(
+      ([uid, gid]) => ({ uid: Number(uid.stdout), gid: Number(gid.stdout) }),
+      () => undefined,
+    )
+  : undefined;
+
 /**
- * Runs an exported Caddyfile as it is, but for its admin endpoint (off, so that several can run at
- * once): adapted to JSON by Caddy itself, then run, with Caddy's data in `dir`.
+ * Runs an exported Caddyfile as it is, but for its admin endpoint (on a free port of its own, so that
+ * several can run at once and each can be reloaded), with Caddy's data in `dir`; Caddy's adapter must not
+ * warn about it. With `asCaddyUser` (and the tests run as root), Caddy runs as the caddy user, as Debian's
+ * caddy.service runs it: it reads only what that user may.
  */
-export async function startCaddyfile(caddyfile: string, port: number, dir: string): Promise<RunningServer> {
-  const env = { ...process.env, HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') };
-  const { stdout, stderr } = await run(CADDY!, ['adapt', '--config', caddyfile, '--adapter', 'caddyfile'], { env });
+export async function startCaddyfile(caddyfile: string, port: number, dir: string, options: { asCaddyUser?: boolean } = {}): Promise<RunningServer> {
+  const copy = join(dir, 'Caddyfile');
+  // The exported file opens with its global options block.
+  await writeFile(copy, (await readFile(caddyfile, 'utf8')).replace(/^\{$/m, `{\n\tadmin 127.0.0.1:${await freePort()}`));
+  const data = { HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') };
+  const env = { ...process.env, ...data };
+  const { stderr } = await run(CADDY!, ['adapt', '--config', copy, '--adapter', 'caddyfile'], { env });
   if (/"level":"(warn|error)"/.test(stderr)) throw new Error(`caddy adapt warned: ${stderr}`);
-  const config = JSON.parse(stdout) as Record<string, unknown>;
-  config.admin = { disabled: true };
-  const json = join(dir, 'caddy.json');
-  await writeFile(json, JSON.stringify(config));
-  const child = spawn(CADDY!, ['run', '--config', json], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const user = options.asCaddyUser ? CADDY_USER : undefined;
+  if (user) await chown(dir, user.uid, user.gid);
+  const child = spawn(CADDY!, ['run', '--config', copy, '--adapter', 'caddyfile'], { env, stdio: ['ignore', 'pipe', 'pipe'], ...user });
   const output = collect(child);
   const log = async () => output();
   await waitForPort(port, child, log);
-  return { port, log, stop: stopper(child) };
+  // Debian's caddy.service reloads with `caddy reload --config /etc/caddy/Caddyfile --force`; the export validates first.
+  const withData = `${Object.entries(data)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')} ${CADDY!}`;
+  const config = `--config ${copy} --adapter caddyfile`;
+  return { port, reloadCommand: `${withData} validate ${config} && ${withData} reload ${config} --force`, log, stop: stopper(child) };
 }
 
 export interface Answer {

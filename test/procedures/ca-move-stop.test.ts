@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -71,6 +71,91 @@ describe('depotkit depot move-ca: where the move stops', () => {
       expect(report.next).toContain('systemctl reload depot-a');
       expect(report.phases.find((p) => p.phase === 'switch')).toMatchObject({ ok: false, note: 'reload-needed' });
     }, 60_000);
+
+    it("writes the new pair with the owner and group of the files it replaces, the key group-readable only if it was: the server's user still reads it", async () => {
+      // The export's steps give the key to the server's group, 0640 (Caddy runs as its own user); root may give any group.
+      const gid = process.getuid?.() === 0 ? 4242 : (process.getgroups?.().find((g) => g !== process.getgid?.()) ?? process.getgid!());
+      const file = (name: string) => join(tmp.dir, name);
+      await writeFile(file('grouped-cert.pem'), 'old certificate\n', { mode: 0o644 });
+      await writeFile(file('grouped-key.pem'), 'old key\n', { mode: 0o600 });
+      await chown(file('grouped-key.pem'), -1, gid);
+      await chmod(file('grouped-key.pem'), 0o640);
+      await chown(file('grouped-cert.pem'), -1, gid);
+      await writeFile(file('private-cert.pem'), 'old certificate\n', { mode: 0o644 });
+      await writeFile(file('private-key.pem'), 'old key\n', { mode: 0o644 });
+      for (const site of ['grouped', 'private']) {
+        const moved = await runCli([...(await moveArgs(site, sim.url)), '--site', 'caddy'], { env });
+        expect(moved.code, moved.stderr).toBe(1);
+        expect(moved.stdout).toContain('Stopped. Reload the server');
+      }
+      const [key, cert, privateKey] = await Promise.all([stat(file('grouped-key.pem')), stat(file('grouped-cert.pem')), stat(file('private-key.pem'))]);
+      expect(await readFile(file('grouped-key.pem'), 'utf8')).toMatch(/PRIVATE KEY/);
+      expect([key.mode & 0o777, key.gid, key.uid]).toEqual([0o640, gid, process.getuid?.()]);
+      expect([cert.mode & 0o777, cert.gid]).toEqual([0o644, gid]);
+      // A key others could read becomes the owner's alone (and its group's): never readable by all.
+      expect(privateKey.mode & 0o777).toBe(0o640);
+    }, 60_000);
+
+    it.runIf(process.getuid?.() === 0)(
+      'run by a user who cannot give the new pair the owner and group of the files it replaces, stops before it writes (exit 3)',
+      async () => {
+        // A folder that user may write in, the served pair root's as the export's steps leave it, the new pair readable.
+        const dir = join(tmp.dir, 'shared');
+        await chmod(tmp.dir, 0o711);
+        await mkdir(dir);
+        await chmod(dir, 0o777);
+        const file = (name: string) => join(dir, name);
+        await Promise.all([
+          writeFile(file('cert.pem'), 'old certificate\n', { mode: 0o644 }),
+          writeFile(file('key.pem'), 'old key\n', { mode: 0o640 }),
+          ...['new-cert.pem', 'new-key.pem', 'new-ca.pem'].map((name) => copyFile(join(tmp.dir, name), file(name))),
+        ]);
+        await Promise.all(['new-cert.pem', 'new-key.pem', 'new-ca.pem'].map((name) => chmod(file(name), 0o644)));
+        await writeFile(
+          file('inventory.yaml'),
+          `installers:\n  - { name: consumer-0, url: "${sim.url}", user: ${USER}, passwordEnv: ${PASSWORD_ENV}, insecure: true }\n`,
+        );
+        const args = [
+          'depot',
+          'move-ca',
+          '--cert',
+          file('new-cert.pem'),
+          '--key',
+          file('new-key.pem'),
+          '--new-ca',
+          file('new-ca.pem'),
+          '--depot-url',
+          depotUrl,
+        ];
+        const served = ['--served-cert', file('cert.pem'), '--served-key', file('key.pem'), '--state-file', file('state.json'), '--site', 'caddy'];
+        const moved = await new Promise<{ code: number | null; out: string }>((resolve) => {
+          const child = spawn('runuser', [
+            '-u',
+            'nobody',
+            '--',
+            'env',
+            `${PASSWORD_ENV}=${PASSWORD}`,
+            process.execPath,
+            CLI,
+            ...args,
+            ...served,
+            '--inventory',
+            file('inventory.yaml'),
+          ]);
+          let out = '';
+          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+          child.on('close', (code) => resolve({ code, out }));
+        });
+        expect(moved.code, moved.out).toBe(3);
+        expect(moved.out).toContain(`${file('key.pem')} belongs to uid 0 and gid 0, which this process`);
+        expect(moved.out).toContain("Run the move as root or as the file's owner, in its group.");
+        expect(await readFile(file('key.pem'), 'utf8')).toBe('old key\n');
+        expect(await readFile(file('cert.pem'), 'utf8')).toBe('old certificate\n');
+        expect((await readdir(dir)).filter((name) => name.includes('.bak') || name.startsWith('.depotkit-tmp'))).toEqual([]);
+      },
+      60_000,
+    );
 
     it('without the kind, names the reload of each kind an export writes', async () => {
       const any = await runCli([...(await moveArgs('any', sim.url)), '--json'], { env });

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
+import { readFile, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect } from 'node:tls';
 import { promisify } from 'node:util';
-import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
+import { DepotkitError, EXIT, describeFsError, errorMessage } from '../../util/errors.js';
 import { writeFileSetAtomic } from '../../util/fs.js';
 import { PRIVATE_KEY_MODE } from '../../pki/index.js';
 import type { CaMoveMaterial } from './plan.js';
@@ -32,15 +34,101 @@ export function servedLeafSha256(depotUrl: string, timeoutMs: number): Promise<s
   });
 }
 
-/** Writes the new pair over the served files: both renamed into place, a crash leaves the old pair or the new one. */
+/** A served key the server's group read (0640, as the export's steps make it for Caddy) stays so; never readable by all. */
+const GROUP_KEY_MODE = 0o640;
+
+/** The served file the pair replaces, or undefined when there is none yet. */
+async function replaced(path: string): Promise<Stats | undefined> {
+  try {
+    return await stat(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw describeFsError(err, path);
+  }
+}
+
+/**
+ * The owner and group of the file replaced, which the server reads the new one as (Caddy as its own user,
+ * through the key's group); only root may give a file to another user, or a group its user is not in.
+ */
+function keptOwner(file: Stats | undefined, path: string): { owner?: { uid: number; gid: number } } {
+  const uid = process.getuid?.();
+  if (!file || uid === undefined) return {};
+  if (uid !== 0 && (file.uid !== uid || !process.getgroups!().includes(file.gid))) {
+    throw new DepotkitError(
+      `${path} belongs to uid ${file.uid} and gid ${file.gid}, which this process (uid ${uid}) cannot give the new file: the server may not read it then.`,
+      EXIT.environment,
+      "Run the move as root or as the file's owner, in its group.",
+    );
+  }
+  return { owner: { uid: file.uid, gid: file.gid } };
+}
+
+/**
+ * Writes the new pair over the served files, with the owner, group and mode of the files they replace:
+ * both renamed into place, a crash leaves the old pair or the new one.
+ */
 async function writePair(material: CaMoveMaterial, served: ServedDepot): Promise<void> {
+  const [key, cert] = await Promise.all([replaced(served.keyFile), replaced(served.certFile)]);
   await writeFileSetAtomic(
     [
-      { path: served.keyFile, data: material.keyText, mode: PRIVATE_KEY_MODE },
-      { path: served.certFile, data: material.certText },
+      { path: served.keyFile, data: material.keyText, mode: key && key.mode & 0o040 ? GROUP_KEY_MODE : PRIVATE_KEY_MODE, ...keptOwner(key, served.keyFile) },
+      { path: served.certFile, data: material.certText, ...(cert ? { mode: cert.mode & 0o777 } : {}), ...keptOwner(cert, served.certFile) },
     ],
     { force: true, currentSetIsWhole: async () => true },
   );
+}
+
+/**
+ * How long a re-run waits for a server to take a pair it finds written: nginx's and Apache's reload
+ * commands return once the signal is sent, before the server reads the files (within a second here).
+ */
+const RELOAD_UNDER_WAY_MS = 5_000;
+
+/**
+ * How long the switch of a site waits after the proof: a validation a consumer began before it trusted
+ * the new CA still judges with its old list, and nginx, Apache and Caddy close their idle connections at a
+ * reload, so its next request meets the new certificate (serve keeps its connections across a reload).
+ * The simulated installer's validations took up to 2 s at a load of 9 on 2 cores.
+ */
+const TRUST_SETTLE_MS = 5_000;
+
+async function settle(signal?: AbortSignal): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, TRUST_SETTLE_MS);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+  if (signal?.aborted) throw new DepotkitError('The move was interrupted before the switch; nothing was written.', EXIT.problems);
+}
+
+/** Do the served files hold the new pair (written by an earlier run)? */
+async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise<boolean> {
+  const read = (path: string) => readFile(path, 'utf8').catch(() => undefined);
+  const [cert, key] = await Promise.all([read(served.certFile), read(served.keyFile)]);
+  return cert === material.certText && key === material.keyText;
+}
+
+/** Whether the depot serves the certificate within `ms`. */
+async function servedWithin(depotUrl: string, leafSha256: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && !signal?.aborted) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return true;
+  }
+  return false;
+}
+
+/**
+ * The server's own reason for a failed reload: the first line of its error output but JSON log lines
+ * (Caddy logs those before its `Error:` line; nginx and Apache write the reason first), else the error's.
+ */
+function reloadFailure(err: unknown): string {
+  const stderr = String((err as { stderr?: unknown }).stderr ?? '');
+  const reason = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '' && !line.startsWith('{'));
+  return reason ?? errorMessage(err).split('\n')[0]!;
 }
 
 async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'> {
@@ -56,7 +144,7 @@ async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'
   try {
     await run('/bin/sh', ['-c', served.reloadCommand]);
   } catch (err) {
-    throw new DepotkitError(`The reload command "${served.reloadCommand}" failed: ${errorMessage(err).split('\n')[0]}`, EXIT.problems);
+    throw new DepotkitError(`The reload command "${served.reloadCommand}" failed: ${reloadFailure(err)}`, EXIT.problems);
   }
   return 'reloaded';
 }
@@ -74,8 +162,14 @@ export async function switchServed(
   signal?: AbortSignal,
 ): Promise<{ action: 'switched' | 'already-served' | 'reload-needed' }> {
   if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'already-served' };
-  await writePair(material, served);
-  if ((await reload(served)) === 'reload-needed') return { action: 'reload-needed' };
+  // A re-run after a stop for the reload finds the pair written: a reload sent just before may still be under way.
+  const written = served.kind === 'site' && !served.reloadCommand && (await holdsPair(material, served));
+  if (served.kind === 'site' && served.reloadCommand) await settle(signal);
+  if (!written) await writePair(material, served);
+  if ((await reload(served)) === 'reload-needed') {
+    const taken = written && (await servedWithin(depotUrl, leafSha256, RELOAD_UNDER_WAY_MS, signal));
+    return { action: taken ? 'already-served' : 'reload-needed' };
+  }
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'switched' };
