@@ -20,6 +20,7 @@ export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo 
 export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';
 export { LINT_RULES, type LintRule, type LintContext } from './lint-rules.js';
 export { chainVerdict, type ChainVerdict } from './lint-chain.js';
+export { keptAttributes, GROUP_KEY_MODE, type KeptAttributes } from './replaced-files.js';
 export { CA_PROFILE, SERVER_PROFILE, KEY_USAGE_TITLES, type CertificateProfile, type ServerProfile, type KeyUsage, type ExtKeyUsage } from './profiles.js';
 export { selfSignedServerCertificate } from './self-signed.js';
 export { readCaPems } from './trust-source.js';

@@ -5,6 +5,7 @@ import { forge } from './forge.js';
 import { argumentsError, usageError } from '../util/errors.js';
 import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
 import { makeDir, writeFileSetAtomic } from '../util/fs.js';
+import { keptAttributes } from './replaced-files.js';
 import { openCa, type CaMaterial, type CaSigner } from './ca.js';
 import { parseCertificate } from './inspect.js';
 import { PRIVATE_DIR_MODE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from './files.js';
@@ -128,11 +129,19 @@ export async function writeServerDir(
   const chainPath = join(dir, SERVER_CHAIN_FILE);
   // Made for the key: its owner's only (an existing folder keeps its mode).
   await makeDir(dir, PRIVATE_DIR_MODE);
+  // A renewal in place keeps what the server that reads these files needs (an exported Caddy site reads the key through its group).
+  const kept = [];
+  for (const [path, kind] of [
+    [keyPath, 'private-key'],
+    [certPath, 'public'],
+    [chainPath, 'public'],
+  ] as const)
+    kept.push(options.force ? await keptAttributes(path, kind) : {});
   await writeFileSetAtomic(
     [
-      { path: keyPath, data: normalizePem(material.keyPem), mode: PRIVATE_KEY_MODE },
-      { path: certPath, data: normalizePem(material.certPem), mode: PUBLIC_FILE_MODE },
-      { path: chainPath, data: normalizePem(material.chainPem), mode: PUBLIC_FILE_MODE },
+      { path: keyPath, data: normalizePem(material.keyPem), mode: PRIVATE_KEY_MODE, ...kept[0] },
+      { path: certPath, data: normalizePem(material.certPem), mode: PUBLIC_FILE_MODE, ...kept[1] },
+      { path: chainPath, data: normalizePem(material.chainPem), mode: PUBLIC_FILE_MODE, ...kept[2] },
     ],
     { force: options.force, currentSetIsWhole: () => serverDirIsWhole(keyPath, certPath, chainPath) },
   );

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { chmod, chown, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CA_CERT_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../../src/pki/files.js';
@@ -113,4 +113,25 @@ it('refuses a CA folder that did not issue the certificate, in one sentence', as
   expect(r.code).toBe(2);
   expect(r.stderr).toMatch(/was not issued by the CA in/);
   expect(r.stderr).not.toMatch(/\n\s+at /);
+});
+
+// An exported Caddy site reads the key as the caddy user through the key's group (0640): a renewal in place
+// that wrote it 0600 to its own user would stop Caddy at its next reload.
+it.skipIf(process.getuid?.() !== 0)('keeps the owner, group and mode of the files it replaces (a key its server reads through its group)', async () => {
+  const folder = join(dir, 'srv-group');
+  const issued = await runCli(['cert', 'issue', '--ca', caDir, '--dns', 'localhost', '--key-size', '2048', '--out', folder]);
+  expect(issued.code, issued.stderr).toBe(0);
+  const gid = 1; // daemon: a group the server would run in, not root's
+  await chown(join(folder, SERVER_KEY_FILE), 0, gid);
+  await chmod(join(folder, SERVER_KEY_FILE), 0o640);
+  await chown(join(folder, SERVER_CHAIN_FILE), 0, gid);
+  const before = await certIn(folder);
+  const renewed = await runCli(['cert', 'renew', folder, '--ca', caDir, '--force']);
+  expect(renewed.code, renewed.stderr).toBe(0);
+  expect((await certIn(folder)).serial).not.toBe(before.serial);
+  const key = await stat(join(folder, SERVER_KEY_FILE));
+  expect([key.mode & 0o777, key.gid]).toEqual([0o640, gid]);
+  expect((await stat(join(folder, SERVER_CHAIN_FILE))).gid).toBe(gid);
+  // Not group-readable before: stays the owner's only.
+  expect((await stat(join(folder, SERVER_CERT_FILE))).gid).toBe(0);
 });

@@ -149,7 +149,7 @@ describe('depotkit depot move-ca: where the move stops', () => {
         });
         expect(moved.code, moved.out).toBe(3);
         expect(moved.out).toContain(`${file('key.pem')} belongs to uid 0 and gid 0, which this process`);
-        expect(moved.out).toContain("Run the move as root or as the file's owner, in its group.");
+        expect(moved.out).toContain("Run as root or as the file's owner, in its group.");
         expect(await readFile(file('key.pem'), 'utf8')).toBe('old key\n');
         expect(await readFile(file('cert.pem'), 'utf8')).toBe('old certificate\n');
         expect((await readdir(dir)).filter((name) => name.includes('.bak') || name.startsWith('.depotkit-tmp'))).toEqual([]);

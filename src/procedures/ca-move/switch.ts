@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect } from 'node:tls';
 import { promisify } from 'node:util';
-import { DepotkitError, EXIT, describeFsError, errorMessage } from '../../util/errors.js';
+import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
 import { writeFileSetAtomic } from '../../util/fs.js';
-import { PRIVATE_KEY_MODE } from '../../pki/index.js';
+import { PRIVATE_KEY_MODE, keptAttributes } from '../../pki/index.js';
 import type { CaMoveMaterial } from './plan.js';
 import type { ServedDepot } from './types.js';
 
@@ -34,46 +33,18 @@ export function servedLeafSha256(depotUrl: string, timeoutMs: number): Promise<s
   });
 }
 
-/** A served key the server's group read (0640, as the export's steps make it for Caddy) stays so; never readable by all. */
-const GROUP_KEY_MODE = 0o640;
-
-/** The served file the pair replaces, or undefined when there is none yet. */
-async function replaced(path: string): Promise<Stats | undefined> {
-  try {
-    return await stat(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw describeFsError(err, path);
-  }
-}
-
-/**
- * The owner and group of the file replaced, which the server reads the new one as (Caddy as its own user,
- * through the key's group); only root may give a file to another user, or a group its user is not in.
- */
-function keptOwner(file: Stats | undefined, path: string): { owner?: { uid: number; gid: number } } {
-  const uid = process.getuid?.();
-  if (!file || uid === undefined) return {};
-  if (uid !== 0 && (file.uid !== uid || !process.getgroups!().includes(file.gid))) {
-    throw new DepotkitError(
-      `${path} belongs to uid ${file.uid} and gid ${file.gid}, which this process (uid ${uid}) cannot give the new file: the server may not read it then.`,
-      EXIT.environment,
-      "Run the move as root or as the file's owner, in its group.",
-    );
-  }
-  return { owner: { uid: file.uid, gid: file.gid } };
-}
-
 /**
  * Writes the new pair over the served files, with the owner, group and mode of the files they replace:
  * both renamed into place, a crash leaves the old pair or the new one.
  */
 async function writePair(material: CaMoveMaterial, served: ServedDepot): Promise<void> {
-  const [key, cert] = await Promise.all([replaced(served.keyFile), replaced(served.certFile)]);
+  // One after the other: the key's refusal, when both would be refused, is the one said.
+  const key = await keptAttributes(served.keyFile, 'private-key');
+  const cert = await keptAttributes(served.certFile, 'public');
   await writeFileSetAtomic(
     [
-      { path: served.keyFile, data: material.keyText, mode: key && key.mode & 0o040 ? GROUP_KEY_MODE : PRIVATE_KEY_MODE, ...keptOwner(key, served.keyFile) },
-      { path: served.certFile, data: material.certText, ...(cert ? { mode: cert.mode & 0o777 } : {}), ...keptOwner(cert, served.certFile) },
+      { path: served.keyFile, data: material.keyText, mode: PRIVATE_KEY_MODE, ...key },
+      { path: served.certFile, data: material.certText, ...cert },
     ],
     { force: true, currentSetIsWhole: async () => true },
   );
