@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createHmac } from 'node:crypto';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,6 +28,12 @@ afterAll(async () => {
   await depot?.close();
   await tmp?.cleanup();
 });
+
+/** A compact HS256 JWS made by hand from RFC 7515, for headers jose will not sign (an unknown critical extension). */
+function bySpec(header: object, claims: object, key: Buffer): string {
+  const input = [header, claims].map((part) => Buffer.from(JSON.stringify(part)).toString('base64url')).join('.');
+  return `${input}.${createHmac('sha256', key).update(input).digest('base64url')}`;
+}
 
 describe('tokens', () => {
   it('issues an HS256 JWT with exactly the documented claims, living 3600 s, and a UUID refresh token', async () => {
@@ -139,6 +145,32 @@ describe('tokens', () => {
         expect((await call(sim, 'PATCH', '/v1/tokens/access-token/refresh', { body: pair.refreshToken.id })).status).toBe(404);
       },
       { clock: () => now },
+    );
+  });
+
+  it('takes a token another HS256 signer made of its claims, and refuses one with another issuer, audience, a later nbf, critical extensions or claims of the wrong type', async () => {
+    const stateFile = join(tmp.dir, 'claims-state.json');
+    await withSim(
+      async (sim) => {
+        const pair = await login(sim);
+        const { secret } = JSON.parse(await readFile(stateFile, 'utf8')) as { secret: string };
+        const claims = decodeJwt(pair.accessToken);
+        const key = Buffer.from(secret, 'hex');
+        const sign = (c: object) => new SignJWT({ ...c }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(key);
+        const status = async (token: string) => (await call(sim, 'GET', CERTS, { token })).status;
+        expect(await status(await sign(claims))).toBe(200);
+        expect(await status(await sign({ ...claims, aud: ['other', 'sddc-services'] }))).toBe(200);
+        const refused = {
+          issuer: await sign({ ...claims, iss: 'someone-else' }),
+          audience: await sign({ ...claims, aud: 'other-services' }),
+          notYet: await sign({ ...claims, nbf: claims.iat! + 600 }),
+          crit: bySpec({ alg: 'HS256', typ: 'JWT', crit: ['urn:example:policy'], 'urn:example:policy': 'strict' }, claims, key),
+          stringExp: await sign({ ...claims, exp: String(claims.exp) }),
+          noScope: await sign({ ...claims, scope: 'CERT_READ' }),
+        };
+        for (const [kind, token] of Object.entries(refused)) expect(await status(token), kind).toBe(401);
+      },
+      { stateFile },
     );
   });
 });

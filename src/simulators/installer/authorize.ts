@@ -11,7 +11,7 @@ export function makeAuthorize(tokens: TokenService): Authorize {
   return async (req, anyOf) => {
     let claims: AccessClaims;
     try {
-      claims = await tokens.verify(req.get('authorization'));
+      claims = tokens.verify(req.get('authorization'));
     } catch (err) {
       // The code the vendor's SDK samples refresh and retry on (a token that merely expired is refreshed).
       if (err instanceof TokenRefused) throw new ApiError(401, INSTALLER_TOKEN_REFUSED_ERROR_CODE, err.message, 'Request a new access token.');

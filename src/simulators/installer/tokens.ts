@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { INSTALLER_JWT } from '../../constants.js';
 import { constantTimeEqual } from '../../util/secret-compare.js';
+import { JwtRefused, signHs256, verifyHs256 } from './jwt.js';
 
 /** The claims the installer puts in an access token (as the installer documents its access token). */
-export interface AccessClaims extends JWTPayload {
+export interface AccessClaims {
   jti: string;
   iat: number;
   nbf: number;
@@ -53,7 +53,7 @@ export class TokenService {
     return Math.floor(this.clock() / 1000);
   }
 
-  async accessToken(user: string): Promise<string> {
+  accessToken(user: string): string {
     const iat = this.now();
     const claims: AccessClaims = {
       jti: randomUUID(),
@@ -69,17 +69,17 @@ export class TokenService {
       role: [INSTALLER_JWT.role],
       isIssuedForJwt: false,
     };
-    return new SignJWT(claims).setProtectedHeader({ alg: INSTALLER_JWT.alg, typ: 'JWT' }).sign(this.key);
+    return signHs256(claims, this.key);
   }
 
-  async issuePair(user: string): Promise<{ accessToken: string; refreshToken: { id: string } }> {
+  issuePair(user: string): { accessToken: string; refreshToken: { id: string } } {
     const id = randomUUID();
     this.refreshTokens.set(id, { user, expiresAt: this.now() + INSTALLER_JWT.refreshLifetimeSeconds });
-    return { accessToken: await this.accessToken(user), refreshToken: { id } };
+    return { accessToken: this.accessToken(user), refreshToken: { id } };
   }
 
   /** A new access token for a live refresh token id; undefined when unknown or expired. */
-  async refresh(id: string): Promise<string | undefined> {
+  refresh(id: string): string | undefined {
     const record = this.refreshTokens.get(id);
     if (!record) return undefined;
     if (record.expiresAt <= this.now()) {
@@ -99,26 +99,23 @@ export class TokenService {
    * a token lacking exp (or any claim the installer always sets) is refused,
    * since it would never expire.
    */
-  async verify(header: string | undefined): Promise<AccessClaims> {
+  verify(header: string | undefined): AccessClaims {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
     if (!match) throw new TokenRefused('The request has no bearer access token.');
+    let payload: Record<string, unknown>;
     try {
-      const { payload } = await jwtVerify(match[1]!, this.key, {
-        algorithms: [INSTALLER_JWT.alg],
+      payload = verifyHs256(match[1]!, this.key, {
         issuer: INSTALLER_JWT.iss,
         audience: INSTALLER_JWT.aud,
-        currentDate: new Date(this.clock()),
-        clockTolerance: 0,
+        now: this.now(),
         requiredClaims: ['exp', 'iat', 'nbf', 'jti', 'sub'],
       });
-      if (!Array.isArray(payload.scope) || typeof payload.sub !== 'string') throw new TokenRefused('The access token lacks its claims.');
-      return payload as AccessClaims;
     } catch (err) {
-      if (err instanceof TokenRefused) throw err;
-      const code = (err as { code?: string }).code;
-      if (code === 'ERR_JWT_EXPIRED') throw new TokenRefused('The access token has expired.');
+      if (err instanceof JwtRefused && err.expired) throw new TokenRefused('The access token has expired.');
       throw new TokenRefused('The access token is not valid.');
     }
+    if (!Array.isArray(payload.scope) || typeof payload.sub !== 'string') throw new TokenRefused('The access token lacks its claims.');
+    return payload as unknown as AccessClaims;
   }
 }
 

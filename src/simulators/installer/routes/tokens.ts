@@ -25,12 +25,12 @@ export function registerTokenRoutes(app: express.Express, ctx: InstallerSimConte
       throw new ApiError(401, INSTALLER_SIM_ERROR_CODES.invalidCredentials, 'Invalid username or password.', INSTALLER_REMEDIATIONS.invalidCredentials);
     }
     // Real installers answer 200 (field clients use the token only then); the published spec says 201.
-    res.status(200).json(await ctx.tokens.issuePair(spec.username));
+    res.status(200).json(ctx.tokens.issuePair(spec.username));
     await ctx.changed();
   });
 
   app.patch(INSTALLER_API.refreshAccessToken, raw, async (req, res) => {
-    const token = await ctx.tokens.refresh(refreshIdOf(req));
+    const token = ctx.tokens.refresh(refreshIdOf(req));
     if (!token)
       throw new ApiError(404, INSTALLER_SIM_ERROR_CODES.refreshTokenNotFound, 'The refresh token is not known or has expired.', 'Request a new token pair.');
     res.status(200).json(token);
