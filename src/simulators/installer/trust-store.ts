@@ -1,6 +1,5 @@
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createHash } from 'node:crypto';
 import { TRUSTED_CERT_ALIAS_PREFIX, TRUSTED_FOR_INBOUND, TRUSTED_FOR_OUTBOUND } from '../../constants.js';
-import { sha256Fingerprint } from '../../pki/index.js';
 import type { TrustedCertificateView } from './wire.js';
 
 export type UsageType = typeof TRUSTED_FOR_OUTBOUND | typeof TRUSTED_FOR_INBOUND;
@@ -53,14 +52,15 @@ export function pemOf(cert: X509Certificate): string {
  * CN, else its O, with characters outside [A-Za-z0-9.-] turned into '-'), and
  * the 64 lowercase hex digits of its SHA-256, joined by underscores.
  */
-export function aliasOf(cert: X509Certificate): string {
+export function aliasOf(cert: X509Certificate, sha256 = sha256Of(cert)): string {
   const field = (name: string) => new RegExp(`^${name}=(.*)$`, 'm').exec(cert.subject)?.[1]?.trim();
   const name = (field('CN') || field('O') || 'certificate').replace(/[^A-Za-z0-9.-]+/g, '-').replace(/^-+|-+$/g, '') || 'certificate';
-  return `${TRUSTED_CERT_ALIAS_PREFIX}_${name}_${sha256Of(cert)}`;
+  return `${TRUSTED_CERT_ALIAS_PREFIX}_${name}_${sha256}`;
 }
 
+/** The DER's SHA-256, hashed from the certificate as parsed (not parsed again from its PEM). */
 export function sha256Of(cert: X509Certificate): string {
-  return sha256Fingerprint(cert.toString());
+  return createHash('sha256').update(cert.raw).digest('hex');
 }
 
 /** The installer's certificate store, in import order. */
@@ -73,12 +73,12 @@ export class TrustStore {
 
   /** Imports every certificate of `pem`; nothing is imported when one of them is present already. */
   add(pem: unknown, usage: UsageType): StoredCertificate[] {
-    const certs = parseCertificates(pem);
-    for (const cert of certs) {
-      const present = this.entries.find((e) => e.sha256 === sha256Of(cert));
+    const certs = parseCertificates(pem).map((cert) => ({ cert, sha256: sha256Of(cert) }));
+    for (const { sha256 } of certs) {
+      const present = this.entries.find((e) => e.sha256 === sha256);
       if (present) throw new DuplicateCertificate(present.alias);
     }
-    const added = certs.map((cert) => ({ alias: aliasOf(cert), certificate: pemOf(cert), usage, sha256: sha256Of(cert) }));
+    const added = certs.map(({ cert, sha256 }) => ({ alias: aliasOf(cert, sha256), certificate: pemOf(cert), usage, sha256 }));
     // One bundle may repeat a certificate; store it once.
     const unique = added.filter((e, i) => added.findIndex((o) => o.sha256 === e.sha256) === i);
     this.entries.push(...unique);
