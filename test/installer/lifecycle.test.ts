@@ -5,7 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
@@ -257,5 +260,38 @@ describe('releases and bundle downloads', () => {
         await writeFile(join(root, missingPath), missingSaved);
       }
     });
+  });
+});
+
+describe('connections to the depot', () => {
+  it('validates the depot over one kept-alive connection, syncs over one more that resumes its TLS session, and starts afresh once its trust changes', async () => {
+    const listener = depot.server.listener as HttpsServer;
+    const handshakes: string[] = [];
+    const requests: string[] = [];
+    const connection = new WeakMap<object, number>();
+    const onSecure = (socket: TLSSocket) => {
+      connection.set(socket, handshakes.length);
+      handshakes.push(socket.isSessionReused() ? 'resumed' : 'full');
+    };
+    const onRequest = (req: IncomingMessage) => requests.push(`${req.method} on ${connection.get(req.socket)}`);
+    listener.on('secureConnection', onSecure).on('request', onRequest);
+    try {
+      await withSim(async (sim, token) => {
+        // withSim's depot update: HEAD, GET of the catalog and of its signature, one handshake.
+        expect(handshakes).toEqual(['full']);
+        expect(requests).toEqual(['HEAD on 0', 'GET on 0', 'GET on 0']);
+        expect((await sync(sim, token)).syncStatus).toBe('SYNCED');
+        expect(handshakes).toEqual(['full', 'resumed']);
+        expect(new Set(requests.slice(3))).toEqual(new Set(['GET on 1']));
+
+        // Another certificate trusted: no session checked with the old trust is offered.
+        const imported = await call(sim, 'POST', CERTS, { token, body: { certificate: sim.caPem, certificateUsageType: 'TRUSTED_FOR_OUTBOUND' } });
+        expect(imported.status).toBe(200);
+        expect((await call(sim, 'PUT', DEPOT, { token, body: depotSettings(depot.host, depot.port) })).status).toBe(202);
+        expect(handshakes).toEqual(['full', 'resumed', 'full']);
+      });
+    } finally {
+      listener.off('secureConnection', onSecure).off('request', onRequest);
+    }
   });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { writeCaDir } from '../../src/pki/index.js';
+import { DepotTlsClient } from '../../src/simulators/installer/depot-tls.js';
 import { BundleDownloads } from '../../src/simulators/installer/downloads.js';
 import { ServiceLog } from '../../src/simulators/installer/log.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/mgmt/certs.js';
@@ -243,7 +244,12 @@ describe('the installer simulator downloading from a depot without end', () => {
         binaries: [{ fileName: 'endless.tar', size: 4096, checksum: '0'.repeat(64), path }],
         size: 4096,
       };
-      downloads.start(bundle, { target: { https: false, host: '127.0.0.1', port, prefix: '' }, account: {}, trustedPems: [], options: { timeoutMs: 10_000 } });
+      downloads.start(bundle, {
+        target: { https: false, host: '127.0.0.1', port, prefix: '' },
+        account: {},
+        trustedPems: [],
+        options: { timeoutMs: 10_000, tls: new DepotTlsClient() },
+      });
       await expect.poll(() => downloads.state('b1').status, { timeout: 30_000 }).toBe('FAILED');
       expect(downloads.state('b1').message).toBe(
         `Failed to download bundle endless: ${path}: the depot sent more than the catalog's 4096 bytes; the download was stopped.`,

@@ -1,3 +1,4 @@
+import type { DepotTlsClient } from './depot-tls.js';
 import type { DepotLifecycle } from './lifecycle.js';
 import type { ServiceLog } from './log.js';
 import type { StoredDepot } from './state.js';
@@ -16,6 +17,8 @@ export interface InstallerSimContext {
   version: string;
   log: ServiceLog;
   depotTimeoutMs: number;
+  /** Its TLS client to the depot, kept between connections (sessions resumed). */
+  depotTls: DepotTlsClient;
   /** Host names the simulator resolves to given addresses, as curl's --resolve does. */
   resolve: ReadonlyMap<string, string>;
   changed(): Promise<void>;

@@ -1,46 +1,19 @@
-import { X509Certificate } from 'node:crypto';
-import { lookup, type LookupOptions } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
-import type { PeerCertificate } from 'node:tls';
-import { Agent, request } from 'undici';
+import { isIP } from 'node:net';
+import { request } from 'undici';
 import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, INSTALLER_TLS_MESSAGES, type DepotStatus } from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES, INSTALLER_REMEDIATIONS } from './literals.js';
-import { certificateCoversHost } from '../../pki/index.js';
 import { basicAuthorization, networkErrorCode } from '../../util/http-client.js';
 import { TLS_TRUST_ERROR_CODES, TLS_VALIDITY_ERROR_CODES } from '../../util/tls-errors.js';
+import { NAME_ERROR, depotAgent, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
 import type { ServiceLog } from './log.js';
-
-/** Where the installer looks for the depot: the folder that contains PROD/. */
-export interface DepotTarget {
-  https: boolean;
-  host: string;
-  port: number;
-  /** '' or a path prefix such as '/depot', without a trailing slash. */
-  prefix: string;
-}
 
 export type DepotProbeOutcome = { ok: true } | { ok: false; errorCode: string; status: DepotStatus; message: string; remediation: string; cause: string };
 
 const COMPONENT = 'DepotSettingsService';
 
-const NAME_ERROR = 'DEPOTKIT_STRICT_HOSTNAME';
-
 export function targetUrl(target: DepotTarget, path: string): string {
   const host = isIP(target.host) === 6 ? `[${target.host}]` : target.host;
   return `${target.https ? 'https' : 'http'}://${host}:${target.port}${target.prefix}/${path}`;
-}
-
-/**
- * The installer's (Java) host name check: the name must be in the SAN (a DNS
- * entry for a name, an IP entry for an address); the CN is never consulted
- * and a certificate without SAN fails.
- */
-function strictIdentity(host: string, peer: PeerCertificate): Error | undefined {
-  const cert = new X509Certificate(peer.raw);
-  let detail: string | undefined;
-  if (!cert.subjectAltName) detail = INSTALLER_TLS_MESSAGES.noSan;
-  else if (!certificateCoversHost(cert, host)) detail = isIP(host) ? INSTALLER_TLS_MESSAGES.ipMismatch(host) : INSTALLER_TLS_MESSAGES.dnsMismatch(host);
-  return detail === undefined ? undefined : Object.assign(new Error(detail), { code: NAME_ERROR });
 }
 
 function errorTextOf(err: unknown): string {
@@ -48,56 +21,8 @@ function errorTextOf(err: unknown): string {
   return cause instanceof Error ? cause.message : err instanceof Error ? err.message : String(err);
 }
 
-export interface DepotConnectOptions {
-  /** Timeout of each step (connect, headers, body). */
-  timeoutMs: number;
-  /** Host names resolved to these addresses instead of through DNS (curl's --resolve). */
-  resolve?: ReadonlyMap<string, string>;
-}
-
 /** The simulator's cap on a catalog it reads: a hostile depot cannot exhaust its memory. */
 export const MAX_CATALOG_BYTES = 64 * 1024 * 1024;
-
-/** dns.lookup with the names of `resolve` answered from it, in whichever shape the caller asked for. */
-function lookupWith(resolve: ReadonlyMap<string, string>): LookupFunction {
-  return ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
-    const address = resolve.get(hostname.toLowerCase());
-    if (address === undefined) {
-      lookup(hostname, options, callback as never);
-      return;
-    }
-    const family = isIP(address);
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
-  }) as LookupFunction;
-}
-
-/**
- * A connection pool that connects as the installer's Java client does: TLS 1.2
- * or later, trusting only `trustedPems`, each of them a trust anchor whether it
- * is a CA or the depot's own certificate (Java's PKIX trust manager accepts a
- * server whose leaf is in the store), and the strict host name check.
- */
-export function depotAgent(target: DepotTarget, trustedPems: string[], opts: DepotConnectOptions): Agent {
-  const resolve = opts.resolve && opts.resolve.size > 0 ? { lookup: lookupWith(opts.resolve) } : {};
-  return new Agent({
-    connect: target.https
-      ? {
-          ca: trustedPems,
-          allowPartialTrustChain: true,
-          rejectUnauthorized: true,
-          minVersion: 'TLSv1.2',
-          servername: isIP(target.host) ? undefined : target.host,
-          checkServerIdentity: strictIdentity,
-          timeout: opts.timeoutMs,
-          ...resolve,
-        }
-      : { timeout: opts.timeoutMs, ...resolve },
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-    pipelining: 0,
-  });
-}
 
 /** The Authorization header of the offline account; none without a user name. */
 export function accountHeaders(account: { username?: string; password?: string }): Record<string, string> {
@@ -122,8 +47,8 @@ export async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unkn
 /**
  * Validates a depot as the installer does when its settings are updated: TLS
  * as depotAgent connects, HEAD of the catalog, then GET of the catalog and its
- * signature, with the offline account's credentials (none when no user name
- * is set).
+ * signature over that one connection, with the offline account's credentials
+ * (none when no user name is set).
  */
 export async function probeDepot(
   target: DepotTarget,
@@ -137,7 +62,8 @@ export async function probeDepot(
   const headers = accountHeaders(account);
   try {
     const catalogUrl = targetUrl(target, DEPOT_PATHS.catalog);
-    const head = await request(catalogUrl, { method: 'HEAD', headers, dispatcher: agent });
+    // Kept alive after HEAD as Java's client keeps it (undici closes a connection after HEAD unless told otherwise).
+    const head = await request(catalogUrl, { method: 'HEAD', headers, dispatcher: agent, reset: false });
     await head.body.dump();
     log.write('INFO', COMPONENT, `HEAD ${catalogUrl} -> ${head.statusCode}`);
     const refused = httpRefusal(head.statusCode, catalogUrl, account);

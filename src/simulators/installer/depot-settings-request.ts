@@ -8,7 +8,7 @@ import {
 } from '../../constants.js';
 import { INSTALLER_PASSWORD_MASK, INSTALLER_SIM_ERROR_CODES } from './literals.js';
 import { ApiError, badRequest } from './api-error.js';
-import type { DepotTarget } from './depot-probe.js';
+import type { DepotTarget } from './depot-tls.js';
 import { BadCertificate, parseCertificates, pemOf } from './trust-store.js';
 import { isObject } from './wire.js';
 

@@ -6,7 +6,8 @@ import type { Writable } from 'node:stream';
 import pLimit from 'p-limit';
 import { BUNDLE_DOWNLOAD_STATUS, TEMP_PREFIX, type BundleDownloadStatus } from '../../constants.js';
 import type { SimBundle } from './bundles.js';
-import { accountHeaders, depotAgent, targetUrl, type DepotConnectOptions, type DepotTarget } from './depot-probe.js';
+import { accountHeaders, targetUrl } from './depot-probe.js';
+import { depotAgent, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
 import { checkFetched, fetchBinary, type FetchedBinary } from './fetch-binary.js';
 import type { ServiceLog } from './log.js';
 

@@ -7,6 +7,7 @@ import { usageError } from '../../util/errors.js';
 import { listenOn } from '../../util/listen.js';
 import { installerApp } from './app.js';
 import type { InstallerSimContext } from './context.js';
+import { DepotTlsClient } from './depot-tls.js';
 import { BundleDownloads } from './downloads.js';
 import { DepotLifecycle } from './lifecycle.js';
 import { ServiceLog } from './log.js';
@@ -132,6 +133,7 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
     version: opts.version ?? INSTALLER_SIM_DEFAULT_VERSION,
     log,
     depotTimeoutMs: opts.depotTimeoutMs ?? 15_000,
+    depotTls: new DepotTlsClient(),
     resolve: resolveMap(opts.resolve ?? {}),
     changed: () => writer.save(snapshot),
   });

@@ -1,6 +1,6 @@
 import type { StoredDepot } from './state.js';
 import { bundlesOf, type SimBundle } from './bundles.js';
-import type { DepotTarget } from './depot-probe.js';
+import type { DepotTarget } from './depot-tls.js';
 import type { BundleDownloads, DepotConnection } from './downloads.js';
 import type { ServiceLog } from './log.js';
 import { SYNC_STATUS, syncDepotMetadata, type SyncInfo, type SyncedMetadata } from './sync.js';

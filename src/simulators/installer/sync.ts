@@ -2,16 +2,8 @@ import { request } from 'undici';
 import { DEPOT_PATHS, DEPOT_SYNC_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../../constants.js';
 import { parseCatalog, type Catalog } from '../../depot/catalog.js';
 import { isObject } from './wire.js';
-import {
-  MAX_CATALOG_BYTES,
-  accountHeaders,
-  depotAgent,
-  networkFailure,
-  readCapped,
-  targetUrl,
-  type DepotConnectOptions,
-  type DepotTarget,
-} from './depot-probe.js';
+import { MAX_CATALOG_BYTES, accountHeaders, networkFailure, readCapped, targetUrl } from './depot-probe.js';
+import { depotAgent, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
 import type { ServiceLog } from './log.js';
 
 /** The simulator's own words for the states between the documented SYNCED and SYNC_FAILED. */

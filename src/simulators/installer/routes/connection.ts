@@ -12,6 +12,6 @@ export function currentConnection(ctx: InstallerSimContext): DepotConnection {
     target: targetOf(depot),
     account: { username: depot.username, password: ctx.depot.password },
     trustedPems: [...ctx.trust.outboundPems(), ...(depot.trustedCertificates ?? [])],
-    options: { timeoutMs: ctx.depotTimeoutMs, resolve: ctx.resolve },
+    options: { timeoutMs: ctx.depotTimeoutMs, resolve: ctx.resolve, tls: ctx.depotTls },
   };
 }

@@ -63,7 +63,7 @@ async function validate(ctx: InstallerSimContext, { target, account, url }: Depo
       cause: 'offlineAccount.username is not set',
     };
   }
-  return probeDepot(target, account, ctx.trust.outboundPems(), ctx.log, { timeoutMs: ctx.depotTimeoutMs, resolve: ctx.resolve });
+  return probeDepot(target, account, ctx.trust.outboundPems(), ctx.log, { timeoutMs: ctx.depotTimeoutMs, resolve: ctx.resolve, tls: ctx.depotTls });
 }
 
 /** The attempt is kept, failed or not, so that GET shows what was tried and why it failed. */
