@@ -4,7 +4,7 @@ export const INSTALLER_DEFAULTS = {
   timeoutMs: 30_000,
   /**
    * Consumers of a fleet worked on at once. Each spends most of its time waiting on the consumer (its depot
-   * validation, the sync polled every second), little on this side: a few kilobytes and one connection.
+   * validation, the sync polled from a tenth of a second up to every second), little on this side: a few kilobytes and one connection.
    */
   concurrency: 32,
   /** How long pushDepot waits for the depot settings to show a status. */
