@@ -16,7 +16,7 @@
 // as many installers at a time as the CLI's default concurrency, against this build's simulators.
 //   npx tsc -p tsconfig.json
 //   [THIS_DIST=<a copy of this build: others may rebuild dist/ meanwhile>] [DIST=/tmp/old-dist] [ROUNDS=1] [LIMIT=120]
-//   [CPU_PROF=dir] [SIM_PROF=dir] [CLI_NODE_FLAGS='...'] [PHASES=push,status] [SIM_PROCS=1] [CURL=1]
+//   [CPU_PROF=dir] [SIM_PROF=dir] [CLI_NODE_FLAGS='...'] [PHASES=push,status] [SIM_PROCS=1] [CURL=1] [INVENTORY=json]
 //   npx tsx scripts/bench/fleet-scale.ts [total 10000] [reachable 200] [-- extra CLI flags]
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -184,18 +184,26 @@ async function startFleet(dist: string): Promise<Fleet> {
   };
 }
 
-/** The inventory: reachable installers spread evenly among the closed ports, as a real site's would be. */
+/**
+ * The inventory: reachable installers spread evenly among the closed ports, as a real site's would be;
+ * YAML (flow-style entries), or JSON with INVENTORY=json.
+ */
 function writeInventory(file: string, urls: string[], withClosed: boolean): string {
-  const entries: string[] = [];
+  const entries: Array<{ name: string; url: string }> = [];
   const every = withClosed ? Math.max(1, Math.floor(total / Math.max(1, reachable))) : 1;
   let s = 0;
   let c = 0;
   for (let i = 0; s < urls.length || (withClosed && c < closed.length); i++) {
-    if (s < urls.length && i % every === 0) entries.push(`  - { name: installer-${i}, url: "${urls[s++]}" }`);
-    else if (withClosed && c < closed.length) entries.push(`  - { name: gone-${i}, url: "https://127.0.0.1:${closed[c++]}" }`);
+    if (s < urls.length && i % every === 0) entries.push({ name: `installer-${i}`, url: urls[s++]! });
+    else if (withClosed && c < closed.length) entries.push({ name: `gone-${i}`, url: `https://127.0.0.1:${closed[c++]}` });
   }
+  const defaults = { user: USER, passwordFile: 'password', installerCa: 'installer.pem' };
   const path = join(work, file);
-  writeFileSync(path, ['defaults:', `  user: ${USER}`, '  passwordFile: password', '  installerCa: installer.pem', 'installers:', ...entries].join('\n'));
+  if (process.env.INVENTORY === 'json') writeFileSync(path, JSON.stringify({ defaults, installers: entries }, null, 1));
+  else {
+    const lines = entries.map((e) => `  - { name: ${e.name}, url: "${e.url}" }`);
+    writeFileSync(path, ['defaults:', ...Object.entries(defaults).map(([k, v]) => `  ${k}: ${v}`), 'installers:', ...lines].join('\n'));
+  }
   return path;
 }
 

@@ -1,6 +1,6 @@
 // Benchmark: a fleet of simulated installers on loopback (all in this process,
 // each on its own port), pointed at one demo depot over HTTPS with Basic auth.
-// depotkit `installer depot --trust-ca` (trust + depot push, concurrency 16),
+// depotkit `installer connect-depot --trust-ca --no-sync` (trust + depot push, concurrency 16),
 // then its idempotent re-run, against the field's way: curl per installer
 // (token, import, depot PUT), 16 installers at a time. Usage:
 //   npx tsx scripts/bench/installer.ts [installers, default 200] [concurrency, default 16]
@@ -102,6 +102,8 @@ const depotkitArgs = [
   DEPOT_USER,
   '--depot-password-file',
   files.depotPassword,
+  // What curl does: the CA and the depot; the sync is measured by fleet-scale.ts (push-sync).
+  '--no-sync',
   '--json',
 ];
 
