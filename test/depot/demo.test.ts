@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMPONENTS_9_0, DEPOT_PATHS, REQUIRED_COMPONENTS } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
-import { validateCatalog, validateHclAll, validateHclLastUpdated } from '../../src/depot/schemas.js';
+import { validateCatalog, validateHclAll, validateHclLastUpdated } from '../../src/depot/validators.js';
 import { verifyCatalogSignature } from '../../src/depot/signature.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { readCatalogBinaries, sha256 } from './helpers.js';
