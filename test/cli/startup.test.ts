@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { programFor } from '../../src/cli/commands.js';
 import { buildProgram } from '../../src/cli/program.js';
+import { makeDemoDepot } from '../../src/depot/demo.js';
 import { customCa } from '../helpers/certs.js';
 import { CLI, runCli, tempDir } from '../helpers/cli.js';
 import { withoutNpm } from './fixtures.js';
@@ -79,19 +80,22 @@ async function packagesLoaded(dir: string, name: string, args: string[]): Promis
 }
 
 describe('a command run in a loop loads only the packages it uses', () => {
-  it('loads no node-forge for inspect, check and installer status, and no YAML, JWT, prompt or progress-bar package', async () => {
+  it('loads no node-forge for inspect, check and installer status, no schema compiler or glob package, and no YAML, JWT, prompt or progress-bar package', async () => {
     const { dir, cleanup } = await tempDir('depotkit-startup-');
     try {
       for (const [file, text] of Object.entries(RECORDER)) await writeFile(join(dir, file), text);
       await writeFile(join(dir, 'cert.pem'), customCa().certPem);
       await writeFile(join(dir, 'password'), 'secret\n');
-      const unused = ['node-forge (whole)', 'yaml', 'jose', 'read', 'cli-progress', 'fast-glob'];
+      await makeDemoDepot(join(dir, 'depot'), { binarySize: 1 });
+      const unused = ['node-forge (whole)', 'yaml', 'jose', 'read', 'cli-progress', 'fast-glob', 'ajv'];
       const commands: Record<string, string[]> = {
         version: ['--version'],
         'cert inspect': ['cert', 'inspect', join(dir, 'cert.pem')],
         // Nothing listens on port 1: the command fails once it has loaded what it runs on.
         check: ['check', 'https://127.0.0.1:1/', '--timeout', '2'],
         'installer status': ['installer', 'status', '--installer', 'https://127.0.0.1:1', '--insecure', '--password-file', join(dir, 'password')],
+        // A whole depot: verify validates its catalog, HCL and signature.
+        'depot verify': ['depot', 'verify', join(dir, 'depot')],
       };
       for (const [name, args] of Object.entries(commands)) {
         const loaded = await packagesLoaded(dir, name.replace(' ', '-'), args);
