@@ -8,7 +8,17 @@ import { tempDir } from '../helpers/cli.js';
 
 /** A tree with what a depot may hold by mistake: dot files and folders, links to files, folders and nothing, a link back up, an unreadable folder. */
 async function tree(dir: string): Promise<void> {
-  const files = ['a.iso', 'ESX/b.iso', 'ESX/deep/c.iso', 'ESX/.hidden', '.dot/d.iso', `ESX/${TEMP_PREFIX}b.iso`, `.dot/${TEMP_PREFIX}e`, 'NSX/f.ova', 'closed/g'];
+  const files = [
+    'a.iso',
+    'ESX/b.iso',
+    'ESX/deep/c.iso',
+    'ESX/.hidden',
+    '.dot/d.iso',
+    `ESX/${TEMP_PREFIX}b.iso`,
+    `.dot/${TEMP_PREFIX}e`,
+    'NSX/f.ova',
+    'closed/g',
+  ];
   for (const file of files) {
     await mkdir(join(dir, file, '..'), { recursive: true });
     await writeFile(join(dir, file), file);
