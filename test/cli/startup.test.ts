@@ -73,21 +73,21 @@ async function packagesLoaded(dir: string, name: string, args: string[]): Promis
     child.on('error', reject).on('close', resolve);
   });
   const files = (await readFile(log, 'utf8')).split('\n').filter((l) => l.includes('/node_modules/'));
-  // node-forge's ASN.1 reader alone is a few files of its lib; the whole of it is lib/index.js.
-  return [
-    ...new Set(files.map((f) => (f.includes('/node-forge/lib/index.js') ? 'node-forge (whole)' : /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]!))),
-  ];
+  // node-forge's ASN.1 reader alone is a few files of its lib, undici's HTTP core a few of its; the whole of each is its index.
+  const whole: Record<string, string> = { '/node-forge/lib/index.js': 'node-forge (whole)', '/undici/index.js': 'undici (whole)' };
+  const packageOf = (f: string) => Object.entries(whole).find(([index]) => f.includes(index))?.[1] ?? /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]!;
+  return [...new Set(files.map(packageOf))];
 }
 
 describe('a command run in a loop loads only the packages it uses', () => {
-  it('loads no node-forge for inspect, check and installer status, no schema compiler or glob package, and no YAML, JWT, prompt or progress-bar package', async () => {
+  it('loads no node-forge for inspect, check and installer status, no undici index, no schema compiler or glob package, and no YAML, JWT, prompt or progress-bar package', async () => {
     const { dir, cleanup } = await tempDir('depotkit-startup-');
     try {
       for (const [file, text] of Object.entries(RECORDER)) await writeFile(join(dir, file), text);
       await writeFile(join(dir, 'cert.pem'), customCa().certPem);
       await writeFile(join(dir, 'password'), 'secret\n');
       await makeDemoDepot(join(dir, 'depot'), { binarySize: 1 });
-      const unused = ['node-forge (whole)', 'yaml', 'jose', 'read', 'cli-progress', 'fast-glob', 'ajv'];
+      const unused = ['node-forge (whole)', 'undici (whole)', 'yaml', 'jose', 'read', 'cli-progress', 'fast-glob', 'ajv'];
       const commands: Record<string, string[]> = {
         version: ['--version'],
         'cert inspect': ['cert', 'inspect', join(dir, 'cert.pem')],
@@ -105,8 +105,9 @@ describe('a command run in a loop loads only the packages it uses', () => {
           name,
         ).toEqual([]);
       }
-      // Its ASN.1 reader is what inspection uses of node-forge.
+      // Its ASN.1 reader is what inspection uses of node-forge, its HTTP core what the installer's client uses of undici.
       expect(await packagesLoaded(dir, 'inspect-again', commands['cert inspect']!)).toContain('node-forge');
+      expect(await packagesLoaded(dir, 'status-again', commands['installer status']!)).toContain('undici');
     } finally {
       await cleanup();
     }
