@@ -27,7 +27,15 @@ const CASES: [string, Validator, object, unknown[]][] = [
       [],
     ],
   ],
-  ['hcl all', validateHclAll, hclAllSchema, [{ timestamp: 1, jsonUpdatedTime: 'x' }, { timestamp: -1, jsonUpdatedTime: null, data: [] }]],
+  [
+    'hcl all',
+    validateHclAll,
+    hclAllSchema,
+    [
+      { timestamp: 1, jsonUpdatedTime: 'x' },
+      { timestamp: -1, jsonUpdatedTime: null, data: [] },
+    ],
+  ],
   [
     'signature',
     validateSignature,
