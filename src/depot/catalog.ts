@@ -2,7 +2,7 @@ import { DEPOT_PATHS, type Release, componentDir } from '../constants.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import { escapeControlChars, hasControlChars } from '../util/text.js';
 import { describeSchemaErrors } from '../util/schema.js';
-import { validateCatalog } from './schemas.js';
+import { validateCatalog } from './validators.js';
 
 export interface CatalogBinary {
   component: string;

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import fg from 'fast-glob';
 import { BINARY_NAME_PATTERNS, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX, type Release, RELEASES, componentDir, componentsOf } from '../constants.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { ProgressHooks } from '../util/progress.js';
+import { listFiles } from '../util/walk.js';
 import type { Catalog, CatalogBundle } from './catalog.js';
 import { hclTimestamps } from './hcl.js';
 import { type DepotLockHolder, lockFileFor, withDepotLock } from './lock.js';
@@ -139,8 +139,8 @@ export function removeDemoLeftoversSync(dir: string): void {
 async function writeDemoDepot(root: string, release: Release, binarySize: number, signingDir: string, now: Date, options: DemoOptions): Promise<DemoResult> {
   const write = { force: true };
   // A run that was killed (its lock taken over, or --force) leaves temporary files only.
-  for (const leftover of await fg(`${DEPOT_ROOT_DIR}/**/${TEMP_PREFIX}*`, { cwd: root, absolute: true, dot: true, suppressErrors: true })) {
-    await rm(leftover, { force: true });
+  for (const leftover of await listFiles(join(root, DEPOT_ROOT_DIR), { dot: true, name: (n) => n.startsWith(TEMP_PREFIX) })) {
+    await rm(join(root, DEPOT_ROOT_DIR, leftover), { force: true });
   }
 
   const components = [...componentsOf(release)];

@@ -1,7 +1,7 @@
 import { DEPOT_PATHS, HCL_MAX_AGE_DAYS } from '../constants.js';
 import type { Finding } from '../util/findings.js';
 import { describeSchemaErrors } from '../util/schema.js';
-import { validateHclAll, validateHclLastUpdated } from './schemas.js';
+import { validateHclAll, validateHclLastUpdated } from './validators.js';
 
 /** The pair of HCL time fields; `lastupdatedtime.json` copies both from `all.json`. */
 export interface HclTimes {

@@ -1,5 +1,4 @@
 import { BUNDLE_TYPES } from '../constants.js';
-import { lazyValidator } from '../util/schema.js';
 
 /**
  * JSON Schemas of the depot's metadata. They describe what the installer and
@@ -100,8 +99,3 @@ export const signatureSchema = {
     signature: { type: 'string', pattern: '^[A-Za-z0-9+/]+=*$' },
   },
 } as const;
-
-export const validateCatalog = lazyValidator(catalogSchema);
-export const validateHclLastUpdated = lazyValidator(hclLastUpdatedSchema);
-export const validateHclAll = lazyValidator(hclAllSchema);
-export const validateSignature = lazyValidator(signatureSchema);

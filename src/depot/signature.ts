@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describeFsError, usageError } from '../util/errors.js';
 import { exists, writeFileAtomic } from '../util/fs.js';
 import { describeSchemaErrors } from '../util/schema.js';
-import { SIGNATURE_FORMAT, validateSignature } from './schemas.js';
+import { SIGNATURE_FORMAT } from './schemas.js';
+import { validateSignature } from './validators.js';
 
 /**
  * The toolkit's own catalog signature, for depots it makes up (never for a

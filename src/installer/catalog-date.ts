@@ -1,7 +1,7 @@
-import { Agent, request } from 'undici';
 import { DEPOT_PATHS } from '../constants.js';
 import { parseDepotUrl, depotFileUrl } from '../util/depot-url.js';
 import { basicAuthorization, describeNetworkFailure, networkErrorCode } from '../util/http-client.js';
+import { Agent, request } from '../util/undici-core.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 import type { DepotSpec } from './depot.js';
 

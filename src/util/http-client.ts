@@ -1,9 +1,10 @@
 import { createSecureContext, type SecureContext } from 'node:tls';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { DepotkitError, EXIT } from './errors.js';
 import { NETWORK_LIMITS } from './limits.js';
 import { tcpFirstConnector } from './tcp-first.js';
 import { formatBytes } from './text.js';
+import { Agent, request } from './undici-core.js';
 
 /** An answer: its status and its body, parsed as JSON when it is JSON, else the text (undefined when empty). */
 export interface Reply {

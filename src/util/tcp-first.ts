@@ -1,5 +1,6 @@
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { buildConnector, errors } from 'undici';
+import type { buildConnector as Connector } from 'undici';
+import { buildConnector, errors } from './undici-core.js';
 
 /**
  * undici's TLS connector, but the TCP connection comes first and TLS starts
@@ -8,7 +9,7 @@ import { buildConnector, errors } from 'undici';
  * was most of the cost of each refused connection. The errors are the same:
  * the socket's (ECONNREFUSED ...) or undici's connect timeout.
  */
-export function tcpFirstConnector(options: buildConnector.BuildOptions & { timeout: number }): buildConnector.connector {
+export function tcpFirstConnector(options: Connector.BuildOptions & { timeout: number }): Connector.connector {
   const overTls = buildConnector(options);
   return (target, callback) => {
     const port = Number(target.port) || 443;

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { programFor } from '../../src/cli/commands.js';
 import { buildProgram } from '../../src/cli/program.js';
+import { makeDemoDepot } from '../../src/depot/demo.js';
 import { customCa } from '../helpers/certs.js';
 import { CLI, runCli, tempDir } from '../helpers/cli.js';
 import { withoutNpm } from './fixtures.js';
@@ -72,26 +73,29 @@ async function packagesLoaded(dir: string, name: string, args: string[]): Promis
     child.on('error', reject).on('close', resolve);
   });
   const files = (await readFile(log, 'utf8')).split('\n').filter((l) => l.includes('/node_modules/'));
-  // node-forge's ASN.1 reader alone is a few files of its lib; the whole of it is lib/index.js.
-  return [
-    ...new Set(files.map((f) => (f.includes('/node-forge/lib/index.js') ? 'node-forge (whole)' : /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]!))),
-  ];
+  // node-forge's ASN.1 reader alone is a few files of its lib, undici's HTTP core a few of its; the whole of each is its index.
+  const whole: Record<string, string> = { '/node-forge/lib/index.js': 'node-forge (whole)', '/undici/index.js': 'undici (whole)' };
+  const packageOf = (f: string) => Object.entries(whole).find(([index]) => f.includes(index))?.[1] ?? /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]!;
+  return [...new Set(files.map(packageOf))];
 }
 
 describe('a command run in a loop loads only the packages it uses', () => {
-  it('loads no node-forge for inspect, check and installer status, and no YAML, JWT, prompt or progress-bar package', async () => {
+  it('loads no node-forge for inspect, check and installer status, no undici index, no schema compiler or glob package, and no YAML, JWT, prompt or progress-bar package', async () => {
     const { dir, cleanup } = await tempDir('depotkit-startup-');
     try {
       for (const [file, text] of Object.entries(RECORDER)) await writeFile(join(dir, file), text);
       await writeFile(join(dir, 'cert.pem'), customCa().certPem);
       await writeFile(join(dir, 'password'), 'secret\n');
-      const unused = ['node-forge (whole)', 'yaml', 'jose', 'read', 'cli-progress', 'fast-glob'];
+      await makeDemoDepot(join(dir, 'depot'), { binarySize: 1 });
+      const unused = ['node-forge (whole)', 'undici (whole)', 'yaml', 'jose', 'read', 'cli-progress', 'fast-glob', 'ajv'];
       const commands: Record<string, string[]> = {
         version: ['--version'],
         'cert inspect': ['cert', 'inspect', join(dir, 'cert.pem')],
         // Nothing listens on port 1: the command fails once it has loaded what it runs on.
         check: ['check', 'https://127.0.0.1:1/', '--timeout', '2'],
         'installer status': ['installer', 'status', '--installer', 'https://127.0.0.1:1', '--insecure', '--password-file', join(dir, 'password')],
+        // A whole depot: verify validates its catalog, HCL and signature.
+        'depot verify': ['depot', 'verify', join(dir, 'depot')],
       };
       for (const [name, args] of Object.entries(commands)) {
         const loaded = await packagesLoaded(dir, name.replace(' ', '-'), args);
@@ -101,8 +105,9 @@ describe('a command run in a loop loads only the packages it uses', () => {
           name,
         ).toEqual([]);
       }
-      // Its ASN.1 reader is what inspection uses of node-forge.
+      // Its ASN.1 reader is what inspection uses of node-forge, its HTTP core what the installer's client uses of undici.
       expect(await packagesLoaded(dir, 'inspect-again', commands['cert inspect']!)).toContain('node-forge');
+      expect(await packagesLoaded(dir, 'status-again', commands['installer status']!)).toContain('undici');
     } finally {
       await cleanup();
     }

@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { COMPONENTS_9_0, DEPOT_PATHS, REQUIRED_COMPONENTS } from '../../src/constants.js';
+import { COMPONENTS_9_0, DEPOT_PATHS, REQUIRED_COMPONENTS, TEMP_PREFIX } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
-import { validateCatalog, validateHclAll, validateHclLastUpdated } from '../../src/depot/schemas.js';
+import { validateCatalog, validateHclAll, validateHclLastUpdated } from '../../src/depot/validators.js';
 import { verifyCatalogSignature } from '../../src/depot/signature.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { readCatalogBinaries, sha256 } from './helpers.js';
@@ -69,11 +69,14 @@ describe('depot demo', () => {
     expect(out.trim()).toBe('Verified OK');
   });
 
-  it('reuses the signing key on a re-made depot, so the same public key keeps verifying', async () => {
+  it('reuses the signing key on a re-made depot, so the same public key keeps verifying, and clears the partial files a killed run left', async () => {
     const first = await makeDemoDepot(join(dir, 'depot'), { binarySize: 1 });
     const key = await readFile(first.signingKey, 'utf8');
+    const partials = [join(DEPOT_PATHS.comp, 'VCENTER', `${TEMP_PREFIX}1-a.iso`), join(DEPOT_PATHS.hclDir, `${TEMP_PREFIX}2-b.json`)];
+    for (const partial of partials) await writeFile(join(dir, 'depot', partial), 'x');
     const second = await makeDemoDepot(join(dir, 'depot'), { binarySize: 1, force: true });
     expect(await readFile(second.signingKey, 'utf8')).toBe(key);
+    expect((await readdir(join(dir, 'depot'), { recursive: true })).filter((f) => f.includes(TEMP_PREFIX))).toEqual([]);
   });
 
   it('lays out a 9.1 depot: VRSLCM gone, fleet services as yaml + tgz sets', async () => {

@@ -1,16 +1,16 @@
 import { constants as fsConstants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import fg from 'fast-glob';
 import { DEPOT_PATHS } from '../../constants.js';
 import type { Finding } from '../../util/findings.js';
 import { sha256Files } from '../../util/hash.js';
+import { listFiles } from '../../util/walk.js';
 import type { CatalogBinary } from '../catalog.js';
 import type { SeenFile } from '../release-status.js';
 import { checkWorldReadable } from './layout.js';
 
 async function indexCompFiles(root: string): Promise<Map<string, string[]>> {
-  const files = await fg('**/*', { cwd: join(root, DEPOT_PATHS.comp), onlyFiles: true, suppressErrors: true });
+  const files = await listFiles(join(root, DEPOT_PATHS.comp));
   const index = new Map<string, string[]>();
   for (const file of files) {
     const name = basename(file);
@@ -82,7 +82,7 @@ export async function checkBinaries(root: string, binaries: CatalogBinary[], fin
 /** Files under the component folders that the catalog does not name: the installer never fetches them. */
 export async function reportUncatalogued(root: string, binaries: CatalogBinary[], findings: Finding[]): Promise<void> {
   const named = new Set(binaries.map((b) => b.path));
-  const files = await fg('*/*', { cwd: join(root, DEPOT_PATHS.comp), onlyFiles: true, suppressErrors: true });
+  const files = await listFiles(join(root, DEPOT_PATHS.comp), { depth: 2 });
   for (const file of files) {
     const path = `${DEPOT_PATHS.comp}/${file}`;
     if (named.has(path)) continue;

@@ -1,11 +1,11 @@
 import { constants as fsConstants } from 'node:fs';
 import { access, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import fg from 'fast-glob';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, KNOWN_COMPONENTS, TEMP_PREFIX } from '../../constants.js';
 import { usageError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
 import { exists, isDirectory } from '../../util/fs.js';
+import { listFiles } from '../../util/walk.js';
 import { closestName } from '../../util/text.js';
 import { suggestComponent } from '../names.js';
 
@@ -136,7 +136,7 @@ export async function checkComponentFolders(root: string, required: readonly str
 
 /** Partial files an interrupted run left behind. */
 export async function checkTempFiles(root: string, findings: Finding[]): Promise<void> {
-  const leftovers = await fg(`**/${TEMP_PREFIX}*`, { cwd: join(root, DEPOT_ROOT_DIR), dot: true, onlyFiles: true, suppressErrors: true });
+  const leftovers = await listFiles(join(root, DEPOT_ROOT_DIR), { dot: true, name: (n) => n.startsWith(TEMP_PREFIX) });
   for (const file of leftovers) {
     const path = `${DEPOT_ROOT_DIR}/${file}`;
     findings.push({
