@@ -7,10 +7,11 @@ import {
   INSTALLER_TRUSTED_CERTS_FIELD_SINCE,
   INSTALLER_URL_FIELD_SINCE,
 } from '../constants.js';
-import { sha256Fingerprint, splitPemBlocks } from '../pki/index.js';
+import { splitPemBlocks } from '../pki/index.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
+import { sha256OfPem } from './trust.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 
 /** Where the depot is and how to log in to it. */
@@ -176,15 +177,9 @@ function trustedCertificatesFor(spec: DepotSpec, installerVersion: string | unde
 
 /** Does the consumer list every one of `pems` (by SHA-256)? What a re-run with certificates to send checks before it calls the settings unchanged. */
 async function listsAll(client: InstallerClient, pems: string[]): Promise<boolean> {
-  const listed = new Set<string>();
-  for (const e of (await client.listTrusted()).elements) {
-    try {
-      listed.add(sha256Fingerprint(e.certificate));
-    } catch {
-      // An entry that does not parse matches nothing.
-    }
-  }
-  return pems.every((pem) => listed.has(sha256Fingerprint(pem)));
+  const listed = new Set((await client.listTrusted()).elements.map((e) => sha256OfPem(e.certificate)));
+  listed.delete(undefined); // an entry that does not parse matches nothing
+  return pems.every((pem) => listed.has(sha256OfPem(pem)));
 }
 
 function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username: string | undefined): boolean {

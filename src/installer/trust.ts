@@ -32,7 +32,8 @@ function factsOf(pem: string): { sha256: string; subject: string } {
   return known;
 }
 
-function sha256OfPem(pem: string): string | undefined {
+/** The SHA-256 of a certificate a consumer lists, each PEM text read once; undefined for one that does not parse. */
+export function sha256OfPem(pem: string): string | undefined {
   try {
     return factsOf(pem).sha256;
   } catch {

@@ -3,6 +3,7 @@ import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
 import type { TrustedCertificate } from './wire.js';
+import { sha256OfPem } from './trust.js';
 
 export interface UntrustOutcome {
   subject: string;
@@ -18,14 +19,6 @@ export interface UntrustOptions {
   force?: boolean;
   /** Timeout of the handshake with the depot. */
   timeoutMs?: number;
-}
-
-function sha256Of(pem: string): string | undefined {
-  try {
-    return sha256Fingerprint(pem);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The chain the consumer's configured HTTPS depot sends; undefined when none is set or it cannot be reached. */
@@ -45,7 +38,7 @@ async function configuredDepotChain(client: InstallerClient, timeoutMs: number |
 export async function removeTrusted(client: InstallerClient, pems: string[], opts: UntrustOptions = {}): Promise<UntrustOutcome[]> {
   const list = (await client.listTrusted()).elements;
   const wanted = pems.map((pem) => ({ pem, sha256: sha256Fingerprint(pem), subject: readCertificate(pem).subject }));
-  const matches = wanted.map((w) => list.filter((e: TrustedCertificate) => sha256Of(e.certificate) === w.sha256));
+  const matches = wanted.map((w) => list.filter((e: TrustedCertificate) => sha256OfPem(e.certificate) === w.sha256));
   if (!opts.force && matches.some((m) => m.length > 0)) {
     const depot = await configuredDepotChain(client, opts.timeoutMs);
     const needed = depot ? wanted.find((w, i) => matches[i]!.length > 0 && anchorsChain(w.pem, depot.chain)) : undefined;
@@ -63,7 +56,7 @@ export async function removeTrusted(client: InstallerClient, pems: string[], opt
     for (const alias of aliases) await client.deleteTrusted(alias);
     outcomes.push({ subject: w.subject, sha256: w.sha256, action: aliases.length > 0 ? 'removed' : 'absent', aliases });
   }
-  const left = (await client.listTrusted()).elements.filter((e) => outcomes.some((o) => o.action === 'removed' && sha256Of(e.certificate) === o.sha256));
+  const left = (await client.listTrusted()).elements.filter((e) => outcomes.some((o) => o.action === 'removed' && sha256OfPem(e.certificate) === o.sha256));
   if (left.length > 0) {
     throw new DepotkitError(`The consumer answered the removal but still lists ${left.map((e) => e.alias).join(', ')}: it is still trusted.`, EXIT.problems);
   }

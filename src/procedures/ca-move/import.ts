@@ -1,8 +1,8 @@
 import { TRUSTED_FOR_OUTBOUND } from '../../constants.js';
-import { pushDepot, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
+import { pushDepot, sha256OfPem, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { caRouteOf, type CaRoute, type ServedAnchors } from './route.js';
-import { aliasIn, type Fingerprints } from './trust.js';
+import { aliasIn } from './trust.js';
 
 export interface ImportResult {
   action: 'imported' | 'already-trusted';
@@ -20,7 +20,6 @@ export interface ImportContext {
   newCa: { pem: string; sha256: string };
   depot: DepotSpec;
   anchors: ServedAnchors;
-  fingerprints: Fingerprints;
 }
 
 /**
@@ -33,7 +32,7 @@ export interface ImportContext {
  */
 export async function importNewCa(client: InstallerClient, appliance: ApplianceInfo, ctx: ImportContext): Promise<ImportResult> {
   const { elements } = await client.listTrusted();
-  const alias = aliasIn(elements, ctx.newCa.sha256, ctx.fingerprints);
+  const alias = aliasIn(elements, ctx.newCa.sha256);
   if (alias !== undefined) return { action: 'already-trusted', alias };
   if (caRouteOf(appliance.version) === 'trusted-certificates') return importSeparately(client, ctx.newCa.pem);
   const kept = await ctx.anchors.keptFrom(elements);
@@ -45,7 +44,7 @@ export async function importNewCa(client: InstallerClient, appliance: ApplianceI
       push.hint,
     );
   }
-  const sent = kept.map((pem) => ctx.fingerprints.of(pem)).filter((sha256): sha256 is string => sha256 !== undefined);
+  const sent = kept.map((pem) => sha256OfPem(pem)).filter((sha256): sha256 is string => sha256 !== undefined);
   return { action: 'imported', via: 'depot-settings', ...(sent.length > 0 ? { kept: sent } : {}) };
 }
 

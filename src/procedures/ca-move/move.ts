@@ -6,7 +6,6 @@ import { importAndProve } from './trusting.js';
 import { retireOldCa } from './retire.js';
 import { revalidate } from './revalidate.js';
 import { ConsumerSessions } from './sessions.js';
-import { Fingerprints } from './trust.js';
 import { ServedAnchors } from './route.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
@@ -25,7 +24,6 @@ function failedNames(rows: Array<ConsumerRow<unknown>>): string {
 class Move {
   readonly phases: PhaseReport[] = [];
   readonly sessions: ConsumerSessions;
-  readonly fingerprints = new Fingerprints();
   readonly anchors: ServedAnchors;
 
   constructor(
@@ -65,7 +63,7 @@ class Move {
   /** Import and prove on `targets`; false (with the rows) when the move must stop before the switch. */
   async trust(targets: InstallerTarget[]): Promise<boolean> {
     const newCa = { pem: this.material.newCaPem, sha256: this.plan.newCa.sha256 };
-    const ctx = { newCa, depot: this.opts.depot, anchors: this.anchors, fingerprints: this.fingerprints };
+    const ctx = { newCa, depot: this.opts.depot, anchors: this.anchors };
     const { imported, proven } = await importAndProve(this.sessions, targets, ctx, this.plan.oldCa?.sha256);
     this.record(
       'import',
@@ -112,7 +110,7 @@ class Move {
 
   async retire(): Promise<boolean> {
     const targets = this.opts.consumers.filter((c) => !this.state.retired.includes(c.name));
-    const rows = await retireOldCa(this.sessions, targets, this.plan.oldCa!.sha256, this.fingerprints);
+    const rows = await retireOldCa(this.sessions, targets, this.plan.oldCa!.sha256);
     for (const r of rows) if (r.ok) this.state.retired.push(r.name);
     await this.save();
     return this.record(

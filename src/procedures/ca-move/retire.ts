@@ -1,6 +1,6 @@
 import type { InstallerTarget } from '../../installer/index.js';
 import type { ConsumerSessions } from './sessions.js';
-import { aliasOf, type Fingerprints } from './trust.js';
+import { aliasOf } from './trust.js';
 import type { ConsumerRow } from './types.js';
 
 interface RetireResult {
@@ -9,19 +9,14 @@ interface RetireResult {
 }
 
 /** Retire: the old CA removed from every consumer, by the alias its certificate is listed under. */
-export function retireOldCa(
-  sessions: ConsumerSessions,
-  targets: InstallerTarget[],
-  oldCaSha256: string,
-  fingerprints: Fingerprints,
-): Promise<Array<ConsumerRow<RetireResult>>> {
+export function retireOldCa(sessions: ConsumerSessions, targets: InstallerTarget[], oldCaSha256: string): Promise<Array<ConsumerRow<RetireResult>>> {
   return sessions.each<RetireResult>(
     targets,
     async (client) => {
-      const alias = await aliasOf(client, oldCaSha256, fingerprints);
+      const alias = await aliasOf(client, oldCaSha256);
       if (alias === undefined) return { ok: true, result: { action: 'absent' as const } };
       await client.deleteTrusted(alias);
-      const still = await aliasOf(client, oldCaSha256, fingerprints);
+      const still = await aliasOf(client, oldCaSha256);
       return { ok: still === undefined, result: { action: 'removed' as const, alias } };
     },
     { last: true },

@@ -19,11 +19,11 @@ export async function importAndProve(
   const sha256s = { newCa: ctx.newCa.sha256, oldCa: oldCaSha256 };
   const rows = await sessions.each(targets, async (client, appliance) => {
     let imported = await importNewCa(client, appliance, ctx);
-    let proven = await proveTrusted(client, sha256s, ctx.fingerprints);
+    let proven = await proveTrusted(client, sha256s);
     if (proven.newCaAlias === undefined && imported.via === 'depot-settings') {
       // Trusted by the update but not listed (docs/interfaces.md): the separate import, which the list shows, and the proof again.
       imported = { ...(await importSeparately(client, ctx.newCa.pem)), ...(imported.kept ? { kept: imported.kept } : {}), unlistedAfterSettings: true };
-      proven = await proveTrusted(client, sha256s, ctx.fingerprints);
+      proven = await proveTrusted(client, sha256s);
     }
     return { ok: proven.newCaAlias !== undefined, result: { imported, proven } };
   });
