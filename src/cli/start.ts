@@ -9,7 +9,7 @@ import { PortInUseError } from '../util/listen.js';
 import { formatVerifyResult } from './depot.js';
 import { hostOption, portOption } from './options.js';
 import { note, printLines } from './output.js';
-import { invokedAs, startedByNpm } from './process.js';
+import { invokedAs, serverSignals, startedByNpm } from './process.js';
 import { supervise } from './serve.js';
 
 export const DEMO_DEPOT_DIR = 'demo-depot';
@@ -48,6 +48,8 @@ export function registerStartCommand(program: Command): void {
         if (started.verify.ok) printLines(['', ...(await serveHint())]);
         return;
       }
+      // Listening before the line that says Ctrl-C stops it: a signal sent on reading it found none, and ended the process.
+      const signals = serverSignals();
       const { demo, running } = started.serving;
       const rel = (p: string) => relative(process.cwd(), p);
       printLines([
@@ -59,7 +61,7 @@ export function registerStartCommand(program: Command): void {
         `  try:            curl --cacert ${rel(demo.caCertPath)} -u ${demo.user}:"$(cat ${rel(demo.passwordFile)})" -I ${running.url}/${DEPOT_PATHS.catalog}`,
         'Ctrl-C stops it.',
       ]);
-      await supervise(running, undefined, graceMs);
+      await supervise(running, undefined, graceMs, undefined, signals);
     });
 }
 

@@ -41,4 +41,28 @@ describe('npm start (depotkit start)', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(0);
   });
+
+  it('stops gracefully on a Ctrl-C sent the moment it says Ctrl-C stops it, run after run', async () => {
+    const t = await tempDir();
+    try {
+      // Before it listened for the signal ahead of that line, most such runs died of the SIGINT itself.
+      for (let round = 0; round < 4; round++) {
+        const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd: t.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+        const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+          child.on('close', (code, signal) => resolve({ code, signal })),
+        );
+        child.stdout.setEncoding('utf8').on('data', (d: string) => {
+          out += d;
+          if (out.includes('Ctrl-C stops it.')) child.kill('SIGINT');
+        });
+        expect(await ended, err).toEqual({ code: 0, signal: null });
+        expect(err).toContain('Stopped.');
+      }
+    } finally {
+      await t.cleanup();
+    }
+  }, 60_000);
 });
