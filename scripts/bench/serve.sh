@@ -13,6 +13,8 @@
 # clients (curl decrypting costs about what the server encrypting costs) and everyone else compete with the server,
 # so one download's wall time says more about the machine than about the server. Each figure is the median of
 # ROUNDS rounds after a warm-up round; within a round the servers alternate, and the order flips every round.
+# The client's CPU seconds per GiB (curl's user + system) are measured too: 1 / that is the most one curl can take in,
+# whatever the server, which bounds what one download can show of the server.
 set -euo pipefail
 size=${1:-1G}
 work=${2:-$(mktemp -d /var/tmp/depotkit-serve-bench-XXXX)}
@@ -55,17 +57,18 @@ once_kb() { local a=0 f=0 r; for p in $(pids_of "$1"); do
 steal_all() { awk '/^cpu / {print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
-# n concurrent downloads from port; prints "wall-seconds server-cpu-ticks steal-percent load"; checks every byte count.
+# n concurrent downloads from port; prints "wall-seconds server-cpu-ticks steal-percent load client-cpu-seconds";
+# checks every byte count.
 download() { # port pid n
   local t c s0 a0 s1 a1 l; l=$(load1); read -r s0 a0 < <(steal_all); c=$(cpu_ticks "$2"); t=$(now)
   for i in $(seq "$3"); do
-    curl -sS --fail --tlsv1.3 --tls13-ciphers "$suite" --cacert "$ca" -u bench:bench -o /dev/null -w '%{size_download}\n' \
-      "https://localhost:$1/$file" >"$work/got.$i" &
+    /usr/bin/time -f '%U %S' -o "$work/client.$i" curl -sS --fail --tlsv1.3 --tls13-ciphers "$suite" --cacert "$ca" -u bench:bench \
+      -o /dev/null -w '%{size_download}\n' "https://localhost:$1/$file" >"$work/got.$i" &
   done
   wait
   t=$(echo "$(now) - $t" | bc); c=$(($(cpu_ticks "$2") - c)); read -r s1 a1 < <(steal_all)
   for i in $(seq "$3"); do [ "$(cat "$work/got.$i")" = "$bytes" ] || { echo "short download" >&2; exit 1; }; done
-  echo "$t $c $(((s1 - s0) * 100 / (a1 - a0 + 1))) $l"
+  echo "$t $c $(((s1 - s0) * 100 / (a1 - a0 + 1))) $l $(for i in $(seq "$3"); do cat "$work/client.$i"; done | awk '{s += $1 + $2} END {print s}')"
 }
 
 # Peak summed RSS while n downloads of the first PEAK_MIB (default 256) MiB run (the peak comes within seconds), and the
@@ -163,18 +166,19 @@ cipher_s_gib=$(echo "scale=3; 1073741824 / ($openssl_rate * 1000)" | bc)
 echo "work dir: $work; file: $mib MiB; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); serve on $($node_bin --version); $("$nginx_bin" -v 2>&1)"
 awk '{printf "%s: serve", $1; for (i = 6; i <= NF; i++) printf " %s", $i; print ""}' "$work/serves"
 echo "openssl speed -evp aes-256-gcm (16 KiB blocks, one core): $(echo "scale=2; $openssl_rate / 1000000" | bc) GB/s = $cipher_s_gib CPU s/GiB"
-printf '\n| round | server | streams | wall s | MiB/s | server CPU s/GiB | steal %% | load |\n|---|---|---|---|---|---|---|---|\n'
+printf '\n| round | server | streams | wall s | MiB/s | server CPU s/GiB | client CPU s/GiB | steal %% | load |\n|---|---|---|---|---|---|---|---|---|\n'
 : >"$work/runs"
 order=$servers
 for r in $(seq "$rounds"); do
   for n in 1 4; do
     for s in $order; do
       IFS=: read -r name port pid <<<"$s"
-      read -r wall ticks steal load < <(download "$port" "$pid" "$n")
+      read -r wall ticks steal load client < <(download "$port" "$pid" "$n")
       rate=$(echo "scale=1; $n * $mib / $wall" | bc)
       cpu=$(echo "scale=3; $ticks / $hz / ($n * $bytes / 1073741824)" | bc)
-      echo "$name $n $rate $cpu" >>"$work/runs"
-      printf '| %s | %s | %s | %.2f | %s | %s | %s | %s |\n' "$r" "$name" "$n" "$wall" "$rate" "$cpu" "$steal" "$load"
+      client_cpu=$(echo "scale=3; $client / ($n * $bytes / 1073741824)" | bc)
+      echo "$name $n $rate $cpu $client_cpu" >>"$work/runs"
+      printf '| %s | %s | %s | %.2f | %s | %s | %s | %s | %s |\n' "$r" "$name" "$n" "$wall" "$rate" "$cpu" "$client_cpu" "$steal" "$load"
     done
   done
   # The next round starts with the other server, so that neither always runs right after the other's load.
@@ -197,6 +201,15 @@ for name in $serves; do
     d=$(col "$name" $n 4 | median) g=$(col nginx $n 4 | median)
     printf '| server CPU s/GiB, %s | %s [%s] | %s [%s] | %s |\n' "$([ $n = 1 ] && echo 'one download' || echo '4 concurrent')" \
       "$d" "$(col "$name" $n 4 | range)" "$g" "$(col nginx $n 4 | range)" "$(ratio "$d" "$g")"
+    server_d=$d server_g=$g
+    d=$(col "$name" $n 5 | median) g=$(col nginx $n 5 | median)
+    printf '| client (curl) CPU s/GiB, %s | %s [%s] | %s [%s] | %s |\n' "$([ $n = 1 ] && echo 'one download' || echo '4 concurrent')" \
+      "$d" "$(col "$name" $n 5 | range)" "$g" "$(col nginx $n 5 | range)" "$(ratio "$d" "$g")"
+    # Server and clients share the cores: cores / (server + client CPU s/GiB) is the most the machine can move with
+    # that server; one curl runs on one core, so for one download 1 / its CPU s/GiB bounds it too.
+    ceiling() { echo "$1 $2" | awk -v n="$3" -v cores="$(nproc)" '{c = cores * 1024 / ($1 + $2); if (n == 1 && 1024 / $2 < c) c = 1024 / $2; printf "%d", c}'; }
+    printf '| ceiling of this machine with this client, %s, MiB/s | %s | %s | %s |\n' "$([ $n = 1 ] && echo 'one download' || echo '4 concurrent')" \
+      "$(ceiling "$server_d" "$d" $n)" "$(ceiling "$server_g" "$g" $n)" "$(ratio "$(ceiling "$server_d" "$d" $n)" "$(ceiling "$server_g" "$g" $n)")"
   done
   read -r drss donce < <(peak_rss "$pid" "$port" 16)
   printf '| RSS of every serving process, idle 3 s after start, MiB (binary counted once) | %s (%s) | | |\n' "$((idle / 1024))" "$((idle_once / 1024))"
