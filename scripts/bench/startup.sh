@@ -5,7 +5,9 @@
 # alike); the medians of wall time and of CPU seconds (user + system) are printed, with the load
 # average. Real work, small: `check` against a depotkit serve of a 1 KiB demo depot, `installer
 # status` against the installer simulator, `cert inspect` of a server chain, `depot verify` of the
-# demo depot. BEFORE=<another build's dist> runs each command with that build too, alternated
+# demo depot. check-floor (scripts/bench/check-floor.mjs) is the least a Node process can do to
+# make the requests `check` must make (plain node:https on one connection): the floor under
+# check's figure. BEFORE=<another build's dist> runs each command with that build too, alternated
 # with this one in every round, and prints both. Usage:
 #   [DIST=<dist>] [BEFORE=<dist>] scripts/bench/startup.sh [rounds, default 15] [work dir, default a temp dir]
 set -euo pipefail
@@ -36,13 +38,14 @@ for _ in $(seq 100); do
 done
 installer=$(node -e "console.log(JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')).url)" "$work/sim.json")
 
-names=(node-e-0 version check installer-status cert-inspect depot-verify)
+names=(node-e-0 check-floor version check installer-status cert-inspect depot-verify)
 builds=(after)
 [ -n "${BEFORE:-}" ] && builds=(before after)
 cli_of() { if [ "$1" = before ]; then echo "node $BEFORE/cli/main.js"; else echo "$cli"; fi; }
 run() { # name
   case $1 in
     node-e-0) node -e 0 ;;
+    check-floor) node "$repo/scripts/bench/check-floor.mjs" "https://localhost:$p_serve/" "$work/pki/ca/ca-cert.pem" bench "$work/password" "$work/depot" ;;
     version) $cli --version ;;
     check) $cli check "https://localhost:$p_serve/" --ca "$work/pki/ca" --user bench --password-file "$work/password" ;;
     installer-status) $cli installer status --installer "$installer" --installer-ca "$work/installer-cert.pem" --password-file "$work/password" ;;
@@ -59,8 +62,8 @@ for _ in $(seq "$rounds"); do
   for n in "${names[@]}"; do
     for b in "${builds[@]}"; do
       # node -e 0 is the same for both builds: once a round.
-      [ "$n" = node-e-0 ] && [ "$b" = before ] && continue
-      /usr/bin/time -f '%e %U %S' -a -o "$work/t.$n.$b" bash -c "$(declare -f run); cli='$(cli_of "$b")' p_serve=$p_serve installer='$installer' work='$work' run $n" >/dev/null 2>&1
+      case $n in node-e-0 | check-floor) [ "$b" = before ] && continue ;; esac
+      /usr/bin/time -f '%e %U %S' -a -o "$work/t.$n.$b" bash -c "$(declare -f run); cli='$(cli_of "$b")' repo='$repo' p_serve=$p_serve installer='$installer' work='$work' run $n" >/dev/null 2>&1
     done
   done
 done
