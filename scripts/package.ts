@@ -16,8 +16,9 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { build, type Plugin } from 'esbuild';
+import { build } from 'esbuild';
 import { TEMPLATE_NAMES } from '../src/export/template.js';
+import { relativeRequires, RESOLVE } from './build/relative-requires.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -69,22 +70,12 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
- * `createRequire(import.meta.url)(name)` is a require relative to the source file: written as such
- * so that esbuild follows it (the package.json the CLI takes its version from, ajv loaded lazily).
- * `createRequire(import.meta.url).resolve(name)` wants a file on disk (the code a worker thread
- * loads): the executable carries that module's code and writes it to a private temporary folder on
- * first use (see EmbeddedFiles in package.entry.ts).
+ * Requires relative to the source file become requires esbuild follows (the package.json the CLI
+ * takes its version from, ajv loaded lazily). `createRequire(import.meta.url).resolve(name)` wants a
+ * file on disk (the code a worker thread loads): the executable carries that module's code and writes
+ * it to a private temporary folder on first use (see EmbeddedFiles in package.entry.ts).
  */
-const RESOLVE = 'createRequire(import.meta.url).resolve(';
-const relativeRequires: Plugin = {
-  name: 'relative-requires',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
-      const text = await readFile(args.path, 'utf8');
-      return { contents: text.replaceAll(RESOLVE, 'globalThis.__depotkitResolve(').replaceAll('createRequire(import.meta.url)(', 'require('), loader: 'ts' };
-    });
-  },
-};
+const relativeRequiresOfExecutable = relativeRequires({ resolveWith: 'globalThis.__depotkitResolve' });
 
 /** Every module the sources resolve to a file, bundled alone into one CommonJS text each. */
 async function embeddedFiles(): Promise<Record<string, string>> {
@@ -133,7 +124,7 @@ async function bundle(out: string, version: string): Promise<void> {
       __DEPOTKIT_FILES__: JSON.stringify(await embeddedFiles()),
       DEPOTKIT_VERSION: JSON.stringify(version),
     },
-    plugins: [relativeRequires],
+    plugins: [relativeRequiresOfExecutable],
   });
   if (result.errors.length > 0) throw new Error('esbuild failed');
 }

@@ -8,6 +8,7 @@ import type { DepotServer, DepotServerOptions } from './types.js';
 import { workerEnv } from './worker-env.js';
 import { askEach, tell, waitFor, WorkerExitedWhileStarting, type FromWorker, type ToWorker } from './worker-messages.js';
 
+// Beside this module in tsc's dist/server/, and beside the chunk that holds it in the CLI's bundle (dist/cli/worker.js).
 const WORKER_ENTRY = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 const hasExited = (w: ChildProcess) => w.exitCode !== null || w.signalCode !== null;

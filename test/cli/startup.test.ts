@@ -1,14 +1,15 @@
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
+import type { Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { programFor } from '../../src/cli/commands.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { customCa } from '../helpers/certs.js';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { CLI, REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
 import { withoutNpm } from './fixtures.js';
 
 const topLevel = (program: Command): string[] => program.commands.map((c) => c.name());
@@ -44,14 +45,14 @@ describe('the CLI loads only the command it runs', () => {
 });
 
 /**
- * Records every file of node_modules the process loads: ES modules through a resolve hook,
- * CommonJS ones (a createRequire, a CommonJS package's own requires) from require's cache at exit.
+ * Records every file the process loads: ES modules (the bundle's chunks, a package's ES files) through a
+ * resolve hook, CommonJS ones (a package the bundle leaves to Node, its own requires) from require's cache at exit.
  */
 const RECORDER = {
   'hook.mjs': `import { appendFileSync } from 'node:fs';
 export async function resolve(specifier, context, next) {
   const r = await next(specifier, context);
-  if (r.url.includes('/node_modules/')) appendFileSync(process.env.LOADED_LOG, r.url + '\\n');
+  if (r.url.startsWith('file:')) appendFileSync(process.env.LOADED_LOG, r.url + '\\n');
   return r;
 }`,
   'record.mjs': `import { appendFileSync } from 'node:fs';
@@ -61,7 +62,15 @@ const cache = createRequire(import.meta.url)('module')._cache;
 process.on('exit', () => appendFileSync(process.env.LOADED_LOG, Object.keys(cache).join('\\n') + '\\n'));`,
 };
 
-/** The packages of node_modules the built CLI loads for `args` (it may fail: what it loads to start is what counts). */
+/** The built CLI is esbuild's bundle: the files of node_modules inside each of its output files, from the metafile the build writes. */
+async function bundleInputs(): Promise<Map<string, string[]>> {
+  const meta = JSON.parse(await readFile(join(REPO_ROOT, 'dist', 'cli', 'meta.json'), 'utf8')) as Metafile;
+  return new Map(
+    Object.entries(meta.outputs).map(([output, { inputs }]) => [resolve(REPO_ROOT, output), Object.keys(inputs).map((i) => resolve(REPO_ROOT, i))]),
+  );
+}
+
+/** The packages of node_modules the built CLI loads for `args`, inside the bundle's chunks or from node_modules (it may fail: what it loads to start is what counts). */
 async function packagesLoaded(dir: string, name: string, args: string[]): Promise<string[]> {
   const log = join(dir, `${name}.log`);
   await writeFile(log, '');
@@ -72,7 +81,18 @@ async function packagesLoaded(dir: string, name: string, args: string[]): Promis
     });
     child.on('error', reject).on('close', resolve);
   });
-  const files = (await readFile(log, 'utf8')).split('\n').filter((l) => l.includes('/node_modules/'));
+  const loaded = (await readFile(log, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((f) => (f.startsWith('file:') ? fileURLToPath(f) : f));
+  const bundle = await bundleInputs();
+  const ofCli = loaded.filter((f) => dirname(f) === dirname(CLI));
+  // tsc alone (no bundle step) leaves its own main.js: what would be measured is not what ships.
+  expect(
+    ofCli.filter((f) => !bundle.has(f)),
+    `${name}: files of dist/cli/ that are not the bundle's (npm run build writes it)`,
+  ).toEqual([]);
+  const files = [...ofCli.flatMap((f) => bundle.get(f)!), ...loaded].filter((f) => f.includes('/node_modules/'));
   // node-forge's ASN.1 reader alone is a few files of its lib, undici's HTTP core a few of its; the whole of each is its index.
   const whole: Record<string, string> = { '/node-forge/lib/index.js': 'node-forge (whole)', '/undici/index.js': 'undici (whole)' };
   const packageOf = (f: string) => Object.entries(whole).find(([index]) => f.includes(index))?.[1] ?? /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]!;
