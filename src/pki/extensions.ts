@@ -17,7 +17,7 @@ let parts: Asn1Parts | undefined;
 /** forge's ASN.1 reader, OID names and IP formatting, loaded on first use. */
 export function asn1Parts(): Asn1Parts {
   if (parts) return parts;
-  // Spelt out each time: the single executable's bundler turns exactly this form into a require it follows.
+  // Spelt out each time: the bundles turn exactly this form into a require (scripts/build/relative-requires.ts).
   const asn1 = createRequire(import.meta.url)('node-forge/lib/asn1') as typeof Forge.asn1;
   const oids = createRequire(import.meta.url)('node-forge/lib/oids') as Record<string, string>;
   const util = createRequire(import.meta.url)('node-forge/lib/util') as { bytesToIP(bytes: string): string };

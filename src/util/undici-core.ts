@@ -5,8 +5,8 @@ import type * as Undici from 'undici';
 // very modules its index exports (test/util/undici-core.test.ts holds them to be). The index also
 // loads fetch, WebSocket, EventSource, the mocks, the caches and the interceptors, 110 files that
 // cost a command such as `installer status` about 0.07 s of CPU at every start on Node 20; these
-// parts are 25. Each a `createRequire(import.meta.url)(...)` of its own, which the single
-// executable's bundler follows (scripts/package.ts).
+// parts are 25. Each a `createRequire(import.meta.url)(...)` of its own, which both bundles (the
+// CLI's and the single executable's) follow into their code (scripts/build/relative-requires.ts).
 
 export const Agent = createRequire(import.meta.url)('undici/lib/dispatcher/agent.js') as typeof Undici.Agent;
 export type Agent = Undici.Agent;
