@@ -12,7 +12,7 @@
 //   PROFILE_DIR=dir: a CPU profile of each depotkit run there (node --cpu-prof)
 //   VALIDATORS=n: validation loops, each going round its share of the consumers (default 20, the
 //   test's fleet; VALIDATORS=<consumers> has every consumer validate every 200 ms)
-// (run `npx tsc -p tsconfig.json` first: the CLI under test is dist/cli/main.js)
+// (run `npm run build` first: the CLI under test is dist/cli/main.js)
 import { execFile, spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';

@@ -14,7 +14,7 @@
 // older build>, that one, alternated over ROUNDS, each run killed after LIMIT seconds (120).
 // CURL=1 adds the push by hand for the push phase: curl per installer (token, import, depot PUT),
 // as many installers at a time as the CLI's default concurrency, against this build's simulators.
-//   npx tsc -p tsconfig.json
+//   npm run build
 //   [THIS_DIST=<a copy of this build: others may rebuild dist/ meanwhile>] [DIST=/tmp/old-dist] [ROUNDS=1] [LIMIT=120]
 //   [CPU_PROF=dir] [SIM_PROF=dir] [CLI_NODE_FLAGS='...'] [PHASES=push,status] [SIM_PROCS=1] [CURL=1] [INVENTORY=json]
 //   npx tsx scripts/bench/fleet-scale.ts [total 10000] [reachable 200] [-- extra CLI flags]

@@ -4,7 +4,7 @@
 # alternating, N rounds each. RSA key generation time varies a lot from one key to the
 # next (prime search), so means over many rounds are compared. Usage:
 #   scripts/bench/pki.sh [rounds, default 20]
-# Needs a build (npx tsc -p tsconfig.json).
+# Needs a build (npm run build).
 set -euo pipefail
 rounds=${1:-20}
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -14,7 +14,9 @@ set -euo pipefail
 rounds=${1:-15}
 work=${2:-$(mktemp -d /var/tmp/depotkit-startup-bench-XXXX)}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-# DIST: another build of the same sources (a copy outside a checkout others rebuild meanwhile).
+# DIST: another build of the same sources (a copy outside a checkout others rebuild meanwhile). The CLI's
+# bundle reads what it leaves to Node from node_modules and templates/ two folders up from dist/cli/: copy
+# dist/ into a folder that has them, e.g. <x>/dist with links <x>/node_modules and <x>/templates, DIST=<x>/dist.
 main=${DIST:-$repo/dist}/cli/main.js
 cli="node $main"
 free_port() { node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })"; }

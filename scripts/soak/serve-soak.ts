@@ -141,7 +141,7 @@ function prepareCli(): { cli: string; source: string } {
     if (!existsSync(join(app, 'dist/cli/main.js'))) throw new Error('Compiling HEAD gave no dist/cli/main.js.');
     return { cli: join(app, 'dist/cli/main.js'), source: `git HEAD ${head}, compiled` };
   }
-  if (!existsSync(join(repo, 'dist/cli/main.js'))) throw new Error('No dist/cli/main.js: run npx tsc -p tsconfig.json, or give --build-head.');
+  if (!existsSync(join(repo, 'dist/cli/main.js'))) throw new Error('No dist/cli/main.js: run npm run build, or give --build-head.');
   cpSync(join(repo, 'dist'), join(app, 'dist'), { recursive: true });
   const dirty = run('git', ['status', '--porcelain', 'src']).trim() !== '';
   return { cli: join(app, 'dist/cli/main.js'), source: `dist/ of the checkout at ${head}${dirty ? ' (src/ had uncommitted changes)' : ''}` };
