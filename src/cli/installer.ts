@@ -221,8 +221,8 @@ function registerStatus(installer: Command): void {
       const options = { depotCaPems, expiryWarnDays: flags.expiryWarnDays, timeoutMs: flags.timeout * 1000 };
       await runCommand(
         flags,
-        async (client) => {
-          const status = await lib.installerStatus(client, options);
+        async (client, _target, appliance) => {
+          const status = await lib.installerStatus(client, { ...options, appliance });
           return { ok: status.depotCa?.flag === undefined, result: status };
         },
         statusLines,
