@@ -18,6 +18,9 @@ function codedError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
+/** Failures of the connection itself (TCP or the handshake): reported with the socket's own code and words. */
+const connectFailures = new WeakSet<Error>();
+
 export interface HttpsConnectOptions {
   /** The shared context of the CAs; or the CAs themselves, or neither (the system store). */
   secureContext?: SecureContext;
@@ -51,7 +54,10 @@ export class TcpFirstAgent extends HttpsAgent {
       settled = true;
       clearTimeout(timer);
       socket.off('error', settle);
-      if (err) socket.destroy();
+      if (err) {
+        connectFailures.add(err);
+        socket.destroy();
+      }
       callback!(err, socket);
     };
     const timer = setTimeout(
@@ -92,6 +98,16 @@ export interface HttpsRequestOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Node's words for a connection the server closed before its answer was whole (`socket hang up`,
+ * `aborted`: ECONNRESET without a system call) as undici says it, `other side closed`
+ * (UND_ERR_SOCKET); a reset the system reports, or one during the handshake, keeps its own code.
+ */
+function asUndiciError(err: Error): Error {
+  const { code, syscall } = err as NodeJS.ErrnoException;
+  return code === 'ECONNRESET' && syscall === undefined && !connectFailures.has(err) ? codedError('UND_ERR_SOCKET', 'other side closed') : err;
+}
+
 /** One request: its status and its body as text, read up to `maxBytes`. */
 export function requestText(url: URL, opts: HttpsRequestOptions): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
@@ -101,7 +117,7 @@ export function requestText(url: URL, opts: HttpsRequestOptions): Promise<HttpsA
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (err) reject(err);
+      if (err) reject(asUndiciError(err));
       else resolve(answer!);
     };
     // The length of every body, as undici sends it: Node sends a DELETE's body with neither length nor chunks otherwise.
