@@ -12,6 +12,8 @@ import { EXIT_INTERRUPTED } from './process.js';
 /** The client library loads when an installer command runs, so every other command starts fast. */
 let loaded: Promise<typeof import('../installer/index.js')> | undefined;
 export const installerLib = () => (loaded ??= import('../installer/index.js'));
+/** The sessions alone: what runCommand needs, without the modules of every other installer command (`installer status` runs in loops). */
+const sessionLib = () => import('../installer/session.js');
 
 /** Where the installers are (the library's TargetSpec) and how to work on them. */
 export interface ConnectionFlags extends TargetSpec {
@@ -56,7 +58,7 @@ export type RowFormatter<T> = (result: T) => string[];
  * not a failed installer; the inventory's files get the same warning as it.
  */
 async function passwordsFor(flags: ConnectionFlags, targets: InstallerTarget[]): Promise<Map<string, string>> {
-  const lib = await installerLib();
+  const lib = await sessionLib();
   if (flags.passwordFile !== undefined || flags.passwordEnv !== undefined)
     await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, 'password', 'Password');
   for (const file of new Set(targets.map((t) => t.passwordFile).filter((f): f is string => f !== undefined && f !== flags.passwordFile)))
@@ -85,7 +87,7 @@ export async function runCommand<T>(
   task: (client: InstallerClient, target: InstallerTarget, appliance: ApplianceInfo) => Promise<{ ok: boolean; result: T }>,
   format: RowFormatter<T>,
 ): Promise<void> {
-  const lib = await installerLib();
+  const lib = await sessionLib();
   const targets = await lib.resolveTargets(flags);
   const passwords = await passwordsFor(flags, targets);
   const session = new lib.FleetSession(targets, { concurrency: flags.concurrency, timeoutMs: flags.timeout * 1000, passwords });

@@ -216,13 +216,14 @@ function registerStatus(installer: Command): void {
       DEPOT_CA_WARN_DAYS,
     )
     .action(async (flags: StatusFlags) => {
-      const lib = await installerLib();
+      // Its own module, not the whole library: status is what scripts run in a loop.
+      const { installerStatus } = await import('../installer/status.js');
       const depotCaPems = flags.ca.length > 0 ? await readCaCertificates(flags.ca) : undefined;
       const options = { depotCaPems, expiryWarnDays: flags.expiryWarnDays, timeoutMs: flags.timeout * 1000 };
       await runCommand(
         flags,
-        async (client) => {
-          const status = await lib.installerStatus(client, options);
+        async (client, _target, appliance) => {
+          const status = await installerStatus(client, { ...options, appliance });
           return { ok: status.depotCa?.flag === undefined, result: status };
         },
         statusLines,

@@ -1,7 +1,8 @@
 import { DEPOT_PATHS } from '../constants.js';
 import { parseDepotUrl, depotFileUrl } from '../util/depot-url.js';
 import { basicAuthorization, describeNetworkFailure, networkErrorCode } from '../util/http-client.js';
-import { Agent, request } from '../util/undici-core.js';
+import { TcpFirstAgent, requestText } from '../util/https-request.js';
+import { NETWORK_LIMITS } from '../util/limits.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 import type { DepotSpec } from './depot.js';
 
@@ -27,20 +28,19 @@ export interface CatalogDateOptions {
  * re-syncs every consumer (the safe side).
  */
 export async function depotCatalogDate(spec: DepotSpec, opts: CatalogDateOptions = {}): Promise<CatalogDate> {
-  let url: string;
+  let url: URL;
   try {
     const base = spec.url ?? `https://${spec.hostname}:${spec.port ?? INSTALLER_DEFAULTS.depotPort}`;
-    url = depotFileUrl(parseDepotUrl(base).url, DEPOT_PATHS.catalog);
+    url = new URL(depotFileUrl(parseDepotUrl(base).url, DEPOT_PATHS.catalog));
   } catch (err) {
     return { note: `the depot's address cannot be read here (${(err as Error).message})` };
   }
   const timeout = opts.timeoutMs ?? INSTALLER_DEFAULTS.timeoutMs;
-  const agent = new Agent({ connect: { ...(opts.caPems && opts.caPems.length > 0 ? { ca: opts.caPems } : {}), timeout }, headersTimeout: timeout });
+  const agent = new TcpFirstAgent({ ...(opts.caPems && opts.caPems.length > 0 ? { ca: opts.caPems } : {}), rejectUnauthorized: true, timeoutMs: timeout });
   try {
     const headers: Record<string, string> = spec.username ? { authorization: basicAuthorization(spec.username, spec.password ?? '') } : {};
-    const res = await request(url, { method: 'HEAD', headers, dispatcher: agent });
-    await res.body.dump();
-    if (res.statusCode !== 200) return { note: `the depot answered HTTP ${res.statusCode} for its catalog` };
+    const res = await requestText(url, { method: 'HEAD', headers, agent, timeoutMs: timeout, maxBytes: NETWORK_LIMITS.apiAnswerBytes });
+    if (res.status !== 200) return { note: `the depot answered HTTP ${res.status} for its catalog` };
     const header = res.headers['last-modified'];
     const date = typeof header === 'string' ? new Date(header) : undefined;
     if (!date || Number.isNaN(date.getTime())) return { note: 'the depot gives no date for its catalog' };
@@ -48,7 +48,7 @@ export async function depotCatalogDate(spec: DepotSpec, opts: CatalogDateOptions
   } catch (err) {
     return { note: `the depot could not be asked for its catalog's date (${describeNetworkFailure(networkErrorCode(err), err)})` };
   } finally {
-    await agent.close();
+    agent.destroy();
   }
 }
 

@@ -231,7 +231,7 @@ export class InstallerClient {
       // The token expires on its own; a failed revocation must not fail the command.
     } finally {
       this.accessToken = undefined;
-      await (opts.abort ? this.transport.agent.destroy() : this.transport.close());
+      await (opts.abort ? this.transport.destroy() : this.transport.close());
     }
   }
 

@@ -16,7 +16,15 @@ export {
   type DepotPushResult,
 } from './depot.js';
 export { connectDepot, type ConnectDepotOptions, type DepotConnection } from './connect.js';
-export { installerStatus, type InstallerStatus, type TrustedSummary, type DownloadSummary, type DepotCaTrust, type DepotCaOptions } from './status.js';
+export {
+  installerStatus,
+  type InstallerStatus,
+  type TrustedSummary,
+  type DownloadSummary,
+  type DepotCaTrust,
+  type DepotCaOptions,
+  type StatusOptions,
+} from './status.js';
 export { DEPOT_CA_WARN_DAYS } from './status-trust.js';
 export { readServedChain, anchorsChain, anchorsOf, depotOriginOf } from './depot-chain.js';
 export {

@@ -1,12 +1,12 @@
 import { INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
-import { readCaPems } from '../pki/index.js';
+import { readCaPems } from '../pki/trust-source.js';
 import { usageError } from '../util/errors.js';
 import { readSecret } from '../util/secrets.js';
 import { InstallerClient, parseInstallerUrl } from './client.js';
 import { runFleet, type FleetRow } from './fleet.js';
 import { checkRole } from './role.js';
 import type { ApplianceInfo } from './wire.js';
-import { loadInventory, type InstallerTarget } from './inventory.js';
+import type { InstallerTarget } from './inventory.js';
 
 /** Where the installers are: one by URL, or a fleet from an inventory; what the command line adds to its entries. */
 export interface TargetSpec {
@@ -47,6 +47,8 @@ export async function resolveTargets(spec: TargetSpec): Promise<InstallerTarget[
       },
     ];
   }
+  // The inventory's reader (its schema, YAML) loads only for a fleet: one installer's command pays nothing for it.
+  const { loadInventory } = await import('./inventory.js');
   return (await loadInventory(spec.inventory!)).map((t) => ({
     ...t,
     ...(t.passwordFile || t.passwordEnv ? {} : { passwordFile: spec.passwordFile, passwordEnv: spec.passwordEnv }),

@@ -1,4 +1,4 @@
-import { daysLeft, readCertificate, sha256Fingerprint } from '../pki/index.js';
+import { daysLeft, readCertificate } from '../pki/certificate-reader.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';
 
@@ -77,7 +77,8 @@ export async function depotCaTrust(
   let match: (t: TrustedCertificate) => boolean;
   let depot: string | undefined;
   if (opts.depotCaPems && opts.depotCaPems.length > 0) {
-    const wanted = new Set(opts.depotCaPems.map((pem) => sha256Fingerprint(pem)));
+    // The reader of node:crypto alone, as the summaries are read: inspect.ts's extensions are not needed here.
+    const wanted = new Set(opts.depotCaPems.map((pem) => readCertificate(pem).sha256Hex));
     source = 'given';
     match = (t) => {
       const sha256 = summaries.find((s) => s.alias === t.alias)?.sha256;

@@ -23,6 +23,11 @@ export interface InstallerStatus {
   depotCa?: DepotCaTrust;
 }
 
+export interface StatusOptions extends DepotCaOptions {
+  /** What appliance-info answered, when the caller has read it in this session (FleetSession does): not asked again. */
+  appliance?: ApplianceInfo;
+}
+
 /** undefined when the installer does not have the operation (404, or an answer of another shape), else the value. */
 async function optional<T>(read: () => Promise<T>): Promise<T | undefined> {
   try {
@@ -47,8 +52,8 @@ function summarise(rows: BundleDownloadStatusInfo[]): DownloadSummary {
  * the trusted certificates (subject, issuer, SHA-256, days left) and whether
  * the depot's CA is among them.
  */
-export async function installerStatus(client: InstallerClient, opts: DepotCaOptions = {}): Promise<InstallerStatus> {
-  const appliance = await client.applianceInfo();
+export async function installerStatus(client: InstallerClient, opts: StatusOptions = {}): Promise<InstallerStatus> {
+  const appliance = opts.appliance ?? (await client.applianceInfo());
   const depot = await client.getDepotSettings();
   const sync = await optional(() => client.getSyncInfo());
   const downloads = await optional(async () => summarise(await client.downloadStatus()));

@@ -1,4 +1,5 @@
-import { readCertificate, sha256Fingerprint } from '../pki/index.js';
+import { readCertificate } from '../pki/certificate-reader.js';
+import { sha256Fingerprint } from '../pki/inspect.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';

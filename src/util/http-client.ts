@@ -1,10 +1,8 @@
 import { createSecureContext, type SecureContext } from 'node:tls';
-import type { Dispatcher } from 'undici';
 import { DepotkitError, EXIT } from './errors.js';
+import { TcpFirstAgent, requestText } from './https-request.js';
 import { NETWORK_LIMITS } from './limits.js';
-import { tcpFirstConnector } from './tcp-first.js';
 import { formatBytes } from './text.js';
-import { Agent, request } from './undici-core.js';
 
 /** An answer: its status and its body, parsed as JSON when it is JSON, else the text (undefined when empty). */
 export interface Reply {
@@ -124,20 +122,14 @@ export interface SendOptions {
  * or a reset mid-request the server may have acted on it, so they fail.
  */
 export class JsonTransport {
-  readonly agent: Agent;
   readonly stats = { requests: 0, retries: 0 };
+  private readonly agent: TcpFirstAgent;
+  /** Requests under way: close() waits for them, as a pool's close does. */
+  private readonly pending = new Set<Promise<unknown>>();
+  private closed = false;
 
   constructor(private readonly opts: JsonTransportOptions) {
-    const caPems = opts.trust?.caPems;
-    this.agent = new Agent({
-      connect: tcpFirstConnector({
-        ...trustOptions(caPems),
-        rejectUnauthorized: !opts.trust?.insecure,
-        timeout: opts.timeoutMs,
-      }),
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
-    });
+    this.agent = new TcpFirstAgent({ ...trustOptions(opts.trust?.caPems), rejectUnauthorized: !opts.trust?.insecure, timeoutMs: opts.timeoutMs });
   }
 
   async send(method: string, path: string, opts: SendOptions = {}): Promise<Reply> {
@@ -146,23 +138,25 @@ export class JsonTransport {
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const url = new URL(path, this.opts.origin).href;
+    const url = new URL(path, this.opts.origin);
     for (let attempt = 0; ; attempt++) {
       let reply: Reply | undefined;
       let failure: unknown;
       try {
         this.stats.requests++;
-        const res = await request(url, {
-          method,
-          headers,
-          body: payload,
-          dispatcher: this.agent,
-          ...(opts.timeoutMs ? { headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs } : {}),
-          ...(opts.signal ? { signal: opts.signal } : {}),
-        });
-        const text = await readAnswer(res, this.maxAnswerBytes);
-        if (text === undefined) throw this.tooLarge(method, path);
-        reply = { status: res.statusCode, body: parseBody(text) };
+        const answer = await this.track(() =>
+          requestText(url, {
+            method,
+            headers,
+            body: payload,
+            agent: this.agent,
+            timeoutMs: opts.timeoutMs ?? this.opts.timeoutMs,
+            maxBytes: this.maxAnswerBytes,
+            ...(opts.signal ? { signal: opts.signal } : {}),
+          }),
+        );
+        if (answer.text === undefined) throw this.tooLarge(method, path);
+        reply = { status: answer.status, body: parseBody(answer.text) };
       } catch (err) {
         if (err instanceof AnswerTooLargeError) throw err;
         failure = err;
@@ -170,12 +164,7 @@ export class JsonTransport {
       const code = networkErrorCode(failure) ?? '';
       const retryable = reply ? (idempotent ? reply.status >= 500 : reply.status === 503) : (idempotent ? RETRYABLE_CODES : CONNECT_PHASE_CODES).has(code);
       if (!retryable || attempt >= retries) {
-        if (reply) {
-          // After the answer rather than before the next request: a request is still dispatched as soon as it is
-          // sent (a revocation must be under way before a concurrent close of the pool, which waits only for those).
-          await nextCheckPhase();
-          return reply;
-        }
+        if (reply) return reply;
         throw this.opts.connectionError(failure, code || undefined);
       }
       this.stats.retries++;
@@ -183,8 +172,26 @@ export class JsonTransport {
     }
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  /** Waits for the requests under way, then closes the connections; a request sent after fails with `UND_ERR_CLOSED`. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.pending]);
+    this.agent.destroy();
+  }
+
+  /** Closes the connections at once, cutting off the requests under way. */
+  destroy(): void {
+    this.closed = true;
+    this.agent.destroy();
+  }
+
+  private track<T>(send: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(Object.assign(new Error('The client is closed'), { code: 'UND_ERR_CLOSED' }));
+    const request = send();
+    this.pending.add(request);
+    const done = () => this.pending.delete(request);
+    request.then(done, done);
+    return request;
   }
 
   private get maxAnswerBytes(): number {
@@ -201,17 +208,6 @@ export class JsonTransport {
       `${name[0]!.toUpperCase()}${name.slice(1)} ${host} answered ${method} ${path.split('?')[0]} with more than ${formatBytes(limit)}, more than any answer of its API holds; the rest was not read.`,
     );
   }
-}
-
-/**
- * Resolves after the event loop's next check phase. undici (7.30) holds a
- * kept-alive connection back until then after each answer (its idle-socket
- * validation); a request sent sooner opens a second connection, a TLS
- * handshake more on both sides for each session. The answer is handed over
- * after it, so that the caller's next request finds the connection free.
- */
-function nextCheckPhase(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** CA sets seen, each parsed once: a fleet of clients trusting the same CA shares one context instead of building one per connection. */
@@ -233,29 +229,6 @@ function trustOptions(caPems: string[] | undefined): { secureContext?: SecureCon
     secureContexts.set(key, context);
   }
   return { secureContext: context };
-}
-
-/**
- * The body as text, or undefined when it is longer than `max` bytes: then
- * the rest is not read and the connection is closed, whether the server
- * announced the length or streams without end.
- */
-async function readAnswer(res: Dispatcher.ResponseData, max: number): Promise<string | undefined> {
-  const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) {
-    res.body.destroy();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of res.body) {
-    total += (chunk as Buffer).length;
-    // Leaving the loop destroys the body, and with it the connection.
-    if (total > max) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  // TextDecoder drops a byte order mark, as undici's text() did.
-  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 function parseBody(text: string): unknown {

@@ -87,8 +87,12 @@ describe('depotkit installer', () => {
       expect(rows.ok).toBe(true);
       expect(rows.installers[0]!.result).toMatchObject({ action: 'updated', ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL' });
 
+      const infoReads = () => sim.logs.filter((l) => l.includes('GET /v1/system/appliance-info')).length;
+      const readsBefore = infoReads();
       const status = await runCli(['installer', 'status', ...connection]);
       expect(status.code).toBe(0);
+      // One read of appliance-info per session: the row's role and version and the status's appliance are one answer.
+      expect(infoReads() - readsBefore).toBe(1);
       expect(status.stdout).toContain(`depot: localhost:${depot.port} as ${DEPOT_USER}: DEPOT_CONNECTION_SUCCESSFUL`);
       expect(status.stdout).toMatch(/trusted certificates: 1\n\s+vcf_depotkit-installer-test-CA_[0-9a-f]{64}: CN=depotkit installer test CA/);
 

@@ -76,6 +76,43 @@ describe('connections of a fleet', () => {
     }
   });
 
+  it('names a connection closed before the answer was whole, and one reset during the handshake, each by its own code', async () => {
+    const closing = (midAnswer: boolean) =>
+      createHttpsServer({ key: tls.keyPem, cert: tls.certPem }, (req, res) => {
+        req.resume();
+        req.on('end', () => {
+          if (!midAnswer) return req.socket.destroy();
+          res.writeHead(201, { 'content-type': 'application/json', 'content-length': '100' });
+          res.write('{"accessToken":', () => req.socket.destroy());
+        });
+      });
+    for (const midAnswer of [false, true]) {
+      const server = closing(midAnswer);
+      const port = await listen(server);
+      try {
+        const url = `https://127.0.0.1:${port}`;
+        const client = new InstallerClient(new URL(url), { url, user: USER, password: PASSWORD, trust: { caPems: [tls.certPem] }, retries: 0 });
+        const err = await client.login().catch((e: unknown) => e);
+        expect((err as InstallerConnectionError).code, `mid-answer: ${midAnswer}`).toBe('UND_ERR_SOCKET');
+        expect((err as Error).message).toBe(`Cannot reach the installer 127.0.0.1:${port}: other side closed (UND_ERR_SOCKET).`);
+        await client.close();
+      } finally {
+        await closeServer(server);
+      }
+    }
+    const resetting = createTcpServer((socket) => socket.destroy());
+    const port = await listen(resetting);
+    try {
+      const url = `https://127.0.0.1:${port}`;
+      const client = new InstallerClient(new URL(url), { url, user: USER, password: PASSWORD, trust: { caPems: [tls.certPem] }, retries: 0 });
+      const err = await client.login().catch((e: unknown) => e);
+      expect((err as Error).message).toBe(`Cannot reach the installer 127.0.0.1:${port}: the connection was reset (ECONNRESET).`);
+      await client.close();
+    } finally {
+      await closeServer(resetting);
+    }
+  });
+
   it('times out a server that takes the TCP connection and never starts TLS, as a connection that timed out', async () => {
     const held: Array<{ destroy(): void }> = [];
     const server = createTcpServer((socket) => held.push(socket));
