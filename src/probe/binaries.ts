@@ -7,6 +7,7 @@ import { type Credentials, requestFailed, statusFinding } from './answers.js';
 import { CHECK_DEFAULTS } from './defaults.js';
 import { type DepotClient, contentLength, fetchFile, streamFile } from './http.js';
 import { type DepotUrl, depotFileUrl } from '../util/depot-url.js';
+import { connectionsWorth } from './pool.js';
 
 export interface BinaryStats {
   binaries: number;
@@ -53,7 +54,9 @@ export async function checkBinaries(
 ): Promise<Finding[]> {
   const sweep: Sweep = { client, depot, credentials, findings: [], stats, seen, onBytes: options.onBytes };
   stats.binaries = binaries.length;
-  const limit = pLimit(Math.max(1, options.concurrency ?? CHECK_DEFAULTS.concurrency));
+  const concurrency = Math.max(1, options.concurrency ?? CHECK_DEFAULTS.concurrency);
+  client.allowConnections(connectionsWorth(binaries.length, client.timing));
+  const limit = pLimit(concurrency);
   const present: CatalogBinary[] = [];
   await Promise.all(
     binaries.map((binary) =>
@@ -65,7 +68,10 @@ export async function checkBinaries(
   stats.bytes = present.reduce((sum, b) => sum + b.size, 0);
   if (options.deep) {
     options.onStart?.(stats.bytes);
-    const hashLimit = pLimit(Math.max(1, Math.min(CHECK_DEFAULTS.hashConcurrency, options.concurrency ?? CHECK_DEFAULTS.hashConcurrency)));
+    const downloads = Math.min(CHECK_DEFAULTS.hashConcurrency, concurrency);
+    // A download holds its connection to the end: one each.
+    client.allowConnections(downloads);
+    const hashLimit = pLimit(downloads);
     await Promise.all(present.map((binary) => hashLimit(() => contentServed(sweep, binary))));
   }
   return sweep.findings.sort((a, b) => (a.path ?? '').localeCompare(b.path ?? ''));

@@ -1,8 +1,10 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { NETWORK_LIMITS } from '../util/limits.js';
 import { formatBytes } from '../util/text.js';
 import type { DepotUrl } from '../util/depot-url.js';
+import { RequestTiming } from './pool.js';
 
 export interface HttpAnswer {
   status: number;
@@ -16,6 +18,13 @@ export interface DepotClient {
   /** For requests with credentials; absent when they may not be sent. */
   credentialAgent?: HttpAgent;
   https: boolean;
+  /** How long its requests took, to judge what another connection is worth. */
+  timing: RequestTiming;
+  /**
+   * Lets each agent open up to `count` connections (never more than the check's concurrency, never fewer than
+   * before): an agent starts with one, and a request beyond its connections waits for one of them to be free.
+   */
+  allowConnections(count: number): void;
   close(): void;
 }
 
@@ -35,22 +44,30 @@ export type CredentialTrust = { caPems: string[]; leafSha256: string } | 'plain-
  * the given CAs and accepts only the very certificate that was judged (a
  * server that shows a trusted certificate to the check's first handshake and
  * another to the next gets nothing); the handshake fails before a byte of the
- * request is written.
+ * request is written. Its later connections resume the TLS session of its own
+ * first one (Node's agent keeps it), which is the judged certificate's.
+ *
+ * Each agent starts with one connection and gets more through
+ * `allowConnections` (see `connectionsWorth`): a connection costs a TCP and TLS
+ * handshake and a socket in this process, dearer on a near server than several
+ * requests in a row on a kept-alive one. Each agent builds its TLS context once: left to itself,
+ * it builds one (and parses the CAs again) for every connection.
  */
 export function depotClient(depot: DepotUrl, serverName: string, connections: number, trust?: CredentialTrust): DepotClient {
-  const options = { keepAlive: true, maxSockets: connections };
+  const options = { keepAlive: true, maxSockets: 1 };
   const servername = depot.isIp ? undefined : serverName;
-  const agent = depot.https ? new HttpsAgent({ ...options, rejectUnauthorized: false, servername }) : new HttpAgent(options);
+  const agent = depot.https
+    ? new HttpsAgent({ ...options, rejectUnauthorized: false, servername, secureContext: createSecureContext() })
+    : new HttpAgent(options);
   let credentialAgent: HttpAgent | undefined;
   if (depot.https && trust !== undefined && trust !== 'plain-http') {
     const pinned = trust.leafSha256;
     credentialAgent = new HttpsAgent({
       ...options,
       servername,
-      ca: trust.caPems,
-      rejectUnauthorized: true,
       // A certificate given as CA may be the depot's own (a leaf), which the installer's Java trust manager accepts.
-      allowPartialTrustChain: true,
+      secureContext: createSecureContext({ ca: trust.caPems, allowPartialTrustChain: true }),
+      rejectUnauthorized: true,
       // The host name was judged with the certificate (--as-host included); what is left is that it is the same one.
       checkServerIdentity: (_host, cert) =>
         cert.fingerprint256 === pinned
@@ -64,6 +81,10 @@ export function depotClient(depot: DepotUrl, serverName: string, connections: nu
     agent,
     credentialAgent,
     https: depot.https,
+    timing: new RequestTiming(),
+    allowConnections: (count) => {
+      for (const a of new Set([agent, credentialAgent])) if (a) a.maxSockets = Math.max(a.maxSockets, Math.min(connections, count));
+    },
     close: () => {
       agent.destroy();
       credentialAgent?.destroy();
@@ -80,8 +101,12 @@ const REQUEST_TIMEOUT_MS = 60_000;
 function send(client: DepotClient, url: string, method: 'HEAD' | 'GET', authorization?: string): Promise<IncomingMessage> {
   const agent = authorization === undefined ? client.agent : client.credentialAgent;
   if (!agent) return Promise.reject(new Error('credentials are sent only to a server that passed the TLS checks (or over HTTP when allowed)'));
+  const sent = performance.now();
   return new Promise((resolve, reject) => {
-    const req = (client.https ? httpsRequest : httpRequest)(url, { method, agent, headers: authorization ? { authorization } : {} }, resolve);
+    const req = (client.https ? httpsRequest : httpRequest)(url, { method, agent, headers: authorization ? { authorization } : {} }, (res) => {
+      client.timing.record(performance.now() - sent);
+      resolve(res);
+    });
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
     req.once('error', reject);
     req.end();
