@@ -122,13 +122,19 @@ export async function refuseUnfinishedDemo(dir: string): Promise<void> {
  */
 export function removeDemoLeftoversSync(dir: string): void {
   const root = resolve(dir);
-  let names: string[] = [];
-  try {
-    names = readdirSync(join(root, DEPOT_ROOT_DIR), { recursive: true, encoding: 'utf8' });
-  } catch {
-    // No depot tree yet.
+  // The depot tree's, and the mark's own while it is written (a signal can come in between).
+  for (const [folder, recursive] of [
+    [DEPOT_ROOT_DIR, true],
+    [dirname(UNFINISHED_MARK), false],
+  ] as const) {
+    let names: string[] = [];
+    try {
+      names = readdirSync(join(root, folder), { recursive, encoding: 'utf8' });
+    } catch {
+      // Not made yet.
+    }
+    for (const name of names) if (basename(name).startsWith(TEMP_PREFIX)) rmSync(join(root, folder, name), { force: true });
   }
-  for (const name of names) if (basename(name).startsWith(TEMP_PREFIX)) rmSync(join(root, DEPOT_ROOT_DIR, name), { force: true });
   try {
     if ((JSON.parse(readFileSync(lockFileFor(root), 'utf8')) as { pid?: unknown }).pid === process.pid) rmSync(lockFileFor(root), { force: true });
   } catch {
