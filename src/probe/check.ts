@@ -78,7 +78,7 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
     findings.push(connectFinding(depot, connected));
     return finish();
   }
-  const target: Target = { depot, address: connected.address, hostName, timeoutMs };
+  const target: Target = { depot, address: connected.address, hostName, timeoutMs, connection: connected.socket };
   const stage = depot.https
     ? await tlsStage(target, options, findings, (tls) => (result.tls = tls))
     : await plainHttpStage(target, options.user, options.allowHttpCredentials ?? false, findings);

@@ -1,12 +1,16 @@
 import { lookup } from 'node:dns/promises';
 import { X509Certificate } from 'node:crypto';
-import { connect as netConnect } from 'node:net';
+import { type Socket, connect as netConnect } from 'node:net';
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
 import type { DepotUrl } from '../util/depot-url.js';
 
-export type ConnectOutcome = { ok: true; address: string } | { ok: false; reason: 'unknown-host' | 'refused' | 'timeout' | 'unreachable'; detail: string };
+export type ConnectOutcome =
+  { ok: true; address: string; socket: Socket } | { ok: false; reason: 'unknown-host' | 'refused' | 'timeout' | 'unreachable'; detail: string };
 
-/** Resolves the host and opens a TCP connection, as the installer's first step. */
+/**
+ * Resolves the host and opens a TCP connection, as the installer's first step; a connection that opens is the
+ * caller's, for its first handshake (one connection fewer, and on a far server one round trip less).
+ */
 export async function resolveAndConnect(depot: DepotUrl, timeoutMs: number): Promise<ConnectOutcome> {
   let address = depot.host;
   if (!depot.isIp) {
@@ -18,15 +22,19 @@ export async function resolveAndConnect(depot: DepotUrl, timeoutMs: number): Pro
   }
   return new Promise((resolve) => {
     const socket = netConnect({ host: address, port: depot.port });
-    const done = (outcome: ConnectOutcome) => {
+    const fail = (outcome: ConnectOutcome) => {
       socket.destroy();
       resolve(outcome);
     };
-    socket.setTimeout(timeoutMs, () => done({ ok: false, reason: 'timeout', detail: `no answer from ${address}:${depot.port} within ${timeoutMs} ms` }));
-    socket.once('connect', () => done({ ok: true, address }));
-    socket.once('error', (err: NodeJS.ErrnoException) =>
-      done({ ok: false, reason: err.code === 'ECONNREFUSED' ? 'refused' : 'unreachable', detail: `${err.code ?? ''} ${err.message}`.trim() }),
-    );
+    const onError = (err: NodeJS.ErrnoException) =>
+      fail({ ok: false, reason: err.code === 'ECONNREFUSED' ? 'refused' : 'unreachable', detail: `${err.code ?? ''} ${err.message}`.trim() });
+    socket.setTimeout(timeoutMs, () => fail({ ok: false, reason: 'timeout', detail: `no answer from ${address}:${depot.port} within ${timeoutMs} ms` }));
+    socket.once('error', onError);
+    socket.once('connect', () => {
+      socket.setTimeout(0);
+      socket.off('error', onError);
+      resolve({ ok: true, address, socket });
+    });
   });
 }
 
@@ -42,12 +50,14 @@ export interface TlsSnapshot {
 /**
  * Handshakes without rejecting, to see what the server presents; judging
  * trust and names is left to the certificate lint, against the given CA only.
+ * On `connection` when given (it is closed with the handshake's), else on one of its own.
  */
-export function tlsSnapshot(depot: DepotUrl, address: string, serverName: string, timeoutMs: number): Promise<TlsSnapshot> {
+export function tlsSnapshot(depot: DepotUrl, address: string, serverName: string, timeoutMs: number, connection?: Socket): Promise<TlsSnapshot> {
   return new Promise((resolve, reject) => {
     const socket = tlsConnect({
       host: address,
       port: depot.port,
+      socket: connection,
       servername: serverName && !depot.isIp ? serverName : undefined,
       rejectUnauthorized: false,
       // Names are judged by the lint; here `authorized` must only say whether a public root signed it.

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { Finding } from '../util/findings.js';
 import type { Credentials } from './answers.js';
 import { basicAuth, type CredentialTrust } from './http.js';
@@ -9,6 +10,8 @@ export interface Target {
   address: string;
   hostName: string;
   timeoutMs: number;
+  /** The TCP connection the check opened first, which the first handshake takes over. */
+  connection?: Socket;
 }
 
 /** What the TLS or plain-HTTP stage leaves: whether the check goes on, and whether the password may be sent. */

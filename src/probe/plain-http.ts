@@ -38,8 +38,8 @@ export async function plainHttpStage(target: Target, user: string | undefined, a
   return { stop: false, withheldBecause: 'the depot is served over plain HTTP, where Basic credentials cross the network in clear text' };
 }
 
-function speaksTls({ depot, address, hostName, timeoutMs }: Target): Promise<boolean> {
-  return tlsSnapshot(depot, address, hostName, timeoutMs).then(
+function speaksTls({ depot, address, hostName, timeoutMs, connection }: Target): Promise<boolean> {
+  return tlsSnapshot(depot, address, hostName, timeoutMs, connection).then(
     () => true,
     () => false,
   );

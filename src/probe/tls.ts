@@ -34,7 +34,7 @@ export async function tlsStage(target: Target, judging: TlsJudging, findings: Fi
   let stage: Finding[];
   let leaf: string;
   try {
-    const snapshot = await tlsSnapshot(target.depot, target.address, target.hostName, target.timeoutMs);
+    const snapshot = await tlsSnapshot(target.depot, target.address, target.hostName, target.timeoutMs, target.connection);
     const first = snapshot.chainPems[0];
     if (!first) throw new Error('the server sent no certificate');
     leaf = first;

@@ -21,6 +21,8 @@ const PASSWORD = 'counted connections';
 const AUTH = `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 
 interface Counts {
+  /** TCP connections accepted. */
+  connections: number;
   /** TLS handshakes completed, and how many of them resumed a session. */
   handshakes: number;
   resumed: number;
@@ -30,7 +32,7 @@ interface Counts {
 
 /** A depot server over TLS that needs Basic auth and counts what each connection does. */
 async function countingServer(root: string, tls: { certPem: string; keyPem: string }): Promise<{ url: string; counts: Counts; server: Server }> {
-  const counts: Counts = { handshakes: 0, resumed: 0, withCredentials: new Set() };
+  const counts: Counts = { connections: 0, handshakes: 0, resumed: 0, withCredentials: new Set() };
   const server = createServer({ cert: tls.certPem, key: tls.keyPem }, async (req, res) => {
     if (req.headers.authorization !== AUTH) {
       res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="depot"', 'Content-Length': '0' }).end();
@@ -44,6 +46,7 @@ async function countingServer(root: string, tls: { certPem: string; keyPem: stri
       res.writeHead(404, { 'Content-Length': '0' }).end();
     }
   });
+  server.on('connection', () => counts.connections++);
   server.on('secureConnection', (socket: TLSSocket) => {
     counts.handshakes++;
     if (socket.isSessionReused()) counts.resumed++;
@@ -106,6 +109,8 @@ describe('the connections a check opens', () => {
     expect(counts.withCredentials.size).toBeLessThanOrEqual(8);
     // The TLS stage's handshake and the connection for requests without credentials besides.
     expect(counts.handshakes).toBe(counts.withCredentials.size + 2);
+    // The TCP connection that tells the server is there carries the TLS stage's handshake.
+    expect(counts.connections).toBe(counts.handshakes);
   });
 
   it('a 200-binary depot: every connection the concurrency allows, and no more; the later ones resume the first', async () => {
