@@ -1,10 +1,9 @@
 import { isIP } from 'node:net';
-import { request } from 'undici';
 import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, INSTALLER_TLS_MESSAGES, type DepotStatus } from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES, INSTALLER_REMEDIATIONS } from './literals.js';
 import { basicAuthorization, networkErrorCode } from '../../util/http-client.js';
 import { TLS_TRUST_ERROR_CODES, TLS_VALIDITY_ERROR_CODES } from '../../util/tls-errors.js';
-import { NAME_ERROR, depotAgent, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
+import { NAME_ERROR, depotAgent, depotRequest, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
 import type { ServiceLog } from './log.js';
 
 export type DepotProbeOutcome = { ok: true } | { ok: false; errorCode: string; status: DepotStatus; message: string; remediation: string; cause: string };
@@ -63,13 +62,13 @@ export async function probeDepot(
   try {
     const catalogUrl = targetUrl(target, DEPOT_PATHS.catalog);
     // Kept alive after HEAD as Java's client keeps it (undici closes a connection after HEAD unless told otherwise).
-    const head = await request(catalogUrl, { method: 'HEAD', headers, dispatcher: agent, reset: false });
+    const head = await depotRequest(catalogUrl, { method: 'HEAD', headers, dispatcher: agent, reset: false });
     await head.body.dump();
     log.write('INFO', COMPONENT, `HEAD ${catalogUrl} -> ${head.statusCode}`);
     const refused = httpRefusal(head.statusCode, catalogUrl, account);
     if (refused) return refused;
 
-    const get = await request(catalogUrl, { method: 'GET', headers, dispatcher: agent });
+    const get = await depotRequest(catalogUrl, { method: 'GET', headers, dispatcher: agent });
     const text = await readCapped(get.body, MAX_CATALOG_BYTES);
     log.write('INFO', COMPONENT, `GET ${catalogUrl} -> ${get.statusCode}`);
     const refusedGet = httpRefusal(get.statusCode, catalogUrl, account);
@@ -87,7 +86,7 @@ export async function probeDepot(
     }
 
     const sigUrl = targetUrl(target, DEPOT_PATHS.catalogSig);
-    const sig = await request(sigUrl, { method: 'GET', headers, dispatcher: agent });
+    const sig = await depotRequest(sigUrl, { method: 'GET', headers, dispatcher: agent });
     await sig.body.dump();
     log.write('INFO', COMPONENT, `GET ${sigUrl} -> ${sig.statusCode}`);
     const refusedSig = httpRefusal(sig.statusCode, sigUrl, account);

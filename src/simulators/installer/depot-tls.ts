@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { lookup, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, type PeerCertificate, type SecureContext } from 'node:tls';
-import { Agent, buildConnector } from 'undici';
+import { Agent, buildConnector, type Dispatcher, request } from 'undici';
 import { INSTALLER_TLS_MESSAGES } from '../../constants.js';
 import { certificateCoversHost } from '../../pki/index.js';
 
@@ -121,4 +121,29 @@ export function depotAgent(target: DepotTarget, trustedPems: string[], opts: Dep
     headersTimeout: opts.timeoutMs,
     bodyTimeout: opts.timeoutMs,
   });
+}
+
+/** undici's words for a connection the server closed before any byte of its answer. */
+const CLOSED_BEFORE_ANSWER = new Set(['UND_ERR_SOCKET', 'ECONNRESET']);
+/** Operations' connections that have carried a request: only a reused connection can have gone stale. */
+const reused = new WeakSet<Agent>();
+
+/**
+ * A GET or HEAD of the depot on the operation's kept-alive connection, sent once more (on a new connection)
+ * when the server closed that connection, reused, before answering: a web server reloading closes its idle
+ * kept-alive connections (nginx's old workers do), and the installer's Java HTTP client resends an idempotent
+ * request then. A first request that fails so fails.
+ */
+export async function depotRequest(
+  url: string,
+  options: { method: 'GET' | 'HEAD'; headers: Record<string, string>; dispatcher: Agent; reset?: boolean },
+): Promise<Dispatcher.ResponseData> {
+  const again = reused.has(options.dispatcher);
+  reused.add(options.dispatcher);
+  try {
+    return await request(url, options);
+  } catch (err) {
+    if (!again || !CLOSED_BEFORE_ANSWER.has((err as { code?: string }).code ?? '')) throw err;
+    return request(url, options);
+  }
 }

@@ -1,9 +1,8 @@
-import { request } from 'undici';
 import { DEPOT_PATHS, DEPOT_SYNC_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES } from '../../constants.js';
 import { parseCatalog, type Catalog } from '../../depot/catalog.js';
 import { isObject } from './wire.js';
 import { MAX_CATALOG_BYTES, accountHeaders, networkFailure, readCapped, targetUrl } from './depot-probe.js';
-import { depotAgent, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
+import { depotAgent, depotRequest, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
 import type { ServiceLog } from './log.js';
 
 /** The simulator's own words for the states between the documented SYNCED and SYNC_FAILED. */
@@ -68,7 +67,7 @@ export async function syncDepotMetadata(
   const headers = accountHeaders(account);
   const fetchText = async (path: string, missing: (status: number) => string): Promise<string> => {
     const url = targetUrl(target, path);
-    const res = await request(url, { method: 'GET', headers, dispatcher: agent });
+    const res = await depotRequest(url, { method: 'GET', headers, dispatcher: agent });
     const text = await readCapped(res.body, MAX_CATALOG_BYTES);
     log.write('INFO', COMPONENT, `GET ${url} -> ${res.statusCode}`);
     if (res.statusCode !== 200) throw new SyncFailure(missing(res.statusCode));
