@@ -23,16 +23,13 @@ const SOURCES = join(ROOT, 'src');
  * a function (the whole of node-forge, ajv, yaml, cli-progress), is left to Node at run time, found in
  * node_modules from dist/cli/ as from tsc's files: a command that never calls it never reads it, and Node
  * gives import() a CommonJS package's named exports (a chunk of esbuild's would give its default alone).
- * undici's core is required as util/undici-core.ts loads, for every command that loads that: inside the
- * chunks, as commander and every package imported statically are.
  */
-const REQUIRED_INTO_THE_CHUNKS = /^undici\/lib\//;
 const leftToNode: Plugin = {
   name: 'left-to-node',
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       const onFirstUse = args.kind === 'dynamic-import' || args.kind === 'require-call';
-      if (!onFirstUse || !args.importer.startsWith(SOURCES + sep) || REQUIRED_INTO_THE_CHUNKS.test(args.path)) return undefined;
+      if (!onFirstUse || !args.importer.startsWith(SOURCES + sep)) return undefined;
       return { path: args.path, external: true };
     });
   },

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Plugin } from 'esbuild';
 
-/** A require relative to the source file, spelt so in src/ (the package.json the CLI takes its version from, undici's core, lazy packages). */
+/** A require relative to the source file, spelt so in src/ (the package.json the CLI takes its version from, lazy packages). */
 export const RELATIVE_REQUIRE = 'createRequire(import.meta.url)(';
 /** A module the code wants as a file on disk (the code a worker thread loads, such as bcryptjs for serve's hash threads). */
 export const RESOLVE = 'createRequire(import.meta.url).resolve(';
