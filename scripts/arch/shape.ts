@@ -1,5 +1,5 @@
 // Measures the shape rules of docs/architecture.md: file and function lengths, imports between
-// floor-5 folders, and flag names in library strings. Used by test/architecture/shape.test.ts and
+// floor-5 folders, and flag names in library strings. Used by test/architecture/floors.test.ts and
 // runnable by hand: `npx tsx scripts/arch/shape.ts`.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, dirname, resolve } from 'node:path';
