@@ -1,11 +1,12 @@
 import { open as openFile, readFile } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import fg from 'fast-glob';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { METADATA_LIMITS } from '../util/limits.js';
+import { nextEntry, openZip, readEntryData } from '../util/zip.js';
 import { escapeControlChars, formatBytes, hasControlChars } from '../util/text.js';
 import { type Catalog, catalogBinaries, parseCatalog } from './catalog.js';
 
@@ -142,45 +143,6 @@ export function refuseFileFolderClash(files: Iterable<string>, folders: Iterable
       );
     }
   }
-}
-
-function openZip(path: string): Promise<yauzl.ZipFile> {
-  return new Promise((resolvePromise, reject) => {
-    // autoClose off: the entries are read after the whole central directory has been checked.
-    yauzl.open(path, { lazyEntries: true, autoClose: false, validateEntrySizes: true, strictFileNames: false }, (err, zip) =>
-      err ? reject(err) : resolvePromise(zip),
-    );
-  });
-}
-
-/** The next entry of the central directory, or undefined at its end. */
-function nextEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | undefined> {
-  return new Promise((resolvePromise, reject) => {
-    const cleanup = () => {
-      zip.off('entry', onEntry);
-      zip.off('end', onEnd);
-      zip.off('error', onError);
-    };
-    const onEntry = (entry: yauzl.Entry) => (cleanup(), resolvePromise(entry));
-    const onEnd = () => (cleanup(), resolvePromise(undefined));
-    const onError = (err: Error) => (cleanup(), reject(err));
-    zip.on('entry', onEntry);
-    zip.on('end', onEnd);
-    zip.on('error', onError);
-    zip.readEntry();
-  });
-}
-
-function readEntryData(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer> {
-  return new Promise((resolvePromise, reject) => {
-    zip.openReadStream(entry, (err, stream) => {
-      if (err) return reject(err);
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('error', reject);
-      stream.on('end', () => resolvePromise(Buffer.concat(chunks)));
-    });
-  });
 }
 
 /**
