@@ -355,6 +355,33 @@ export const SERVE_TLS_CIPHERS = [
  */
 export const UMDS_PATCH_STORE_DIR = 'umds-patch-store';
 /**
+ * The ESXi software depot that vSphere Lifecycle Manager patches hosts from: a chain of a root index
+ * (`<vendorList><vendor>`), a vendor index per vendor (`<metaList><metadata>`), metadata zips and the VIB files
+ * they list. Element names and file names as VMware's depot format and the vendor's published depots have them.
+ */
+export const ESX_DEPOT = {
+  /** Root index names: an offline bundle's and a hand-made depot's, and the vendor's online depots'. */
+  rootIndexNames: ['index.xml', 'vmw-depot-index.xml'],
+  /** The metadata zip's main document, and its folders of per-bulletin and per-VIB documents. */
+  metadataDocument: 'vmware.xml',
+  metadataBulletinsDir: 'bulletins/',
+  metadataVibsDir: 'vibs/',
+  /** The content type a root index declares for ESX content. */
+  esxContentType: 'http://www.vmware.com/depotmanagement/esx',
+  esxContentName: 'VMware ESX',
+  /** Product ids of ESXi metadata (ESXi, and ESXi on DPUs from 8.0). */
+  productIds: ['embeddedEsx', 'esxio'],
+  /** The only checksum type VIB files are checked by. */
+  checksumType: 'sha-256',
+  /** Where VIBs sit below the folder of the metadata zip that lists them. */
+  vibDir: 'vib20',
+  /** UMDS's own index of its patch store, whose schema is not published: seen, never parsed. */
+  umdsConsolidatedIndex: 'hostupdate/__hostupdate20-consolidated-index__.xml',
+  /** The vendor's per-token ESX depots, and the download tool's ESX patch store, under the depot tree. */
+  vendorDepotDir: 'PROD/COMP/ESX_HOST',
+  vendorDepotChannels: ['main', 'addon-main', 'iovp-main', 'vmtools-main'],
+} as const;
+/**
  * `depotkit serve`'s own paths at the web root, beside the depot (which lives under PROD/ and
  * umds-patch-store/, so they shadow none of its files): the status page (HTML, or JSON for
  * `Accept: application/json`), the liveness probe, Prometheus metrics and the CA certificate.

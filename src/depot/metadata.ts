@@ -6,7 +6,7 @@ import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { METADATA_LIMITS } from '../util/limits.js';
-import { nextEntry, openZip, readEntryData } from '../util/zip.js';
+import { openZip, readEntryData, walkZip } from '../util/zip.js';
 import { escapeControlChars, formatBytes, hasControlChars } from '../util/text.js';
 import { type Catalog, catalogBinaries, parseCatalog } from './catalog.js';
 
@@ -171,54 +171,24 @@ async function readMetadataZip(path: string): Promise<MetadataFiles> {
   const notMetadata = "it is not the vendor's metadata archive";
   const files: MetadataFiles = new Map();
   try {
-    // The count is in the end record: a huge central directory is not even walked.
-    if (zip.entryCount > METADATA_LIMITS.maxEntries) {
-      throw usageError(`${path} holds ${zip.entryCount} entries, more than the ${METADATA_LIMITS.maxEntries} depotkit reads: ${notMetadata}.`);
-    }
-    const wanted: { entry: yauzl.Entry; relative: string }[] = [];
-    const byName = new Map<string, string>();
-    const folders: string[] = [];
-    let total = 0;
-    for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
-      // yauzl has already refused absolute paths, backslashes and `..` in entry names.
-      const name = entry.fileName;
-      refuseControlChars(name, path);
+    const walk = await walkZip(zip, { label: path, bytes: archiveBytes }, METADATA_LIMITS, notMetadata, (name) => {
       // The archive may wrap PROD/ in a top folder: keep what starts at PROD/.
       const at = name.startsWith(`${DEPOT_ROOT_DIR}/`) ? 0 : name.indexOf(`/${DEPOT_ROOT_DIR}/`) + 1;
-      const underRoot = at > 0 || name.startsWith(`${DEPOT_ROOT_DIR}/`);
-      if (!underRoot) continue;
+      if (at === 0 && !name.startsWith(`${DEPOT_ROOT_DIR}/`)) return undefined;
       const relative = posix.normalize(name.slice(at)).replace(/\/$/, '');
       // Never trust a name to stay under PROD/ once the wrapper is cut off.
       if ((!relative.startsWith(`${DEPOT_ROOT_DIR}/`) && !(relative === DEPOT_ROOT_DIR && name.endsWith('/'))) || relative.split('/').includes('..')) {
         throw usageError(`${path} holds an entry that leaves ${DEPOT_ROOT_DIR}/ (${name}): ${notMetadata}.`);
       }
-      if (name.endsWith('/')) {
-        if (relative !== DEPOT_ROOT_DIR) folders.push(relative);
-        continue;
-      }
-      // Two copies of one file (the catalog, say) may differ: which one would be laid out is a guess.
-      const twice = byName.get(relative);
-      if (twice !== undefined) throw usageError(`${path} holds ${relative} twice${twice !== name ? ` (as ${twice} and ${name})` : ''}: ${notMetadata}.`);
-      byName.set(relative, name);
-      total += entry.uncompressedSize;
-      if (total > METADATA_LIMITS.maxTotalBytes)
-        throw usageError(`${path} unpacks to more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)}: ${notMetadata}.`);
-      const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
-      if (entry.uncompressedSize >= METADATA_LIMITS.ratioExemptBytes && ratio > METADATA_LIMITS.maxCompressionRatio) {
-        throw usageError(
-          `${path} holds ${name}, compressed ${Math.round(ratio)} to 1 (more than ${METADATA_LIMITS.maxCompressionRatio}): a zip bomb, ${notMetadata}.`,
-        );
-      }
-      wanted.push({ entry, relative });
-    }
-    // Entries sharing their compressed data (an overlapping zip bomb) each look harmless alone.
-    if (total >= METADATA_LIMITS.ratioExemptBytes && total / Math.max(1, archiveBytes) > METADATA_LIMITS.maxCompressionRatio) {
-      throw usageError(
-        `${path} unpacks to ${formatBytes(total)} from ${formatBytes(archiveBytes)} (more than ${METADATA_LIMITS.maxCompressionRatio} to 1): a zip bomb, ${notMetadata}.`,
-      );
-    }
-    refuseFileFolderClash(byName.keys(), folders, path);
-    for (const { entry, relative } of wanted) files.set(relative, await readEntryData(zip, entry));
+      if (relative === DEPOT_ROOT_DIR) return undefined;
+      return { name: relative, hold: true };
+    });
+    refuseFileFolderClash(
+      walk.files.map((f) => f.name),
+      walk.folders,
+      path,
+    );
+    for (const { entry, name } of walk.files) files.set(name, await readEntryData(zip, entry));
   } catch (err) {
     if (err instanceof DepotkitError) throw err;
     throw usageError(`${path} is a damaged zip archive (${(err as Error).message}).`, 'Download the metadata archive again.');

@@ -1,4 +1,6 @@
 import yauzl from 'yauzl';
+import { usageError } from './errors.js';
+import { escapeControlChars, formatBytes, hasControlChars } from './text.js';
 
 // yauzl's callbacks as promises, for the readers of zip archives (the vendor's metadata archive,
 // ESX metadata zips and offline bundles): entries are walked lazily, so that a hostile central
@@ -50,4 +52,85 @@ export function openEntryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise
   return new Promise((resolvePromise, reject) => {
     zip.openReadStream(entry, (err, stream) => (err ? reject(err) : resolvePromise(stream)));
   });
+}
+
+export interface ZipLimits {
+  /** Entries in the central directory. */
+  maxEntries: number;
+  /** Bytes of the entries held in memory, uncompressed. */
+  maxTotalBytes: number;
+  /** Uncompressed to compressed size, per entry and for the whole archive. */
+  maxCompressionRatio: number;
+  /** Entries smaller than this are not held to the ratio. */
+  ratioExemptBytes: number;
+}
+
+/** What the walk keeps of an entry: the name it goes by, and whether its bytes will be held in memory. */
+export interface KeptEntry {
+  entry: yauzl.Entry;
+  name: string;
+  hold: boolean;
+}
+
+export interface ZipWalk {
+  files: KeptEntry[];
+  /** Folder entries kept, by the name `select` gave them. */
+  folders: string[];
+}
+
+/**
+ * Walks a whole central directory before anything is decompressed, refusing an archive that is
+ * not what it claims (`notWhat` ends each sentence): too many entries, a name with control
+ * characters, one file twice, held entries larger than the cap, or an entry (or the whole) compressed
+ * past the ratio a zip bomb needs. `select` maps each name to what is kept of it, or undefined to skip it;
+ * it may throw to refuse the archive.
+ */
+export async function walkZip(
+  zip: yauzl.ZipFile,
+  archive: { label: string; bytes: number },
+  limits: ZipLimits,
+  notWhat: string,
+  select: (name: string) => { name: string; hold: boolean } | undefined,
+): Promise<ZipWalk> {
+  const { label } = archive;
+  // The count is in the end record: a huge central directory is not even walked.
+  if (zip.entryCount > limits.maxEntries) {
+    throw usageError(`${label} holds ${zip.entryCount} entries, more than the ${limits.maxEntries} depotkit reads: ${notWhat}.`);
+  }
+  const walk: ZipWalk = { files: [], folders: [] };
+  const byName = new Map<string, string>();
+  let held = 0;
+  let total = 0;
+  for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
+    // yauzl has already refused absolute paths, backslashes and `..` in entry names.
+    const raw = entry.fileName;
+    if (hasControlChars(raw)) throw usageError(`${label} holds an entry whose name has control characters ("${escapeControlChars(raw)}"): ${notWhat}.`);
+    const kept = select(raw);
+    if (!kept) continue;
+    if (raw.endsWith('/')) {
+      walk.folders.push(kept.name);
+      continue;
+    }
+    // Two copies of one file may differ: which one would be used is a guess.
+    const twice = byName.get(kept.name);
+    if (twice !== undefined) throw usageError(`${label} holds ${kept.name} twice${twice !== raw ? ` (as ${twice} and ${raw})` : ''}: ${notWhat}.`);
+    byName.set(kept.name, raw);
+    total += entry.uncompressedSize;
+    if (kept.hold) {
+      held += entry.uncompressedSize;
+      if (held > limits.maxTotalBytes) throw usageError(`${label} unpacks to more than ${formatBytes(limits.maxTotalBytes)}: ${notWhat}.`);
+    }
+    const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
+    if (entry.uncompressedSize >= limits.ratioExemptBytes && ratio > limits.maxCompressionRatio) {
+      throw usageError(`${label} holds ${raw}, compressed ${Math.round(ratio)} to 1 (more than ${limits.maxCompressionRatio}): a zip bomb, ${notWhat}.`);
+    }
+    walk.files.push({ entry, name: kept.name, hold: kept.hold });
+  }
+  // Entries sharing their compressed data (an overlapping zip bomb) each look harmless alone.
+  if (total >= limits.ratioExemptBytes && total / Math.max(1, archive.bytes) > limits.maxCompressionRatio) {
+    throw usageError(
+      `${label} unpacks to ${formatBytes(total)} from ${formatBytes(archive.bytes)} (more than ${limits.maxCompressionRatio} to 1): a zip bomb, ${notWhat}.`,
+    );
+  }
+  return walk;
 }
