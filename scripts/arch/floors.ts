@@ -15,18 +15,19 @@ export interface Room {
   mayImport: string[];
 }
 
-const BELOW_4 = ['constants', 'util', 'depot', 'pki', 'server', 'installer', 'mgmt'];
+const BELOW_4 = ['constants', 'util', 'esx', 'depot', 'pki', 'server', 'installer', 'mgmt'];
 const FLOOR_5 = ['probe', 'simulators', 'export', 'transfer'];
 
 /** docs/architecture.md's table, row by row. */
 export const FLOORS: Room[] = [
   { floor: 1, folder: 'constants', mayImport: [] },
   { floor: 2, folder: 'util', mayImport: ['constants'] },
-  { floor: 3, folder: 'depot', mayImport: ['constants', 'util'] },
+  { floor: 3, folder: 'esx', mayImport: ['constants', 'util'] },
+  { floor: 3, folder: 'depot', mayImport: ['constants', 'util', 'esx'] },
   { floor: 3, folder: 'pki', mayImport: ['constants', 'util'] },
-  { floor: 4, folder: 'server', mayImport: ['constants', 'util', 'depot', 'pki'] },
+  { floor: 4, folder: 'server', mayImport: ['constants', 'util', 'esx', 'depot', 'pki'] },
   { floor: 4, folder: 'installer', mayImport: ['constants', 'util', 'pki'] },
-  { floor: 4, folder: 'mgmt', mayImport: ['constants', 'util', 'pki'] },
+  { floor: 4, folder: 'mgmt', mayImport: ['constants', 'util', 'esx', 'pki'] },
   { floor: 5, folder: 'probe', mayImport: BELOW_4 },
   { floor: 5, folder: 'simulators', mayImport: BELOW_4.filter((f) => f !== 'installer') },
   { floor: 5, folder: 'export', mayImport: BELOW_4 },

@@ -12,6 +12,7 @@ const TOP_LEVEL: readonly { names: readonly string[]; load: () => Promise<Regist
     // move-ca hangs under depot.
     load: async () => [(await import('./depot.js')).registerDepotCommands, (await import('./ca-move.js')).registerCaMoveCommand],
   },
+  { names: ['esx'], load: async () => [(await import('./esx.js')).registerEsxCommands] },
   { names: ['cert'], load: async () => [(await import('./cert.js')).registerCertCommands] },
   { names: ['serve'], load: async () => [(await import('./serve.js')).registerServeCommands] },
   { names: ['check'], load: async () => [(await import('./check.js')).registerCheckCommand] },

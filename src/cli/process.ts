@@ -29,7 +29,7 @@ export async function interruptible<T>(sentence: string, cleanUp: () => void, wo
 }
 
 /** The names of the top-level commands: a hint names one of them right after `depotkit`. */
-const COMMANDS = ['depot', 'cert', 'quickstart', 'start', 'check', 'serve', 'vcenter', 'mgmt', 'sim', 'installer', 'export'];
+const COMMANDS = ['depot', 'esx', 'cert', 'quickstart', 'start', 'check', 'serve', 'vcenter', 'mgmt', 'sim', 'installer', 'export'];
 
 /**
  * Was this process started by npm: `npx depotkit ...` (npm exec), or `npm start`

@@ -128,3 +128,17 @@ export const PACK_LIMITS = {
    */
   catalogBytes: 64 * 1024 ** 2,
 } as const;
+
+/** The ESXi software depot's documents, read whole before they are parsed. */
+export const ESX_LIMITS = {
+  /**
+   * A root or vendor index: a few KB (the vendor's lists one metadata zip per product, version and
+   * channel, tens of entries).
+   */
+  indexBytes: 4 * 1024 ** 2,
+  /**
+   * A metadata zip: the vendor's largest, which describe every patch of a major release, are tens
+   * of MB. Held in memory while it is read.
+   */
+  metadataZipBytes: 512 * 1024 ** 2,
+} as const;

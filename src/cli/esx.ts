@@ -1,0 +1,49 @@
+import type { Command } from 'commander';
+// The library is imported when a command runs, so that other commands start fast.
+import { describeProductState } from '../esx/status.js';
+import type { EsxVerifyResult } from '../esx/verify.js';
+import { EXIT } from '../util/errors.js';
+import { countBySeverity, formatFinding } from '../util/findings.js';
+import { formatBytes, withByteProgress } from '../util/progress.js';
+import { plural } from '../util/text.js';
+import { jsonOption } from './options.js';
+import { printJson, printLines } from './output.js';
+
+export function registerEsxCommands(program: Command): void {
+  const esx = program.command('esx').description('ESXi software depots that vSphere Lifecycle Manager patches hosts from: verify them');
+
+  esx
+    .command('verify <path>')
+    .description('check ESX depots in a folder (umds-patch-store/, PROD/COMP/ESX_HOST/..., a UMDS store) or an offline bundle zip')
+    .option('--deep', "hash every VIB and compare with its metadata's SHA-256")
+    .addOption(jsonOption('print the depots and findings as JSON'))
+    .action(async (path: string, opts: { deep?: boolean; json?: boolean }) => {
+      const { verifyEsx } = await import('../esx/verify.js');
+      const result = await withByteProgress('hashing', !opts.json, (hooks) => verifyEsx(path, { deep: opts.deep, ...hooks }));
+      if (opts.json) printJson(result);
+      else printLines(formatEsxVerifyResult(result));
+      process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
+    });
+}
+
+export function formatEsxVerifyResult(result: EsxVerifyResult): string[] {
+  const lines = result.findings.flatMap(formatFinding);
+  for (const depot of result.depots) {
+    const kind = depot.kind === 'umds' ? 'UMDS patch store' : depot.kind === 'bundle' ? 'offline bundle' : 'online depot';
+    lines.push(`${depot.folder || '.'}: ${kind}, ${depot.index}`);
+    for (const product of depot.products) {
+      const name = product.productId ? `${product.productId} ${product.version}` : product.metadata;
+      lines.push(`  ${name}: ${describeProductState(product)}`);
+    }
+  }
+  const vibs = result.depots.reduce((sum, d) => sum + d.stats.vibs, 0);
+  const present = result.depots.reduce((sum, d) => sum + d.stats.present, 0);
+  const bytes = result.depots.reduce((sum, d) => sum + d.stats.bytes, 0);
+  const hashed = result.depots.reduce((sum, d) => sum + d.stats.hashed, 0);
+  const counts = countBySeverity(result.findings);
+  lines.push(
+    `${result.ok ? 'OK' : 'FAILED'}: ${result.path}: ${plural(result.depots.length, 'ESX depot')}, ${present}/${plural(vibs, 'VIB')} present with the right size (${formatBytes(bytes)})` +
+      `${hashed ? `, ${hashed} hashed` : ''}; ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}.`,
+  );
+  return lines;
+}
