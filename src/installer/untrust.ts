@@ -55,7 +55,7 @@ async function reasonToKeep(client: InstallerClient, listed: Wanted[], timeoutMs
     return new DepotkitError(
       `The chain ${depot} sends cannot be read from here (${served.unread}), so nothing proves that ${names} does not anchor it: removing it could stop this consumer from reaching its depot; nothing was removed.`,
       EXIT.problems,
-      'Run the removal again once the depot answers from here, or pass `force` to remove it anyway.',
+      "Run the removal again from a machine where the depot's name resolves and the depot answers, or pass `force` to remove it anyway.",
     );
   }
   const needed = listed.find((w) => anchorsChain(w.pem, served.chain));

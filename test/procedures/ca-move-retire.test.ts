@@ -69,7 +69,7 @@ const validates = (): Promise<boolean> =>
 
 function retire(pem: string) {
   const sessions = new ConsumerSessions({ concurrency: 1, timeoutMs: 10_000, passwords: new Map([[USER, PASSWORD]]) });
-  return retireOldCa(sessions, [target], sha256Fingerprint(pem) as never).finally(() => sessions.close());
+  return retireOldCa(sessions, [target], { oldCaPem: pem, newCaPem: newCa.certPem, timeoutMs: 10_000 }).finally(() => sessions.close());
 }
 
 describe('the CA move retiring the old CA', () => {
