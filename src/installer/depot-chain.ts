@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect, type DetailedPeerCertificate } from 'node:tls';
+import { describeNetworkFailure } from '../util/http-client.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';
 
@@ -21,12 +22,15 @@ export function depotOriginOf(settings: DepotSettings): URL | undefined {
   return new URL(`https://${host}:${conf.port ?? INSTALLER_DEFAULTS.depotPort}`);
 }
 
+/** The chain a depot sends, or why it could not be read from here. */
+export type ServedChain = { chain: string[] } | { unread: string };
+
 /**
  * The certificates the depot sends (leaf first, as PEM), read in one TLS
  * handshake that verifies nothing: what is wanted is the chain, to find the
- * CA that anchors it. Undefined when the depot cannot be reached.
+ * CA that anchors it. When the depot cannot be reached, the reason in words.
  */
-export function readServedChain(origin: URL, timeoutMs = 10_000): Promise<string[] | undefined> {
+export function servedChainOf(origin: URL, timeoutMs = 10_000): Promise<ServedChain> {
   const host = origin.hostname.replace(/^\[(.*)\]$/, '$1');
   return new Promise((resolve) => {
     const socket = connect({
@@ -35,12 +39,12 @@ export function readServedChain(origin: URL, timeoutMs = 10_000): Promise<string
       ...(isIP(host) === 0 ? { servername: host } : {}),
       rejectUnauthorized: false,
     });
-    const finish = (chain: string[] | undefined) => {
+    const finish = (served: ServedChain) => {
       socket.destroy();
-      resolve(chain);
+      resolve(served);
     };
-    socket.setTimeout(timeoutMs, () => finish(undefined));
-    socket.once('error', () => finish(undefined));
+    socket.setTimeout(timeoutMs, () => finish({ unread: `no answer within ${timeoutMs / 1000} s` }));
+    socket.once('error', (err: NodeJS.ErrnoException) => finish({ unread: describeNetworkFailure(err.code, err) }));
     socket.once('secureConnect', () => {
       const pems: string[] = [];
       const seen = new Set<string>();
@@ -51,9 +55,15 @@ export function readServedChain(origin: URL, timeoutMs = 10_000): Promise<string
         pems.push(new X509Certificate(peer.raw).toString());
         peer = peer.issuerCertificate;
       }
-      finish(pems.length > 0 ? pems : undefined);
+      finish(pems.length > 0 ? { chain: pems } : { unread: 'it sent no certificate' });
     });
   });
+}
+
+/** The certificates the depot sends (leaf first, as PEM); undefined when it cannot be reached. */
+export async function readServedChain(origin: URL, timeoutMs?: number): Promise<string[] | undefined> {
+  const served = await servedChainOf(origin, timeoutMs);
+  return 'chain' in served ? served.chain : undefined;
 }
 
 function parse(pem: string): X509Certificate | undefined {

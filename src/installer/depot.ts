@@ -11,7 +11,7 @@ import { splitPemBlocks } from '../pki/pem.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
-import { sha256OfPem } from './trust.js';
+import { listingsOf, sha256OfPem } from './trust.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 
 /** Where the depot is and how to log in to it. */
@@ -177,9 +177,8 @@ function trustedCertificatesFor(spec: DepotSpec, installerVersion: string | unde
 
 /** Does the consumer list every one of `pems` (by SHA-256)? What a re-run with certificates to send checks before it calls the settings unchanged. */
 async function listsAll(client: InstallerClient, pems: string[]): Promise<boolean> {
-  const listed = new Set((await client.listTrusted()).elements.map((e) => sha256OfPem(e.certificate)));
-  listed.delete(undefined); // an entry that does not parse matches nothing
-  return pems.every((pem) => listed.has(sha256OfPem(pem)));
+  const { elements } = await client.listTrusted();
+  return pems.every((pem) => listingsOf(elements, sha256OfPem(pem)).length > 0);
 }
 
 function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username: string | undefined): boolean {

@@ -1,5 +1,7 @@
 import { daysLeft, readCertificate } from '../pki/certificate-reader.js';
+import { sha256Fingerprint } from '../pki/inspect.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
+import { listingsOf } from './trust.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';
 
 export interface TrustedSummary {
@@ -74,25 +76,20 @@ export async function depotCaTrust(
 ): Promise<DepotCaTrust | undefined> {
   const warnDays = opts.expiryWarnDays ?? DEPOT_CA_WARN_DAYS;
   let source: DepotCaTrust['source'];
-  let match: (t: TrustedCertificate) => boolean;
+  let listed: TrustedCertificate[];
   let depot: string | undefined;
   if (opts.depotCaPems && opts.depotCaPems.length > 0) {
-    // The reader of node:crypto alone, as the summaries are read: inspect.ts's extensions are not needed here.
-    const wanted = new Set(opts.depotCaPems.map((pem) => readCertificate(pem).sha256Hex));
     source = 'given';
-    match = (t) => {
-      const sha256 = summaries.find((s) => s.alias === t.alias)?.sha256;
-      return sha256 !== undefined && wanted.has(sha256);
-    };
+    listed = [...new Set(opts.depotCaPems.flatMap((pem) => listingsOf(elements, sha256Fingerprint(pem))))];
   } else {
     const origin = depotOriginOf(settings);
     const chain = origin ? await readServedChain(origin, opts.timeoutMs) : undefined;
     if (!origin || !chain) return undefined;
     source = 'depot';
     depot = origin.host;
-    match = (t) => anchorsChain(t.certificate, chain);
+    listed = elements.filter((t) => anchorsChain(t.certificate, chain));
   }
-  const found = elements.filter(match).map((t) => summaries.find((s) => s.alias === t.alias)!);
+  const found = listed.map((t) => summaries.find((s) => s.alias === t.alias)!);
   // The longest-lived match speaks for the consumer: a renewed CA beside the old one is not a problem.
   const best = found.sort((a, b) => (b.daysLeft ?? 0) - (a.daysLeft ?? 0))[0];
   const where = depot ? { depot } : {};

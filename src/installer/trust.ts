@@ -66,8 +66,12 @@ export function leafTrustWarnings(pems: string[]): string[] {
     );
 }
 
-function findIn(list: TrustedCertificate[], sha256: string): TrustedCertificate | undefined {
-  return list.find((e) => sha256OfPem(e.certificate) === sha256);
+/**
+ * The entries of a consumer's list of trusted certificates that hold the certificate of this SHA-256, found by
+ * certificate, never by alias (the consumer makes aliases up): one entry per alias it is listed under.
+ */
+export function listingsOf(list: TrustedCertificate[], sha256: string | undefined): TrustedCertificate[] {
+  return sha256 === undefined ? [] : list.filter((e) => typeof e?.certificate === 'string' && sha256OfPem(e.certificate) === sha256);
 }
 
 /**
@@ -80,7 +84,7 @@ export async function ensureTrusted(client: InstallerClient, pems: string[], usa
   const outcomes: TrustOutcome[] = [];
   for (const pem of pems) {
     const { sha256, subject } = factsOf(pem);
-    const present = findIn(list, sha256);
+    const [present] = listingsOf(list, sha256);
     if (present) {
       outcomes.push({ subject, sha256, action: 'already-trusted', alias: present.alias });
       continue;
@@ -88,15 +92,9 @@ export async function ensureTrusted(client: InstallerClient, pems: string[], usa
     const reply = await client.importTrusted(pem, usage);
     if (reply.status !== 200 && reply.status !== 201 && reply.status !== 409) throw client.apiError(`Importing ${subject}`, reply);
     // The vendor's example answers an empty page: the alias is read back from the list.
-    const answered =
-      reply.status === 409
-        ? undefined
-        : findIn(
-            ((reply.body as { elements?: TrustedCertificate[] })?.elements ?? []).filter((e) => typeof e?.certificate === 'string'),
-            sha256,
-          );
+    const answered = reply.status === 409 ? undefined : listingsOf((reply.body as { elements?: TrustedCertificate[] })?.elements ?? [], sha256)[0];
     if (!answered) list = (await client.listTrusted()).elements;
-    const alias = answered?.alias ?? findIn(list, sha256)?.alias;
+    const alias = answered?.alias ?? listingsOf(list, sha256)[0]?.alias;
     if (reply.status !== 409 && alias === undefined) {
       throw new DepotkitError(
         `The installer answered the import of ${subject} with HTTP ${reply.status} but does not list the certificate afterwards: it is not trusted.`,

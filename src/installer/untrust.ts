@@ -2,9 +2,9 @@ import { readCertificate } from '../pki/certificate-reader.js';
 import { sha256Fingerprint } from '../pki/inspect.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
-import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
-import type { TrustedCertificate } from './wire.js';
-import { sha256OfPem } from './trust.js';
+import { anchorsChain, depotOriginOf, servedChainOf } from './depot-chain.js';
+import type { DepotSettings } from './wire.js';
+import { listingsOf } from './trust.js';
 
 export interface UntrustOutcome {
   subject: string;
@@ -16,40 +16,73 @@ export interface UntrustOutcome {
 }
 
 export interface UntrustOptions {
-  /** Remove it even when it anchors the chain the configured depot sends. */
+  /** Remove it even when it anchors the chain the configured depot sends, or when that chain cannot be read. */
   force?: boolean;
   /** Timeout of the handshake with the depot. */
   timeoutMs?: number;
 }
 
-/** The chain the consumer's configured HTTPS depot sends; undefined when none is set or it cannot be reached. */
-async function configuredDepotChain(client: InstallerClient, timeoutMs: number | undefined): Promise<{ host: string; chain: string[] } | undefined> {
-  const origin = depotOriginOf(await client.getDepotSettings());
-  const chain = origin ? await readServedChain(origin, timeoutMs) : undefined;
-  return origin && chain ? { host: origin.host, chain } : undefined;
+interface Wanted {
+  pem: string;
+  sha256: string;
+  subject: string;
+}
+
+/** Does the consumer's depot, as its settings say, need no certificate: none set, or plain HTTP? */
+function needsNoCertificate(settings: DepotSettings): boolean {
+  const conf = settings.depotConfiguration;
+  if (!conf) return true;
+  return conf.url !== undefined ? /^http:\/\//i.test(conf.url) : !conf.hostname;
+}
+
+/**
+ * Why taking `listed` (certificates the consumer trusts) away could stop it
+ * from reaching its depot; undefined when it provably cannot. The depot is the
+ * one the consumer's settings name, read through its API; the chain that depot
+ * sends says which certificates anchor it. A chain that cannot be read from
+ * here (a name that resolves only where the consumer is, a depot down a
+ * moment) proves nothing, so the removal is refused then too.
+ */
+async function reasonToKeep(client: InstallerClient, listed: Wanted[], timeoutMs: number | undefined): Promise<DepotkitError | undefined> {
+  const settings = await client.getDepotSettings();
+  if (needsNoCertificate(settings)) return undefined;
+  const origin = depotOriginOf(settings);
+  // A URL that does not parse is not printed: it may carry the depot's password.
+  const depot = origin ? `the configured depot ${origin.host}` : 'the configured depot';
+  const served = origin ? await servedChainOf(origin, timeoutMs) : { unread: 'the URL in its settings does not parse' };
+  if ('unread' in served) {
+    const names = listed.map((w) => `${w.subject} (SHA-256 ${w.sha256})`).join(', ');
+    return new DepotkitError(
+      `The chain ${depot} sends cannot be read from here (${served.unread}), so nothing proves that ${names} does not anchor it: removing it could stop this consumer from reaching its depot; nothing was removed.`,
+      EXIT.problems,
+      "Run the removal again from a machine where the depot's name resolves and the depot answers, or pass `force` to remove it anyway.",
+    );
+  }
+  const needed = listed.find((w) => anchorsChain(w.pem, served.chain));
+  if (!needed) return undefined;
+  return new DepotkitError(
+    `${needed.subject} (SHA-256 ${needed.sha256}) anchors the certificate chain ${depot} sends: removing it stops this consumer from reaching its depot; nothing was removed.`,
+    EXIT.problems,
+    'Point the consumer at a depot under another CA first, or pass `force` to remove it anyway.',
+  );
 }
 
 /**
  * Takes certificates out of the consumer's trust: the list is read, each
  * certificate found by its SHA-256 (never by alias, which the consumer makes
- * up), and every alias it is listed under deleted. A certificate that anchors
- * the chain the configured depot sends is kept unless `force`: without it the
- * consumer can no longer sync or download from its depot.
+ * up), and every alias it is listed under deleted. Unless `force`, nothing is
+ * removed when one of them anchors the chain the consumer's configured depot
+ * sends, or when that cannot be ruled out (the chain not readable from here):
+ * without it the consumer could no longer sync or download from its depot.
  */
 export async function removeTrusted(client: InstallerClient, pems: string[], opts: UntrustOptions = {}): Promise<UntrustOutcome[]> {
   const list = (await client.listTrusted()).elements;
-  const wanted = pems.map((pem) => ({ pem, sha256: sha256Fingerprint(pem), subject: readCertificate(pem).subject }));
-  const matches = wanted.map((w) => list.filter((e: TrustedCertificate) => sha256OfPem(e.certificate) === w.sha256));
-  if (!opts.force && matches.some((m) => m.length > 0)) {
-    const depot = await configuredDepotChain(client, opts.timeoutMs);
-    const needed = depot ? wanted.find((w, i) => matches[i]!.length > 0 && anchorsChain(w.pem, depot.chain)) : undefined;
-    if (depot && needed) {
-      throw new DepotkitError(
-        `${needed.subject} anchors the certificate chain the configured depot ${depot.host} sends: removing it stops this consumer from reaching its depot; nothing was removed.`,
-        EXIT.problems,
-        'Point the consumer at a depot under another CA first, or pass `force` to remove it anyway.',
-      );
-    }
+  const wanted = pems.map((pem): Wanted => ({ pem, sha256: sha256Fingerprint(pem), subject: readCertificate(pem).subject }));
+  const matches = wanted.map((w) => listingsOf(list, w.sha256));
+  const listed = wanted.filter((_, i) => matches[i]!.length > 0);
+  if (!opts.force && listed.length > 0) {
+    const refusal = await reasonToKeep(client, listed, opts.timeoutMs);
+    if (refusal) throw refusal;
   }
   const outcomes: UntrustOutcome[] = [];
   for (const [i, w] of wanted.entries()) {
@@ -57,7 +90,8 @@ export async function removeTrusted(client: InstallerClient, pems: string[], opt
     for (const alias of aliases) await client.deleteTrusted(alias);
     outcomes.push({ subject: w.subject, sha256: w.sha256, action: aliases.length > 0 ? 'removed' : 'absent', aliases });
   }
-  const left = (await client.listTrusted()).elements.filter((e) => outcomes.some((o) => o.action === 'removed' && sha256OfPem(e.certificate) === o.sha256));
+  const after = (await client.listTrusted()).elements;
+  const left = outcomes.flatMap((o) => (o.action === 'removed' ? listingsOf(after, o.sha256) : []));
   if (left.length > 0) {
     throw new DepotkitError(`The consumer answered the removal but still lists ${left.map((e) => e.alias).join(', ')}: it is still trusted.`, EXIT.problems);
   }

@@ -142,7 +142,9 @@ describe('installer commands against installers and SDDC Managers', () => {
       const remove = ['installer', 'trust', ...inv, '--ca', depotCaFile, '--remove', '--json'];
       const refused = JSON.parse((await runCli(remove)).stdout) as Report<unknown>;
       for (const row of refused.installers.slice(0, 12))
-        expect(row.error!.message).toMatch(/^CN=depotkit installer test CA anchors the certificate chain the configured depot localhost:\d+ sends/);
+        expect(row.error!.message).toMatch(
+          /^CN=depotkit installer test CA \(SHA-256 [0-9a-f]{64}\) anchors the certificate chain the configured depot localhost:\d+ sends/,
+        );
       expect(refused.installers[0]!.error!.hint).toContain('--force');
       const forced = await runCli([...remove, '--force']);
       const removed = JSON.parse(forced.stdout) as Report<Array<{ action: string; aliases: string[] }>>;

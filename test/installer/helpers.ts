@@ -186,9 +186,12 @@ export interface TestDepot {
 
 /**
  * The demo depot served over HTTPS with Basic auth, its certificate issued by
- * `depotCa()` for `localhost` and 127.0.0.1 (or the given certificate).
+ * `depotCa()` for `localhost` and 127.0.0.1 (or the given certificate), on a free port or the given one.
  */
-export async function startTestDepot(dir: string, opts: { cert?: { certPem: string; keyPem: string }; auth?: boolean } = {}): Promise<TestDepot> {
+export async function startTestDepot(
+  dir: string,
+  opts: { cert?: { certPem: string; keyPem: string }; auth?: boolean; port?: number } = {},
+): Promise<TestDepot> {
   const root = join(dir, 'depot');
   await makeDemoDepot(root, { binarySize: 1024, force: true, signingDir: join(dir, 'signing') });
   const ca = await depotCa();
@@ -196,7 +199,7 @@ export async function startTestDepot(dir: string, opts: { cert?: { certPem: stri
   const server = await startDepotServer({
     root,
     host: '127.0.0.1',
-    port: 0,
+    port: opts.port ?? 0,
     tls: { certPem: cert.certPem, keyPem: cert.keyPem },
     ...(opts.auth === false ? {} : { auth: { user: DEPOT_USER, password: DEPOT_PASSWORD } }),
   });

@@ -1,8 +1,7 @@
 import { TRUSTED_FOR_OUTBOUND } from '../../constants.js';
-import { pushDepot, sha256OfPem, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
+import { listingsOf, pushDepot, sha256OfPem, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { caRouteOf, type CaRoute, type ServedAnchors } from './route.js';
-import { aliasIn } from './trust.js';
 
 export interface ImportResult {
   action: 'imported' | 'already-trusted';
@@ -32,7 +31,7 @@ export interface ImportContext {
  */
 export async function importNewCa(client: InstallerClient, appliance: ApplianceInfo, ctx: ImportContext): Promise<ImportResult> {
   const { elements } = await client.listTrusted();
-  const alias = aliasIn(elements, ctx.newCa.sha256);
+  const alias = listingsOf(elements, ctx.newCa.sha256)[0]?.alias;
   if (alias !== undefined) return { action: 'already-trusted', alias };
   if (caRouteOf(appliance.version) === 'trusted-certificates') return importSeparately(client, ctx.newCa.pem);
   const kept = await ctx.anchors.keptFrom(elements);

@@ -110,7 +110,11 @@ class Move {
 
   async retire(): Promise<boolean> {
     const targets = this.opts.consumers.filter((c) => !this.state.retired.includes(c.name));
-    const rows = await retireOldCa(this.sessions, targets, this.plan.oldCa!.sha256);
+    const rows = await retireOldCa(this.sessions, targets, {
+      oldCaPem: this.material.oldCaPem!,
+      newCaPem: this.material.newCaPem,
+      timeoutMs: this.opts.timeoutMs,
+    });
     for (const r of rows) if (r.ok) this.state.retired.push(r.name);
     await this.save();
     return this.record(

@@ -1,5 +1,4 @@
-import type { InstallerClient } from '../../installer/index.js';
-import { aliasesOf } from './trust.js';
+import { listingsOf, type InstallerClient } from '../../installer/index.js';
 
 export interface ProveResult {
   newCaAlias?: string;
@@ -8,6 +7,7 @@ export interface ProveResult {
 
 /** Prove: the consumer lists the new CA (and, while it is still served, the old one), found by SHA-256. */
 export async function proveTrusted(client: InstallerClient, sha256s: { newCa: string; oldCa?: string }): Promise<ProveResult> {
-  const [newCaAlias, oldCaAlias] = await aliasesOf(client, sha256s.oldCa ? [sha256s.newCa, sha256s.oldCa] : [sha256s.newCa]);
+  const { elements } = await client.listTrusted();
+  const [newCaAlias, oldCaAlias] = [sha256s.newCa, sha256s.oldCa].map((sha256) => listingsOf(elements, sha256)[0]?.alias);
   return { ...(newCaAlias ? { newCaAlias } : {}), ...(oldCaAlias ? { oldCaAlias } : {}) };
 }

@@ -1,23 +1,37 @@
-import type { InstallerTarget } from '../../installer/index.js';
+import { removeTrusted, sha256OfPem, type InstallerTarget, type UntrustOutcome } from '../../installer/index.js';
+import { readCertificate } from '../../pki/index.js';
+import { usageError } from '../../util/errors.js';
 import type { ConsumerSessions } from './sessions.js';
-import { aliasOf } from './trust.js';
 import type { ConsumerRow } from './types.js';
 
-interface RetireResult {
-  action: 'removed' | 'absent';
-  alias?: string;
+export interface RetireInput {
+  /** The CA to take away, as PEM. */
+  oldCaPem: string;
+  /** The move's new CA, as PEM: never taken away, whatever `oldCaPem` is. */
+  newCaPem: string;
+  /** Timeout of the handshake with each consumer's depot. */
+  timeoutMs: number;
 }
 
-/** Retire: the old CA removed from every consumer, by the alias its certificate is listed under. */
-export function retireOldCa(sessions: ConsumerSessions, targets: InstallerTarget[], oldCaSha256: string): Promise<Array<ConsumerRow<RetireResult>>> {
-  return sessions.each<RetireResult>(
+/**
+ * Retire: the old CA removed from every consumer by the one removal of trust
+ * (every alias it is listed under, found by SHA-256), which keeps any
+ * certificate anchoring the chain the consumer's depot serves, or the whole
+ * consumer as it was when that chain cannot be read. The new CA is refused
+ * before anything is asked of a consumer.
+ */
+export function retireOldCa(sessions: ConsumerSessions, targets: InstallerTarget[], input: RetireInput): Promise<Array<ConsumerRow<UntrustOutcome[]>>> {
+  const isNewCa = sha256OfPem(input.oldCaPem) === sha256OfPem(input.newCaPem);
+  return sessions.each(
     targets,
     async (client) => {
-      const alias = await aliasOf(client, oldCaSha256);
-      if (alias === undefined) return { ok: true, result: { action: 'absent' as const } };
-      await client.deleteTrusted(alias);
-      const still = await aliasOf(client, oldCaSha256);
-      return { ok: still === undefined, result: { action: 'removed' as const, alias } };
+      if (isNewCa) {
+        throw usageError(
+          `${readCertificate(input.oldCaPem).subject} is the move's new CA, the one the depot's certificate is issued by now: it is kept, nothing was removed.`,
+          'Give as `oldCa` the CA the depot was served under before the move.',
+        );
+      }
+      return { ok: true, result: await removeTrusted(client, [input.oldCaPem], { timeoutMs: input.timeoutMs }) };
     },
     { last: true },
   );
