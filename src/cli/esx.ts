@@ -1,16 +1,17 @@
 import type { Command } from 'commander';
 // The library is imported when a command runs, so that other commands start fast.
 import { describeProductState } from '../esx/status.js';
+import type { EsxImportResult } from '../esx/import.js';
 import type { EsxVerifyResult } from '../esx/verify.js';
 import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { jsonOption } from './options.js';
+import { forceOption, jsonOption } from './options.js';
 import { printJson, printLines } from './output.js';
 
 export function registerEsxCommands(program: Command): void {
-  const esx = program.command('esx').description('ESXi software depots that vSphere Lifecycle Manager patches hosts from: verify them');
+  const esx = program.command('esx').description('ESXi software depots that vSphere Lifecycle Manager patches hosts from: verify, import offline bundles');
 
   esx
     .command('verify <path>')
@@ -24,6 +25,36 @@ export function registerEsxCommands(program: Command): void {
       else printLines(formatEsxVerifyResult(result));
       process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
     });
+
+  esx
+    .command('import <bundle...>')
+    .description('unpack offline bundles (*-depot.zip) into one ESX depot served from one URL, every VIB checked as it lands')
+    .requiredOption('--out <dir>', 'the ESX depot folder (e.g. /srv/depot/umds-patch-store)')
+    .addOption(forceOption('replace VIBs in place whose bytes are not the ones their metadata states'))
+    .addOption(jsonOption('print the report as JSON'))
+    .action(async (bundles: string[], opts: { out: string; force?: boolean; json?: boolean }) => {
+      const { importBundles } = await import('../esx/import.js');
+      const result = await withByteProgress('importing', !opts.json, (hooks) => importBundles(bundles, opts.out, { force: opts.force, ...hooks }));
+      if (opts.json) printJson(result);
+      else printLines(formatEsxImportResult(result));
+      process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
+    });
+}
+
+export function formatEsxImportResult(result: EsxImportResult): string[] {
+  const lines = result.findings.flatMap(formatFinding);
+  for (const bundle of result.bundles) {
+    const products = bundle.products.map((p) => `${p.productId} ${p.version}`).join(', ');
+    const kept = bundle.kept ? `, ${bundle.kept} already there` : '';
+    lines.push(
+      `${bundle.bundle} -> ${bundle.folder}: ${products || 'no product'}; ${plural(bundle.vibs, 'VIB')} (${formatBytes(bundle.bytes)} written${kept})`,
+    );
+  }
+  const counts = countBySeverity(result.findings);
+  const url = `https://<depot-host>:<port>/<path to ${result.out}>/${result.index}`;
+  lines.push(`${result.ok ? 'OK' : 'FAILED'}: ${plural(result.bundles.length, 'bundle')} imported into ${result.out}; ${plural(counts.error, 'error')}.`);
+  if (result.bundles.length > 0) lines.push(`vLCM's online depot URL is that of ${result.index}: ${url}`);
+  return lines;
 }
 
 export function formatEsxVerifyResult(result: EsxVerifyResult): string[] {

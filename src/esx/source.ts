@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -21,6 +22,8 @@ export interface EsxSource {
   size(path: string): Promise<number | undefined>;
   /** SHA-256 of each file, undefined for one that cannot be read. */
   sha256(paths: readonly string[], onBytes?: (n: number) => void): Promise<Map<string, string | undefined>>;
+  /** A file's bytes as a stream, for what is too large to hold. */
+  stream(path: string): Promise<AsyncIterable<Buffer>>;
   /** Every file, depot-relative. */
   files(): Promise<string[]>;
   close(): void;
@@ -52,6 +55,7 @@ export function folderSource(dir: string): EsxSource {
       );
       return new Map(results.map((r, i) => [paths[i]!, r.sha256]));
     },
+    stream: async (path) => createReadStream(join(root, path)),
     files: () => listFiles(root),
     close: () => undefined,
   };
@@ -108,6 +112,11 @@ export async function bundleSource(path: string): Promise<EsxSource> {
         digests.set(name, entry ? await hashEntry(entry, onBytes) : undefined);
       }
       return digests;
+    },
+    stream: async (name) => {
+      const entry = entries.get(name);
+      if (!entry) throw usageError(`${path} holds no ${name}.`);
+      return (await openEntryStream(zip, entry)) as AsyncIterable<Buffer> & NodeJS.ReadableStream;
     },
     files: async () => [...entries.keys()],
     close: () => zip.close(),
