@@ -7,11 +7,15 @@ import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { forceOption, jsonOption } from './options.js';
+import { CHECK_DEFAULTS } from '../probe/defaults.js';
+import type { EsxCheckResult } from '../probe/esx.js';
+import { concurrencyOption, forceOption, jsonOption, timeoutOption, trustOption } from './options.js';
 import { printJson, printLines } from './output.js';
 
 export function registerEsxCommands(program: Command): void {
-  const esx = program.command('esx').description('ESXi software depots that vSphere Lifecycle Manager patches hosts from: verify, import offline bundles');
+  const esx = program
+    .command('esx')
+    .description('ESXi software depots that vSphere Lifecycle Manager patches hosts from: verify, check as vLCM does, import offline bundles');
 
   esx
     .command('verify <path>')
@@ -26,6 +30,8 @@ export function registerEsxCommands(program: Command): void {
       process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
     });
 
+  registerEsxCheck(esx);
+
   esx
     .command('import <bundle...>')
     .description('unpack offline bundles (*-depot.zip) into one ESX depot served from one URL, every VIB checked as it lands')
@@ -39,6 +45,42 @@ export function registerEsxCommands(program: Command): void {
       else printLines(formatEsxImportResult(result));
       process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
     });
+}
+
+function registerEsxCheck(esx: Command): void {
+  esx
+    .command('check <index-url>')
+    .description('check an ESX depot over the network as vSphere Lifecycle Manager reads it (TLS trust, host name, every index, metadata zip and VIB)')
+    .addOption(trustOption('--ca', 'a CA the vCenter trusts (its trusted root chains); trust comes only from these'))
+    .option('--as-host <name>', "the host name the vCenter will use, when it differs from the URL's")
+    .option('--deep', "download every VIB and compare its SHA-256 with its metadata's")
+    .addOption(concurrencyOption(CHECK_DEFAULTS.concurrency, 'requests in flight at once'))
+    .addOption(timeoutOption(CHECK_DEFAULTS.timeoutMs, 'connect and handshake timeout'))
+    .addOption(jsonOption('print the findings as JSON'))
+    .action(async (url: string, opts: { ca: string[]; asHost?: string; deep?: boolean; concurrency: number; timeout: number; json?: boolean }) => {
+      const [{ checkEsxDepot }, { readCaPems }] = await Promise.all([import('../probe/esx.js'), import('../pki/trust-source.js')]);
+      const caPems = await readCaPems(opts.ca);
+      const result = await withByteProgress('downloading', !opts.json, (hooks) =>
+        checkEsxDepot(url, { caPems, asHost: opts.asHost, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout * 1000, ...hooks }),
+      );
+      if (opts.json) printJson(result);
+      else printLines(formatEsxCheckResult(result));
+      process.exitCode = result.accepted ? EXIT.ok : EXIT.problems;
+    });
+}
+
+export function formatEsxCheckResult(result: EsxCheckResult): string[] {
+  const lines = [`ESX depot ${result.url}`];
+  if (result.tls) lines.push(`  TLS ${result.tls.protocol}; certificate ${result.tls.subject}, issued by ${result.tls.issuer}; SHA-256 ${result.tls.sha256}`);
+  for (const product of result.products) lines.push(`  ${product.productId} ${product.version}: ${describeProductState(product)}`);
+  lines.push(...result.findings.flatMap(formatFinding));
+  const counts = countBySeverity(result.findings);
+  lines.push(
+    result.accepted
+      ? `ACCEPT: vSphere Lifecycle Manager would take this depot: ${result.stats.present}/${plural(result.stats.vibs, 'VIB')} served (${plural(counts.warning, 'warning')}).`
+      : `REJECT: vSphere Lifecycle Manager would not take this depot ("A depot is inaccessible or has invalid contents"): ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}.`,
+  );
+  return lines;
 }
 
 export function formatEsxImportResult(result: EsxImportResult): string[] {
