@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { RELEASES, type Release } from '../constants.js';
+import { RELEASES, type Release, UMDS_PATCH_STORE_DIR } from '../constants.js';
 // Libraries are imported when a command runs, so that `depotkit --help` and
 // every other command start fast.
 import type { BuildReport } from '../depot/build.js';
@@ -31,16 +31,17 @@ export function registerDepotCommands(program: Command): void {
     .addOption(new Option('--release <release>', 'release whose components to lay out').choices(RELEASES).default(RELEASES[0]))
     .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
     .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
+    .option('--esx', 'also a small ESX depot for vSphere Lifecycle Manager in <dir>/umds-patch-store/ (served without credentials)')
     .addOption(forceOption('write into a folder that is not empty'))
     .addOption(jsonOption())
-    .action(async (dir: string, opts: { release: Release; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
+    .action(async (dir: string, opts: { release: Release; binarySize: number; signingDir?: string; esx?: boolean; force?: boolean; json?: boolean }) => {
       const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
       const result = await interruptible(
         `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
         () => removeDemoLeftoversSync(dir),
         () =>
           withByteProgress('writing', !opts.json, (hooks) =>
-            makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, ...hooks }),
+            makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, esx: opts.esx, ...hooks }),
           ),
       );
       if (opts.json) return printJson(result);
@@ -49,6 +50,12 @@ export function registerDepotCommands(program: Command): void {
         `Made a ${result.release} demo depot in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
         `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
       ]);
+      if (result.esx) {
+        printLines([
+          `Made a demo ESX depot in ${result.esx.dir}: ${plural(result.esx.vibs, 'VIB')}, ${formatBytes(result.esx.bytes)}; verify with: depotkit esx verify ${result.esx.dir}`,
+          `Served, vSphere Lifecycle Manager's online depot is https://<host>:<port>/${UMDS_PATCH_STORE_DIR}/${result.esx.index}.`,
+        ]);
+      }
     });
 
   depot

@@ -2,7 +2,18 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { BINARY_NAME_PATTERNS, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX, type Release, RELEASES, componentDir, componentsOf } from '../constants.js';
+import {
+  BINARY_NAME_PATTERNS,
+  DEPOT_PATHS,
+  DEPOT_ROOT_DIR,
+  TEMP_PREFIX,
+  type Release,
+  RELEASES,
+  UMDS_PATCH_STORE_DIR,
+  componentDir,
+  componentsOf,
+} from '../constants.js';
+import { type EsxDemoResult, makeEsxDemo } from '../esx/demo.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { ProgressHooks } from '../util/progress.js';
@@ -21,6 +32,8 @@ export interface DemoOptions extends Partial<ProgressHooks> {
   force?: boolean;
   /** Where the catalog signing key lives; default `<dir>-signing`, outside the web root. */
   signingDir?: string;
+  /** Also a small ESX depot for vSphere Lifecycle Manager under umds-patch-store/, served open. */
+  esx?: boolean;
   now?: Date;
 }
 
@@ -34,6 +47,8 @@ export interface DemoResult {
   signingPublicKey: string;
   /** The run that held the depot's lock and is gone: its lock was taken over. */
   tookOverLockFrom?: DepotLockHolder;
+  /** The ESX depot made beside it, with `esx`. */
+  esx?: EsxDemoResult;
 }
 
 /** What the depot's lock names while a demo depot is written. */
@@ -77,7 +92,8 @@ export async function makeDemoDepot(dir: string, options: DemoOptions = {}): Pro
   await prepareOutputDir(root, (options.force ?? false) || (await unfinishedDemo(root)));
   return withDepotLock(root, DEMO_OPERATION, async (lock) => {
     await writeFileAtomic(join(root, UNFINISHED_MARK), `${DEMO_OPERATION}\n`, { force: true });
-    const result = await writeDemoDepot(root, release, binarySize, signingDir, now, options);
+    const result: DemoResult = await writeDemoDepot(root, release, binarySize, signingDir, now, options);
+    if (options.esx) result.esx = await makeEsxDemo(join(root, UMDS_PATCH_STORE_DIR), { force: true });
     await rm(join(root, UNFINISHED_MARK), { force: true });
     return lock.tookOverFrom ? { ...result, tookOverLockFrom: lock.tookOverFrom } : result;
   });
@@ -125,6 +141,7 @@ export function removeDemoLeftoversSync(dir: string): void {
   // The depot tree's, and the mark's own while it is written (a signal can come in between).
   for (const [folder, recursive] of [
     [DEPOT_ROOT_DIR, true],
+    [UMDS_PATCH_STORE_DIR, true],
     [dirname(UNFINISHED_MARK), false],
   ] as const) {
     let names: string[] = [];

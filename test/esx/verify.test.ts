@@ -196,6 +196,20 @@ describe('where an ESX depot sits', () => {
   });
 });
 
+describe('depot demo with an ESX depot', () => {
+  it('puts a whole ESX depot under umds-patch-store/ beside PROD/, and the PROD/ depot still verifies', async () => {
+    const { makeDemoDepot } = await import('../../src/depot/demo.js');
+    const { verifyDepot } = await import('../../src/depot/verify.js');
+    const dir = join(base, `demo-${counter++}`);
+    const made = await makeDemoDepot(dir, { binarySize: 512, esx: true });
+    expect(made.esx).toMatchObject({ dir: join(dir, 'umds-patch-store'), index: 'index.xml', vibs: 6 });
+    const esx = await verifyEsx(dir, { deep: true });
+    expect(esx.findings).toEqual([]);
+    expect(esx.depots.map((d) => d.folder)).toEqual(['umds-patch-store']);
+    expect((await verifyDepot(dir)).ok).toBe(true);
+  });
+});
+
 describe('depotkit esx verify', () => {
   it('exits 0 on a whole depot, 1 with findings, 2 on a path that is not there; --json is the report', async () => {
     const ok = await runCli(['esx', 'verify', pristine, '--deep']);
