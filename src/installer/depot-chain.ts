@@ -39,7 +39,9 @@ export function readServedChain(origin: URL, timeoutMs = 10_000): Promise<string
       socket.destroy();
       resolve(chain);
     };
-    socket.setTimeout(timeoutMs, () => finish(undefined));
+    // The whole handshake within the timeout: an idle timeout would wait for ever on a depot that drips its handshake.
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    socket.once('close', () => clearTimeout(timer));
     socket.once('error', () => finish(undefined));
     socket.once('secureConnect', () => {
       const pems: string[] = [];
