@@ -39,9 +39,7 @@ export function readServedChain(origin: URL, timeoutMs = 10_000): Promise<string
       socket.destroy();
       resolve(chain);
     };
-    // The whole handshake within the timeout: an idle timeout would wait for ever on a depot that drips its handshake.
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
-    socket.once('close', () => clearTimeout(timer));
+    socket.setTimeout(timeoutMs, () => finish(undefined));
     socket.once('error', () => finish(undefined));
     socket.once('secureConnect', () => {
       const pems: string[] = [];

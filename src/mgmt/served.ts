@@ -26,9 +26,7 @@ export function handshake(origin: URL, opts: { caPems?: string[]; timeoutMs?: nu
       socket.destroy();
       resolve(result);
     };
-    // The whole handshake within the timeout: an idle timeout would wait for ever on a server that drips it.
-    const timer = setTimeout(() => finish({ ok: false, reason: 'no TLS handshake in time' }), opts.timeoutMs ?? 10_000);
-    socket.once('close', () => clearTimeout(timer));
+    socket.setTimeout(opts.timeoutMs ?? 10_000, () => finish({ ok: false, reason: 'no TLS handshake in time' }));
     socket.once('error', (err: NodeJS.ErrnoException) =>
       finish({ ok: false, reason: err.code === 'ECONNREFUSED' ? 'not listening' : (err.code ?? err.message) }),
     );

@@ -98,6 +98,7 @@ describe('a server that drips its answer ends each request at its timeout', () =
     }
   });
 
+  // Node's idle timer of a TLS socket sees the records, not the bytes: a handshake dripped byte by byte is given up at its timeout.
   it("a TLS handshake dripped: the depot's chain and the management server's certificate are given up at the timeout", async () => {
     const real = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, (_req, res) => res.end());
     const relay = await drippingRelay(await listening(real));
