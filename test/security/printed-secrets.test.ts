@@ -107,7 +107,9 @@ describe('a consumer that echoes every secret it knows', () => {
       if (json) {
         const row = (JSON.parse(res.stdout) as { installers: Array<{ result: { status: string; message: string; remediation: string } }> }).installers[0]!;
         expect(row.result.status).toBe('DEPOT_INVALID_CREDENTIAL');
-        expect(row.result.message).toContain('message: Login to depot with password *** failed; credentials depot/*** refused; https://depot:***@depot.lab.local/');
+        expect(row.result.message).toContain(
+          'message: Login to depot with password *** failed; credentials depot/*** refused; https://depot:***@depot.lab.local/',
+        );
         expect(row.result.remediation).toContain('admin password ***, token *** ***');
       } else {
         expect(res.stdout).toContain('DEPOT_INVALID_CREDENTIAL: message: Login to depot with password *** failed');
@@ -169,22 +171,26 @@ describe('a proxy password, whatever it holds', () => {
 
   it('a password whose part before a / reads as a port: refused, not taken for the host', () => {
     const message = refusal('http://puser:3128/S3cret@host:3128');
-    expect(message).toBe(
-      'The proxy in HTTPS_PROXY has an `@` after its host: a user or password holding /, ? or # must be %-encoded: "http://***@host:3128".',
-    );
+    expect(message).toBe('The proxy in HTTPS_PROXY has an `@` after its host: a user or password holding /, ? or # must be %-encoded: "http://***@host:3128".');
   });
 
   it('a bad %-escape: one clear sentence, without the password', () => {
     const message = refusal('http://puser:50%zzS3cret@host:3128');
-    expect(message).toBe(
-      'The proxy in HTTPS_PROXY has a % in its user or password that starts no %-escape (two hex digits): "http://***@host:3128".',
-    );
+    expect(message).toBe('The proxy in HTTPS_PROXY has a % in its user or password that starts no %-escape (two hex digits): "http://***@host:3128".');
     // Encoded, the same password is taken.
     expect(chooseProxy(depot, {}, { HTTPS_PROXY: 'http://puser:50%25zz%2FS3cret@host:3128' }).route?.shown).toBe('http://puser@host:3128');
   });
 
   it('depot mirror refuses --proxy with a password holding a /, and prints no part of it', async () => {
-    const res = await runCli(['depot', 'mirror', 'https://depot.lab.local', '--out', join(tmp.dir, 'mirror'), '--proxy', 'http://puser:PROXY/S3cret@host:3128']);
+    const res = await runCli([
+      'depot',
+      'mirror',
+      'https://depot.lab.local',
+      '--out',
+      join(tmp.dir, 'mirror'),
+      '--proxy',
+      'http://puser:PROXY/S3cret@host:3128',
+    ]);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/--proxy holds a password/);
     expect(res.stderr).not.toMatch(/PROXY|S3cret/);

@@ -91,7 +91,13 @@ describe('a server that drips its answer ends each request at its timeout', () =
     const dripping = await drippingApi(cert);
     try {
       await expect(
-        MgmtClient.connect({ server: dripping.url, user: 'administrator@vsphere.local', password: 'not-sent-far', trust: { caPems: [cert.certPem] }, timeoutMs: 1000 }),
+        MgmtClient.connect({
+          server: dripping.url,
+          user: 'administrator@vsphere.local',
+          password: 'not-sent-far',
+          trust: { caPems: [cert.certPem] },
+          timeoutMs: 1000,
+        }),
       ).rejects.toThrow(`Cannot reach ${new URL(dripping.url).host}: the server did not send its whole answer in time (UND_ERR_BODY_TIMEOUT).`);
     } finally {
       await dripping.close();
