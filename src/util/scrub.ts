@@ -15,11 +15,22 @@ export const HIDDEN = '***';
  * and hide nothing worth hiding (no installer, proxy or depot takes a password this short).
  */
 const MIN_SECRET_LENGTH = 4;
+/**
+ * Secrets shorter than this are hidden as whole words only: a weak password such as `depot`
+ * must not turn `depotkit` into `***kit` in every command line printed. Longer ones are hidden
+ * wherever they stand.
+ */
+const ANYWHERE_LENGTH = 8;
 
 /** The forms a secret takes in text: as given, and as a URL or a JSON string spells it. */
 const forms = new Set<string>();
 /** The forms, longest first, so that a secret inside another is not left half hidden; rebuilt when one is added. */
-let ordered: string[] | undefined;
+let patterns: RegExp[] | undefined;
+
+function pattern(form: string): RegExp {
+  const literal = form.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+  return form.length >= ANYWHERE_LENGTH ? new RegExp(literal, 'g') : new RegExp(`(?<![\\p{L}\\p{N}])${literal}(?![\\p{L}\\p{N}])`, 'gu');
+}
 
 /** Remembers `secret` (and how a URL or JSON spells it) so that the scrub hides it; returns it. */
 export function registerSecret<T extends string | undefined>(secret: T): T {
@@ -27,7 +38,7 @@ export function registerSecret<T extends string | undefined>(secret: T): T {
   for (const form of [secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)]) {
     if (!forms.has(form)) {
       forms.add(form);
-      ordered = undefined;
+      patterns = undefined;
     }
   }
   return secret;
@@ -43,7 +54,7 @@ const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:"'<>]*):[^\s"'<>]*@/gi;
 export function scrubSecrets(text: string): string {
   let out = text.replace(URL_USERINFO, (_, head: string) => `${head}:${HIDDEN}@`);
   if (forms.size === 0) return out;
-  ordered ??= [...forms].sort((a, b) => b.length - a.length);
-  for (const form of ordered) if (out.includes(form)) out = out.split(form).join(HIDDEN);
+  patterns ??= [...forms].sort((a, b) => b.length - a.length).map(pattern);
+  for (const secret of patterns) out = out.replace(secret, HIDDEN);
   return out;
 }

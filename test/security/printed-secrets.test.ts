@@ -142,9 +142,12 @@ describe('the scrub', () => {
     registerSecret('Sc"rub/Me-Now');
     expect(scrubSecrets('a Sc"rub/Me-Now b Sc%22rub%2FMe-Now c Sc\\"rub/Me-Now')).toBe('a *** b *** c ***');
     expect(scrubSecrets('see https://u:not-registered/x@host/p and http://alice@proxy:3128')).toBe('see https://u:***@host/p and http://alice@proxy:3128');
+    // A short one as a whole word only: a weak password must not garble the command lines printed.
+    registerSecret('depot');
+    expect(scrubSecrets('credentials depot/depot refused: run npx depotkit check')).toBe('credentials ***/*** refused: run npx depotkit check');
     // Too short to look for: hiding every "ab" would garble the text.
     registerSecret('ab');
-    expect(scrubSecrets('abc')).toBe('abc');
+    expect(scrubSecrets('abc ab')).toBe('abc ab');
   });
 });
 
