@@ -1,7 +1,5 @@
-import { writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readServedChain } from '../../src/installer/depot-chain.js';
 import { MgmtClient } from '../../src/mgmt/client.js';
@@ -9,7 +7,7 @@ import { handshake } from '../../src/mgmt/served.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/mgmt/certs.js';
 import { JsonTransport } from '../../src/util/http-client.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { PASSWORD, USER, startSim } from '../installer/helpers.js';
+import { PASSWORD, startSim, writeFleetInventory } from '../installer/helpers.js';
 
 /** How often the dripping servers send their next byte: far inside any timeout, so that an idle timer never fires. */
 const DRIP_MS = 200;
@@ -122,22 +120,11 @@ describe('a server that drips its answer ends each request at its timeout', () =
   it('installer status --inventory: the good consumers get their rows, the dripping one fails its own with the timeout', async () => {
     const [good1, good2, dripping] = await Promise.all([startSim(), startSim(), drippingApi(cert)]);
     try {
-      const bundle = join(tmp.dir, 'fleet-ca.pem');
-      await writeFile(bundle, `${good1.caPem}${good2.caPem}${cert.certPem}`);
-      const inventory = join(tmp.dir, 'fleet.yaml');
-      await writeFile(
-        inventory,
-        [
-          'defaults:',
-          `  user: ${USER}`,
-          '  passwordEnv: FLEET_PASSWORD',
-          `  installerCa: ${bundle}`,
-          'installers:',
-          `  - { name: good-1, url: "${good1.url}" }`,
-          `  - { name: dripping, url: "${dripping.url}" }`,
-          `  - { name: good-2, url: "${good2.url}" }`,
-        ].join('\n'),
-      );
+      const inventory = await writeFleetInventory(tmp.dir, [good1.caPem, good2.caPem, cert.certPem], {
+        'good-1': good1.url,
+        dripping: dripping.url,
+        'good-2': good2.url,
+      });
       const res = await runCli(['installer', 'status', '--inventory', inventory, '--timeout', '2'], { env: { FLEET_PASSWORD: PASSWORD } });
       expect(res.code, res.stderr).toBe(1);
       expect(res.stdout).toMatch(/^good-1 {2}\S+ \S+ {2}ok {2}/m);
