@@ -92,7 +92,7 @@ export function printReport(report: ErrorReport, options: { json?: boolean; usag
 export function printError(err: unknown, options: { json?: boolean } = {}): number {
   const code = printReport(describeError(err), options);
   // A stack is for whoever debugs depotkit, on request only.
-  if (process.env.DEPOTKIT_DEBUG && err instanceof Error && !(err instanceof DepotkitError)) process.stderr.write(`${err.stack}\n`);
+  if (process.env.DEPOTKIT_DEBUG && err instanceof Error && !(err instanceof DepotkitError)) process.stderr.write(`${scrubSecrets(err.stack ?? '')}\n`);
   return code;
 }
 
