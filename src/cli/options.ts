@@ -271,9 +271,12 @@ export interface ProxyFlags {
   noproxy?: string;
 }
 
-/** A user and password in a proxy URL given on the command line, which `ps` and the shell's history would show. */
+/**
+ * A user and password in a proxy URL given on the command line, which `ps` and the shell's history
+ * would show: a user, a colon, then anything up to an `@` (a password may hold `/` unencoded).
+ */
 function proxyUrl(value: string): string {
-  if (/^([a-z][a-z0-9+.-]*:\/\/)?[^/@]*:[^/@]*@/i.test(value))
+  if (/^[^/@]*:.*@/s.test(value.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')))
     throw new InvalidOption(
       '--proxy holds a password, which the command line shows to anyone running ps: give the user with --proxy-user and the password with --proxy-password-file, or user:password in --proxy-credentials-file.',
     );

@@ -1,14 +1,17 @@
 import { InvalidArgumentError } from 'commander';
 import { DepotkitError, EXIT, isEnvironmentError, describeFsError } from '../util/errors.js';
-import { escapeControlChars } from '../util/text.js';
+import { scrubSecrets } from '../util/scrub.js';
+import { escapeControlChars, escapeControlCharsInJson } from '../util/text.js';
 import { asInvoked, whenNpmParentDies } from './process.js';
 import { inCommandLineWords } from './wording.js';
 
 /**
  * Printing for the CLI: JSON for scripts, plain lines for people. Every line
- * for people goes through here, with its control characters escaped: names
- * from a catalog, an archive, a certificate or a server must not drive the
- * terminal (colours, titles, forged lines). JSON escapes them itself. A
+ * and every JSON string goes through here, with the secrets the process knows
+ * hidden (scrub.ts: a server may echo a password in any message) and its
+ * control characters escaped: names from a catalog, an archive, a certificate
+ * or a server must not drive the terminal (colours, titles, forged lines).
+ * JSON escapes C0 itself; C1 and the bidirectional ones are escaped after. A
  * command named in a line (`depotkit cert issue ...`) is written as the user
  * runs depotkit (`npx depotkit ...` through npx), and an option or operation
  * the library names (`force`) as its flag or command (see wording.ts).
@@ -22,22 +25,29 @@ export function forTheUser(text: string): string {
 /** Keys of a JSON report whose strings are words for people, not data. */
 const WORDS = new Set(['message', 'hint', 'fix', 'installer', 'action', 'next']);
 
-/** A JSON.stringify replacer: the library's words under those keys as the command line spells them. */
+/** A JSON.stringify replacer: every string scrubbed, the library's words under those keys as the command line spells them. */
 function wordsForTheUser(key: string, value: unknown): unknown {
-  return typeof value === 'string' && WORDS.has(key) ? forTheUser(value) : value;
+  if (typeof value !== 'string') return value;
+  const scrubbed = scrubSecrets(value);
+  return WORDS.has(key) ? forTheUser(scrubbed) : scrubbed;
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, wordsForTheUser, 2)}\n`);
+  process.stdout.write(`${escapeControlCharsInJson(JSON.stringify(value, wordsForTheUser, 2))}\n`);
+}
+
+/** A line as the user sees it: no secret, no control character, the library's words as the command line spells them. */
+function shown(line: string): string {
+  return forTheUser(escapeControlChars(scrubSecrets(line)));
 }
 
 export function printLines(lines: Iterable<string>): void {
-  for (const line of lines) process.stdout.write(`${forTheUser(escapeControlChars(line))}\n`);
+  for (const line of lines) process.stdout.write(`${shown(line)}\n`);
 }
 
 /** Messages that are not the command's result go to stderr, so stdout stays parseable. */
 export function note(message: string): void {
-  process.stderr.write(`${forTheUser(escapeControlChars(message))}\n`);
+  process.stderr.write(`${shown(message)}\n`);
 }
 
 export function warn(message: string): void {
@@ -82,7 +92,7 @@ export function printReport(report: ErrorReport, options: { json?: boolean; usag
 export function printError(err: unknown, options: { json?: boolean } = {}): number {
   const code = printReport(describeError(err), options);
   // A stack is for whoever debugs depotkit, on request only.
-  if (process.env.DEPOTKIT_DEBUG && err instanceof Error && !(err instanceof DepotkitError)) process.stderr.write(`${err.stack}\n`);
+  if (process.env.DEPOTKIT_DEBUG && err instanceof Error && !(err instanceof DepotkitError)) process.stderr.write(`${scrubSecrets(err.stack ?? '')}\n`);
   return code;
 }
 

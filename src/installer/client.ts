@@ -1,6 +1,7 @@
 import { INSTALLER_API, INSTALLER_ERROR_CODES, INSTALLER_TOKEN_CREATED_STATUSES, apiPath } from '../constants.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import { JsonTransport, describeNetworkFailure, type Reply } from '../util/http-client.js';
+import { registerSecret } from '../util/scrub.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
 import { parseHttpsOrigin } from '../util/url.js';
 import {
@@ -31,7 +32,7 @@ export interface InstallerClientOptions {
   user: string;
   password: string;
   trust?: InstallerTrust;
-  /** Per-request timeout (connect, headers, body); 30 s by default. */
+  /** The time each request has, from its start to the answer's last byte; 30 s by default. */
   timeoutMs?: number;
   /**
    * Timeout of the depot settings update, during which the installer
@@ -84,7 +85,7 @@ const ABORT_GRACE_MS = 3_000;
 
 interface CallOptions {
   retries?: number;
-  /** Headers and body timeout of this request, instead of the client's. */
+  /** The time this request has, instead of the client's. */
   timeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -116,6 +117,8 @@ export class InstallerClient {
     private readonly opts: InstallerClientOptions,
   ) {
     this.clock = opts.clock ?? Date.now;
+    // Given by a library caller, not read by readSecret: hidden from what is printed all the same.
+    registerSecret(opts.password);
     this.transport = new JsonTransport({
       origin,
       trust: opts.trust,
@@ -161,8 +164,8 @@ export class InstallerClient {
     if (typeof pair?.accessToken !== 'string' || typeof pair.refreshToken?.id !== 'string') {
       throw new InstallerConnectionError(`${this.origin.href} answered the log-in without an access token: is it an installer?`, undefined);
     }
-    this.accessToken = pair.accessToken;
-    this.refreshId = pair.refreshToken.id;
+    this.accessToken = registerSecret(pair.accessToken);
+    this.refreshId = registerSecret(pair.refreshToken.id);
     this.counts.logins++;
   }
 
@@ -171,7 +174,7 @@ export class InstallerClient {
     if (this.refreshId) {
       const reply = await this.send('PATCH', INSTALLER_API.refreshAccessToken, this.refreshId);
       if (reply.status === 200 && typeof reply.body === 'string') {
-        this.accessToken = reply.body;
+        this.accessToken = registerSecret(reply.body);
         this.counts.refreshes++;
         return;
       }

@@ -9,6 +9,7 @@ import {
 } from '../constants.js';
 import { splitPemBlocks } from '../pki/pem.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
+import { registerSecret } from '../util/scrub.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
 import { listingsOf, sha256OfPem } from './trust.js';
@@ -214,6 +215,8 @@ function refusalHint(errorCode: string | undefined, configuration: DepotConfigur
  */
 export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: DepotPushOptions = {}): Promise<DepotPushResult> {
   checkDepotSpec(spec);
+  // A consumer may echo the password in its answers: the scrub hides it, however the caller got it.
+  registerSecret(spec.password);
   if (spec.hostname && isIP(spec.hostname) === 0 && !/^[A-Za-z0-9.-]+$/.test(spec.hostname)) throw usageError(`"${spec.hostname}" is not a host name.`);
   const versioned = needsUrlField(spec) || (spec.trustedCertificates?.length ?? 0) > 0;
   const version = versioned ? (opts.applianceVersion ?? (await client.applianceInfo()).version) : undefined;

@@ -1,5 +1,6 @@
 /** The installer API's JSON shapes (OpenAPI subset 9.0.2.0 plus the 9.1 `url` and the 9.1.1 `trustedCertificates`), shared by the client and the simulator. */
 import { isObject } from '../util/json.js';
+import { registerSecret } from '../util/scrub.js';
 
 export { isObject };
 
@@ -131,9 +132,13 @@ export function parseTokenIdBody(text: string): string {
   return trimmed;
 }
 
-/** Depot settings with offlineAccount.password removed, whatever the installer answered: never reported. */
+/**
+ * Depot settings with offlineAccount.password removed, whatever the installer answered: never
+ * reported; and hidden by the scrub wherever else the installer repeats it (its account message).
+ */
 export function withoutPassword(settings: DepotSettings): DepotSettings {
   if (!isObject(settings.offlineAccount)) return settings;
-  const { password: _password, ...account } = settings.offlineAccount as DepotAccount;
+  const { password, ...account } = settings.offlineAccount as DepotAccount;
+  if (typeof password === 'string') registerSecret(password);
   return { ...settings, offlineAccount: account };
 }

@@ -2,6 +2,7 @@ import { MGMT_API, MGMT_HEADERS, MGMT_USE_HEADER_AUTHN_VALUE, type MgmtApiGenera
 import { DepotkitError, EXIT } from '../util/errors.js';
 import { JsonTransport, basicAuthorization, describeNetworkFailure, networkErrorCode, type Reply } from '../util/http-client.js';
 import { TLS_TRUST_ERROR_CODES } from '../util/tls-errors.js';
+import { registerSecret } from '../util/scrub.js';
 import { parseHttpsOrigin } from '../util/url.js';
 import { isObject, parseErrorBody, unwrapValue, wrapSpec, type CsrSpec, type TlsInfo, type TlsReplaceSpec } from './wire.js';
 
@@ -84,7 +85,7 @@ export class MgmtClient {
       origin,
       choice === 'auto' ? 'api' : choice,
       transport,
-      { user: opts.user, password: opts.password },
+      { user: opts.user, password: registerSecret(opts.password) },
       opts.reauthenticate ?? true,
     );
     try {
@@ -120,7 +121,7 @@ export class MgmtClient {
     check('Opening a session', reply);
     const id = unwrapValue(this.generation, reply.body);
     if (typeof id !== 'string' || id === '') throw new DepotkitError('Opening a session failed: the server answered without a session id.', EXIT.problems);
-    this.sessionId = id;
+    this.sessionId = registerSecret(id);
     this.logins++;
     return true;
   }

@@ -2,6 +2,7 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import { DepotkitError, EXIT } from './errors.js';
 import { TcpFirstAgent, requestText } from './https-request.js';
 import { NETWORK_LIMITS } from './limits.js';
+import { registerSecret } from './scrub.js';
 import { formatBytes } from './text.js';
 
 /** An answer: its status and its body, parsed as JSON when it is JSON, else the text (undefined when empty). */
@@ -10,9 +11,9 @@ export interface Reply {
   body: unknown;
 }
 
-/** The `Authorization` header of HTTP Basic authentication. */
+/** The `Authorization` header of HTTP Basic authentication; its credentials are as secret as the password, to the scrub too. */
 export function basicAuthorization(user: string, password: string): string {
-  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  return `Basic ${registerSecret(Buffer.from(`${user}:${password}`).toString('base64'))}`;
 }
 
 /**
@@ -43,7 +44,7 @@ const NETWORK_FAILURES: Readonly<Record<string, string>> = {
   EHOSTUNREACH: 'the host is unreachable',
   ENETUNREACH: 'the network is unreachable',
   UND_ERR_HEADERS_TIMEOUT: 'the server did not answer in time',
-  UND_ERR_BODY_TIMEOUT: 'the server did not answer in time',
+  UND_ERR_BODY_TIMEOUT: 'the server did not send its whole answer in time',
   UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
 };
 
@@ -78,7 +79,7 @@ export interface JsonTransportOptions {
   origin: URL;
   /** CA certificates (PEM) to verify the server with, the system store when absent; or no verification at all. */
   trust?: { caPems?: string[]; insecure?: boolean };
-  /** Connect, headers and body timeout of each request. */
+  /** The time each request has, from its start to the answer's last byte (each attempt, when it is retried). */
   timeoutMs: number;
   /** Attempts after the first, with back-off (0 by default). */
   retries?: number;
@@ -107,7 +108,7 @@ export class AnswerTooLargeError extends DepotkitError {
 export interface SendOptions {
   body?: unknown;
   headers?: Record<string, string>;
-  /** Headers and body timeout of this request, instead of the transport's. */
+  /** The time this request has, instead of the transport's. */
   timeoutMs?: number;
   signal?: AbortSignal;
   retries?: number;

@@ -92,7 +92,10 @@ export interface HttpsRequestOptions {
   headers: Record<string, string>;
   body?: string;
   agent: TcpFirstAgent;
-  /** From the request written to the headers read (`UND_ERR_HEADERS_TIMEOUT`), and between two parts of the body (`UND_ERR_BODY_TIMEOUT`). */
+  /**
+   * The whole request, from its start to the answer's last byte: past it, the request fails with the
+   * code of the phase it was in (`UND_ERR_CONNECT_TIMEOUT`, `UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`).
+   */
   timeoutMs: number;
   maxBytes: number;
   signal?: AbortSignal;
@@ -108,31 +111,39 @@ function asUndiciError(err: Error): Error {
   return code === 'ECONNRESET' && syscall === undefined && !connectFailures.has(err) ? codedError('UND_ERR_SOCKET', 'other side closed') : err;
 }
 
-/** One request: its status and its body as text, read up to `maxBytes`. */
+/** What a request that outlived its timeout fails with, by the phase it was in. */
+function deadlineError(phase: 'connect' | 'headers' | 'body', url: URL, timeoutMs: number): Error {
+  if (phase === 'connect') return codedError('UND_ERR_CONNECT_TIMEOUT', `Connect Timeout Error (attempted address: ${url.host}, timeout: ${timeoutMs}ms)`);
+  return phase === 'headers' ? codedError('UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error') : codedError('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error');
+}
+
+/**
+ * One request: its status and its body as text, read up to `maxBytes`, all
+ * within `timeoutMs`. One deadline for the whole, not a timer restarted at each
+ * part of the body: a server dripping a byte a second would hold a timer of
+ * that kind, and the fleet waiting for its row, for as long as it liked.
+ */
 export function requestText(url: URL, opts: HttpsRequestOptions): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
     let settled = false;
+    let phase: 'connect' | 'headers' | 'body' = 'connect';
     const finish = (err: Error | null, answer?: HttpsAnswer) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      clearTimeout(deadline);
       if (err) reject(asUndiciError(err));
       else resolve(answer!);
     };
     // The length of every body, as undici sends it: Node sends a DELETE's body with neither length nor chunks otherwise.
     const headers = opts.body === undefined ? opts.headers : { ...opts.headers, 'content-length': String(Buffer.byteLength(opts.body)) };
     const req = httpsRequest(url, { method: opts.method, headers, agent: opts.agent, ...(opts.signal ? { signal: opts.signal } : {}) });
-    const arm = (code: string, message: string) => {
-      clearTimeout(timer);
-      timer = setTimeout(() => req.destroy(codedError(code, message)), opts.timeoutMs);
-    };
-    req.once('error', (err) => finish(err));
-    let answered = false;
-    // From the request written; a server may answer before that (an early refusal): the body's timer runs then.
-    req.once('finish', () => answered || arm('UND_ERR_HEADERS_TIMEOUT', 'Headers Timeout Error'));
+    const deadline = setTimeout(() => req.destroy(deadlineError(phase, url, opts.timeoutMs)), opts.timeoutMs);
+    // Every error, not the first alone: a connection handed over after the request was destroyed reports again.
+    req.on('error', (err) => finish(err));
+    // The connection stands (TLS included) once the agent hands it over.
+    req.once('socket', () => phase === 'connect' && (phase = 'headers'));
     req.once('response', (res) => {
-      answered = true;
+      phase = 'body';
       const status = res.statusCode ?? 0;
       const { headers: answerHeaders } = res;
       const declared = Number(res.headers['content-length']);
@@ -141,7 +152,6 @@ export function requestText(url: URL, opts: HttpsRequestOptions): Promise<HttpsA
         req.destroy();
         return;
       }
-      arm('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error');
       const chunks: Buffer[] = [];
       let total = 0;
       res.on('data', (chunk: Buffer) => {
@@ -152,7 +162,6 @@ export function requestText(url: URL, opts: HttpsRequestOptions): Promise<HttpsA
           return;
         }
         chunks.push(chunk);
-        arm('UND_ERR_BODY_TIMEOUT', 'Body Timeout Error');
       });
       res.once('error', (err) => finish(err));
       // Closed with neither its end nor an error (destroyed from outside): never left waiting.

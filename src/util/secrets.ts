@@ -1,6 +1,7 @@
 import { SECRET_FILE_MAX_BYTES } from './limits.js';
 import { usageError } from './errors.js';
 import { readInto } from './fs.js';
+import { registerSecret } from './scrub.js';
 
 export interface SecretSource {
   /** A file whose first line is the secret. */
@@ -11,18 +12,19 @@ export interface SecretSource {
 
 /**
  * Reads a password from a file or an environment variable: never from the
- * command line, where `ps` and shell history would show it.
+ * command line, where `ps` and shell history would show it. What is read is
+ * registered with the scrub (scrub.ts): nothing printed or written shows it.
  */
 export async function readSecret(source: SecretSource, what: string): Promise<string> {
   if (source.file) {
     const secret = await readFirstLine(source.file, what);
     if (!secret) throw usageError(`${source.file} is empty: its first line should hold the ${what}.`);
-    return secret;
+    return registerSecret(secret);
   }
   if (source.env) {
     const value = process.env[source.env];
     if (!value) throw usageError(`The environment variable ${source.env} that should hold the ${what} is not set.`);
-    return value;
+    return registerSecret(value);
   }
   throw usageError(`No ${what} given.`, 'Pass it in a file (`passwordFile`) or an environment variable (`passwordEnv`).');
 }
@@ -60,7 +62,7 @@ export async function promptSecret(prompt: string): Promise<string> {
   const answer = read({ prompt: `${prompt}:`, silent: true, replace: '', input: process.stdin, output: process.stderr }).then(
     (value) => {
       settled = true;
-      return value;
+      return registerSecret(value);
     },
     () => {
       settled = true;

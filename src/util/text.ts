@@ -6,10 +6,11 @@
  * as another. They are shown escaped instead, in the spelling of a JavaScript
  * string (`\x1b`, `\r`, `\n`, `\t`, `\u202e`).
  */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-// eslint-disable-next-line no-control-regex
-const HAS_CONTROL = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+// DEL, C1 and the bidirectional formatting characters: what JSON.stringify leaves raw.
+const BEYOND_C0 = '\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+const CONTROL = new RegExp(`[\\x00-\\x1f${BEYOND_C0}]`, 'g');
+const HAS_CONTROL = new RegExp(`[\\x00-\\x1f${BEYOND_C0}]`);
+const CONTROL_IN_JSON = new RegExp(`[${BEYOND_C0}]`, 'g');
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -22,6 +23,15 @@ export function escapeControlChars(text: string): string {
     const code = c.charCodeAt(0);
     return NAMED[c] ?? (code > 0xff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\x${code.toString(16).padStart(2, '0')}`);
   });
+}
+
+/**
+ * JSON text with the characters JSON.stringify leaves raw (DEL, C1, the bidirectional ones) as
+ * `\u` escapes: the same JSON, and nothing in it that acts on a terminal. JSON.stringify
+ * escapes C0 itself; the line ends between its values are its layout and stay.
+ */
+export function escapeControlCharsInJson(json: string): string {
+  return json.replace(CONTROL_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** `1 file`, `2 files`: a count with its noun, singular for one (`plural` for nouns that do not take an s). */

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Agent, request } from 'undici';
@@ -17,6 +18,22 @@ export const DEPOT_PASSWORD = 'Dep0t-Pa55word';
 
 export function startSim(opts: InstallerSimulatorOptions = {}): Promise<InstallerSimulator> {
   return startInstallerSimulator({ users: { [USER]: PASSWORD }, ...opts });
+}
+
+/**
+ * `dir`/fleet.yaml: the consumers at `urls` (by name), each logged in to as USER with the password
+ * in FLEET_PASSWORD and trusted by a bundle of `caPems`. Returns the inventory's path.
+ */
+export async function writeFleetInventory(dir: string, caPems: string[], urls: Record<string, string>): Promise<string> {
+  const bundle = join(dir, 'fleet-ca.pem');
+  await writeFile(bundle, caPems.join(''));
+  const inventory = join(dir, 'fleet.yaml');
+  const entries = Object.entries(urls).map(([name, url]) => `  - { name: ${name}, url: "${url}" }`);
+  await writeFile(
+    inventory,
+    ['defaults:', `  user: ${USER}`, '  passwordEnv: FLEET_PASSWORD', `  installerCa: ${bundle}`, 'installers:', ...entries].join('\n'),
+  );
+  return inventory;
 }
 
 // The program's flags, learnt once: an option the library names is shown as a flag only when a command has it.

@@ -8,6 +8,7 @@ import { parseCatalog } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { escapeControlChars, hasControlChars } from '../../src/util/text.js';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { freePort } from '../helpers/nginx.js';
 import { vendorLikeSource } from '../depot/helpers.js';
 import { expectNoControlChars, expectOneSentence, listTree, makeZip } from './helpers.js';
 
@@ -133,5 +134,19 @@ describe('control characters in names reach no terminal raw', () => {
     expect(r.stdout).toContain('DNS:a.lab\\r\\nSHA-256:      FORGED\\x1b[2J');
     expect(r.stdout).toContain('depot\\x9b2J');
     expect(r.stdout.match(/^SHA-256:/gm)).toHaveLength(1);
+  });
+
+  it('--json escapes C1 and bidirectional controls too: a consumer named with U+009B and U+202E reaches no terminal raw', async () => {
+    const name = 'evil\u009b2J\u202egnp.iso\u2066';
+    const inventory = join(dir, 'fleet.yaml');
+    // A port nothing listens on: the row fails at once, under its name.
+    await writeFile(inventory, `installers:\n  - { name: "${name}", url: "https://127.0.0.1:${await freePort()}", passwordEnv: FLEET_PASSWORD }\n`);
+    const r = await runCli(['installer', 'status', '--inventory', inventory, '--json'], { env: { FLEET_PASSWORD: 'not-sent-anywhere' } });
+    expect(r.code, r.stderr).toBe(1);
+    expectNoControlChars(r.stdout);
+    expect(r.stdout).not.toMatch(/[\u202e\u2066]/);
+    expect(r.stdout).toContain('"name": "evil\\u009b2J\\u202egnp.iso\\u2066"');
+    // Still the same JSON: the name reads back whole.
+    expect((JSON.parse(r.stdout) as { installers: Array<{ name: string }> }).installers[0]!.name).toBe(name);
   });
 });

@@ -12,7 +12,7 @@ import { ServiceLog } from '../../src/simulators/installer/log.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/mgmt/certs.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { PASSWORD as INSTALLER_PASSWORD, USER as INSTALLER_USER, startSim } from '../installer/helpers.js';
+import { PASSWORD as INSTALLER_PASSWORD, USER as INSTALLER_USER, startSim, writeFleetInventory } from '../installer/helpers.js';
 import { testCa } from '../mgmt/helpers.js';
 
 const MiB = 1024 ** 2;
@@ -117,21 +117,7 @@ describe('API answers without end', () => {
     const hostile = await startEndlessApi(cert);
     const sim = await startSim();
     try {
-      const bundle = join(tmp.dir, 'fleet-ca.pem');
-      await writeFile(bundle, `${sim.caPem}${cert.certPem}`);
-      const inventory = join(tmp.dir, 'fleet.yaml');
-      await writeFile(
-        inventory,
-        [
-          'defaults:',
-          `  user: ${INSTALLER_USER}`,
-          '  passwordEnv: FLEET_PASSWORD',
-          `  installerCa: ${bundle}`,
-          'installers:',
-          `  - { name: hostile, url: "${hostile.url}" }`,
-          `  - { name: real, url: "${sim.url}" }`,
-        ].join('\n'),
-      );
+      const inventory = await writeFleetInventory(tmp.dir, [sim.caPem, cert.certPem], { hostile: hostile.url, real: sim.url });
       const res = await runCli(['installer', 'status', '--inventory', inventory, '--json'], { env: { FLEET_PASSWORD: INSTALLER_PASSWORD } });
       expect(res.code, res.stderr).toBe(1);
       const rows = (JSON.parse(res.stdout) as { installers: Array<{ name: string; ok: boolean; error?: { message: string } }> }).installers;

@@ -3,6 +3,7 @@ import { PROXY_ENV } from '../../constants.js';
 import type { DepotUrl } from '../../util/depot-url.js';
 import { usageError } from '../../util/errors.js';
 import { basicAuthorization } from '../../util/http-client.js';
+import { HIDDEN, registerSecret } from '../../util/scrub.js';
 
 /**
  * The proxy on the way to the depot. Without `proxy`, the environment names
@@ -63,13 +64,13 @@ export function chooseProxy(depot: DepotUrl, options: ProxyOptions = {}, env: En
   const uri = parseProxyUrl(named.value, named.from);
   const list = options.noProxy !== undefined ? { value: options.noProxy, from: 'noProxy' } : fromEnv(env, PROXY_ENV.noProxy);
   const entry = list && noProxyEntry(list.value, depot);
-  const fromUrl = { user: decodeURIComponent(uri.username), password: decodeURIComponent(uri.password) };
+  const fromUrl = { user: decoded(uri.username, named), password: registerSecret(decoded(uri.password, named)) };
   uri.username = '';
   uri.password = '';
   const user = options.proxyUser ?? (fromUrl.user || undefined);
   const shown = showProxy(uri, user);
   if (entry) return { use: { url: shown, from: named.from, bypassedBy: { entry, from: list.from } } };
-  const password = options.proxyUser !== undefined ? (options.proxyPassword ?? '') : fromUrl.password;
+  const password = options.proxyUser !== undefined ? registerSecret(options.proxyPassword ?? '') : fromUrl.password;
   return {
     route: {
       uri,
@@ -88,14 +89,35 @@ function showProxy(uri: URL, user: string | undefined): string {
   return `${uri.protocol}//${user !== undefined ? `${encodeURIComponent(user)}@` : ''}${uri.host}`;
 }
 
-/** `value` with whatever stands before an `@` after the scheme hidden: for a value that is not a URL. */
+/**
+ * `value` with everything between the scheme and its last `@` hidden: for a value that is not a
+ * URL. A password written unencoded may hold `/`, `:` or `@`, so no earlier character can be
+ * taken for the end of the credentials.
+ */
 function masked(value: string): string {
-  return value.replace(/^([^/@]*\/\/)?[^/@]*@/, (_, scheme: string | undefined) => `${scheme ?? ''}***@`);
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, (_, scheme: string | undefined) => `${scheme ?? ''}${HIDDEN}@`);
+}
+
+/** Where a proxy was named, as its messages say it. */
+function namedWhere(from: string): string {
+  return from === 'proxy' ? 'The proxy (`proxy`)' : `The proxy in ${from}`;
+}
+
+/** A user or password of the proxy's URL, its %-escapes decoded; a bad escape is refused without showing either. */
+function decoded(part: string, named: { value: string; from: string }): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw usageError(
+      `${namedWhere(named.from)} has a % in its user or password that starts no %-escape (two hex digits): "${masked(named.value)}".`,
+      'Write a % in them as %25.',
+    );
+  }
 }
 
 /** A proxy's URL: http:// (the scheme when none is given, as curl takes it) or https://. */
 export function parseProxyUrl(value: string, from: string): URL {
-  const where = from === 'proxy' ? 'The proxy (`proxy`)' : `The proxy in ${from}`;
+  const where = namedWhere(from);
   const text = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`;
   let uri: URL;
   try {
@@ -106,6 +128,12 @@ export function parseProxyUrl(value: string, from: string): URL {
   if (uri.protocol !== 'http:' && uri.protocol !== 'https:')
     throw usageError(`${where} is a ${uri.protocol.slice(0, -1)} proxy; a depot is mirrored through an http:// or https:// proxy only.`);
   if (!uri.hostname) throw usageError(`${where} names no host: "${masked(value)}".`, 'Give it as http://host:port.');
+  // An `@` after the host is the end of a password holding `/`, `?` or `#` unencoded: the URL's parser took part of it for the host.
+  if (`${uri.pathname}${uri.search}${uri.hash}`.includes('@'))
+    throw usageError(
+      `${where} has an \`@\` after its host: a user or password holding /, ? or # must be %-encoded: "${masked(value)}".`,
+      'Write / as %2F, ? as %3F and # as %23 in them.',
+    );
   return uri;
 }
 
