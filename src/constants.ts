@@ -82,6 +82,19 @@ export function componentsOf(release: Release): readonly string[] {
 /** Every component name the toolkit knows, for misspelling suggestions. */
 export const KNOWN_COMPONENTS: readonly string[] = [...new Set<string>([...COMPONENTS_9_0, ...COMPONENTS_9_1])].sort();
 
+/**
+ * The name the installer's API gives a component whose depot folder (and catalog key) differs:
+ * SDDC Manager's binaries sit under SDDC_MANAGER_VCF, but release components, download status
+ * and bundles name it SDDC_MANAGER (the vendor's Python SDK download samples and Ansible
+ * collection select it by that name). Any other component keeps its folder's name.
+ */
+export const API_COMPONENT_NAMES: Readonly<Record<string, string>> = { SDDC_MANAGER_VCF: 'SDDC_MANAGER' };
+
+/** The installer API's name of the component catalogued (and foldered) as `catalogKey`. */
+export function apiComponentName(catalogKey: string): string {
+  return API_COMPONENT_NAMES[catalogKey] ?? catalogKey;
+}
+
 /** The catalog's bundle types. */
 export const BUNDLE_TYPES = ['INSTALL', 'PATCH'] as const;
 
