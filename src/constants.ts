@@ -273,8 +273,8 @@ export const MGMT_ERROR_TYPES = {
  * vAPI JSON-RPC 2.0, the only transport of the vSphere Automation SDK for Python: one `POST /api`
  * per call, `{"jsonrpc": "2.0", "method": "invoke", "params": {"serviceId", "operationId",
  * "input", "ctx": {"appCtx", "securityCtx"}}, "id"}` (the runtime's
- * JSON-RPC serializer, vmware-vapi-runtime's vmware/vapi/data/serializers/jsonrpc.py; the Go runtime's
- * tests show the same request).
+ * JSON-RPC de/serializer in vmware-vapi-runtime, VAPIJsonEncoder and JsonRpcDictToVapi; the Go vAPI
+ * runtime's tests show the same request).
  * Values are typed in the envelope: a structure is `{"STRUCTURE": {"<name>": {fields}}}`, an
  * optional `{"OPTIONAL": value|null}`, a secret `{"SECRET": "..."}`, an error
  * `{"ERROR": {"com.vmware.vapi.std.errors.<kind>": {fields}}}`; a result is `{"output": value}`
