@@ -50,6 +50,30 @@ export function parseServerUrl(server: string): URL {
   return parseHttpsOrigin(server, 'the management server');
 }
 
+/** A connection as the library's operations take it: the server, the user, and trust for the server's certificate. */
+export interface MgmtConnection {
+  server: string;
+  user: string;
+  password: string;
+  api?: ApiChoice;
+  /** Trust for the server's current certificate. */
+  serverCaPems?: string[];
+  insecure?: boolean;
+  requestTimeoutMs?: number;
+}
+
+/** Opens a session from a connection's options. */
+export function connectMgmt(opts: MgmtConnection): Promise<MgmtClient> {
+  return MgmtClient.connect({
+    server: opts.server,
+    user: opts.user,
+    password: opts.password,
+    api: opts.api,
+    trust: { caPems: opts.serverCaPems, insecure: opts.insecure },
+    timeoutMs: opts.requestTimeoutMs,
+  });
+}
+
 /**
  * A client of the management server's certificate API, either generation.
  * The password stays in memory only, to log in again after a session expires

@@ -1,6 +1,6 @@
 import type { MgmtApiGeneration } from '../constants.js';
 import { hasErrors, type Finding } from '../util/findings.js';
-import { MgmtClient, type ApiChoice } from './client.js';
+import { connectMgmt, type ApiChoice } from './client.js';
 import { planReplacement } from './replace-plan.js';
 import { customRequest, installAndVerify, signedCsrRequest, summaryOfTls } from './replace-steps.js';
 import type { WaitStatus } from './served.js';
@@ -97,14 +97,7 @@ export interface ReplaceCertReport {
 export async function replaceCertificate(opts: ReplaceCertOptions): Promise<ReplaceCertReport> {
   const plan = planReplacement(opts);
   (opts.onStep ?? (() => {}))(`Opening a session on ${plan.origin.host}...`);
-  const client = await MgmtClient.connect({
-    server: opts.server,
-    user: opts.user,
-    password: opts.password,
-    api: opts.api,
-    trust: { caPems: opts.serverCaPems, insecure: opts.insecure },
-    timeoutMs: opts.requestTimeoutMs,
-  });
+  const client = await connectMgmt(opts);
   // Everything after the login is inside the try: a failure must still end the session and close connections.
   try {
     const report: ReplaceCertReport = {

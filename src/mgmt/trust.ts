@@ -1,18 +1,9 @@
 import { inspectCertificate, normalizePem, sha256Fingerprint, splitPemBlocks } from '../pki/index.js';
 import { usageError } from '../util/errors.js';
-import { MgmtClient, type ApiChoice } from './client.js';
+import { connectMgmt, type MgmtClient, type MgmtConnection } from './client.js';
 
 /** Where the trusted root chains are, and how to log in there. */
-export interface VcenterTrustOptions {
-  server: string;
-  user: string;
-  password: string;
-  api?: ApiChoice;
-  /** Trust for the server's own certificate. */
-  serverCaPems?: string[];
-  insecure?: boolean;
-  requestTimeoutMs?: number;
-}
+export type VcenterTrustOptions = MgmtConnection;
 
 export interface ChainCertificate {
   subject: string;
@@ -51,14 +42,7 @@ function certificate(pem: string): ChainCertificate {
 }
 
 async function withClient<T>(opts: VcenterTrustOptions, fn: (client: MgmtClient) => Promise<T>): Promise<T> {
-  const client = await MgmtClient.connect({
-    server: opts.server,
-    user: opts.user,
-    password: opts.password,
-    api: opts.api,
-    trust: { caPems: opts.serverCaPems, insecure: opts.insecure },
-    timeoutMs: opts.requestTimeoutMs,
-  });
+  const client = await connectMgmt(opts);
   try {
     return await fn(client);
   } finally {
