@@ -82,6 +82,19 @@ export function componentsOf(release: Release): readonly string[] {
 /** Every component name the toolkit knows, for misspelling suggestions. */
 export const KNOWN_COMPONENTS: readonly string[] = [...new Set<string>([...COMPONENTS_9_0, ...COMPONENTS_9_1])].sort();
 
+/**
+ * The name the installer's API gives a component whose depot folder (and catalog key) differs:
+ * SDDC Manager's binaries sit under SDDC_MANAGER_VCF, but release components, download status
+ * and bundles name it SDDC_MANAGER (the vendor's Python SDK download samples and Ansible
+ * collection select it by that name). Any other component keeps its folder's name.
+ */
+export const API_COMPONENT_NAMES: Readonly<Record<string, string>> = { SDDC_MANAGER_VCF: 'SDDC_MANAGER' };
+
+/** The installer API's name of the component catalogued (and foldered) as `catalogKey`. */
+export function apiComponentName(catalogKey: string): string {
+  return API_COMPONENT_NAMES[catalogKey] ?? catalogKey;
+}
+
 /** The catalog's bundle types. */
 export const BUNDLE_TYPES = ['INSTALL', 'PATCH'] as const;
 
@@ -233,11 +246,13 @@ export const MGMT_API = {
     session: '/rest/com/vmware/cis/session',
     tlsCsr: '/rest/vcenter/certificate-management/vcenter/tls-csr',
     tls: '/rest/vcenter/certificate-management/vcenter/tls',
+    trustedRootChains: '/rest/vcenter/certificate-management/vcenter/trusted-root-chains',
   },
   api: {
     session: '/api/session',
     tlsCsr: '/api/vcenter/certificate-management/vcenter/tls-csr',
     tls: '/api/vcenter/certificate-management/vcenter/tls',
+    trustedRootChains: '/api/vcenter/certificate-management/vcenter/trusted-root-chains',
   },
 } as const;
 export type MgmtApiGeneration = keyof typeof MGMT_API;
@@ -249,7 +264,47 @@ export const MGMT_ERROR_TYPES = {
   invalidArgument: 'INVALID_ARGUMENT',
   unauthenticated: 'UNAUTHENTICATED',
   notFound: 'NOT_FOUND',
+  alreadyExists: 'ALREADY_EXISTS',
+  operationNotFound: 'OPERATION_NOT_FOUND',
   error: 'ERROR',
+} as const;
+
+/**
+ * vAPI JSON-RPC 2.0, the only transport of the vSphere Automation SDK for Python: one `POST /api`
+ * per call, `{"jsonrpc": "2.0", "method": "invoke", "params": {"serviceId", "operationId",
+ * "input", "ctx": {"appCtx", "securityCtx"}}, "id"}` (the runtime's
+ * JSON-RPC de/serializer in vmware-vapi-runtime, VAPIJsonEncoder and JsonRpcDictToVapi; the Go vAPI
+ * runtime's tests show the same request).
+ * Values are typed in the envelope: a structure is `{"STRUCTURE": {"<name>": {fields}}}`, an
+ * optional `{"OPTIONAL": value|null}`, a secret `{"SECRET": "..."}`, an error
+ * `{"ERROR": {"com.vmware.vapi.std.errors.<kind>": {fields}}}`; a result is `{"output": value}`
+ * or `{"error": errorValue}`, and a failure of the envelope itself a JSON-RPC `error` with `code`.
+ */
+export const MGMT_JSONRPC = {
+  path: '/api',
+  version: '2.0',
+  method: 'invoke',
+  /** The operation's own input structure, whose fields are the operation's parameters. */
+  inputStructure: 'operation-input',
+  types: { structure: 'STRUCTURE', optional: 'OPTIONAL', secret: 'SECRET', error: 'ERROR' },
+  /** The JSON-RPC 2.0 error codes the runtime defines. */
+  codes: { parseError: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, internalError: -32603 },
+  schemes: { userPass: 'com.vmware.vapi.std.security.user_pass', sessionId: 'com.vmware.vapi.std.security.session_id' },
+  services: {
+    session: 'com.vmware.cis.session',
+    tls: 'com.vmware.vcenter.certificate_management.vcenter.tls',
+    tlsCsr: 'com.vmware.vcenter.certificate_management.vcenter.tls_csr',
+    trustedRootChains: 'com.vmware.vcenter.certificate_management.vcenter.trusted_root_chains',
+  },
+  /** Structure names of the bindings (com.vmware.vcenter.certificate_management.vcenter_client, vapi std). */
+  structures: {
+    tlsInfo: 'com.vmware.vcenter.certificate_management.vcenter.tls.info',
+    tlsCsrInfo: 'com.vmware.vcenter.certificate_management.vcenter.tls_csr.info',
+    chainSummary: 'com.vmware.vcenter.certificate_management.vcenter.trusted_root_chains.summary',
+    chainInfo: 'com.vmware.vcenter.certificate_management.vcenter.trusted_root_chains.info',
+    certChain: 'com.vmware.vcenter.certificate_management.x509_cert_chain',
+    message: 'com.vmware.vapi.std.localizable_message',
+  },
 } as const;
 
 /** CSR key sizes the management server accepts; 3072 is the newer default. */

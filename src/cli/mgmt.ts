@@ -49,17 +49,98 @@ interface ReplaceCertFlags {
   cert?: string;
   key?: string;
   waitTimeout: number;
+  trustedChain?: boolean;
   json?: boolean;
 }
 
 export function registerMgmtCommands(program: Command): void {
   // vCenter is what users call the management server; `mgmt`, its first name, stays an alias.
-  const mgmt = program.command('vcenter').alias('mgmt').description('vCenter, the management server: replace its machine TLS certificate through its API');
+  const mgmt = program
+    .command('vcenter')
+    .alias('mgmt')
+    .description('vCenter, the management server: replace its machine TLS certificate and manage its trusted root chains through its API');
   replaceCertOptions(
     mgmt
       .command('replace-cert')
       .description("have the server make a CSR, sign it with the toolkit's CA, install it, and wait until the restarted server serves it"),
   ).action(replaceCert);
+  trustCommand(mgmt);
+}
+
+/** `--api`: which API generation to speak. */
+function apiOption(): Option {
+  return new Option('--api <generation>', 'API generation: auto uses the newer /api when the server has it').choices(API_CHOICES as string[]).default('auto');
+}
+
+interface TrustFlags {
+  server: string;
+  user: string;
+  passwordFile?: string;
+  passwordEnv?: string;
+  ca: string[];
+  list?: boolean;
+  remove?: boolean;
+  api: ApiChoice;
+  serverCa: string[];
+  insecure?: boolean;
+  json?: boolean;
+}
+
+/** `vcenter trust`: a CA into the server's trusted root chains (idempotent), or out of them, or the list. */
+function trustCommand(mgmt: Command): void {
+  mgmt
+    .command('trust')
+    .description("put a CA into vCenter's trusted root chains (nothing when a chain holds it already), list them, or remove it")
+    .requiredOption('--server <url>', 'the management server, https://host[:port]')
+    .addOption(userOption('a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER))
+    .addOption(passwordFileOption("the user's"))
+    .addOption(passwordEnvOption("the user's"))
+    .addOption(trustOption('--ca', 'the CA to trust (its issuers may follow it in the file)'))
+    .option('--list', 'list the trusted root chains and their certificates instead')
+    .option('--remove', 'remove every trusted root chain that holds the CA')
+    .addOption(apiOption())
+    .addOption(trustOption('--server-ca', "a CA to trust the server's certificate with").conflicts('insecure'))
+    .option('--insecure', "do not validate the server's certificate")
+    .addOption(jsonOption('print the report as JSON'))
+    .action(trust);
+}
+
+async function trust(flags: TrustFlags): Promise<void> {
+  if (!flags.list && flags.ca.length === 0) throw usageError('Give the CA with --ca, or --list to see the trusted root chains.');
+  if (flags.list && flags.remove) throw usageError('--list and --remove do not go together.');
+  const { readCaPems } = await import('../pki/trust-source.js');
+  const serverCaPems = flags.serverCa.length > 0 ? await readCaPems(flags.serverCa) : undefined;
+  const caPem = flags.ca.length > 0 ? (await readCaPems(flags.ca)).join('') : '';
+  const password = await readUserPassword(flags.user, flags);
+  if (flags.insecure) warn("not validating the server's certificate (--insecure).");
+  const mgmt = await import('../mgmt/index.js');
+  const opts = { server: flags.server, user: flags.user, password, api: flags.api, serverCaPems, insecure: flags.insecure };
+  if (flags.list) {
+    const report = await mgmt.listVcenterTrust(opts);
+    if (flags.json) return printJson(report);
+    const lines = [`Trusted root chains of ${report.server} (/${report.api} API): ${report.chains.length}.`];
+    for (const c of report.chains) {
+      lines.push(`  ${c.chain}`);
+      for (const cert of c.certificates) lines.push(`    ${cert.subject}, issued by ${cert.issuer}, valid to ${cert.notAfter}, SHA-256 ${cert.sha256}`);
+    }
+    return printLines(lines);
+  }
+  const report = await (flags.remove ? mgmt.untrustVcenterCa : mgmt.trustVcenterCa)({ ...opts, caPem });
+  if (flags.json) return printJson(report);
+  const what = `${report.ca.subject} (SHA-256 ${report.ca.sha256})`;
+  if (flags.remove) {
+    printLines([
+      report.changed
+        ? `Removed ${what} from ${report.server}: chains ${report.chains.join(', ')}.`
+        : `${report.server} does not trust ${what}: nothing removed.`,
+    ]);
+  } else {
+    printLines([
+      report.changed
+        ? `${report.server} now trusts ${what}: chain ${report.chains.join(', ')}.`
+        : `${report.server} trusts ${what} already: chain ${report.chains.join(', ')}.`,
+    ]);
+  }
 }
 
 /** The options of `vcenter replace-cert`: the server and its user, the CA, the CSR's subject, a certificate made elsewhere. */
@@ -94,14 +175,13 @@ function replaceCertOptions(command: Command): Command {
       wholeNumber('--days', { min: 1 }),
       MGMT_CSR_VALIDITY_DAYS,
     )
-    .addOption(
-      new Option('--api <generation>', 'API generation: auto uses the newer /api when the server has it').choices(API_CHOICES as string[]).default('auto'),
-    )
+    .addOption(apiOption())
     .addOption(trustOption('--server-ca', "a CA to trust the server's current certificate with").conflicts('insecure'))
     .option('--insecure', "do not validate the server's current certificate (the new one is always checked)")
     .option('--dry-run', 'connect, log in and show what would be done; request no CSR and replace nothing')
     .option('--cert <file>', 'install this certificate made elsewhere (leaf first, intermediates may follow) instead of a CSR')
     .option('--key <file>', 'the private key of --cert')
+    .option('--trusted-chain', "put the CA into the server's trusted root chains first (as vcenter trust does) and send no root_cert")
     .addOption(secondsOption('--wait-timeout', 'how long to wait for the restarted server', REPLACE_DEFAULTS.waitTimeoutMs / 1000))
     .addOption(jsonOption('print the report as JSON'));
 }
@@ -140,6 +220,7 @@ async function replaceCert(flags: ReplaceCertFlags): Promise<void> {
       serverCaPems,
       insecure: flags.insecure,
       dryRun: flags.dryRun,
+      trustedChain: flags.trustedChain,
       waitTimeoutMs: flags.waitTimeout * 1000,
       onStep: flags.json ? undefined : (s) => (waiting.clear(), note(s)),
       onWait: (s) => waiting.show(`  waiting ${Math.round(s.elapsedMs / 1000)} s: ${s.last}`),
@@ -261,6 +342,10 @@ export function formatReport(r: ReplaceCertReport): string[] {
     lines.push(`Replaced the certificate of ${r.server} (/${r.api} API).`);
     lines.push(`  before: ${r.previous.subject}, issued by ${r.previous.issuer}, SHA-256 ${r.previous.sha256}`);
     lines.push(`  now:    ${cert.subject}, issued by ${cert.issuer}, SAN ${cert.san.join(', ')}, valid to ${cert.notAfter}, SHA-256 ${cert.sha256}`);
+    if (r.trustedChain)
+      lines.push(
+        `  trusted: the CA is in the server's trusted root chains (${r.trustedChain.chains.join(', ')}${r.trustedChain.changed ? ', added now' : ''})`,
+      );
     if (r.restart) lines.push(`  restart: served after ${(r.restart.waitedMs / 1000).toFixed(1)} s`);
     if (r.verified?.trusted && r.verified.hostname) lines.push('  verified: trusted by the CA and valid for the host name');
   }

@@ -51,6 +51,30 @@ export function parseServerUrl(server: string): URL {
   return parseHttpsOrigin(server, 'the management server');
 }
 
+/** A connection as the library's operations take it: the server, the user, and trust for the server's certificate. */
+export interface MgmtConnection {
+  server: string;
+  user: string;
+  password: string;
+  api?: ApiChoice;
+  /** Trust for the server's current certificate. */
+  serverCaPems?: string[];
+  insecure?: boolean;
+  requestTimeoutMs?: number;
+}
+
+/** Opens a session from a connection's options. */
+export function connectMgmt(opts: MgmtConnection): Promise<MgmtClient> {
+  return MgmtClient.connect({
+    server: opts.server,
+    user: opts.user,
+    password: opts.password,
+    api: opts.api,
+    trust: { caPems: opts.serverCaPems, insecure: opts.insecure },
+    timeoutMs: opts.requestTimeoutMs,
+  });
+}
+
 /**
  * A client of the management server's certificate API, either generation.
  * The password stays in memory only, to log in again after a session expires
@@ -152,6 +176,42 @@ export class MgmtClient {
     return value as unknown as TlsInfo;
   }
 
+  /** The ids of the server's trusted root chains. */
+  async listChains(): Promise<string[]> {
+    const reply = await this.call('Listing the trusted root chains', 'GET', MGMT_API[this.generation].trustedRootChains);
+    const value = unwrapValue(this.generation, reply.body);
+    if (!Array.isArray(value)) throw new DepotkitError('Listing the trusted root chains failed: the server answered without a list.', EXIT.problems);
+    return value.map((s) => (isObject(s) && typeof s.chain === 'string' ? s.chain : '')).filter((id) => id !== '');
+  }
+
+  /** The PEM certificates of one trusted root chain. */
+  async getChain(chain: string): Promise<string[]> {
+    const reply = await this.call(`Reading the trusted root chain ${chain}`, 'GET', this.chainPath(chain));
+    const value = unwrapValue(this.generation, reply.body);
+    const list = isObject(value) && isObject(value.cert_chain) ? value.cert_chain.cert_chain : undefined;
+    if (!Array.isArray(list) || list.some((p) => typeof p !== 'string')) {
+      throw new DepotkitError(`Reading the trusted root chain ${chain} failed: the server answered without its certificates.`, EXIT.problems);
+    }
+    return list as string[];
+  }
+
+  /** Adds a trusted root chain (the CA, then its issuers); returns the id the server gave it. */
+  async createChain(pems: string[]): Promise<string> {
+    const spec = { cert_chain: { cert_chain: pems } };
+    const reply = await this.call('Adding a trusted root chain', 'POST', MGMT_API[this.generation].trustedRootChains, wrapSpec(this.generation, spec));
+    const id = unwrapValue(this.generation, reply.body);
+    if (typeof id !== 'string' || id === '') throw new DepotkitError('Adding a trusted root chain failed: the server answered without its id.', EXIT.problems);
+    return id;
+  }
+
+  async deleteChain(chain: string): Promise<void> {
+    await this.call(`Removing the trusted root chain ${chain}`, 'DELETE', this.chainPath(chain));
+  }
+
+  private chainPath(chain: string): string {
+    return `${MGMT_API[this.generation].trustedRootChains}/${encodeURIComponent(chain)}`;
+  }
+
   /** Ends the session (best effort: a restarted server has dropped it already) and closes connections. */
   async close(): Promise<void> {
     if (this.sessionId) {
@@ -166,7 +226,7 @@ export class MgmtClient {
   }
 
   /** A call with the session; after a 401 it logs in once more and retries, when allowed. */
-  private async call(operation: string, method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<Reply> {
+  private async call(operation: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Reply> {
     for (let attempt = 0; ; attempt++) {
       if (!this.sessionId) await this.login();
       const headers: Record<string, string> = { [MGMT_HEADERS.sessionId]: this.sessionId! };

@@ -4,3 +4,12 @@ export { replaceCertificate, csrSpec, type ReplaceCertOptions, type ReplaceCertR
 export { handshake, waitForCertificate, type Handshake, type WaitStatus } from './served.js';
 export { hostOf } from '../util/url.js';
 export { parseErrorBody, type CsrSpec, type TlsInfo, type TlsReplaceSpec, type MgmtMessage } from './wire.js';
+export {
+  trustVcenterCa,
+  listVcenterTrust,
+  untrustVcenterCa,
+  type VcenterTrustOptions,
+  type TrustReport,
+  type TrustListReport,
+  type ChainCertificate,
+} from './trust.js';

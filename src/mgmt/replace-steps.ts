@@ -6,6 +6,7 @@ import type { MgmtClient } from './client.js';
 import type { ReplacePlan } from './replace-plan.js';
 import type { CertSummary, CsrSubject, ReplaceCertOptions, ReplaceCertReport } from './replace.js';
 import { handshake, waitForCertificate } from './served.js';
+import { ensureTrustedChain } from './trust.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from './wire.js';
 
 /** The request that installs a certificate made elsewhere; one the server serves already is a finding. */
@@ -57,6 +58,13 @@ export async function installAndVerify(
   report: ReplaceCertReport,
 ): Promise<void> {
   const step = opts.onStep ?? (() => {});
+  if (opts.trustedChain) {
+    step("Putting the CA into the server's trusted root chains...");
+    report.trustedChain = await ensureTrustedChain(client, plan.caPems);
+    // Trusted already, the CA goes out no more as root_cert.
+    const { root_cert: _sent, ...rest } = spec;
+    spec = rest;
+  }
   step(`Replacing the certificate (${report.certificate!.subject}, valid to ${report.certificate!.notAfter})...`);
   await client.replaceTls(spec);
   step('Waiting for the server to restart and serve the new certificate...');

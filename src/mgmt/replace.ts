@@ -1,6 +1,6 @@
 import type { MgmtApiGeneration } from '../constants.js';
 import { hasErrors, type Finding } from '../util/findings.js';
-import { MgmtClient, type ApiChoice } from './client.js';
+import { connectMgmt, type ApiChoice } from './client.js';
 import { planReplacement } from './replace-plan.js';
 import { customRequest, installAndVerify, signedCsrRequest, summaryOfTls } from './replace-steps.js';
 import type { WaitStatus } from './served.js';
@@ -43,6 +43,11 @@ export interface ReplaceCertOptions {
   dryRun?: boolean;
   /** A certificate made elsewhere (leaf first, intermediates may follow) and its private key. */
   custom?: { certPem: string; keyPem: string };
+  /**
+   * Put the CA (with its issuers) into the server's trusted root chains first, as `vcenter trust`
+   * does, and send the certificate without root_cert: the way of clients whose TLS spec has none.
+   */
+  trustedChain?: boolean;
   /** How long to wait for the restarted server to serve the new certificate; 15 minutes by default. */
   waitTimeoutMs?: number;
   pollMs?: number;
@@ -72,6 +77,8 @@ export interface ReplaceCertReport {
   csrSpec?: CsrSpec;
   /** The certificate installed (or that would be, with `custom`). */
   certificate?: CertSummary;
+  /** With `trustedChain`: the server's chains holding the CA, and whether this run added it. */
+  trustedChain?: { chains: string[]; changed: boolean };
   /** How long the restart took to show the new certificate; `sawRestart` when the server was seen down. */
   restart?: { waitedMs: number; polls: number; sawRestart: boolean };
   /** The TLS check of the served certificate against the CA and the host name. */
@@ -90,14 +97,7 @@ export interface ReplaceCertReport {
 export async function replaceCertificate(opts: ReplaceCertOptions): Promise<ReplaceCertReport> {
   const plan = planReplacement(opts);
   (opts.onStep ?? (() => {}))(`Opening a session on ${plan.origin.host}...`);
-  const client = await MgmtClient.connect({
-    server: opts.server,
-    user: opts.user,
-    password: opts.password,
-    api: opts.api,
-    trust: { caPems: opts.serverCaPems, insecure: opts.insecure },
-    timeoutMs: opts.requestTimeoutMs,
-  });
+  const client = await connectMgmt(opts);
   // Everything after the login is inside the try: a failure must still end the session and close connections.
   try {
     const report: ReplaceCertReport = {

@@ -37,3 +37,42 @@ export function sdkBundlesDownloaded(rows: Array<{ bundleId: string; downloadSta
   }
   return all;
 }
+
+/**
+ * The vendor's Python SDK download sample (vcf-installer-samples/bundle/
+ * download_bundles_vcf_fleet_first_vcf_instance.py): the release components it keeps, by name,
+ * for a fleet's first instance (get_latest_product_release_components filters `comp.name in` them).
+ */
+export const SDK_FIRST_INSTANCE_COMPONENTS: readonly string[] = [
+  'VSP',
+  'VCF_FLEET_LCM',
+  'VCF_SDDC_LCM',
+  'VCF_SALT_RAAS',
+  'VCF_SALT',
+  'TELEMETRY_ACCEPTOR',
+  'DEPOT_SERVICE',
+  'VIDB',
+  'VCF_SERVICE_VCD_MIGRATION_BACKEND',
+  'VCF_LICENSE_SERVER',
+  'VROPS',
+  'VCF_OPS_CLOUD_PROXY',
+  'VRA',
+  'VCENTER',
+  'NSX_T_MANAGER',
+  'SDDC_MANAGER',
+];
+
+/**
+ * The vendor's Ansible collection (broadcom.vcf, playbooks/add_bundles_installer.yml,
+ * `_component_api_map`): a component asked for by its friendly name, as the API name the
+ * playbook then selects download-status rows by (`selectattr('componentType', 'in', ...)`).
+ */
+export const ANSIBLE_COMPONENT_API_MAP: Readonly<Record<string, string>> = {
+  nsx: 'NSX_T_MANAGER',
+  'sddc-manager': 'SDDC_MANAGER',
+  vcenter: 'VCENTER',
+  'vcf-automation': 'VRA',
+  'vcf-operations': 'VROPS',
+  'vcf-operations-fleet': 'VRSLCM',
+  'cloud-proxy': 'VCF_OPS_CLOUD_PROXY',
+};

@@ -9,6 +9,7 @@ import { Agent, request } from 'undici';
 import { createCa, writeCaDir, type CaMaterial } from '../../src/pki/index.js';
 import { mgmtApp, type MgmtState } from '../../src/simulators/mgmt/app.js';
 import { selfSignedCertificate } from '../../src/simulators/mgmt/certs.js';
+import { TrustedChains } from '../../src/simulators/mgmt/trusted-chains.js';
 import { startMgmtSimulator, type MgmtSimulator, type MgmtSimulatorOptions } from '../../src/simulators/mgmt/index.js';
 import { SessionStore } from '../../src/simulators/mgmt/sessions.js';
 
@@ -73,13 +74,15 @@ export async function startTweakedServer(
   tweak: (app: express.Express) => void,
 ): Promise<{ url: string; state: MgmtState; currentCertPem(): string; close(): Promise<void> }> {
   const current = await selfSignedCertificate('127.0.0.1', '127.0.0.1');
+  const chains = new TrustedChains();
+  chains.create([current.certPem]);
   const state: MgmtState = {
     hostname: '127.0.0.1',
     users: { [USER]: PASSWORD },
     generations: ['api'],
     sessions: new SessionStore(60_000),
     current,
-    trustedRoots: [current.certPem],
+    chains,
     onReplaced: () => {},
   };
   const outer = express();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES, componentDir } from '../../constants.js';
+import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES, apiComponentName, componentDir } from '../../constants.js';
 import type { Catalog } from '../../depot/catalog.js';
 import type { ManifestRelease, SyncedMetadata } from './sync.js';
 
@@ -78,9 +78,11 @@ export function releaseComponents(metadata: SyncedMetadata, bundles: SimBundle[]
         .map((entry) => {
           const own = chosen.filter((b) => b.component === entry.name);
           if (own.length === 0) return undefined;
+          // The API's name, which differs from the manifest's and the depot folder's for SDDC Manager.
+          const name = apiComponentName(entry.name);
           return {
-            name: entry.name,
-            publicName: entry.name,
+            name,
+            publicName: name,
             sku,
             automatedInstall: true,
             versions: [

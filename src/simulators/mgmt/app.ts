@@ -6,6 +6,9 @@ import { HttpError, answerError } from './http-error.js';
 import { registerSessionRoutes, sessionChecker } from './session-routes.js';
 import type { SessionStore } from './sessions.js';
 import { registerTlsRoutes } from './tls-routes.js';
+import { registerChainRoutes } from './chain-routes.js';
+import { registerJsonRpc } from './jsonrpc.js';
+import type { TrustedChains } from './trusted-chains.js';
 
 /** The simulated server's state that outlives one listening period. */
 export interface MgmtState {
@@ -16,7 +19,8 @@ export interface MgmtState {
   current: ServedCertificate;
   /** The key of the last CSR, kept for the certificate that comes back signed. */
   pendingKeyPem?: string;
-  trustedRoots: string[];
+  /** The trusted root chains: the first self-signed certificate, those added, those a root_cert published. */
+  chains: TrustedChains;
   /**
    * Called while a successful replace is answered (so that a client told of the success finds the
    * restart under way); `answered` settles once the response has gone out.
@@ -30,9 +34,12 @@ export function mgmtApp(state: MgmtState): express.Express {
   app.disable('x-powered-by');
   app.use(express.json({ limit: '1mb', strict: false }));
   const requireSession = sessionChecker(state.sessions);
+  // vAPI JSON-RPC on the /api generation's own root, for the SDKs that speak only it.
+  if (state.generations.includes('api')) registerJsonRpc(app, state);
   for (const generation of state.generations) {
     registerSessionRoutes(app, generation, state.users, state.sessions, requireSession);
     registerTlsRoutes(app, generation, state, requireSession);
+    registerChainRoutes(app, generation, state, requireSession);
   }
   app.use((req) => {
     throw new HttpError(404, MGMT_ERROR_TYPES.notFound, MGMT_MESSAGE_IDS.notFound, `No operation at ${req.method} ${req.path}.`);

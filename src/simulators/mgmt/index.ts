@@ -8,6 +8,7 @@ import { mgmtApp, type MgmtState } from './app.js';
 import { selfSignedCertificate } from './certs.js';
 import { MGMT_SIM_RESTART_MS } from './literals.js';
 import { SessionStore } from './sessions.js';
+import { TrustedChains } from './trusted-chains.js';
 
 export interface MgmtSimulatorOptions {
   /** Address to listen on; 127.0.0.1 by default. */
@@ -70,7 +71,7 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
     generations: opts.generations ?? (Object.keys(MGMT_API) as MgmtApiGeneration[]),
     sessions: new SessionStore(opts.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS),
     current: await selfSignedCertificate(hostname, host),
-    trustedRoots: [],
+    chains: new TrustedChains(),
     onReplaced: (answered) => {
       restarts++;
       // The restart begins once the answer is out; ready() waits for it from now on.
@@ -80,7 +81,8 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
       listening = restarted;
     },
   };
-  state.trustedRoots.push(state.current.certPem);
+  // A fresh install trusts its own first certificate, as a chain of its own.
+  state.chains.create([state.current.certPem]);
   const app = mgmtApp(state);
 
   server = await listen(app, state, host, opts.port ?? 0);

@@ -13,6 +13,10 @@ export const MGMT_MESSAGE_IDS = {
   badRequest: 'com.vmware.vapi.rest.badRequest',
   tlsInvalid: 'com.vmware.vcenter.certificate_management.tls.invalid',
   csrInvalid: 'com.vmware.vcenter.certificate_management.tls_csr.invalid',
+  chainInvalid: 'com.vmware.vcenter.certificate_management.trusted_root_chains.invalid',
+  chainNotFound: 'com.vmware.vcenter.certificate_management.trusted_root_chains.not_found',
+  chainExists: 'com.vmware.vcenter.certificate_management.trusted_root_chains.already_exists',
+  operationNotFound: 'vapi.method.input.invalid.interface',
 } as const;
 
 /** How long the simulated server stops listening after a replacement, as the real one restarts its services. */

@@ -1,5 +1,5 @@
 import express from 'express';
-import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_API, INSTALLER_ERROR_CODES, type BundleDownloadStatus } from '../../../constants.js';
+import { BUNDLE_DOWNLOAD_STATUS, INSTALLER_API, INSTALLER_ERROR_CODES, apiComponentName, type BundleDownloadStatus } from '../../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES } from '../literals.js';
 import { ApiError } from '../api-error.js';
 import type { Authorize } from '../authorize.js';
@@ -23,7 +23,7 @@ function bundleView(lifecycle: DepotLifecycle, b: SimBundle) {
     downloadStatus: lifecycle.downloads.state(b.id).status,
     isCompliant: true,
     isCumulative: false,
-    components: [{ type: b.component, imageType: b.type, toVersion: b.productVersion, vendor: 'VMware', ...released }],
+    components: [{ type: apiComponentName(b.component), imageType: b.type, toVersion: b.productVersion, vendor: 'VMware', ...released }],
   };
 }
 
@@ -32,7 +32,7 @@ function statusView(lifecycle: DepotLifecycle, b: SimBundle) {
   const s = lifecycle.downloads.state(b.id);
   return {
     bundleId: b.id,
-    componentType: b.component,
+    componentType: apiComponentName(b.component),
     version: b.productVersion,
     downloadStatus: s.status,
     downloadScheduledTime: s.scheduledTime ?? 0,
