@@ -25,38 +25,7 @@ export function registerDepotCommands(program: Command): void {
     .command('depot')
     .description('make a demo, build, verify, pack, unpack, mirror, prune and diff depots (the PROD/... tree), and move a served one to another CA');
 
-  depot
-    .command('demo <dir>')
-    .description('make a complete self-signed demo/lab depot with synthetic binaries')
-    .addOption(new Option('--release <release>', 'release whose components to lay out').choices(RELEASES).default(RELEASES[0]))
-    .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
-    .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
-    .option('--esx', 'also a small ESX depot for vSphere Lifecycle Manager in <dir>/umds-patch-store/ (served without credentials)')
-    .addOption(forceOption('write into a folder that is not empty'))
-    .addOption(jsonOption())
-    .action(async (dir: string, opts: { release: Release; binarySize: number; signingDir?: string; esx?: boolean; force?: boolean; json?: boolean }) => {
-      const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
-      const result = await interruptible(
-        `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
-        () => removeDemoLeftoversSync(dir),
-        () =>
-          withByteProgress('writing', !opts.json, (hooks) =>
-            makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, esx: opts.esx, ...hooks }),
-          ),
-      );
-      if (opts.json) return printJson(result);
-      if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
-      printLines([
-        `Made a ${result.release} demo depot in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
-        `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
-      ]);
-      if (result.esx) {
-        printLines([
-          `Made a demo ESX depot in ${result.esx.dir}: ${plural(result.esx.vibs, 'VIB')}, ${formatBytes(result.esx.bytes)}; verify with: depotkit esx verify ${result.esx.dir}`,
-          `Served, vSphere Lifecycle Manager's online depot is https://<host>:<port>/${UMDS_PATCH_STORE_DIR}/${result.esx.index}.`,
-        ]);
-      }
-    });
+  registerDemoCommand(depot);
 
   depot
     .command('build')
@@ -106,6 +75,42 @@ export function registerDepotCommands(program: Command): void {
     });
 
   registerTransferCommands(depot);
+}
+
+/** `depot demo`: a whole demo depot, with `--esx` an ESX depot beside it. */
+function registerDemoCommand(depot: Command): void {
+  depot
+    .command('demo <dir>')
+    .description('make a complete self-signed demo/lab depot with synthetic binaries')
+    .addOption(new Option('--release <release>', 'release whose components to lay out').choices(RELEASES).default(RELEASES[0]))
+    .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
+    .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
+    .option('--esx', 'also a small ESX depot for vSphere Lifecycle Manager in <dir>/umds-patch-store/ (served without credentials)')
+    .addOption(forceOption('write into a folder that is not empty'))
+    .addOption(jsonOption())
+    .action(async (dir: string, opts: { release: Release; binarySize: number; signingDir?: string; esx?: boolean; force?: boolean; json?: boolean }) => {
+      const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
+      const result = await interruptible(
+        `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
+        () => removeDemoLeftoversSync(dir),
+        () =>
+          withByteProgress('writing', !opts.json, (hooks) =>
+            makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, esx: opts.esx, ...hooks }),
+          ),
+      );
+      if (opts.json) return printJson(result);
+      if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
+      printLines([
+        `Made a ${result.release} demo depot in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
+        `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
+      ]);
+      if (result.esx) {
+        printLines([
+          `Made a demo ESX depot in ${result.esx.dir}: ${plural(result.esx.vibs, 'VIB')}, ${formatBytes(result.esx.bytes)}; verify with: depotkit esx verify ${result.esx.dir}`,
+          `Served, vSphere Lifecycle Manager's online depot is https://<host>:<port>/${UMDS_PATCH_STORE_DIR}/${result.esx.index}.`,
+        ]);
+      }
+    });
 }
 
 /** The run whose lock was taken over was killed, or the machine restarted: the user should know its work was cut short. */

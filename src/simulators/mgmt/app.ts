@@ -1,32 +1,14 @@
 import express from 'express';
-import { MGMT_ERROR_TYPES, type MgmtApiGeneration } from '../../constants.js';
+import { MGMT_ERROR_TYPES } from '../../constants.js';
 import { MGMT_MESSAGE_IDS } from './literals.js';
-import type { ServedCertificate } from './certs.js';
 import { HttpError, answerError } from './http-error.js';
 import { registerSessionRoutes, sessionChecker } from './session-routes.js';
-import type { SessionStore } from './sessions.js';
 import { registerTlsRoutes } from './tls-routes.js';
 import { registerChainRoutes } from './chain-routes.js';
 import { registerJsonRpc } from './jsonrpc.js';
-import type { TrustedChains } from './trusted-chains.js';
+import type { MgmtState } from './state.js';
 
 /** The simulated server's state that outlives one listening period. */
-export interface MgmtState {
-  hostname: string;
-  users: Readonly<Record<string, string>>;
-  generations: readonly MgmtApiGeneration[];
-  sessions: SessionStore;
-  current: ServedCertificate;
-  /** The key of the last CSR, kept for the certificate that comes back signed. */
-  pendingKeyPem?: string;
-  /** The trusted root chains: the first self-signed certificate, those added, those a root_cert published. */
-  chains: TrustedChains;
-  /**
-   * Called while a successful replace is answered (so that a client told of the success finds the
-   * restart under way); `answered` settles once the response has gone out.
-   */
-  onReplaced(answered: Promise<void>): void;
-}
 
 /** The express app for both API generations, each on its own paths. */
 export function mgmtApp(state: MgmtState): express.Express {
@@ -47,3 +29,5 @@ export function mgmtApp(state: MgmtState): express.Express {
   app.use(answerError);
   return app;
 }
+
+export type { MgmtState } from './state.js';

@@ -1,7 +1,7 @@
 import type express from 'express';
 import { MGMT_API, type MgmtApiGeneration } from '../../constants.js';
 import { isObject, wrapValue } from '../../mgmt/wire.js';
-import type { MgmtState } from './app.js';
+import type { MgmtState } from './state.js';
 import type { RequireSession } from './session-routes.js';
 import { specOf } from './spec.js';
 import { ChainInvalid, type TrustedChains } from './trusted-chains.js';

@@ -1,6 +1,6 @@
 import { MGMT_JSONRPC } from '../../constants.js';
 import { isObject, type CsrSpec } from '../../mgmt/wire.js';
-import type { MgmtState } from './app.js';
+import type { MgmtState } from './state.js';
 import { makeCsr, tlsInfo } from './certs.js';
 import { certChain, createChain } from './chain-routes.js';
 import { badRequest, unauthenticated } from './http-error.js';

@@ -2,7 +2,7 @@ import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { MGMT_ERROR_TYPES, MGMT_HEADERS, MGMT_JSONRPC } from '../../constants.js';
 import { isObject } from '../../mgmt/wire.js';
-import type { MgmtState } from './app.js';
+import type { MgmtState } from './state.js';
 import { HttpError, badRequest, httpErrorOf } from './http-error.js';
 import { operation, type Caller } from './jsonrpc-operations.js';
 import { BadValue, errorValue, plain, response } from './jsonrpc-values.js';

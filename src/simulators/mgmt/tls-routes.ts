@@ -2,7 +2,7 @@ import type express from 'express';
 import type { Response } from 'express';
 import { MGMT_API, MGMT_TLS_KEY_FIELD, type MgmtApiGeneration } from '../../constants.js';
 import { wrapValue, type CsrSpec, type TlsReplaceSpec } from '../../mgmt/wire.js';
-import type { MgmtState } from './app.js';
+import type { MgmtState } from './state.js';
 import { checkReplace, makeCsr, tlsInfo } from './certs.js';
 import type { RequireSession } from './session-routes.js';
 import { specOf } from './spec.js';
