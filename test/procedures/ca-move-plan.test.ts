@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { moveDepotCa, type CaMoveOptions } from '../../src/procedures/index.js';
+import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { tempDir } from '../helpers/cli.js';
 
 /** The plan alone: no server and no consumer is reached before the new pair is judged. */
@@ -20,6 +21,8 @@ describe('the CA move plan', () => {
       // The key of another certificate: a server given this pair could not serve it.
       writeFile(f('key.pem'), other.keyPem, { mode: 0o600 }),
       writeFile(f('ca.pem'), ca.certPem),
+      // The new CA again, under another name: what a mix-up of the two CA files gives.
+      writeFile(f('ca-copy.pem'), ca.certPem),
     ]);
     opts = {
       newCert: f('chain.pem'),
@@ -40,5 +43,15 @@ describe('the CA move plan', () => {
     expect(dry.ok).toBe(false);
     expect(dry.plan.findings).toContainEqual(expect.objectContaining({ id: 'cert.key.mismatch', severity: 'error' }));
     await expect(moveDepotCa(opts)).rejects.toThrow(/would fail validation: .*is not the key of/);
+  });
+
+  it('an old CA that is the new one (by SHA-256, whatever its file) is refused by the plan, dry run included, before anything is reached', async () => {
+    for (const dryRun of [true, false]) {
+      const refused = await moveDepotCa({ ...opts, oldCa: join(tmp.dir, 'ca-copy.pem'), removeOld: true, dryRun }).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(DepotkitError);
+      expect((refused as DepotkitError).exitCode).toBe(EXIT.usage);
+      expect((refused as DepotkitError).message).toMatch(/^The old CA \S+ca-copy\.pem is the new CA \S+ca\.pem \(SHA-256 [0-9a-f]{64}\)/);
+      expect((refused as DepotkitError).hint).toMatch(/`oldCa`/);
+    }
   });
 });

@@ -45,12 +45,17 @@ export async function readMaterial(opts: CaMoveOptions): Promise<CaMoveMaterial>
     readText(opts.newCa),
     opts.oldCa ? readText(opts.oldCa) : Promise.resolve(undefined),
   ]);
-  return {
-    certText,
-    keyText,
-    newCaPem: oneCertificate(newCaText, opts.newCa),
-    ...(oldCaText !== undefined ? { oldCaPem: oneCertificate(oldCaText, opts.oldCa!) } : {}),
-  };
+  const newCaPem = oneCertificate(newCaText, opts.newCa);
+  const oldCaPem = oldCaText !== undefined ? oneCertificate(oldCaText, opts.oldCa!) : undefined;
+  // Compared by certificate: the old CA's retirement would remove from every consumer the CA the new certificate needs.
+  const newCaSha256 = sha256Fingerprint(newCaPem);
+  if (oldCaPem !== undefined && sha256Fingerprint(oldCaPem) === newCaSha256) {
+    throw usageError(
+      `The old CA ${opts.oldCa} is the new CA ${opts.newCa} (SHA-256 ${newCaSha256}): retiring it would leave the consumers trusting nothing the depot serves.`,
+      'Give as `oldCa` the CA that issued the certificate the depot serves now.',
+    );
+  }
+  return { certText, keyText, newCaPem, ...(oldCaPem !== undefined ? { oldCaPem } : {}) };
 }
 
 /** Does the key belong to the certificate? Compared by public key, as a TLS server would fail on it. */
