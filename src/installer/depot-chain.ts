@@ -24,15 +24,17 @@ export function depotOriginOf(settings: DepotSettings): URL | undefined {
 /**
  * The certificates the depot sends (leaf first, as PEM), read in one TLS
  * handshake that verifies nothing: what is wanted is the chain, to find the
- * CA that anchors it. Undefined when the depot cannot be reached.
+ * CA that anchors it. Undefined when the depot cannot be reached. `serverName`:
+ * the name the consumers send, when `origin` is the depot's address as this host reaches it.
  */
-export function readServedChain(origin: URL, timeoutMs = 10_000): Promise<string[] | undefined> {
+export function readServedChain(origin: URL, timeoutMs = 10_000, serverName?: string): Promise<string[] | undefined> {
   const host = origin.hostname.replace(/^\[(.*)\]$/, '$1');
+  const name = serverName ?? host;
   return new Promise((resolve) => {
     const socket = connect({
       host,
       port: Number(origin.port || INSTALLER_DEFAULTS.depotPort),
-      ...(isIP(host) === 0 ? { servername: host } : {}),
+      ...(isIP(name) === 0 ? { servername: name } : {}),
       rejectUnauthorized: false,
     });
     const finish = (chain: string[] | undefined) => {
