@@ -151,7 +151,7 @@ export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
   const planOk = !plan.findings.some((f) => f.severity === 'error');
   if (opts.dryRun) return { ok: planOk, dryRun: true, resumed: false, plan, phases: [{ phase: 'plan', ok: planOk }] };
   // Before any consumer is asked: the served certificate is read there before the import and after the switch.
-  if (unreached) throw new DepotkitError(unreached.message, EXIT.problems, unreached.fix);
+  if (unreached?.severity === 'error') throw new DepotkitError(unreached.message, EXIT.problems, unreached.fix);
   const prior = await loadState(plan.stateFile, plan.newCa.sha256, plan.leaf.sha256);
   const move = new Move(opts, plan, material, prior ?? freshState(plan.newCa.sha256, plan.leaf.sha256));
   const resumed = prior !== undefined;

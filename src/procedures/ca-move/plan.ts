@@ -96,7 +96,7 @@ export function judgeNewPair(material: CaMoveMaterial, opts: CaMoveOptions, depo
 
 /** The steps the move takes, as the dry run prints them. */
 function steps(opts: CaMoveOptions, consumers: number, depot: URL, reach: DepotReach): string[] {
-  const served = `serves the new certificate (read at ${reachText(reach)})`;
+  const served = `serves the new certificate, read at ${reachText(reach)}`;
   const reload =
     opts.served.kind === 'serve'
       ? `send SIGHUP to serve (pid ${opts.served.pid}) and wait until it ${served}`

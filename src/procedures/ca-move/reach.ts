@@ -27,13 +27,15 @@ export function reachOf(plan: Pick<CaMovePlan, 'depotUrl' | 'reachedAt'>): Depot
 
 /** The depot as a sentence names it: its address, and the consumers' name for it when that differs. */
 export function reachText(reach: DepotReach): string {
-  return new URL(reach.origin).hostname.replace(/^\[(.*)\]$/, '$1') === reach.serverName ? reach.origin : `${reach.origin} (as ${reach.serverName})`;
+  return new URL(reach.origin).hostname.replace(/^\[(.*)\]$/, '$1') === reach.serverName ? reach.origin : `${reach.origin} as ${reach.serverName}`;
 }
 
 /**
  * Whether this host reaches the depot, as `check`'s first step finds out (the name resolved, a TCP
- * connection opened): a finding when it does not. The move reads the served certificate there before and
- * after the switch, so a depot it cannot reach stops the move before anything is sent.
+ * connection opened): a finding when it does not. A name that does not resolve here is an error: the
+ * move could never read the certificate the depot serves, before the import or after the switch. A
+ * depot that does not answer now is a warning: it may be stopped while the new CA is imported (a
+ * 9.1.1 consumer's import then fails its row), and started before the switch.
  */
 export async function reachFinding(reach: DepotReach, timeoutMs: number): Promise<Finding | undefined> {
   const { url } = parseDepotUrl(reach.origin);
@@ -42,13 +44,12 @@ export async function reachFinding(reach: DepotReach, timeoutMs: number): Promis
     connected.socket.destroy();
     return undefined;
   }
-  const { installer: _installer, ...finding } = connectFinding(url, connected);
   // What the consumers report is theirs to say: the name may resolve there and not here.
-  return connected.reason === 'unknown-host'
-    ? {
-        ...finding,
-        message: `${url.host} does not resolve here (${connected.detail}): the move reads the certificate the depot serves before and after the switch.`,
-        fix: `Give \`depotUrl\` with the depot's address as this host reaches it, and \`asHost\` ${url.host}: the consumers keep ${url.host}.`,
-      }
-    : finding;
+  const { installer: _installer, ...finding } = connectFinding(url, connected);
+  if (connected.reason !== 'unknown-host') return { ...finding, severity: 'warning' };
+  return {
+    ...finding,
+    message: `${url.host} does not resolve here (${connected.detail}): the move reads the certificate the depot serves before and after the switch.`,
+    fix: `Give \`depotUrl\` with the depot's address as this host reaches it, and \`asHost\` ${url.host}: the consumers keep ${url.host}.`,
+  };
 }
