@@ -36,7 +36,7 @@ it('the CA-move rehearsal runs as written: a depot known by a name only the cons
   expect(stdout).toMatch(/^ {2}sddc-manager {2}SddcManager 9\.1\.1\S* {2}ok {2}via depot-settings$/m);
   expect(stdout).toContain('The depot is on the new CA; every consumer validated it.');
   // After it: check accepts the depot on the new CA by the consumers' name, and both consumers are on it by that name.
-  expect(stdout).toMatch(/^ACCEPT: the installer would accept this depot\.$/m);
+  expect(stdout).toMatch(/^ACCEPT: the installer would accept this depot \(0 warnings\)\.$/m);
   for (const [name, role] of [
     ['installer', 'VcfInstaller'],
     ['sddc-manager', 'SddcManager'],
