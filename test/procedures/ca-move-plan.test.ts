@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { moveDepotCa, type CaMoveOptions } from '../../src/procedures/index.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/cli.js';
+import { runCli, tempDir } from '../helpers/cli.js';
 
 /** The plan alone: no server and no consumer is reached before the new pair is judged. */
 describe('the CA move plan', () => {
@@ -54,4 +54,22 @@ describe('the CA move plan', () => {
       expect((refused as DepotkitError).hint).toMatch(/`oldCa`/);
     }
   });
+
+  it('through the command line: the old CA that is the new one is exit 2, named by its flag, dry run included', async () => {
+    const inventory = join(tmp.dir, 'consumers.yaml');
+    await writeFile(inventory, 'installers:\n  - { name: consumer-0, url: "https://127.0.0.1:9", passwordEnv: DEPOTKIT_TEST_UNSET, insecure: true }\n');
+    const f = (name: string) => join(tmp.dir, name);
+    const refused = await runCli(
+      [
+        ...['depot', 'move-ca', '--cert', f('chain.pem'), '--key', f('key.pem'), '--new-ca', f('ca.pem'), '--old-ca', f('ca-copy.pem'), '--remove-old'],
+        ...['--served-cert', f('served-cert.pem'), '--served-key', f('served-key.pem'), '--site', 'nginx'],
+        ...['--depot-url', 'https://127.0.0.1:9', '--inventory', inventory, '--dry-run'],
+      ],
+      { env: { DEPOTKIT_TEST_UNSET: 'unused' } },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/The old CA \S+ca-copy\.pem is the new CA \S+ca\.pem/);
+    expect(refused.stderr).toContain('--old-ca');
+    expect(refused.stderr).not.toMatch(/\bat .*\.js:\d+/);
+  }, 60_000);
 });
