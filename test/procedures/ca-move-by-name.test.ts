@@ -4,14 +4,16 @@
  * reaches the depot at its address and gives the consumers their name for it, never the address.
  */
 import { lookup } from 'node:dns/promises';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InstallerClient } from '../../src/installer/index.js';
-import { moveDepotCa, servedLeafSha256, type CaMoveOptions } from '../../src/procedures/index.js';
+import { moveDepotCa, servedLeafSha256, type CaMoveOptions, type CaMoveReport } from '../../src/procedures/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/cli.js';
-import { PASSWORD, USER } from '../installer/helpers.js';
-import { depotSpec, holds, moveFixture, validateContinuously, type MoveFixture } from './ca-move-fixture.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER } from '../installer/helpers.js';
+import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, depotSpec, holds, moveFixture, validateContinuously, type MoveFixture } from './ca-move-fixture.js';
 
 // Reserved never to resolve (RFC 6761): only the simulated consumers, told to, resolve it.
 const DEPOT_NAME = 'depot.lab.invalid';
@@ -96,6 +98,37 @@ describe('moving a depot the consumers know by a name this host does not resolve
       expect(await holds(sim!, fx.newCa.certPem)).toBe(true);
       expect(await holds(sim!, fx.oldCa.certPem)).toBe(false);
     }
+  }, 240_000);
+
+  it('through the command line, --depot-url the address and --as-host the name: zero failed validations, every consumer still on the name', async () => {
+    const inventory = join(tmp.dir, 'consumers.yaml');
+    const entries = fx.targets.map((t) => `  - { name: ${t.name}, url: "${t.url}", passwordEnv: ${PASSWORD_ENV}, insecure: true }`);
+    await writeFile(inventory, `installers:\n${entries.join('\n')}\n`);
+    let done!: () => void;
+    const stop = new Promise<void>((r) => (done = r));
+    const tallying = validateContinuously(fx, stop);
+    let moved;
+    try {
+      moved = await runCli(
+        [
+          ...['depot', 'move-ca', '--cert', fx.files.newCert, '--key', fx.files.newKey, '--new-ca', fx.files.newCa, '--old-ca', fx.files.oldCa],
+          ...['--served-cert', fx.files.served.cert, '--served-key', fx.files.served.key, '--serve-pid', String(fx.serve.info.pid)],
+          ...['--depot-url', fx.addressUrl, '--as-host', DEPOT_NAME, '--depot-user', DEPOT_USER, '--depot-password-env', DEPOT_PASSWORD_ENV],
+          ...['--inventory', inventory, '--remove-old', '--json'],
+        ],
+        { env: { [DEPOT_PASSWORD_ENV]: DEPOT_PASSWORD } },
+      );
+    } finally {
+      done();
+    }
+    const tally = await tallying;
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(tally.failed).toEqual([]);
+    expect(tally.perConsumer.every((n) => n >= 1)).toBe(true);
+    const report = JSON.parse(moved.stdout) as CaMoveReport;
+    expect(report.plan).toMatchObject({ depotUrl: `https://${named}`, reachedAt: fx.addressUrl });
+    expect(report.phases.every((p) => p.ok)).toBe(true);
+    expect(await depotHosts(fx.sims)).toEqual(fx.sims.map(() => named));
   }, 240_000);
 
   it('the address without `asHost` would point the consumers at it: every row refused, nothing switched, their depot unchanged; `repoint` points them there when asked', async () => {
