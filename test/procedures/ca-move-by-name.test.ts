@@ -13,7 +13,17 @@ import type { InstallerSimulator } from '../../src/simulators/installer/index.js
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER } from '../installer/helpers.js';
-import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, depotSpec, holds, moveFixture, validateContinuously, type MoveFixture } from './ca-move-fixture.js';
+import {
+  DEPOT_PASSWORD_ENV,
+  MOVE_PHASES,
+  PASSWORD_ENV,
+  depotSpec,
+  holds,
+  moveFixture,
+  serveMoveOptions,
+  whileValidating,
+  type MoveFixture,
+} from './ca-move-fixture.js';
 
 // Reserved never to resolve (RFC 6761): only the simulated consumers, told to, resolve it.
 const DEPOT_NAME = 'depot.lab.invalid';
@@ -21,19 +31,7 @@ const DEPOT_NAME = 'depot.lab.invalid';
 const CONSUMERS = 6;
 
 function options(fx: MoveFixture, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
-  return {
-    newCert: fx.files.newCert,
-    newKey: fx.files.newKey,
-    newCa: fx.files.newCa,
-    oldCa: fx.files.oldCa,
-    served: { kind: 'serve', pid: fx.serve.info.pid, certFile: fx.files.served.cert, keyFile: fx.files.served.key },
-    depot: depotSpec(fx.addressUrl),
-    asHost: DEPOT_NAME,
-    consumers: fx.targets,
-    concurrency: CONSUMERS,
-    timeoutMs: 30_000,
-    ...extra,
-  };
+  return serveMoveOptions(fx, { depot: depotSpec(fx.addressUrl), asHost: DEPOT_NAME, concurrency: CONSUMERS, ...extra });
 }
 
 /** The depot host and port each consumer's settings name. */
@@ -68,26 +66,11 @@ describe('moving a depot the consumers know by a name this host does not resolve
 
   it('reaches the depot by address with `asHost`: zero failed validations on 9.0.x, 9.1.0 and 9.1.1, the consumers keep the name, the old CA retired', async () => {
     expect(await depotHosts(fx.sims)).toEqual(fx.sims.map(() => named));
-    let done!: () => void;
-    const stop = new Promise<void>((r) => (done = r));
-    const tallying = validateContinuously(fx, stop);
-    let report;
-    try {
-      report = await moveDepotCa(options(fx, { removeOld: true }));
-    } finally {
-      done();
-    }
-    const tally = await tallying;
+    const { result: report, tally } = await whileValidating(fx, () => moveDepotCa(options(fx, { removeOld: true })));
     expect(tally.failed).toEqual([]);
     expect(tally.perConsumer.every((n) => n >= 1)).toBe(true);
-    expect(report.phases.map((p) => [p.phase, p.ok])).toEqual([
-      ['plan', true],
-      ['import', true],
-      ['prove', true],
-      ['switch', true],
-      ['revalidate', true],
-      ['retire', true],
-    ]);
+    expect(report.phases.map((p) => p.phase)).toEqual(MOVE_PHASES);
+    expect(report.phases.every((p) => p.ok)).toBe(true);
     expect(report.plan).toMatchObject({ depotUrl: `https://${named}`, reachedAt: fx.addressUrl });
     const revalidated = report.phases.find((p) => p.phase === 'revalidate')!.rows!;
     expect(new Set(revalidated.map((r) => r.version?.slice(0, 5)))).toEqual(new Set(['9.0.2', '9.1.0', '9.1.1']));
@@ -104,12 +87,8 @@ describe('moving a depot the consumers know by a name this host does not resolve
     const inventory = join(tmp.dir, 'consumers.yaml');
     const entries = fx.targets.map((t) => `  - { name: ${t.name}, url: "${t.url}", passwordEnv: ${PASSWORD_ENV}, insecure: true }`);
     await writeFile(inventory, `installers:\n${entries.join('\n')}\n`);
-    let done!: () => void;
-    const stop = new Promise<void>((r) => (done = r));
-    const tallying = validateContinuously(fx, stop);
-    let moved;
-    try {
-      moved = await runCli(
+    const { result: moved, tally } = await whileValidating(fx, () =>
+      runCli(
         [
           ...['depot', 'move-ca', '--cert', fx.files.newCert, '--key', fx.files.newKey, '--new-ca', fx.files.newCa, '--old-ca', fx.files.oldCa],
           ...['--served-cert', fx.files.served.cert, '--served-key', fx.files.served.key, '--serve-pid', String(fx.serve.info.pid)],
@@ -117,17 +96,14 @@ describe('moving a depot the consumers know by a name this host does not resolve
           ...['--inventory', inventory, '--remove-old', '--json'],
         ],
         { env: { [DEPOT_PASSWORD_ENV]: DEPOT_PASSWORD } },
-      );
-    } finally {
-      done();
-    }
-    const tally = await tallying;
+      ),
+    );
     expect(moved.code, moved.stderr).toBe(0);
     expect(tally.failed).toEqual([]);
     expect(tally.perConsumer.every((n) => n >= 1)).toBe(true);
     const report = JSON.parse(moved.stdout) as CaMoveReport;
     expect(report.plan).toMatchObject({ depotUrl: `https://${named}`, reachedAt: fx.addressUrl });
-    expect(report.phases.every((p) => p.ok)).toBe(true);
+    expect(report.phases.map((p) => [p.phase, p.ok])).toEqual(MOVE_PHASES.map((phase) => [phase, true]));
     expect(await depotHosts(fx.sims)).toEqual(fx.sims.map(() => named));
   }, 240_000);
 

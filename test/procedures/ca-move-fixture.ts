@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { InstallerClient, pushDepot, ensureTrusted, type InstallerTarget } from '../../src/installer/index.js';
 import { createCa, issueServerCert, sha256Fingerprint, type CaMaterial } from '../../src/pki/index.js';
+import type { CaMoveOptions } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson, type CliChild } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER } from '../installer/helpers.js';
@@ -185,4 +186,31 @@ export async function validateContinuously(
     }),
   );
   return tally;
+}
+
+/** The phases of a whole move with `removeOld`, in order. */
+export const MOVE_PHASES = ['plan', 'import', 'prove', 'switch', 'revalidate', 'retire'];
+
+/** The options of a move of the fixture's depot (served by `depotkit serve`) over its consumers, with `extra` over them. */
+export function serveMoveOptions(fx: MoveFixture, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
+  return {
+    newCert: fx.files.newCert,
+    newKey: fx.files.newKey,
+    newCa: fx.files.newCa,
+    oldCa: fx.files.oldCa,
+    served: { kind: 'serve', pid: fx.serve.info.pid, certFile: fx.files.served.cert, keyFile: fx.files.served.key },
+    depot: depotSpec(fx.depotUrl),
+    consumers: fx.targets,
+    concurrency: 8,
+    timeoutMs: 30_000,
+    ...extra,
+  };
+}
+
+/** Runs `move` while every consumer validates the depot every 200 ms (`validateContinuously`), until the move ends. */
+export async function whileValidating<T>(fx: Pick<MoveFixture, 'sims' | 'depotUrl'>, move: () => Promise<T>): Promise<{ result: T; tally: ValidationTally }> {
+  let done!: () => void;
+  const tallying = validateContinuously(fx, new Promise<void>((r) => (done = r)));
+  const [result, tally] = await Promise.all([move().finally(() => done()), tallying]);
+  return { result, tally };
 }
