@@ -28,6 +28,8 @@ interface CaMoveFlags {
   site?: ExportTarget;
   unit?: string;
   depotUrl: string;
+  asHost?: string;
+  repoint?: boolean;
   depotUser?: string;
   depotPasswordFile?: string;
   depotPasswordEnv?: string;
@@ -106,6 +108,8 @@ async function moveOptions(flags: CaMoveFlags): Promise<CaMoveOptions> {
     ...(flags.oldCa ? { oldCa: flags.oldCa } : {}),
     served: await servedDepot(flags),
     depot: { url: flags.depotUrl, ...(flags.depotUser ? { username: flags.depotUser, password: depotPassword } : {}) },
+    ...(flags.asHost ? { asHost: flags.asHost } : {}),
+    repoint: flags.repoint,
     names: flags.name,
     consumers,
     concurrency: flags.concurrency,
@@ -125,14 +129,15 @@ function phaseLines(phase: PhaseReport): string[] {
     const who = `  ${r.name}${r.role ? `  ${r.role} ${r.version ?? '?'}` : ''}`;
     // The way the new CA went to this consumer, where the phase sent it (import, revalidate).
     const via = typeof r.result === 'object' && r.result !== null && 'via' in r.result ? `  via ${String(r.result.via)}` : '';
-    return r.ok ? `${who}  ok${via}` : `${who}  FAILED  ${r.error?.message ?? JSON.stringify(r.result)}`;
+    return r.ok ? `${who}  ok${via}` : `${who}  FAILED  ${r.error?.message ?? JSON.stringify(r.result)}${r.error?.hint ? ` ${r.error.hint}` : ''}`;
   });
   return [head, ...rows];
 }
 
 function reportLines(report: CaMoveReport): string[] {
   const { plan } = report;
-  const lines = [`Moving ${plan.depotUrl} to ${plan.newCa.subject} (SHA-256 ${plan.newCa.sha256}) over ${plan.consumers.length} consumers.`];
+  const reached = plan.reachedAt ? ` (reached here at ${plan.reachedAt})` : '';
+  const lines = [`Moving ${plan.depotUrl}${reached} to ${plan.newCa.subject} (SHA-256 ${plan.newCa.sha256}) over ${plan.consumers.length} consumers.`];
   for (const f of plan.findings) lines.push(`  ${f.severity === 'error' ? 'ERROR' : f.severity === 'warning' ? 'WARN ' : 'info '} ${f.id}: ${f.message}`);
   if (report.dryRun) return [...lines, 'Plan (nothing done):', ...plan.steps.map((s, i) => `  ${i + 1}. ${s}`), `State: ${plan.stateFile}`];
   if (report.resumed) lines.push(`Carrying on the move recorded in ${plan.stateFile}.`);
@@ -208,7 +213,9 @@ export function registerCaMoveCommand(program: Command): void {
         .conflicts('servePid'),
     )
     .option('--unit <name>', `with --site systemd: the unit's name, as exported with --name (default: ${EXPORT_DEFAULT_NAME})`)
-    .requiredOption('--depot-url <url>', 'the depot as the consumers reach it, https://host[:port]')
+    .requiredOption('--depot-url <url>', 'the depot as the consumers reach it, https://host[:port] (with --as-host: as this host reaches it)')
+    .option('--as-host <name>', "the host name the consumers use, when it differs from --depot-url's (the depot's address from here)")
+    .option('--repoint', 'set --depot-url (with --as-host) on consumers whose depot settings name another host or port')
     .option('--depot-user <name>', 'depot Basic auth user (none: the depot is open)')
     .addOption(passwordFileOption("the depot user's", 'depot-'))
     .addOption(passwordEnvOption("the depot user's", 'depot-'))

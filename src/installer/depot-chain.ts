@@ -28,15 +28,17 @@ export type ServedChain = { chain: string[] } | { unread: string };
 /**
  * The certificates the depot sends (leaf first, as PEM), read in one TLS
  * handshake that verifies nothing: what is wanted is the chain, to find the
- * CA that anchors it. When the depot cannot be reached, the reason in words.
+ * CA that anchors it. When the depot cannot be reached, the reason in words. `serverName`: the name
+ * the consumers send, when `origin` is the depot's address as this host reaches it.
  */
-export function servedChainOf(origin: URL, timeoutMs = 10_000): Promise<ServedChain> {
+export function servedChainOf(origin: URL, timeoutMs = 10_000, serverName?: string): Promise<ServedChain> {
   const host = origin.hostname.replace(/^\[(.*)\]$/, '$1');
+  const name = serverName ?? host;
   return new Promise((resolve) => {
     const socket = connect({
       host,
       port: Number(origin.port || INSTALLER_DEFAULTS.depotPort),
-      ...(isIP(host) === 0 ? { servername: host } : {}),
+      ...(isIP(name) === 0 ? { servername: name } : {}),
       rejectUnauthorized: false,
     });
     const finish = (served: ServedChain) => {
@@ -61,8 +63,8 @@ export function servedChainOf(origin: URL, timeoutMs = 10_000): Promise<ServedCh
 }
 
 /** The certificates the depot sends (leaf first, as PEM); undefined when it cannot be reached. */
-export async function readServedChain(origin: URL, timeoutMs?: number): Promise<string[] | undefined> {
-  const served = await servedChainOf(origin, timeoutMs);
+export async function readServedChain(origin: URL, timeoutMs?: number, serverName?: string): Promise<string[] | undefined> {
+  const served = await servedChainOf(origin, timeoutMs, serverName);
   return 'chain' in served ? served.chain : undefined;
 }
 

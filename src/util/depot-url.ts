@@ -12,6 +12,21 @@ export interface DepotUrl {
   https: boolean;
 }
 
+/**
+ * The URL as the installer is given it when this host reaches the depot by another name or address
+ * (`asHost`): the same URL with the installer's host name. Refuses a name a URL cannot carry.
+ */
+export function withInstallerHost(url: URL, installerHost: string | undefined): URL {
+  const named = new URL(url.href);
+  if (installerHost === undefined) return named;
+  // URL's setter ignores a host it cannot take: compared after, so that the depot's address is never given instead.
+  named.hostname = isIP(installerHost) === 6 ? `[${installerHost}]` : installerHost;
+  if (named.hostname.replace(/^\[|\]$/g, '') !== installerHost.toLowerCase()) {
+    throw usageError(`"${installerHost}" is not a host name: \`asHost\` takes the name alone, without a scheme or a port.`);
+  }
+  return named;
+}
+
 /** Parses the depot URL a user will give the installer, with findings about its form. */
 export function parseDepotUrl(text: string, installerHost?: string): { url: DepotUrl; findings: Finding[] } {
   // host:port parses as a URL whose scheme is the host: say what was meant instead.
@@ -24,13 +39,14 @@ export function parseDepotUrl(text: string, installerHost?: string): { url: Depo
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw usageError(`The depot URL must start with https:// or http://, not ${url.protocol}//.`);
   if (url.username || url.password) throw usageError('Do not put credentials in the depot URL; give them as `user` and `passwordFile`.');
+  // The installer is given the name (when the depot is reached here by address), not the address.
+  const installerOrigin = withInstallerHost(url, installerHost).origin;
   const findings: Finding[] = [];
   let path = url.pathname.replace(/\/+$/, '');
   const prodSuffix = new RegExp(`/${DEPOT_ROOT_DIR}$`);
   if (prodSuffix.test(path)) {
     path = path.replace(prodSuffix, '');
-    // The installer is given the name (when the check reaches the depot by address), not the address.
-    const fixed = `${url.protocol}//${installerHost ? `${installerHost}${url.port ? `:${url.port}` : ''}` : url.host}${path}`;
+    const fixed = `${installerOrigin}${path}`;
     findings.push({
       id: 'url.ends-with-prod',
       severity: 'error',

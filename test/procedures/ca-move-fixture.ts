@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { InstallerClient, pushDepot, ensureTrusted, type InstallerTarget } from '../../src/installer/index.js';
 import { createCa, issueServerCert, sha256Fingerprint, type CaMaterial } from '../../src/pki/index.js';
+import type { CaMoveOptions } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson, type CliChild } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER } from '../installer/helpers.js';
@@ -17,7 +18,10 @@ export interface MoveFixture {
   newCa: CaMaterial;
   files: { served: { cert: string; key: string }; newCert: string; newKey: string; newCa: string; oldCa: string };
   serve: CliChild<{ url: string; port: number; pid: number }>;
+  /** The depot as the consumers know it: by `depotName` when given. */
   depotUrl: string;
+  /** The depot as this host reaches it: its address. */
+  addressUrl: string;
   sims: Array<InstallerSimulator | undefined>;
   targets: InstallerTarget[];
   /** Starts (or restarts, on its port and state) the simulated consumer `i`. */
@@ -25,10 +29,13 @@ export interface MoveFixture {
   close(): Promise<void>;
 }
 
-/** A depot served by `depotkit serve` on the old CA, and `count` consumers (mixed versions and roles) that trust it and are pointed at it. */
-export async function moveFixture(dir: string, count: number): Promise<MoveFixture> {
+/**
+ * A depot served by `depotkit serve` on the old CA, and `count` consumers (mixed versions and roles) that
+ * trust it and are pointed at it; with `depotName`, by that name, which only the consumers resolve (to 127.0.0.1).
+ */
+export async function moveFixture(dir: string, count: number, { depotName }: { depotName?: string } = {}): Promise<MoveFixture> {
   const [oldCa, newCa] = await Promise.all([createCa({ cn: 'Old Depot CA' }), createCa({ cn: 'New Depot CA' })]);
-  const names = { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 as const };
+  const names = { dns: [depotName ?? 'localhost'], ips: ['127.0.0.1'], keySize: 2048 as const };
   const [oldLeaf, newLeaf] = await Promise.all([issueServerCert(oldCa, names), issueServerCert(newCa, names)]);
   const files = {
     served: { cert: join(dir, 'served-cert.pem'), key: join(dir, 'served-key.pem') },
@@ -70,8 +77,9 @@ export async function moveFixture(dir: string, count: number): Promise<MoveFixtu
     ],
     { env },
   );
-  const depotUrl = `https://127.0.0.1:${serve.info.port}`;
-  const fleet = await startConsumers(dir, count);
+  const addressUrl = `https://127.0.0.1:${serve.info.port}`;
+  const depotUrl = depotName ? `https://${depotName}:${serve.info.port}` : addressUrl;
+  const fleet = await startConsumers(dir, count, depotName ? { [depotName]: '127.0.0.1' } : undefined);
   await trustAndPoint(fleet.sims, oldCa.certPem, depotUrl);
   const { sims, targets, startConsumer } = fleet;
   const close = async (): Promise<void> => {
@@ -79,11 +87,15 @@ export async function moveFixture(dir: string, count: number): Promise<MoveFixtu
     await serve.exited;
     await Promise.all(sims.map((s) => s?.close()));
   };
-  return { dir, oldCa, newCa, files, serve, depotUrl, sims, targets, startConsumer, close };
+  return { dir, oldCa, newCa, files, serve, depotUrl, addressUrl, sims, targets, startConsumer, close };
 }
 
-/** `count` simulated consumers (mixed versions and roles), each keeping its state in `dir`, and their inventory entries. */
-export async function startConsumers(dir: string, count: number): Promise<Pick<MoveFixture, 'sims' | 'targets' | 'startConsumer'>> {
+/** `count` simulated consumers (mixed versions and roles), each keeping its state in `dir` and resolving the names of `resolve`, and their inventory entries. */
+export async function startConsumers(
+  dir: string,
+  count: number,
+  resolve?: Record<string, string>,
+): Promise<Pick<MoveFixture, 'sims' | 'targets' | 'startConsumer'>> {
   const sims: Array<InstallerSimulator | undefined> = new Array(count).fill(undefined);
   const ports: number[] = [];
   const startConsumer = async (i: number): Promise<InstallerSimulator> => {
@@ -92,6 +104,7 @@ export async function startConsumers(dir: string, count: number): Promise<Pick<M
       version: VERSIONS[i % VERSIONS.length],
       role: i % 4 === 3 ? 'SddcManager' : 'VcfInstaller',
       stateFile: join(dir, `consumer-${i}.json`),
+      ...(resolve ? { resolve } : {}),
       ...(ports[i] ? { port: ports[i] } : {}),
     });
     ports[i] = sim.port;
@@ -173,4 +186,31 @@ export async function validateContinuously(
     }),
   );
   return tally;
+}
+
+/** The phases of a whole move with `removeOld`, in order. */
+export const MOVE_PHASES = ['plan', 'import', 'prove', 'switch', 'revalidate', 'retire'];
+
+/** The options of a move of the fixture's depot (served by `depotkit serve`) over its consumers, with `extra` over them. */
+export function serveMoveOptions(fx: MoveFixture, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
+  return {
+    newCert: fx.files.newCert,
+    newKey: fx.files.newKey,
+    newCa: fx.files.newCa,
+    oldCa: fx.files.oldCa,
+    served: { kind: 'serve', pid: fx.serve.info.pid, certFile: fx.files.served.cert, keyFile: fx.files.served.key },
+    depot: depotSpec(fx.depotUrl),
+    consumers: fx.targets,
+    concurrency: 8,
+    timeoutMs: 30_000,
+    ...extra,
+  };
+}
+
+/** Runs `move` while every consumer validates the depot every 200 ms (`validateContinuously`), until the move ends. */
+export async function whileValidating<T>(fx: Pick<MoveFixture, 'sims' | 'depotUrl'>, move: () => Promise<T>): Promise<{ result: T; tally: ValidationTally }> {
+  let done!: () => void;
+  const tallying = validateContinuously(fx, new Promise<void>((r) => (done = r)));
+  const [result, tally] = await Promise.all([move().finally(() => done()), tallying]);
+  return { result, tally };
 }

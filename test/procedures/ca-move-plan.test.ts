@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, issueServerCert } from '../../src/pki/index.js';
 import { moveDepotCa, type CaMoveOptions } from '../../src/procedures/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { DepotkitError, EXIT } from '../../src/util/errors.js';
+import { runCli, tempDir } from '../helpers/cli.js';
 
 /** The plan alone: no server and no consumer is reached before the new pair is judged. */
 describe('the CA move plan', () => {
@@ -20,6 +21,8 @@ describe('the CA move plan', () => {
       // The key of another certificate: a server given this pair could not serve it.
       writeFile(f('key.pem'), other.keyPem, { mode: 0o600 }),
       writeFile(f('ca.pem'), ca.certPem),
+      // The new CA again, under another name: what a mix-up of the two CA files gives.
+      writeFile(f('ca-copy.pem'), ca.certPem),
     ]);
     opts = {
       newCert: f('chain.pem'),
@@ -41,4 +44,32 @@ describe('the CA move plan', () => {
     expect(dry.plan.findings).toContainEqual(expect.objectContaining({ id: 'cert.key.mismatch', severity: 'error' }));
     await expect(moveDepotCa(opts)).rejects.toThrow(/would fail validation: .*is not the key of/);
   });
+
+  it('an old CA that is the new one (by SHA-256, whatever its file) is refused by the plan, dry run included, before anything is reached', async () => {
+    for (const dryRun of [true, false]) {
+      const refused = await moveDepotCa({ ...opts, oldCa: join(tmp.dir, 'ca-copy.pem'), removeOld: true, dryRun }).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(DepotkitError);
+      expect((refused as DepotkitError).exitCode).toBe(EXIT.usage);
+      expect((refused as DepotkitError).message).toMatch(/^The old CA \S+ca-copy\.pem is the new CA \S+ca\.pem \(SHA-256 [0-9a-f]{64}\)/);
+      expect((refused as DepotkitError).hint).toMatch(/`oldCa`/);
+    }
+  });
+
+  it('through the command line: the old CA that is the new one is exit 2, named by its flag, dry run included', async () => {
+    const inventory = join(tmp.dir, 'consumers.yaml');
+    await writeFile(inventory, 'installers:\n  - { name: consumer-0, url: "https://127.0.0.1:9", passwordEnv: DEPOTKIT_TEST_UNSET, insecure: true }\n');
+    const f = (name: string) => join(tmp.dir, name);
+    const refused = await runCli(
+      [
+        ...['depot', 'move-ca', '--cert', f('chain.pem'), '--key', f('key.pem'), '--new-ca', f('ca.pem'), '--old-ca', f('ca-copy.pem'), '--remove-old'],
+        ...['--served-cert', f('served-cert.pem'), '--served-key', f('served-key.pem'), '--site', 'nginx'],
+        ...['--depot-url', 'https://127.0.0.1:9', '--inventory', inventory, '--dry-run'],
+      ],
+      { env: { DEPOTKIT_TEST_UNSET: 'unused' } },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/The old CA \S+ca-copy\.pem is the new CA \S+ca\.pem/);
+    expect(refused.stderr).toContain('--old-ca');
+    expect(refused.stderr).not.toMatch(/\bat .*\.js:\d+/);
+  }, 60_000);
 });

@@ -10,21 +10,10 @@ import { moveDepotCa, type CaMoveOptions, type CaMoveReport, type ConsumerRow } 
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { PASSWORD, USER } from '../installer/helpers.js';
-import { depotSpec, holds, moveFixture, validateContinuously, type MoveFixture } from './ca-move-fixture.js';
+import { MOVE_PHASES, holds, moveFixture, serveMoveOptions, whileValidating, type MoveFixture } from './ca-move-fixture.js';
 
 function options(fx: MoveFixture, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
-  return {
-    newCert: fx.files.newCert,
-    newKey: fx.files.newKey,
-    newCa: fx.files.newCa,
-    oldCa: fx.files.oldCa,
-    served: { kind: 'serve', pid: fx.serve.info.pid, certFile: fx.files.served.cert, keyFile: fx.files.served.key },
-    depot: depotSpec(fx.depotUrl),
-    consumers: fx.targets,
-    concurrency: 4,
-    timeoutMs: 30_000,
-    ...extra,
-  };
+  return serveMoveOptions(fx, { concurrency: 4, ...extra });
 }
 
 const SETTINGS_LINE = 'Updating depot settings: ';
@@ -65,23 +54,9 @@ describe('the CA move gives each consumer the new CA the way its version takes i
 
   it('9.1.1 consumers get it with their depot settings (the old CA along until the switch), earlier ones by the separate import; zero failed validations; a re-run after the retire never sends the old CA back', async () => {
     const from = fx.sims.map((s) => s!.logs.length);
-    let done!: () => void;
-    const tallying = validateContinuously(fx, new Promise<void>((r) => (done = r)));
-    let report;
-    try {
-      report = await moveDepotCa(options(fx, { removeOld: true }));
-    } finally {
-      done();
-    }
-    expect((await tallying).failed).toEqual([]);
-    expect(report.phases.map((p) => [p.phase, p.ok])).toEqual([
-      ['plan', true],
-      ['import', true],
-      ['prove', true],
-      ['switch', true],
-      ['revalidate', true],
-      ['retire', true],
-    ]);
+    const { result: report, tally } = await whileValidating(fx, () => moveDepotCa(options(fx, { removeOld: true })));
+    expect(tally.failed).toEqual([]);
+    expect(report.phases.map((p) => [p.phase, p.ok])).toEqual(MOVE_PHASES.map((phase) => [phase, true]));
     const [newSha, oldSha] = [sha256Fingerprint(fx.newCa.certPem), sha256Fingerprint(fx.oldCa.certPem)];
     const imported = rowsOf(report, 'import');
     const revalidated = rowsOf(report, 'revalidate');

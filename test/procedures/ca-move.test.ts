@@ -1,25 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INSTALLER_API } from '../../src/constants.js';
-import { moveDepotCa, servedLeafSha256, type CaMoveOptions } from '../../src/procedures/index.js';
+import { moveDepotCa, servedLeafSha256 } from '../../src/procedures/index.js';
 import { tempDir } from '../helpers/cli.js';
-import { depotSpec, holds, moveFixture, validateContinuously, type MoveFixture } from './ca-move-fixture.js';
+import { MOVE_PHASES, holds, moveFixture, serveMoveOptions, whileValidating, type MoveFixture } from './ca-move-fixture.js';
 
 const CONSUMERS = 20;
 
-function options(fx: MoveFixture, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
-  return {
-    newCert: fx.files.newCert,
-    newKey: fx.files.newKey,
-    newCa: fx.files.newCa,
-    oldCa: fx.files.oldCa,
-    served: { kind: 'serve', pid: fx.serve.info.pid, certFile: fx.files.served.cert, keyFile: fx.files.served.key },
-    depot: depotSpec(fx.depotUrl),
-    consumers: fx.targets,
-    concurrency: 8,
-    timeoutMs: 30_000,
-    ...extra,
-  };
-}
+const options = serveMoveOptions;
 
 describe('moving a served depot to another CA', () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };
@@ -34,27 +21,11 @@ describe('moving a served depot to another CA', () => {
   });
 
   it('switches serve to the new CA while 20 consumers validate the depot every 200 ms, with zero failed validations, and removes the old CA', async () => {
-    let done!: () => void;
-    const stop = new Promise<void>((r) => (done = r));
-    const tallying = validateContinuously(fx, stop);
-    let report;
-    try {
-      report = await moveDepotCa(options(fx, { removeOld: true }));
-    } finally {
-      done();
-    }
-    const tally = await tallying;
+    const { result: report, tally } = await whileValidating(fx, () => moveDepotCa(options(fx, { removeOld: true })));
     expect(tally.failed).toEqual([]);
     expect(tally.perConsumer.every((n) => n >= 1)).toBe(true);
     console.log(`validations during the move: ${tally.ok} ok, ${tally.failed.length} failed`);
-    expect(report.phases.map((p) => [p.phase, p.ok])).toEqual([
-      ['plan', true],
-      ['import', true],
-      ['prove', true],
-      ['switch', true],
-      ['revalidate', true],
-      ['retire', true],
-    ]);
+    expect(report.phases.map((p) => [p.phase, p.ok])).toEqual(MOVE_PHASES.map((phase) => [phase, true]));
     expect(report.ok).toBe(true);
     expect(await servedLeafSha256(fx.depotUrl, 5000)).toBe(report.plan.leaf.sha256);
     const revalidated = report.phases.find((p) => p.phase === 'revalidate')!.rows!;
@@ -70,16 +41,7 @@ describe('moving a served depot to another CA', () => {
   it('refuses the switch while a consumer is down, breaks nothing, and a re-run after it comes back completes', async () => {
     await fx.sims[5]!.close();
     fx.sims[5] = undefined;
-    let done!: () => void;
-    const stop = new Promise<void>((r) => (done = r));
-    const tallying = validateContinuously(fx, stop);
-    let first;
-    try {
-      first = await moveDepotCa(options(fx));
-    } finally {
-      done();
-    }
-    const tally = await tallying;
+    const { result: first, tally } = await whileValidating(fx, () => moveDepotCa(options(fx)));
     expect(first.ok).toBe(false);
     expect(first.phases.map((p) => p.phase)).toEqual(['plan', 'import', 'prove']);
     const down = first.phases.find((p) => p.phase === 'prove')!.rows!.find((r) => r.name === 'consumer-5')!;

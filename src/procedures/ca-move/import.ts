@@ -1,5 +1,5 @@
 import { TRUSTED_FOR_OUTBOUND } from '../../constants.js';
-import { listingsOf, pushDepot, sha256OfPem, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
+import { depotOriginOf, listingsOf, pushDepot, sha256OfPem, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { caRouteOf, type CaRoute, type ServedAnchors } from './route.js';
 
@@ -19,6 +19,25 @@ export interface ImportContext {
   newCa: { pem: string; sha256: string };
   depot: DepotSpec;
   anchors: ServedAnchors;
+  /** Point a consumer set to another depot host or port at this one. */
+  repoint?: boolean;
+}
+
+/**
+ * Refuses a consumer whose depot settings name another host or port than the move's depot URL: the move's
+ * updates would point it elsewhere (the depot's address, when the consumers know it by a name), unless
+ * `repoint` asks for that. A consumer set to no depot over HTTPS has none to lose.
+ */
+export async function keepsDepotHost(client: InstallerClient, ctx: Pick<ImportContext, 'depot' | 'repoint'>): Promise<void> {
+  if (ctx.repoint) return;
+  const current = depotOriginOf(await client.getDepotSettings());
+  const wanted = new URL(ctx.depot.url!);
+  if (current === undefined || current.host === wanted.host) return;
+  throw new DepotkitError(
+    `The consumer is set to the depot at ${current.host}, not ${wanted.host}: the move would point it elsewhere, so nothing was sent.`,
+    EXIT.usage,
+    `Give the depot's address as \`depotUrl\` and \`asHost\` ${current.hostname}, the name the consumers use; or \`repoint\` to set ${wanted.host} on them.`,
+  );
 }
 
 /**

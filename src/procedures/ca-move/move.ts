@@ -1,4 +1,4 @@
-import type { InstallerTarget } from '../../installer/index.js';
+import type { DepotSpec, InstallerTarget } from '../../installer/index.js';
 import { makePlan, readMaterial, type CaMoveMaterial } from './plan.js';
 import { freshState, loadState, saveState, type CaMoveState } from './state.js';
 import { switchServed } from './switch.js';
@@ -7,6 +7,7 @@ import { retireOldCa } from './retire.js';
 import { revalidate } from './revalidate.js';
 import { ConsumerSessions } from './sessions.js';
 import { ServedAnchors } from './route.js';
+import { consumersDepotUrl, reachFinding, reachOf } from './reach.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import type { CaMoveOptions, CaMovePlan, CaMoveReport, ConsumerRow, PhaseName, PhaseReport } from './types.js';
@@ -25,6 +26,8 @@ class Move {
   readonly phases: PhaseReport[] = [];
   readonly sessions: ConsumerSessions;
   readonly anchors: ServedAnchors;
+  /** The depot as the consumers are given it: by their name for it, with `asHost`. */
+  readonly depot: DepotSpec;
 
   constructor(
     readonly opts: CaMoveOptions,
@@ -33,7 +36,8 @@ class Move {
     readonly state: CaMoveState,
   ) {
     this.sessions = new ConsumerSessions(opts);
-    this.anchors = new ServedAnchors(plan.depotUrl, opts.timeoutMs);
+    this.anchors = new ServedAnchors(reachOf(plan), opts.timeoutMs);
+    this.depot = opts.asHost ? { ...opts.depot, url: consumersDepotUrl(opts).href } : opts.depot;
   }
 
   /** Records a phase; an interruption meanwhile stops the move here, after the phase's progress was saved. */
@@ -63,7 +67,7 @@ class Move {
   /** Import and prove on `targets`; false (with the rows) when the move must stop before the switch. */
   async trust(targets: InstallerTarget[]): Promise<boolean> {
     const newCa = { pem: this.material.newCaPem, sha256: this.plan.newCa.sha256 };
-    const ctx = { newCa, depot: this.opts.depot, anchors: this.anchors };
+    const ctx = { newCa, depot: this.depot, anchors: this.anchors, repoint: this.opts.repoint };
     const { imported, proven } = await importAndProve(this.sessions, targets, ctx, this.plan.oldCa?.sha256);
     this.record(
       'import',
@@ -82,7 +86,7 @@ class Move {
     const { action } = await switchServed(
       this.material,
       this.opts.served,
-      this.plan.depotUrl,
+      reachOf(this.plan),
       this.plan.leaf.sha256,
       this.opts.switchTimeoutMs ?? SWITCH_TIMEOUT_MS,
       this.opts.signal,
@@ -98,7 +102,7 @@ class Move {
   }
 
   async revalidateRemaining(): Promise<boolean> {
-    const rows = await revalidate(this.sessions, this.remaining(), this.opts.depot, this.material.newCaPem, !this.opts.removeOld);
+    const rows = await revalidate(this.sessions, this.remaining(), this.depot, this.material.newCaPem, !this.opts.removeOld);
     for (const r of rows) if (r.ok) this.state.revalidated.push(r.name);
     await this.save();
     return this.record(
@@ -146,8 +150,12 @@ class Move {
 export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
   const material = await readMaterial(opts);
   const plan = makePlan(material, opts);
+  const unreached = await reachFinding(reachOf(plan), opts.timeoutMs);
+  if (unreached) plan.findings.push(unreached);
   const planOk = !plan.findings.some((f) => f.severity === 'error');
   if (opts.dryRun) return { ok: planOk, dryRun: true, resumed: false, plan, phases: [{ phase: 'plan', ok: planOk }] };
+  // Before any consumer is asked: the served certificate is read there before the import and after the switch.
+  if (unreached?.severity === 'error') throw new DepotkitError(unreached.message, EXIT.problems, unreached.fix);
   const prior = await loadState(plan.stateFile, plan.newCa.sha256, plan.leaf.sha256);
   const move = new Move(opts, plan, material, prior ?? freshState(plan.newCa.sha256, plan.leaf.sha256));
   const resumed = prior !== undefined;

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { lintServerCertificate, readCertificate, sha256Fingerprint, splitPemBlocks } from '../../pki/index.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
+import { consumersDepotUrl, reachOf, reachText, type DepotReach } from './reach.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
 import type { CaMoveOptions, CaMovePlan } from './types.js';
 
@@ -45,12 +46,17 @@ export async function readMaterial(opts: CaMoveOptions): Promise<CaMoveMaterial>
     readText(opts.newCa),
     opts.oldCa ? readText(opts.oldCa) : Promise.resolve(undefined),
   ]);
-  return {
-    certText,
-    keyText,
-    newCaPem: oneCertificate(newCaText, opts.newCa),
-    ...(oldCaText !== undefined ? { oldCaPem: oneCertificate(oldCaText, opts.oldCa!) } : {}),
-  };
+  const newCaPem = oneCertificate(newCaText, opts.newCa);
+  const oldCaPem = oldCaText !== undefined ? oneCertificate(oldCaText, opts.oldCa!) : undefined;
+  // Compared by certificate: the old CA's retirement would remove from every consumer the CA the new certificate needs.
+  const newCaSha256 = sha256Fingerprint(newCaPem);
+  if (oldCaPem !== undefined && sha256Fingerprint(oldCaPem) === newCaSha256) {
+    throw usageError(
+      `The old CA ${opts.oldCa} is the new CA ${opts.newCa} (SHA-256 ${newCaSha256}): retiring it would leave the consumers trusting nothing the depot serves.`,
+      'Give as `oldCa` the CA that issued the certificate the depot serves now.',
+    );
+  }
+  return { certText, keyText, newCaPem, ...(oldCaPem !== undefined ? { oldCaPem } : {}) };
 }
 
 /** Does the key belong to the certificate? Compared by public key, as a TLS server would fail on it. */
@@ -89,14 +95,19 @@ export function judgeNewPair(material: CaMoveMaterial, opts: CaMoveOptions, depo
 }
 
 /** The steps the move takes, as the dry run prints them. */
-function steps(opts: CaMoveOptions, consumers: number): string[] {
+function steps(opts: CaMoveOptions, consumers: number, depot: URL, reach: DepotReach): string[] {
+  const served = `serves the new certificate, read at ${reachText(reach)}`;
   const reload =
     opts.served.kind === 'serve'
-      ? `send SIGHUP to serve (pid ${opts.served.pid}) and wait until it serves the new certificate`
+      ? `send SIGHUP to serve (pid ${opts.served.pid}) and wait until it ${served}`
       : opts.served.reloadCommand
-        ? `run "${opts.served.reloadCommand}" and wait until the server serves the new certificate`
+        ? `run "${opts.served.reloadCommand}" and wait until the server ${served}`
         : `reload the server yourself (${reloadHintText(reloadHints(opts.served))}), then run the move again`;
+  const pointed = opts.repoint
+    ? `point each consumer at ${depot.host}, whatever depot host its settings name`
+    : `read each consumer's depot settings: one set to another host or port than ${depot.host} fails its row, and the move stops before the switch (\`repoint\` sets it)`;
   return [
+    pointed,
     `import the new CA into each of ${consumers} consumers that lacks it, keeping the old one: with the depot settings (9.1.1 and later, the CA of the served certificate sent along), by the separate import before 9.1.1`,
     "list each consumer's trusted certificates and find the new CA in it by SHA-256",
     `write ${opts.served.certFile} and ${opts.served.keyFile} (the old pair kept until the rename), then ${reload}`,
@@ -107,7 +118,8 @@ function steps(opts: CaMoveOptions, consumers: number): string[] {
 
 export function makePlan(material: CaMoveMaterial, opts: CaMoveOptions): CaMovePlan {
   if (!opts.depot.url) throw usageError('The move needs the depot URL the consumers use (`depotUrl`).');
-  const url = new URL(opts.depot.url);
+  const url = consumersDepotUrl(opts);
+  const reached = new URL(opts.depot.url).origin;
   const findings = judgeNewPair(material, opts, url.hostname.replace(/^\[(.*)\]$/, '$1'));
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length > 0 && !opts.dryRun) {
@@ -117,14 +129,15 @@ export function makePlan(material: CaMoveMaterial, opts: CaMoveOptions): CaMoveP
       errors.find((f) => f.fix)?.fix,
     );
   }
+  const where = { depotUrl: url.origin, ...(reached !== url.origin ? { reachedAt: reached } : {}) };
   return {
-    depotUrl: url.origin,
+    ...where,
     newCa: summary(material.newCaPem),
     ...(material.oldCaPem ? { oldCa: summary(material.oldCaPem) } : {}),
     leaf: summary(oneCertificate(material.certText, opts.newCert)),
     findings,
     consumers: opts.consumers.map((c) => ({ name: c.name, url: c.url })),
-    steps: steps(opts, opts.consumers.length),
+    steps: steps(opts, opts.consumers.length, url, reachOf(where)),
     stateFile: opts.stateFile ?? join(dirname(opts.served.certFile), CA_MOVE_STATE_FILE),
   };
 }

@@ -1,6 +1,7 @@
 import { INSTALLER_TRUSTED_CERTS_FIELD_SINCE } from '../../constants.js';
 import { anchorsChain, readServedChain, versionAtLeast, type TrustedCertificate } from '../../installer/index.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
+import { reachText, type DepotReach } from './reach.js';
 
 /**
  * The way a consumer gets the new CA: with its depot settings (9.1.1 and
@@ -27,17 +28,17 @@ export class ServedAnchors {
   private readonly judged = new Map<string, boolean>();
 
   constructor(
-    private readonly depotUrl: string,
+    private readonly reach: DepotReach,
     private readonly timeoutMs: number,
   ) {}
 
   async keptFrom(listed: TrustedCertificate[]): Promise<string[]> {
-    this.chain ??= readServedChain(new URL(this.depotUrl), this.timeoutMs);
+    this.chain ??= readServedChain(new URL(this.reach.origin), this.timeoutMs, this.reach.serverName);
     const chain = await this.chain;
     if (!chain) {
       this.chain = undefined; // Asked again for the next consumer: the depot may be back.
       throw new DepotkitError(
-        `The depot at ${this.depotUrl} does not answer: the depot settings update carrying the new CA would fail its validation, so nothing was sent.`,
+        `The depot at ${reachText(this.reach)} does not answer: the depot settings update carrying the new CA would fail its validation, so nothing was sent.`,
         EXIT.problems,
       );
     }

@@ -1,36 +1,25 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
-import { isIP } from 'node:net';
-import { connect } from 'node:tls';
 import { promisify } from 'node:util';
 import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
 import { writeFileSetAtomic } from '../../util/fs.js';
-import { PRIVATE_KEY_MODE, keptAttributes } from '../../pki/index.js';
+import { readServedChain } from '../../installer/index.js';
+import { PRIVATE_KEY_MODE, keptAttributes, sha256Fingerprint } from '../../pki/index.js';
 import type { CaMoveMaterial } from './plan.js';
+import { reachText, type DepotReach } from './reach.js';
 import type { ServedDepot } from './types.js';
 
 const run = promisify(execFile);
 const POLL_MS = 250;
 
-/** The SHA-256 of the certificate the depot serves now, or undefined when it does not answer. */
-export function servedLeafSha256(depotUrl: string, timeoutMs: number): Promise<string | undefined> {
-  const url = new URL(depotUrl);
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  return new Promise((resolve) => {
-    // Only the certificate is read here: trust is what the consumers judge.
-    const socket = connect({ host, port: Number(url.port || 443), ...(isIP(host) ? {} : { servername: host }), rejectUnauthorized: false });
-    const done = (value: string | undefined) => {
-      socket.destroy();
-      resolve(value);
-    };
-    socket.setTimeout(timeoutMs, () => done(undefined));
-    socket.once('error', () => done(undefined));
-    socket.once('secureConnect', () => {
-      const raw = socket.getPeerCertificate().raw;
-      done(raw ? createHash('sha256').update(raw).digest('hex') : undefined);
-    });
-  });
+/**
+ * The SHA-256 of the certificate the depot serves now, or undefined when it does not answer. Only the
+ * certificate is read: trust is what the consumers judge. `serverName`: the consumers' name for the depot,
+ * when `depotUrl` is its address as this host reaches it.
+ */
+export async function servedLeafSha256(depotUrl: string, timeoutMs: number, serverName?: string): Promise<string | undefined> {
+  const [leaf] = (await readServedChain(new URL(depotUrl), timeoutMs, serverName)) ?? [];
+  return leaf === undefined ? undefined : sha256Fingerprint(leaf);
 }
 
 /**
@@ -72,6 +61,11 @@ async function settle(signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new DepotkitError('The move was interrupted before the switch; nothing was written.', EXIT.problems);
 }
 
+/** The leaf served where this host reaches the depot, as the consumers are shown it. */
+function servedLeaf(reach: DepotReach): Promise<string | undefined> {
+  return servedLeafSha256(reach.origin, 5_000, reach.serverName);
+}
+
 /** Do the served files hold the new pair (written by an earlier run)? */
 async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise<boolean> {
   const read = (path: string) => readFile(path, 'utf8').catch(() => undefined);
@@ -80,11 +74,11 @@ async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise
 }
 
 /** Whether the depot serves the certificate within `ms`. */
-async function servedWithin(depotUrl: string, leafSha256: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+async function servedWithin(reach: DepotReach, leafSha256: string, ms: number, signal?: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline && !signal?.aborted) {
     await new Promise((r) => setTimeout(r, POLL_MS));
-    if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return true;
+    if ((await servedLeaf(reach)) === leafSha256) return true;
   }
   return false;
 }
@@ -127,28 +121,28 @@ async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'
 export async function switchServed(
   material: CaMoveMaterial,
   served: ServedDepot,
-  depotUrl: string,
+  reach: DepotReach,
   leafSha256: string,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<{ action: 'switched' | 'already-served' | 'reload-needed' }> {
-  if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'already-served' };
+  if ((await servedLeaf(reach)) === leafSha256) return { action: 'already-served' };
   // A re-run after a stop for the reload finds the pair written: a reload sent just before may still be under way.
   const written = served.kind === 'site' && !served.reloadCommand && (await holdsPair(material, served));
   if (served.kind === 'site' && served.reloadCommand) await settle(signal);
   if (!written) await writePair(material, served);
   if ((await reload(served)) === 'reload-needed') {
-    const taken = written && (await servedWithin(depotUrl, leafSha256, RELOAD_UNDER_WAY_MS, signal));
+    const taken = written && (await servedWithin(reach, leafSha256, RELOAD_UNDER_WAY_MS, signal));
     return { action: taken ? 'already-served' : 'reload-needed' };
   }
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if ((await servedLeafSha256(depotUrl, 5_000)) === leafSha256) return { action: 'switched' };
+    if ((await servedLeaf(reach)) === leafSha256) return { action: 'switched' };
     // The pair is written and the reload sent: a re-run finds the new certificate served, or waits for it again.
-    if (signal?.aborted) throw new DepotkitError(`The move was interrupted while waiting for ${depotUrl} to serve the new certificate.`, EXIT.problems);
+    if (signal?.aborted) throw new DepotkitError(`The move was interrupted while waiting for ${reachText(reach)} to serve the new certificate.`, EXIT.problems);
     if (Date.now() >= deadline) {
       throw new DepotkitError(
-        `The depot at ${depotUrl} does not serve the new certificate ${Math.round(timeoutMs / 1000)} s after the reload.`,
+        `The depot at ${reachText(reach)} does not serve the new certificate ${Math.round(timeoutMs / 1000)} s after the reload.`,
         EXIT.problems,
         "Look at the server's log: it keeps the old pair when it cannot load the new one.",
       );

@@ -1,5 +1,5 @@
 import type { InstallerTarget } from '../../installer/index.js';
-import { importNewCa, importSeparately, type ImportContext, type ImportResult } from './import.js';
+import { importNewCa, importSeparately, keepsDepotHost, type ImportContext, type ImportResult } from './import.js';
 import { proveTrusted, type ProveResult } from './prove.js';
 import type { ConsumerSessions } from './sessions.js';
 import type { ConsumerRow } from './types.js';
@@ -18,6 +18,7 @@ export async function importAndProve(
 ): Promise<{ imported: Array<ConsumerRow<ImportResult>>; proven: Array<ConsumerRow<ProveResult>> }> {
   const sha256s = { newCa: ctx.newCa.sha256, oldCa: oldCaSha256 };
   const rows = await sessions.each(targets, async (client, appliance) => {
+    await keepsDepotHost(client, ctx);
     let imported = await importNewCa(client, appliance, ctx);
     let proven = await proveTrusted(client, sha256s);
     if (proven.newCaAlias === undefined && imported.via === 'depot-settings') {

@@ -23,8 +23,22 @@ export interface CaMoveOptions {
   /** The CA to retire; needed only with `removeOld`. */
   oldCa?: string;
   served: ServedDepot;
-  /** The depot as the consumers are pointed at it, with its account: every consumer validates it again with these settings. */
+  /**
+   * The depot as the consumers are pointed at it, with its account: every consumer validates it again with
+   * these settings. With `asHost`, its URL is the depot's address as this host reaches it.
+   */
   depot: DepotSpec;
+  /**
+   * The host name the consumers use, when this host reaches the depot at another name or address (as
+   * `check` takes it): the consumers are given the depot URL with this name, and this host reads the
+   * served certificate at the URL's address, sending this name.
+   */
+  asHost?: string;
+  /**
+   * Set the depot URL on consumers whose depot settings name another host or port; without it such a
+   * consumer's row fails before the switch, and nothing changes its depot.
+   */
+  repoint?: boolean;
   /** Host names and addresses the consumers use for the depot besides the URL's host: each needs a SAN. */
   names?: string[];
   consumers: InstallerTarget[];
@@ -65,7 +79,10 @@ export interface PhaseReport {
 }
 
 export interface CaMovePlan {
+  /** The depot's origin as the consumers are given it. */
   depotUrl: string;
+  /** Where this host reaches it (`asHost`), when that is another address. */
+  reachedAt?: string;
   newCa: { subject: string; sha256: string };
   oldCa?: { subject: string; sha256: string };
   leaf: { subject: string; sha256: string };

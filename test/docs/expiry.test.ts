@@ -1,0 +1,47 @@
+/**
+ * The expiry runbook's rehearsal runs as written: its shell block, unchanged
+ * but for its folder and port (a free one), with `depotkit` the built CLI. The
+ * depot is known as depot.lab.local, which this host does not resolve. Each of
+ * the three places shows both dates: check's warnings, the status page's JSON
+ * and /metrics, whose gauge gives the days left the alert rules compute.
+ */
+import { lookup } from 'node:dns/promises';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { runbookRehearsal } from '../helpers/runbook.js';
+import { assignedNames, freePort, portAccepts, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
+
+const RUNBOOK = 'docs/runbooks/expiry.md';
+
+const rehearsal = runbookRehearsal('expiry');
+
+it('the expiry rehearsal runs as written: check, the status page and /metrics each show the certificate and CA dates; nothing left running', async () => {
+  await expect(lookup('depot.lab.local')).rejects.toThrow();
+  const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
+  expect(assignedNames(block).sort()).toEqual(['depot_port', 'work']);
+  const work = join(rehearsal.dir(), 'expiry');
+  const ports = { depot_port: await freePort() };
+  const script = setVariables(block, { work, ...ports });
+
+  const { code, stdout, stderr } = await rehearsal.run(script, 180);
+  expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
+  // check, by address for depot.lab.local: both dates warned of, the depot still accepted.
+  expect(stdout).toMatch(/^WARN {2}cert\.expiring-soon: /m);
+  expect(stdout).toMatch(/^WARN {2}tls\.ca\.expiring-soon: /m);
+  expect(stdout).toMatch(/^ACCEPT: the installer would accept this depot/m);
+  // The status page's JSON (a day may have begun between issuing and asking).
+  const days = (name: string) => Number(new RegExp(`^"${name}DaysLeft": *(\\d+)$`, 'm').exec(stdout)?.[1]);
+  expect(days('certificate')).toBeGreaterThanOrEqual(19);
+  expect(days('certificate')).toBeLessThanOrEqual(20);
+  expect(days('ca')).toBeGreaterThanOrEqual(24);
+  expect(days('ca')).toBeLessThanOrEqual(25);
+  // /metrics: one series for the server and one for its CA, and the days left computed from each.
+  expect(stdout).toMatch(/^depotkit_cert_not_after\{role="server",subject="CN=depot\.lab\.local",serial="[0-9A-Fa-f]+"\} \d+$/m);
+  expect(stdout).toMatch(/^depotkit_cert_not_after\{role="ca",subject="CN=depotkit private CA",serial="[0-9A-Fa-f]+"\} \d+$/m);
+  expect(stdout).toMatch(/^depotkit_cert_not_after\{role="server",.*\}: (19|20) days left$/m);
+  expect(stdout).toMatch(/^depotkit_cert_not_after\{role="ca",.*\}: (24|25) days left$/m);
+  expect(stdout + stderr).not.toContain('Dep0t-Secret');
+
+  expect(await processesUnder(work)).toEqual([]);
+  for (const port of Object.values(ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
+}, 240_000);
