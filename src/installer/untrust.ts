@@ -20,6 +20,12 @@ export interface UntrustOptions {
   force?: boolean;
   /** Timeout of the handshake with the depot. */
   timeoutMs?: number;
+  /**
+   * Where this host reaches a depot that the consumers know by a name it does not resolve (`origin`, the
+   * depot's address here; `serverName`, the consumers' name for it): a consumer set to that name and port
+   * has its depot's chain read there, with that name sent, as the consumer would be shown it.
+   */
+  reach?: { origin: string; serverName: string };
 }
 
 interface Wanted {
@@ -43,13 +49,27 @@ function needsNoCertificate(settings: DepotSettings): boolean {
  * here (a name that resolves only where the consumer is, a depot down a
  * moment) proves nothing, so the removal is refused then too.
  */
-async function reasonToKeep(client: InstallerClient, listed: Wanted[], timeoutMs: number | undefined): Promise<DepotkitError | undefined> {
+/** Whether the consumer's depot is the one `reach` says where to reach. */
+function reachedAt(origin: URL, reach: UntrustOptions['reach']): URL | undefined {
+  if (!reach) return undefined;
+  const at = new URL(reach.origin);
+  const port = (url: URL) => url.port || (url.protocol === 'http:' ? '80' : '443');
+  return origin.hostname.replace(/^\[(.*)\]$/, '$1') === reach.serverName && port(origin) === port(at) ? at : undefined;
+}
+
+async function reasonToKeep(client: InstallerClient, listed: Wanted[], opts: UntrustOptions): Promise<DepotkitError | undefined> {
+  const { timeoutMs } = opts;
   const settings = await client.getDepotSettings();
   if (needsNoCertificate(settings)) return undefined;
   const origin = depotOriginOf(settings);
   // A URL that does not parse is not printed: it may carry the depot's password.
   const depot = origin ? `the configured depot ${origin.host}` : 'the configured depot';
-  const served = origin ? await servedChainOf(origin, timeoutMs) : { unread: 'the URL in its settings does not parse' };
+  const at = origin && reachedAt(origin, opts.reach);
+  const served = at
+    ? await servedChainOf(at, timeoutMs, opts.reach!.serverName)
+    : origin
+      ? await servedChainOf(origin, timeoutMs)
+      : { unread: 'the URL in its settings does not parse' };
   if ('unread' in served) {
     const names = listed.map((w) => `${w.subject} (SHA-256 ${w.sha256})`).join(', ');
     return new DepotkitError(
@@ -81,7 +101,7 @@ export async function removeTrusted(client: InstallerClient, pems: string[], opt
   const matches = wanted.map((w) => listingsOf(list, w.sha256));
   const listed = wanted.filter((_, i) => matches[i]!.length > 0);
   if (!opts.force && listed.length > 0) {
-    const refusal = await reasonToKeep(client, listed, opts.timeoutMs);
+    const refusal = await reasonToKeep(client, listed, opts);
     if (refusal) throw refusal;
   }
   const outcomes: UntrustOutcome[] = [];

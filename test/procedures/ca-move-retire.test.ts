@@ -69,7 +69,12 @@ const validates = (): Promise<boolean> =>
 
 function retire(pem: string) {
   const sessions = new ConsumerSessions({ concurrency: 1, timeoutMs: 10_000, passwords: new Map([[USER, PASSWORD]]) });
-  return retireOldCa(sessions, [target], { oldCaPem: pem, newCaPem: newCa.certPem, timeoutMs: 10_000 }).finally(() => sessions.close());
+  return retireOldCa(sessions, [target], {
+    oldCaPem: pem,
+    newCaPem: newCa.certPem,
+    timeoutMs: 10_000,
+    reach: { origin: `https://localhost:${depot.port}`, serverName: 'localhost' },
+  }).finally(() => sessions.close());
 }
 
 describe('the CA move retiring the old CA', () => {

@@ -118,6 +118,7 @@ class Move {
       oldCaPem: this.material.oldCaPem!,
       newCaPem: this.material.newCaPem,
       timeoutMs: this.opts.timeoutMs,
+      reach: reachOf(this.plan),
     });
     for (const r of rows) if (r.ok) this.state.retired.push(r.name);
     await this.save();

@@ -1,6 +1,7 @@
 import { removeTrusted, sha256OfPem, type InstallerTarget, type UntrustOutcome } from '../../installer/index.js';
 import { readCertificate } from '../../pki/index.js';
 import { usageError } from '../../util/errors.js';
+import type { DepotReach } from './reach.js';
 import type { ConsumerSessions } from './sessions.js';
 import type { ConsumerRow } from './types.js';
 
@@ -11,6 +12,8 @@ export interface RetireInput {
   newCaPem: string;
   /** Timeout of the handshake with each consumer's depot. */
   timeoutMs: number;
+  /** Where this host reaches the depot, and the consumers' name for it. */
+  reach: DepotReach;
 }
 
 /**
@@ -31,7 +34,7 @@ export function retireOldCa(sessions: ConsumerSessions, targets: InstallerTarget
           'Give as `oldCa` the CA the depot was served under before the move.',
         );
       }
-      return { ok: true, result: await removeTrusted(client, [input.oldCaPem], { timeoutMs: input.timeoutMs }) };
+      return { ok: true, result: await removeTrusted(client, [input.oldCaPem], { timeoutMs: input.timeoutMs, reach: input.reach }) };
     },
     { last: true },
   );
