@@ -119,8 +119,8 @@ export async function createAuthenticator(options: AuthOptions, limits: AuthLimi
         throw err;
       }
       // A right password gives its token back; a wrong one keeps it, and so does a check turned away for lack of
-      // room: refused for free, a flood would retry at once and never use up its budget. Turned away is always
-      // the check of the client that asked for most (hash-pool.ts).
+      // room: refused for free, a flood would retry at once and never use up its budget. The check turned away is
+      // always one of the address and user name that asked for most (hash-pool.ts).
       if (result === true) limiter.give(key);
       return verdict(given, result);
     },

@@ -56,6 +56,7 @@ describe('serve --htpasswd under a flood of wrong passwords from many addresses'
       const loris = await holdConnections(target, 200, '127.0.200.1');
       // Two clients per address, wrong passwords for the user who logs in below, each sent as soon as the last
       // was answered: more checks at once than the server queues.
+      // (127.0.12.x or 127.0.30.x: neither the users' addresses nor those of the connections held open.)
       const flood = floodWrongPasswords(target, 'depot', loopbackAddresses(addresses, addresses), 2);
       try {
         await until(() => (flood.answers.get(503) ?? 0) + (flood.answers.get(429) ?? 0) > 0, 'the flood to be turned away', { timeoutMs: 30_000 });
