@@ -75,3 +75,28 @@ export class FailureLimiter {
     if (b.tokens === this.limits.burst) this.buckets.delete(key);
   }
 }
+
+/**
+ * How many checks each key (a client address, a user name) asked for lately: each `add` counts one, and every
+ * count halves each `halfLifeMs`. At most `maxKeys` are remembered, the least recently counted forgotten first.
+ */
+export class RecentCounts {
+  private readonly counts = new Map<string, { value: number; at: number }>();
+
+  constructor(
+    private readonly halfLifeMs: number,
+    private readonly maxKeys: number,
+  ) {}
+
+  get(key: string, now = Date.now()): number {
+    const c = this.counts.get(key);
+    return c ? c.value * 2 ** (-(now - c.at) / this.halfLifeMs) : 0;
+  }
+
+  add(key: string, now = Date.now()): void {
+    const value = this.get(key, now) + 1;
+    this.counts.delete(key);
+    this.counts.set(key, { value, at: now });
+    if (this.counts.size > this.maxKeys) this.counts.delete(this.counts.keys().next().value!);
+  }
+}

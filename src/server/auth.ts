@@ -1,9 +1,12 @@
 import { SERVE_AUTH_REALM } from '../constants.js';
 import { constantTimeEqual } from '../util/secret-compare.js';
-import { clientKey, FailureLimiter } from './auth-limit.js';
+import { clientKey, FailureLimiter, RecentCounts } from './auth-limit.js';
 import { createHashPool, HashPoolBusy } from './hash-pool.js';
-import { credentialKey, decoyFor, readHtpasswd, verifyHash, type HtpasswdEntry } from './htpasswd.js';
+import { credentialKey, decoyFor, readHtpasswd, userKey, verifyHash, type HtpasswdEntry } from './htpasswd.js';
+import { SuccessCache } from './success-cache.js';
 import {
+  SERVE_AUTH_ASKED_HALF_LIFE_MS,
+  SERVE_AUTH_CACHE_ENTRIES,
   SERVE_AUTH_CACHE_MS,
   SERVE_AUTH_FAILURE_BURST,
   SERVE_AUTH_FAILURE_REFILL_MS,
@@ -79,31 +82,46 @@ export async function createAuthenticator(options: AuthOptions, limits: AuthLimi
     refillMs: limits.refillMs ?? SERVE_AUTH_FAILURE_REFILL_MS,
     maxClients: SERVE_AUTH_TRACKED_CLIENTS,
   });
+  // The checks each address, and each user name, asked for lately: the queue of bcrypt checks serves first
+  // those who asked for fewest, so that a flood from some addresses, or against one user, waits behind
+  // everyone else. A count refuses nothing (that would let anyone lock a user out); the limiter refuses.
+  const byAddress = new RecentCounts(SERVE_AUTH_ASKED_HALF_LIFE_MS, SERVE_AUTH_TRACKED_CLIENTS);
+  const byUser = new RecentCounts(SERVE_AUTH_ASKED_HALF_LIFE_MS, SERVE_AUTH_TRACKED_CLIENTS);
   const verifier = 'htpasswdFile' in options ? await htpasswdVerifier(options.htpasswdFile, limits) : singleUserVerifier(options.user, options.password);
   return {
     async check(header, remote) {
       const given = parseBasicAuth(header);
       // Nothing to verify costs nothing, and is not a failed attempt (clients first ask without credentials).
       if (!given) return UNAUTHORIZED;
-      // A client that failed too often waits, whatever it sends now: with right credentials answered while it
-      // waits, it could go on guessing at full speed.
       const key = clientKey(remote);
       // The same credentials already being checked (a client's parallel requests before its first answer): that
       // check's answer is this one's, at no cost and with no guess added, so it takes no token. Otherwise a client
       // that opens more connections at once than the burst allows would be refused with the right password.
       const running = verifier.running(given);
       if (running) return verdict(given, await settle(running));
+      const user = userKey(given.user);
+      // Every request the cache does not answer counts, refused or not: a flood that ignores Retry-After ranks
+      // itself last. A user's download, answered from the cache, does not.
+      const known = verifier.known(given);
+      if (!known) {
+        byAddress.add(key);
+        byUser.add(user);
+      }
+      // A client that failed too often waits, whatever it sends now: with right credentials answered while it
+      // waits, it could go on guessing at full speed.
       const wait = limiter.take(key);
       if (wait !== undefined) return { ok: false, status: 429, retryAfter: wait };
-      let result: boolean | HashPoolBusy;
+      let result: boolean | HashPoolBusy = true;
       try {
-        result = await settle(verifier.verify(given));
+        if (!known) result = await settle(verifier.verify(given, () => byAddress.get(key) + byUser.get(user)));
       } catch (err) {
         limiter.give(key);
         throw err;
       }
-      // A wrong password keeps its token; a right one, or a check that could not run, gives it back.
-      if (result !== false) limiter.give(key);
+      // A right password gives its token back; a wrong one keeps it, and so does a check turned away for lack of
+      // room: refused for free, a flood would retry at once and never use up its budget. The check turned away is
+      // always one of the address and user name that asked for most (hash-pool.ts).
+      if (result === true) limiter.give(key);
       return verdict(given, result);
     },
     reload: () => verifier.reload(),
@@ -127,7 +145,10 @@ function verdict(given: Credentials, result: boolean | HashPoolBusy): AuthVerdic
 }
 
 interface Verifier {
-  verify(given: Credentials): Promise<boolean>;
+  /** Whether these credentials were found right lately (cached): no check to compute. */
+  known(given: Credentials): boolean;
+  /** `rank` places the check in the queue of bcrypt checks (hash-pool.ts). */
+  verify(given: Credentials, rank: () => number): Promise<boolean>;
   /** The check of exactly these credentials under way, if any. */
   running(given: Credentials): Promise<boolean> | undefined;
   reload(): Promise<void>;
@@ -142,7 +163,8 @@ function singleUserVerifier(user: string, password: string): Verifier {
       const passwordOk = constantTimeEqual(given.password, password);
       return userOk && passwordOk;
     },
-    // Computed at once: never under way.
+    // Computed at once: never under way, nothing to remember.
+    known: () => false,
     running: () => undefined,
     async reload() {},
     async close() {},
@@ -156,7 +178,6 @@ interface HtpasswdState {
 
 async function htpasswdVerifier(file: string, limits: AuthLimits): Promise<Verifier> {
   const pool = createHashPool(limits.threads ?? SERVE_AUTH_HASH_THREADS, limits.maxPending ?? SERVE_AUTH_MAX_PENDING);
-  const verify = (entry: Pick<HtpasswdEntry, 'hash' | 'kind'>, password: string) => verifyHash(entry, password, pool);
   const loadState = async (): Promise<HtpasswdState> => {
     const entries = await readHtpasswd(file);
     return { users: new Map(entries.map((e) => [e.user, e])), decoy: await decoyFor(entries[0]!, pool) };
@@ -168,27 +189,24 @@ async function htpasswdVerifier(file: string, limits: AuthLimits): Promise<Verif
     await pool.close();
     throw err;
   }
-  // Successful checks only, keyed by a hash of user and password, so a download's HEAD, GET and
-  // resumed GETs do not each pay for bcrypt; failures are never cached.
-  const cache = new Map<string, number>();
-  const MAX_CACHE = 1024;
+  // Successful checks only, so that a download's HEAD, GET and resumed GETs, and a user who logged in before a
+  // flood began, skip the queue of bcrypt checks; failures are never cached.
+  const cache = new SuccessCache(SERVE_AUTH_CACHE_ENTRIES, SERVE_AUTH_CACHE_MS);
   // Checks under way, by the same key: one bcrypt for a client's parallel requests.
   const running = new Map<string, Promise<boolean>>();
-  const compute = async (key: string, given: Credentials): Promise<boolean> => {
+  const compute = async (key: string, given: Credentials, rank: () => number): Promise<boolean> => {
     const entry = state.users.get(given.user);
     // An unknown user costs the same hash as a known one, so timing does not reveal user names.
-    const ok = await verify(entry ?? state.decoy, given.password);
+    const ok = await verifyHash(entry ?? state.decoy, given.password, pool, rank);
     if (!ok || !entry) return false;
-    if (cache.size >= MAX_CACHE) cache.clear();
-    cache.set(key, Date.now() + SERVE_AUTH_CACHE_MS);
+    cache.add(key);
     return true;
   };
   return {
-    verify(given) {
+    known: (given) => cache.has(credentialKey(given.user, given.password)),
+    verify(given, rank) {
       const key = credentialKey(given.user, given.password);
-      const until = cache.get(key);
-      if (until !== undefined && until > Date.now()) return Promise.resolve(true);
-      const check = running.get(key) ?? compute(key, given).finally(() => running.delete(key));
+      const check = running.get(key) ?? compute(key, given, rank).finally(() => running.delete(key));
       running.set(key, check);
       return check;
     },

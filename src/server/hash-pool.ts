@@ -13,11 +13,16 @@ export class HashPoolBusy extends Error {
  * bcrypt off the serving thread. bcryptjs is pure JavaScript: on the event loop a cost-12 check holds it
  * for a quarter of a second, and twenty wrong passwords at once made every other request wait seconds.
  * Here each check runs in a worker thread, one at a time per thread, and at most `maxPending` checks
- * (running and waiting) are accepted at once; beyond that `HashPoolBusy` is thrown at once.
+ * (running and waiting) are accepted at once. The waiting check with the lowest rank runs next (the oldest
+ * among equals); when the pool is full a new check turns away the waiting check of the highest rank if its
+ * own is lower, else it is turned away itself: `HashPoolBusy`, at once.
  */
 export interface HashPool {
-  /** Throws HashPoolBusy when `maxPending` checks are running or waiting. */
-  compare(password: string, hash: string): Promise<boolean>;
+  /**
+   * Throws HashPoolBusy when `maxPending` checks are running or waiting and none waiting ranks above this one.
+   * `rank` is read whenever checks are compared, so it may change while the check waits (0 when not given).
+   */
+  compare(password: string, hash: string, rank?: () => number): Promise<boolean>;
   /** A new hash; never turned away. */
   hash(password: string, cost: number): Promise<string>;
   /** Checks running or waiting. */
@@ -44,6 +49,7 @@ type Job = JobSpec & { id: number };
 
 interface Waiting {
   job: Job;
+  rank: () => number;
   resolve: (value: boolean | string) => void;
   reject: (err: Error) => void;
 }
@@ -91,26 +97,38 @@ export function createHashPool(threads: number, maxPending: number): HashPool {
     while (queue.length > 0 && !closed) {
       const idle = pool.find((t) => !t.busy) ?? (pool.length < threads ? spawnThread() : undefined);
       if (!idle) return;
-      const next = queue.shift()!;
+      const next = queue.splice(queue.indexOf(ranked(queue, (a, b) => a < b)), 1)[0]!;
       idle.busy = next;
       idle.worker.postMessage(next.job);
     }
   }
 
-  function submit(job: JobSpec, bounded: boolean): Promise<boolean | string> {
+  /** Whether a check of `rank` may wait: there is room, or a waiting check of a higher rank gives up its place. */
+  function makeRoom(rank: number): boolean {
+    if (pool.filter((t) => t.busy).length + queue.length < maxPending) return true;
+    if (queue.length === 0) return false;
+    // Of the highest rank, the newest: it has waited least.
+    const worst = ranked([...queue].reverse(), (a, b) => a > b);
+    if (worst.rank() <= rank) return false;
+    queue.splice(queue.indexOf(worst), 1);
+    worst.reject(new HashPoolBusy());
+    return true;
+  }
+
+  function submit(job: JobSpec, rank: (() => number) | undefined): Promise<boolean | string> {
     if (closed) return Promise.reject(new Error('the server is closing'));
-    const running = pool.filter((t) => t.busy).length;
-    if (bounded && running + queue.length >= maxPending) return Promise.reject(new HashPoolBusy());
+    // The server's own hashing (the decoy, at start and reload) goes first and is never turned away.
+    const order = rank ?? (() => -Infinity);
+    if (rank && !makeRoom(rank())) return Promise.reject(new HashPoolBusy());
     return new Promise((resolve, reject) => {
-      queue.push({ job: { ...job, id: nextId++ }, resolve, reject });
+      queue.push({ job: { ...job, id: nextId++ }, rank: order, resolve, reject });
       pump();
     });
   }
 
   return {
-    compare: async (password, hash) => (await submit({ op: 'compare', password, hash }, true)) === true,
-    // The server's own hashing (the decoy, at start and reload) is not turned away by a flood of checks.
-    hash: async (password, cost) => String(await submit({ op: 'hash', password, cost }, false)),
+    compare: async (password, hash, rank = () => 0) => (await submit({ op: 'compare', password, hash }, rank)) === true,
+    hash: async (password, cost) => String(await submit({ op: 'hash', password, cost }, undefined)),
     get pending() {
       return pool.filter((t) => t.busy).length + queue.length;
     },
@@ -120,4 +138,15 @@ export function createHashPool(threads: number, maxPending: number): HashPool {
       await Promise.all(pool.splice(0).map((t) => t.worker.terminate()));
     },
   };
+}
+
+/** The first of `waiting` (non-empty) whose rank `better` prefers to every earlier one's. */
+function ranked(waiting: Waiting[], better: (a: number, b: number) => boolean): Waiting {
+  let best = waiting[0]!;
+  let bestRank = best.rank();
+  for (const w of waiting.slice(1)) {
+    const r = w.rank();
+    if (better(r, bestRank)) [best, bestRank] = [w, r];
+  }
+  return best;
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import bcrypt from 'bcryptjs';
 import apacheMd5 from 'apache-md5';
@@ -57,12 +57,15 @@ export async function readHtpasswd(file: string): Promise<HtpasswdEntry[]> {
   return parseHtpasswd(text, file);
 }
 
-/** Checks `password` against an entry; bcrypt runs on `pool` (off the serving thread) when given. */
-export async function verifyHash(entry: Pick<HtpasswdEntry, 'hash' | 'kind'>, password: string, pool?: HashPool): Promise<boolean> {
+/**
+ * Checks `password` against an entry; bcrypt runs on `pool` (off the serving thread) when given, placed in its
+ * queue by `rank`.
+ */
+export async function verifyHash(entry: Pick<HtpasswdEntry, 'hash' | 'kind'>, password: string, pool?: HashPool, rank?: () => number): Promise<boolean> {
   if (entry.kind === 'bcrypt') {
     // bcryptjs knows $2a$ and $2b$; $2y$ (PHP, Apache) is the same algorithm under another name.
     const hash = entry.hash.replace(/^\$2y\$/, '$2b$');
-    return pool ? pool.compare(password, hash) : bcrypt.compare(password, hash);
+    return pool ? pool.compare(password, hash, rank) : bcrypt.compare(password, hash);
   }
   // $apr1$ is a thousand MD5 rounds: a fraction of a millisecond, not worth a thread.
   return constantTimeEqual(apacheMd5(password, entry.hash), entry.hash);
@@ -78,7 +81,21 @@ export async function decoyFor(like: HtpasswdEntry, pool?: HashPool): Promise<Pi
   return { kind: 'apr1', hash: apacheMd5(secret) };
 }
 
-/** The cache key of a successful check: a hash, so the cache never holds a password. */
+// This process's own key for what it keeps of credentials: an HMAC under it cannot be matched against guesses
+// without the key, which never leaves the process.
+const PROCESS_KEY = randomBytes(32);
+
+/** The cache key of a successful check: an HMAC, so the cache never holds a password. */
 export function credentialKey(user: string, password: string): string {
-  return createHash('sha256').update(user).update('\0').update(password).digest('base64');
+  // The user's length first: no other split of the same bytes into user and password gives the same key.
+  return createHmac('sha256', PROCESS_KEY)
+    .update(`credentials ${Buffer.byteLength(user)}:`)
+    .update(user)
+    .update(password)
+    .digest('base64');
+}
+
+/** The key of a user name's count of checks: short and fixed in size, whatever name a client sends. */
+export function userKey(user: string): string {
+  return createHmac('sha256', PROCESS_KEY).update('user:').update(user).digest('base64').slice(0, 22);
 }

@@ -45,8 +45,12 @@ export const SERVE_WORKER_STABLE_MS = 30_000;
  * signal to the process group as it booted: SIGHUP kills a Node process until it listens for it).
  */
 export const SERVE_WORKER_START_ATTEMPTS = 3;
-/** How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt. */
+/**
+ * How long a successful htpasswd check is remembered, so a download's many requests do not each pay bcrypt, and
+ * how many are remembered at most per serving process (the least recently used forgotten first).
+ */
 export const SERVE_AUTH_CACHE_MS = 60_000;
+export const SERVE_AUTH_CACHE_ENTRIES = 1024;
 /**
  * Wrong passwords a client address may send in a row to one serving process before it gets 429 with
  * Retry-After; one more is allowed every SERVE_AUTH_FAILURE_REFILL_MS (ten a minute). Addresses
@@ -55,6 +59,11 @@ export const SERVE_AUTH_CACHE_MS = 60_000;
 export const SERVE_AUTH_FAILURE_BURST = 10;
 export const SERVE_AUTH_FAILURE_REFILL_MS = 6_000;
 export const SERVE_AUTH_TRACKED_CLIENTS = 10_000;
+/**
+ * The queue of bcrypt checks serves first the address and user name that asked for fewest lately: each count
+ * halves every SERVE_AUTH_ASKED_HALF_LIFE_MS (ten refills of the failure budget).
+ */
+export const SERVE_AUTH_ASKED_HALF_LIFE_MS = 60_000;
 /** Threads per serving process that compute bcrypt. */
 export const SERVE_AUTH_HASH_THREADS = 1;
 /** bcrypt checks running or waiting at once per serving process; more get 503 with Retry-After. */
