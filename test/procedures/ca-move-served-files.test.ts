@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,8 +6,9 @@ import { moveDepotCa, type CaMoveOptions, type ServedDepot } from '../../src/pro
 import { isServeCommandLine } from '../../src/procedures/ca-move/serve-process.js';
 import { loadTlsMaterial } from '../../src/server/tls.js';
 import { isTempName } from '../../src/util/fs.js';
-import { tempDir } from '../helpers/cli.js';
-import { depotSpec, holds, moveFixture, type MoveFixture } from './ca-move-fixture.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { DEPOT_PASSWORD, DEPOT_USER } from '../installer/helpers.js';
+import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, depotSpec, holds, moveFixture, type MoveFixture } from './ca-move-fixture.js';
 
 function options(fx: MoveFixture, served: ServedDepot, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
   return {
@@ -60,6 +61,32 @@ describe("the CA move's served files and serve's pid", () => {
     // serve's own pid passes.
     const dry = await moveDepotCa(options(fx, { kind: 'serve', pid: fx.serve.info.pid, ...files }, { dryRun: true }));
     expect(dry.ok).toBe(true);
+  }, 60_000);
+
+  it('--serve-pid: a pid file that is a FIFO is refused unread, one of a serve that stopped with a sentence that says so (exit 2)', async () => {
+    const inventory = join(tmp.dir, 'consumers.yaml');
+    await writeFile(inventory, `installers:\n  - { url: "${fx.targets[0]!.url}", passwordEnv: ${PASSWORD_ENV}, insecure: true }\n`);
+    const move = (servePid: string) =>
+      runCli(
+        [
+          ...['depot', 'move-ca', '--cert', fx.files.newCert, '--key', fx.files.newKey, '--new-ca', fx.files.newCa],
+          ...['--served-cert', fx.files.served.cert, '--served-key', fx.files.served.key, '--serve-pid', servePid, '--inventory', inventory],
+          ...['--depot-url', fx.depotUrl, '--depot-user', DEPOT_USER, '--depot-password-env', DEPOT_PASSWORD_ENV, '--dry-run'],
+        ],
+        { env: { [DEPOT_PASSWORD_ENV]: DEPOT_PASSWORD } },
+      );
+    const fifo = join(tmp.dir, 'serve.pid');
+    execFileSync('mkfifo', [fifo]);
+    const blocked = await move(fifo);
+    expect([blocked.code, blocked.stderr.trim()]).toEqual([2, `depotkit: ${fifo} is a FIFO, not a regular file: it is not a pid file.`]);
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => gone.once('exit', r));
+    const stale = join(tmp.dir, 'stale.pid');
+    await writeFile(stale, `${gone.pid}\n`);
+    const refused = await move(stale);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`No process has the pid ${gone.pid} given for serve: is its pid file left from a serve that stopped?`);
+    expect(refused.stderr).not.toContain('--force');
   }, 60_000);
 
   it('writes a combined PEM (certificate and key in one file) back as one, which serve loads, leaving no temporary copy of the key', async () => {
