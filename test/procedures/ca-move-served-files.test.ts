@@ -100,7 +100,12 @@ describe("the CA move's served files and serve's pid", () => {
     expect((await stat(combined)).mode & 0o777).toBe(0o600);
     await expect(loadTlsMaterial({ certFile: combined, keyFile: combined })).resolves.toMatchObject({ certPem: `${newCert}${newKey}` });
     expect((await readdir(tmp.dir)).filter((name) => isTempName(name) || name.endsWith('.bak'))).toEqual([]);
-  }, 60_000);
+    // A file that had the key first gets it first again.
+    const keyFirst = join(tmp.dir, 'key-first.pem');
+    await writeFile(keyFirst, `${await readFile(fx.files.served.key, 'utf8')}${await readFile(fx.files.served.cert, 'utf8')}`, { mode: 0o600 });
+    await moveDepotCa(options(fx, { kind: 'site', certFile: keyFirst, keyFile: keyFirst }, { stateFile: join(tmp.dir, 'key-first-move.json') }));
+    expect(await readFile(keyFirst, 'utf8')).toBe(`${newKey}${newCert}`);
+  }, 90_000);
 });
 
 describe("serve's command line", () => {

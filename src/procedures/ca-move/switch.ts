@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
-import { readFile, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { connect } from 'node:tls';
 import { promisify } from 'node:util';
 import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
-import { sameFile, writeFileSetAtomic, type FileToWrite } from '../../util/fs.js';
+import { readFileBounded, sameFile, writeFileSetAtomic, type FileToWrite } from '../../util/fs.js';
+import { PEM_LIMITS } from '../../util/limits.js';
 import { PRIVATE_KEY_MODE, keptAttributes } from '../../pki/index.js';
 import type { CaMoveMaterial } from './plan.js';
 import { checkServeProcess } from './serve-process.js';
@@ -35,6 +36,14 @@ export function servedLeafSha256(depotUrl: string, timeoutMs: number): Promise<s
   });
 }
 
+/** A served file's text, read as a PEM file is (a regular file, bounded); undefined when it cannot be. */
+function readServed(path: string): Promise<string | undefined> {
+  return readFileBounded(path, PEM_LIMITS.maxFileBytes, 'PEM file').then(
+    (data) => data.toString('utf8'),
+    () => undefined,
+  );
+}
+
 /** A file of the new pair: its path, its text, and whether it holds the private key. */
 interface PairFile {
   path: string;
@@ -51,8 +60,7 @@ async function pairFiles(material: CaMoveMaterial, served: ServedDepot): Promise
   if (resolve(served.certFile) === resolve(served.keyFile) || (await sameFile(served.certFile, served.keyFile))) {
     // Written where the file is: a link to it keeps naming the new pair.
     const path = await realpath(served.keyFile).catch(() => served.keyFile);
-    const current = await readFile(path, 'utf8').catch(() => '');
-    const keyFirst = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.exec(current)?.index === 0;
+    const keyFirst = /-----BEGIN ([A-Z0-9 ]+)-----/.exec((await readServed(path)) ?? '')?.[1]?.endsWith('PRIVATE KEY') === true;
     const [first, second] = keyFirst ? [material.keyText, material.certText] : [material.certText, material.keyText];
     return [{ path, data: `${first}${first.endsWith('\n') ? '' : '\n'}${second}`, kind: 'private-key' }];
   }
@@ -100,7 +108,7 @@ async function settle(signal?: AbortSignal): Promise<void> {
 /** Do the served files hold the new pair (written by an earlier run)? */
 async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise<boolean> {
   const files = await pairFiles(material, served);
-  const held = await Promise.all(files.map(async (f) => (await readFile(f.path, 'utf8').catch(() => undefined)) === f.data));
+  const held = await Promise.all(files.map(async (f) => (await readServed(f.path)) === f.data));
   return held.every(Boolean);
 }
 
