@@ -635,6 +635,16 @@ export const MIRROR_METADATA_PATHS = {
 export const MIRROR_STATE_FILE = 'mirror.json';
 /** A download interrupted mid-file is kept as `<TEMP_PREFIX>partial-<first 16 hex of its SHA-256>-<name>` and resumed with a Range request. */
 export const MIRROR_PARTIAL_TAG = 'partial-';
+/**
+ * Linux's procfs (man 5 proc): the boot's random id, new at every boot; a process's stat line, whose 22nd field
+ * (counting the pid as the first) is its start time in clock ticks since boot; its arguments, each ended by a NUL.
+ */
+export const PROC_FILES = {
+  bootId: '/proc/sys/kernel/random/boot_id',
+  stat: (pid: number) => `/proc/${pid}/stat`,
+  cmdline: (pid: number) => `/proc/${pid}/cmdline`,
+  statStartTimeField: 22,
+} as const;
 
 /**
  * The environment variables that name an HTTP(S) proxy, each pair in the order curl reads it (the lower-case name

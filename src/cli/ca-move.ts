@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import type { CaMoveOptions, CaMoveReport, PhaseReport, ServedDepot } from '../procedures/index.js';
 import { EXPORT_DEFAULT_NAME, EXPORT_TARGETS, INSTALLER_DEFAULT_USER, type ExportTarget } from '../constants.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
-import { EXIT, describeFsError, errorMessage, usageError } from '../util/errors.js';
+import { EXIT, errorMessage, usageError } from '../util/errors.js';
+import { readFileBounded } from '../util/fs.js';
 import { promptSecret } from '../util/secrets.js';
 import { collect, note, printJson, printLines, warn } from './output.js';
 import { concurrencyOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, secondsOption, timeoutOption } from './options.js';
@@ -52,13 +52,8 @@ interface CaMoveFlags {
 /** serve's pid, given as a number or as a file that holds it. */
 async function pidOf(value: string): Promise<number> {
   let text = value;
-  if (!/^\d+$/.test(value)) {
-    try {
-      text = (await readFile(value, 'utf8')).trim();
-    } catch (err) {
-      throw describeFsError(err, value);
-    }
-  }
+  // A regular file of a line: a FIFO or a device given by mistake is refused, not waited on.
+  if (!/^\d+$/.test(value)) text = (await readFileBounded(value, 4096, 'pid file')).toString('utf8').trim();
   const pid = Number(text);
   if (!Number.isSafeInteger(pid) || pid < 2) throw usageError(`--serve-pid must be serve's process id or a file that holds it, not "${value}".`);
   return pid;

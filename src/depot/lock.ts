@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { link, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { link, mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { DepotkitError, EXIT, describeFsError } from '../util/errors.js';
-import { syncDir } from '../util/fs.js';
+import { exists, readFileBounded, syncDir } from '../util/fs.js';
 import { isObject, parseJsonOrUndefined } from '../util/json.js';
+import { isAnotherProcess, processIdentity, type ProcessIdentity } from '../util/process-identity.js';
 
 /**
  * One writer per depot. Two runs writing one depot at once corrupt it (one
@@ -12,9 +13,11 @@ import { isObject, parseJsonOrUndefined } from '../util/json.js';
  * the verified state lose entries), so every command that writes a depot
  * holds its lock: a file created with O_EXCL that names the holder. A lock
  * whose process is gone (killed, the machine restarted) is taken over, and
- * the caller is told so.
+ * the caller is told so: its pid alive again as another process (after a
+ * restart) is told apart by the holder's boot and start time. Locks written
+ * before those were recorded are judged by the pid alone.
  */
-export interface DepotLockHolder {
+export interface DepotLockHolder extends ProcessIdentity {
   pid: number;
   host: string;
   /** What the holder is doing, in words ("depot mirror"). */
@@ -33,25 +36,50 @@ export function lockFileFor(root: string): string {
   return join(root, '.depotkit', 'lock');
 }
 
+/** Far more than a holder's line. */
+const LOCK_MAX_BYTES = 64 * 1024;
+
 function parseHolder(text: string): DepotLockHolder | undefined {
   const value = parseJsonOrUndefined(text);
   if (!isObject(value)) return undefined;
-  const { pid, host, operation, startedAt } = value;
+  const { pid, host, operation, startedAt, bootId, startTicks } = value;
   if (typeof pid !== 'number' || typeof host !== 'string' || typeof operation !== 'string' || typeof startedAt !== 'string') return undefined;
-  return { pid, host, operation, startedAt };
+  return {
+    pid,
+    host,
+    operation,
+    startedAt,
+    ...(typeof bootId === 'string' ? { bootId } : {}),
+    ...(typeof startTicks === 'number' ? { startTicks } : {}),
+  };
+}
+
+/**
+ * The lock's text, or undefined when there is none. Read as a regular file only, never through a link and
+ * never more than a holder's line: a link to /dev/zero or a FIFO put there is refused, not read or waited on.
+ */
+async function readLock(path: string): Promise<string | undefined> {
+  try {
+    return (await readFileBounded(path, LOCK_MAX_BYTES, 'depot lock', { noFollow: true })).toString('utf8');
+  } catch (err) {
+    if (!(await exists(path))) return undefined;
+    // A refusal of what is there says how to clear it; a failure of the file system keeps its own hint.
+    if (!(err instanceof DepotkitError) || err.hint) throw err;
+    throw new DepotkitError(err.message, err.exitCode, `depotkit writes its lock as a small regular file: remove ${path}, then run the command again.`);
+  }
 }
 
 /** Whether the holder is certainly gone: only a process of this machine can be asked. */
-function holderIsGone(holder: DepotLockHolder | undefined): boolean {
+async function holderIsGone(holder: DepotLockHolder | undefined): Promise<boolean> {
   if (!holder) return true;
   if (holder.host !== hostname()) return false;
-  if (holder.pid === process.pid) return false;
   try {
     process.kill(holder.pid, 0);
-    return false;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
+  // A live pid may be another process's now (a restart, or pids that wrapped round): the holder's boot and start tell.
+  return isAnotherProcess(holder.pid, holder);
 }
 
 function describeHolder(holder: DepotLockHolder): string {
@@ -97,7 +125,7 @@ async function removeStale(path: string, judged: string): Promise<void> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw describeFsError(err, path);
   }
-  const moved = await readFile(aside, 'utf8').catch(() => '');
+  const moved = await readLock(aside).catch(() => '');
   // A lock put back must not replace one taken meanwhile: link() fails when there is one.
   if (moved !== judged) await link(aside, path).catch(() => undefined);
   await rm(aside, { force: true });
@@ -114,7 +142,13 @@ export async function lockDepot(root: string, operation: string): Promise<DepotL
   } catch (err) {
     throw describeFsError(err, dirname(path));
   }
-  const holder: DepotLockHolder = { pid: process.pid, host: hostname(), operation, startedAt: new Date().toISOString() };
+  const holder: DepotLockHolder = {
+    pid: process.pid,
+    host: hostname(),
+    operation,
+    startedAt: new Date().toISOString(),
+    ...(await processIdentity(process.pid)),
+  };
   let tookOverFrom: DepotLockHolder | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     if (await create(path, holder)) {
@@ -124,14 +158,14 @@ export async function lockDepot(root: string, operation: string): Promise<DepotL
         ...(tookOverFrom ? { tookOverFrom } : {}),
         release: async () => {
           // Only our own lock goes: a lock taken over meanwhile (we were thought dead) stays.
-          if ((await readFile(path, 'utf8').catch(() => '')) === text) await rm(path, { force: true });
+          if ((await readLock(path).catch(() => '')) === text) await rm(path, { force: true });
         },
       };
     }
-    const text = await readFile(path, 'utf8').catch(() => undefined);
+    const text = await readLock(path);
     if (text === undefined) continue;
     const current = parseHolder(text);
-    if (!holderIsGone(current)) {
+    if (!(await holderIsGone(current))) {
       throw new DepotkitError(
         `${root} is being written by another run: ${describeHolder(current!)}.`,
         EXIT.usage,

@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
 import type { ErrorObject } from 'ajv';
-import { describeFsError, usageError } from '../util/errors.js';
+import { usageError } from '../util/errors.js';
+import { readFileBounded } from '../util/fs.js';
+import { INVENTORY_MAX_BYTES } from '../util/limits.js';
 import { lazyValidator } from '../util/schema.js';
 import { closestName } from '../util/text.js';
 import { parseInstallerUrl } from './client.js';
@@ -101,12 +102,8 @@ function parseJson(source: string): unknown {
  * never go in the inventory; unknown keys (a misspelt `usr`) are refused.
  */
 export async function loadInventory(path: string): Promise<InstallerTarget[]> {
-  let source: string;
-  try {
-    source = await readFile(path, 'utf8');
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
+  // A regular file only, bounded: a FIFO or a device given by mistake is refused, not waited on or read without end.
+  const source = (await readFileBounded(path, INVENTORY_MAX_BYTES, 'consumer inventory')).toString('utf8');
   let data: unknown = parseJson(source);
   if (data === undefined)
     try {

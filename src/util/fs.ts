@@ -204,7 +204,8 @@ export interface FileSetOptions {
   currentSetIsWhole?: () => Promise<boolean>;
 }
 
-async function sameFile(a: string, b: string): Promise<boolean> {
+/** Whether `a` and `b` name one file (a link, or one path spelt twice); false when either is missing. */
+export async function sameFile(a: string, b: string): Promise<boolean> {
   try {
     const [x, y] = await Promise.all([stat(a), stat(b)]);
     return x.ino === y.ino && x.dev === y.dev;
@@ -246,6 +247,9 @@ export async function syncDir(dir: string): Promise<void> {
  */
 export async function writeFileSetAtomic(files: FileToWrite[], options: FileSetOptions = {}): Promise<void> {
   const force = options.force ?? false;
+  // One temporary file per path: a path given twice would leave one of them (a copy of a private key) behind.
+  const twice = files.find((f, i) => files.findIndex((g) => resolve(g.path) === resolve(f.path)) !== i);
+  if (twice) throw usageError(`${twice.path} is given twice in one set of files to write.`);
   const existing: string[] = [];
   for (const f of files) if (await exists(f.path)) existing.push(f.path);
   if (!force && existing.length > 0) throw usageError(`${existing[0]} already exists.`, 'Use `force` to replace it.');

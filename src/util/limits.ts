@@ -40,6 +40,12 @@ export const PEM_LIMITS = {
   maxBlocks: 1000,
 } as const;
 
+/**
+ * An inventory of consumers: a site has a few, a large estate hundreds; 100,000 entries of a name, a URL and
+ * a password file take about 10 MiB.
+ */
+export const INVENTORY_MAX_BYTES = 64 * 1024 ** 2;
+
 /** Password and passphrase files: the first line is the secret. */
 export const SECRET_FILE_MAX_BYTES = 4096;
 

@@ -1,8 +1,10 @@
-import { spawn } from 'node:child_process';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFile, writeFile, mkdir, symlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lockDepot, lockFileFor, withDepotLock } from '../../src/depot/lock.js';
+import { processIdentity } from '../../src/util/process-identity.js';
 import { tempDir } from '../helpers/cli.js';
 
 let dir: string;
@@ -54,5 +56,51 @@ describe('depot lock', () => {
     await writeFile(lockFileFor(dir), JSON.stringify({ pid, host: hostname(), operation: 'depot build', startedAt: 'x' }));
     const results = await Promise.allSettled(Array.from({ length: 8 }, () => lockDepot(dir, 'depot unpack')));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  });
+
+  it('records its holder beyond the pid (boot and start time), and takes over a lock whose pid now belongs to another process', async () => {
+    const own = await lockDepot(dir, 'depot build');
+    const me = await processIdentity(process.pid);
+    expect(me.bootId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(me.startTicks).toBeGreaterThan(0);
+    expect(JSON.parse(await readFile(lockFileFor(dir), 'utf8'))).toMatchObject({ pid: process.pid, bootId: me.bootId, startTicks: me.startTicks });
+    await own.release();
+
+    // A live process holds each pid below, but not the one that wrote the lock: it started at another moment, or in another boot.
+    const alive = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+    try {
+      const { startTicks } = await processIdentity(alive.pid!);
+      const reused = { pid: alive.pid!, host: hostname(), operation: 'depot build', startedAt: 'x' };
+      for (const recorded of [
+        { bootId: me.bootId, startTicks: startTicks! - 1 },
+        { bootId: '00000000-0000-4000-8000-000000000000', startTicks },
+      ]) {
+        await writeFile(lockFileFor(dir), JSON.stringify({ ...reused, ...recorded }));
+        const lock = await lockDepot(dir, 'depot unpack');
+        expect(lock.tookOverFrom).toMatchObject({ pid: alive.pid, operation: 'depot build' });
+        await lock.release();
+      }
+      // Its own identity, or none recorded (a lock of an earlier version): the holder may be running, the lock stays.
+      for (const recorded of [{ bootId: me.bootId, startTicks }, {}]) {
+        await writeFile(lockFileFor(dir), JSON.stringify({ ...reused, ...recorded }));
+        await expect(lockDepot(dir, 'depot unpack')).rejects.toThrow(`depot build (process ${alive.pid} on ${hostname()}, since x)`);
+      }
+    } finally {
+      alive.kill();
+    }
+  });
+
+  it('refuses at once a lock that is a link to /dev/zero or a FIFO: never read whole, never waited on', { timeout: 20_000 }, async () => {
+    const [zero, fifo] = [join(dir, 'zero'), join(dir, 'fifo')];
+    for (const root of [zero, fifo]) await mkdir(join(root, '.depotkit'), { recursive: true });
+    const path = lockFileFor(zero);
+    await symlink('/dev/zero', path);
+    await expect(lockDepot(zero, 'depot unpack')).rejects.toMatchObject({
+      exitCode: 2,
+      message: `${path} is a symbolic link, not a regular file: it is not a depot lock.`,
+      hint: `depotkit writes its lock as a small regular file: remove ${path}, then run the command again.`,
+    });
+    execFileSync('mkfifo', [lockFileFor(fifo)]);
+    await expect(lockDepot(fifo, 'depot unpack')).rejects.toThrow(`${lockFileFor(fifo)} is a FIFO, not a regular file: it is not a depot lock.`);
   });
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CA_CERT_FILE, SERVER_CERT_FILE } from '../../src/pki/files.js';
@@ -127,9 +127,12 @@ describe('certificate files of thousands of certificates', () => {
     expect(r.stdout).toContain('Lint: no problems for depot.lab.');
   });
 
-  it('a device or a huge file given as a certificate is refused after 4 MiB, not read whole', async () => {
-    const r = await runCli(['cert', 'inspect', '/dev/zero']);
-    expectOneSentence(r, 2, /\/dev\/zero is larger than 4 MiB: it is not a PEM file\./);
+  it('a device given as a certificate is refused unread, a huge file after 4 MiB, not read whole', async () => {
+    expectOneSentence(await runCli(['cert', 'inspect', '/dev/zero']), 2, /\/dev\/zero is a device, not a regular file: it is not a PEM file\./);
+    const huge = join(dir, 'huge.pem');
+    await writeFile(huge, '');
+    await truncate(huge, 5 * 1024 ** 2);
+    expectOneSentence(await runCli(['cert', 'inspect', huge]), 2, /huge\.pem is larger than 4 MiB: it is not a PEM file\./);
   });
 });
 

@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileBounded } from '../../src/util/fs.js';
@@ -24,8 +25,29 @@ describe('readFileBounded', () => {
       exitCode: 2,
       message: `${over} is larger than ${limit} bytes: it is not a PEM file.`,
     });
-    await expect(readFileBounded('/dev/zero', 1024 * 1024, 'PEM file')).rejects.toThrow('/dev/zero is larger than 1 MiB: it is not a PEM file.');
   });
+
+  it(
+    'refuses at once what is not a regular file: a device, a link to one, a FIFO without a writer, a folder; a link only when asked',
+    { timeout: 20_000 },
+    async () => {
+      const fifo = join(tmp.dir, 'fifo');
+      execFileSync('mkfifo', [fifo]);
+      const zero = join(tmp.dir, 'zero');
+      await symlink('/dev/zero', zero);
+      const refusal = (path: string, kind: string) => ({ exitCode: 2, message: `${path} is ${kind}, not a regular file: it is not a PEM file.` });
+      await expect(readFileBounded('/dev/zero', 1024 ** 2, 'PEM file')).rejects.toMatchObject(refusal('/dev/zero', 'a device'));
+      await expect(readFileBounded(zero, 1024 ** 2, 'PEM file')).rejects.toMatchObject(refusal(zero, 'a device'));
+      await expect(readFileBounded(fifo, 1024 ** 2, 'PEM file')).rejects.toMatchObject(refusal(fifo, 'a FIFO'));
+      await expect(readFileBounded(tmp.dir, 1024 ** 2, 'PEM file')).rejects.toMatchObject(refusal(tmp.dir, 'a folder'));
+      const file = join(tmp.dir, 'file');
+      const link = join(tmp.dir, 'link');
+      await writeFile(file, 'text');
+      await symlink(file, link);
+      expect((await readFileBounded(link, 10)).toString()).toBe('text');
+      await expect(readFileBounded(link, 10, 'PEM file', { noFollow: true })).rejects.toMatchObject(refusal(link, 'a symbolic link'));
+    },
+  );
 
   it('reads an empty file as empty', async () => {
     const empty = join(tmp.dir, 'empty');

@@ -2,6 +2,7 @@ import type { DepotSpec, InstallerTarget } from '../../installer/index.js';
 import { makePlan, readMaterial, type CaMoveMaterial } from './plan.js';
 import { freshState, loadState, saveState, type CaMoveState } from './state.js';
 import { switchServed } from './switch.js';
+import { checkServeProcess } from './serve-process.js';
 import { importAndProve } from './trusting.js';
 import { retireOldCa } from './retire.js';
 import { revalidate } from './revalidate.js';
@@ -151,6 +152,7 @@ class Move {
 export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
   const material = await readMaterial(opts);
   const plan = makePlan(material, opts);
+  await checkServeProcess(opts.served);
   const unreached = await reachFinding(reachOf(plan), opts.timeoutMs);
   if (unreached) plan.findings.push(unreached);
   const planOk = !plan.findings.some((f) => f.severity === 'error');

@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
-import { writeFileSetAtomic } from '../../util/fs.js';
+import { readFileBounded, sameFile, writeFileSetAtomic, type FileToWrite } from '../../util/fs.js';
+import { PEM_LIMITS } from '../../util/limits.js';
 import { readServedChain } from '../../installer/index.js';
 import { PRIVATE_KEY_MODE, keptAttributes, sha256Fingerprint } from '../../pki/index.js';
 import type { CaMoveMaterial } from './plan.js';
 import { reachText, type DepotReach } from './reach.js';
+import { checkServeProcess } from './serve-process.js';
 import type { ServedDepot } from './types.js';
 
 const run = promisify(execFile);
@@ -22,21 +25,51 @@ export async function servedLeafSha256(depotUrl: string, timeoutMs: number, serv
   return leaf === undefined ? undefined : sha256Fingerprint(leaf);
 }
 
+/** A served file's text, read as a PEM file is (a regular file, bounded); undefined when it cannot be. */
+function readServed(path: string): Promise<string | undefined> {
+  return readFileBounded(path, PEM_LIMITS.maxFileBytes, 'PEM file').then(
+    (data) => data.toString('utf8'),
+    () => undefined,
+  );
+}
+
+/** A file of the new pair: its path, its text, and whether it holds the private key. */
+interface PairFile {
+  path: string;
+  data: string;
+  kind: 'private-key' | 'public';
+}
+
+/**
+ * The files the new pair goes to. A certificate and key served from one file (nginx and HAProxy take the
+ * key in the certificate's file) get one file again, a private key's: the chain then the key, or the key
+ * first when the file in place has it first.
+ */
+async function pairFiles(material: CaMoveMaterial, served: ServedDepot): Promise<PairFile[]> {
+  if (resolve(served.certFile) === resolve(served.keyFile) || (await sameFile(served.certFile, served.keyFile))) {
+    // Written where the file is: a link to it keeps naming the new pair.
+    const path = await realpath(served.keyFile).catch(() => served.keyFile);
+    const keyFirst = /-----BEGIN ([A-Z0-9 ]+)-----/.exec((await readServed(path)) ?? '')?.[1]?.endsWith('PRIVATE KEY') === true;
+    const [first, second] = keyFirst ? [material.keyText, material.certText] : [material.certText, material.keyText];
+    return [{ path, data: `${first}${first.endsWith('\n') ? '' : '\n'}${second}`, kind: 'private-key' }];
+  }
+  return [
+    { path: served.keyFile, data: material.keyText, kind: 'private-key' },
+    { path: served.certFile, data: material.certText, kind: 'public' },
+  ];
+}
+
 /**
  * Writes the new pair over the served files, with the owner, group and mode of the files they replace:
- * both renamed into place, a crash leaves the old pair or the new one.
+ * renamed into place, a crash leaves the old pair or the new one.
  */
 async function writePair(material: CaMoveMaterial, served: ServedDepot): Promise<void> {
+  const files: FileToWrite[] = [];
   // One after the other: the key's refusal, when both would be refused, is the one said.
-  const key = await keptAttributes(served.keyFile, 'private-key');
-  const cert = await keptAttributes(served.certFile, 'public');
-  await writeFileSetAtomic(
-    [
-      { path: served.keyFile, data: material.keyText, mode: PRIVATE_KEY_MODE, ...key },
-      { path: served.certFile, data: material.certText, ...cert },
-    ],
-    { force: true, currentSetIsWhole: async () => true },
-  );
+  for (const { kind, ...file } of await pairFiles(material, served)) {
+    files.push({ ...file, ...(kind === 'private-key' ? { mode: PRIVATE_KEY_MODE } : {}), ...(await keptAttributes(file.path, kind)) });
+  }
+  await writeFileSetAtomic(files, { force: true, currentSetIsWhole: async () => true });
 }
 
 /**
@@ -68,9 +101,9 @@ function servedLeaf(reach: DepotReach): Promise<string | undefined> {
 
 /** Do the served files hold the new pair (written by an earlier run)? */
 async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise<boolean> {
-  const read = (path: string) => readFile(path, 'utf8').catch(() => undefined);
-  const [cert, key] = await Promise.all([read(served.certFile), read(served.keyFile)]);
-  return cert === material.certText && key === material.keyText;
+  const files = await pairFiles(material, served);
+  const held = await Promise.all(files.map(async (f) => (await readServed(f.path)) === f.data));
+  return held.every(Boolean);
 }
 
 /** Whether the depot serves the certificate within `ms`. */
@@ -130,6 +163,8 @@ export async function switchServed(
   // A re-run after a stop for the reload finds the pair written: a reload sent just before may still be under way.
   const written = served.kind === 'site' && !served.reloadCommand && (await holdsPair(material, served));
   if (served.kind === 'site' && served.reloadCommand) await settle(signal);
+  // Again right before the write: serve may have stopped, and its pid gone to another process, since the plan.
+  await checkServeProcess(served);
   if (!written) await writePair(material, served);
   if ((await reload(served)) === 'reload-needed') {
     const taken = written && (await servedWithin(reach, leafSha256, RELOAD_UNDER_WAY_MS, signal));

@@ -1,6 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
-import { readFile, readdir } from 'node:fs/promises';
-import { join, resolve, sep } from 'node:path';
+import { readFile, readdir, realpath } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import {
   PACK_FILE_SUMS_FILE,
   PACK_MANIFEST_FILE,
@@ -62,11 +62,31 @@ export function checkSigningKey(pem: string | undefined): void {
   if (details?.namedCurve !== 'prime256v1') throw usageError('The signing key is not an ECDSA P-256 key, the only kind a pack signature uses.');
 }
 
-/** The seal file must lie off the media (a seal beside what it vouches for vouches for nothing) and not replace a file unasked. */
+/** `path` with the links of the part of it that exists resolved; the part not yet made kept as given. */
+async function realPathSoFar(path: string): Promise<string> {
+  const missing: string[] = [];
+  for (let head = resolve(path); ; head = dirname(head)) {
+    try {
+      return join(await realpath(head), ...missing);
+    } catch {
+      if (dirname(head) === head) return resolve(path);
+      missing.unshift(basename(head));
+    }
+  }
+}
+
+/**
+ * The seal file must lie off the media (a seal beside what it vouches for vouches for nothing) and not
+ * replace a file unasked. Judged where each lands once links are followed: a folder that links into the
+ * media is the media. The seal file's own name is not followed: the write replaces a link there.
+ */
 export async function checkSealFile(file: string, out: string, force: boolean): Promise<string> {
   const path = resolve(file);
-  if (path === out || path.startsWith(`${out}${sep}`))
-    throw usageError(`The seal file ${path} is inside the pack's folder ${out}: the seal must travel apart from the media it vouches for.`);
+  const [lands, media] = await Promise.all([realPathSoFar(dirname(path)).then((dir) => join(dir, basename(path))), realPathSoFar(out)]);
+  if (lands === media || lands.startsWith(`${media}${sep}`)) {
+    const via = lands === path ? '' : ` (through a link: ${lands})`;
+    throw usageError(`The seal file ${path}${via} is inside the pack's folder ${out}: the seal must travel apart from the media it vouches for.`);
+  }
   if (!force && (await exists(path))) throw usageError(`${path} already exists.`, 'Use `force` to replace it, or name another file.');
   return path;
 }

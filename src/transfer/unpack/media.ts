@@ -1,6 +1,7 @@
 import { constants as fsConstants, type Stats } from 'node:fs';
 import { type FileHandle, lstat, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileKind } from '../../util/bounded-read.js';
 import { readAt } from '../../util/chunked-io.js';
 import { DepotkitError, EXIT, describeFsError } from '../../util/errors.js';
 
@@ -18,16 +19,7 @@ export type MediaFile =
 
 const OPEN_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK;
 
-function kindOf(info: Stats): string {
-  if (info.isSymbolicLink()) return 'a symbolic link';
-  if (info.isDirectory()) return 'a folder';
-  if (info.isFIFO()) return 'a FIFO';
-  if (info.isCharacterDevice() || info.isBlockDevice()) return 'a device';
-  if (info.isSocket()) return 'a socket';
-  return 'not a file';
-}
-
-const notRegular = (path: string, info: Stats): MediaFile => ({ state: 'refused', path, reason: `is ${kindOf(info)}, not a regular file` });
+const notRegular = (path: string, info: Stats): MediaFile => ({ state: 'refused', path, reason: `is ${fileKind(info)}, not a regular file` });
 const isAbsent = (err: unknown) => ['ENOENT', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '');
 
 /** Opens `path` when it is a regular file; anything else at that name is refused, unread. */
