@@ -40,7 +40,7 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
       // A CA certificate served as the depot's: strict clients refuse it for a server, and its key signs certificates.
       if (new X509Certificate(material.certPem).ca)
         warn(
-          `${source.certFile} is a CA certificate (CA:TRUE), not a server certificate: issue one from that CA with ${invokedAs()} cert issue --ca <CA folder> --dns <name>.`,
+          `${source.certFile} is a CA certificate (CA:TRUE), not a server certificate: issue one from that CA with ${invokedAs()} cert issue --ca <ca-dir> --dns <depot FQDN> --out <out-dir>.`,
         );
       return material;
     };
