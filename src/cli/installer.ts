@@ -182,21 +182,18 @@ function registerDownload(installer: Command): void {
         sku: flags.sku,
         timeoutMs: flags.waitTimeout * 1000,
       };
-      try {
-        await runCommand(
-          flags,
-          async (client) => {
-            const report = await lib.downloadRelease(client, {
-              ...options,
-              onProgress: (rows) => rows.forEach((b) => bars.update(b.id, `${b.component.padEnd(20)} ${b.status.padEnd(10)}`, b.downloadedSize, b.size)),
-            });
-            return { ok: report.ok, result: report };
-          },
-          downloadLines,
-        );
-      } finally {
-        bars.stop();
-      }
+      await runCommand(
+        flags,
+        async (client) => {
+          const report = await lib.downloadRelease(client, {
+            ...options,
+            onProgress: (rows) => rows.forEach((b) => bars.update(b.id, `${b.component.padEnd(20)} ${b.status.padEnd(10)}`, b.downloadedSize, b.size)),
+          });
+          return { ok: report.ok, result: report };
+        },
+        downloadLines,
+        bars,
+      );
     });
 }
 
