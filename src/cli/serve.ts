@@ -18,6 +18,7 @@ import {
   passwordEnvOption,
   passwordFileOption,
   serveOption,
+  warnIfExposed,
 } from './options.js';
 import { note, printJson, printLines, warn } from './output.js';
 import { invokedAs, type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
@@ -37,6 +38,10 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
     const source = { certFile: opts.cert, keyFile: opts.key };
     return async () => {
       const material = await (await import('../server/tls.js')).loadTlsMaterial(source);
+      // Said at start and on every reload: a server that starts on an expired certificate serves nobody.
+      const dates = (await import('../server/served-certificate.js')).servedCertificateProblem(material.certPem);
+      if (dates) warn(dates.fix ? `${dates.message} ${dates.fix}` : dates.message);
+      await warnIfExposed(source.keyFile);
       // A CA certificate served as the depot's: strict clients refuse it for a server, and its key signs certificates.
       if (new X509Certificate(material.certPem).ca)
         warn(

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
 import { formatBytes, plural } from '../util/text.js';
+import { certificateDateProblem } from './served-certificate.js';
 import { STATUS_PAGE_STYLE } from './status-style.js';
 import type { StatusCertificate, StatusComponent, StatusData, StatusFile, StatusRelease } from './status-data.js';
 
@@ -177,6 +178,7 @@ export function renderStatusPage(data: StatusData, options: RenderOptions = {}):
 <header>
 <h1>Offline depot</h1>
 ${verdictLine(data)}
+${certificateBanner(data, now)}
 </header>
 <main>
 ${useSection(data)}
@@ -295,6 +297,13 @@ function upgradesSection(data: StatusData): string {
 <h2 id="upgrades">vCenter upgrade metadata</h2>
 ${upgrades}
 </section>`;
+}
+
+/** The served certificate's dates when the installer refuses it, or soon will: at the top, not only in its section. */
+function certificateBanner(data: StatusData, now: Date): string {
+  const problem = data.certificate ? certificateDateProblem(data.certificate, now) : undefined;
+  if (!problem) return '';
+  return `<p class="verdict ${problem.severity === 'error' ? 'bad' : 'warn'}">${problem.severity === 'error' ? '✗' : '!'} ${e(problem.message)} <a href="#cert">Server certificate</a></p>`;
 }
 
 function certificateSection(data: StatusData, now: Date): string {
