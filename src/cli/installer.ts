@@ -55,11 +55,7 @@ interface DownloadFlags extends ConnectionFlags {
 }
 
 export function registerInstallerCommands(program: Command): void {
-  const installer = program
-    .command('installer')
-    .description(
-      "installers and SDDC Managers: trust the depot's CA, point them at the depot, sync it, list releases, download one, show their state; one consumer or an inventory",
-    );
+  const installer = program.command('installer').description("installers and SDDC Managers: trust the depot's CA, connect, sync, download");
   registerTrust(installer);
   registerConnectDepot(installer);
   registerSync(installer);

@@ -54,7 +54,7 @@ interface ReplaceCertFlags {
 
 export function registerMgmtCommands(program: Command): void {
   // vCenter is what users call the management server; `mgmt`, its first name, stays an alias.
-  const mgmt = program.command('vcenter').alias('mgmt').description('vCenter, the management server: replace its machine TLS certificate through its API');
+  const mgmt = program.command('vcenter').alias('mgmt').description('vCenter, the management server: replace its machine TLS certificate');
   replaceCertOptions(
     mgmt
       .command('replace-cert')
