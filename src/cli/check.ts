@@ -27,7 +27,7 @@ interface CheckCliOptions {
 export function registerCheckCommand(program: Command): void {
   program
     .command('check <depot-url>')
-    .description('check a depot exactly as the installer does (TLS trust, host name, auth, HEAD then GET, catalog, every binary)')
+    .description('check a depot as the installer does: TLS, host name, auth, catalog, binaries')
     .addOption(trustOption('--ca', "a CA the installer trusts; trust comes only from these, as in the installer's store"))
     .option('--user <name>', "the depot user (the installer's offlineAccount)")
     .addOption(passwordFileOption("the depot user's"))

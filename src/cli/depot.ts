@@ -21,9 +21,7 @@ import { formatMetadataChange } from './transfer-shared.js';
 import { formatReleases } from './release-lines.js';
 
 export function registerDepotCommands(program: Command): void {
-  const depot = program
-    .command('depot')
-    .description('make a demo, build, verify, pack, unpack, mirror, prune and diff depots (the PROD/... tree), and move a served one to another CA');
+  const depot = program.command('depot').description('demo, build, verify, pack, unpack, mirror, prune and diff depots; move-ca');
 
   registerDemoCommand(depot);
 

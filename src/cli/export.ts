@@ -23,7 +23,7 @@ interface ExportCliOptions extends ServeOptionValues {
 export function registerExportCommand(program: Command): void {
   program
     .command('export')
-    .description('write the configuration of another server (nginx, Apache, Caddy) or a systemd unit for depotkit serve, serving a depot as serve does')
+    .description('write nginx, Apache or Caddy configuration, or a systemd unit, serving a depot')
     .argument('<server>', EXPORT_TARGETS.join(', '))
     .argument('<depot-dir>', 'the web root: the folder that contains PROD/')
     .requiredOption(

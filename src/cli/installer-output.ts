@@ -50,7 +50,7 @@ function syncLines(sync: SyncResult & Partial<Pick<EnsuredSync, 'action' | 'reas
       ? ''
       : sync.reason === 'catalog-changed'
         ? `: settings unchanged; the depot's catalog changed since the last sync at ${sync.previousSyncAt ?? '?'}: re-synced`
-        : `: settings unchanged; the date of the depot's catalog is unknown${sync.catalogNote ? ` (${sync.catalogNote})` : ''}: re-synced`;
+        : `: settings unchanged; re-synced, as the date of the depot's catalog is not known here${sync.catalogNote ? `: ${sync.catalogNote}` : ''}`;
   if (sync.ok) return [`sync: ${sync.status}${when}${sync.action === 'already-synced' ? ', already synced: nothing sent' : why}`];
   return [`sync: ${sync.status}${when}${why}: ${sync.message ?? 'no message'}`, ...(sync.fix ? [sync.fix] : [])];
 }
@@ -107,6 +107,7 @@ export function statusLines(s: InstallerStatus): string[] {
     for (const f of s.downloads.failed) lines.push(`  FAILED ${f.component ?? f.bundleId}${f.message ? `: ${f.message}` : ''}`);
   }
   if (s.depotCa) lines.push(depotCaLine(s.depotCa));
+  else if (s.depotCaUnknown) lines.push(`depot CA: not checked: ${s.depotCaUnknown}; pass --ca with the depot's CA to check it`);
   lines.push(`trusted certificates: ${s.trusted.length}`);
   for (const t of s.trusted) {
     lines.push(`  ${t.alias}${t.subject ? `: ${t.subject}, valid to ${t.notAfter} (${t.daysLeft} days)` : ''}`);

@@ -80,12 +80,15 @@ async function passwordsFor(flags: ConnectionFlags, targets: InstallerTarget[]):
 /**
  * Resolves the installers and their secrets, runs `task` on each (a client
  * logged in, revoked afterwards; all revoked on Ctrl-C or SIGTERM), prints a
- * row per installer and sets exit 1 when any failed.
+ * row per installer and sets exit 1 when any failed. What `task` draws on the
+ * terminal (`drawing`, progress bars) ends before the rows are printed: a bar
+ * stopped after them would erase as many rows as it had bars.
  */
 export async function runCommand<T>(
   flags: ConnectionFlags,
   task: (client: InstallerClient, target: InstallerTarget, appliance: ApplianceInfo) => Promise<{ ok: boolean; result: T }>,
   format: RowFormatter<T>,
+  drawing?: { stop(): void },
 ): Promise<void> {
   const lib = await sessionLib();
   const targets = await lib.resolveTargets(flags);
@@ -105,6 +108,7 @@ export async function runCommand<T>(
   try {
     rows = await session.run(task, (row) => progress.item(row.ok));
   } finally {
+    drawing?.stop();
     progress.stop();
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);

@@ -55,11 +55,7 @@ interface DownloadFlags extends ConnectionFlags {
 }
 
 export function registerInstallerCommands(program: Command): void {
-  const installer = program
-    .command('installer')
-    .description(
-      "installers and SDDC Managers: trust the depot's CA, point them at the depot, sync it, list releases, download one, show their state; one consumer or an inventory",
-    );
+  const installer = program.command('installer').description("installers and SDDC Managers: trust the depot's CA, connect, sync, download");
   registerTrust(installer);
   registerConnectDepot(installer);
   registerSync(installer);
@@ -182,21 +178,18 @@ function registerDownload(installer: Command): void {
         sku: flags.sku,
         timeoutMs: flags.waitTimeout * 1000,
       };
-      try {
-        await runCommand(
-          flags,
-          async (client) => {
-            const report = await lib.downloadRelease(client, {
-              ...options,
-              onProgress: (rows) => rows.forEach((b) => bars.update(b.id, `${b.component.padEnd(20)} ${b.status.padEnd(10)}`, b.downloadedSize, b.size)),
-            });
-            return { ok: report.ok, result: report };
-          },
-          downloadLines,
-        );
-      } finally {
-        bars.stop();
-      }
+      await runCommand(
+        flags,
+        async (client) => {
+          const report = await lib.downloadRelease(client, {
+            ...options,
+            onProgress: (rows) => rows.forEach((b) => bars.update(b.id, `${b.component.padEnd(20)} ${b.status.padEnd(10)}`, b.downloadedSize, b.size)),
+          });
+          return { ok: report.ok, result: report };
+        },
+        downloadLines,
+        bars,
+      );
     });
 }
 

@@ -55,10 +55,7 @@ interface ReplaceCertFlags {
 
 export function registerMgmtCommands(program: Command): void {
   // vCenter is what users call the management server; `mgmt`, its first name, stays an alias.
-  const mgmt = program
-    .command('vcenter')
-    .alias('mgmt')
-    .description('vCenter, the management server: replace its machine TLS certificate and manage its trusted root chains through its API');
+  const mgmt = program.command('vcenter').alias('mgmt').description('vCenter: replace its TLS certificate, manage its trusted root chains');
   replaceCertOptions(
     mgmt
       .command('replace-cert')

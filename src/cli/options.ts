@@ -5,6 +5,7 @@ import type { AccessLogFormat } from '../server/access-log.js';
 import { SERVE_OPTIONS, type ServeOptionName, type ServeOptionSpec } from '../server/command-line.js';
 import { Option, type Command } from 'commander';
 import { usageError } from '../util/errors.js';
+import { exposedFileWarning } from '../util/fs.js';
 import { promptSecret, readSecret } from '../util/secrets.js';
 import { InvalidOption, collect, warn } from './output.js';
 
@@ -253,10 +254,8 @@ export function assertUserForPassword(user: string | undefined, flags: PasswordF
  * /dev/stdin carries no such risk).
  */
 export async function warnIfExposed(path: string): Promise<void> {
-  const info = await stat(path).catch(() => undefined);
-  if (!info?.isFile()) return;
-  const mode = info.mode & 0o777;
-  if (mode & 0o077) warn(`${path} is readable by ${mode & 0o007 ? 'others' : 'its group'} (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${path}.`);
+  const warning = await exposedFileWarning(path);
+  if (warning) warn(warning);
 }
 
 // ------------------------------------------------------------ proxy

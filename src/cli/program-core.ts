@@ -4,7 +4,6 @@ import { ArgumentsError, EXIT } from '../util/errors.js';
 import { conflictSentence } from './options.js';
 import { describeError, printError, printReport } from './output.js';
 import { invokedAs } from './process.js';
-import { learnFlags } from './wording.js';
 
 /** The command whose parsing failed, for its usage line. */
 const failedIn = new WeakMap<CommanderError, Command>();
@@ -71,7 +70,6 @@ export function programWith(registers: readonly Register[]): Command {
     cmd.commands.forEach(remember);
   };
   remember(program);
-  learnFlags(program);
   program.hook('preAction', (_program, action) => {
     running = action;
   });

@@ -18,6 +18,7 @@ import {
   passwordEnvOption,
   passwordFileOption,
   serveOption,
+  warnIfExposed,
 } from './options.js';
 import { note, printJson, printLines, warn } from './output.js';
 import { invokedAs, type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
@@ -37,10 +38,14 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
     const source = { certFile: opts.cert, keyFile: opts.key };
     return async () => {
       const material = await (await import('../server/tls.js')).loadTlsMaterial(source);
+      // Said at start and on every reload: a server that starts on an expired certificate serves nobody.
+      const dates = (await import('../server/served-certificate.js')).servedCertificateProblem(material.certPem);
+      if (dates) warn(dates.fix ? `${dates.message} ${dates.fix}` : dates.message);
+      await warnIfExposed(source.keyFile);
       // A CA certificate served as the depot's: strict clients refuse it for a server, and its key signs certificates.
       if (new X509Certificate(material.certPem).ca)
         warn(
-          `${source.certFile} is a CA certificate (CA:TRUE), not a server certificate: issue one from that CA with ${invokedAs()} cert issue --ca <CA folder> --dns <name>.`,
+          `${source.certFile} is a CA certificate (CA:TRUE), not a server certificate: issue one from that CA with ${invokedAs()} cert issue --ca <ca-dir> --dns <depot FQDN> --out <out-dir>.`,
         );
       return material;
     };
@@ -61,6 +66,8 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
 }
 
 async function checkRoot(dir: string): Promise<void> {
+  // As depot verify says it: a path that is not there is not "not a folder".
+  if (!(await exists(dir))) throw usageError(`${dir} does not exist.`, `Give the depot root: the folder that contains ${DEPOT_ROOT_DIR}/.`);
   if (!(await isDirectory(dir))) throw usageError(`${dir} is not a folder.`);
   if (await isDirectory(resolve(dir, DEPOT_ROOT_DIR))) return;
   if (basename(dir) === DEPOT_ROOT_DIR) {
@@ -75,7 +82,7 @@ async function checkRoot(dir: string): Promise<void> {
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')
-    .description('serve a depot (the folder that contains PROD/) over HTTPS with Basic auth, as the installer expects')
+    .description('serve a depot (the folder with PROD/) over HTTPS with Basic auth')
     .argument('<dir>', 'the web root: the folder that contains PROD/')
     .addOption(serveOption('host'))
     .addOption(serveOption('port'))
@@ -126,6 +133,7 @@ async function serve(dir: string, opts: ServeOptions): Promise<void> {
 /** The server's options from the command line, the certificate and users read and checked before anything is said or started. */
 async function serverOptions(root: string, opts: ServeOptions): Promise<{ options: DepotServerOptions; loadTls: (() => Promise<TlsMaterial>) | undefined }> {
   if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
+  await checkRoot(root);
   const { normaliseOpenPrefix, openPrefixesOf } = await import('../server/index.js');
   const openPrefixes = openPrefixesOf({ openPrefixes: opts.open.map((p) => normaliseOpenPrefix(p, '--open')), openHcl: opts.openHcl });
   const loadTls = tlsLoader(opts);
@@ -135,7 +143,6 @@ async function serverOptions(root: string, opts: ServeOptions): Promise<{ option
   const auth = await basicAuthFrom(opts);
   if (!auth) warn('serving without authentication: anyone who can reach this port can download the depot.');
   if (openPrefixes.length > 0 && !auth) warn('--open and --open-hcl do nothing without auth: the whole depot is open.');
-  await checkRoot(root);
   for (const prefix of openPrefixes) {
     if (!(await exists(resolve(root, prefix)))) warn(`${prefix} does not exist under ${root} (yet); it is open once it does.`);
   }

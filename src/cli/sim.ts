@@ -7,7 +7,7 @@ import { InvalidOption, note, printJson, printLines, waitForShutdownSignal } fro
 
 /** `depotkit sim`: simulators of the systems depotkit talks to, one subcommand each. */
 export function registerSimCommands(program: Command): void {
-  const sim = program.command('sim').description('simulators to rehearse and test against, on real HTTPS, until interrupted');
+  const sim = program.command('sim').description('simulators to rehearse and test against, on real HTTPS');
   registerSimInstallerCommand(sim);
   registerSimMgmtCommand(sim);
 }

@@ -26,7 +26,7 @@ export function registerStartCommand(program: Command): void {
     // The demo, not a production service: `start` (its first name, and npm's) stays an alias.
     .command('quickstart')
     .alias('start')
-    .description(`make ./${DEMO_DEPOT_DIR} if it is not there, verify it, then serve it over HTTPS with Basic auth (CA and password in ./${DEMO_PKI_DIR})`)
+    .description(`make ./${DEMO_DEPOT_DIR} if needed, verify and serve it (CA, password in ./${DEMO_PKI_DIR})`)
     .option('--no-serve', 'only make and verify the depot')
     .addOption(hostOption('127.0.0.1', 'address to serve on'))
     .addOption(portOption(SERVE_DEFAULT_PORT, 'port to serve on'))

@@ -44,27 +44,31 @@ export const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   noProxy: '--noproxy',
 };
 
-let knownFlags = new Set<string>();
-
-/** Learns the flags of `program` and all its commands: a name is shown as a flag only when a command has it. */
-export function learnFlags(program: Command): void {
+/** Every flag of `program` and its commands: what a library name must be among (the tests hold it so). */
+export function flagsOf(program: Command): Set<string> {
   const flags = new Set<string>();
   const walk = (cmd: Command): void => {
     for (const option of cmd.options) if (option.long) flags.add(option.long);
     cmd.commands.forEach(walk);
   };
   walk(program);
-  knownFlags = flags;
+  return flags;
 }
 
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-/** How the command line shows the library name `name`, or undefined when it knows none. */
-export function commandLineWord(name: string, flags: ReadonlySet<string> = knownFlags): string | undefined {
+/**
+ * How the command line shows the library name `name`: its operation's command, or its flag. With `flags` (every
+ * flag of the whole program), undefined for a name no command has. The CLI loads only the command it runs, so
+ * a hint that names another command's option (`serveDepot` <dir> `openPrefixes` x, printed by check) is shown
+ * without asking the loaded commands; test/architecture/flags.test.ts holds every library name to a flag of
+ * the whole program, and test/cli/pasteable.test.ts every command line printed to its command's options.
+ */
+export function commandLineWord(name: string, flags?: ReadonlySet<string>): string | undefined {
   const operation = OPERATION_COMMANDS[name];
   if (operation) return operation;
   const flag = FLAG_OF_OPTION[name] ?? `--${kebab(name)}`;
-  return flags.has(flag) ? flag : undefined;
+  return !flags || flags.has(flag) ? flag : undefined;
 }
 
 const NAMED = /`([a-z][A-Za-z0-9]*)`/g;

@@ -62,7 +62,7 @@ async function depotRoot(options: ExportOptions, warnings: string[]): Promise<st
     if (basename(root) === DEPOT_ROOT_DIR) {
       throw usageError(
         `${root} is the ${DEPOT_ROOT_DIR} folder itself; the installer fetches /${DEPOT_ROOT_DIR}/..., so export the folder that contains it.`,
-        `depotkit export ${options.target} ${dirname(root)} ...`,
+        `depotkit export ${options.target} ${dirname(root)} \`out\` ${options.out} (with the other options as before)`,
       );
     }
     warnings.push(`${root} has no ${DEPOT_ROOT_DIR}/ folder; the installer will find nothing there.`);

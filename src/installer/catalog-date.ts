@@ -46,7 +46,7 @@ export async function depotCatalogDate(spec: DepotSpec, opts: CatalogDateOptions
     if (!date || Number.isNaN(date.getTime())) return { note: 'the depot gives no date for its catalog' };
     return { lastModified: date };
   } catch (err) {
-    return { note: `the depot could not be asked for its catalog's date (${describeNetworkFailure(networkErrorCode(err), err)})` };
+    return { note: `the depot cannot be reached from here: ${describeNetworkFailure(networkErrorCode(err), err)}` };
   } finally {
     agent.destroy();
   }

@@ -159,7 +159,16 @@ export class InstallerClient {
 
   private async doLogin(): Promise<void> {
     const reply = await this.send('POST', INSTALLER_API.tokens, { username: this.opts.user, password: this.opts.password });
-    if (!(INSTALLER_TOKEN_CREATED_STATUSES as readonly number[]).includes(reply.status)) throw this.apiError('Log-in', reply);
+    if (!(INSTALLER_TOKEN_CREATED_STATUSES as readonly number[]).includes(reply.status)) {
+      // A web server (a depot, say) has no token API: it refuses the method or knows no such path, with no API error.
+      if ((reply.status === 404 || reply.status === 405) && !parseErrorBody(reply.body)?.errorCode)
+        throw new InstallerConnectionError(
+          `${this.origin.href} does not answer as an installer or SDDC Manager: its log-in answered HTTP ${reply.status}, as a web server does.`,
+          undefined,
+          'Check the URL given as `installer`: the installer or SDDC Manager, not the depot.',
+        );
+      throw this.apiError('Log-in', reply);
+    }
     const pair = reply.body as Partial<TokenPair>;
     if (typeof pair?.accessToken !== 'string' || typeof pair.refreshToken?.id !== 'string') {
       throw new InstallerConnectionError(`${this.origin.href} answered the log-in without an access token: is it an installer?`, undefined);

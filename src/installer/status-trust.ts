@@ -62,6 +62,13 @@ export function summariseTrusted(elements: TrustedCertificate[], now = new Date(
   });
 }
 
+/** Why the depot's CA was not looked for when none was given (depotCaTrust found nothing to look for). */
+export function depotCaUnknownReason(settings: DepotSettings): string {
+  if (!settings.depotConfiguration) return 'no depot is set';
+  if (!depotOriginOf(settings)) return 'the depot is not set over HTTPS';
+  return "the depot's certificate chain could not be read from here";
+}
+
 /**
  * Is the depot's CA among the consumer's trusted certificates? Given CAs
  * match by SHA-256; otherwise the configured depot's chain is read and an

@@ -1,6 +1,6 @@
 import { BUNDLE_DOWNLOAD_STATUS } from '../constants.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
-import { depotCaTrust, summariseTrusted, type DepotCaOptions, type DepotCaTrust, type TrustedSummary } from './status-trust.js';
+import { depotCaTrust, depotCaUnknownReason, summariseTrusted, type DepotCaOptions, type DepotCaTrust, type TrustedSummary } from './status-trust.js';
 import type { ApplianceInfo, BundleDownloadStatusInfo, DepotSettings, DepotSyncInfo } from './wire.js';
 
 export type { TrustedSummary, DepotCaTrust, DepotCaOptions };
@@ -21,6 +21,8 @@ export interface InstallerStatus {
   trusted: TrustedSummary[];
   /** Whether the depot's CA is trusted; absent when the depot's CA is neither given nor readable from the depot. */
   depotCa?: DepotCaTrust;
+  /** Why `depotCa` is absent: what kept the depot's CA from being looked for. */
+  depotCaUnknown?: string;
 }
 
 export interface StatusOptions extends DepotCaOptions {
@@ -60,5 +62,6 @@ export async function installerStatus(client: InstallerClient, opts: StatusOptio
   const elements = (await client.listTrusted()).elements;
   const trusted = summariseTrusted(elements, opts.now);
   const depotCa = await depotCaTrust(elements, trusted, depot, opts);
-  return { appliance, depot, ...(sync ? { sync } : {}), ...(downloads ? { downloads } : {}), trusted, ...(depotCa ? { depotCa } : {}) };
+  const known = depotCa ? { depotCa } : { depotCaUnknown: depotCaUnknownReason(depot) };
+  return { appliance, depot, ...(sync ? { sync } : {}), ...(downloads ? { downloads } : {}), trusted, ...known };
 }

@@ -37,10 +37,10 @@ export function syncFailureFix(message: string | undefined): string {
   const text = message ?? '';
   const verify = 'run depotkit depot verify <depot-dir> on the depot host: it names every missing or misplaced file';
   if (text.includes(INSTALLER_ERROR_CODES.manifestNotFound)) {
-    return `The depot has no manifest at ${DEPOT_PATHS.manifest} (verify's layout.file.missing): lay out the vendor's metadata archive with \`buildDepot\` \`metadata\` <archive> \`out\` <depot-dir>, then ${verify}.`;
+    return `The depot has no manifest at ${DEPOT_PATHS.manifest} (verify's layout.file.missing): lay out the vendor's metadata archive with \`buildDepot\` \`metadata\` <archive> \`binaries\` <folder> \`out\` <depot-dir>, then ${verify}.`;
   }
   if (text.toLowerCase().includes(INSTALLER_MESSAGES.compatibilityDownloadFailed.toLowerCase())) {
-    return `The depot lacks the Compatibility data at ${DEPOT_PATHS.compatibility} (verify's layout.file.missing): it is in the vendor's metadata archive (\`buildDepot\` \`metadata\` <archive> lays it out); ${verify}.`;
+    return `The depot lacks the Compatibility data at ${DEPOT_PATHS.compatibility} (verify's layout.file.missing): it is in the vendor's metadata archive (\`buildDepot\` \`metadata\` <archive> \`binaries\` <folder> \`out\` <depot-dir> lays it out); ${verify}.`;
   }
   return `Check the depot as the installer reads it: \`checkDepot\` <depot-url> \`caPems\` <ca> \`user\` <user> \`passwordFile\` <file>, and ${verify}.`;
 }

@@ -34,6 +34,9 @@ export interface LintRule {
 }
 
 const reissue = (ctx: LintContext, ips?: readonly string[]) => `Issue a new certificate: ${ctx.command(ips)}`;
+/** A certificate that only runs out is renewed in place, as the renewal runbook does; one from elsewhere is issued anew. */
+const renew = (ctx: LintContext) =>
+  `Renew it in its server folder: \`renewCert\` <server-dir> \`caDir\` <ca-dir> \`force\`, then reload serve (SIGHUP); for a certificate not made by \`issueCert\`: ${ctx.command()}`;
 const hasSan = (info: CertInfo) => info.san.dns.length + info.san.ips.length > 0;
 const DAY_MS = 86_400_000;
 const expired = (info: CertInfo, now: Date) => now > info.notAfter;
@@ -133,7 +136,7 @@ export const LINT_RULES: readonly LintRule[] = [
             severity: 'error',
             message: `The certificate expired on ${info.notAfter.toISOString()}.`,
             installer: `Refuses the expired certificate: "${INSTALLER_MESSAGES.secureProtocolError}".`,
-            fix: reissue(ctx),
+            fix: renew(ctx),
           }
         : undefined,
   },
@@ -154,7 +157,7 @@ export const LINT_RULES: readonly LintRule[] = [
     check: (info, ctx) => {
       const days = ctx.profile.validity.renewWithinDays;
       if (!inValidity(info, ctx.now) || !(info.notAfter.getTime() - ctx.now.getTime() < days * DAY_MS)) return undefined;
-      return { severity: 'warning', message: `The certificate expires on ${info.notAfter.toISOString()}, within ${days} days.`, fix: reissue(ctx) };
+      return { severity: 'warning', message: `The certificate expires on ${info.notAfter.toISOString()}, within ${days} days.`, fix: renew(ctx) };
     },
   },
   {

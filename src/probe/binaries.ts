@@ -94,7 +94,10 @@ async function sizeServed({ client, depot, credentials, findings, stats, seen }:
     findings.push({
       ...f,
       installer: `fails the ${binary.component} download`,
-      fix: f.id === 'binary.missing' ? `Place ${binary.fileName} at ${binary.path} (\`buildDepot\` \`binaries\` <folder>).` : f.fix,
+      fix:
+        f.id === 'binary.missing'
+          ? `Place ${binary.fileName} at ${binary.path} (\`buildDepot\` \`metadata\` <zip-or-dir> \`binaries\` <folder> \`out\` <depot-dir>).`
+          : f.fix,
     });
     return false;
   }

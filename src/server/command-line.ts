@@ -28,7 +28,14 @@ const LOG_FORMATS = ['combined', 'json'] as const satisfies readonly AccessLogFo
 
 export const SERVE_OPTIONS = {
   host: { flag: '--host', argument: '<addr>', description: 'address to listen on', default: '0.0.0.0' },
-  port: { flag: '--port', argument: '<n>', description: "port (the installer's shown default is 443)", default: SERVE_DEFAULT_PORT, min: 0, max: 65535 },
+  port: {
+    flag: '--port',
+    argument: '<n>',
+    description: 'port to listen on (give the installer this port: it takes any)',
+    default: SERVE_DEFAULT_PORT,
+    min: 0,
+    max: 65535,
+  },
   cert: { flag: '--cert', argument: '<file>', description: 'server certificate PEM, best the chain (leaf then CA); re-read on SIGHUP' },
   key: { flag: '--key', argument: '<file>', description: 'its private key PEM; re-read on SIGHUP' },
   ca: {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
 import { formatBytes, plural } from '../util/text.js';
+import { certificateDateProblem } from './served-certificate.js';
 import { STATUS_PAGE_STYLE } from './status-style.js';
 import type { StatusCertificate, StatusComponent, StatusData, StatusFile, StatusRelease } from './status-data.js';
 
@@ -177,6 +178,7 @@ export function renderStatusPage(data: StatusData, options: RenderOptions = {}):
 <header>
 <h1>Offline depot</h1>
 ${verdictLine(data)}
+${certificateBanner(data, now)}
 </header>
 <main>
 ${useSection(data)}
@@ -229,11 +231,19 @@ function useSection(data: StatusData): string {
 ${open}</dl>
 <h3>Check the depot as the installer will</h3>
 <p>${checkPreamble(a.auth !== 'none', Boolean(data.ca.certificate))}</p>
-<pre><code>${e(a.commands.check)}</code></pre>
+<pre><code>${shellWords(a.commands.check)}</code></pre>
 <h3>Point the installer at it</h3>
 <p>${a.tls ? "Imports the CA certificate into the installer's trust store, sets" : 'Sets'} the depot and waits for the installer to accept it:</p>
-<pre><code>${e(a.commands.installerDepot)}</code></pre>
+<pre><code>${shellWords(a.commands.installerDepot)}</code></pre>
 </section>`;
+}
+
+/** A command line whose words a narrow screen wraps between, never inside (a flag broken at its hyphen reads as two). */
+function shellWords(line: string): string {
+  return line
+    .split(' ')
+    .map((w) => `<span class="word">${e(w)}</span>`)
+    .join(' ');
 }
 
 /** What the reader saves before running the check line: the password only when the depot has users, the CA only when it is known. */
@@ -297,6 +307,13 @@ ${upgrades}
 </section>`;
 }
 
+/** The served certificate's dates when the installer refuses it, or soon will: at the top, not only in its section. */
+function certificateBanner(data: StatusData, now: Date): string {
+  const problem = data.certificate ? certificateDateProblem(data.certificate, now) : undefined;
+  if (!problem) return '';
+  return `<p class="verdict ${problem.severity === 'error' ? 'bad' : 'warn'}">${problem.severity === 'error' ? '✗' : '!'} ${e(problem.message)} <a href="#cert">Server certificate</a></p>`;
+}
+
 function certificateSection(data: StatusData, now: Date): string {
   const certificate = data.certificate
     ? certificateList(data.certificate, now, 'server')
@@ -313,7 +330,10 @@ ${ca}
 
 function footer(data: StatusData, snapshot: boolean): string {
   const s = data.summary;
-  const hashed = s.hashVerified > 0 ? ` ${plural(s.hashVerified, 'file')} were hashed against the catalog when placed and are unchanged since.` : '';
+  const hashed =
+    s.hashVerified > 0
+      ? ` ${plural(s.hashVerified, 'file')} ${s.hashVerified === 1 ? 'was' : 'were'} hashed against the catalog when placed and are unchanged since.`
+      : '';
   return `<footer class="muted">
 <p>Files checked ${e(minute(data.checkedAt))} by their size against the catalog, without reading them.${hashed} Only what the catalog names is listed. ${snapshot ? 'A copy written by depotkit export: it shows the depot as it was then.' : 'Served by depotkit serve; the same data as JSON with <code>Accept: application/json</code>.'}</p>
 </footer>`;

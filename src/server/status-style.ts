@@ -53,6 +53,7 @@ dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 @media (max-width: 40rem) { dl { grid-template-columns: 1fr; } dd { margin-bottom: 0.5rem; } }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.9rem; }
 pre { background: ${colour('code')}; border: 1px solid ${colour('line')}; padding: 0.75rem; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+pre .word { white-space: nowrap; }
 .scroll { overflow-x: auto; margin: 0.5rem 0 1rem; }
 .scroll:focus { outline: 2px solid ${colour('fg')}; }
 table { border-collapse: collapse; width: 100%; }

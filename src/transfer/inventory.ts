@@ -81,7 +81,11 @@ export async function inventoryDepot(dir: string): Promise<DepotInventory> {
     throw usageError(`${root} has no ${DEPOT_ROOT_DIR}/ folder: it is not a depot.`, 'Give the depot root: the folder that contains PROD/.');
   }
   const read = await readCatalogOf(root);
-  if (!read) throw usageError(`${root} has no catalog (${DEPOT_PATHS.catalog}).`, 'Lay out the metadata first: `buildDepot` `metadata` <zip>.');
+  if (!read)
+    throw usageError(
+      `${root} has no catalog (${DEPOT_PATHS.catalog}).`,
+      `Lay out the metadata first: \`buildDepot\` \`metadata\` <zip> \`binaries\` <folder> \`out\` ${root}.`,
+    );
   const binaries = catalogBinaries(read.catalog);
   const named = new Map(binaries.map((b) => [b.path, b]));
   const inventory: DepotInventory = {

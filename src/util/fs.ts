@@ -366,3 +366,12 @@ export async function readTextIfExists(path: string): Promise<string | undefined
     throw describeFsError(err, path);
   }
 }
+
+/** A sentence when the file at `path` can be read by its group or by others (a private key, a password file); undefined otherwise. */
+export async function exposedFileWarning(path: string): Promise<string | undefined> {
+  const info = await stat(path).catch(() => undefined);
+  if (!info?.isFile()) return undefined;
+  const mode = info.mode & 0o777;
+  if (!(mode & 0o077)) return undefined;
+  return `${path} is readable by ${mode & 0o007 ? 'others' : 'its group'} (mode ${mode.toString(8).padStart(4, '0')}); run chmod 600 ${path}.`;
+}

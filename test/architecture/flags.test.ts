@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { commandLineWord, namesIn } from '../../src/cli/wording.js';
+import { commandLineWord, flagsOf, namesIn } from '../../src/cli/wording.js';
 import { measure } from '../../scripts/arch/shape.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -53,13 +53,7 @@ describe('the library names options and operations, the CLI spells them', () => 
   });
 
   it('every name between backticks in a library string is a flag a command has, or an operation with its command', async () => {
-    const program = await buildProgram();
-    const flags = new Set<string>();
-    const walk = (cmd: typeof program): void => {
-      for (const option of cmd.options) if (option.long) flags.add(option.long);
-      cmd.commands.forEach(walk);
-    };
-    walk(program);
+    const flags = flagsOf(await buildProgram());
     const unknown = libraryStrings().flatMap(({ file, line, text }) =>
       namesIn(text)
         .filter((name) => commandLineWord(name, flags) === undefined)

@@ -169,6 +169,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the status page in Chromium', () => {
     const region = page.getByRole('region', { name: 'Files of release 9.0.0.0' });
     expect(await region.getAttribute('tabindex')).toBe('0');
     expect(await region.evaluate((el) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0);
+    // At 390 px the command lines wrap between their words, never inside a flag (--password-|file).
+    await page.setViewportSize({ width: 390, height: 844 });
+    const lines = await page
+      .locator('pre code .word')
+      .evaluateAll((words) => words.filter((w) => w.textContent!.startsWith('--')).map((w) => [w.textContent, w.getClientRects().length]));
+    expect(lines.length).toBeGreaterThan(5);
+    expect(lines.filter(([, rects]) => rects !== 1)).toEqual([]);
     await page.screenshot({ path: join(RESULTS, 'status-page-phone.png'), fullPage: true });
     expect(problems).toEqual([]);
   });

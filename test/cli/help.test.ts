@@ -51,6 +51,13 @@ describe('help that reads clean', () => {
     expect(depot.commands.map((c) => c.name()).filter((name) => name !== 'help' && !named(name))).toEqual([]);
   });
 
+  it("keeps each top-level command's description to one short line, and serve's help states its own default port", async () => {
+    for (const cmd of whole.commands) expect(cmd.description().length, `${cmd.name()}: ${cmd.description()}`).toBeLessThanOrEqual(80);
+    const serve = await run(['serve', '--help']);
+    expect(serve.stdout.replace(/\s+/g, ' ')).toMatch(/--port <n> port to listen on [^-]*\(default: 8443\)/);
+    expect(serve.stdout).not.toMatch(/\b443\b/);
+  });
+
   it('lists the commands in the order of the flow, and says so', () => {
     const program = whole;
     expect(program.commands.map((c) => c.name())).toEqual(['depot', 'cert', 'serve', 'check', 'installer', 'vcenter', 'export', 'sim', 'quickstart']);

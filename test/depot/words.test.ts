@@ -42,9 +42,12 @@ describe("the depot's words on the command line", () => {
     const [binary] = await readCatalogBinaries(dir);
     await rm(join(dir, binary!.path));
     await rm(join(dir, DEPOT_PATHS.manifest));
-    expect((await fixOf(dir, 'binary.missing')).fix).toBe('Download it and run depotkit depot build --binaries <folder> again.');
+    // The whole command, with the depot it builds: depot build needs all three.
+    expect((await fixOf(dir, 'binary.missing')).fix).toBe(
+      `Download it and run depotkit depot build --metadata <zip-or-dir> --binaries <folder> --out ${dir} again.`,
+    );
     expect((await fixOf(dir, 'layout.file.missing')).fix).toBe(
-      "Lay out the vendor's whole metadata archive with depotkit depot build --metadata <zip> (download it again if it lacks this file).",
+      `Lay out the vendor's whole metadata archive with depotkit depot build --metadata <zip> --binaries <folder> --out ${dir} (download it again if it lacks this file).`,
     );
     expect((await fixOf(pristine, 'signature.unverified')).message).toBe(
       'The catalog carries a depotkit signature; give its signing certificate (--signing-cert) to verify it.',

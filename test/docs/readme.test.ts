@@ -5,12 +5,13 @@
  * Read as files, in-process: no command is run.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { REPO_ROOT } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { runBash, writeDepotkitShim } from '../helpers/readme.js';
 
 const read = (file: string) => readFile(join(REPO_ROOT, file), 'utf8');
 
@@ -81,6 +82,24 @@ describe("the README, a newcomer's short path", () => {
     for (const file of await markdownFiles()) {
       const blocks = [...(await read(file)).matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)].map((m) => m[1]!);
       for (const block of blocks) expect(block, file).not.toMatch(/\bnpx depotkit\b/);
+    }
+  });
+
+  it("offers the flow by hand a demo depot in step 1's place that a second paste keeps", async () => {
+    const readme = await read('README.md');
+    const demo = /replace step 1's `depot build` with `([^`]+)`/.exec(readme)?.[1];
+    expect(demo).toContain('depotkit depot demo depot');
+    const { dir, cleanup } = await tempDir('depotkit-readme-demo-');
+    try {
+      await mkdir(join(dir, 'bin'));
+      await writeDepotkitShim(join(dir, 'bin'));
+      const env = { ...process.env, PATH: `${join(dir, 'bin')}:${process.env.PATH}` };
+      const r = await runBash(`${demo}\n${demo}\n`, { cwd: dir, env, seconds: 120, file: join(dir, 'twice.sh') });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toMatch(/already exists|--force/);
+      expect(existsSync(join(dir, 'depot', 'PROD'))).toBe(true);
+    } finally {
+      await cleanup();
     }
   });
 

@@ -1,15 +1,9 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
-
-const run = promisify(execFile);
-/** util-linux's script(1) runs a command on a pseudo-terminal: what a person at a terminal sees. */
-const SCRIPT = '/usr/bin/script';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { HAS_SCRIPT, onTerminal } from '../helpers/terminal.js';
 
 /** Ports nothing listens on: each one was just free. */
 async function closedPorts(n: number): Promise<number[]> {
@@ -43,18 +37,12 @@ describe('installer status over an inventory: the count line', () => {
   });
   afterAll(() => cleanup());
 
-  it.skipIf(!existsSync(SCRIPT))('shows done, failed and left on a terminal, and not with --json', async () => {
-    const onTerminal = async (extra: string[]) => {
-      const command = [process.execPath, CLI, ...args, ...extra].map((a) => `'${a}'`).join(' ');
-      // script exits with the command's status (-e); 1 here, as every consumer failed.
-      const { stdout } = await run(SCRIPT, ['-qec', command, '/dev/null']).catch((err: { stdout: string }) => err);
-      return stdout;
-    };
-    const shown = await onTerminal([]);
+  it.skipIf(!HAS_SCRIPT)('shows done, failed and left on a terminal, and not with --json', async () => {
+    const shown = await onTerminal(args);
     expect(shown).toContain('consumers: 0 done, 0 failed, 3 left (of 3)');
     expect(shown).toContain('consumers: 0 done, 3 failed, 0 left (of 3)');
     expect(shown).toContain('3 consumers: 0 ok, 3 failed.');
-    expect(await onTerminal(['--json'])).not.toContain('left (of');
+    expect(await onTerminal([...args, '--json'])).not.toContain('left (of');
   });
 
   it('writes no count line where stderr is not a terminal', async () => {

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Agent, request } from 'undici';
 import { expect } from 'vitest';
-import { buildProgram } from '../../src/cli/program.js';
 import { inCommandLineWords } from '../../src/cli/wording.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
@@ -35,9 +34,6 @@ export async function writeFleetInventory(dir: string, caPems: string[], urls: R
   );
   return inventory;
 }
-
-// The program's flags, learnt once: an option the library names is shown as a flag only when a command has it.
-await buildProgram();
 
 /** A library sentence as the command line shows it: its options as the flags, its operations as the commands. */
 export function asCommandLine(text: string | undefined): string {

@@ -124,10 +124,13 @@ describe('lintServerCertificate', () => {
     const f = lintServerCertificate(expired.certPem, { host: HOST, caPems: [ca.certPem] });
     expect(errors(f)).toEqual(['cert.expired']);
     expect(f[0]!.message).toMatch(/^The certificate expired on 20\d\d-/);
+    // Renewed in place, as the renewal runbook does.
+    expect(onTheCommandLine(f[0]!.fix)).toMatch(/^Renew it in its server folder: depotkit cert renew <server-dir> --ca <ca-dir> --force, then reload serve/);
     const future = await issueServerCert(ca, { dns: [HOST], notBefore: new Date(Date.now() + 3 * DAY), days: 30 });
     expect(errors(lintServerCertificate(future.certPem, { host: HOST }))).toEqual(['cert.not-yet-valid']);
     const soon = await issueServerCert(ca, { dns: [HOST], days: 10 });
     expect(lintServerCertificate(soon.certPem, { host: HOST }).map((x) => [x.id, x.severity])).toEqual([['cert.expiring-soon', 'warning']]);
+    expect(onTheCommandLine(lintServerCertificate(soon.certPem, { host: HOST })[0]!.fix)).toContain('depotkit cert renew <server-dir> --ca <ca-dir> --force');
     // `now` is honoured.
     expect(errors(lintServerCertificate(good.certPem, { host: HOST, now: new Date(Date.now() + 900 * DAY) }))).toEqual(['cert.expired']);
   });

@@ -8,7 +8,7 @@ import { connectFinding } from '../../src/probe/network.js';
 import { parseDepotUrl } from '../../src/util/depot-url.js';
 import type { Finding } from '../../src/util/findings.js';
 import { brokenServerCert } from '../helpers/certs.js';
-import { onTheCommandLine } from './words.js';
+import { onTheCommandLine, PROGRAM_FLAGS } from './words.js';
 
 // The check names options and operations by their library names; the command line shows the flags and
 // commands it always showed. These are its words before the library stopped spelling flags, verbatim.
@@ -23,7 +23,7 @@ beforeAll(async () => {
 function expectAllNamed(findings: Finding[]): void {
   for (const f of findings) {
     for (const text of [f.message, f.installer ?? '', f.fix ?? '']) {
-      for (const name of namesIn(text)) expect(commandLineWord(name), `${f.id}: \`${name}\``).toBeDefined();
+      for (const name of namesIn(text)) expect(commandLineWord(name, PROGRAM_FLAGS), `${f.id}: \`${name}\``).toBeDefined();
     }
   }
 }

@@ -31,7 +31,9 @@ function absentFinding(root: string, binary: CatalogBinary, elsewhere: Map<strin
       : `${binary.path} (${binary.component} ${binary.productVersion}) is missing.`,
     evidence: { size: binary.size, checksum: binary.checksum, ...(found.length ? { foundAt: found } : {}) },
     installer: `fails the ${binary.component} download with 404`,
-    fix: found.length ? `mv ${join(root, found[0]!)} ${join(root, binary.path)}` : 'Download it and run `buildDepot` `binaries` <folder> again.',
+    fix: found.length
+      ? `mv ${join(root, found[0]!)} ${join(root, binary.path)}`
+      : `Download it and run \`buildDepot\` \`metadata\` <zip-or-dir> \`binaries\` <folder> \`out\` ${root} again.`,
   };
 }
 

@@ -77,7 +77,7 @@ export async function checkRequiredFiles(root: string, findings: Finding[]): Pro
         message: denied ? `The ${file.what} ${file.path} cannot be read.` : `The ${file.what} ${file.path} is missing.`,
         fix: denied
           ? `chmod a+r ${join(root, file.path)}`
-          : "Lay out the vendor's whole metadata archive with `buildDepot` `metadata` <zip> (download it again if it lacks this file).",
+          : `Lay out the vendor's whole metadata archive with \`buildDepot\` \`metadata\` <zip> \`binaries\` <folder> \`out\` ${root} (download it again if it lacks this file).`,
       });
     }
   }
