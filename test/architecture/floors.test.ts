@@ -28,7 +28,6 @@ const NOT_YET: string[] = [
   'owner: probe/http.ts uses node:tls',
   'owner: probe/tls.ts uses X509Certificate',
   'owner: procedures/ca-move/plan.ts uses X509Certificate',
-  'owner: procedures/ca-move/switch.ts uses node:tls',
   'owner: server/tls.ts uses X509Certificate',
   'owner: simulators/installer/depot-tls.ts uses X509Certificate',
   'owner: simulators/installer/depot-tls.ts uses undici',
