@@ -18,7 +18,7 @@ import { interruptible } from './process.js';
 import { collect, parseByteSize, printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
 import { formatMetadataChange } from './transfer-shared.js';
-import { formatReleases } from './release-lines.js';
+import { formatReleases, selectionLine } from './release-lines.js';
 
 export function registerDepotCommands(program: Command): void {
   const depot = program
@@ -125,6 +125,7 @@ export function formatVerifyResult(result: VerifyResult): string[] {
   const counts = countBySeverity(result.findings);
   const lines = result.findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
   lines.push(...formatReleases(result.releases, result.grouping));
+  if (result.selection !== undefined) lines.push(selectionLine(result.selection));
   lines.push(
     `${result.ok ? 'OK' : 'FAILED'}: ${result.dir}: ${result.stats.present}/${plural(result.stats.binaries, 'binary', 'binaries')} present with the right size (${formatBytes(result.stats.bytes)})` +
       `${result.stats.hashed ? `, ${result.stats.hashed} hashed` : ''}; ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}.`,

@@ -153,7 +153,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   const counts = countBySeverity(r.verify.findings);
   lines.push(
     r.ok
-      ? `OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`
+      ? `OK: ${r.out} ${r.selection ? 'holds every binary this mirror chose' : 'is complete'}; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`
       : `INCOMPLETE: run the same command again to resume; what is in place is kept.`,
   );
   lines.push(

@@ -28,7 +28,8 @@ import { ensureMirrorSpace } from './mirror/space.js';
 import { findUpgradeMetadata } from './mirror/upgrade.js';
 import { leftOutHere, releaseStatus } from './releases.js';
 import { type Seal, formatSeal, parseSeal } from './seal.js';
-import { type BinarySelection, type SelectOptions, discountLeftOut } from './select.js';
+import { type BinarySelection, type SelectOptions } from './select.js';
+import { recordSelection } from '../depot/selection.js';
 import { TargetDepot } from './target.js';
 
 export { partialPathFor } from './mirror/local.js';
@@ -308,16 +309,17 @@ async function finish(
   options: MirrorOptions,
   selection: BinarySelection | undefined,
 ): Promise<MirrorReport> {
-  const full = await verifyDepot(root, { signingCertPem: options.signingCertPem });
-  const verify = selection ? discountLeftOut(full, selection) : full;
+  // Recorded first: verify, check, the status page and /metrics judge the depot on what was chosen.
+  await recordSelection(root, selection?.summary);
+  const verify = await verifyDepot(root, { signingCertPem: options.signingCertPem });
   // Left out is what the depot lacks: binaries of other releases an earlier mirror placed are here.
   const now = selection ? await readCatalogOf(root).catch(() => undefined) : undefined;
-  const summary = selection && (now ? leftOutHere(selection, full, now.catalog) : selection.summary);
+  const summary = selection && (now ? leftOutHere(selection, verify, now.catalog) : selection.summary);
   return {
     ...report,
     ok: report.failed.length === 0 && !report.metadata.held && verify.ok,
     ...(summary ? { selection: summary } : {}),
-    releases: releaseStatus(full),
+    releases: releaseStatus(verify),
     verify,
   };
 }

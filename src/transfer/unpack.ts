@@ -12,7 +12,8 @@ import type { PackFile, PackManifest } from './format.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
 import { type ReleaseStatus, leftOutHere, releaseStatus } from './releases.js';
 import { formatSeal } from './seal.js';
-import { type SelectionSummary, applyChoice, discountLeftOut } from './select.js';
+import { type SelectionSummary, applyChoice } from './select.js';
+import { recordSelection } from '../depot/selection.js';
 import { TargetDepot } from './target.js';
 import { type Authority, type PackCatalog, authorityFor, readPackCatalog, readPackText, refusalOf, tempLikeNames } from './unpack/authority.js';
 import { findPack } from './unpack/find-pack.js';
@@ -202,15 +203,17 @@ type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal
 
 /** Verify's checks of the depot as it now is, judged on what a selective pack chose, and the releases it holds. */
 async function judgeDepot(root: string, choice: SelectionSummary | undefined, signingCertPem: string | undefined) {
-  const full = await verifyDepot(root, { signingCertPem });
-  const releases = releaseStatus(full);
-  if (!choice) return { verify: full, releases, selection: undefined };
+  // Recorded first: verify, check, the status page and /metrics judge the depot on what was chosen.
+  await recordSelection(root, choice);
+  const verify = await verifyDepot(root, { signingCertPem });
+  const releases = releaseStatus(verify);
+  if (!choice) return { verify, releases, selection: undefined };
   const catalog = await readCatalogOf(root).catch(() => undefined);
-  if (!catalog) return { verify: full, releases, selection: summaryOf(choice) };
+  if (!catalog) return { verify, releases, selection: summaryOf(choice) };
   const manifestText = await readFile(join(root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const selection = applyChoice(catalog.catalog, choice, manifestText);
   // Left out is what the depot lacks: binaries of other releases an earlier unpack placed are here.
-  return { verify: discountLeftOut(full, selection), releases, selection: leftOutHere(selection, full, catalog.catalog) };
+  return { verify, releases, selection: leftOutHere(selection, verify, catalog.catalog) };
 }
 
 /** The recorded summary, without what a manifest may carry beside it. */
