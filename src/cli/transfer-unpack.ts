@@ -93,6 +93,12 @@ export function formatUnpackReport(r: UnpackReport): string[] {
       'The new metadata was not put in place: files it names are missing, so the depot keeps its own. Supply the volumes named above and run unpack again.',
     );
   if (r.metadata === 'placed') lines.push(...formatMetadataChange(r.metadataChange));
+  if (r.hcl)
+    lines.push(
+      r.hcl.action === 'kept'
+        ? `The depot's vSAN HCL was kept: the pack's is not newer (${r.hcl.because}). --force puts the pack's in place (the depot's is kept as a backup).`
+        : `The depot's vSAN HCL was replaced by the pack's, which is not newer (${r.hcl.because}), as --force asked${r.hcl.backup ? `; the replaced one is kept in ${r.hcl.backup}` : ''}.`,
+    );
   if (r.stale.length)
     lines.push(
       `${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`,

@@ -64,6 +64,12 @@ export function selectBinaries(catalog: Catalog, options: SelectOptions, manifes
   return selection;
 }
 
+/** A choice made elsewhere (a pack's manifest records it) held to a catalog as the options are: an unknown release or component is refused. */
+export function checkedChoice(catalog: Catalog, choice: SelectOptions, manifestText?: string): Choice {
+  const { entries, boms } = catalogOf(catalog, manifestText);
+  return checkChoice(choice, entries, boms);
+}
+
 /** A choice made elsewhere (a pack's manifest records it) applied to a depot's catalog as it is now: nothing is refused. */
 export function applyChoice(catalog: Catalog, choice: Choice, manifestText?: string): BinarySelection {
   const { entries, boms } = catalogOf(catalog, manifestText);
