@@ -148,9 +148,9 @@ function componentsOf(files: LeftOutFile[]): string {
 }
 const SHOWN_COMPONENTS = 6;
 
-/** What a release's recorded selection left out, in words: "15 left out by the selection (component VCENTER): ESX_HOST, ...". */
+/** What a release's recorded selection left out, in words: "15 left out by the selection of component VCENTER: ESX_HOST, ...". */
 function leftOutWords(v: Omit<ReleaseVerdict, 'message'>, selection: string | undefined): string {
-  return `${v.leftOut.length} left out by the selection${selection ? ` (${selection})` : ''}: ${componentsOf(v.leftOut)}`;
+  return `${v.leftOut.length} left out by the selection${selection ? ` of ${selection}` : ''}: ${componentsOf(v.leftOut)}`;
 }
 
 /** The release in one sentence. */
