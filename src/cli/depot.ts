@@ -25,46 +25,7 @@ export function registerDepotCommands(program: Command): void {
     .command('depot')
     .description('make a demo, build, verify, pack, unpack, mirror, prune and diff depots (the PROD/... tree), and move a served one to another CA');
 
-  depot
-    .command('demo <dir>')
-    .description('make a complete self-signed demo/lab depot with synthetic binaries')
-    .addOption(new Option('--release <release>', 'release whose components to lay out').choices(RELEASES).default(RELEASES[0]))
-    .addOption(
-      new Option(
-        '--releases <versions>',
-        'several releases instead, comma-separated: GAs and their patches, e.g. 9.0.0.0,9.0.1.0,9.1.0.0 (a patch brings new VCENTER and NSX_T_MANAGER builds)',
-      )
-        .argParser((value: string, previous: string[] = []) => [...previous, ...value.split(',').filter((v) => v.trim() !== '')])
-        .conflicts('release'),
-    )
-    .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
-    .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
-    .addOption(forceOption('write into a folder that is not empty'))
-    .addOption(jsonOption())
-    .action(async (dir: string, opts: { release: Release; releases?: string[]; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
-      const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
-      const result = await interruptible(
-        `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
-        () => removeDemoLeftoversSync(dir),
-        () =>
-          withByteProgress('writing', !opts.json, (hooks) =>
-            makeDemoDepot(dir, {
-              release: opts.release,
-              ...(opts.releases ? { releases: opts.releases } : {}),
-              binarySize: opts.binarySize,
-              force: opts.force,
-              signingDir: opts.signingDir,
-              ...hooks,
-            }),
-          ),
-      );
-      if (opts.json) return printJson(result);
-      if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
-      printLines([
-        `Made a ${result.releases.length > 1 ? `demo depot of releases ${result.releases.join(', ')}` : `${result.release} demo depot`} in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
-        `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
-      ]);
-    });
+  registerDemo(depot);
 
   depot
     .command('build')
@@ -114,6 +75,50 @@ export function registerDepotCommands(program: Command): void {
     });
 
   registerTransferCommands(depot);
+}
+
+/** `depot demo`: a lab depot of synthetic binaries, of one release or several. */
+function registerDemo(depot: Command): void {
+  depot
+    .command('demo <dir>')
+    .description('make a complete self-signed demo/lab depot with synthetic binaries')
+    .addOption(new Option('--release <release>', 'release whose components to lay out').choices(RELEASES).default(RELEASES[0]))
+    .addOption(
+      new Option(
+        '--releases <versions>',
+        'several releases instead, comma-separated: GAs and their patches, e.g. 9.0.0.0,9.0.1.0,9.1.0.0 (a patch brings new VCENTER and NSX_T_MANAGER builds)',
+      )
+        .argParser((value: string, previous: string[] = []) => [...previous, ...value.split(',').filter((v) => v.trim() !== '')])
+        .conflicts('release'),
+    )
+    .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
+    .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
+    .addOption(forceOption('write into a folder that is not empty'))
+    .addOption(jsonOption())
+    .action(async (dir: string, opts: { release: Release; releases?: string[]; binarySize: number; signingDir?: string; force?: boolean; json?: boolean }) => {
+      const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
+      const result = await interruptible(
+        `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
+        () => removeDemoLeftoversSync(dir),
+        () =>
+          withByteProgress('writing', !opts.json, (hooks) =>
+            makeDemoDepot(dir, {
+              release: opts.release,
+              ...(opts.releases ? { releases: opts.releases } : {}),
+              binarySize: opts.binarySize,
+              force: opts.force,
+              signingDir: opts.signingDir,
+              ...hooks,
+            }),
+          ),
+      );
+      if (opts.json) return printJson(result);
+      if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
+      printLines([
+        `Made a ${result.releases.length > 1 ? `demo depot of releases ${result.releases.join(', ')}` : `${result.release} demo depot`} in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
+        `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
+      ]);
+    });
 }
 
 /** The run whose lock was taken over was killed, or the machine restarted: the user should know its work was cut short. */
