@@ -25,6 +25,7 @@ import {
 import { printJson, printLines } from './output.js';
 import {
   addSelectionOptions,
+  formatHclGuard,
   formatMetadataChange,
   formatReleases,
   formatSelection,
@@ -122,6 +123,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   lines.push(...tookOverLine(r.lock.tookOverFrom));
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
   lines.push(...formatMetadataChange(r.metadataChange));
+  lines.push(...formatHclGuard(r.hcl, "the server's"));
   const where = r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder";
   lines.push(
     r.upgradeMetadata.source === 'none'

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES } from '../constants.js';
 import type { DepotLockHolder } from '../depot/lock.js';
-import type { MetadataChange } from '../depot/metadata-guard.js';
+import type { HclGuard, MetadataChange } from '../depot/metadata-guard.js';
 import type { ReleaseStatus } from '../transfer/releases.js';
 import type { SelectOptions, SelectionSummary } from '../transfer/select.js';
 import { describeChoice } from '../depot/selection.js';
@@ -72,6 +72,16 @@ export function formatMetadataChange(c: MetadataChange | undefined): string[] {
   const versions = `${plural(c.added.length, 'product version')} added, ${c.removed.length} removed`;
   const kept = c.backup ? ` The replaced metadata is kept in ${c.backup}.` : '';
   return [`Metadata changed: releases added ${list(c.releases.added)}, removed ${list(c.releases.removed)}; ${versions}.${kept}`];
+}
+
+/** What an import did about an incoming vSAN HCL that is not newer than the depot's (`whose`: "the pack's"). */
+export function formatHclGuard(h: (HclGuard & { backup?: string }) | undefined, whose: string): string[] {
+  if (!h) return [];
+  return [
+    h.action === 'kept'
+      ? `The depot's vSAN HCL was kept: ${whose} is not newer (${h.because}). --force puts ${whose} in place (the depot's is kept as a backup).`
+      : `The depot's vSAN HCL was replaced by ${whose}, which is not newer (${h.because}), as --force asked${h.backup ? `; the replaced one is kept in ${h.backup}` : ''}.`,
+  ];
 }
 
 /** A selective pack's left-out binaries, said once, so that they are not read as missing. */

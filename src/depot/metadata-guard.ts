@@ -2,7 +2,8 @@ import { cp } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { DEPOT_PATHS, DEPOT_STATE_DIR, TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, usageError } from '../util/errors.js';
-import { isObject } from '../util/json.js';
+import { readFileBounded } from '../util/fs.js';
+import { isObject, parseJsonOrUndefined } from '../util/json.js';
 import type { Catalog } from './catalog.js';
 import { hclDate } from './hcl.js';
 import { releaseVersionsOf } from './release-plan.js';
@@ -175,4 +176,15 @@ export interface HclGuard {
   action: 'kept' | 'replaced';
   /** Why the incoming HCL is not newer. */
   because: string;
+}
+
+/** lastupdatedtime.json holds two fields: far less than this. */
+export const HCL_TIME_BYTES = 64 * 1024;
+
+/** A vSAN HCL's lastupdatedtime.json (or its temporary copy) parsed, for `hclOlderBecause`; undefined when it cannot be read. */
+export async function readHclTime(path: string): Promise<unknown> {
+  return readFileBounded(path, HCL_TIME_BYTES).then(
+    (b) => parseJsonOrUndefined(b.toString('utf8')),
+    () => undefined,
+  );
 }

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, MIRROR_METADATA_PATHS, MIRROR_STATE_FILE, TEMP_PREFIX } from '../constants.js';
 import type { CatalogBinary } from '../depot/catalog.js';
 import { type DepotLock, withDepotLock } from '../depot/lock.js';
-import { type CatalogChange, type MetadataChange, backupMetadata, metadataChangeOf } from '../depot/metadata-guard.js';
+import { type CatalogChange, type MetadataChange, backupMetadata, hclOlderBecause, isHclPath, metadataChangeOf, readHclTime } from '../depot/metadata-guard.js';
 import { Checkpoints, stateFileFor } from '../depot/place.js';
 import { verifyDepot } from '../depot/verify.js';
 import { type DepotUrl, parseDepotUrl } from '../util/depot-url.js';
@@ -211,6 +211,7 @@ async function mirrorInto(
       report,
       currentCatalog !== undefined && currentCatalog !== source.sha256,
       source.change,
+      options.force ?? false,
     );
   } catch (err) {
     // Temporary files go (those already renamed are not there any more); what was placed is remembered.
@@ -236,16 +237,26 @@ async function publish(
   report: MirrorProgress,
   otherCatalogHere: boolean,
   change: CatalogChange | undefined,
+  force: boolean,
 ): Promise<MetadataChange | undefined> {
-  const { changed, unchanged } = await splitUnchanged(files, fetched);
-  report.metadata.unchanged = unchanged;
+  const split = await splitUnchanged(files, fetched);
+  report.metadata.unchanged = split.unchanged;
+  let changed = split.changed;
   if (changed.length && report.failed.length && otherCatalogHere) {
     report.metadata.held = true;
     await dropTemps(changed);
     return undefined;
   }
+  // Every metadata file by its own age: the depot's newer vSAN HCL is kept unless `force`.
+  const incomingHcl = changed.find((f) => f.path === DEPOT_PATHS.hclLastUpdated);
+  const older = incomingHcl && hclOlderBecause(await readHclTime(incomingHcl.temp), await readHclTime(join(files.root, DEPOT_PATHS.hclLastUpdated)));
+  if (older && !force) {
+    await dropTemps(changed.filter((f) => isHclPath(f.path)));
+    changed = changed.filter((f) => !isHclPath(f.path));
+  }
   // The metadata about to be replaced is kept beside the depot first.
-  const backup = change && changed.length ? await backupMetadata(files.root) : undefined;
+  const backup = (change || (older && force)) && changed.length ? await backupMetadata(files.root) : undefined;
+  if (older) report.hcl = { action: force ? 'replaced' : 'kept', because: older, ...(backup && force ? { backup } : {}) };
   report.metadata.written = (await placeMetadata(files, checkpoints, changed)).sort();
   return change && metadataChangeOf(change, backup);
 }

@@ -9,14 +9,16 @@ import {
   backupMetadata,
   backwardsRefusal,
   compareCatalogs,
+  HCL_TIME_BYTES,
   hclOlderBecause,
   isHclPath,
+  readHclTime,
   metadataChangeOf,
 } from '../depot/metadata-guard.js';
 import { type DepotLock, type DepotLockHolder, withDepotLock } from '../depot/lock.js';
 import { type VerifyResult, verifyDepot } from '../depot/verify.js';
 import { DepotkitError, usageError } from '../util/errors.js';
-import { exists, isDirectory, readFileBounded } from '../util/fs.js';
+import { exists, isDirectory } from '../util/fs.js';
 import { parseJsonOrUndefined } from '../util/json.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
 import type { PackFile, PackManifest } from './format.js';
@@ -167,15 +169,8 @@ async function prepare(media: string[], options: UnpackOptions): Promise<Start> 
 
 /** Every metadata file by its own age: the pack's vSAN HCL against the depot's, by the time each carries. */
 async function packHclOlder(media: string[], manifest: PackManifest, root: string): Promise<string | undefined> {
-  const json = (text: string | undefined) => (text === undefined ? undefined : parseJsonOrUndefined(text));
-  const incoming = json(await readPackText(media, manifest, DEPOT_PATHS.hclLastUpdated, HCL_TIME_BYTES));
-  const current = json(
-    await readFileBounded(join(root, DEPOT_PATHS.hclLastUpdated), HCL_TIME_BYTES).then(
-      (b) => b.toString('utf8'),
-      () => undefined,
-    ),
-  );
-  return hclOlderBecause(incoming, current);
+  const text = await readPackText(media, manifest, DEPOT_PATHS.hclLastUpdated, HCL_TIME_BYTES);
+  return hclOlderBecause(text === undefined ? undefined : parseJsonOrUndefined(text), await readHclTime(join(root, DEPOT_PATHS.hclLastUpdated)));
 }
 
 /** An import never moves the depot's metadata backwards unless `force`: installers would then see releases vanish. */
@@ -249,9 +244,6 @@ async function judge(start: Start, force: boolean): Promise<{ manifest: PackMani
   };
   return { manifest: manifest!, judged };
 }
-
-/** lastupdatedtime.json holds two fields: far less than this. */
-const HCL_TIME_BYTES = 64 * 1024;
 
 type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal' | 'lock' | 'releases' | 'verify' | 'selection'> & {
   /** A selective pack's choice, as its manifest records it. */

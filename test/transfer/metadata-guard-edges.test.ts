@@ -1,6 +1,7 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatMirrorReport } from '../../src/cli/transfer-mirror.js';
 import { formatUnpackReport } from '../../src/cli/transfer-unpack.js';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { Catalog } from '../../src/depot/catalog.js';
@@ -8,6 +9,9 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { hclTimestamps } from '../../src/depot/hcl.js';
 import { compareCatalogs } from '../../src/depot/metadata-guard.js';
 import { verifyDepot } from '../../src/depot/verify.js';
+import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { startDepotServer } from '../../src/server/index.js';
+import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { EXIT } from '../../src/util/errors.js';
@@ -69,6 +73,28 @@ describe('the vSAN HCL is guarded by its own timestamp', () => {
   });
 });
 
+describe('the vSAN HCL on a mirror', () => {
+  it("a mirror of a source whose HCL is older keeps the depot's newer one and says so", async () => {
+    const source = await demoOf(['9.0.0.0'], new Date(Date.now() - 30 * DAY));
+    const ca = await createCa({ keySize: 2048 });
+    const issued = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
+    const server = await startDepotServer({ root: source, host: '127.0.0.1', port: 0, tls: { certPem: issued.chainPem, keyPem: issued.keyPem } });
+    try {
+      const url = server.url.replace('127.0.0.1', 'localhost');
+      const out = fresh('mirror');
+      expect((await mirrorDepot({ url, out, caPems: [ca.certPem] })).ok).toBe(true);
+      const newer = await writeHcl(out, new Date());
+      const again = await mirrorDepot({ url, out, caPems: [ca.certPem] });
+      expect(again.hcl).toMatchObject({ action: 'kept' });
+      expect(await readFile(join(out, DEPOT_PATHS.hclLastUpdated), 'utf8')).toBe(newer);
+      expect(again.metadata.written).not.toContain(DEPOT_PATHS.hclAll);
+      expect(formatMirrorReport(again).join('\n')).toContain("The depot's vSAN HCL was kept: the server's is not newer (it was updated");
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('dates no release can have yet', () => {
   it('a pack whose catalog is dated 2999 is refused over a depot without force, before anything is written', async () => {
     const out = await demoOf(['9.0.0.0']);
@@ -108,7 +134,9 @@ describe("a pack manifest's selection is held to the catalog", () => {
     const out = fresh('depot');
     await expect(unpackDepot({ media: [pack.out], out })).rejects.toMatchObject({
       exitCode: EXIT.usage,
-      message: expect.stringContaining('records a selection that does not fit its catalog: The release 9.9.9.0 is not in the catalog, which names 9.0.0.0, 9.0.1.0'),
+      message: expect.stringContaining(
+        'records a selection that does not fit its catalog: The release 9.9.9.0 is not in the catalog, which names 9.0.0.0, 9.0.1.0',
+      ),
     });
     await expect(verifyDepot(out)).rejects.toMatchObject({ exitCode: EXIT.usage });
   });

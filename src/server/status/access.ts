@@ -26,10 +26,9 @@ interface Access {
 function oneChoice(choices: Choice[] | undefined): Choice | undefined {
   if (!choices?.length) return undefined;
   if (choices.length === 1) return choices[0];
-  const only = (key: 'releases' | 'components') =>
-    choices.every((c) => c.imageType === undefined && c[key === 'releases' ? 'components' : 'releases'].length === 0);
-  if (only('releases')) return { releases: [...new Set(choices.flatMap((c) => c.releases))], components: [] };
-  if (only('components')) return { releases: [], components: [...new Set(choices.flatMap((c) => c.components))] };
+  const plain = choices.every((c) => c.imageType === undefined);
+  if (plain && choices.every((c) => c.components.length === 0)) return { releases: [...new Set(choices.flatMap((c) => c.releases))], components: [] };
+  if (plain && choices.every((c) => c.releases.length === 0)) return { releases: [], components: [...new Set(choices.flatMap((c) => c.components))] };
   return undefined;
 }
 
