@@ -60,7 +60,7 @@ export function findingsWithReleases(findings: Finding[], judgement: ReleaseJudg
 }
 
 /** Why a binary (or a component folder) is absent on purpose, in the words verify, check and the transfers print. */
-export function leftOutReason(judgement: Pick<ReleaseJudgement, 'selection'>, metadataOnlyReleases?: string[]): string {
+function leftOutReason(judgement: Pick<ReleaseJudgement, 'selection'>, metadataOnlyReleases?: string[]): string {
   if (judgement.selection !== undefined) return `Left out by the selection this depot records (${judgement.selection}).`;
   const why = metadataOnlyReleases?.length
     ? `release${metadataOnlyReleases.length > 1 ? 's' : ''} ${metadataOnlyReleases.join(', ')}, metadata only here`
