@@ -460,6 +460,8 @@ export const SERVE_METRIC_NAMES = {
   slowFileReads: 'depotkit_slow_file_reads_total',
   /** Named as ssl_exporter's ssl_cert_not_after and x509-certificate-exporter's x509_cert_not_after. */
   certificateNotAfter: 'depotkit_cert_not_after',
+  releaseBinaries: 'depotkit_release_binaries',
+  releaseState: 'depotkit_release_state',
 } as const;
 
 // ------------------------------------------------------------ check: paths read without credentials
@@ -633,6 +635,10 @@ export const MIRROR_METADATA_PATHS = {
 } as const;
 /** Where a mirror remembers the URL it replicates (inside the depot's state folder, next to verified.json). */
 export const MIRROR_STATE_FILE = 'mirror.json';
+/** The folder beside PROD/ where the tools keep a depot's state (verified.json, the lock, the selection). */
+export const DEPOT_STATE_DIR = '.depotkit';
+/** Where a depot made with a selection (a selective mirror or unpack) records what was chosen (beside verified.json). */
+export const DEPOT_SELECTION_FILE = 'selection.json';
 /** A download interrupted mid-file is kept as `<TEMP_PREFIX>partial-<first 16 hex of its SHA-256>-<name>` and resumed with a Range request. */
 export const MIRROR_PARTIAL_TAG = 'partial-';
 /**

@@ -8,7 +8,8 @@ import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { concurrencyOption, depotUserPassword, jsonOption, passwordEnvOption, passwordFileOption, timeoutOption, trustOption } from './options.js';
 import { collect, printJson, printLines } from './output.js';
-import { formatReleases } from './release-lines.js';
+import { formatReleases, selectionLine } from './release-lines.js';
+import { addSelectionOptions, selectOptionsOf } from './transfer-shared.js';
 
 interface CheckCliOptions {
   ca: string[];
@@ -22,10 +23,13 @@ interface CheckCliOptions {
   concurrency: number;
   timeout: number;
   json?: boolean;
+  release: string[];
+  component: string[];
+  imageType?: string;
 }
 
 export function registerCheckCommand(program: Command): void {
-  program
+  const command = program
     .command('check <depot-url>')
     .description('check a depot as the installer does: TLS, host name, auth, catalog, binaries')
     .addOption(trustOption('--ca', "a CA the installer trusts; trust comes only from these, as in the installer's store"))
@@ -46,34 +50,36 @@ export function registerCheckCommand(program: Command): void {
     .option('--deep', 'download every binary and compare its SHA-256 with the catalog')
     .addOption(concurrencyOption(CHECK_DEFAULTS.concurrency, 'requests in flight at once'))
     .addOption(timeoutOption(CHECK_DEFAULTS.timeoutMs, 'connect and handshake timeout'))
-    .addOption(jsonOption('print the findings as JSON'))
-    .action(async (url: string, opts: CheckCliOptions) => {
-      if (opts.openPath.length > 0 && opts.user === undefined)
-        throw usageError('--open-path needs --user: without credentials every request of the check is already anonymous.');
-      const { normaliseOpenPrefix } = await import('../server/paths.js');
-      const openPaths = opts.openPath.map((p) => normaliseOpenPrefix(p, '--open-path') + (p.endsWith('/') ? '/' : ''));
-      const password = await depotUserPassword(opts.user, opts);
-      // Imported here so that the CLI starts fast for every other command.
-      const [{ checkDepot }, { readCaPems }] = await Promise.all([import('../probe/check.js'), import('../pki/trust-source.js')]);
-      const caPems = await readCaPems(opts.ca);
-      const result = await withByteProgress('downloading', !opts.json, (hooks) =>
-        checkDepot(url, {
-          caPems,
-          user: opts.user,
-          password,
-          asHost: opts.asHost,
-          allowHttpCredentials: opts.allowHttpCredentials,
-          openPaths,
-          deep: opts.deep,
-          concurrency: opts.concurrency,
-          timeoutMs: opts.timeout * 1000,
-          ...hooks,
-        }),
-      );
-      if (opts.json) printJson(result);
-      else printLines(formatCheckResult(result));
-      process.exitCode = result.accepted ? EXIT.ok : EXIT.problems;
-    });
+    .addOption(jsonOption('print the findings as JSON'));
+  // A depot cut to a selection (its status page prints these): a binary left out is said, not an error.
+  addSelectionOptions(command, 'expect').action(async (url: string, opts: CheckCliOptions) => {
+    if (opts.openPath.length > 0 && opts.user === undefined)
+      throw usageError('--open-path needs --user: without credentials every request of the check is already anonymous.');
+    const { normaliseOpenPrefix } = await import('../server/paths.js');
+    const openPaths = opts.openPath.map((p) => normaliseOpenPrefix(p, '--open-path') + (p.endsWith('/') ? '/' : ''));
+    const password = await depotUserPassword(opts.user, opts);
+    // Imported here so that the CLI starts fast for every other command.
+    const [{ checkDepot }, { readCaPems }] = await Promise.all([import('../probe/check.js'), import('../pki/trust-source.js')]);
+    const caPems = await readCaPems(opts.ca);
+    const result = await withByteProgress('downloading', !opts.json, (hooks) =>
+      checkDepot(url, {
+        caPems,
+        user: opts.user,
+        password,
+        asHost: opts.asHost,
+        allowHttpCredentials: opts.allowHttpCredentials,
+        openPaths,
+        deep: opts.deep,
+        concurrency: opts.concurrency,
+        timeoutMs: opts.timeout * 1000,
+        selection: selectOptionsOf(opts),
+        ...hooks,
+      }),
+    );
+    if (opts.json) printJson(result);
+    else printLines(formatCheckResult(result));
+    process.exitCode = result.accepted ? EXIT.ok : EXIT.problems;
+  });
 }
 
 export function formatCheckResult(result: CheckResult): string[] {
@@ -89,6 +95,7 @@ export function formatCheckResult(result: CheckResult): string[] {
   }
   lines.push(...result.findings.flatMap(formatFinding));
   lines.push(...formatReleases(result.releases, result.grouping));
+  if (result.selection !== undefined) lines.push(selectionLine(result.selection));
   const counts = countBySeverity(result.findings);
   lines.push(
     result.accepted

@@ -18,12 +18,12 @@ import { interruptible } from './process.js';
 import { collect, parseByteSize, printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
 import { formatMetadataChange } from './transfer-shared.js';
-import { formatReleases } from './release-lines.js';
+import { formatReleases, selectionLine } from './release-lines.js';
 
 export function registerDepotCommands(program: Command): void {
   const depot = program.command('depot').description('demo, build, verify, pack, unpack, mirror, prune and diff depots; move-ca');
 
-  registerDemoCommand(depot);
+  registerDemo(depot);
 
   depot
     .command('build')
@@ -75,40 +75,61 @@ export function registerDepotCommands(program: Command): void {
   registerTransferCommands(depot);
 }
 
-/** `depot demo`: a whole demo depot, with `--esx` an ESX depot beside it. */
-function registerDemoCommand(depot: Command): void {
+/** `depot demo`: a lab depot of synthetic binaries, of one release or several, with `--esx` an ESX depot beside it. */
+function registerDemo(depot: Command): void {
   depot
     .command('demo <dir>')
     .description('make a complete self-signed demo/lab depot with synthetic binaries')
     .addOption(new Option('--release <release>', 'release whose components to lay out').choices(RELEASES).default(RELEASES[0]))
+    .addOption(
+      new Option(
+        '--releases <versions>',
+        'several releases instead, comma-separated: GAs and their patches, e.g. 9.0.0.0,9.0.1.0,9.1.0.0 (a patch brings new VCENTER and NSX_T_MANAGER builds)',
+      )
+        .argParser((value: string, previous: string[] = []) => [...previous, ...value.split(',').filter((v) => v.trim() !== '')])
+        .conflicts('release'),
+    )
     .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
     .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
     .option('--esx', 'also a small ESX depot for vSphere Lifecycle Manager in <dir>/umds-patch-store/ (served without credentials)')
     .addOption(forceOption('write into a folder that is not empty'))
     .addOption(jsonOption())
-    .action(async (dir: string, opts: { release: Release; binarySize: number; signingDir?: string; esx?: boolean; force?: boolean; json?: boolean }) => {
-      const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
-      const result = await interruptible(
-        `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
-        () => removeDemoLeftoversSync(dir),
-        () =>
-          withByteProgress('writing', !opts.json, (hooks) =>
-            makeDemoDepot(dir, { release: opts.release, binarySize: opts.binarySize, force: opts.force, signingDir: opts.signingDir, esx: opts.esx, ...hooks }),
-          ),
-      );
-      if (opts.json) return printJson(result);
-      if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
-      printLines([
-        `Made a ${result.release} demo depot in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
-        `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
-      ]);
-      if (result.esx) {
+    .action(
+      async (
+        dir: string,
+        opts: { release: Release; releases?: string[]; binarySize: number; signingDir?: string; esx?: boolean; force?: boolean; json?: boolean },
+      ) => {
+        const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
+        const result = await interruptible(
+          `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
+          () => removeDemoLeftoversSync(dir),
+          () =>
+            withByteProgress('writing', !opts.json, (hooks) =>
+              makeDemoDepot(dir, {
+                release: opts.release,
+                ...(opts.releases ? { releases: opts.releases } : {}),
+                binarySize: opts.binarySize,
+                force: opts.force,
+                signingDir: opts.signingDir,
+                esx: opts.esx,
+                ...hooks,
+              }),
+            ),
+        );
+        if (opts.json) return printJson(result);
+        if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
         printLines([
-          `Made a demo ESX depot in ${result.esx.dir}: ${plural(result.esx.vibs, 'VIB')}, ${formatBytes(result.esx.bytes)}; verify with: depotkit esx verify ${result.esx.dir}`,
-          `Served, vSphere Lifecycle Manager's online depot is https://<host>:<port>/${UMDS_PATCH_STORE_DIR}/${result.esx.index}.`,
+          `Made a ${result.releases.length > 1 ? `demo depot of releases ${result.releases.join(', ')}` : `${result.release} demo depot`} in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
+          `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
         ]);
-      }
-    });
+        if (result.esx) {
+          printLines([
+            `Made a demo ESX depot in ${result.esx.dir}: ${plural(result.esx.vibs, 'VIB')}, ${formatBytes(result.esx.bytes)}; verify with: depotkit esx verify ${result.esx.dir}`,
+            `Served, vSphere Lifecycle Manager's online depot is https://<host>:<port>/${UMDS_PATCH_STORE_DIR}/${result.esx.index}.`,
+          ]);
+        }
+      },
+    );
 }
 
 /** The run whose lock was taken over was killed, or the machine restarted: the user should know its work was cut short. */
@@ -120,6 +141,7 @@ export function formatVerifyResult(result: VerifyResult): string[] {
   const counts = countBySeverity(result.findings);
   const lines = result.findings.filter((f) => f.severity !== 'info' || f.id.startsWith('signature.')).flatMap(formatFinding);
   lines.push(...formatReleases(result.releases, result.grouping));
+  if (result.selection !== undefined) lines.push(selectionLine(result.selection));
   lines.push(
     `${result.ok ? 'OK' : 'FAILED'}: ${result.dir}: ${result.stats.present}/${plural(result.stats.binaries, 'binary', 'binaries')} present with the right size (${formatBytes(result.stats.bytes)})` +
       `${result.stats.hashed ? `, ${result.stats.hashed} hashed` : ''}; ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}.`,

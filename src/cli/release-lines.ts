@@ -18,3 +18,8 @@ export function formatReleases(releases: ReleaseVerdict[], grouping: 'manifest' 
   }
   return lines;
 }
+
+/** The selection a depot was judged on, said once after its releases (verify and check). */
+export function selectionLine(words: string): string {
+  return `Judged on the selection (${words}): a binary it left out is not an error; one it chose and the depot lacks is.`;
+}

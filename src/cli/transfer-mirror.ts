@@ -25,6 +25,7 @@ import {
 import { printJson, printLines } from './output.js';
 import {
   addSelectionOptions,
+  formatHclGuard,
   formatMetadataChange,
   formatReleases,
   formatSelection,
@@ -122,6 +123,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   lines.push(...tookOverLine(r.lock.tookOverFrom));
   lines.push(`Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`);
   lines.push(...formatMetadataChange(r.metadataChange));
+  lines.push(...formatHclGuard(r.hcl, "the server's"));
   const where = r.upgradeMetadata.source === 'status' ? "the server's status" : "the server's listing of the folder";
   lines.push(
     r.upgradeMetadata.source === 'none'
@@ -153,7 +155,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   const counts = countBySeverity(r.verify.findings);
   lines.push(
     r.ok
-      ? `OK: ${r.out} is complete; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`
+      ? `OK: ${r.out} ${r.selection ? 'holds every binary this mirror chose' : 'is complete'}; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`
       : `INCOMPLETE: run the same command again to resume; what is in place is kept.`,
   );
   lines.push(

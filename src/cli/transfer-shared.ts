@@ -1,9 +1,10 @@
 import { type Command, Option } from 'commander';
 import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES } from '../constants.js';
 import type { DepotLockHolder } from '../depot/lock.js';
-import type { MetadataChange } from '../depot/metadata-guard.js';
+import type { HclGuard, MetadataChange } from '../depot/metadata-guard.js';
 import type { ReleaseStatus } from '../transfer/releases.js';
 import type { SelectOptions, SelectionSummary } from '../transfer/select.js';
+import { describeChoice } from '../depot/selection.js';
 import { formatBytes } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { collect } from './output.js';
@@ -26,15 +27,9 @@ export function listed(label: string, items: string[], max = 20): string[] {
   return lines;
 }
 
-/** A release per line; one left out of a depot cut to other releases, or holding another build's bytes, in the verdict's words. */
+/** A release per line, in the words of the verdict depot verify, check and the status page give it. */
 export function formatReleases(releases: ReleaseStatus[]): string[] {
-  return releases.map((r) =>
-    r.complete
-      ? `Release ${r.version}: complete (${plural(r.binaries, 'binary', 'binaries')}).`
-      : r.state === 'binaries-missing'
-        ? `Release ${r.version}: ${r.present}/${r.binaries} binaries present; ${r.missing.length} missing (${formatBytes(r.missingBytes)}).`
-        : r.message,
-  );
+  return releases.map((r) => r.message);
 }
 
 /** A lock left by a run that is gone, taken over: said, since that run may have left work half done. */
@@ -63,21 +58,10 @@ export function selectOptionsOf(opts: { release: string[]; component: string[]; 
   return { releases: opts.release, components: opts.component, ...(opts.imageType ? { imageType: opts.imageType } : {}) };
 }
 
-/** The choice in words: "release 9.0.1.0; component VCENTER". */
-function choiceWords(s: SelectionSummary): string {
-  return [
-    s.releases.length ? `release ${s.releases.join(', ')}` : '',
-    s.components.length ? `component ${s.components.join(', ')}` : '',
-    s.imageType ? `image type ${s.imageType}` : '',
-  ]
-    .filter(Boolean)
-    .join('; ');
-}
-
 export function formatSelection(s: SelectionSummary | undefined): string[] {
   if (!s) return [];
   return [
-    `Selection (${choiceWords(s)}): ${plural(s.chosen.binaries, 'binary', 'binaries')} (${formatBytes(s.chosen.bytes)}) chosen, ${plural(s.leftOut.binaries, 'binary', 'binaries')} (${formatBytes(s.leftOut.bytes)}) left out; all metadata carried.`,
+    `Selection (${describeChoice(s)}): ${plural(s.chosen.binaries, 'binary', 'binaries')} (${formatBytes(s.chosen.bytes)}) chosen, ${plural(s.leftOut.binaries, 'binary', 'binaries')} (${formatBytes(s.leftOut.bytes)}) left out; all metadata carried.`,
   ];
 }
 
@@ -90,11 +74,21 @@ export function formatMetadataChange(c: MetadataChange | undefined): string[] {
   return [`Metadata changed: releases added ${list(c.releases.added)}, removed ${list(c.releases.removed)}; ${versions}.${kept}`];
 }
 
+/** What an import did about an incoming vSAN HCL that is not newer than the depot's (`whose`: "the pack's"). */
+export function formatHclGuard(h: (HclGuard & { backup?: string }) | undefined, whose: string): string[] {
+  if (!h) return [];
+  return [
+    h.action === 'kept'
+      ? `The depot's vSAN HCL was kept: ${whose} is not newer (${h.because}). --force puts ${whose} in place (the depot's is kept as a backup).`
+      : `The depot's vSAN HCL was replaced by ${whose}, which is not newer (${h.because}), as --force asked${h.backup ? `; the replaced one is kept in ${h.backup}` : ''}.`,
+  ];
+}
+
 /** A selective pack's left-out binaries, said once, so that they are not read as missing. */
 export function formatLeftOut(s: SelectionSummary | undefined): string[] {
   if (!s) return [];
   const byRelease = !s.components.length && !s.imageType;
   const whose = byRelease ? 'of releases not in this pack' : 'not chosen for this pack';
-  const chose = byRelease ? s.releases.join(', ') : choiceWords(s);
+  const chose = byRelease ? s.releases.join(', ') : describeChoice(s);
   return [`${plural(s.leftOut.binaries, 'binary', 'binaries')} ${whose} left out (selected: ${chose}).`];
 }

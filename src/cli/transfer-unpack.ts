@@ -7,7 +7,7 @@ import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { expectSealOption, forceOption, jsonOption, signingCertOption } from './options.js';
 import { printJson, printLines } from './output.js';
-import { formatLeftOut, formatMetadataChange, formatReleases, listed, readSigningCert, tookOverLine, transfer } from './transfer-shared.js';
+import { formatHclGuard, formatLeftOut, formatMetadataChange, formatReleases, listed, readSigningCert, tookOverLine, transfer } from './transfer-shared.js';
 
 /** `depot unpack`: a pack's volumes checked and its files placed in a depot. */
 export function registerUnpack(depot: Command): void {
@@ -93,6 +93,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
       'The new metadata was not put in place: files it names are missing, so the depot keeps its own. Supply the volumes named above and run unpack again.',
     );
   if (r.metadata === 'placed') lines.push(...formatMetadataChange(r.metadataChange));
+  lines.push(...formatHclGuard(r.hcl, "the pack's"));
   if (r.stale.length)
     lines.push(
       `${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`,

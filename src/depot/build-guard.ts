@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEPOT_PATHS } from '../constants.js';
-import { usageError } from '../util/errors.js';
 import { type Catalog, parseCatalog } from './catalog.js';
-import { type CatalogChange, backupMetadata, compareCatalogs } from './metadata-guard.js';
+import { type CatalogChange, backupMetadata, backwardsRefusal, compareCatalogs } from './metadata-guard.js';
 
 /** What a build may do to the metadata in place. */
 export interface BuildMetadataJudgement {
@@ -34,12 +33,14 @@ export async function judgeBuildMetadata(
   }
   const currentManifest = await readFile(join(out, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const change = compareCatalogs(source.catalog, current, { incoming: source.files.get(DEPOT_PATHS.manifest)?.toString('utf8'), current: currentManifest });
-  if (change.older && !force) {
-    throw usageError(
-      `The metadata given is older than the one in ${out} (${change.older}): built, it would move the depot's metadata backwards.`,
-      'Give the metadata of the same or a newer release; `force` replaces it anyway (the current one is kept as a backup).',
-    );
-  }
+  const refusal = backwardsRefusal(
+    change,
+    'The metadata given',
+    out,
+    'built',
+    'Give the metadata of the same or a newer release; `force` replaces it anyway (the current one is kept as a backup).',
+  );
+  if (refusal && !force) throw refusal;
   const changed = change.added.length + change.removed.length + change.releases.added.length + change.releases.removed.length > 0 || change.older;
   return { ...(changed ? { change } : {}), replace: force || change.newer !== undefined };
 }

@@ -10,11 +10,12 @@ export interface CatalogEntry {
   component: string;
   productVersion: string;
   releaseDate?: string;
-  binaries: { fileName: string; size: number; checksum: string }[];
+  /** `type`: the upper-cased type of the bundle that lists it (empty when the bundle names none). */
+  binaries: { fileName: string; size: number; checksum: string; type: string }[];
 }
 
 /** Why a bundle's binaries cannot be listed, or undefined when each has a bare name, a size and a SHA-256. */
-function readBinaries(binaries: unknown[], where: string, out: CatalogEntry['binaries']): string | undefined {
+function readBinaries(binaries: unknown[], where: string, type: string, out: CatalogEntry['binaries']): string | undefined {
   for (const b of binaries) {
     const fileName = isObject(b) ? b.fileName : undefined;
     if (typeof fileName !== 'string' || fileName === '') return `A binary of ${where} in the catalog has no file name.`;
@@ -24,7 +25,7 @@ function readBinaries(binaries: unknown[], where: string, out: CatalogEntry['bin
     const { size, checksum } = b as Record<string, unknown>;
     if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) return `${fileName} in the catalog has no size in whole bytes.`;
     if (typeof checksum !== 'string' || !/^[0-9a-fA-F]{64}$/.test(checksum)) return `${fileName} in the catalog has no SHA-256 checksum.`;
-    out.push({ fileName, size, checksum: checksum.toLowerCase() });
+    out.push({ fileName, size, checksum: checksum.toLowerCase(), type });
   }
   return undefined;
 }
@@ -38,7 +39,7 @@ function readVersion(component: string, v: unknown): CatalogEntry | string {
   const binaries: CatalogEntry['binaries'] = [];
   for (const bundle of bundles as unknown[]) {
     if (!isObject(bundle) || !Array.isArray(bundle.binaries)) return `A bundle of ${where} in the catalog has no list of binaries.`;
-    const problem = readBinaries(bundle.binaries as unknown[], where, binaries);
+    const problem = readBinaries(bundle.binaries as unknown[], where, typeof bundle.type === 'string' ? bundle.type.toUpperCase() : '', binaries);
     if (problem !== undefined) return problem;
   }
   return { component, productVersion: v.productVersion, ...(typeof v.releaseDate === 'string' ? { releaseDate: v.releaseDate } : {}), binaries };
@@ -76,7 +77,7 @@ export function catalogEntriesOf(catalog: Catalog): CatalogEntry[] {
       productVersion: v.productVersion,
       ...(v.releaseDate !== undefined ? { releaseDate: v.releaseDate } : {}),
       binaries: v.artifacts.bundles.flatMap((bundle) =>
-        bundle.binaries.map((b) => ({ fileName: b.fileName, size: b.size, checksum: b.checksum.toLowerCase() })),
+        bundle.binaries.map((b) => ({ fileName: b.fileName, size: b.size, checksum: b.checksum.toLowerCase(), type: bundle.type.toUpperCase() })),
       ),
     })),
   );

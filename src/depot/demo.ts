@@ -1,24 +1,14 @@
-import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import {
-  BINARY_NAME_PATTERNS,
-  DEPOT_PATHS,
-  DEPOT_ROOT_DIR,
-  TEMP_PREFIX,
-  type Release,
-  RELEASES,
-  UMDS_PATCH_STORE_DIR,
-  componentDir,
-  componentsOf,
-} from '../constants.js';
+import { BINARY_NAME_PATTERNS, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX, type Release, RELEASES, UMDS_PATCH_STORE_DIR, componentDir } from '../constants.js';
 import { type EsxDemoResult, makeEsxDemo } from '../esx/demo.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
 import type { ProgressHooks } from '../util/progress.js';
 import { listFiles } from '../util/walk.js';
-import type { Catalog, CatalogBundle } from './catalog.js';
+import type { Catalog } from './catalog.js';
+import { type DemoPlan, severalReleases, singleRelease } from './demo-releases.js';
 import { hclTimestamps } from './hcl.js';
 import { type DepotLockHolder, lockFileFor, withDepotLock } from './lock.js';
 import { ensureSigningKey, signCatalog } from './signature.js';
@@ -27,6 +17,11 @@ import { writeSyntheticFile } from './synthetic.js';
 /** `onStart` announces the bytes about to be written, for a progress bar. */
 export interface DemoOptions extends Partial<ProgressHooks> {
   release?: Release;
+  /**
+   * Several releases instead of `release`'s one, e.g. 9.0.0.0, 9.0.1.0 (a patch of VCENTER and NSX_T_MANAGER) and
+   * 9.1.0.0, each dated by its version so that two demos order alike whenever they were made.
+   */
+  releases?: string[];
   /** Size of every synthetic binary, in bytes. */
   binarySize?: number;
   force?: boolean;
@@ -39,7 +34,10 @@ export interface DemoOptions extends Partial<ProgressHooks> {
 
 export interface DemoResult {
   dir: string;
+  /** The line of its first release. */
   release: Release;
+  /** The versions of its releases, as its manifest lists them. */
+  releases: string[];
   components: string[];
   binaries: number;
   totalBytes: number;
@@ -56,23 +54,7 @@ export const DEMO_OPERATION = 'depot demo';
 
 export const DEFAULT_DEMO_BINARY_SIZE = 1 << 20;
 
-/** Build numbers of the 9.0 GA binaries for the seven required components; the rest are derived from the name. */
-const KNOWN_BUILDS: Record<string, number> = {
-  ESX_HOST: 24755229,
-  NSX_T_MANAGER: 24733065,
-  SDDC_MANAGER_VCF: 24703748,
-  VCENTER: 24755230,
-  VCF_OPS_CLOUD_PROXY: 24695833,
-  VRA: 24701403,
-  VROPS: 24695812,
-  VRSLCM: 24695816,
-};
-
-export function demoVersion(release: Release, component: string): string {
-  const base = release === '9.0' ? 0 : 660000;
-  const build = (KNOWN_BUILDS[component] ?? 24700000 + (createHash('sha256').update(component).digest().readUInt32BE(0) % 90000)) + base;
-  return `${release}.0.0.${build}`;
-}
+export { demoVersion } from './demo-releases.js';
 
 export function demoFileNames(component: string, version: string): string[] {
   const patterns = BINARY_NAME_PATTERNS[component] ?? [`${component.toLowerCase()}-{v}.bin`];
@@ -88,11 +70,12 @@ export async function makeDemoDepot(dir: string, options: DemoOptions = {}): Pro
   const root = resolve(dir);
   const signingDir = resolve(options.signingDir ?? join(dirname(root), `${basename(root)}-signing`));
   const now = options.now ?? new Date();
+  const plan = options.releases?.length ? severalReleases(options.releases) : singleRelease(release, now);
   // A demo an interrupted run left half made is carried on: nothing in it is anyone else's.
   await prepareOutputDir(root, (options.force ?? false) || (await unfinishedDemo(root)));
   return withDepotLock(root, DEMO_OPERATION, async (lock) => {
     await writeFileAtomic(join(root, UNFINISHED_MARK), `${DEMO_OPERATION}\n`, { force: true });
-    const result: DemoResult = await writeDemoDepot(root, release, binarySize, signingDir, now, options);
+    const result: DemoResult = await writeDemoDepot(root, plan, binarySize, signingDir, now, options);
     if (options.esx) result.esx = await makeEsxDemo(join(root, UMDS_PATCH_STORE_DIR), { force: true });
     await rm(join(root, UNFINISHED_MARK), { force: true });
     return lock.tookOverFrom ? { ...result, tookOverLockFrom: lock.tookOverFrom } : result;
@@ -159,30 +142,25 @@ export function removeDemoLeftoversSync(dir: string): void {
   }
 }
 
-async function writeDemoDepot(root: string, release: Release, binarySize: number, signingDir: string, now: Date, options: DemoOptions): Promise<DemoResult> {
+async function writeDemoDepot(root: string, plan: DemoPlan, binarySize: number, signingDir: string, now: Date, options: DemoOptions): Promise<DemoResult> {
   const write = { force: true };
   // A run that was killed (its lock taken over, or --force) leaves temporary files only.
   for (const leftover of await listFiles(join(root, DEPOT_ROOT_DIR), { dot: true, name: (n) => n.startsWith(TEMP_PREFIX) })) {
     await rm(join(root, DEPOT_ROOT_DIR, leftover), { force: true });
   }
 
-  const components = [...componentsOf(release)];
-  const fileCount = components.reduce((sum, c) => sum + demoFileNames(c, demoVersion(release, c)).length, 0);
+  const fileCount = plan.entries.reduce((sum, e) => sum + demoFileNames(e.component, e.productVersion).length, 0);
   options.onStart?.(fileCount * binarySize);
   const patches: Catalog['patches'] = {};
-  const bom: { name: string; version: string }[] = [];
-  let binaries = 0;
-  for (const component of components) {
-    const version = demoVersion(release, component);
-    await mkdir(join(root, componentDir(component)), { recursive: true });
-    const bundle: CatalogBundle = { name: `bundle-${component}-${version}`, type: 'INSTALL', binaries: [] };
-    for (const fileName of demoFileNames(component, version)) {
-      const checksum = await writeSyntheticFile(join(root, componentDir(component), fileName), binarySize, options.onBytes);
-      bundle.binaries.push({ fileName, size: binarySize, checksum });
-      binaries++;
+  for (const e of plan.entries) {
+    await mkdir(join(root, componentDir(e.component)), { recursive: true });
+    const binaries = [];
+    for (const fileName of demoFileNames(e.component, e.productVersion)) {
+      const checksum = await writeSyntheticFile(join(root, componentDir(e.component), fileName), binarySize, options.onBytes);
+      binaries.push({ fileName, size: binarySize, checksum });
     }
-    patches[component] = [{ productVersion: version, releaseDate: now.toISOString().slice(0, 10), artifacts: { bundles: [bundle] } }];
-    bom.push({ name: component, version });
+    const bundles = [{ name: `bundle-${e.component}-${e.productVersion}`, type: e.type, binaries }];
+    (patches[e.component] ??= []).push({ productVersion: e.productVersion, releaseDate: e.releaseDate, artifacts: { bundles } });
   }
 
   const catalogText = `${JSON.stringify({ patches }, null, 2)}\n`;
@@ -191,35 +169,35 @@ async function writeDemoDepot(root: string, release: Release, binarySize: number
   const signature = signCatalog(Buffer.from(catalogText), key.privateKeyPem, now);
   await writeJsonAtomic(join(root, DEPOT_PATHS.catalogSig), signature, write);
 
-  const releaseVersion = `${release}.0.0`;
-  await writeJsonAtomic(
-    join(root, DEPOT_PATHS.manifest),
-    {
-      releases: [{ version: releaseVersion, minInstallerVersion: releaseVersion, releaseDate: now.toISOString().slice(0, 10), bom }],
-      generatedBy: 'depotkit demo',
-    },
-    write,
-  );
+  const releases = plan.releases.map((r) => ({ version: r.version, minInstallerVersion: r.version, releaseDate: r.releaseDate, bom: r.bom }));
+  await writeJsonAtomic(join(root, DEPOT_PATHS.manifest), { releases, generatedBy: 'depotkit demo' }, write);
 
   const times = hclTimestamps(now);
   await writeJsonAtomic(join(root, DEPOT_PATHS.hclAll), { ...times, data: { controller: [], hdd: [], ssd: [] } }, write);
   await writeJsonAtomic(join(root, DEPOT_PATHS.hclLastUpdated), times, write);
+  const last = plan.releases[plan.releases.length - 1]!.version;
   await writeJsonAtomic(
     join(root, DEPOT_PATHS.compatibility),
     {
       generatedBy: 'depotkit demo',
-      release: releaseVersion,
-      compatibilities: bom.map((b) => ({ component: b.name, version: b.version, compatibleWith: [releaseVersion] })),
+      release: last,
+      compatibilities: plan.entries.map((e) => ({
+        component: e.component,
+        version: e.productVersion,
+        compatibleWith: plan.releases.filter((r) => r.bom.some((b) => b.version === e.productVersion)).map((r) => r.version),
+      })),
     },
     write,
   );
 
+  const components = [...new Set(plan.entries.map((e) => e.component))];
   return {
     dir: root,
-    release,
+    release: plan.releases[0]!.version.split('.').slice(0, 2).join('.') as Release,
+    releases: plan.releases.map((r) => r.version),
     components,
-    binaries,
-    totalBytes: binaries * binarySize,
+    binaries: fileCount,
+    totalBytes: fileCount * binarySize,
     signingKey: key.keyPath,
     signingPublicKey: key.publicPath,
   };

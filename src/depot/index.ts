@@ -39,6 +39,8 @@ export {
   type ReleaseJudgement,
   type ReleaseState,
   type ReleaseVerdict,
+  type LeftOutFile,
   type SeenFile,
 } from './release-status.js';
+export { readSelection, recordSelection, selectionOf, selectionFileFor, type Choice, type DepotSelection } from './selection.js';
 export { listUpgradeMetadata, upgradeMetadataPaths, isUpgradeMetadataPath } from './upgrade-metadata.js';

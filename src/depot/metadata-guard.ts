@@ -1,7 +1,11 @@
 import { cp } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { DEPOT_PATHS, TEMP_PREFIX } from '../constants.js';
+import { DEPOT_PATHS, DEPOT_STATE_DIR, TEMP_PREFIX } from '../constants.js';
+import { DepotkitError, usageError } from '../util/errors.js';
+import { readFileBounded } from '../util/fs.js';
+import { isObject, parseJsonOrUndefined } from '../util/json.js';
 import type { Catalog } from './catalog.js';
+import { hclDate } from './hcl.js';
 import { releaseVersionsOf } from './release-plan.js';
 import { compareVersions } from './versions.js';
 
@@ -11,6 +15,8 @@ export interface CatalogChange {
   older?: string;
   /** The incoming catalog is newer than the one in place, and why: its metadata may replace the depot's without `force`. */
   newer?: string;
+  /** The incoming catalog carries a release date no release can have yet, and which: refused without `force`, and never taken as newer. */
+  implausible?: string;
   /** The releases the metadata describes that come and go. */
   releases: { added: string[]; removed: string[] };
   added: string[];
@@ -31,14 +37,26 @@ function entriesOf(catalog: Catalog): Set<string> {
   return out;
 }
 
-function newestReleaseDate(catalog: Catalog): number | undefined {
+/**
+ * A date later than this past now is implausible: no release or HCL is dated ahead by more than clocks and time
+ * zones apart. Such a date would pass for newer than every real release, and then refuse the next one as older.
+ */
+const PLAUSIBLE_AHEAD_MS = 2 * 86_400_000;
+const implausible = (t: number, now: Date) => t > now.getTime() + PLAUSIBLE_AHEAD_MS;
+const day = (t: number) => new Date(t).toISOString().slice(0, 10);
+
+/** The newest plausible release date of a catalog; the first implausible one, said as `COMPONENT version is dated ...`. */
+function releaseDates(catalog: Catalog, now: Date): { newest?: number; implausible?: string } {
   let newest: number | undefined;
-  for (const patches of Object.values(catalog.patches))
+  let wrong: string | undefined;
+  for (const [component, patches] of Object.entries(catalog.patches))
     for (const p of patches) {
       const t = p.releaseDate === undefined ? NaN : Date.parse(p.releaseDate);
-      if (!Number.isNaN(t) && (newest === undefined || t > newest)) newest = t;
+      if (Number.isNaN(t)) continue;
+      if (implausible(t, now)) wrong ??= `${component} ${p.productVersion} is dated ${day(t)}, after today (${day(now.getTime())})`;
+      else if (newest === undefined || t > newest) newest = t;
     }
-  return newest;
+  return { ...(newest !== undefined ? { newest } : {}), ...(wrong !== undefined ? { implausible: wrong } : {}) };
 }
 
 function highestVersions(catalog: Catalog): Map<string, string> {
@@ -57,11 +75,9 @@ function highestVersions(catalog: Catalog): Map<string, string> {
  * newest release date when both give one, else the highest product version of
  * each component both name (older when one is lower and none higher).
  */
-function olderBecause(incoming: Catalog, current: Catalog): string | undefined {
-  const [a, b] = [newestReleaseDate(incoming), newestReleaseDate(current)];
-  if (a !== undefined && b !== undefined && a !== b) {
-    return a < b ? `its newest release date ${new Date(a).toISOString().slice(0, 10)} is before ${new Date(b).toISOString().slice(0, 10)}` : undefined;
-  }
+function olderBecause(incoming: Catalog, current: Catalog, now: Date): string | undefined {
+  const [a, b] = [releaseDates(incoming, now).newest, releaseDates(current, now).newest];
+  if (a !== undefined && b !== undefined && a !== b) return a < b ? `its newest release date ${day(a)} is before ${day(b)}` : undefined;
   const mine = highestVersions(current);
   let lower: string | undefined;
   for (const [component, version] of highestVersions(incoming)) {
@@ -74,15 +90,25 @@ function olderBecause(incoming: Catalog, current: Catalog): string | undefined {
   return lower;
 }
 
-/** Compares an incoming catalog with the one in place; the manifests' texts, when given, name the releases. */
-export function compareCatalogs(incoming: Catalog, current: Catalog, manifests: { incoming?: string; current?: string } = {}): CatalogChange {
+/**
+ * Compares an incoming catalog with the one in place; the manifests' texts, when given, name the releases. Dates
+ * after `now` (by more than a clock's error) are left out of the order, and an incoming one is said (`implausible`).
+ */
+export function compareCatalogs(
+  incoming: Catalog,
+  current: Catalog,
+  manifests: { incoming?: string; current?: string } = {},
+  now: Date = new Date(),
+): CatalogChange {
   const [inc, cur] = [entriesOf(incoming), entriesOf(current)];
-  const older = olderBecause(incoming, current);
-  const newer = older ? undefined : olderBecause(current, incoming);
+  const older = olderBecause(incoming, current, now);
+  const newer = older ? undefined : olderBecause(current, incoming, now);
+  const wrong = releaseDates(incoming, now).implausible;
   const [after, before] = [releaseVersionsOf(incoming, manifests.incoming), releaseVersionsOf(current, manifests.current)];
   return {
     ...(older ? { older } : {}),
     ...(newer ? { newer } : {}),
+    ...(wrong ? { implausible: wrong } : {}),
     releases: { added: after.filter((r) => !before.includes(r)), removed: before.filter((r) => !after.includes(r)) },
     added: [...inc].filter((e) => !cur.has(e)).sort(),
     removed: [...cur].filter((e) => !inc.has(e)).sort(),
@@ -91,19 +117,74 @@ export function compareCatalogs(incoming: Catalog, current: Catalog, manifests: 
 
 /** The folder the depot's replaced metadata is kept in, one per replacement. */
 export function metadataBackupDir(root: string, at: Date = new Date()): string {
-  return join(root, '.depotkit', 'metadata-backup', at.toISOString().replace(/[:.]/g, '-'));
+  return join(root, DEPOT_STATE_DIR, 'metadata-backup', at.toISOString().replace(/[:.]/g, '-'));
 }
 
-/** Copies the depot's metadata (PROD/metadata/) aside before it is replaced; returns where. */
+/** Copies the depot's metadata (PROD/metadata/ and the vSAN HCL's folder) aside before it is replaced; returns where. */
 export async function backupMetadata(root: string): Promise<string> {
   const dir = metadataBackupDir(root);
   // PROD/metadata: the folder above the catalog's productVersionCatalog/v1.
-  const metadata = dirname(dirname(dirname(DEPOT_PATHS.catalog)));
-  await cp(join(root, metadata), join(dir, metadata), {
-    recursive: true,
-    errorOnExist: false,
-    // The incoming metadata may already sit there under temporary names: only the depot's own is kept.
-    filter: (from) => !basename(from).startsWith(TEMP_PREFIX),
-  });
+  for (const folder of [dirname(dirname(dirname(DEPOT_PATHS.catalog))), dirname(DEPOT_PATHS.hclLastUpdated)]) {
+    await cp(join(root, folder), join(dir, folder), {
+      recursive: true,
+      errorOnExist: false,
+      // The incoming metadata may already sit there under temporary names: only the depot's own is kept.
+      filter: (from) => !basename(from).startsWith(TEMP_PREFIX),
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  }
   return dir;
+}
+
+/**
+ * The refusal of an import whose catalog would move the depot's metadata backwards (`subject`, e.g. "The pack's
+ * catalog", `verb` "unpacked"), or pass for newer by a date no release can have yet; undefined when it may go in.
+ */
+export function backwardsRefusal(change: CatalogChange, subject: string, root: string, verb: string, hint: string): DepotkitError | undefined {
+  if (change.implausible)
+    return usageError(
+      `${subject} carries a date no release can have yet (${change.implausible}): ${verb}, it would pass for newer than every real release.`,
+      hint,
+    );
+  if (change.older)
+    return usageError(`${subject} is older than the one in ${root} (${change.older}): ${verb}, it would move the depot's metadata backwards.`, hint);
+  return undefined;
+}
+
+/**
+ * Why an incoming vSAN HCL (its lastupdatedtime.json, parsed) may not replace the depot's: it is older by its own
+ * timestamp, or dated after today. Undefined when it may (or either cannot be read: verify says what is wrong).
+ */
+export function hclOlderBecause(incoming: unknown, current: unknown, now: Date = new Date()): string | undefined {
+  const time = (v: unknown) => (isObject(v) && typeof v.timestamp === 'number' ? hclDate({ timestamp: v.timestamp, jsonUpdatedTime: '' }).getTime() : NaN);
+  const [a, b] = [time(incoming), time(current)];
+  if (Number.isNaN(a)) return undefined;
+  const minute = (t: number) => `${new Date(t).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  if (implausible(a, now)) return `it is dated ${minute(a)}, after today (${day(now.getTime())})`;
+  if (Number.isNaN(b) || implausible(b, now) || a >= b) return undefined;
+  return `it was updated ${minute(a)}, the depot's ${minute(b)}`;
+}
+
+/** The vSAN HCL's files, where the installer reads them and the copies the vendor's archive carries: guarded together by the HCL's own time. */
+export function isHclPath(path: string): boolean {
+  return path === DEPOT_PATHS.hclAll || path === DEPOT_PATHS.hclLastUpdated || path.startsWith(`${DEPOT_PATHS.metadataHclDir}/`);
+}
+
+/** What an import did about an incoming vSAN HCL older than the depot's: kept the depot's, or (`force`) replaced it. */
+export interface HclGuard {
+  action: 'kept' | 'replaced';
+  /** Why the incoming HCL is not newer. */
+  because: string;
+}
+
+/** lastupdatedtime.json holds two fields: far less than this. */
+export const HCL_TIME_BYTES = 64 * 1024;
+
+/** A vSAN HCL's lastupdatedtime.json (or its temporary copy) parsed, for `hclOlderBecause`; undefined when it cannot be read. */
+export async function readHclTime(path: string): Promise<unknown> {
+  return readFileBounded(path, HCL_TIME_BYTES).then(
+    (b) => parseJsonOrUndefined(b.toString('utf8')),
+    () => undefined,
+  );
 }

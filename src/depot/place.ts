@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
 import { type FileHandle, access, copyFile, link, lstat, open, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { DEPOT_STATE_DIR } from '../constants.js';
 import { PositionalWriter, readChunks } from '../util/chunked-io.js';
 import { DepotkitError, EXIT, describeFsError, isEnvironmentError } from '../util/errors.js';
 import { syncDir, tempPathFor, writeJsonAtomic } from '../util/fs.js';
@@ -253,5 +254,5 @@ export class VerifiedState {
 }
 
 export function stateFileFor(out: string): string {
-  return join(out, '.depotkit', 'verified.json');
+  return join(out, DEPOT_STATE_DIR, 'verified.json');
 }

@@ -4,19 +4,22 @@ import { catalogEntriesOf } from './catalog-entries.js';
 import type { ManifestRelease } from './manifest-releases.js';
 import { type ReleaseBinary, planReleases } from './release-plan.js';
 import { type ReleaseJudgement, type SeenFile, judgeReleases } from './release-status.js';
+import type { DepotSelection } from './selection.js';
 
 /**
  * What each release of a catalog holds, from what a reader saw of each binary (a path it did not see is taken as
- * missing), and the reader's findings read with it. Verify and check both end with this.
+ * missing), and the reader's findings read with it; judged on the depot's recorded selection when it has one
+ * (`selectionOf`). Verify and check both end with this.
  */
 export function judgeWithFindings(
   catalog: Catalog,
   manifest: ManifestRelease[] | undefined,
   seen: ReadonlyMap<string, SeenFile>,
   findings: Finding[],
+  selection?: DepotSelection,
 ): { judgement: ReleaseJudgement; findings: Finding[] } {
   const plans = planReleases(catalogEntriesOf(catalog), manifest);
-  const judgement = judgeReleases(plans, (path) => seen.get(path) ?? { state: 'missing' });
+  const judgement = judgeReleases(plans, (path) => seen.get(path) ?? { state: 'missing' }, selection);
   return { judgement, findings: findingsWithReleases(findings, judgement, plans.catalog) };
 }
 
@@ -43,11 +46,7 @@ export function findingsWithReleases(findings: Finding[], judgement: ReleaseJudg
     return f.id === 'layout.component.missing' && paths !== undefined && paths.every((p) => judgement.leftOut.has(p));
   };
   return findings.map((f) => {
-    if (excused(f)) {
-      const versions = f.id === 'binary.missing' ? versionsOf.get(f.path!) : undefined;
-      const why = versions?.length ? `release${versions.length > 1 ? 's' : ''} ${versions.join(', ')}, metadata only here` : 'no release this depot holds';
-      return { ...f, severity: 'info' as const, message: `${f.message} Left out of a depot cut to some releases (${why}).` };
-    }
+    if (excused(f)) return { ...f, severity: 'info' as const, message: `${f.message} ${leftOutReason(judgement, versionsOf.get(f.path!))}` };
     const other = f.path !== undefined && (f.id === 'binary.size-mismatch' || f.id === 'binary.checksum-mismatch') ? otherBuilds.get(f.path) : undefined;
     if (!other) return f;
     const how = other.by === 'sha256' ? 'Its bytes are those of' : 'Its size is that of';
@@ -58,6 +57,15 @@ export function findingsWithReleases(findings: Finding[], judgement: ReleaseJudg
       evidence: { ...f.evidence, otherBuild: other },
     };
   });
+}
+
+/** Why a binary (or a component folder) is absent on purpose, in the words verify, check and the transfers print. */
+function leftOutReason(judgement: Pick<ReleaseJudgement, 'selection'>, metadataOnlyReleases?: string[]): string {
+  if (judgement.selection !== undefined) return `Left out by the selection this depot records (${judgement.selection}).`;
+  const why = metadataOnlyReleases?.length
+    ? `release${metadataOnlyReleases.length > 1 ? 's' : ''} ${metadataOnlyReleases.join(', ')}, metadata only here`
+    : 'no release this depot holds';
+  return `Left out of a depot cut to some releases (${why}).`;
 }
 
 /** For each path, the metadata-only releases that list it. */

@@ -33,6 +33,8 @@ export interface VerifyResult {
    * only is not an error while another release holds binaries: a depot cut to some releases.
    */
   releases: ReleaseVerdict[];
+  /** The selection the depot records (a selective mirror or unpack made it), in words: what it was judged on. */
+  selection?: string;
 }
 
 /** Checks a depot tree the way the installer and its downloads will need it. */
@@ -40,7 +42,7 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
   const root = resolve(dir);
   let findings: Finding[] = [];
   const stats = { binaries: 0, present: 0, bytes: 0, hashed: 0 };
-  let releases: Pick<VerifyResult, 'grouping' | 'releases'> = { releases: [] };
+  let releases: Pick<VerifyResult, 'grouping' | 'releases' | 'selection'> = { releases: [] };
   const result = (): VerifyResult => ({ dir: root, ok: !hasErrors(findings), findings, stats, ...releases });
 
   if (!(await isDirectory(root))) throw await notADepotFolder(root);
@@ -76,6 +78,7 @@ export async function verifyDepot(dir: string, options: VerifyOptions = {}): Pro
   }
   const judged = await judgeDepotReleases(root, catalog, seen, findings);
   findings = judged.findings;
-  releases = { grouping: judged.judgement.grouping, releases: judged.judgement.releases };
+  const { grouping, releases: verdicts, selection } = judged.judgement;
+  releases = { grouping, releases: verdicts, ...(selection !== undefined ? { selection } : {}) };
   return result();
 }

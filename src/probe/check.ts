@@ -1,4 +1,8 @@
+import { catalogEntriesOf } from '../depot/catalog-entries.js';
+import type { Catalog } from '../depot/catalog.js';
+import type { ManifestRelease } from '../depot/manifest-releases.js';
 import { judgeWithFindings } from '../depot/release-findings.js';
+import { type DepotSelection, type SelectOptions, checkChoice, releaseBoms, selectionOf, selects } from '../depot/selection.js';
 import type { ReleaseJudgement, ReleaseVerdict, SeenFile } from '../depot/release-status.js';
 import { normaliseOpenPrefix } from '../server/paths.js';
 import { type Finding, hasErrors } from '../util/findings.js';
@@ -32,6 +36,11 @@ export interface CheckOptions extends BinaryOptions {
    * credentials; with `user`, they are asked for without credentials besides the known ones.
    */
   openPaths?: string[];
+  /**
+   * The selection the depot was cut to (a selective mirror or unpack records it, and serve's status page prints it
+   * in its check command line): a binary it left out is said, not an error; one it chose and the depot lacks is.
+   */
+  selection?: SelectOptions;
   timeoutMs?: number;
   now?: Date;
 }
@@ -51,6 +60,15 @@ export interface CheckResult {
    * binary's HEAD (its Content-Length), and with `deep` its SHA-256.
    */
   releases: ReleaseVerdict[];
+  /** The selection the depot was judged on (`selection`), in words. */
+  selection?: string;
+}
+
+/** The selection given, checked against the catalog served (an unknown release or component is refused). */
+function selectionFor(options: SelectOptions | undefined, catalog: Catalog, manifest: ManifestRelease[] | undefined): DepotSelection | undefined {
+  if (!selects(options)) return undefined;
+  const entries = catalogEntriesOf(catalog);
+  return selectionOf([checkChoice(options, entries, releaseBoms(entries, manifest))], entries, manifest);
 }
 
 /**
@@ -94,9 +112,10 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
       const seen = new Map<string, SeenFile>();
       const binaryFindings = await checkBinaries(client, depot, read.binaries, credentials, options, result.stats, seen);
       if (read.catalog) {
-        const { judgement, findings: judged } = judgeWithFindings(read.catalog, manifest, seen, binaryFindings);
+        const selection = selectionFor(options.selection, read.catalog, manifest);
+        const { judgement, findings: judged } = judgeWithFindings(read.catalog, manifest, seen, binaryFindings, selection);
         findings.push(...judged);
-        Object.assign(result, { grouping: judgement.grouping, releases: judgement.releases });
+        Object.assign(result, { grouping: judgement.grouping, releases: judgement.releases, ...(selection ? { selection: selection.words } : {}) });
       } else findings.push(...binaryFindings);
     }
     if (credentials.header !== undefined) await checkAnonymousPaths(client, depot, credentials.header, openPaths, findings);

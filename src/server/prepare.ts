@@ -7,6 +7,7 @@ import { ConnectionTracker } from './connections.js';
 import { createHandler } from './handler.js';
 import { listenDepotServer } from './listen.js';
 import { aggregateMetrics, ServeMetrics } from './metrics.js';
+import { releaseMetrics } from './metrics-releases.js';
 import type { PageSources } from './pages.js';
 import { openPrefixesOf, realRootOf, resolvedOpenPrefixes } from './root.js';
 import type { StatusData } from './status-data.js';
@@ -81,10 +82,12 @@ export async function prepareDepotServer(opts: DepotServerOptions, hooks: Server
   return { listen: (shared) => listenDepotServer(serving, shared) };
 
   function pagesOf(): PageSources {
+    const pagesStatus = () => (hooks.status ? Promise.resolve(hooks.status()) : (serving.ownStatus ?? Promise.resolve(undefined)));
     return {
-      status: () => (hooks.status ? Promise.resolve(hooks.status()) : (serving.ownStatus ?? Promise.resolve(undefined))),
+      status: pagesStatus,
       metricsText: async () => {
-        const own = metrics.snapshot();
+        // The releases once, from the process that answers: every process would report the same.
+        const own = [...metrics.snapshot(), ...releaseMetrics(await pagesStatus())];
         return hooks.collectMetrics ? hooks.collectMetrics(own) : aggregateMetrics([own]);
       },
       metricsOpen: opts.metricsOpen ?? false,

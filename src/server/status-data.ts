@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { readSelection, selectionOf } from '../depot/selection.js';
 import { listUpgradeMetadata } from '../depot/upgrade-metadata.js';
 import { statusAccess } from './status/access.js';
 import { certificatesOf } from './status/certificates.js';
@@ -39,11 +40,13 @@ export async function statusData(root: string, options: StatusOptions): Promise<
   const realDir = await realpath(dir).catch(() => dir);
   const now = options.now ?? new Date();
   const { certificate, ca } = certificatesOf(options.certPem, options.caPem);
-  const access = statusAccess(options, ca.certificate !== null);
+  const choices = await readSelection(dir);
+  const access = statusAccess(options, ca.certificate !== null, choices);
   const catalog = await catalogSource(dir);
   const manifest = await manifestSource(dir);
-  const look = fileLooker(dir, realDir, await verifiedEntries(dir));
-  const { grouping, releases, otherComponents } = await groupReleases(catalog.entries, manifest.releases, look);
+  const selection = selectionOf(choices, catalog.entries, manifest.releases);
+  const look = fileLooker(dir, realDir, await verifiedEntries(dir), selection?.chosen);
+  const { grouping, releases, otherComponents } = await groupReleases(catalog.entries, manifest.releases, look, selection);
   return {
     format: 1,
     checkedAt: now.toISOString(),
@@ -53,6 +56,7 @@ export async function statusData(root: string, options: StatusOptions): Promise<
     manifest: manifest.source,
     grouping,
     releases,
+    ...(selection ? { selection: selection.words } : {}),
     otherComponents,
     hcl: await hclStatus(dir),
     upgradeMetadata: await listUpgradeMetadata(dir),

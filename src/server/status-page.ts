@@ -73,6 +73,8 @@ function fileState(f: StatusFile): string {
       return `<span class="bad">✗ wrong size: ${e(formatBytes(f.actualSize ?? 0))} on disk</span>`;
     case 'unreadable':
       return '<span class="bad">✗ cannot be read by the server</span>';
+    case 'left-out':
+      return '<span class="muted">left out by the selection</span>';
   }
 }
 
@@ -104,7 +106,7 @@ ${groups.join('\n')}
 /** `cut`: another release holds binaries, so a release with none of its own is left out on purpose, not a fault. */
 function releaseSection(r: StatusRelease, index: number, cut: boolean): string {
   const files = r.components.flatMap((c) => c.files);
-  const missing = files.filter((f) => f.state !== 'present').length;
+  const missing = files.filter((f) => f.state !== 'present' && f.state !== 'left-out').length;
   const facts = [
     r.releaseDate ? `released ${e(r.releaseDate)}` : undefined,
     r.minInstallerVersion ? `needs installer ${e(r.minInstallerVersion)} or later` : undefined,
@@ -112,14 +114,18 @@ function releaseSection(r: StatusRelease, index: number, cut: boolean): string {
   ].filter((x): x is string => x !== undefined);
   const verdict = r.complete
     ? '<span class="ok">✓ complete</span>'
-    : files.length === 0
-      ? '<span class="bad">✗ no file of it is in the catalog</span>'
-      : r.state === 'metadata-only'
-        ? `<span class="${cut ? 'muted' : 'bad'}">${cut ? '' : '✗ '}metadata only: its own binaries are not in this depot</span>`
-        : r.state === 'wrong-binaries'
-          ? `<span class="bad">✗ ${plural(r.counts.wrongBytes, 'file')} with other bytes than it lists${missing > r.counts.wrongBytes ? `, ${missing - r.counts.wrongBytes} missing` : ''}</span>`
-          : `<span class="bad">✗ ${plural(missing, 'file')} missing or wrong</span>`;
+    : r.state === 'complete-as-chosen'
+      ? '<span class="ok">✓ complete as chosen</span>'
+      : files.length === 0
+        ? '<span class="bad">✗ no file of it is in the catalog</span>'
+        : r.state === 'metadata-only'
+          ? `<span class="${cut || r.counts.leftOut ? 'muted' : 'bad'}">${cut || r.counts.leftOut ? '' : '✗ '}metadata only: its own binaries are not in this depot</span>`
+          : r.state === 'wrong-binaries'
+            ? `<span class="bad">✗ ${plural(r.counts.wrongBytes, 'file')} with other bytes than it lists${missing > r.counts.wrongBytes ? `, ${missing - r.counts.wrongBytes} missing` : ''}</span>`
+            : `<span class="bad">✗ ${plural(missing, 'file')} missing or wrong</span>`;
   const problems = r.state === 'wrong-binaries' ? r.problems.filter((p) => p.otherBuild).map((p) => `<p class="bad">${e(p.message)}</p>`) : [];
+  // What the depot's selection left out of it, in the words verify and check print.
+  if (r.counts.leftOut) problems.push(`<p class="muted">${e(r.message)}</p>`);
   return `<section aria-labelledby="release-${index}">
 <h3 id="release-${index}">Release ${e(r.version)}</h3>
 <p>${verdict}; ${facts.join('; ')}.</p>
@@ -200,10 +206,18 @@ function verdictLine(data: StatusData): string {
   if (data.catalog.state !== 'ok') {
     return `<p class="verdict bad">✗ The installer cannot use this depot: ${e(data.catalog.message ?? 'the catalog cannot be read.')}</p>`;
   }
+  if (s.complete && s.leftOut > 0) {
+    return `<p class="verdict ok">✓ Complete as chosen: ${s.present === 1 ? 'the file' : `all ${s.present} files`} chosen by the selection this depot records (${e(data.selection ?? '')}) ${s.present === 1 ? 'is' : 'are'} present with the right size (${e(formatBytes(s.presentBytes))}); ${s.leftOut} left out by it.</p>`;
+  }
   if (s.complete) {
     return `<p class="verdict ok">✓ Complete: all ${plural(s.files, 'file')} the catalog names are present with the right size (${e(formatBytes(s.bytes))}).</p>`;
   }
-  const problems = [s.missing && `${s.missing} missing`, s.wrongSize && `${s.wrongSize} with the wrong size`, s.unreadable && `${s.unreadable} unreadable`]
+  const problems = [
+    s.missing && `${s.missing} missing`,
+    s.wrongSize && `${s.wrongSize} with the wrong size`,
+    s.unreadable && `${s.unreadable} unreadable`,
+    s.leftOut && `${s.leftOut} left out by the selection this depot records (${data.selection ?? ''})`,
+  ]
     .filter(Boolean)
     .join(', ');
   return `<p class="verdict bad">✗ Incomplete: ${s.files === 0 ? 'the catalog names no file' : `${s.present} of ${plural(s.files, 'file')} present; ${e(problems)}`}.</p>`;

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, MIRROR_METADATA_PATHS, MIRROR_STATE_FILE, TEMP_PREFIX } from '../constants.js';
 import type { CatalogBinary } from '../depot/catalog.js';
 import { type DepotLock, withDepotLock } from '../depot/lock.js';
-import { type CatalogChange, type MetadataChange, backupMetadata, metadataChangeOf } from '../depot/metadata-guard.js';
+import { type CatalogChange, type MetadataChange, backupMetadata, hclOlderBecause, isHclPath, metadataChangeOf, readHclTime } from '../depot/metadata-guard.js';
 import { Checkpoints, stateFileFor } from '../depot/place.js';
 import { verifyDepot } from '../depot/verify.js';
 import { type DepotUrl, parseDepotUrl } from '../util/depot-url.js';
@@ -28,7 +28,8 @@ import { ensureMirrorSpace } from './mirror/space.js';
 import { findUpgradeMetadata } from './mirror/upgrade.js';
 import { leftOutHere, releaseStatus } from './releases.js';
 import { type Seal, formatSeal, parseSeal } from './seal.js';
-import { type BinarySelection, type SelectOptions, discountLeftOut } from './select.js';
+import { type BinarySelection, type SelectOptions } from './select.js';
+import { recordSelection } from '../depot/selection.js';
 import { TargetDepot } from './target.js';
 
 export { partialPathFor } from './mirror/local.js';
@@ -210,6 +211,7 @@ async function mirrorInto(
       report,
       currentCatalog !== undefined && currentCatalog !== source.sha256,
       source.change,
+      options.force ?? false,
     );
   } catch (err) {
     // Temporary files go (those already renamed are not there any more); what was placed is remembered.
@@ -235,16 +237,26 @@ async function publish(
   report: MirrorProgress,
   otherCatalogHere: boolean,
   change: CatalogChange | undefined,
+  force: boolean,
 ): Promise<MetadataChange | undefined> {
-  const { changed, unchanged } = await splitUnchanged(files, fetched);
-  report.metadata.unchanged = unchanged;
+  const split = await splitUnchanged(files, fetched);
+  report.metadata.unchanged = split.unchanged;
+  let changed = split.changed;
   if (changed.length && report.failed.length && otherCatalogHere) {
     report.metadata.held = true;
     await dropTemps(changed);
     return undefined;
   }
+  // Every metadata file by its own age: the depot's newer vSAN HCL is kept unless `force`.
+  const incomingHcl = changed.find((f) => f.path === DEPOT_PATHS.hclLastUpdated);
+  const older = incomingHcl && hclOlderBecause(await readHclTime(incomingHcl.temp), await readHclTime(join(files.root, DEPOT_PATHS.hclLastUpdated)));
+  if (older && !force) {
+    await dropTemps(changed.filter((f) => isHclPath(f.path)));
+    changed = changed.filter((f) => !isHclPath(f.path));
+  }
   // The metadata about to be replaced is kept beside the depot first.
-  const backup = change && changed.length ? await backupMetadata(files.root) : undefined;
+  const backup = (change || (older && force)) && changed.length ? await backupMetadata(files.root) : undefined;
+  if (older) report.hcl = { action: force ? 'replaced' : 'kept', because: older, ...(backup && force ? { backup } : {}) };
   report.metadata.written = (await placeMetadata(files, checkpoints, changed)).sort();
   return change && metadataChangeOf(change, backup);
 }
@@ -308,16 +320,17 @@ async function finish(
   options: MirrorOptions,
   selection: BinarySelection | undefined,
 ): Promise<MirrorReport> {
-  const full = await verifyDepot(root, { signingCertPem: options.signingCertPem });
-  const verify = selection ? discountLeftOut(full, selection) : full;
+  // Recorded first: verify, check, the status page and /metrics judge the depot on what was chosen.
+  await recordSelection(root, selection?.summary);
+  const verify = await verifyDepot(root, { signingCertPem: options.signingCertPem });
   // Left out is what the depot lacks: binaries of other releases an earlier mirror placed are here.
   const now = selection ? await readCatalogOf(root).catch(() => undefined) : undefined;
-  const summary = selection && (now ? leftOutHere(selection, full, now.catalog) : selection.summary);
+  const summary = selection && (now ? leftOutHere(selection, verify, now.catalog) : selection.summary);
   return {
     ...report,
     ok: report.failed.length === 0 && !report.metadata.held && verify.ok,
     ...(summary ? { selection: summary } : {}),
-    releases: releaseStatus(full),
+    releases: releaseStatus(verify),
     verify,
   };
 }

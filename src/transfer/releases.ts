@@ -16,7 +16,7 @@ export interface ReleaseStatus {
   state: ReleaseState;
   binaries: number;
   present: number;
-  /** Its binaries that are not here with their bytes (missing, unreadable or of another size). */
+  /** Its binaries that are not here with their bytes (missing, unreadable or of another size, or left out by the depot's selection). */
   missing: string[];
   missingBytes: number;
   complete: boolean;
@@ -42,7 +42,7 @@ export function releaseStatus(verify: VerifyResult): ReleaseStatus[] {
     state: r.state,
     binaries: r.counts.binaries,
     present: r.counts.present,
-    missing: r.files.map((f) => f.path),
+    missing: [...r.files, ...r.leftOut].map((f) => f.path),
     missingBytes: r.bytes.total - r.bytes.present,
     complete: r.state === 'complete',
     message: r.message,

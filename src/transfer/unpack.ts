@@ -2,17 +2,32 @@ import { readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEPOT_PATHS } from '../constants.js';
 import type { Catalog } from '../depot/catalog.js';
-import { type CatalogChange, type MetadataChange, backupMetadata, compareCatalogs, metadataChangeOf } from '../depot/metadata-guard.js';
+import {
+  type CatalogChange,
+  type HclGuard,
+  type MetadataChange,
+  backupMetadata,
+  backwardsRefusal,
+  compareCatalogs,
+  HCL_TIME_BYTES,
+  hclOlderBecause,
+  isHclPath,
+  readHclTime,
+  metadataChangeOf,
+} from '../depot/metadata-guard.js';
 import { type DepotLock, type DepotLockHolder, withDepotLock } from '../depot/lock.js';
 import { type VerifyResult, verifyDepot } from '../depot/verify.js';
-import { usageError } from '../util/errors.js';
+import { DepotkitError, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
+import { parseJsonOrUndefined } from '../util/json.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
 import type { PackFile, PackManifest } from './format.js';
 import { readCatalogOf, sha256Hex } from './inventory.js';
 import { type ReleaseStatus, leftOutHere, releaseStatus } from './releases.js';
 import { formatSeal } from './seal.js';
-import { type SelectionSummary, applyChoice, discountLeftOut } from './select.js';
+import { type SelectionSummary, applyChoice, checkedChoice } from './select.js';
+import { describeChoice } from '../depot/selection.js';
+import { recordSelection } from '../depot/selection.js';
 import { TargetDepot } from './target.js';
 import { type Authority, type PackCatalog, authorityFor, readPackCatalog, readPackText, refusalOf, tempLikeNames } from './unpack/authority.js';
 import { findPack } from './unpack/find-pack.js';
@@ -63,6 +78,11 @@ export interface UnpackReport {
   metadata: 'placed' | 'held' | 'unchanged';
   /** What the pack's metadata changed against the depot's (releases and product versions added, removed) and where the replaced metadata was kept. */
   metadataChange?: MetadataChange;
+  /**
+   * The pack's vSAN HCL is older than the depot's (by its own timestamp) or dated after today: the depot's was
+   * kept, or with `force` replaced (the replaced one kept with the metadata backup).
+   */
+  hcl?: HclGuard & { backup?: string };
   /**
    * A selective pack: what it chose, and the binaries of the catalog it left
    * out. The depot is judged on what was chosen: verify's findings about
@@ -123,6 +143,8 @@ interface Start {
   manifestPath: string;
   vouchedBy: VouchedBy;
   seal: string;
+  /** Why the pack's vSAN HCL may not replace the depot's, when it may not. */
+  hclOlder?: string;
   box: { manifest?: PackManifest; packCatalog?: PackCatalog; packManifestText?: string };
 }
 
@@ -139,18 +161,46 @@ async function prepare(media: string[], options: UnpackOptions): Promise<Start> 
   // Refusals that need no lock come before the lock is taken, so that nothing is written for them.
   const owner = await whoseDepot(root, manifest, options.force ?? false);
   refuseOlder(root, packCatalog, owner, options.force ?? false);
+  refuseStrangeSelection(manifest, packCatalog.state === 'carried' ? packCatalog.catalog : owner.current?.catalog, packManifestText);
   await ensureUnpackSpace(root, manifest);
-  return { media, root, manifestPath: found.path, vouchedBy, seal, box: { manifest, packCatalog, packManifestText } };
+  const hclOlder = await packHclOlder(media, manifest, root);
+  return { media, root, manifestPath: found.path, vouchedBy, seal, ...(hclOlder ? { hclOlder } : {}), box: { manifest, packCatalog, packManifestText } };
+}
+
+/** Every metadata file by its own age: the pack's vSAN HCL against the depot's, by the time each carries. */
+async function packHclOlder(media: string[], manifest: PackManifest, root: string): Promise<string | undefined> {
+  const text = await readPackText(media, manifest, DEPOT_PATHS.hclLastUpdated, HCL_TIME_BYTES);
+  return hclOlderBecause(text === undefined ? undefined : parseJsonOrUndefined(text), await readHclTime(join(root, DEPOT_PATHS.hclLastUpdated)));
 }
 
 /** An import never moves the depot's metadata backwards unless `force`: installers would then see releases vanish. */
 function refuseOlder(root: string, packCatalog: PackCatalog, owner: Owner, force: boolean): void {
   if (packCatalog.state !== 'carried' || !owner.current || force) return;
-  const change = compareCatalogs(packCatalog.catalog, owner.current.catalog);
-  if (change.older) {
+  const refusal = backwardsRefusal(
+    compareCatalogs(packCatalog.catalog, owner.current.catalog),
+    "The pack's catalog",
+    root,
+    'unpacked',
+    'Unpack a pack of the same or a newer release; `force` replaces the metadata anyway (the current one is kept as a backup).',
+  );
+  if (refusal) throw refusal;
+}
+
+/**
+ * A selective pack's choice held to the catalog it is unpacked with, as pack held the options: a release or
+ * component the catalog does not name, or a choice of no binary, is refused before anything is written (the
+ * manifest of unsealed media is anyone's to edit, and the depot would record the choice).
+ */
+function refuseStrangeSelection(manifest: PackManifest, catalog: Catalog | undefined, manifestText: string | undefined): void {
+  if (!manifest.selection || !catalog) return;
+  try {
+    if (applyChoice(catalog, checkedChoice(catalog, manifest.selection, manifestText), manifestText).chosen.size === 0)
+      throw usageError(`it chooses no binary of the catalog (${describeChoice(manifest.selection)})`);
+  } catch (err) {
+    if (!(err instanceof DepotkitError)) throw err;
     throw usageError(
-      `The pack's catalog is older than the one in ${root} (${change.older}): unpacked, it would move the depot's metadata backwards.`,
-      'Unpack a pack of the same or a newer release; `force` replaces the metadata anyway (the current one is kept as a backup).',
+      `${manifest.packId}'s manifest records a selection that does not fit its catalog: ${err.message.replace(/\.$/, '')}.`,
+      'Get the pack again from the packing site.',
     );
   }
 }
@@ -202,15 +252,17 @@ type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal
 
 /** Verify's checks of the depot as it now is, judged on what a selective pack chose, and the releases it holds. */
 async function judgeDepot(root: string, choice: SelectionSummary | undefined, signingCertPem: string | undefined) {
-  const full = await verifyDepot(root, { signingCertPem });
-  const releases = releaseStatus(full);
-  if (!choice) return { verify: full, releases, selection: undefined };
+  // Recorded first: verify, check, the status page and /metrics judge the depot on what was chosen.
+  await recordSelection(root, choice);
+  const verify = await verifyDepot(root, { signingCertPem });
+  const releases = releaseStatus(verify);
+  if (!choice) return { verify, releases, selection: undefined };
   const catalog = await readCatalogOf(root).catch(() => undefined);
-  if (!catalog) return { verify: full, releases, selection: summaryOf(choice) };
+  if (!catalog) return { verify, releases, selection: summaryOf(choice) };
   const manifestText = await readFile(join(root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const selection = applyChoice(catalog.catalog, choice, manifestText);
   // Left out is what the depot lacks: binaries of other releases an earlier unpack placed are here.
-  return { verify: discountLeftOut(full, selection), releases, selection: leftOutHere(selection, full, catalog.catalog) };
+  return { verify, releases, selection: leftOutHere(selection, verify, catalog.catalog) };
 }
 
 /** The recorded summary, without what a manifest may carry beside it. */
@@ -240,6 +292,7 @@ async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOption
     flagged: placed.flagged,
     metadata: placed.metadata,
     ...(placed.metadataChange ? { metadataChange: placed.metadataChange } : {}),
+    ...(placed.hcl ? { hcl: placed.hcl } : {}),
     stale: placed.stale,
     bytesRead: placed.bytesRead,
     bytesHashedInPlace: placed.bytesHashedInPlace,
@@ -259,8 +312,10 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
   // Every binary is held to the catalog before any of it is read.
   const refused: FailedFile[] = [];
   const candidates: PackFile[] = [];
+  // The depot's newer vSAN HCL is kept unless `force`: the pack's files of it are not placed.
+  const keepHcl = start.hclOlder !== undefined && !options.force;
   for (const file of manifest.files) {
-    if (file.catalogMismatch) continue;
+    if (file.catalogMismatch || (keepHcl && isHclPath(file.path))) continue;
     const reason = refusalOf(file, judged.authority, judged.unreadable);
     if (reason) refused.push({ path: file.path, size: file.size, reason, volumes: volumesOf(file) });
     else candidates.push(file);
@@ -272,7 +327,7 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
   const failed = [...refused, ...placing.failed];
   const placeIt = failed.length === 0 || !judged.hadCatalog;
   // The metadata about to be replaced is kept beside the depot first.
-  const backup = placeIt && judged.change && placing.held.length ? await backupMetadata(start.root) : undefined;
+  const backup = placeIt && (judged.change || start.hclOlder) && placing.held.length ? await backupMetadata(start.root) : undefined;
   const metadata = await placeMetadata(target, placing.held, placeIt);
   const placed = [...placing.placed, ...(metadata === 'placed' ? placing.held.map((h) => ({ path: h.path, size: h.size })) : [])];
   placed.sort((a, b) => a.path.localeCompare(b.path));
@@ -290,6 +345,7 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
     flagged: manifest.files.filter((f) => f.catalogMismatch).map((f) => f.path),
     metadata,
     ...(judged.change ? { metadataChange: metadataChangeOf(judged.change, backup) } : {}),
+    ...(start.hclOlder ? { hcl: { action: keepHcl ? 'kept' : 'replaced', because: start.hclOlder, ...(backup && !keepHcl ? { backup } : {}) } } : {}),
     stale,
     bytesRead: placing.bytesRead,
     bytesHashedInPlace: plan.bytesHashedInPlace,

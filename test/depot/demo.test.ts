@@ -115,4 +115,47 @@ describe('depot demo', () => {
     expect(badRelease.code).toBe(2);
     expect(badRelease.stderr).toContain('--release must be one of 9.0, 9.1');
   });
+
+  it('makes a depot of several releases: a GA, its patch and the next GA, each dated by its version, all complete', async () => {
+    const root = join(dir, 'releases');
+    const result = await makeDemoDepot(root, { releases: ['9.1.0.0', '9.0.1', '9.0.0.0'], binarySize: 1 });
+    expect(result.releases).toEqual(['9.0.0.0', '9.0.1.0', '9.1.0.0']);
+    const manifest = JSON.parse(await readFile(join(root, DEPOT_PATHS.manifest), 'utf8')) as {
+      releases: { version: string; releaseDate: string; bom: { name: string; version: string }[] }[];
+    };
+    // Dated by version, not by the day the demo was made: two demos order alike whenever they were made.
+    expect(manifest.releases.map((r) => [r.version, r.releaseDate])).toEqual([
+      ['9.0.0.0', '2025-06-17'],
+      ['9.0.1.0', '2025-07-17'],
+      ['9.1.0.0', '2025-12-14'],
+    ]);
+    const [ga, patch] = manifest.releases;
+    const changed = patch!.bom.filter((b) => !ga!.bom.some((g) => g.name === b.name && g.version === b.version)).map((b) => b.name);
+    expect(changed.sort()).toEqual(['NSX_T_MANAGER', 'VCENTER']);
+    expect(patch!.bom.find((b) => b.name === 'VCENTER')!.version).toMatch(/^9\.0\.1\.0\.\d+$/);
+    const catalog = JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as {
+      patches: Record<string, { productVersion: string; artifacts: { bundles: { type: string }[] } }[]>;
+    };
+    expect(validateCatalog(catalog)).toBe(true);
+    expect(catalog.patches.VCENTER!.map((v) => [v.productVersion.split('.').slice(0, 4).join('.'), v.artifacts.bundles[0]!.type])).toEqual([
+      ['9.0.0.0', 'INSTALL'],
+      ['9.0.1.0', 'PATCH'],
+      ['9.1.0.0', 'INSTALL'],
+    ]);
+    const verified = await verifyDepot(root);
+    expect(verified.ok).toBe(true);
+    expect(verified.releases.map((r) => [r.version, r.state])).toEqual(result.releases.map((v) => [v, 'complete']));
+    await expect(makeDemoDepot(join(dir, 'lone-patch'), { releases: ['9.0.1.0'] })).rejects.toThrow('The patch 9.0.1.0 keeps the builds of 9.0.0.0');
+  });
+
+  it('CLI: --releases takes a comma-separated list, refuses a version that is no demo release, and is not given with --release', async () => {
+    const made = await runCli(['depot', 'demo', join(dir, 'cli-releases'), '--releases', '9.0.0.0,9.0.1.0', '--binary-size', '1', '--json']);
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.stdout).releases).toEqual(['9.0.0.0', '9.0.1.0']);
+    const bad = await runCli(['depot', 'demo', join(dir, 'bad-releases'), '--releases', '8.0.0.0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('A demo release is 9.0.0.0 or 9.1.0.0, or one of their patches (e.g. 9.0.1.0), not "8.0.0.0".');
+    const both = await runCli(['depot', 'demo', join(dir, 'both'), '--releases', '9.0.0.0', '--release', '9.1']);
+    expect(both.code).toBe(2);
+  });
 });

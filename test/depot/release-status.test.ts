@@ -45,7 +45,7 @@ describe('depot verify, release by release', () => {
       ['9.0.3.0', 'wrong-binaries'],
     ]);
     const [complete, metadataOnly, missing, other] = result.releases as [ReleaseVerdict, ReleaseVerdict, ReleaseVerdict, ReleaseVerdict];
-    expect(complete.counts).toEqual({ binaries: 16, present: 16, missing: 0, wrongBytes: 0, unreadable: 0 });
+    expect(complete.counts).toEqual({ binaries: 16, present: 16, missing: 0, wrongBytes: 0, unreadable: 0, leftOut: 0 });
     expect(complete.files).toEqual([]);
     // Its unchanged components are 9.0.0.0's and here; its own two builds are not.
     expect(metadataOnly.counts).toMatchObject({ binaries: 16, present: 14, missing: 2 });
@@ -171,7 +171,7 @@ describe('depotkit depot verify, release by release', () => {
       ['9.0.3.0', 'wrong-binaries'],
     ]);
     for (const r of report.releases) {
-      expect(Object.keys(r).sort()).toEqual(['bytes', 'counts', 'files', 'message', 'state', 'version']);
+      expect(Object.keys(r).sort()).toEqual(['bytes', 'counts', 'files', 'leftOut', 'message', 'state', 'version']);
       expect(Object.keys(r.counts).sort()).toEqual(['binaries', 'missing', 'present', 'unreadable', 'wrongBytes']);
       for (const f of r.files)
         expect(f).toEqual(expect.objectContaining({ path: expect.any(String), problem: expect.any(String), expected: expect.any(Object) }));

@@ -163,7 +163,7 @@ export const STATUS_JSON_SCHEMA = {
         name: { type: 'string', minLength: 1 },
         path: { type: 'string', pattern: '^PROD/COMP/[A-Za-z0-9_-]+/[^/]+$' },
         size: { type: 'integer', minimum: 0 },
-        state: { enum: ['present', 'missing', 'wrong-size', 'unreadable'] },
+        state: { enum: ['present', 'missing', 'wrong-size', 'unreadable', 'left-out'] },
         actualSize: { type: 'integer', minimum: 0 },
         hashVerified: { type: 'boolean' },
       },
@@ -189,11 +189,11 @@ export const STATUS_JSON_SCHEMA = {
     summary: {
       type: 'object',
       additionalProperties: false,
-      required: ['complete', 'files', 'present', 'missing', 'wrongSize', 'unreadable', 'hashVerified', 'bytes', 'presentBytes'],
+      required: ['complete', 'files', 'present', 'missing', 'wrongSize', 'unreadable', 'leftOut', 'hashVerified', 'bytes', 'presentBytes'],
       properties: {
         complete: { type: 'boolean' },
         ...Object.fromEntries(
-          ['files', 'present', 'missing', 'wrongSize', 'unreadable', 'hashVerified', 'bytes', 'presentBytes'].map((k) => [k, { type: 'integer', minimum: 0 }]),
+          ['files', 'present', 'missing', 'wrongSize', 'unreadable', 'leftOut', 'hashVerified', 'bytes', 'presentBytes'].map((k) => [k, { type: 'integer', minimum: 0 }]),
         ),
       },
     },
@@ -211,12 +211,12 @@ export const STATUS_JSON_SCHEMA = {
           releaseDate: { type: 'string' },
           minInstallerVersion: { type: 'string' },
           complete: { type: 'boolean' },
-          state: { enum: ['complete', 'metadata-only', 'binaries-missing', 'wrong-binaries'] },
+          state: { enum: ['complete', 'complete-as-chosen', 'metadata-only', 'binaries-missing', 'wrong-binaries'] },
           counts: {
             type: 'object',
-            required: ['binaries', 'present', 'missing', 'wrongBytes', 'unreadable'],
+            required: ['binaries', 'present', 'missing', 'wrongBytes', 'unreadable', 'leftOut'],
             additionalProperties: false,
-            properties: Object.fromEntries(['binaries', 'present', 'missing', 'wrongBytes', 'unreadable'].map((k) => [k, { type: 'integer', minimum: 0 }])),
+            properties: Object.fromEntries(['binaries', 'present', 'missing', 'wrongBytes', 'unreadable', 'leftOut'].map((k) => [k, { type: 'integer', minimum: 0 }])),
           },
           problems: {
             type: 'array',
@@ -261,6 +261,7 @@ export const STATUS_JSON_SCHEMA = {
         },
       },
     },
+    selection: { type: 'string' },
     otherComponents: { type: 'array', items: { $ref: '#/definitions/component' } },
     hcl: {
       type: 'object',

@@ -36,7 +36,7 @@ describe('the status page, release by release', () => {
     const data = await statusData(root, { url: 'http://depot.lab.local' });
     expect(states(data.releases)).toEqual(EXPECTED);
     const [complete, metadataOnly, missing, other] = data.releases as StatusRelease[];
-    expect(complete!.counts).toEqual({ binaries: 16, present: 16, missing: 0, wrongBytes: 0, unreadable: 0 });
+    expect(complete!.counts).toEqual({ binaries: 16, present: 16, missing: 0, wrongBytes: 0, unreadable: 0, leftOut: 0 });
     expect(metadataOnly!.counts).toMatchObject({ present: 14, missing: 2 });
     expect(missing!.problems.map((p) => [p.path, p.problem])).toEqual([[fixture.missing.path, 'missing']]);
     expect(other!.problems).toEqual([

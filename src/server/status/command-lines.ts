@@ -20,6 +20,9 @@ const FLAGS = {
   depotUrl: '--depot-url',
   depotUser: '--depot-user',
   depotPasswordFile: '--depot-password-file',
+  release: '--release',
+  component: '--component',
+  imageType: '--image-type',
 } as const;
 
 /** A value the reader fills in, shown as it is (`<user>`); any other value is quoted for a POSIX shell. */

@@ -32,14 +32,19 @@ async function lookAt(dir: string, realDir: string, path: string, size: number, 
   return { state: 'present', hashVerified };
 }
 
-/** Looks at each distinct file once, however many versions name it. */
-export function fileLooker(dir: string, realDir: string, verified: Record<string, VerifiedEntry>): LookAtFile {
+/**
+ * Looks at each distinct file once, however many versions name it. A file that is not here and that the depot's
+ * recorded selection did not choose (`chosen`) is left out, not missing.
+ */
+export function fileLooker(dir: string, realDir: string, verified: Record<string, VerifiedEntry>, chosen?: ReadonlySet<string>): LookAtFile {
   const seen = new Map<string, Promise<FileLook>>();
   return (path, size, checksum) => {
     const key = `${path}\0${size}\0${checksum}`;
     let found = seen.get(key);
     if (!found) {
-      found = lookAt(dir, realDir, path, size, checksum, verified);
+      found = lookAt(dir, realDir, path, size, checksum, verified).then((look) =>
+        look.state === 'missing' && chosen && !chosen.has(path) ? { ...look, state: 'left-out' as const } : look,
+      );
       seen.set(key, found);
     }
     return found;
@@ -69,12 +74,13 @@ export async function summaryOf(entries: CatalogEntry[], look: LookAtFile, catal
   const all = [...distinct.values()];
   const count = (state: FileState) => all.filter((f) => f.look.state === state).length;
   return {
-    complete: catalogUsable && all.length > 0 && all.every((f) => f.look.state === 'present'),
+    complete: catalogUsable && all.some((f) => f.look.state === 'present') && all.every((f) => f.look.state === 'present' || f.look.state === 'left-out'),
     files: all.length,
     present: count('present'),
     missing: count('missing'),
     wrongSize: count('wrong-size'),
     unreadable: count('unreadable'),
+    leftOut: count('left-out'),
     hashVerified: all.filter((f) => f.look.hashVerified).length,
     bytes: all.reduce((sum, f) => sum + f.size, 0),
     presentBytes: all.filter((f) => f.look.state === 'present').reduce((sum, f) => sum + f.size, 0),

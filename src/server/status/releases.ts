@@ -2,6 +2,7 @@ import type { CatalogEntry } from '../../depot/catalog-entries.js';
 import type { ManifestRelease } from '../../depot/manifest-releases.js';
 import { type ReleasePlan, planReleases } from '../../depot/release-plan.js';
 import { type SeenFile, judgeReleases } from '../../depot/release-status.js';
+import type { DepotSelection } from '../../depot/selection.js';
 import { compareVersions } from '../../depot/versions.js';
 import { type LookAtFile, componentOf } from './files.js';
 import type { StatusComponent, StatusData, StatusRelease } from './types.js';
@@ -9,7 +10,7 @@ import type { StatusComponent, StatusData, StatusRelease } from './types.js';
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const byComponent = (a: StatusComponent, b: StatusComponent) => byName(a.name, b.name) || compareVersions(a.version, b.version);
 
-type Grouped = Pick<StatusData, 'grouping' | 'releases' | 'otherComponents'>;
+type Grouped = Pick<StatusData, 'grouping' | 'releases' | 'otherComponents' | 'selection'>;
 
 /** Catalog entries as the page lists them, by name and version. */
 async function componentsOf(entries: CatalogEntry[], look: LookAtFile): Promise<StatusComponent[]> {
@@ -28,14 +29,22 @@ async function releaseComponents(plan: ReleasePlan, look: LookAtFile): Promise<S
  * The releases the page lists, in version order, as verify and check group and judge them (release-plan.ts,
  * release-status.ts), here from the sizes the page looked at (nothing hashed); their components by name and version.
  */
-export async function groupReleases(entries: CatalogEntry[], manifest: ManifestRelease[] | undefined, look: LookAtFile): Promise<Grouped> {
+export async function groupReleases(
+  entries: CatalogEntry[],
+  manifest: ManifestRelease[] | undefined,
+  look: LookAtFile,
+  selection: DepotSelection | undefined,
+): Promise<Grouped> {
   const plans = planReleases(entries, manifest);
   const seen = new Map<string, SeenFile>();
   for (const b of plans.catalog) {
     const { state, actualSize } = await look(b.path, b.size, b.checksum);
-    seen.set(b.path, state === 'wrong-size' ? { state, ...(actualSize !== undefined ? { actualSize } : {}) } : { state });
+    seen.set(
+      b.path,
+      state === 'wrong-size' ? { state, ...(actualSize !== undefined ? { actualSize } : {}) } : { state: state === 'left-out' ? 'missing' : state },
+    );
   }
-  const verdicts = judgeReleases(plans, (path) => seen.get(path) ?? { state: 'missing' }).releases;
+  const verdicts = judgeReleases(plans, (path) => seen.get(path) ?? { state: 'missing' }, selection).releases;
   const releases: StatusRelease[] = [];
   for (const [i, plan] of plans.releases.entries()) {
     const components = await releaseComponents(plan, look);
@@ -53,5 +62,10 @@ export async function groupReleases(entries: CatalogEntry[], manifest: ManifestR
       components,
     });
   }
-  return { grouping: plans.grouping, releases, otherComponents: await componentsOf(plans.otherEntries, look) };
+  return {
+    grouping: plans.grouping,
+    releases,
+    otherComponents: await componentsOf(plans.otherEntries, look),
+    ...(selection ? { selection: selection.words } : {}),
+  };
 }

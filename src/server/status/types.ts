@@ -23,6 +23,8 @@ export interface StatusData {
   /** `manifest`: releases and their bill of materials from the manifest; `catalog`: the catalog's product versions cut to four numbers. */
   grouping: 'manifest' | 'catalog';
   releases: StatusRelease[];
+  /** The selection the depot records (a selective mirror or unpack made it), in words: what the page judges it on. */
+  selection?: string;
   /** Catalog entries no release of the manifest names (older or newer versions the catalog also offers). */
   otherComponents: StatusComponent[];
   hcl: StatusHcl;
@@ -35,7 +37,7 @@ export interface StatusData {
 }
 
 export interface StatusSummary {
-  /** Every file the catalog names is present with its size (and the catalog could be read). */
+  /** Every file the catalog names (every one chosen, when the depot records a selection) is present with its size (and the catalog could be read). */
   complete: boolean;
   /** Distinct files the catalog names. */
   files: number;
@@ -43,6 +45,8 @@ export interface StatusSummary {
   missing: number;
   wrongSize: number;
   unreadable: number;
+  /** Files the depot's recorded selection did not choose that are not here: not counted missing. */
+  leftOut: number;
   /** Of the present files, those whose content was hashed when placed and is unchanged since. */
   hashVerified: number;
   /** Bytes the catalog names, and of those the bytes present. */
@@ -86,7 +90,8 @@ export interface StatusComponent {
   files: StatusFile[];
 }
 
-export type FileState = 'present' | 'missing' | 'wrong-size' | 'unreadable';
+/** `left-out`: not here, and not chosen by the selection the depot records. */
+export type FileState = 'present' | 'missing' | 'wrong-size' | 'unreadable' | 'left-out';
 
 export interface StatusFile {
   name: string;

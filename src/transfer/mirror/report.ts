@@ -1,5 +1,5 @@
 import type { DepotLockHolder } from '../../depot/lock.js';
-import type { MetadataChange } from '../../depot/metadata-guard.js';
+import type { HclGuard, MetadataChange } from '../../depot/metadata-guard.js';
 import type { VerifyResult } from '../../depot/verify.js';
 import type { ReleaseStatus } from '../releases.js';
 import type { SelectionSummary } from '../select.js';
@@ -41,6 +41,8 @@ export interface MirrorReport {
    * before anything is written unless `force`.
    */
   metadataChange?: MetadataChange;
+  /** The source's vSAN HCL is older than the depot's (by its own timestamp) or dated after today: the depot's was kept, or with `force` replaced. */
+  hcl?: HclGuard & { backup?: string };
   /**
    * vCenter upgrade metadata (PROD/COMP/VCENTER/vmw/<uuid>/), which the catalog does not name: found in the
    * status of `depotkit serve` or in a folder listing, and copied with the metadata; `none` when the server

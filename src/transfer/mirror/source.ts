@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEPOT_PATHS } from '../../constants.js';
 import { type Catalog, type CatalogBinary, CatalogError, catalogBinaries } from '../../depot/catalog.js';
-import { type CatalogChange, compareCatalogs } from '../../depot/metadata-guard.js';
+import { type CatalogChange, backwardsRefusal, compareCatalogs } from '../../depot/metadata-guard.js';
 import { depotFileUrl } from '../../util/depot-url.js';
-import { DepotkitError, EXIT, usageError } from '../../util/errors.js';
+import { DepotkitError, EXIT } from '../../util/errors.js';
 import { MIRROR_LIMITS } from '../../util/limits.js';
 import { parseTransferCatalog, readCatalogOf, sha256Hex } from '../inventory.js';
 import { type Seal, checkSeal, sealCode } from '../seal.js';
@@ -71,11 +71,13 @@ export async function readSource(conn: Connection, seal: Seal | undefined, selec
 async function judgeAgainst(target: SourceTarget, url: string, incoming: Catalog, current: Catalog, manifestText: string | undefined): Promise<CatalogChange> {
   const currentManifest = await readFile(join(target.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const change = compareCatalogs(incoming, current, { incoming: manifestText, current: currentManifest });
-  if (change.older && !target.force) {
-    throw usageError(
-      `The catalog at ${url} is older than the one in ${target.root} (${change.older}): mirrored, it would move the depot's metadata backwards.`,
-      'Mirror a depot of the same or a newer release; `force` replaces the metadata anyway (the current one is kept as a backup).',
-    );
-  }
+  const refusal = backwardsRefusal(
+    change,
+    `The catalog at ${url}`,
+    target.root,
+    'mirrored',
+    'Mirror a depot of the same or a newer release; `force` replaces the metadata anyway (the current one is kept as a backup).',
+  );
+  if (refusal && !target.force) throw refusal;
   return change;
 }
