@@ -462,6 +462,7 @@ export const SERVE_METRIC_NAMES = {
   certificateNotAfter: 'depotkit_cert_not_after',
   releaseBinaries: 'depotkit_release_binaries',
   releaseState: 'depotkit_release_state',
+  esxVibs: 'depotkit_esx_vibs',
 } as const;
 
 // ------------------------------------------------------------ check: paths read without credentials

@@ -7,6 +7,7 @@ import { ConnectionTracker } from './connections.js';
 import { createHandler } from './handler.js';
 import { listenDepotServer } from './listen.js';
 import { aggregateMetrics, ServeMetrics } from './metrics.js';
+import { esxMetrics } from './metrics-esx.js';
 import { releaseMetrics } from './metrics-releases.js';
 import type { PageSources } from './pages.js';
 import { openPrefixesOf, realRootOf, resolvedOpenPrefixes } from './root.js';
@@ -87,7 +88,8 @@ export async function prepareDepotServer(opts: DepotServerOptions, hooks: Server
       status: pagesStatus,
       metricsText: async () => {
         // The releases once, from the process that answers: every process would report the same.
-        const own = [...metrics.snapshot(), ...releaseMetrics(await pagesStatus())];
+        const status = await pagesStatus();
+        const own = [...metrics.snapshot(), ...releaseMetrics(status), ...esxMetrics(status)];
         return hooks.collectMetrics ? hooks.collectMetrics(own) : aggregateMetrics([own]);
       },
       metricsOpen: opts.metricsOpen ?? false,

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { readSelection, selectionOf } from '../depot/selection.js';
 import { listUpgradeMetadata } from '../depot/upgrade-metadata.js';
 import { statusAccess } from './status/access.js';
+import { esxStatus } from './status/esx.js';
 import { certificatesOf } from './status/certificates.js';
 import { fileLooker, summaryOf } from './status/files.js';
 import { groupReleases } from './status/releases.js';
@@ -21,6 +22,7 @@ export type {
   StatusCertificate,
   StatusComponent,
   StatusData,
+  StatusEsxDepot,
   StatusFile,
   StatusHcl,
   StatusOptions,
@@ -60,6 +62,7 @@ export async function statusData(root: string, options: StatusOptions): Promise<
     otherComponents,
     hcl: await hclStatus(dir),
     upgradeMetadata: await listUpgradeMetadata(dir),
+    esx: await esxStatus(dir),
     certificate,
     ca,
     access,

@@ -192,6 +192,7 @@ ${releasesSection(data)}
 ${otherSection(data)}
 ${hclSection(data, now)}
 ${upgradesSection(data)}
+${esxSection(data)}
 ${certificateSection(data, now)}
 </main>
 ${footer(data, options.snapshot ?? false)}
@@ -318,6 +319,25 @@ function upgradesSection(data: StatusData): string {
   return `<section aria-labelledby="upgrades">
 <h2 id="upgrades">vCenter upgrade metadata</h2>
 ${upgrades}
+</section>`;
+}
+
+/** The ESX depots vSphere Lifecycle Manager patches hosts from, served beside PROD/: each product and what it holds. */
+function esxSection(data: StatusData): string {
+  if (data.esx.length === 0) return '';
+  const depots = data.esx.map((d) => {
+    const products = d.products
+      .map((p) => `<li class="${p.state === 'complete' ? 'ok' : 'bad'}">${e(p.productId)} ${e(p.version)}: ${e(p.words)}</li>`)
+      .join('\n');
+    const problems = d.problems.map((p) => `<li class="bad">${e(p)}</li>`).join('\n');
+    return `<h3>${d.ok ? '✓' : '✗'} <code>${e(d.index)}</code> <span class="muted">(${d.kind === 'umds' ? 'UMDS patch store' : 'online depot: give vLCM the URL of this file'})</span></h3>
+<p>${d.present} of ${plural(d.vibs, 'VIB')} present with the size their metadata states.</p>
+<ul>${products}${problems}</ul>`;
+  });
+  return `<section aria-labelledby="esx">
+<h2 id="esx">ESXi depots for vSphere Lifecycle Manager</h2>
+${depots.join('\n')}
+<p class="muted">Judged by size, as the rest of this page; <code>depotkit esx verify</code> also hashes every VIB when asked.</p>
 </section>`;
 }
 

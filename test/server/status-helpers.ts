@@ -122,6 +122,7 @@ export const STATUS_JSON_SCHEMA = {
     'otherComponents',
     'hcl',
     'upgradeMetadata',
+    'esx',
     'certificate',
     'ca',
     'access',
@@ -193,7 +194,10 @@ export const STATUS_JSON_SCHEMA = {
       properties: {
         complete: { type: 'boolean' },
         ...Object.fromEntries(
-          ['files', 'present', 'missing', 'wrongSize', 'unreadable', 'leftOut', 'hashVerified', 'bytes', 'presentBytes'].map((k) => [k, { type: 'integer', minimum: 0 }]),
+          ['files', 'present', 'missing', 'wrongSize', 'unreadable', 'leftOut', 'hashVerified', 'bytes', 'presentBytes'].map((k) => [
+            k,
+            { type: 'integer', minimum: 0 },
+          ]),
         ),
       },
     },
@@ -216,7 +220,9 @@ export const STATUS_JSON_SCHEMA = {
             type: 'object',
             required: ['binaries', 'present', 'missing', 'wrongBytes', 'unreadable', 'leftOut'],
             additionalProperties: false,
-            properties: Object.fromEntries(['binaries', 'present', 'missing', 'wrongBytes', 'unreadable', 'leftOut'].map((k) => [k, { type: 'integer', minimum: 0 }])),
+            properties: Object.fromEntries(
+              ['binaries', 'present', 'missing', 'wrongBytes', 'unreadable', 'leftOut'].map((k) => [k, { type: 'integer', minimum: 0 }]),
+            ),
           },
           problems: {
             type: 'array',
@@ -268,6 +274,40 @@ export const STATUS_JSON_SCHEMA = {
       required: ['state', 'maxAgeDays'],
       additionalProperties: false,
       properties: { state: { enum: ['ok', 'missing', 'invalid'] }, updated: { $ref: '#/definitions/date' }, maxAgeDays: { type: 'integer' } },
+    },
+    esx: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['folder', 'kind', 'index', 'ok', 'vibs', 'present', 'products', 'problems'],
+        additionalProperties: false,
+        properties: {
+          folder: { type: 'string' },
+          kind: { enum: ['online', 'bundle', 'umds'] },
+          index: { type: 'string' },
+          ok: { type: 'boolean' },
+          vibs: { type: 'integer', minimum: 0 },
+          present: { type: 'integer', minimum: 0 },
+          products: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['productId', 'version', 'state', 'words', 'vibs', 'present', 'components'],
+              additionalProperties: false,
+              properties: {
+                productId: { type: 'string' },
+                version: { type: 'string' },
+                state: { enum: ['complete', 'metadata-only', 'files-missing', 'metadata-missing'] },
+                words: { type: 'string' },
+                vibs: { type: 'integer', minimum: 0 },
+                present: { type: 'integer', minimum: 0 },
+                components: { type: 'integer', minimum: 0 },
+              },
+            },
+          },
+          problems: { type: 'array', items: { type: 'string' } },
+        },
+      },
     },
     upgradeMetadata: {
       type: 'array',

@@ -1,4 +1,7 @@
 // The shapes of the status page's data: plain JSON, the page's JSON variant and what crosses the IPC channel.
+import type { StatusEsxDepot } from './esx.js';
+
+export type { StatusEsxDepot };
 
 import type { ReleaseFileProblem, ReleaseState, ReleaseVerdict } from '../../depot/release-status.js';
 
@@ -30,6 +33,8 @@ export interface StatusData {
   hcl: StatusHcl;
   /** vCenter upgrade metadata files (PROD/COMP/VCENTER/vmw/<uuid>/...), which the catalog does not name: how a mirror finds them. */
   upgradeMetadata: string[];
+  /** The ESX depots for vSphere Lifecycle Manager under the root (umds-patch-store/, PROD/COMP/ESX_HOST/...). */
+  esx: StatusEsxDepot[];
   /** The served certificate (the leaf); null over plain HTTP. */
   certificate: StatusCertificate | null;
   ca: StatusCa;
