@@ -7,6 +7,7 @@ import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
+import { registerEsxMirror } from './esx-mirror.js';
 import { forceOption, jsonOption } from './options.js';
 import { printJson, printLines } from './output.js';
 
@@ -39,6 +40,8 @@ export function registerEsxCommands(program: Command): void {
       else printLines(formatEsxImportResult(result));
       process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
     });
+
+  registerEsxMirror(esx);
 }
 
 export function formatEsxImportResult(result: EsxImportResult): string[] {

@@ -165,7 +165,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
 }
 
 /** The proxy that was named, and whether the depot was reached through it. */
-function formatProxy(proxy: MirrorReport['proxy']): string[] {
+export function formatProxy(proxy: MirrorReport['proxy']): string[] {
   if (!proxy) return [];
   const named = (from: string) => (from === 'proxy' || from === 'noProxy' ? `\`${from}\`` : from);
   return [
