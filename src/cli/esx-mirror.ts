@@ -53,8 +53,16 @@ export function registerEsxMirror(esx: Command): void {
     .addOption(trustOption('--ca', "a CA to trust, or a folder of certificates; Node's public roots without it"))
     .addOption(new Option('--token-file <file>', 'a file whose first line is the download token, put where the URL says {token}').conflicts('tokenEnv'))
     .option('--token-env <name>', 'an environment variable that holds the download token')
-    .addOption(new Option('--product <id>', "download only this product's VIBs, as the vendor index names it, e.g. embeddedEsx (repeatable)").argParser(collect).default([]))
-    .addOption(new Option('--version <version>', 'download only VIBs of this version of the products, as the vendor index writes it, e.g. 9.* (repeatable)').argParser(collect).default([]))
+    .addOption(
+      new Option('--product <id>', "download only this product's VIBs, as the vendor index names it, e.g. embeddedEsx (repeatable)")
+        .argParser(collect)
+        .default([]),
+    )
+    .addOption(
+      new Option('--version <version>', 'download only VIBs of this version of the products, as the vendor index writes it, e.g. 9.* (repeatable)')
+        .argParser(collect)
+        .default([]),
+    )
     .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'VIBs downloaded at once'))
     .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes; also the span --min-speed is judged over'))
     .option(
@@ -105,8 +113,18 @@ export function formatEsxMirrorReport(r: EsxMirrorReport): string[] {
   }
   lines.push(...r.findings.flatMap(formatFinding));
   for (const p of r.products) lines.push(`  ${p.productId} ${p.version}: ${describeProductState(p)}`);
-  lines.push(...listed('Failed', r.failed.map((f) => `${f.path}: ${f.reason}`)));
-  lines.push(...listed('Partial downloads that were not its own files (removed, not followed, downloaded again)', r.replacedPartials.map((p) => `${p.path}: ${p.found}`)));
+  lines.push(
+    ...listed(
+      'Failed',
+      r.failed.map((f) => `${f.path}: ${f.reason}`),
+    ),
+  );
+  lines.push(
+    ...listed(
+      'Partial downloads that were not its own files (removed, not followed, downloaded again)',
+      r.replacedPartials.map((p) => `${p.path}: ${p.found}`),
+    ),
+  );
   lines.push(
     r.metadata.held
       ? 'Indexes and metadata not put in place: they would name files that are not here. Run the same command again to resume; what is in place is kept.'

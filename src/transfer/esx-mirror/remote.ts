@@ -43,5 +43,10 @@ export async function readRootIndex(reader: RemoteReader, index: string, shown: 
     if (err instanceof DepotkitError) throw err;
     throw new DepotkitError(`${shown} could not be read: ${(err as Error).message}.`, EXIT.problems, 'Run the same command again; nothing was written.');
   }
-  if (!bytes) throw new DepotkitError(`${shown} answered 404: no ESX depot index is there.`, EXIT.problems, "Give the URL of the depot's root index (index.xml or vmw-depot-index.xml).");
+  if (!bytes)
+    throw new DepotkitError(
+      `${shown} answered 404: no ESX depot index is there.`,
+      EXIT.problems,
+      "Give the URL of the depot's root index (index.xml or vmw-depot-index.xml).",
+    );
 }

@@ -22,7 +22,13 @@ export interface EsxSelectionSummary {
 }
 
 const matches = (pattern: string, value: string): boolean =>
-  pattern === value || new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(value);
+  pattern === value ||
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  ).test(value);
 
 const selects = (s: EsxSelectOptions | undefined): s is EsxSelectOptions => Boolean(s?.products?.length || s?.versions?.length);
 
@@ -69,10 +75,18 @@ export function chooseVibs(chain: EsxChain, metadata: ReadonlySet<string>) {
     }
   }
   const leftOut = [...all].filter(([path]) => !wanted.has(path) && !refused.has(path));
-  return { wanted: [...wanted.values()], refused: [...refused.values()], leftOut: { vibs: leftOut.length, bytes: leftOut.reduce((sum, [, size]) => sum + size, 0) } };
+  return {
+    wanted: [...wanted.values()],
+    refused: [...refused.values()],
+    leftOut: { vibs: leftOut.length, bytes: leftOut.reduce((sum, [, size]) => sum + size, 0) },
+  };
 }
 
-export function selectionSummary(select: EsxSelectOptions | undefined, chosen: EsxProduct[], leftOut: EsxSelectionSummary['leftOut']): EsxSelectionSummary | undefined {
+export function selectionSummary(
+  select: EsxSelectOptions | undefined,
+  chosen: EsxProduct[],
+  leftOut: EsxSelectionSummary['leftOut'],
+): EsxSelectionSummary | undefined {
   if (!selects(select)) return undefined;
   return { products: select.products ?? [], versions: select.versions ?? [], chosen: chosen.map((p) => `${p.productId} ${p.version}`), leftOut };
 }
