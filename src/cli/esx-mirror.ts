@@ -32,7 +32,7 @@ interface EsxMirrorFlags extends ProxyFlags {
   timeout: number;
   minSpeed: number;
   product: string[];
-  version: string[];
+  productVersion: string[];
   force?: boolean;
   json?: boolean;
 }
@@ -59,7 +59,7 @@ export function registerEsxMirror(esx: Command): void {
         .default([]),
     )
     .addOption(
-      new Option('--version <version>', 'download only VIBs of this version of the products, as the vendor index writes it, e.g. 9.* (repeatable)')
+      new Option('--product-version <version>', 'download only VIBs of this version of the products, as the vendor index writes it, e.g. 9.* (repeatable)')
         .argParser(collect)
         .default([]),
     )
@@ -88,7 +88,7 @@ export function registerEsxMirror(esx: Command): void {
         timeoutMs: opts.timeout * 1000,
         minBytesPerSecond: opts.minSpeed,
         force: opts.force,
-        select: { products: opts.product, versions: opts.version },
+        select: { products: opts.product, versions: opts.productVersion },
         ...proxy,
         ...hooks,
       }),

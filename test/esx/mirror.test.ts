@@ -247,6 +247,24 @@ describe('esx mirror from a token URL (the CLI)', () => {
       expect(wrong.code).not.toBe(0);
       expect(wrong.stderr).toContain('404');
       expect(`${wrong.stdout}${wrong.stderr}`).not.toContain(TOKEN);
+      const chosen = await runCli([
+        'esx',
+        'mirror',
+        url,
+        '--out',
+        outDir(),
+        '--ca',
+        caFile,
+        '--token-file',
+        tokenFile,
+        '--product',
+        'esxio',
+        '--product-version',
+        '8.*',
+      ]);
+      expect(chosen.code).toBe(2);
+      expect(chosen.stderr).toContain('No product of the depot matches esxio 8.*; it offers: embeddedEsx 9.*, esxio 9.*.');
+      expect(chosen.stderr).not.toContain(TOKEN);
       const none = await runCli(['esx', 'mirror', url, '--out', outDir(), '--ca', caFile]);
       expect(none.code).toBe(2);
       expect(none.stderr).toContain('--token-file');
