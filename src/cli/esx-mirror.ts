@@ -7,21 +7,10 @@ import { formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { readSecret } from '../util/secrets.js';
 import { plural } from '../util/text.js';
-import {
-  type ProxyFlags,
-  addProxyOptions,
-  concurrencyOption,
-  forceOption,
-  jsonOption,
-  readProxyOptions,
-  timeoutOption,
-  trustOption,
-  warnIfExposed,
-  wholeNumber,
-} from './options.js';
+import { type ProxyFlags, addProxyOptions, concurrencyOption, forceOption, jsonOption, readProxyOptions, trustOption, warnIfExposed } from './options.js';
 import { collect, printJson, printLines } from './output.js';
-import { formatProxy } from './transfer-mirror.js';
-import { listed, tookOverLine } from './transfer-shared.js';
+import { addPaceOptions, formatFileFailures, formatProxy } from './transfer-mirror.js';
+import { tookOverLine } from './transfer-shared.js';
 
 interface EsxMirrorFlags extends ProxyFlags {
   out: string;
@@ -64,15 +53,9 @@ export function registerEsxMirror(esx: Command): void {
         .default([]),
     )
     .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'VIBs downloaded at once'))
-    .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes; also the span --min-speed is judged over'))
-    .option(
-      '--min-speed <bytes-per-second>',
-      'slowest average speed over --timeout before a download is given up (as curl --speed-limit)',
-      wholeNumber('--min-speed', { min: 1 }),
-      MIRROR_DEFAULTS.minBytesPerSecond,
-    )
     .addOption(forceOption('mirror into a folder holding an ESX depot mirrored from another URL'))
     .addOption(jsonOption('print the report as JSON'));
+  addPaceOptions(command);
   addProxyOptions(command).action(async (url: string, opts: EsxMirrorFlags) => {
     const token = await readToken(opts);
     const proxy = await readProxyOptions(opts);
@@ -113,18 +96,7 @@ export function formatEsxMirrorReport(r: EsxMirrorReport): string[] {
   }
   lines.push(...r.findings.flatMap(formatFinding));
   for (const p of r.products) lines.push(`  ${p.productId} ${p.version}: ${describeProductState(p)}`);
-  lines.push(
-    ...listed(
-      'Failed',
-      r.failed.map((f) => `${f.path}: ${f.reason}`),
-    ),
-  );
-  lines.push(
-    ...listed(
-      'Partial downloads that were not its own files (removed, not followed, downloaded again)',
-      r.replacedPartials.map((p) => `${p.path}: ${p.found}`),
-    ),
-  );
+  lines.push(...formatFileFailures(r));
   lines.push(
     r.metadata.held
       ? 'Indexes and metadata not put in place: they would name files that are not here. Run the same command again to resume; what is in place is kept.'
