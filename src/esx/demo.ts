@@ -148,7 +148,7 @@ export async function makeEsxDemo(dir: string, options: EsxDemoOptions = {}): Pr
   if (!Number.isSafeInteger(size) || size < 0) throw usageError(`The size of each demo VIB must be a whole number of bytes, not ${size}.`);
   const max = options.vibSizeMax;
   if (max !== undefined && (!Number.isSafeInteger(max) || max < size))
-    throw usageError(`The largest demo VIB (\`vibSizeMax\`) must be a whole number of bytes from \`vibSize\` (${size}) up, not ${max}.`);
+    throw usageError(`The size of the largest demo VIB must be a whole number of bytes from that of the smallest (${size}) up, not ${max}.`);
   const root = resolve(dir);
   const index = ESX_DEPOT.rootIndexNames[0];
   if (!options.force && (await exists(join(root, index)))) throw usageError(`${join(root, index)} already exists.`, 'Use `force` to replace it.');
