@@ -9,6 +9,7 @@ import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { CHECK_DEFAULTS } from '../probe/defaults.js';
 import type { EsxCheckResult } from '../probe/esx.js';
+import { registerEsxMirror } from './esx-mirror.js';
 import { concurrencyOption, forceOption, jsonOption, timeoutOption, trustOption } from './options.js';
 import { printJson, printLines } from './output.js';
 
@@ -45,6 +46,8 @@ export function registerEsxCommands(program: Command): void {
       else printLines(formatEsxImportResult(result));
       process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
     });
+
+  registerEsxMirror(esx);
 }
 
 function registerEsxCheck(esx: Command): void {

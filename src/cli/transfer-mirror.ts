@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
 import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
 import type { MirrorReport } from '../transfer/mirror.js';
+import type { FilesTally } from '../transfer/mirror/binaries.js';
 import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
@@ -48,17 +49,11 @@ export function registerMirror(depot: Command): void {
     .addOption(passwordEnvOption("the depot user's"))
     .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs)')
     .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'binaries downloaded at once'))
-    .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes; also the span --min-speed is judged over'))
-    .option(
-      '--min-speed <bytes-per-second>',
-      'slowest average speed over --timeout before a download is given up (as curl --speed-limit)',
-      wholeNumber('--min-speed', { min: 1 }),
-      MIRROR_DEFAULTS.minBytesPerSecond,
-    )
     .addOption(expectSealOption('a source whose catalog'))
     .addOption(forceOption("mirror into a folder holding another depot, or one whose catalog is newer than the source's"))
     .addOption(signingCertOption('public key or certificate that signed a depotkit-made catalog (for the final checks)'))
     .addOption(jsonOption('print the report as JSON'));
+  addPaceOptions(command);
   addProxyOptions(command);
   addSelectionOptions(command, 'download').action(
     async (
@@ -113,6 +108,18 @@ export function registerMirror(depot: Command): void {
   );
 }
 
+/** `--timeout` and `--min-speed`: how long a mirror waits, and how slow a download may go, before giving it up. */
+export function addPaceOptions(command: Command): Command {
+  return command
+    .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes; also the span --min-speed is judged over'))
+    .option(
+      '--min-speed <bytes-per-second>',
+      'slowest average speed over --timeout before a download is given up (as curl --speed-limit)',
+      wholeNumber('--min-speed', { min: 1 }),
+      MIRROR_DEFAULTS.minBytesPerSecond,
+    );
+}
+
 export function formatMirrorReport(r: MirrorReport): string[] {
   const lines: string[] = [];
   lines.push(
@@ -133,18 +140,7 @@ export function formatMirrorReport(r: MirrorReport): string[] {
         : `vCenter upgrade metadata: ${plural(r.upgradeMetadata.files, 'file')}, found in ${where}.`,
   );
   lines.push(...listed('Not on the server (the installer reads them)', r.metadata.missing));
-  lines.push(
-    ...listed(
-      'Failed',
-      r.failed.map((f) => `${f.path}: ${f.reason}`),
-    ),
-  );
-  lines.push(
-    ...listed(
-      'Partial downloads that were not its own files (removed, not followed, downloaded again)',
-      r.replacedPartials.map((p) => `${p.path}: ${p.found}`),
-    ),
-  );
+  lines.push(...formatFileFailures(r));
   if (r.metadata.held) lines.push("The server's metadata was not put in place: binaries it names failed, so the depot keeps its own. Run mirror again.");
   if (r.stale)
     lines.push(
@@ -166,8 +162,22 @@ export function formatMirrorReport(r: MirrorReport): string[] {
   return lines;
 }
 
+/** The files that failed, and the partial downloads whose names held something else. */
+export function formatFileFailures(r: Pick<FilesTally, 'failed' | 'replacedPartials'>): string[] {
+  return [
+    ...listed(
+      'Failed',
+      r.failed.map((f) => `${f.path}: ${f.reason}`),
+    ),
+    ...listed(
+      'Partial downloads that were not its own files (removed, not followed, downloaded again)',
+      r.replacedPartials.map((p) => `${p.path}: ${p.found}`),
+    ),
+  ];
+}
+
 /** The proxy that was named, and whether the depot was reached through it. */
-function formatProxy(proxy: MirrorReport['proxy']): string[] {
+export function formatProxy(proxy: MirrorReport['proxy']): string[] {
   if (!proxy) return [];
   const named = (from: string) => (from === 'proxy' || from === 'noProxy' ? `\`${from}\`` : from);
   return [

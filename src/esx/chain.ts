@@ -8,6 +8,9 @@ import { readEsxMetadata } from './metadata-zip.js';
 import type { EsxMetadata, EsxProduct, EsxVendor } from './model.js';
 import type { EsxSource } from './source.js';
 
+/** What reading the chain needs of a source: a folder, a bundle, or a server. */
+export type EsxReader = Pick<EsxSource, 'read'>;
+
 /** An ESX depot's chain as read: its vendors, the products they list, and each metadata zip's contents. */
 export interface EsxChain {
   /** Depot-relative path of the root index. */
@@ -40,7 +43,7 @@ const finding = (id: string, severity: Finding['severity'], message: string, pat
 });
 
 async function readDocument<T>(
-  source: EsxSource,
+  source: EsxReader,
   path: string,
   what: string,
   parse: (text: string) => T,
@@ -67,7 +70,7 @@ async function readDocument<T>(
 }
 
 /** Reads the chain from the root index `index` down to every metadata zip, with a finding for each link that breaks. */
-export async function readEsxChain(source: EsxSource, index: string, findings: Finding[]): Promise<EsxChain> {
+export async function readEsxChain(source: EsxReader, index: string, findings: Finding[]): Promise<EsxChain> {
   const chain: EsxChain = { index, vendors: [], products: [], metadata: new Map() };
   const vendors = await readDocument(
     source,
@@ -133,7 +136,7 @@ export async function readEsxChain(source: EsxSource, index: string, findings: F
 }
 
 /** One metadata zip read, or a finding saying why it cannot be. */
-export async function readMetadataZip(source: EsxSource, path: string, findings: Finding[]): Promise<EsxMetadata | undefined> {
+export async function readMetadataZip(source: EsxReader, path: string, findings: Finding[]): Promise<EsxMetadata | undefined> {
   let bytes: Buffer | undefined;
   try {
     bytes = await source.read(path, ESX_LIMITS.metadataZipBytes);

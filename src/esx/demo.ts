@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createCipheriv, createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { XMLBuilder } from 'fast-xml-parser';
 import yazl from 'yazl';
@@ -12,6 +12,8 @@ export interface EsxDemoOptions {
   vibs?: number;
   /** Bytes of each VIB's payload; default 64 KiB. */
   vibSize?: number;
+  /** With it, each VIB's payload is of its own size from `vibSize` to this, spread evenly on a log scale (as real VIBs are: many small, a few large). */
+  vibSizeMax?: number;
   force?: boolean;
 }
 
@@ -45,11 +47,9 @@ function vibBytes(name: string, version: string, size: number): Buffer {
   const descriptor = Buffer.from(
     builder.build({ vib: { '@version': '5.0', type: 'bootbank', name, version, vendor: DEMO.vendor, summary: 'depotkit demo VIB: not installable' } }),
   );
-  const payload = Buffer.alloc(size);
-  // Bytes of its own per VIB, so that a VIB put in another's place fails its checksum.
-  for (let offset = 0, block = 0; offset < size; block++) {
-    offset += createHash('sha256').update(`${name}:${block}`).digest().copy(payload, offset);
-  }
+  // Bytes of its own per VIB, so that a VIB put in another's place fails its checksum: a keystream keyed by its name (fast for GBs of demo).
+  const key = createHash('sha256').update(name).digest();
+  const payload = createCipheriv('aes-256-ctr', key, Buffer.alloc(16)).update(Buffer.alloc(size));
   const member = (file: string, data: Buffer): Buffer => {
     const header = `${`${file}/`.padEnd(16)}${'0'.padEnd(12)}${'0'.padEnd(6)}${'0'.padEnd(6)}${'100644'.padEnd(8)}${String(data.length).padEnd(10)}\`\n`;
     return Buffer.concat([Buffer.from(header, 'latin1'), data, data.length % 2 ? Buffer.from('\n') : Buffer.alloc(0)]);
@@ -63,18 +63,27 @@ interface DemoVib {
   version: string;
   component: string;
   path: string;
-  bytes: Buffer;
+  size: number;
   sha256: string;
 }
 
-function demoVibs(count: number, size: number): DemoVib[] {
+/** The payload size of VIB `i`: `size`, or with `max` one of its own from `size` to `max` on a log scale. */
+function payloadSize(i: number, count: number, size: number, max: number | undefined): number {
+  if (max === undefined || count === 1) return size;
+  // A fixed shuffle of the indexes, so that sizes do not grow with the name.
+  const at = (i * 7919) % count;
+  return Math.round(Math.max(size, 1) * (max / Math.max(size, 1)) ** (at / (count - 1)));
+}
+
+/** Each VIB's bytes are made once, written, and let go: only their size and SHA-256 are held, so a demo of GBs fits in memory. */
+function demoVibs(count: number, size: number, max: number | undefined): (DemoVib & { bytes: () => Buffer })[] {
   return Array.from({ length: count }, (_, i) => {
     const component = DEMO.components[i % DEMO.components.length]!;
     const name = `${component.toLowerCase()}-${String(i + 1).padStart(4, '0')}`;
     const version = `${DEMO.version}-${DEMO.build}`;
     const id = `DKD_bootbank_${name}_${version}`;
-    const bytes = vibBytes(name, version, size);
-    return { id, name, version, component, path: `${ESX_DEPOT.vibDir}/${name}/${id}.vib`, bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const bytes = () => vibBytes(name, version, payloadSize(i, count, size, max));
+    return { id, name, version, component, path: `${ESX_DEPOT.vibDir}/${name}/${id}.vib`, bytes, size: 0, sha256: '' };
   });
 }
 
@@ -93,7 +102,7 @@ function vmwareXml(vibs: readonly DemoVib[]): string {
           name: v.name,
           version: v.version,
           vendor: DEMO.vendor,
-          vibFile: { sourceUrl: '', relativePath: v.path, packedSize: v.bytes.length, checksum: { checksumType: ESX_DEPOT.checksumType, checksum: v.sha256 } },
+          vibFile: { sourceUrl: '', relativePath: v.path, packedSize: v.size, checksum: { checksumType: ESX_DEPOT.checksumType, checksum: v.sha256 } },
         })),
     },
   }));
@@ -109,7 +118,7 @@ function vibXml(vib: DemoVib): string {
       version: vib.version,
       vendor: DEMO.vendor,
       'relative-path': vib.path,
-      'packed-size': vib.bytes.length,
+      'packed-size': vib.size,
       checksum: { '@checksum-type': ESX_DEPOT.checksumType, '#text': vib.sha256 },
     },
   });
@@ -137,16 +146,24 @@ export async function makeEsxDemo(dir: string, options: EsxDemoOptions = {}): Pr
   if (!Number.isSafeInteger(count) || count < 1 || count > 100_000)
     throw usageError(`The number of demo VIBs must be a whole number from 1 to 100000, not ${count}.`);
   if (!Number.isSafeInteger(size) || size < 0) throw usageError(`The size of each demo VIB must be a whole number of bytes, not ${size}.`);
+  const max = options.vibSizeMax;
+  if (max !== undefined && (!Number.isSafeInteger(max) || max < size))
+    throw usageError(`The size of the largest demo VIB must be a whole number of bytes from that of the smallest (${size}) up, not ${max}.`);
   const root = resolve(dir);
   const index = ESX_DEPOT.rootIndexNames[0];
   if (!options.force && (await exists(join(root, index)))) throw usageError(`${join(root, index)} already exists.`, 'Use `force` to replace it.');
-  const vibs = demoVibs(count, size);
+  const vibs = demoVibs(count, size, max);
   const write = (path: string, data: string | Buffer) => writeFileAtomic(join(root, path), data, { force: true });
   // VIBs first and the root index last: a run cut short leaves no index that names missing files.
-  for (const vib of vibs) await write(vib.path, vib.bytes);
+  for (const vib of vibs) {
+    const bytes = vib.bytes();
+    vib.size = bytes.length;
+    vib.sha256 = createHash('sha256').update(bytes).digest('hex');
+    await write(vib.path, bytes);
+  }
   await write(DEMO.metadata, await metadataZip(vibs));
   const products = DEMO.products.map((productId) => ({ productId, version: '9.*' }));
   await write('vendor-index.xml', vendorIndexXml(products.map((p) => ({ ...p, url: DEMO.metadata, channels: ['default'] }))));
   await write(index, rootIndexXml([{ name: DEMO.vendor, code: DEMO.code, indexfile: 'vendor-index.xml', relativePath: '' }]));
-  return { dir: root, index, metadata: DEMO.metadata, products, vibs: vibs.length, bytes: vibs.reduce((sum, v) => sum + v.bytes.length, 0) };
+  return { dir: root, index, metadata: DEMO.metadata, products, vibs: vibs.length, bytes: vibs.reduce((sum, v) => sum + v.size, 0) };
 }

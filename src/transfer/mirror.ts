@@ -1,7 +1,6 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, MIRROR_METADATA_PATHS, MIRROR_STATE_FILE, TEMP_PREFIX } from '../constants.js';
-import type { CatalogBinary } from '../depot/catalog.js';
 import { type DepotLock, withDepotLock } from '../depot/lock.js';
 import { type CatalogChange, type MetadataChange, backupMetadata, hclOlderBecause, isHclPath, metadataChangeOf, readHclTime } from '../depot/metadata-guard.js';
 import { Checkpoints, stateFileFor } from '../depot/place.js';
@@ -11,16 +10,12 @@ import { usageError } from '../util/errors.js';
 import { writeJsonAtomic } from '../util/fs.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
 import { MIRROR_DEFAULTS } from './defaults.js';
-import { readCatalogOf, unplaceableName } from './inventory.js';
+import { readCatalogOf } from './inventory.js';
+import { mirrorFiles } from './mirror/binaries.js';
 import { type Connection, openConnection } from './mirror/connection.js';
-import { downloadBinary } from './mirror/download.js';
-import { FileFailure } from './mirror/failure.js';
 import { DepotFiles } from './mirror/local.js';
 import { type FetchedFile, MetadataBudget, clearLeftTemps, dropTemps, fetchMetadataFiles, writeTemp } from './mirror/metadata.js';
-import { planBinaries } from './mirror/plan.js';
-import { eachLimited } from './mirror/pool.js';
 import { hashLocal, placeMetadata, splitUnchanged } from './mirror/publish.js';
-import { SavePacer } from './mirror/saving.js';
 import { type MirrorProgress, type MirrorReport, sortReport } from './mirror/report.js';
 import type { ProxyOptions } from './mirror/proxy.js';
 import { type Source, readSource } from './mirror/source.js';
@@ -202,7 +197,7 @@ async function mirrorInto(
     bytesHashedLocally: 0,
   };
   try {
-    await mirrorBinaries(conn, files, checkpoints, source.binaries, settings, report, options);
+    await mirrorFiles(conn, files, checkpoints, source.binaries, report, { ...settings, onStart: options.onStart, onBytes: options.onBytes });
     sortReport(report);
     report.metadataChange = await publish(
       files,
@@ -259,58 +254,6 @@ async function publish(
   if (older) report.hcl = { action: force ? 'replaced' : 'kept', because: older, ...(backup && force ? { backup } : {}) };
   report.metadata.written = (await placeMetadata(files, checkpoints, changed)).sort();
   return change && metadataChangeOf(change, backup);
-}
-
-/** Every binary of the catalog: recognised in place, or downloaded `concurrency` at a time; one file's failure is reported, anything else ends the run. */
-async function mirrorBinaries(
-  conn: Connection,
-  files: DepotFiles,
-  checkpoints: Checkpoints,
-  binaries: CatalogBinary[],
-  settings: Settings,
-  report: MirrorProgress,
-  options: MirrorOptions,
-): Promise<void> {
-  // A name no file system takes fails its binary alone; the others are mirrored.
-  const placeable = binaries.filter((b) => {
-    const reason = unplaceableName(b.fileName);
-    if (reason) report.failed.push({ path: b.path, size: b.size, reason });
-    return !reason;
-  });
-  const plan = await planBinaries(files.root, placeable, checkpoints, {
-    inPlace: (b) => report.alreadyInPlace.push({ path: b.path, size: b.size }),
-    hashed: (bytes) => (report.bytesHashedLocally += bytes),
-  });
-  options.onStart?.(plan.bytesToFetch);
-  const pacer = new SavePacer(checkpoints, report.alreadyInPlace.length);
-  const ctx = {
-    conn,
-    files,
-    placed: async (final: string, sha256: string, size: number) => {
-      await checkpoints.state.remember(final, sha256);
-      checkpoints.renamedInto([dirname(final)]);
-      pacer.placed(size);
-    },
-    retries: settings.retries,
-    tally: report,
-    onBytes: options.onBytes,
-    onReplaced: (path: string, found: string) => report.replacedPartials.push({ path, found }),
-  };
-  pacer.start();
-  try {
-    await eachLimited(plan.todo.values(), settings.concurrency, async (i) => {
-      const b = placeable[i]!;
-      try {
-        const resumedFrom = await downloadBinary(ctx, b);
-        report.downloaded.push({ path: b.path, size: b.size, resumedFrom });
-      } catch (err) {
-        if (!(err instanceof FileFailure)) throw err;
-        report.failed.push({ path: b.path, size: b.size, reason: err.message });
-      }
-    });
-  } finally {
-    pacer.stop();
-  }
 }
 
 /** The depot checked as a whole once the mirror is done: verify, and the releases it holds. */

@@ -11,6 +11,9 @@ import type { ProgressWatch } from './progress.js';
 
 const RETRY_BASE_MS = 250;
 
+/** What a download needs of a file: where it goes, and the size and SHA-256 it must have (a catalog's binary, or an ESX depot's VIB). */
+export type MirroredFile = Pick<CatalogBinary, 'path' | 'size' | 'checksum' | 'fileName'>;
+
 export interface DownloadContext {
   conn: Connection;
   files: DepotFiles;
@@ -46,7 +49,7 @@ function contentRange(header: string | string[] | undefined): { start: number; t
 }
 
 /** The partial file of `binary`, opened safely, with what it already holds hashed again (a hash's state cannot be saved, the bytes can). */
-async function openPartial(ctx: DownloadContext, binary: CatalogBinary): Promise<Partial> {
+async function openPartial(ctx: DownloadContext, binary: MirroredFile): Promise<Partial> {
   const path = partialPathFor(ctx.files.root, binary);
   const opened = await ctx.files.openPartial(path);
   if (opened.replaced) ctx.onReplaced?.(binary.path, opened.replaced);
@@ -69,7 +72,7 @@ async function openPartial(ctx: DownloadContext, binary: CatalogBinary): Promise
  * spent, or at once when the transfer broke the progress rule. Returns the
  * bytes resumed from.
  */
-export async function downloadBinary(ctx: DownloadContext, binary: CatalogBinary): Promise<number> {
+export async function downloadBinary(ctx: DownloadContext, binary: MirroredFile): Promise<number> {
   await ctx.files.folder(dirname(binary.path));
   const p = await openPartial(ctx, binary);
   const resumedFrom = p.have;
@@ -124,7 +127,7 @@ const plural = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
  * file. Returns the network error that cut it short, if any (the bytes that
  * arrived are kept); throws what no retry can fix.
  */
-async function fetchInto(ctx: DownloadContext, binary: CatalogBinary, p: Partial, watch: ProgressWatch): Promise<unknown> {
+async function fetchInto(ctx: DownloadContext, binary: MirroredFile, p: Partial, watch: ProgressWatch): Promise<unknown> {
   let res: Awaited<ReturnType<typeof get>>;
   try {
     res = await get(ctx.conn, binary.path, p.have > 0 ? { range: `bytes=${p.have}-` } : {}, watch);
@@ -170,7 +173,7 @@ async function fetchInto(ctx: DownloadContext, binary: CatalogBinary, p: Partial
 }
 
 /** Streams an answer's body into the partial file, never past the catalog's size. */
-async function receive(ctx: DownloadContext, binary: CatalogBinary, p: Partial, res: Awaited<ReturnType<typeof get>>, watch: ProgressWatch): Promise<unknown> {
+async function receive(ctx: DownloadContext, binary: MirroredFile, p: Partial, res: Awaited<ReturnType<typeof get>>, watch: ProgressWatch): Promise<unknown> {
   const writer = new PositionalWriter(p.handle, p.have);
   let pending: Buffer[] = [];
   let pendingBytes = 0;

@@ -1,8 +1,8 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CatalogBinary } from '../../depot/catalog.js';
 import type { Checkpoints } from '../../depot/place.js';
 import { sha256Files } from '../../util/hash.js';
+import type { MirroredFile } from './download.js';
 import { partialPathFor } from './local.js';
 import { eachLimited } from './pool.js';
 
@@ -30,11 +30,11 @@ const sizeOf = (path: string) =>
  * the catalog a few files at a time, keeping only indices, so that memory
  * stays small however many binaries the catalog names.
  */
-export async function planBinaries(
+export async function planBinaries<B extends MirroredFile>(
   root: string,
-  binaries: readonly CatalogBinary[],
+  binaries: readonly B[],
   checkpoints: Checkpoints,
-  seen: { inPlace(b: CatalogBinary): void; hashed(bytes: number): void },
+  seen: { inPlace(b: B): void; hashed(bytes: number): void },
 ): Promise<BinaryPlan> {
   const todo: number[] = [];
   const toHash: number[] = [];

@@ -45,18 +45,24 @@ export async function splitUnchanged(files: DepotFiles, fetched: readonly Fetche
   return { changed, unchanged: unchanged.sort() };
 }
 
+/** Depot mirror's order: everything else first and the catalog last, since the catalog is what makes a new release visible to an installer. */
+const catalogLast = (path: string): number => Number(path === DEPOT_PATHS.catalog);
+
 /**
- * Puts changed metadata in place: everything else first and the catalog
- * last, since the catalog is what makes a new release visible to an
- * installer; each group is made durable (its folders synced) and remembered
- * before the next. Returns the paths written.
+ * Puts changed metadata in place, group by group in the order of `rank` (lowest first); each group is
+ * made durable (its folders synced) and remembered before the next. Returns the paths written.
  */
-export async function placeMetadata(files: DepotFiles, checkpoints: Checkpoints, changed: readonly FetchedFile[]): Promise<string[]> {
-  const order = [...changed].sort((a, b) => Number(a.path === DEPOT_PATHS.catalog) - Number(b.path === DEPOT_PATHS.catalog) || a.path.localeCompare(b.path));
+export async function placeMetadata(
+  files: DepotFiles,
+  checkpoints: Checkpoints,
+  changed: readonly FetchedFile[],
+  rank: (path: string) => number = catalogLast,
+): Promise<string[]> {
+  const order = [...changed].sort((a, b) => rank(a.path) - rank(b.path) || a.path.localeCompare(b.path));
   const written: string[] = [];
   try {
-    for (const group of [order.filter((f) => f.path !== DEPOT_PATHS.catalog), order.filter((f) => f.path === DEPOT_PATHS.catalog)]) {
-      for (const f of group) {
+    for (const step of new Set(order.map((f) => rank(f.path)))) {
+      for (const f of order.filter((o) => rank(o.path) === step)) {
         const final = join(files.root, f.path);
         await files.place(f.temp, final, f.written);
         written.push(f.path);

@@ -1,0 +1,107 @@
+import { type Command, Option } from 'commander';
+import { describeProductState } from '../esx/status.js';
+import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
+import type { EsxMirrorReport } from '../transfer/esx-mirror/index.js';
+import { EXIT } from '../util/errors.js';
+import { formatFinding } from '../util/findings.js';
+import { formatBytes, withByteProgress } from '../util/progress.js';
+import { readSecret } from '../util/secrets.js';
+import { plural } from '../util/text.js';
+import { type ProxyFlags, addProxyOptions, concurrencyOption, forceOption, jsonOption, readProxyOptions, trustOption, warnIfExposed } from './options.js';
+import { collect, printJson, printLines } from './output.js';
+import { addPaceOptions, formatFileFailures, formatProxy } from './transfer-mirror.js';
+import { tookOverLine } from './transfer-shared.js';
+
+interface EsxMirrorFlags extends ProxyFlags {
+  out: string;
+  ca: string[];
+  tokenFile?: string;
+  tokenEnv?: string;
+  concurrency: number;
+  timeout: number;
+  minSpeed: number;
+  product: string[];
+  productVersion: string[];
+  force?: boolean;
+  json?: boolean;
+}
+
+/** The token from its file or variable; never from the command line, where `ps` and the shell's history would show it. */
+async function readToken(flags: EsxMirrorFlags): Promise<string | undefined> {
+  if (flags.tokenFile !== undefined) await warnIfExposed(flags.tokenFile);
+  if (flags.tokenFile === undefined && flags.tokenEnv === undefined) return undefined;
+  return readSecret({ file: flags.tokenFile, env: flags.tokenEnv }, 'download token');
+}
+
+/** `esx mirror`: an ESX depot fetched from the URL of its root index. */
+export function registerEsxMirror(esx: Command): void {
+  const command = esx
+    .command('mirror <index-url>')
+    .description("mirror an ESX depot from its root index's URL: indexes and metadata, then every VIB, checked as it lands, resumable")
+    .requiredOption('--out <dir>', 'the ESX depot folder (e.g. /srv/depot/umds-patch-store)')
+    .addOption(trustOption('--ca', "a CA to trust, or a folder of certificates; Node's public roots without it"))
+    .addOption(new Option('--token-file <file>', 'a file whose first line is the download token, put where the URL says {token}').conflicts('tokenEnv'))
+    .option('--token-env <name>', 'an environment variable that holds the download token')
+    .addOption(
+      new Option('--product <id>', "download only this product's VIBs, as the vendor index names it, e.g. embeddedEsx (repeatable)")
+        .argParser(collect)
+        .default([]),
+    )
+    .addOption(
+      new Option('--product-version <version>', 'download only VIBs of this version of the products, as the vendor index writes it, e.g. 9.* (repeatable)')
+        .argParser(collect)
+        .default([]),
+    )
+    .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'VIBs downloaded at once'))
+    .addOption(forceOption('mirror into a folder holding an ESX depot mirrored from another URL'))
+    .addOption(jsonOption('print the report as JSON'));
+  addPaceOptions(command);
+  addProxyOptions(command).action(async (url: string, opts: EsxMirrorFlags) => {
+    const token = await readToken(opts);
+    const proxy = await readProxyOptions(opts);
+    const [{ mirrorEsx }, { readCaPems }] = await Promise.all([import('../transfer/esx-mirror/index.js'), import('../pki/trust-source.js')]);
+    const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
+    const report = await withByteProgress('downloading', !opts.json, (hooks) =>
+      mirrorEsx({
+        url,
+        token,
+        out: opts.out,
+        caPems,
+        concurrency: opts.concurrency,
+        timeoutMs: opts.timeout * 1000,
+        minBytesPerSecond: opts.minSpeed,
+        force: opts.force,
+        select: { products: opts.product, versions: opts.productVersion },
+        ...proxy,
+        ...hooks,
+      }),
+    );
+    if (opts.json) printJson(report);
+    else printLines(formatEsxMirrorReport(report));
+    process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+  });
+}
+
+export function formatEsxMirrorReport(r: EsxMirrorReport): string[] {
+  const resumed = r.downloaded.filter((d) => d.resumedFrom).length;
+  const lines = [
+    `Mirrored ${r.url} into ${r.out}: ${plural(r.downloaded.length, 'VIB')} downloaded (${formatBytes(r.bytesDownloaded)}${resumed ? `, ${resumed} resumed` : ''}), ${r.alreadyInPlace.length} already in place.`,
+    ...formatProxy(r.proxy),
+    ...tookOverLine(r.lock.tookOverFrom),
+  ];
+  if (r.selection) {
+    lines.push(
+      `Chosen: ${r.selection.chosen.join(', ')}; left out: ${plural(r.selection.leftOut.vibs, 'VIB')} (${formatBytes(r.selection.leftOut.bytes)}) that only other products list.`,
+    );
+  }
+  lines.push(...r.findings.flatMap(formatFinding));
+  for (const p of r.products) lines.push(`  ${p.productId} ${p.version}: ${describeProductState(p)}`);
+  lines.push(...formatFileFailures(r));
+  lines.push(
+    r.metadata.held
+      ? 'Indexes and metadata not put in place: they would name files that are not here. Run the same command again to resume; what is in place is kept.'
+      : `Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`,
+  );
+  lines.push(r.ok ? `OK: ${r.out} holds the depot; vLCM's online depot URL is that of ${r.index} there.` : 'INCOMPLETE: run the same command again to resume.');
+  return lines;
+}

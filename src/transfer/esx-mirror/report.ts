@@ -1,0 +1,30 @@
+import type { DepotLockHolder } from '../../depot/lock.js';
+import type { EsxProductStatus } from '../../esx/status.js';
+import type { Finding } from '../../util/findings.js';
+import type { FilesTally } from '../mirror/binaries.js';
+import type { ProxyUse } from '../mirror/proxy.js';
+import type { EsxSelectionSummary } from './select.js';
+
+export interface EsxMirrorReport extends FilesTally {
+  /** Every chosen VIB is in place and verified, the chain read whole, and the indexes written. */
+  ok: boolean;
+  /** The index URL as given: with `{token}` where the token went, never the token. */
+  url: string;
+  out: string;
+  /** The root index's path in `out`. */
+  index: string;
+  proxy?: ProxyUse;
+  lock: { tookOverFrom?: DepotLockHolder };
+  /** What broke in the source's chain (an unreadable vendor index or metadata zip), as `esx verify` words it. */
+  findings: Finding[];
+  /** Each product of the vendor indexes, and how much of it the mirror holds. */
+  products: EsxProductStatus[];
+  selection?: EsxSelectionSummary;
+  metadata: {
+    /** Indexes and metadata zips put in place (zips first, the root index last). */
+    written: string[];
+    unchanged: string[];
+    /** Not put in place: VIBs failed or the chain broke, and an index must never name a file that is not there. */
+    held: boolean;
+  };
+}
