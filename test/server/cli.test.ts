@@ -265,7 +265,7 @@ describe('depotkit serve (the built CLI)', () => {
       [[root, '--http', '--user', 'u', '--password-file', join(dir, 'password')], /clear text/],
       [[root, '--cert', join(dir, 'cert.pem')], /--cert and --key go together/],
       [[join(root, 'PROD'), '--http'], /PROD folder itself/],
-      [[join(dir, 'missing'), '--http'], /is not a folder/],
+      [[join(dir, 'missing'), '--http'], /does not exist/],
       [[root, '--http', '--password-file', join(dir, 'password')], /--password-file needs --user/],
       [[root, '--http', '--workers', '0'], /at least 1/],
       [[root, '--http', '--send-timeout', '0'], /--send-timeout must be at least 1 second/],
