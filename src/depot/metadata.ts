@@ -1,12 +1,11 @@
-import { open as openFile, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import fg from 'fast-glob';
-import type yauzl from 'yauzl';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { METADATA_LIMITS } from '../util/limits.js';
-import { openZip, readEntryData, walkZip } from '../util/zip.js';
+import { openZipFile, readEntryData, walkZip } from '../util/zip.js';
 import { escapeControlChars, formatBytes, hasControlChars } from '../util/text.js';
 import { type Catalog, catalogBinaries, parseCatalog } from './catalog.js';
 
@@ -153,21 +152,7 @@ export function refuseFileFolderClash(files: Iterable<string>, folders: Iterable
  * milliseconds, before anything is decompressed or written.
  */
 async function readMetadataZip(path: string): Promise<MetadataFiles> {
-  // A clear error for a missing or unreadable file before yauzl's generic one.
-  let archiveBytes: number;
-  try {
-    const handle = await openFile(path, 'r');
-    archiveBytes = (await handle.stat()).size;
-    await handle.close();
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
-  let zip: yauzl.ZipFile;
-  try {
-    zip = await openZip(path);
-  } catch (err) {
-    throw usageError(`${path} is not a readable zip archive (${(err as Error).message}).`, 'Download the metadata archive again.');
-  }
+  const { zip, bytes: archiveBytes } = await openZipFile(path, 'Download the metadata archive again.');
   const notMetadata = "it is not the vendor's metadata archive";
   const files: MetadataFiles = new Map();
   try {

@@ -9,7 +9,7 @@ import { readFileBounded } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
 import { METADATA_LIMITS } from '../util/limits.js';
 import { listFiles } from '../util/walk.js';
-import { openEntryStream, openZip, readEntryData, walkZip } from '../util/zip.js';
+import { openEntryStream, openZipFile, readEntryData, walkZip } from '../util/zip.js';
 
 /** Where an ESX depot's files are read from: a folder, or an offline bundle (`*-depot.zip`). */
 export interface EsxSource {
@@ -63,18 +63,7 @@ export function folderSource(dir: string): EsxSource {
 
 /** An offline bundle, its central directory walked within the metadata archive's limits before anything is read. */
 export async function bundleSource(path: string): Promise<EsxSource> {
-  let bytes: number;
-  try {
-    bytes = (await stat(path)).size;
-  } catch (err) {
-    throw describeFsError(err, path);
-  }
-  let zip: yauzl.ZipFile;
-  try {
-    zip = await openZip(path);
-  } catch (err) {
-    throw usageError(`${path} is not a readable zip archive (${(err as Error).message}).`, 'Download the offline bundle again.');
-  }
+  const { zip, bytes } = await openZipFile(path, 'Download the offline bundle again.');
   const entries = new Map<string, yauzl.Entry>();
   try {
     const walk = await walkZip(zip, { label: path, bytes }, BUNDLE_LIMITS, 'it is not an ESX offline bundle', (name) => ({ name, hold: false }));

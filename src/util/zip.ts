@@ -1,5 +1,6 @@
 import yauzl from 'yauzl';
-import { usageError } from './errors.js';
+import { open as openFile } from 'node:fs/promises';
+import { describeFsError, usageError } from './errors.js';
 import { escapeControlChars, formatBytes, hasControlChars } from './text.js';
 
 // yauzl's callbacks as promises, for the readers of zip archives (the vendor's metadata archive,
@@ -15,6 +16,26 @@ export function openZip(source: string | Buffer): Promise<yauzl.ZipFile> {
     if (typeof source === 'string') yauzl.open(source, options, done);
     else yauzl.fromBuffer(source, options, done);
   });
+}
+
+/**
+ * A zip file opened for a walk, with its size: a missing or unreadable file is said as the file
+ * system says it, before yauzl's generic words; a file that is no zip gets `hint` (what to do).
+ */
+export async function openZipFile(path: string, hint: string): Promise<{ zip: yauzl.ZipFile; bytes: number }> {
+  let bytes: number;
+  try {
+    const handle = await openFile(path, 'r');
+    bytes = (await handle.stat()).size;
+    await handle.close();
+  } catch (err) {
+    throw describeFsError(err, path);
+  }
+  try {
+    return { zip: await openZip(path), bytes };
+  } catch (err) {
+    throw usageError(`${path} is not a readable zip archive (${(err as Error).message}).`, hint);
+  }
 }
 
 /** The next entry of the central directory, or undefined at its end. */
