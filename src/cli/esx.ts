@@ -14,9 +14,7 @@ import { concurrencyOption, forceOption, jsonOption, timeoutOption, trustOption 
 import { printJson, printLines } from './output.js';
 
 export function registerEsxCommands(program: Command): void {
-  const esx = program
-    .command('esx')
-    .description('ESXi software depots that vSphere Lifecycle Manager patches hosts from: verify, check as vLCM does, import offline bundles');
+  const esx = program.command('esx').description('ESXi depots for vSphere Lifecycle Manager: verify, check, import, mirror');
 
   esx
     .command('verify <path>')

@@ -60,7 +60,7 @@ describe('help that reads clean', () => {
 
   it('lists the commands in the order of the flow, and says so', () => {
     const program = whole;
-    expect(program.commands.map((c) => c.name())).toEqual(['depot', 'cert', 'serve', 'check', 'installer', 'vcenter', 'export', 'sim', 'quickstart']);
+    expect(program.commands.map((c) => c.name())).toEqual(['depot', 'esx', 'cert', 'serve', 'check', 'installer', 'vcenter', 'export', 'sim', 'quickstart']);
     expect(program.description()).toContain('in the order of the flow');
   });
 

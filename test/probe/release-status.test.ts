@@ -112,7 +112,7 @@ describe('depotkit check --json, release by release', () => {
     expect(states(report.releases)).toEqual(EXPECTED);
     for (const r of report.releases) {
       expect(Object.keys(r).sort()).toEqual(['bytes', 'counts', 'files', 'leftOut', 'message', 'state', 'version']);
-      expect(Object.keys(r.counts).sort()).toEqual(['binaries', 'missing', 'present', 'unreadable', 'wrongBytes']);
+      expect(Object.keys(r.counts).sort()).toEqual(['binaries', 'leftOut', 'missing', 'present', 'unreadable', 'wrongBytes']);
     }
     expect(report.releases[3]!.files[0]).toMatchObject({ path: fixture.otherBuild.path, expected: { size: expect.any(Number), sha256: expect.any(String) } });
   });
