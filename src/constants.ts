@@ -417,9 +417,8 @@ export const UMDS_PATCH_STORE_DIR = 'umds-patch-store';
 export const ESX_DEPOT = {
   /** Root index names: an offline bundle's and a hand-made depot's, and the vendor's online depots'. */
   rootIndexNames: ['index.xml', 'vmw-depot-index.xml'],
-  /** The metadata zip's main document, and its folders of per-bulletin and per-VIB documents. */
+  /** The metadata zip's main document, and its folder of per-VIB documents. */
   metadataDocument: 'vmware.xml',
-  metadataBulletinsDir: 'bulletins/',
   metadataVibsDir: 'vibs/',
   /** The content type a root index declares for ESX content. */
   esxContentType: 'http://www.vmware.com/depotmanagement/esx',
@@ -432,9 +431,6 @@ export const ESX_DEPOT = {
   vibDir: 'vib20',
   /** UMDS's own index of its patch store, whose schema is not published: seen, never parsed. */
   umdsConsolidatedIndex: 'hostupdate/__hostupdate20-consolidated-index__.xml',
-  /** The vendor's per-token ESX depots, and the download tool's ESX patch store, under the depot tree. */
-  vendorDepotDir: 'PROD/COMP/ESX_HOST',
-  vendorDepotChannels: ['main', 'addon-main', 'iovp-main', 'vmtools-main'],
 } as const;
 /**
  * `depotkit serve`'s own paths at the web root, beside the depot (which lives under PROD/ and

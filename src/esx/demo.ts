@@ -37,7 +37,6 @@ const DEMO = {
   build: '0.0.24755229',
   metadata: 'depotkit-demo-ESXi-9.0.0-metadata.zip',
   components: ['DEMO-ESXi', 'DEMO-nic-driver', 'DEMO-host-tools'],
-  products: ['embeddedEsx', 'esxio'],
 } as const;
 
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: '@', format: true, indentBy: '  ' });
@@ -162,7 +161,7 @@ export async function makeEsxDemo(dir: string, options: EsxDemoOptions = {}): Pr
     await write(vib.path, bytes);
   }
   await write(DEMO.metadata, await metadataZip(vibs));
-  const products = DEMO.products.map((productId) => ({ productId, version: '9.*' }));
+  const products = ESX_DEPOT.productIds.map((productId) => ({ productId, version: '9.*' }));
   await write('vendor-index.xml', vendorIndexXml(products.map((p) => ({ ...p, url: DEMO.metadata, channels: ['default'] }))));
   await write(index, rootIndexXml([{ name: DEMO.vendor, code: DEMO.code, indexfile: 'vendor-index.xml', relativePath: '' }]));
   return { dir: root, index, metadata: DEMO.metadata, products, vibs: vibs.length, bytes: vibs.reduce((sum, v) => sum + v.size, 0) };

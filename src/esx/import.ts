@@ -71,7 +71,7 @@ async function placeVerified(chunks: AsyncIterable<Buffer>, dest: string, vib: E
       for await (const chunk of chunks) {
         hash.update(chunk);
         size += chunk.length;
-        await writer.write(Buffer.from(chunk));
+        await writer.write(chunk);
         onBytes?.(chunk.length);
       }
       await writer.flush();
@@ -88,16 +88,18 @@ async function placeVerified(chunks: AsyncIterable<Buffer>, dest: string, vib: E
   }
 }
 
-/** Whether `path` already holds the VIB's bytes; a file with other bytes is refused without `force`. */
-async function alreadyThere(path: string, vib: EsxVib, force: boolean): Promise<boolean> {
-  const info = await stat(path).catch(() => undefined);
-  if (!info) return false;
-  if (info.isFile() && info.size === vib.size) {
-    const [hashed] = await sha256Files([path], { concurrency: 1 });
-    if (hashed?.sha256 === vib.sha256) return true;
-  }
-  if (!force) throw usageError(`${path} already exists with other bytes than its metadata states.`, 'Use `force` to replace it.');
-  return false;
+/**
+ * The VIBs already in `folder` with the bytes their metadata states, hashed in one pass over every core;
+ * a file there with other bytes is refused without `force`, before anything of the bundle is written.
+ */
+async function inPlace(folder: string, vibs: readonly EsxVib[], force: boolean): Promise<Set<string>> {
+  const infos = await Promise.all(vibs.map((vib) => stat(join(folder, vib.path)).catch(() => undefined)));
+  const sized = vibs.filter((vib, i) => infos[i]?.isFile() && infos[i]!.size === vib.size);
+  const hashed = await sha256Files(sized.map((vib) => join(folder, vib.path)));
+  const kept = new Set(sized.filter((vib, i) => hashed[i]?.sha256 === vib.sha256).map((vib) => vib.path));
+  const other = vibs.find((vib, i) => infos[i] !== undefined && !kept.has(vib.path));
+  if (other && !force) throw usageError(`${join(folder, other.path)} already exists with other bytes than its metadata states.`, 'Use `force` to replace it.');
+  return kept;
 }
 
 /** The VIBs a bundle's metadata vouches for, written into its folder; one whose bytes differ is never placed. */
@@ -105,7 +107,11 @@ async function placeVibs(plan: Planned, folder: string, options: EsxImportOption
   const findings = plan.findings;
   const vibs = new Map<string, EsxVib>();
   for (const zip of plan.chain.metadata.values()) for (const vib of zip.vibs) vibs.set(vib.path, vib);
-  let kept = 0;
+  const kept = await inPlace(
+    folder,
+    [...vibs.values()].filter((vib) => vib.sha256),
+    options.force ?? false,
+  );
   let bytes = 0;
   for (const vib of vibs.values()) {
     if (!vib.sha256) {
@@ -117,11 +123,8 @@ async function placeVibs(plan: Planned, folder: string, options: EsxImportOption
       });
       continue;
     }
+    if (kept.has(vib.path)) continue;
     const dest = join(folder, vib.path);
-    if (await alreadyThere(dest, vib, options.force ?? false)) {
-      kept++;
-      continue;
-    }
     if ((await plan.source.size(vib.path)) === undefined) {
       findings.push({
         id: 'esx.vib.missing',
@@ -141,7 +144,7 @@ async function placeVibs(plan: Planned, folder: string, options: EsxImportOption
       findings.push({ id: 'esx.vib.checksum', severity: 'error', message, path: vib.path, fix: 'Download the offline bundle again.' });
     } else bytes += vib.size ?? 0;
   }
-  return { vibs: vibs.size, kept, bytes };
+  return { vibs: vibs.size, kept: kept.size, bytes };
 }
 
 /** The bundle's own documents (root and vendor indexes, metadata zips), copied as they are. */
