@@ -15,8 +15,8 @@ export interface Room {
   mayImport: string[];
 }
 
-const BELOW_4 = ['constants', 'util', 'esx', 'depot', 'pki', 'server', 'installer', 'mgmt'];
-const FLOOR_5 = ['probe', 'simulators', 'export', 'transfer'];
+const BELOW_4 = ['constants', 'util', 'esx', 'depot', 'cert', 'server', 'installer', 'vcenter'];
+const FLOOR_5 = ['check', 'simulators', 'export', 'transfer'];
 
 /** docs/architecture.md's table, row by row. */
 export const FLOORS: Room[] = [
@@ -24,11 +24,11 @@ export const FLOORS: Room[] = [
   { floor: 2, folder: 'util', mayImport: ['constants'] },
   { floor: 3, folder: 'esx', mayImport: ['constants', 'util'] },
   { floor: 3, folder: 'depot', mayImport: ['constants', 'util', 'esx'] },
-  { floor: 3, folder: 'pki', mayImport: ['constants', 'util'] },
-  { floor: 4, folder: 'server', mayImport: ['constants', 'util', 'esx', 'depot', 'pki'] },
-  { floor: 4, folder: 'installer', mayImport: ['constants', 'util', 'pki'] },
-  { floor: 4, folder: 'mgmt', mayImport: ['constants', 'util', 'esx', 'pki'] },
-  { floor: 5, folder: 'probe', mayImport: BELOW_4 },
+  { floor: 3, folder: 'cert', mayImport: ['constants', 'util'] },
+  { floor: 4, folder: 'server', mayImport: ['constants', 'util', 'esx', 'depot', 'cert'] },
+  { floor: 4, folder: 'installer', mayImport: ['constants', 'util', 'cert'] },
+  { floor: 4, folder: 'vcenter', mayImport: ['constants', 'util', 'esx', 'cert'] },
+  { floor: 5, folder: 'check', mayImport: BELOW_4 },
   { floor: 5, folder: 'simulators', mayImport: BELOW_4.filter((f) => f !== 'installer') },
   { floor: 5, folder: 'export', mayImport: BELOW_4 },
   { floor: 5, folder: 'transfer', mayImport: BELOW_4 },
@@ -39,7 +39,7 @@ export const FLOORS: Room[] = [
 
 /** Platform APIs each owned by the modules named (paths under src/, a folder ending in `/`). */
 export const OWNERS: Record<string, string[]> = {
-  X509Certificate: ['pki/'],
+  X509Certificate: ['cert/'],
   'node:tls': ['util/https-request.ts', 'server/', 'simulators/'],
   'node:https': ['util/https-request.ts', 'server/', 'simulators/'],
   undici: ['util/https-request.ts'],

@@ -7,7 +7,7 @@ import ts from 'typescript';
 
 export const MAX_FILE_LINES = 400;
 export const MAX_FUNCTION_LINES = 80;
-const FLOOR_5 = ['probe', 'simulators', 'export', 'transfer'];
+const FLOOR_5 = ['check', 'simulators', 'export', 'transfer'];
 const FLAG = /(^|[\s'"`(])--[a-z][a-z0-9-]+/;
 
 export interface Shape {

@@ -14,7 +14,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const floodClients = Number(process.argv[3] ?? 20);

@@ -23,7 +23,7 @@ import { INSTALLER_API, TRUSTED_FOR_OUTBOUND } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { INSTALLER_DEFAULTS } from '../../src/installer/defaults.js';
 import { InstallerClient, ensureTrusted, pushDepot } from '../../src/installer/index.js';
-import { createCa, issueServerCert, selfSignedServerCertificate } from '../../src/pki/index.js';
+import { createCa, issueServerCert, selfSignedServerCertificate } from '../../src/cert/index.js';
 import type { CaMoveReport } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startNginx } from '../../test/helpers/nginx.js';
 
 const deepMiB = Number(process.argv[2] ?? 1024);

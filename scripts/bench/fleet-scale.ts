@@ -28,7 +28,7 @@ import pLimit from 'p-limit';
 import { INSTALLER_API, TRUSTED_FOR_OUTBOUND } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { INSTALLER_DEFAULTS } from '../../src/installer/defaults.js';
-import { createCa, issueServerCert, selfSignedServerCertificate } from '../../src/pki/index.js';
+import { createCa, issueServerCert, selfSignedServerCertificate } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 
 const run = promisify(execFile);

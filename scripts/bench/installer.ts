@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import pLimit from 'p-limit';
 import { INSTALLER_API, TRUSTED_FOR_OUTBOUND } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert, selfSignedServerCertificate } from '../../src/pki/index.js';
+import { createCa, issueServerCert, selfSignedServerCertificate } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { manyTinyBinaries } from '../../test/transfer/generated.js';
 import { sendFile, startUpstream } from '../../test/transfer/upstream.js';
 

@@ -49,7 +49,7 @@ done
 
 # The library alone, without process start-up: same work, in one Node process.
 lib_mean=$(node --input-type=module -e "
-import { createCa, issueServerCert } from '$root/dist/pki/index.js';
+import { createCa, issueServerCert } from '$root/dist/cert/index.js';
 const n = $rounds; const t = performance.now();
 for (let i = 0; i < n; i++) { const ca = await createCa({ keySize: 3072 }); await issueServerCert(ca, { dns: ['$host'], ips: ['10.0.0.5'] }); }
 console.log(((performance.now() - t) / n / 1000).toFixed(3));

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, type RsaKeySize } from '../pki/profiles.js';
+import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, type RsaKeySize } from '../cert/profiles.js';
 import { daysOption, keySizeOption, loadPki, passphraseFrom } from './cert-shared.js';
 import { forceOption, jsonOption } from './options.js';
 import { printJson, printLines } from './output.js';

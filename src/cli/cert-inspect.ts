@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { CA_CERT_FILE } from '../pki/files.js';
-import type { CertInfo } from '../pki/inspect.js';
+import { CA_CERT_FILE } from '../cert/files.js';
+import type { CertInfo } from '../cert/inspect.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding, hasErrors, type Finding } from '../util/findings.js';
 import { exists } from '../util/fs.js';

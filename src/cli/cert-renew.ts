@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { CA_KEY_FILE } from '../pki/files.js';
-import { SERVER_PROFILE } from '../pki/profiles.js';
+import { CA_KEY_FILE } from '../cert/files.js';
+import { SERVER_PROFILE } from '../cert/profiles.js';
 import { caPassphraseOptions, daysOption, formatSan, loadPki, passphraseFrom } from './cert-shared.js';
 import { assertSigningCaFolder, forceOption, jsonOption, signingCaOption, warnIfExposed } from './options.js';
 import { printJson, printLines, warn } from './output.js';

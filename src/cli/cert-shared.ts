@@ -1,10 +1,10 @@
 import { Option } from 'commander';
-import { RSA_KEY_SIZES } from '../pki/profiles.js';
+import { RSA_KEY_SIZES } from '../cert/profiles.js';
 import { readSecret } from '../util/secrets.js';
 import { wholeNumber } from './options.js';
 
 /** node-forge and the rest load only when a cert command runs, so every other command starts fast. */
-export const loadPki = () => import('../pki/index.js');
+export const loadPki = () => import('../cert/index.js');
 
 /** `--key-size`, one of the sizes the toolkit makes; commander's choices are strings, the library takes the number. */
 export function keySizeOption(defaultBits: number): Option {

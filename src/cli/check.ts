@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { CHECK_ANONYMOUS_PATHS } from '../constants.js';
-import type { CheckResult } from '../probe/check.js';
-import { CHECK_DEFAULTS } from '../probe/defaults.js';
+import type { CheckResult } from '../check/check.js';
+import { CHECK_DEFAULTS } from '../check/defaults.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
@@ -59,7 +59,7 @@ export function registerCheckCommand(program: Command): void {
     const openPaths = opts.openPath.map((p) => normaliseOpenPrefix(p, '--open-path') + (p.endsWith('/') ? '/' : ''));
     const password = await depotUserPassword(opts.user, opts);
     // Imported here so that the CLI starts fast for every other command.
-    const [{ checkDepot }, { readCaPems }] = await Promise.all([import('../probe/check.js'), import('../pki/trust-source.js')]);
+    const [{ checkDepot }, { readCaPems }] = await Promise.all([import('../check/check.js'), import('../cert/trust-source.js')]);
     const caPems = await readCaPems(opts.ca);
     const result = await withByteProgress('downloading', !opts.json, (hooks) =>
       checkDepot(url, {

@@ -59,7 +59,7 @@ export function registerEsxMirror(esx: Command): void {
   addProxyOptions(command).action(async (url: string, opts: EsxMirrorFlags) => {
     const token = await readToken(opts);
     const proxy = await readProxyOptions(opts);
-    const [{ mirrorEsx }, { readCaPems }] = await Promise.all([import('../transfer/esx-mirror/index.js'), import('../pki/trust-source.js')]);
+    const [{ mirrorEsx }, { readCaPems }] = await Promise.all([import('../transfer/esx-mirror/index.js'), import('../cert/trust-source.js')]);
     const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
     const report = await withByteProgress('downloading', !opts.json, (hooks) =>
       mirrorEsx({

@@ -7,8 +7,8 @@ import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { CHECK_DEFAULTS } from '../probe/defaults.js';
-import type { EsxCheckResult } from '../probe/esx.js';
+import { CHECK_DEFAULTS } from '../check/defaults.js';
+import type { EsxCheckResult } from '../check/esx.js';
 import { registerEsxMirror } from './esx-mirror.js';
 import { concurrencyOption, forceOption, jsonOption, timeoutOption, trustOption } from './options.js';
 import { printJson, printLines } from './output.js';
@@ -59,7 +59,7 @@ function registerEsxCheck(esx: Command): void {
     .addOption(timeoutOption(CHECK_DEFAULTS.timeoutMs, 'connect and handshake timeout'))
     .addOption(jsonOption('print the findings as JSON'))
     .action(async (url: string, opts: { ca: string[]; asHost?: string; deep?: boolean; concurrency: number; timeout: number; json?: boolean }) => {
-      const [{ checkEsxDepot }, { readCaPems }] = await Promise.all([import('../probe/esx.js'), import('../pki/trust-source.js')]);
+      const [{ checkEsxDepot }, { readCaPems }] = await Promise.all([import('../check/esx.js'), import('../cert/trust-source.js')]);
       const caPems = await readCaPems(opts.ca);
       const result = await withByteProgress('downloading', !opts.json, (hooks) =>
         checkEsxDepot(url, { caPems, asHost: opts.asHost, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout * 1000, ...hooks }),

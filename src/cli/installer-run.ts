@@ -150,6 +150,6 @@ function rowLines<T>(row: FleetRow<T>, format: RowFormatter<T>): string[] {
 
 /** CA certificates from PEM files or CA folders made by `depotkit cert ca` (their certificates only). */
 export async function readCaCertificates(paths: string[]): Promise<string[]> {
-  const { readCaPems } = await import('../pki/trust-source.js');
+  const { readCaPems } = await import('../cert/trust-source.js');
   return readCaPems(paths);
 }

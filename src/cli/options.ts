@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { CA_KEY_FILE } from '../pki/files.js';
+import { CA_KEY_FILE } from '../cert/files.js';
 import type { AccessLogFormat } from '../server/access-log.js';
 import { SERVE_OPTIONS, type ServeOptionName, type ServeOptionSpec } from '../server/command-line.js';
 import { Option, type Command } from 'commander';

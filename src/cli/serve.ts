@@ -55,7 +55,7 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
     const { dns, ip } = opts;
     return async () => {
       await assertSigningCaFolder(caDir);
-      const { certificateFromCa, machineNames } = await import('../pki/machine.js');
+      const { certificateFromCa, machineNames } = await import('../cert/machine.js');
       const machine = machineNames();
       // Each list falls back to the machine's on its own: --dns alone still lets clients reach the server by its addresses.
       return certificateFromCa(caDir, { dns: dns.length > 0 ? dns : machine.dns, ips: ip.length > 0 ? ip : machine.ips });

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { registerSimMgmtCommand } from './mgmt.js';
+import { registerSimMgmtCommand } from './vcenter.js';
 import { hostOption, jsonOption, passwordFileOption, portOption, readUserPassword, userOption } from './options.js';
 import { InvalidOption, note, printJson, printLines, waitForShutdownSignal } from './output.js';
 

@@ -80,7 +80,7 @@ export function registerMirror(depot: Command): void {
       const password = await depotUserPassword(opts.user, opts);
       const proxy = await readProxyOptions(opts);
       const signingCertPem = await readSigningCert(opts.signingCert);
-      const [{ mirrorDepot }, { readCaPems }] = await Promise.all([transfer(), import('../pki/trust-source.js')]);
+      const [{ mirrorDepot }, { readCaPems }] = await Promise.all([transfer(), import('../cert/trust-source.js')]);
       const caPems = opts.ca.length ? await readCaPems(opts.ca) : undefined;
       const report = await withByteProgress('downloading', !opts.json, (hooks) =>
         mirrorDepot({

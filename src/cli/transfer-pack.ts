@@ -18,7 +18,7 @@ function parseVolumeSize(value: string): number {
 async function readSigningKey(file: string | undefined): Promise<string | undefined> {
   if (!file) return undefined;
   await warnIfExposed(file);
-  const { readPemFile } = await import('../pki/pem.js');
+  const { readPemFile } = await import('../cert/pem.js');
   return (await readPemFile(file, ['PRIVATE KEY', 'EC PRIVATE KEY'])).join('');
 }
 

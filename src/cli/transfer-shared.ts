@@ -16,7 +16,7 @@ export const transfer = () => import('../transfer/index.js');
 
 export async function readSigningCert(file: string | undefined): Promise<string | undefined> {
   if (!file) return undefined;
-  const { readPemFile } = await import('../pki/pem.js');
+  const { readPemFile } = await import('../cert/pem.js');
   return (await readPemFile(file, ['CERTIFICATE', 'PUBLIC KEY'])).join('');
 }
 

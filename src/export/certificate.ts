@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { inspectCertificate } from '../pki/inspect.js';
+import { inspectCertificate } from '../cert/inspect.js';
 import { loadTlsMaterial, secureOptions } from '../server/tls.js';
 import { argumentsError, usageError } from '../util/errors.js';
 import type { ExportOptions } from './types.js';

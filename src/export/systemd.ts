@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { isSea } from 'node:sea';
 import { EXPORT_DEBIAN } from '../constants.js';
-import { CA_KEY_FILE } from '../pki/files.js';
+import { CA_KEY_FILE } from '../cert/files.js';
 import { serveCommandLine } from '../server/command-line.js';
 import { SERVE_DEFAULT_GRACE_SECONDS } from '../server/tuning.js';
 import { usageError } from '../util/errors.js';

@@ -7,7 +7,7 @@ import {
   INSTALLER_TRUSTED_CERTS_FIELD_SINCE,
   INSTALLER_URL_FIELD_SINCE,
 } from '../constants.js';
-import { splitPemBlocks } from '../pki/pem.js';
+import { splitPemBlocks } from '../cert/pem.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { registerSecret } from '../util/scrub.js';
 import { InstallerApiError, type InstallerClient } from './client.js';

@@ -1,5 +1,5 @@
 import { INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
-import { readCaPems } from '../pki/trust-source.js';
+import { readCaPems } from '../cert/trust-source.js';
 import { usageError } from '../util/errors.js';
 import { readSecret } from '../util/secrets.js';
 import { InstallerClient, parseInstallerUrl } from './client.js';

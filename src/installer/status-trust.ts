@@ -1,5 +1,5 @@
-import { daysLeft, readCertificate } from '../pki/certificate-reader.js';
-import { sha256Fingerprint } from '../pki/inspect.js';
+import { daysLeft, readCertificate } from '../cert/certificate-reader.js';
+import { sha256Fingerprint } from '../cert/inspect.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
 import { listingsOf } from './trust.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';

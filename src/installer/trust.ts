@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { TRUSTED_FOR_OUTBOUND } from '../constants.js';
-import { parseCertificate, sha256Fingerprint } from '../pki/inspect.js';
-import { splitPemBlocks } from '../pki/pem.js';
+import { parseCertificate, sha256Fingerprint } from '../cert/inspect.js';
+import { splitPemBlocks } from '../cert/pem.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import type { TrustedCertificate } from './wire.js';

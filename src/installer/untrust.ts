@@ -1,5 +1,5 @@
-import { readCertificate } from '../pki/certificate-reader.js';
-import { sha256Fingerprint } from '../pki/inspect.js';
+import { readCertificate } from '../cert/certificate-reader.js';
+import { sha256Fingerprint } from '../cert/inspect.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import { anchorsChain, depotOriginOf, servedChainOf } from './depot-chain.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { prepareDemoCertificates, type DemoCertificates } from '../pki/demo.js';
+import { prepareDemoCertificates, type DemoCertificates } from '../cert/demo.js';
 import { exists, writeFileAtomic } from '../util/fs.js';
 import { readSecret } from '../util/secrets.js';
 

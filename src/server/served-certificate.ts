@@ -1,5 +1,5 @@
-import { daysLeft, readCertificates } from '../pki/certificate-reader.js';
-import { SERVER_PROFILE } from '../pki/profiles.js';
+import { daysLeft, readCertificates } from '../cert/certificate-reader.js';
+import { SERVER_PROFILE } from '../cert/profiles.js';
 import { plural } from '../util/text.js';
 
 /** The dates of a certificate, as the status data (ISO text) or the reader (dates) hold them. */

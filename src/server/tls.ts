@@ -2,8 +2,8 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { SERVE_TLS_CIPHERS, SERVE_TLS_MIN_VERSION } from '../constants.js';
-import { isSwappedPair, swappedPairMessage } from '../pki/pair.js';
-import { pemLabels, PRIVATE_KEY_LABELS } from '../pki/pem.js';
+import { isSwappedPair, swappedPairMessage } from '../cert/pair.js';
+import { pemLabels, PRIVATE_KEY_LABELS } from '../cert/pem.js';
 import { describeFsError, errorMessage, usageError } from '../util/errors.js';
 
 /** The server's certificate (the leaf, best followed by its chain) and key: as PEM text, or files re-read on reload. */

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { usageError } from '../util/errors.js';
 import { failureShare } from './failure-budget.js';
-import { Fleet } from './fleet.js';
+import { WorkerPool } from './worker-pool.js';
 import { startDepotServer } from './index.js';
 import { MetricsGatherer } from './metrics-gather.js';
 import { checkTlsMaterial, loadTlsMaterial, type TlsMaterial } from './tls.js';
@@ -30,7 +30,7 @@ export interface RunningDepot {
  * too (the kernel gives each connection to whichever process accepts first),
  * so the TLS work of concurrent downloads spreads over every core and no
  * process only supervises. `count` 1 forks nothing. A worker that dies is
- * replaced while the server is not shutting down (fleet.ts, respawn.ts).
+ * replaced while the server is not shutting down (worker-pool.ts, respawn.ts).
  */
 export async function startDepot(startOptions: DepotServerOptions, count: number, graceMs: number): Promise<RunningDepot> {
   const options: DepotServerOptions = { ...startOptions, authLimits: failureShare(startOptions.authLimits, count) };
@@ -38,11 +38,11 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
   const metrics = new MetricsGatherer(live);
   // The primary looks at the depot (at start and on reload) and hands what it saw to every worker.
   const server = await startDepotServer(options, { collectMetrics: (own) => metrics.collect([own]) });
-  const fleet = new Fleet(server, live, metrics, options, graceMs, await server.status());
+  const pool = new WorkerPool(server, live, metrics, options, graceMs, await server.status());
   // However the primary ends (a second Ctrl-C exits at once), no worker outlives it.
-  process.once('exit', () => fleet.kill('SIGKILL'));
+  process.once('exit', () => pool.kill('SIGKILL'));
   try {
-    await fleet.start(count - 1);
+    await pool.start(count - 1);
   } catch (err) {
     await server.close();
     throw err;
@@ -51,33 +51,33 @@ export async function startDepot(startOptions: DepotServerOptions, count: number
     url: server.url,
     port: server.port,
     workers: count,
-    reload: (given) => reloadAll(server, fleet, given),
+    reload: (given) => reloadAll(server, pool, given),
     async refreshStatus() {
       await server.refreshStatus();
-      await fleet.pushStatus();
+      await pool.pushStatus();
     },
     async reopenLog() {
-      const replies = fleet.ask({ type: 'reopen-log' }, 'log-reopened');
+      const replies = pool.ask({ type: 'reopen-log' }, 'log-reopened');
       throwFirst(await Promise.all([errorOf(server.reopenLog()), ...replies]));
     },
     async close(ms) {
-      await Promise.all([server.close(ms), fleet.stop(ms)]);
+      await Promise.all([server.close(ms), pool.stop(ms)]);
     },
   };
 }
 
 /** The new certificate and key, or the files re-read, for every serving process; and every process shows the depot as it is now. */
-async function reloadAll(server: DepotServer, fleet: Fleet, given: TlsMaterial | undefined): Promise<void> {
+async function reloadAll(server: DepotServer, pool: WorkerPool, given: TlsMaterial | undefined): Promise<void> {
   let ownReloaded = false;
   try {
     // Read and checked once, here, before any process switches: a broken pair leaves every one on the old pair,
     // and every process gets the very same new one (a worker does not re-read files that may change meanwhile).
-    const tls = fleet.options.tls;
+    const tls = pool.options.tls;
     const material = given ? checkTlsMaterial(given) : tls ? await loadTlsMaterial(tls) : undefined;
     // A worker started from now on (one replacing a worker that dies meanwhile) starts with the new pair, and one
-    // already starting is handed it once it serves (Fleet.spawn): none is left on the previous certificate.
-    if (material) fleet.options = { ...fleet.options, tls: material };
-    const replies = fleet.ask({ type: 'reload', material }, 'reloaded');
+    // already starting is handed it once it serves (WorkerPool.spawn): none is left on the previous certificate.
+    if (material) pool.options = { ...pool.options, tls: material };
+    const replies = pool.ask({ type: 'reload', material }, 'reloaded');
     // This process serves too, so it reloads like its workers (and looks at the depot again).
     ownReloaded = true;
     const [ownError, ...workerErrors] = await Promise.all([errorOf(server.reloadTls(material)), ...replies]);
@@ -85,7 +85,7 @@ async function reloadAll(server: DepotServer, fleet: Fleet, given: TlsMaterial |
   } finally {
     // Whatever became of the certificate, every process shows the depot as it is now.
     if (!ownReloaded) await server.refreshStatus().catch(() => {});
-    await fleet.pushStatus();
+    await pool.pushStatus();
   }
 }
 

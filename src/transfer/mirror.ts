@@ -10,7 +10,7 @@ import { usageError } from '../util/errors.js';
 import { writeJsonAtomic } from '../util/fs.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
 import { MIRROR_DEFAULTS } from './defaults.js';
-import { readCatalogOf } from './inventory.js';
+import { readCatalogOf } from './contents.js';
 import { mirrorFiles } from './mirror/binaries.js';
 import { type Connection, openConnection } from './mirror/connection.js';
 import { DepotFiles } from './mirror/local.js';

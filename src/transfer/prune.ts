@@ -3,7 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import { MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../constants.js';
 import { type DepotLockHolder, withDepotLock } from '../depot/lock.js';
 import { describeFsError } from '../util/errors.js';
-import { type DepotInventory, inventoryDepot } from './inventory.js';
+import { type DepotContents, readDepotContents } from './contents.js';
 
 export interface PruneCandidate {
   path: string;
@@ -22,7 +22,7 @@ export interface PruneReport {
   lock?: { tookOverFrom?: DepotLockHolder };
 }
 
-function candidatesOf(inventory: DepotInventory): PruneCandidate[] {
+function candidatesOf(inventory: DepotContents): PruneCandidate[] {
   // Whatever its name looks like, a file the catalog names is the depot's (the inventory counts it so; checked again here).
   const named = new Set(inventory.binaries.map((b) => b.path));
   return [
@@ -45,14 +45,14 @@ function candidatesOf(inventory: DepotInventory): PruneCandidate[] {
  */
 export async function pruneDepot(dir: string, options: { yes?: boolean } = {}): Promise<PruneReport> {
   if (!options.yes) {
-    const inventory = await inventoryDepot(dir);
+    const inventory = await readDepotContents(dir);
     const candidates = candidatesOf(inventory);
     return { depot: inventory.root, removed: false, candidates, bytes: candidates.reduce((s, c) => s + c.size, 0) };
   }
   // The depot is checked before the lock is taken: a folder that is not a depot gets no lock file.
-  const root = (await inventoryDepot(dir)).root;
+  const root = (await readDepotContents(dir)).root;
   return withDepotLock(resolve(root), 'depot prune', async (lock) => {
-    const inventory = await inventoryDepot(root);
+    const inventory = await readDepotContents(root);
     const candidates = candidatesOf(inventory);
     for (const c of candidates) {
       try {

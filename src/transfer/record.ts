@@ -7,7 +7,7 @@ import { describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
 import { type TreeEntry, looksLikeManifest, parseManifest } from './format.js';
-import { inventoryDepot, sha256Hex } from './inventory.js';
+import { readDepotContents, sha256Hex } from './contents.js';
 import { releaseVersions } from './releases.js';
 
 /**
@@ -105,7 +105,7 @@ export async function loadRecord(source: string, what: string): Promise<DepotRec
 }
 
 async function recordOfDepot(root: string): Promise<DepotRecord> {
-  const inventory = await inventoryDepot(root);
+  const inventory = await readDepotContents(root);
   const named = new Map(
     inventory.binaries.map((b) => [b.path, { size: b.size, sha256: b.checksum, component: b.component, productVersion: b.productVersion }]),
   );

@@ -22,7 +22,7 @@ import { exists, isDirectory } from '../util/fs.js';
 import { parseJsonOrUndefined } from '../util/json.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
 import type { PackFile, PackManifest } from './format.js';
-import { readCatalogOf, sha256Hex } from './inventory.js';
+import { readCatalogOf, sha256Hex } from './contents.js';
 import { type ReleaseStatus, leftOutHere, releaseStatus } from './releases.js';
 import { formatSeal } from './seal.js';
 import { type SelectionSummary, applyChoice, checkedChoice } from './select.js';

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert, writeCaDir, writeServerDir, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, issueServerCert, writeCaDir, writeServerDir, type CaMaterial } from '../../src/cert/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { CLI, REPO_ROOT, tempDir } from '../helpers/cli.js';
 

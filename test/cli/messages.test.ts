@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR } from '../../src/constants.js';
-import { createCa, writeCaDir } from '../../src/pki/index.js';
+import { createCa, writeCaDir } from '../../src/cert/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { listenOn } from '../../src/util/listen.js';
 import { runCli } from '../helpers/cli.js';

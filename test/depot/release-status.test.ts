@@ -5,7 +5,7 @@ import { formatVerifyResult } from '../../src/cli/depot.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import type { ReleaseVerdict } from '../../src/depot/release-status.js';
 import { verifyDepot } from '../../src/depot/verify.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { runCli, tempDir } from '../helpers/cli.js';

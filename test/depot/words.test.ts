@@ -8,7 +8,7 @@ import { verifyDepot } from '../../src/depot/verify.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { measure } from '../../scripts/arch/shape.js';
 import { REPO_ROOT, tempDir } from '../helpers/cli.js';
-import { onTheCommandLine } from '../probe/words.js';
+import { onTheCommandLine } from '../check/words.js';
 import { readCatalogBinaries } from './helpers.js';
 
 // The depot's library names options and operations by their library names; the command line shows the

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEsxDemo, vendorIndexXml } from '../../src/esx/index.js';
 import { verifyEsx } from '../../src/esx/verify.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { type EsxMirrorReport, mirrorEsx } from '../../src/transfer/esx-mirror/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';

@@ -4,7 +4,7 @@ import bcrypt from 'bcryptjs';
 import apacheMd5 from 'apache-md5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR } from '../../src/constants.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { runCli } from '../helpers/cli.js';
 import { CADDY, PASSWORD, USER, makeFixture, type Fixture } from './helpers.js';
 

@@ -4,7 +4,7 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueServerCert } from '../../src/pki/index.js';
+import { issueServerCert } from '../../src/cert/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { CLI, runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
 import { until } from '../helpers/poll.js';

@@ -16,7 +16,7 @@ import {
   syncDepot,
   withoutPassword,
 } from '../../src/installer/index.js';
-import { issueServerCert } from '../../src/pki/index.js';
+import { issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tempDir } from '../helpers/cli.js';

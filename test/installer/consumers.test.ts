@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, loadInventory, pushDepot, removeTrusted, ensureTrusted, installerStatus, type FleetRow } from '../../src/installer/index.js';
-import { daysLeft, sha256Fingerprint } from '../../src/pki/index.js';
+import { daysLeft, sha256Fingerprint } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
@@ -163,7 +163,7 @@ describe('removing a trusted CA (library)', () => {
     const sim = await startSim();
     const c = await client(sim);
     try {
-      const other = (await import('../../src/pki/index.js')).createCa({ cn: 'another CA', keySize: 2048 });
+      const other = (await import('../../src/cert/index.js')).createCa({ cn: 'another CA', keySize: 2048 });
       const otherPem = (await other).certPem;
       await ensureTrusted(c, [depot.ca.certPem, otherPem]);
       expect(await removeTrusted(c, [otherPem])).toMatchObject([{ subject: 'CN=another CA', action: 'removed' }]);

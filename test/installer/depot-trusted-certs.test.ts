@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, pushDepot } from '../../src/installer/index.js';
-import { sha256Fingerprint } from '../../src/pki/index.js';
+import { sha256Fingerprint } from '../../src/cert/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
 

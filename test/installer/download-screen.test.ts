@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { issueServerCert } from '../../src/pki/index.js';
+import { issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { INSTALLER_DEFAULTS } from '../../src/installer/defaults.js';
 import type { InstallerTarget } from '../../src/installer/inventory.js';
 import { FleetSession } from '../../src/installer/session.js';
-import { selfSignedServerCertificate } from '../../src/pki/index.js';
+import { selfSignedServerCertificate } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 
 const USER = 'admin@local';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, InstallerConnectionError } from '../../src/installer/client.js';
 import type { InstallerTarget } from '../../src/installer/inventory.js';
 import { FleetSession } from '../../src/installer/session.js';
-import { selfSignedServerCertificate } from '../../src/pki/index.js';
+import { selfSignedServerCertificate } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { JsonTransport } from '../../src/util/http-client.js';
 import { countLine, countProgress } from '../../src/util/progress.js';

@@ -6,7 +6,7 @@ import { Agent, request } from 'undici';
 import { expect } from 'vitest';
 import { inCommandLineWords } from '../../src/cli/wording.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { startInstallerSimulator, type InstallerSimulator, type InstallerSimulatorOptions } from '../../src/simulators/installer/index.js';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { issueServerCert } from '../../src/pki/index.js';
+import { issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli, spawnCliJson, tempDir } from '../helpers/cli.js';

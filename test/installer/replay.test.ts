@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueServerCert } from '../../src/pki/index.js';
+import { issueServerCert } from '../../src/cert/index.js';
 import { ServiceLog } from '../../src/simulators/installer/log.js';
 import { tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, depotCa, depotSettings, login, startTestDepot, type TestDepot } from './helpers.js';

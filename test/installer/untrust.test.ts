@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, ensureTrusted, pushDepot, removeTrusted, type FleetRow } from '../../src/installer/index.js';
-import { createCa, issueServerCert, sha256Fingerprint } from '../../src/pki/index.js';
+import { createCa, issueServerCert, sha256Fingerprint } from '../../src/cert/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { withSim } from '../helpers/installer-sim.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { brokenServerCert } from '../helpers/certs.js';
 import { REPO_ROOT, tempDir } from '../helpers/cli.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';

@@ -17,7 +17,7 @@ console.log(JSON.stringify(out));`;
 
 it('the package exports one namespace per capability, and each as a subpath', async () => {
   const root = await shape('depotkit');
-  for (const ns of ['depot', 'pki', 'server', 'probe', 'installer', 'mgmt', 'transfer', 'exporters', 'simulators', 'constants'])
+  for (const ns of ['depot', 'cert', 'server', 'check', 'installer', 'vcenter', 'esx', 'procedures', 'transfer', 'exporters', 'simulators', 'constants'])
     expect(root[ns], ns).toBeInstanceOf(Array);
   expect(root.depot).toEqual(expect.arrayContaining(['makeDemoDepot', 'buildDepot', 'verifyDepot']));
   expect(root.installer).toEqual(expect.arrayContaining(['InstallerClient', 'pushDepot', 'syncDepot', 'downloadRelease', 'FleetSession']));
@@ -26,7 +26,10 @@ it('the package exports one namespace per capability, and each as a subpath', as
 
   const installer = await shape('depotkit/installer');
   expect(installer.downloadRelease).toBe('function');
-  const pki = await shape('depotkit/pki');
-  expect(pki.createCa).toBe('function');
-  expect(pki.certificateCoversHost).toBe('function');
+  const cert = await shape('depotkit/cert');
+  expect(cert.createCa).toBe('function');
+  expect(cert.certificateCoversHost).toBe('function');
+  expect((await shape('depotkit/procedures')).moveDepotCa).toBe('function');
+  expect((await shape('depotkit/esx')).verifyEsx).toBe('function');
+  expect((await shape('depotkit/check')).checkDepot).toBe('function');
 });

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { InstallerClient, pushDepot, ensureTrusted, type InstallerTarget } from '../../src/installer/index.js';
-import { createCa, issueServerCert, sha256Fingerprint, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, issueServerCert, sha256Fingerprint, type CaMaterial } from '../../src/cert/index.js';
 import type { CaMoveOptions } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson, type CliChild } from '../helpers/cli.js';

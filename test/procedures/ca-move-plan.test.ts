@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { moveDepotCa, type CaMoveOptions } from '../../src/procedures/index.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { runCli, tempDir } from '../helpers/cli.js';

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { moveDepotCa, servedLeafSha256, type CaMoveOptions } from '../../src/procedures/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { depotSpec, moveFixture, type MoveFixture } from './ca-move-fixture.js';

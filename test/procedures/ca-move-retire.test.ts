@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, ensureTrusted, pushDepot, type InstallerTarget } from '../../src/installer/index.js';
-import { createCa, sha256Fingerprint, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, sha256Fingerprint, type CaMaterial } from '../../src/cert/index.js';
 import { retireOldCa } from '../../src/procedures/ca-move/retire.js';
 import { ConsumerSessions } from '../../src/procedures/ca-move/sessions.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';

@@ -5,7 +5,7 @@ import { Agent, request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INSTALLER_API } from '../../src/constants.js';
 import { InstallerClient } from '../../src/installer/index.js';
-import { selfSignedServerCertificate, sha256Fingerprint } from '../../src/pki/index.js';
+import { selfSignedServerCertificate, sha256Fingerprint } from '../../src/cert/index.js';
 import { moveDepotCa, type CaMoveOptions, type CaMoveReport, type ConsumerRow } from '../../src/procedures/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { tempDir } from '../helpers/cli.js';

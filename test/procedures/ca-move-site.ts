@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { DepotkitError } from '../../src/util/errors.js';
 import type { ExportTarget } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { moveDepotCa, servedLeafSha256, type CaMoveOptions, type CaMoveReport } from '../../src/procedures/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import type { InstallerTarget } from '../../src/installer/index.js';

@@ -7,10 +7,10 @@ import { type AddressInfo, connect, createServer as createNetServer, type Server
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
-import { checkDepot, type CheckResult } from '../../src/probe/check.js';
+import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
+import { checkDepot, type CheckResult } from '../../src/check/check.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { onTheCommandLine } from '../probe/words.js';
+import { onTheCommandLine } from '../check/words.js';
 
 const HOST = 'depot.test';
 const USER = 'depot';

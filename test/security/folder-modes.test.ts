@@ -9,7 +9,7 @@ import { mkdir, chmod, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { CA_KEY_FILE, SERVER_KEY_FILE } from '../../src/pki/files.js';
+import { CA_KEY_FILE, SERVER_KEY_FILE } from '../../src/cert/files.js';
 import { CLI, tempDir, type CliResult } from '../helpers/cli.js';
 
 let dir: string;

@@ -5,15 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { writeCaDir } from '../../src/pki/index.js';
+import { writeCaDir } from '../../src/cert/index.js';
 import { DepotTlsClient } from '../../src/simulators/installer/depot-tls.js';
 import { BundleDownloads } from '../../src/simulators/installer/downloads.js';
 import { ServiceLog } from '../../src/simulators/installer/log.js';
-import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/mgmt/certs.js';
+import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { PASSWORD as INSTALLER_PASSWORD, USER as INSTALLER_USER, startSim, writeFleetInventory } from '../installer/helpers.js';
-import { testCa } from '../mgmt/helpers.js';
+import { testCa } from '../vcenter/helpers.js';
 
 const MiB = 1024 ** 2;
 /** Where the hostile servers give up: far above any bound, so that a client without one reads all of it. */

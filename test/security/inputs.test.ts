@@ -2,13 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, open, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CA_CERT_FILE, SERVER_CERT_FILE } from '../../src/pki/files.js';
+import { CA_CERT_FILE, SERVER_CERT_FILE } from '../../src/cert/files.js';
 import { DepotkitError, EXIT, describeFsError } from '../../src/util/errors.js';
 import { isTempName } from '../../src/util/fs.js';
 import { MAX_COMMON_NAME_LENGTH, MIN_PASSPHRASE_LENGTH, PEM_LIMITS, SECRET_FILE_MAX_BYTES } from '../../src/util/limits.js';
 import { readSecret } from '../../src/util/secrets.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { openssl } from '../pki/openssl.js';
+import { openssl } from '../cert/openssl.js';
 import { vendorLikeSource } from '../depot/helpers.js';
 import { canMountTmpfs, expectOneSentence, listTree, runCliOnTmpfs } from './helpers.js';
 

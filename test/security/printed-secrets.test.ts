@@ -3,7 +3,7 @@ import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/mgmt/certs.js';
+import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
 import { chooseProxy } from '../../src/transfer/mirror/proxy.js';
 import { parseDepotUrl } from '../../src/util/depot-url.js';
 import { DepotkitError } from '../../src/util/errors.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { certificateDateProblem } from '../../src/server/served-certificate.js';
 import { brokenServerCert } from '../helpers/certs.js';
 import { tempDir } from '../helpers/cli.js';

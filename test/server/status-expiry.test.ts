@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createCa, issueServerCert, type CaMaterial } from '../../src/pki/index.js';
+import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { customCa } from '../helpers/certs.js';
 import { tempDir } from '../helpers/cli.js';

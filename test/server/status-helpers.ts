@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 
 /** One sample of the Prometheus text format: a metric name, its labels and its value. */
 export interface Sample {

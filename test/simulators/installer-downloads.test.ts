@@ -12,7 +12,7 @@ import { join, normalize } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUNDLE_DOWNLOAD_STATUS } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { issueServerCert } from '../../src/pki/index.js';
+import { issueServerCert } from '../../src/cert/index.js';
 import { repeatedDownloadRefusal } from '../../src/simulators/installer/routes/bundles.js';
 import { tempDir } from '../helpers/cli.js';
 import { withSim } from '../helpers/installer-sim.js';

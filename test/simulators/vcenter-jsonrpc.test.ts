@@ -9,10 +9,10 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signCsr } from '../../src/pki/index.js';
-import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
+import { signCsr } from '../../src/cert/index.js';
+import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
 import { until } from '../helpers/poll.js';
-import { PASSWORD, USER, call, startSim, testCa } from '../mgmt/helpers.js';
+import { PASSWORD, USER, call, startSim, testCa } from '../vcenter/helpers.js';
 
 const SESSION = 'com.vmware.cis.session';
 const TLS = 'com.vmware.vcenter.certificate_management.vcenter.tls';

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MGMT_API, MGMT_HEADERS } from '../../src/constants.js';
-import { createCa, signCsr } from '../../src/pki/index.js';
-import type { MgmtSimulator } from '../../src/simulators/mgmt/index.js';
-import { basic, call, startSim, testCa } from '../mgmt/helpers.js';
+import { createCa, signCsr } from '../../src/cert/index.js';
+import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
+import { basic, call, startSim, testCa } from '../vcenter/helpers.js';
 
 let sim: MgmtSimulator;
 beforeAll(async () => {

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { type CatalogBinary, catalogBinaries } from '../../src/depot/catalog.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport } from '../../src/transfer/mirror.js';
 import { formatSeal, sealCode } from '../../src/transfer/seal.js';

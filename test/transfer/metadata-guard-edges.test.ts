@@ -9,7 +9,7 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { hclTimestamps } from '../../src/depot/hcl.js';
 import { compareCatalogs } from '../../src/depot/metadata-guard.js';
 import { verifyDepot } from '../../src/depot/verify.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { packDepot } from '../../src/transfer/pack.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport, UpgradeMetadataSource } from '../../src/transfer/mirror.js';

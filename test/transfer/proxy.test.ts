@@ -6,7 +6,7 @@ import { type AddressInfo, type Socket, connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, PROXY_ENV } from '../../src/constants.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { type MirrorReport, mirrorDepot } from '../../src/transfer/mirror.js';
 import { chooseProxy, noProxyEntry } from '../../src/transfer/mirror/proxy.js';

@@ -7,7 +7,7 @@ import { formatUnpackReport } from '../../src/cli/transfer-unpack.js';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
 import { verifyDepot } from '../../src/depot/verify.js';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import type { PackManifest } from '../../src/transfer/format.js';
 import { type MirrorOptions, type MirrorReport, mirrorDepot } from '../../src/transfer/mirror.js';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa, issueServerCert } from '../../src/pki/index.js';
+import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { packDepot } from '../../src/transfer/pack.js';

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { lintServerCertificate, readCertificate, sha256Fingerprint, splitPemBlocks } from '../../pki/index.js';
+import { lintServerCertificate, readCertificate, sha256Fingerprint, splitPemBlocks } from '../../cert/index.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
 import { consumersDepotUrl, reachOf, reachText, type DepotReach } from './reach.js';

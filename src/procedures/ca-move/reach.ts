@@ -1,5 +1,5 @@
-import { resolveAndConnect } from '../../probe/connect.js';
-import { connectFinding } from '../../probe/network.js';
+import { resolveAndConnect } from '../../check/connect.js';
+import { connectFinding } from '../../check/network.js';
 import { parseDepotUrl, withInstallerHost } from '../../util/depot-url.js';
 import type { Finding } from '../../util/findings.js';
 import type { CaMoveOptions, CaMovePlan } from './types.js';

@@ -1,5 +1,5 @@
 import { removeTrusted, sha256OfPem, type InstallerTarget, type UntrustOutcome } from '../../installer/index.js';
-import { readCertificate } from '../../pki/index.js';
+import { readCertificate } from '../../cert/index.js';
 import { usageError } from '../../util/errors.js';
 import type { DepotReach } from './reach.js';
 import type { ConsumerSessions } from './sessions.js';

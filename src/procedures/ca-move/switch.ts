@@ -6,7 +6,7 @@ import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
 import { readFileBounded, sameFile, writeFileSetAtomic, type FileToWrite } from '../../util/fs.js';
 import { PEM_LIMITS } from '../../util/limits.js';
 import { readServedChain } from '../../installer/index.js';
-import { PRIVATE_KEY_MODE, keptAttributes, sha256Fingerprint } from '../../pki/index.js';
+import { PRIVATE_KEY_MODE, keptAttributes, sha256Fingerprint } from '../../cert/index.js';
 import type { CaMoveMaterial } from './plan.js';
 import { reachText, type DepotReach } from './reach.js';
 import { checkServeProcess } from './serve-process.js';

@@ -1,4 +1,4 @@
-import { type CertificateFacts, readCertificates } from '../../pki/certificate-reader.js';
+import { type CertificateFacts, readCertificates } from '../../cert/certificate-reader.js';
 import type { StatusCa, StatusCertificate } from './types.js';
 
 /** The page's view of a certificate: times as ISO text, so that ages are computed when it is shown. */

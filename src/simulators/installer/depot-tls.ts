@@ -4,7 +4,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, type PeerCertificate, type SecureContext } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher, request } from 'undici';
 import { INSTALLER_TLS_MESSAGES } from '../../constants.js';
-import { certificateCoversHost } from '../../pki/index.js';
+import { certificateCoversHost } from '../../cert/index.js';
 
 /** Where the installer looks for the depot: the folder that contains PROD/. */
 export interface DepotTarget {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:https';
 import { isIP, type AddressInfo } from 'node:net';
 import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, INSTALLER_JWT, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../../constants.js';
 import { INSTALLER_SIM_DEFAULT_VERSION } from './literals.js';
-import { selfSignedServerCertificate } from '../../pki/index.js';
+import { selfSignedServerCertificate } from '../../cert/index.js';
 import { usageError } from '../../util/errors.js';
 import { listenOn } from '../../util/listen.js';
 import { installerApp } from './app.js';

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import type { Checkpoints } from '../../depot/place.js';
-import { unplaceableName } from '../inventory.js';
+import { unplaceableName } from '../contents.js';
 import type { Connection } from './connection.js';
 import { type MirroredFile, downloadBinary } from './download.js';
 import { FileFailure } from './failure.js';

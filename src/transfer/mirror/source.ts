@@ -6,7 +6,7 @@ import { type CatalogChange, backwardsRefusal, compareCatalogs } from '../../dep
 import { depotFileUrl } from '../../util/depot-url.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { MIRROR_LIMITS } from '../../util/limits.js';
-import { parseTransferCatalog, readCatalogOf, sha256Hex } from '../inventory.js';
+import { parseTransferCatalog, readCatalogOf, sha256Hex } from '../contents.js';
 import { type Seal, checkSeal, sealCode } from '../seal.js';
 import { type BinarySelection, type SelectOptions, selectBinaries, selects } from '../select.js';
 import type { Connection } from './connection.js';

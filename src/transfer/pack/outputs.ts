@@ -14,7 +14,7 @@ import { signCatalog } from '../../depot/signature.js';
 import { usageError } from '../../util/errors.js';
 import { exists, writeFileAtomic } from '../../util/fs.js';
 import type { PackManifest } from '../format.js';
-import { sha256Hex } from '../inventory.js';
+import { sha256Hex } from '../contents.js';
 import { writeJsonStreamed } from '../manifest-writer.js';
 import { packReadme } from '../readme.js';
 import { formatSeal } from '../seal.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DEPOT_PATHS } from '../../constants.js';
 import { describeFsError } from '../../util/errors.js';
 import type { TreeEntry } from '../format.js';
-import { type DepotFile, sha256Hex } from '../inventory.js';
+import { type DepotFile, sha256Hex } from '../contents.js';
 import type { DepotRecord } from '../record.js';
 import { type Source, changedWhilePacking } from './source.js';
 

@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEPOT_PATHS } from '../../constants.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
-import { type DepotFile, inventoryDepot } from '../inventory.js';
+import { type DepotFile, readDepotContents } from '../contents.js';
 import { releaseVersions } from '../releases.js';
 import { type BinarySelection, type SelectOptions, selectBinaries, selects } from '../select.js';
 
-/** What pack needs of the depot's inventory. */
+/** What pack needs of the depot's contents. */
 export interface Source {
   root: string;
   catalogSha256: string;
@@ -23,9 +23,9 @@ export interface Source {
   selection?: BinarySelection;
 }
 
-/** The depot's inventory, of which only what pack needs is kept: the catalog parsed and its binaries are let go (hundreds of MB at 200,000 binaries). */
+/** The depot's contents, of which only what pack needs is kept: the catalog parsed and its binaries are let go (hundreds of MB at 200,000 binaries). */
 export async function readSource(dir: string, select?: SelectOptions): Promise<Source> {
-  const inventory = await inventoryDepot(dir);
+  const inventory = await readDepotContents(dir);
   const manifestText = await readFile(join(inventory.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const selection = selects(select) ? selectBinaries(inventory.catalog, select, manifestText) : undefined;
   const wanted = (path: string) => !selection?.leftOut.has(path);

@@ -5,7 +5,7 @@ import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/err
 import { PACK_LIMITS } from '../../util/limits.js';
 import { escapeControlChars } from '../../util/text.js';
 import type { PackFile, PackManifest } from '../format.js';
-import { inComponentFolder, isComponentMetadata, parseTransferCatalog, sha256Hex, unplaceableName } from '../inventory.js';
+import { inComponentFolder, isComponentMetadata, parseTransferCatalog, sha256Hex, unplaceableName } from '../contents.js';
 import { readAt } from '../../util/chunked-io.js';
 import { openVolume } from './media.js';
 

@@ -3,7 +3,7 @@ import { PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_SUMS_FILE } from '../.
 import { DepotkitError, EXIT, usageError } from '../../util/errors.js';
 import { PACK_LIMITS } from '../../util/limits.js';
 import { type PackManifest, parseManifest } from '../format.js';
-import { sha256Hex } from '../inventory.js';
+import { sha256Hex } from '../contents.js';
 import { readMediaFile } from './media.js';
 
 export interface FoundPack {

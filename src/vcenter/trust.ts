@@ -1,0 +1,104 @@
+import { inspectCertificate, normalizePem, sha256Fingerprint, splitPemBlocks } from '../cert/index.js';
+import { usageError } from '../util/errors.js';
+import { connectMgmt, type MgmtClient, type MgmtConnection } from './client.js';
+
+/** Where the trusted root chains are, and how to log in there. */
+export type VcenterTrustOptions = MgmtConnection;
+
+export interface ChainCertificate {
+  subject: string;
+  issuer: string;
+  notAfter: string;
+  sha256: string;
+}
+
+export interface TrustReport {
+  server: string;
+  api: string;
+  /** The CA asked about: its subject and SHA-256. */
+  ca: { subject: string; sha256: string };
+  /** The chains holding it (after adding, the one added or found). */
+  chains: string[];
+  /** Whether the server's chains changed. */
+  changed: boolean;
+}
+
+export interface TrustListReport {
+  server: string;
+  api: string;
+  chains: Array<{ chain: string; certificates: ChainCertificate[] }>;
+}
+
+/** The CA's certificate first, then any issuers given after it. */
+function caChain(caPem: string): string[] {
+  const pems = splitPemBlocks(normalizePem(caPem), 'CERTIFICATE');
+  if (pems.length === 0) throw usageError('The CA holds no certificate.');
+  return pems;
+}
+
+function certificate(pem: string): ChainCertificate {
+  const info = inspectCertificate(pem);
+  return { subject: info.subject, issuer: info.issuer, notAfter: info.notAfter.toISOString(), sha256: sha256Fingerprint(pem) };
+}
+
+async function withClient<T>(opts: VcenterTrustOptions, fn: (client: MgmtClient) => Promise<T>): Promise<T> {
+  const client = await connectMgmt(opts);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The ids of the chains holding the certificate whose SHA-256 is `sha256`. */
+async function chainsHolding(client: MgmtClient, sha256: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const chain of await client.listChains()) {
+    if ((await client.getChain(chain)).some((pem) => sha256Fingerprint(pem) === sha256)) found.push(chain);
+  }
+  return found;
+}
+
+/**
+ * Puts the CA into the server's trusted root chains unless a chain holds it already (compared by
+ * the SHA-256 of the certificate, whatever the PEM text): the chains are listed first, so a
+ * second run changes nothing. Returns the chain that holds it.
+ */
+export async function ensureTrustedChain(client: MgmtClient, caPems: string[]): Promise<{ chains: string[]; changed: boolean }> {
+  const held = await chainsHolding(client, sha256Fingerprint(caPems[0]!));
+  if (held.length > 0) return { chains: held, changed: false };
+  return { chains: [await client.createChain(caPems)], changed: true };
+}
+
+/** `vcenter trust`: the CA (with its issuers after it) among the server's trusted root chains. */
+export async function trustVcenterCa(opts: VcenterTrustOptions & { caPem: string }): Promise<TrustReport> {
+  const pems = caChain(opts.caPem);
+  return withClient(opts, async (client) => {
+    const { chains, changed } = await ensureTrustedChain(client, pems);
+    return { server: client.origin.origin, api: client.generation, ca: summary(pems[0]!), chains, changed };
+  });
+}
+
+/** Every trusted root chain of the server with its certificates. */
+export async function listVcenterTrust(opts: VcenterTrustOptions): Promise<TrustListReport> {
+  return withClient(opts, async (client) => {
+    const chains = [];
+    for (const chain of await client.listChains()) chains.push({ chain, certificates: (await client.getChain(chain)).map(certificate) });
+    return { server: client.origin.origin, api: client.generation, chains };
+  });
+}
+
+/** Removes every trusted root chain that holds the CA; none holding it changes nothing. */
+export async function untrustVcenterCa(opts: VcenterTrustOptions & { caPem: string }): Promise<TrustReport> {
+  const pems = caChain(opts.caPem);
+  return withClient(opts, async (client) => {
+    const chains = await chainsHolding(client, sha256Fingerprint(pems[0]!));
+    for (const chain of chains) await client.deleteChain(chain);
+    return { server: client.origin.origin, api: client.generation, ca: summary(pems[0]!), chains, changed: chains.length > 0 };
+  });
+}
+
+function summary(pem: string): { subject: string; sha256: string } {
+  const { subject, sha256 } = certificate(pem);
+  return { subject, sha256 };
+}
