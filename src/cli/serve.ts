@@ -151,6 +151,7 @@ async function serverOptions(root: string, opts: ServeOptions): Promise<{ option
     host: opts.host,
     port: opts.port,
     tls,
+    ...(opts.key ? { keyFile: opts.key } : {}),
     auth,
     openPrefixes,
     accessLog: opts.accessLog === undefined ? undefined : { destination: opts.accessLog, format: opts.logFormat },

@@ -78,7 +78,8 @@ function lookAgain(s: Serving, port: number): Promise<StatusData> {
     const look = await import('./status-data.js');
     const url = look.installerUrl(s.certPem, s.host, port, hostname().toLowerCase() || 'localhost');
     const auth = s.opts.auth === undefined ? undefined : 'htpasswdFile' in s.opts.auth ? { htpasswd: true as const } : { user: s.opts.auth.user };
-    return look.statusData(s.opts.root, { certPem: s.certPem, url, auth, openPrefixes: s.given });
+    const keyFile = s.opts.keyFile ?? (s.opts.tls && 'keyFile' in s.opts.tls ? s.opts.tls.keyFile : undefined);
+    return look.statusData(s.opts.root, { certPem: s.certPem, url, auth, openPrefixes: s.given, ...(keyFile ? { keyFile } : {}) });
   })();
   s.ownStatus = next.catch(() => previous);
   return next;

@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { exposedFileWarning } from '../util/fs.js';
 import { readSelection, selectionOf } from '../depot/selection.js';
 import { listUpgradeMetadata } from '../depot/upgrade-metadata.js';
 import { statusAccess } from './status/access.js';
@@ -43,6 +44,7 @@ export async function statusData(root: string, options: StatusOptions): Promise<
   const now = options.now ?? new Date();
   const { certificate, ca } = certificatesOf(options.certPem, options.caPem);
   const choices = await readSelection(dir);
+  const keyExposed = options.keyFile === undefined ? undefined : await exposedFileWarning(options.keyFile);
   const access = statusAccess(options, ca.certificate !== null, choices);
   const catalog = await catalogSource(dir);
   const manifest = await manifestSource(dir);
@@ -58,12 +60,13 @@ export async function statusData(root: string, options: StatusOptions): Promise<
     manifest: manifest.source,
     grouping,
     releases,
-    ...(selection ? { selection: selection.words } : {}),
+    ...(selection ? { selection: selection.words, selectionChoices: choices } : {}),
     otherComponents,
     hcl: await hclStatus(dir),
     upgradeMetadata: await listUpgradeMetadata(dir),
     esx: await esxStatus(dir),
     certificate,
+    ...(keyExposed ? { keyExposed } : {}),
     ca,
     access,
   };

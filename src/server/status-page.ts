@@ -344,8 +344,12 @@ ${depots.join('\n')}
 /** The served certificate's dates when the installer refuses it, or soon will: at the top, not only in its section. */
 function certificateBanner(data: StatusData, now: Date): string {
   const problem = data.certificate ? certificateDateProblem(data.certificate, now) : undefined;
-  if (!problem) return '';
-  return `<p class="verdict ${problem.severity === 'error' ? 'bad' : 'warn'}">${problem.severity === 'error' ? '✗' : '!'} ${e(problem.message)} <a href="#cert">Server certificate</a></p>`;
+  const dates = problem
+    ? `<p class="verdict ${problem.severity === 'error' ? 'bad' : 'warn'}">${problem.severity === 'error' ? '✗' : '!'} ${e(problem.message)} <a href="#cert">Server certificate</a></p>`
+    : '';
+  // Anyone who can read the key can impersonate the depot: said as loudly as a certificate about to expire.
+  const key = data.keyExposed ? `<p class="verdict warn">! The served certificate's private key: ${e(data.keyExposed)}</p>` : '';
+  return dates + key;
 }
 
 function certificateSection(data: StatusData, now: Date): string {

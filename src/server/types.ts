@@ -15,6 +15,11 @@ export interface DepotServerOptions {
   port?: number;
   /** Certificate and key; without them the server speaks plain HTTP. */
   tls?: TlsSource;
+  /**
+   * The file the key was read from, when `tls` holds its text (serve --key): the status page says so at the top
+   * while the file can be read by its group or others. A `tls` of files names its key file itself.
+   */
+  keyFile?: string;
   /** Basic auth for every path (HEAD exactly like GET); none when absent. */
   auth?: AuthOptions;
   /** Limits of the password checks (failures per client address, bcrypt threads and queue); defaults from constants. */

@@ -268,6 +268,20 @@ export const STATUS_JSON_SCHEMA = {
       },
     },
     selection: { type: 'string' },
+    selectionChoices: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['releases', 'components'],
+        properties: {
+          releases: { type: 'array', items: { type: 'string' } },
+          components: { type: 'array', items: { type: 'string' } },
+          imageType: { type: 'string' },
+        },
+      },
+    },
+    keyExposed: { type: 'string' },
     otherComponents: { type: 'array', items: { $ref: '#/definitions/component' } },
     hcl: {
       type: 'object',

@@ -1,3 +1,4 @@
+import type { Choice } from '../../depot/selection.js';
 // The shapes of the status page's data: plain JSON, the page's JSON variant and what crosses the IPC channel.
 import type { StatusEsxDepot } from './esx.js';
 
@@ -28,6 +29,8 @@ export interface StatusData {
   releases: StatusRelease[];
   /** The selection the depot records (a selective mirror or unpack made it), in words: what the page judges it on. */
   selection?: string;
+  /** The same selection as the choices recorded, for a program (check judges the depot on them when not told otherwise). */
+  selectionChoices?: Choice[];
   /** Catalog entries no release of the manifest names (older or newer versions the catalog also offers). */
   otherComponents: StatusComponent[];
   hcl: StatusHcl;
@@ -37,6 +40,8 @@ export interface StatusData {
   esx: StatusEsxDepot[];
   /** The served certificate (the leaf); null over plain HTTP. */
   certificate: StatusCertificate | null;
+  /** The served key's file can be read by its group or others: the sentence that says so and how to fix it. */
+  keyExposed?: string;
   ca: StatusCa;
   access: StatusAccess;
 }
@@ -167,5 +172,7 @@ export interface StatusOptions {
   openPrefixes?: string[];
   /** Where the CA certificate can be downloaded next to the page (serve: /ca.pem); none for a static copy that has no such file. */
   caPath?: string | null;
+  /** The served key's file, which the page warns about while its group or others can read it. */
+  keyFile?: string;
   now?: Date;
 }
