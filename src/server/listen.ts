@@ -1,3 +1,4 @@
+import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
@@ -68,6 +69,23 @@ async function reloadCredentials(s: Serving, next: TlsMaterial | undefined): Pro
   await s.auth?.reload();
 }
 
+/** Whether a name resolves on this host, within a second (a look at the depot does not wait on a slow resolver). */
+async function resolvesHere(name: string): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 1000)));
+  try {
+    return await Promise.race([
+      lookup(name).then(
+        () => true,
+        () => false,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Looks at the depot for the status page: its root as given (served files resolve inside its realpath), and
  * the URL as the certificate names it. A failed look keeps the previous one and is thrown.
@@ -76,10 +94,17 @@ function lookAgain(s: Serving, port: number): Promise<StatusData> {
   const previous = s.ownStatus;
   const next = (async () => {
     const look = await import('./status-data.js');
-    const url = look.installerUrl(s.certPem, s.host, port, hostname().toLowerCase() || 'localhost');
+    const { url, reachVia } = await look.installerUrl(s.certPem, s.host, port, hostname().toLowerCase() || 'localhost', resolvesHere);
     const auth = s.opts.auth === undefined ? undefined : 'htpasswdFile' in s.opts.auth ? { htpasswd: true as const } : { user: s.opts.auth.user };
     const keyFile = s.opts.keyFile ?? (s.opts.tls && 'keyFile' in s.opts.tls ? s.opts.tls.keyFile : undefined);
-    return look.statusData(s.opts.root, { certPem: s.certPem, url, auth, openPrefixes: s.given, ...(keyFile ? { keyFile } : {}) });
+    return look.statusData(s.opts.root, {
+      certPem: s.certPem,
+      url,
+      ...(reachVia ? { reachVia } : {}),
+      auth,
+      openPrefixes: s.given,
+      ...(keyFile ? { keyFile } : {}),
+    });
   })();
   s.ownStatus = next.catch(() => previous);
   return next;

@@ -8,7 +8,7 @@ import { DEPOT_PATHS, REQUIRED_COMPONENTS, SERVE_HEALTH_BODIES, UMDS_PATCH_STORE
 import { upgradeMetadataPaths } from '../../src/depot/upgrade-metadata.js';
 import { statusData } from '../../src/server/status-data.js';
 import { renderStatusPage } from '../../src/server/status-page.js';
-import { tempDir } from '../helpers/cli.js';
+import { runCli, tempDir } from '../helpers/cli.js';
 import { basic, fetchRaw, spawnServe, writeTree, type ServeChild } from './helpers.js';
 import { demoDepot, STATUS_JSON_SCHEMA, writePki } from './status-helpers.js';
 
@@ -249,6 +249,16 @@ describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', ()
       summary: { complete: true },
       access: { url: `https://depot.lab.local:${s.port}`, auth: 'user', user: 'depot', openPrefixes: [UMDS_PATCH_STORE_DIR], caPath: '/ca.pem' },
     });
+    // The name resolves only where the installer is: the page's check reaches the server by its address, and runs as pasted.
+    const check = (report.access as { commands: { check: string } }).commands.check;
+    expect(check).toBe(`depotkit check https://127.0.0.1:${s.port} --as-host depot.lab.local --ca depot-ca.pem --user depot --password-file depot.pass`);
+    const pasted = join(dir, 'pasted');
+    await mkdir(pasted, { recursive: true });
+    await writeFile(join(pasted, 'depot-ca.pem'), ca);
+    await writeFile(join(pasted, 'depot.pass'), `${PASSWORD}\n`, { mode: 0o600 });
+    const ran = await runCli(check.split(' ').slice(1), { cwd: pasted });
+    expect(ran.stderr).not.toMatch(/warning|error/i);
+    expect(ran.code, ran.stdout + ran.stderr).toBe(0);
     // A browser's Accept prefers HTML; a client that ranks JSON higher gets JSON.
     const browser = await fetchRaw(s.url, '/', { ca, headers: { ...auth, Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
     expect(browser.headers['content-type']).toMatch(/^text\/html/);

@@ -11,6 +11,7 @@ const placeholder = (text: string): Placeholder => ({ placeholder: text });
 
 interface Access {
   url: string;
+  reachVia?: string;
   tls: boolean;
   /** The depot user, a placeholder when several may exist; undefined without auth. */
   who: string | Placeholder | undefined;
@@ -33,15 +34,16 @@ function oneChoice(choices: Choice[] | undefined): Choice | undefined {
 }
 
 /** `depotkit check` of this depot: through its CA, with the user's password file, on the selection it records. */
-function checkCommand({ url, tls, who, ca, choice }: Access): CommandData {
+function checkCommand({ url, reachVia, tls, who, ca, choice }: Access): CommandData {
   const options: CommandData['options'] = [];
+  if (reachVia !== undefined) options.push(['asHost', new URL(url).hostname]);
   if (tls) options.push(['caPems', ca]);
   if (who) options.push(['user', who], ['passwordFile', PASSWORD_FILE]);
   if (who && !tls) options.push(['allowHttpCredentials', true]);
   for (const r of choice?.releases ?? []) options.push(['release', r]);
   for (const c of choice?.components ?? []) options.push(['component', c]);
   if (choice?.imageType !== undefined) options.push(['imageType', choice.imageType]);
-  return { operation: 'checkDepot', operand: url, options };
+  return { operation: 'checkDepot', operand: reachVia ?? url, options };
 }
 
 /** `depotkit installer connect-depot` with this depot, with placeholders for the installer only the reader knows. */
@@ -65,6 +67,7 @@ export function statusAccess(options: StatusOptions, caKnown: boolean, choices?:
   const caPath = caKnown && options.caPath !== null ? (options.caPath ?? SERVE_PAGES.caCert) : undefined;
   const access: Access = {
     url: options.url,
+    ...(options.reachVia !== undefined ? { reachVia: options.reachVia } : {}),
     tls,
     who: auth === 'none' ? undefined : (user ?? placeholder('<user>')),
     ca: caKnown ? CA_FILE : placeholder('<CA certificate file>'),

@@ -40,17 +40,37 @@ export function certificatesOf(certPem: string | undefined, caPem?: string): { c
   return { certificate, ca: caOf(chain[chain.length - 1]) ?? { certificate: null, unknownReason: UNKNOWN.notCa } };
 }
 
-/** The URL to give the installer for a server listening on `host`:`port`: the certificate's name (the installer checks it strictly), else the address. */
-export function installerUrl(certPem: string | undefined, host: string, port: number, fallbackHost: string): string {
-  let name: string | undefined;
-  if (certPem !== undefined) {
-    const leaf = readCertificates(certPem)[0];
-    const dns = (leaf?.dns ?? []).filter((d) => !d.startsWith('*.'));
-    name = dns.find((d) => d !== 'localhost') ?? dns[0] ?? leaf?.ips[0];
-  }
-  name ??= host === '0.0.0.0' || host === '::' ? fallbackHost : host;
-  const shown = name.includes(':') ? `[${name}]` : name;
+/** The URL the installer is given, and how this host reaches the server when that URL's name does not resolve here. */
+export interface ServedUrl {
+  url: string;
+  /** The same server by an address (`--as-host` the URL's name), for the check command run here; absent when the URL resolves. */
+  reachVia?: string;
+}
+
+/**
+ * The URL to give the installer for a server listening on `host`:`port`: a name of the certificate (the installer
+ * checks it strictly), other than localhost and preferably one that resolves here (`resolves`), else the address.
+ * A name that does not resolve here is still the installer's (its DNS may know it), and the check command printed
+ * beside it reaches the server by an address instead (`reachVia`), so that it runs as it stands.
+ */
+export async function installerUrl(
+  certPem: string | undefined,
+  host: string,
+  port: number,
+  fallbackHost: string,
+  resolves: (name: string) => Promise<boolean>,
+): Promise<ServedUrl> {
   const scheme = certPem !== undefined ? 'https' : 'http';
   const defaultPort = scheme === 'https' ? 443 : 80;
-  return `${scheme}://${shown}${port === defaultPort ? '' : `:${port}`}`;
+  const urlOf = (name: string) => `${scheme}://${name.includes(':') ? `[${name}]` : name}${port === defaultPort ? '' : `:${port}`}`;
+  const anyAddress = host === '0.0.0.0' || host === '::';
+  if (certPem === undefined) return { url: urlOf(anyAddress ? fallbackHost : host) };
+  const leaf = readCertificates(certPem)[0];
+  const dns = (leaf?.dns ?? []).filter((d) => !d.startsWith('*.'));
+  const names = dns.filter((d) => d !== 'localhost');
+  for (const name of names) if (await resolves(name)) return { url: urlOf(name) };
+  const name = names[0] ?? dns[0] ?? leaf?.ips[0] ?? (anyAddress ? fallbackHost : host);
+  if (name === 'localhost' || leaf?.ips.includes(name)) return { url: urlOf(name) };
+  // Reached here over the loopback when the server listens on every address, else on the one it listens on.
+  return { url: urlOf(name), reachVia: urlOf(anyAddress ? (host === '::' ? '::1' : '127.0.0.1') : host) };
 }

@@ -12,6 +12,7 @@ const COMMANDS = {
 /** The flag of each option the page's commands take. */
 const FLAGS = {
   caPems: '--ca',
+  asHost: '--as-host',
   user: '--user',
   passwordFile: '--password-file',
   allowHttpCredentials: '--allow-http-credentials',

@@ -167,6 +167,8 @@ export interface StatusOptions {
   caPem?: string;
   /** The URL the installer is given (scheme, host as the certificate names it, port, an optional prefix). */
   url: string;
+  /** The same server by an address this host reaches, when the URL's name does not resolve here: the check command goes there, `--as-host` the name. */
+  reachVia?: string;
   /** How the depot is protected: a single user's name, an htpasswd file, or nothing. */
   auth?: { user: string } | { htpasswd: true };
   openPrefixes?: string[];
