@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { PACK_MANIFEST_SIG_FILE } from '../constants.js';
 import type { UnpackReport } from '../transfer/unpack.js';
 import { EXIT } from '../util/errors.js';
-import { countBySeverity, formatFinding, type Finding } from '../util/findings.js';
+import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { expectSealOption, forceOption, jsonOption, signingCertOption } from './options.js';
@@ -99,15 +99,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
       `${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`,
     );
   lines.push(...formatReleases(r.releases));
-  // A binary missing because its volume is, or a component folder whose binaries all are: the fix is the media, not a download and a build.
-  const fromMedia = new Set(r.failed.map((f) => f.path));
-  const onMedia = (f: Finding) =>
-    f.path !== undefined &&
-    ((f.id === 'binary.missing' && fromMedia.has(f.path)) || (f.id === 'layout.component.missing' && [...fromMedia].some((p) => p.startsWith(`${f.path}/`))));
-  const findings = r.verify.findings.map((f) =>
-    onMedia(f) ? { ...f, fix: 'It is on the media: supply the volume named above and run the same unpack again (what is in place is kept).' } : f,
-  );
-  lines.push(...findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
+  lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   if (r.catalogFrom === 'depot') lines.push("The pack carries no catalog: its binaries were held to the depot's, the one the pack was made from.");
   lines.push(vouchLine(r));
   const counts = countBySeverity(r.verify.findings);

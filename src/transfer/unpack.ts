@@ -17,6 +17,7 @@ import {
 } from '../depot/metadata-guard.js';
 import { type DepotLock, type DepotLockHolder, withDepotLock } from '../depot/lock.js';
 import { type VerifyResult, verifyDepot } from '../depot/verify.js';
+import { adviseFromMedia } from './unpack/media-fix.js';
 import { DepotkitError, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
 import { parseJsonOrUndefined } from '../util/json.js';
@@ -273,7 +274,9 @@ function summaryOf(s: SelectionSummary): SelectionSummary {
 async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOptions): Promise<UnpackReport> {
   const { choice, ...placed } = await placeAll(start, options);
   // What placing held (the manifest, the catalog's binaries, the verified state) is gone by now: verify reads the depot itself.
-  const { verify, releases, selection } = await judgeDepot(start.root, choice, options.signingCertPem);
+  const judged = await judgeDepot(start.root, choice, options.signingCertPem);
+  const { releases, selection } = judged;
+  const verify = adviseFromMedia(judged.verify, placed.failed);
   const badVolumes = placed.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed');
   return {
     ok: placed.failed.length === 0 && !badVolumes && placed.flagged.length === 0 && verify.ok,

@@ -212,6 +212,37 @@ describe('depot unpack', () => {
     expect(await treeOf(site)).toEqual(expected);
   });
 
+  it('a component folder whose every file was on a missing volume is advised from the media, as its binaries are, not from a build', async () => {
+    const dir = await media();
+    const folderOf = (path: string) => path.split('/').slice(0, 3).join('/');
+    // A component of one file, all of it in one volume that holds no metadata: its folder is missing as a whole.
+    const whole = manifest.files.find(
+      (f) =>
+        f.path.startsWith(`${DEPOT_PATHS.comp}/`) &&
+        f.pieces.length === 1 &&
+        f.pieces[0]!.volume > 1 &&
+        manifest.files.filter((g) => folderOf(g.path) === folderOf(f.path)).length === 1,
+    )!;
+    const volume = manifest.volumes[whole.pieces[0]!.volume - 1]!;
+    await rm(join(dir, volume.name));
+    const component = folderOf(whole.path);
+    const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
+    expect(human.code).toBe(1);
+    const line = human.stdout.split('\n').findIndex((l) => l.includes('layout.component.missing') && l.includes(component.split('/')[2]!));
+    expect(line, human.stdout).toBeGreaterThanOrEqual(0);
+    expect(
+      human.stdout
+        .split('\n')
+        .slice(line, line + 3)
+        .join('\n'),
+    ).toContain('It is on the media: supply the volume named above');
+    expect(human.stdout).not.toMatch(/depot build/);
+    // The report says it too, for a script.
+    const { report } = await unpack([dir], fresh('json'));
+    const folder = report.verify.findings.find((f) => f.id === 'layout.component.missing');
+    expect(folder).toMatchObject({ path: component, fix: expect.stringContaining('It is on the media') });
+  });
+
   it("a delta with a volume missing keeps the old depot's metadata (and so a consistent depot) until it is whole", async () => {
     const next = await nextRelease(depot, fresh('next'), BINARY);
     const delta = fresh('delta');
