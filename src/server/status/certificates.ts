@@ -1,24 +1,24 @@
-import { type CertificateFacts, readCertificates } from '../../cert/certificate-reader.js';
+import { type Certificate, readCertificates } from '../../cert/certificate.js';
 import type { StatusCa, StatusCertificate } from './types.js';
 
 /** The page's view of a certificate: times as ISO text, so that ages are computed when it is shown. */
-function statusCertificate(facts: CertificateFacts): StatusCertificate {
+function statusCertificate(facts: Certificate): StatusCertificate {
   return {
     subject: facts.subject,
     ...(facts.commonName !== undefined ? { commonName: facts.commonName } : {}),
     issuer: facts.issuer,
-    dns: facts.dns,
-    ips: facts.ips,
+    dns: facts.san.dns,
+    ips: facts.san.ips,
     notBefore: facts.notBefore.toISOString(),
     notAfter: facts.notAfter.toISOString(),
-    sha256: facts.sha256,
+    sha256: facts.fingerprints.sha256,
     isCa: facts.isCa,
     selfSigned: facts.selfSigned,
   };
 }
 
 /** A CA certificate's status with its PEM, or undefined when it is not a readable CA certificate (then it is never served). */
-function caOf(facts: CertificateFacts | undefined): StatusCa | undefined {
+function caOf(facts: Certificate | undefined): StatusCa | undefined {
   return facts?.isCa ? { certificate: statusCertificate(facts), pem: facts.pem } : undefined;
 }
 
@@ -45,8 +45,8 @@ export function installerUrl(certPem: string | undefined, host: string, port: nu
   let name: string | undefined;
   if (certPem !== undefined) {
     const leaf = readCertificates(certPem)[0];
-    const dns = (leaf?.dns ?? []).filter((d) => !d.startsWith('*.'));
-    name = dns.find((d) => d !== 'localhost') ?? dns[0] ?? leaf?.ips[0];
+    const dns = (leaf?.san.dns ?? []).filter((d) => !d.startsWith('*.'));
+    name = dns.find((d) => d !== 'localhost') ?? dns[0] ?? leaf?.san.ips[0];
   }
   name ??= host === '0.0.0.0' || host === '::' ? fallbackHost : host;
   const shown = name.includes(':') ? `[${name}]` : name;
