@@ -141,7 +141,7 @@ describe('serials', () => {
     serials.add(readCertificate(ca.certPem).serial);
     expect(serials.size).toBe(4);
     for (const s of serials) {
-      expect(s).toMatch(/^[0-9a-f]{32}$/);
+      expect(s).toMatch(/^[0-9A-F]{32}$/);
       expect(parseInt(s[0]!, 16)).toBeLessThan(8); // top bit clear: positive without a pad byte
       expect(parseInt(s[0]!, 16)).toBeGreaterThanOrEqual(4); // no leading zero byte
     }

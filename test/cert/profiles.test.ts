@@ -65,7 +65,7 @@ describe('the lint rule table', () => {
   it('lists each finding id once, and no pki source spells a finding id anywhere else', async () => {
     expect(ruleIds.length).toBeGreaterThanOrEqual(20);
     expect(new Set(ruleIds).size).toBe(ruleIds.length);
-    const srcDir = join(REPO_ROOT, 'src', 'pki');
+    const srcDir = join(REPO_ROOT, 'src', 'cert');
     const seen = new Map<string, string[]>();
     for (const file of (await readdir(srcDir)).filter((f) => f.endsWith('.ts'))) {
       for (const [, id] of (await readFile(join(srcDir, file), 'utf8')).matchAll(/['"`](cert\.[a-z0-9.-]+)['"`]/g))
