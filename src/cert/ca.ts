@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KeyObject, X509Certificate } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type Forge from 'node-forge';
 import { forge } from './forge.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
@@ -8,7 +8,7 @@ import { PEM_LIMITS } from '../util/limits.js';
 import { BACKUP_SUFFIX, exists, makeDir, writeFileSetAtomic } from '../util/fs.js';
 import { CA_PROFILE, type CertificateProfile, type RsaKeySize } from './profiles.js';
 import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_DIR_MODE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
-import { inspectCertificate, parseCertificate } from './inspect.js';
+import { readCertificate } from './certificate.js';
 import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
 import {
@@ -71,7 +71,6 @@ export class KeyMismatchError extends DepotkitError {
 /** A CA ready to sign: checked to be a CA, valid now, and holding the matching key. */
 export interface CaSigner {
   cert: Forge.pki.Certificate;
-  x509: X509Certificate;
   key: KeyObject;
   certPem: string;
 }
@@ -84,8 +83,7 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
   const certName = names.cert ?? 'The CA certificate';
   const keyName = names.key ?? 'The CA key';
   const certPem = normalizePem(ca.certPem);
-  const x509 = parseCertificate(certPem, certName);
-  const info = inspectCertificate(certPem, certName);
+  const info = readCertificate(certPem, certName);
   if (!info.isCa) {
     throw usageError(
       `${certName} (${info.subject}) is not a CA certificate: it lacks basicConstraints CA:TRUE, so it cannot sign certificates.`,
@@ -113,10 +111,10 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
     throw usageError(`${certName} (${info.subject}) is not valid before ${info.notBefore.toISOString()}; check this machine's clock.`);
   }
   const key = parsePrivateKey(ca.keyPem, keyName, ca.passphrase);
-  if (!x509.checkPrivateKey(key)) {
+  if (!info.pairsWith(key)) {
     throw new KeyMismatchError(`${keyName} does not belong to ${certName}: they are not a pair.`);
   }
-  return { cert: forgeCertificate(certPem, certName), x509, key, certPem: splitPemBlocks(certPem, 'CERTIFICATE')[0]! };
+  return { cert: forgeCertificate(certPem, certName), key, certPem: splitPemBlocks(certPem, 'CERTIFICATE')[0]! };
 }
 
 /**
@@ -183,7 +181,7 @@ export async function writeCaDir(
  */
 async function caDirIsWhole(keyPath: string, certPath: string): Promise<boolean> {
   const [keyPem, certPem] = await Promise.all([readFile(keyPath, 'utf8'), readFile(certPath, 'utf8')]);
-  return parseCertificate(certPem, certPath).checkPrivateKey(parsePrivateKey(keyPem, keyPath));
+  return readCertificate(certPem, certPath).pairsWith(parsePrivateKey(keyPem, keyPath));
 }
 
 /** Checks every target first, so that a refusal leaves no half-written folder. */

@@ -1,14 +1,4 @@
-import type { X509Certificate } from 'node:crypto';
-
-/** Whether `parent` issued `child`: a CA that `child` names as its issuer (subject and key id) and whose key verifies `child`'s signature. */
-function issued(parent: X509Certificate, child: X509Certificate): boolean {
-  return parent.ca && child.checkIssued(parent) && child.verify(parent.publicKey);
-}
-
-/** Subject equals issuer and the certificate verifies with its own key. */
-export function isSelfSigned(cert: X509Certificate): boolean {
-  return cert.subject === cert.issuer && cert.verify(cert.publicKey);
-}
+import type { Certificate } from './certificate.js';
 
 /**
  * The issuers from `start` up to a certificate that `endsAt` accepts (a
@@ -19,16 +9,12 @@ export function isSelfSigned(cert: X509Certificate): boolean {
  * next candidate. Each certificate is searched from once, so the search stays
  * linear in the candidates' pairs however they are ordered.
  */
-export function issuerPath(
-  start: X509Certificate,
-  candidates: readonly X509Certificate[],
-  endsAt: (cert: X509Certificate) => boolean,
-): X509Certificate[] | undefined {
-  const searched = new Set<X509Certificate>();
-  const from = (cert: X509Certificate): X509Certificate[] | undefined => {
+export function issuerPath(start: Certificate, candidates: readonly Certificate[], endsAt: (cert: Certificate) => boolean): Certificate[] | undefined {
+  const searched = new Set<Certificate>();
+  const from = (cert: Certificate): Certificate[] | undefined => {
     searched.add(cert);
     for (const issuer of candidates) {
-      if (searched.has(issuer) || !issued(issuer, cert)) continue;
+      if (searched.has(issuer) || !issuer.issued(cert)) continue;
       if (endsAt(issuer)) return [issuer];
       const rest = from(issuer);
       if (rest) return [issuer, ...rest];
@@ -36,4 +22,9 @@ export function issuerPath(
     return undefined;
   };
   return from(start);
+}
+
+/** The issuers from `leaf` up to a self-signed root found in `pool`, each signature verified on the way; undefined when there is no such path. */
+export function pathToRoot(leaf: Certificate, pool: readonly Certificate[]): Certificate[] | undefined {
+  return issuerPath(leaf, pool, (cert) => cert.selfSigned);
 }

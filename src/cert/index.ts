@@ -16,12 +16,12 @@ export { issueServerCert, writeServerDir, type ServerMaterial, type IssueOptions
 export { issueCert, signCsrFile, type SigningCa, type IssuedServerDir, type SignedCsrFile } from './issue-dir.js';
 export { renewCert, type RenewOptions, type RenewedServerDir } from './renew.js';
 export { generateCsr, signCsr, readCsr, inspectCsr, type CsrOptions, type CsrInfo } from './csr.js';
-export { inspectCertificate, parseCertificate, sha256Fingerprint, type CertInfo } from './inspect.js';
-export { lintServerCertificate, certificateCoversHost, type LintOptions } from './lint.js';
+export { lintServerCertificate, type LintOptions } from './lint.js';
 export { LINT_RULES, type LintRule, type LintContext } from './lint-rules.js';
 export { chainVerdict, type ChainVerdict } from './lint-chain.js';
 export { keptAttributes, GROUP_KEY_MODE, type KeptAttributes } from './replaced-files.js';
 export { CA_PROFILE, SERVER_PROFILE, KEY_USAGE_TITLES, type CertificateProfile, type ServerProfile, type KeyUsage, type ExtKeyUsage } from './profiles.js';
 export { selfSignedServerCertificate } from './self-signed.js';
 export { readCaPems } from './trust-source.js';
-export { readCertificate, readCertificates, certificateFacts, daysLeft, type CertificateFacts } from './certificate-reader.js';
+export { Certificate, readCertificate, readCertificates, sha256Fingerprint, findByFingerprint, certificateCoversHost, daysLeft } from './certificate.js';
+export { issuerPath, pathToRoot } from './chain.js';

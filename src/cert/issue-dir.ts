@@ -3,7 +3,7 @@ import { describeFsError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
 import { loadCaDir } from './ca.js';
 import { signCsr } from './csr.js';
-import { inspectCertificate, type CertInfo } from './inspect.js';
+import { readCertificate, type Certificate } from './certificate.js';
 import { issueServerCert, writeServerDir, type IssueOptions } from './issue.js';
 import { cappedNote, cnNotFirstNote, ipOnlyNote } from './issue-notes.js';
 import { SERVER_PROFILE } from './profiles.js';
@@ -22,7 +22,7 @@ export interface IssuedServerDir {
   keyPath: string;
   certPath: string;
   chainPath: string;
-  certificate: CertInfo;
+  certificate: Certificate;
   /** What the caller should know of the certificate made (a validity cut short, a CN that is not the first name, what the installer rejects). */
   warnings: string[];
 }
@@ -39,14 +39,14 @@ export async function issueCert(outDir: string, opts: IssueOptions & SigningCa):
   const ca = await loadCaDir(caDir, { passphrase: caPassphrase });
   const material = await issueServerCert(ca, issue);
   const paths = await writeServerDir(outDir, material, { force });
-  const certificate = inspectCertificate(material.certPem);
+  const certificate = readCertificate(material.certPem);
   const days = issue.days ?? (issue.profile ?? SERVER_PROFILE).validity.days;
   return { ...paths, certificate, warnings: present([cappedNote(certificate, days), ipOnlyNote(certificate), cnNotFirstNote(certificate, issue.dns)]) };
 }
 
 export interface SignedCsrFile {
   certPath: string;
-  certificate: CertInfo;
+  certificate: Certificate;
   warnings: string[];
 }
 
@@ -64,6 +64,6 @@ export async function signCsrFile(
   const days = opts.days ?? SERVER_PROFILE.validity.csrDays;
   const certPem = await signCsr(ca, csrText, { days, allowNoSan: opts.allowNoSan, allowIpOnly: opts.allowIpOnly });
   await writeFileAtomic(outFile, certPem, { force: opts.force });
-  const certificate = inspectCertificate(certPem);
+  const certificate = readCertificate(certPem);
   return { certPath: outFile, certificate, warnings: present([cappedNote(certificate, days), ipOnlyNote(certificate)]) };
 }

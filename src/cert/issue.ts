@@ -7,7 +7,7 @@ import { MAX_COMMON_NAME_LENGTH } from '../util/limits.js';
 import { makeDir, writeFileSetAtomic } from '../util/fs.js';
 import { keptAttributes } from './replaced-files.js';
 import { openCa, type CaMaterial, type CaSigner } from './ca.js';
-import { parseCertificate } from './inspect.js';
+import { readCertificate } from './certificate.js';
 import { PRIVATE_DIR_MODE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from './files.js';
 import { forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, splitPemBlocks } from './pem.js';
@@ -151,7 +151,7 @@ export async function writeServerDir(
 /** The key, certificate and chain in place belong together: the key is the certificate's, the chain starts with it. */
 async function serverDirIsWhole(keyPath: string, certPath: string, chainPath: string): Promise<boolean> {
   const [keyPem, certPem, chainPem] = await Promise.all([keyPath, certPath, chainPath].map((p) => readFile(p, 'utf8')));
-  const cert = parseCertificate(certPem!, certPath);
+  const cert = readCertificate(certPem!, certPath);
   const [first] = splitPemBlocks(chainPem!, 'CERTIFICATE');
-  return cert.checkPrivateKey(parsePrivateKey(keyPem!, keyPath)) && first === splitPemBlocks(certPem!, 'CERTIFICATE')[0];
+  return cert.pairsWith(parsePrivateKey(keyPem!, keyPath)) && first === splitPemBlocks(certPem!, 'CERTIFICATE')[0];
 }

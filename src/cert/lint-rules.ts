@@ -1,16 +1,13 @@
-import type { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { INSTALLER_MESSAGES } from '../constants.js';
 import type { Finding } from '../util/findings.js';
-import { certificateCoversHost, sameName } from './host-match.js';
-import type { CertInfo } from './inspect.js';
+import type { Certificate } from './certificate.js';
+import { sameName } from './host-match.js';
 import { pathTooDeep, type ChainVerdict } from './lint-chain.js';
 import type { ServerProfile } from './profiles.js';
 
 /** What every rule may read besides the certificate itself. */
 export interface LintContext {
-  /** The leaf as node:crypto reads it, for host matching. */
-  readonly leaf: X509Certificate;
   /** The name the installer connects to (a bare IP for an IPv6 literal); without it the name rules pass. */
   readonly host?: string;
   /** IP addresses the SAN must hold as well, in their canonical spelling. */
@@ -30,24 +27,24 @@ export type LintDraft = Omit<Finding, 'id' | 'evidence'> & { evidence?: Record<s
 /** One check, with the one finding id it reports. */
 export interface LintRule {
   readonly id: string;
-  check(info: CertInfo, ctx: LintContext): LintDraft | undefined;
+  check(info: Certificate, ctx: LintContext): LintDraft | undefined;
 }
 
 const reissue = (ctx: LintContext, ips?: readonly string[]) => `Issue a new certificate: ${ctx.command(ips)}`;
 /** A certificate that only runs out is renewed in place, as the renewal runbook does; one from elsewhere is issued anew. */
 const renew = (ctx: LintContext) =>
   `Renew it in its server folder: \`renewCert\` <server-dir> \`caDir\` <ca-dir> \`force\`, then reload serve (SIGHUP); for a certificate not made by \`issueCert\`: ${ctx.command()}`;
-const hasSan = (info: CertInfo) => info.san.dns.length + info.san.ips.length > 0;
+const hasSan = (info: Certificate) => info.san.dns.length + info.san.ips.length > 0;
 const DAY_MS = 86_400_000;
-const expired = (info: CertInfo, now: Date) => now > info.notAfter;
+const expired = (info: Certificate, now: Date) => now > info.notAfter;
 // Written as negations of the checks before them: a date that cannot be read (NaN) passes them all, as it always has.
-const notYetValid = (info: CertInfo, now: Date) => !expired(info, now) && now < info.notBefore;
-const inValidity = (info: CertInfo, now: Date) => !expired(info, now) && !(now < info.notBefore);
-const cnIsIp = (info: CertInfo) => info.commonName !== undefined && isIP(info.commonName) !== 0;
-const missingIps = (ctx: LintContext) => ctx.ips.filter((ip) => !certificateCoversHost(ctx.leaf, ip));
-const isRsa = (info: CertInfo) => info.key.type === 'rsa' || info.key.type === 'rsa-pss';
-const minBits = (info: CertInfo, profile: ServerProfile) => (isRsa(info) ? profile.key.minBits.rsa : profile.key.minBits.ec);
-const lapsedCa = (cas: CertInfo[], now: Date) => cas.find((c) => now > c.notAfter || now < c.notBefore);
+const notYetValid = (info: Certificate, now: Date) => !expired(info, now) && now < info.notBefore;
+const inValidity = (info: Certificate, now: Date) => !expired(info, now) && !(now < info.notBefore);
+const cnIsIp = (info: Certificate) => info.commonName !== undefined && isIP(info.commonName) !== 0;
+const missingIps = (info: Certificate, ctx: LintContext) => ctx.ips.filter((ip) => !info.coversHost(ip));
+const isRsa = (info: Certificate) => info.key.type === 'rsa' || info.key.type === 'rsa-pss';
+const minBits = (info: Certificate, profile: ServerProfile) => (isRsa(info) ? profile.key.minBits.rsa : profile.key.minBits.ec);
+const lapsedCa = (cas: Certificate[], now: Date) => cas.find((c) => now > c.notAfter || now < c.notBefore);
 const untrustedPath = `Refuses the chain: "${INSTALLER_MESSAGES.untrustedPath}".`;
 
 /**
@@ -71,7 +68,7 @@ export const LINT_RULES: readonly LintRule[] = [
     id: 'cert.san.host-missing',
     check: (info, ctx) => {
       const { host } = ctx;
-      if (!hasSan(info) || !host || certificateCoversHost(ctx.leaf, host)) return undefined;
+      if (!hasSan(info) || !host || info.coversHost(host)) return undefined;
       const listed = [...info.san.dns.map((d) => `DNS:${d}`), ...info.san.ips.map((i) => `IP:${i}`)].join(', ');
       return {
         severity: 'error',
@@ -85,7 +82,7 @@ export const LINT_RULES: readonly LintRule[] = [
   {
     id: 'cert.san.ip-missing',
     check: (info, ctx) => {
-      const missing = missingIps(ctx);
+      const missing = missingIps(info, ctx);
       if (!hasSan(info) || missing.length === 0) return undefined;
       return {
         severity: 'error',
@@ -288,7 +285,7 @@ export const LINT_RULES: readonly LintRule[] = [
             : `The certificate (issued by ${info.issuer}) does not chain to the given CA (${cas.join('; ')}).`,
         installer: `Fails the connection: "${INSTALLER_MESSAGES.secureProtocolError}" ("${INSTALLER_MESSAGES.untrustedPath}").`,
         fix: `Import the CA that issued it into the installer as TRUSTED_FOR_OUTBOUND, or issue one from the trusted CA: ${ctx.command()}`,
-        evidence: { issuer: info.issuer, cas, sha256: info.fingerprints.sha256Hex },
+        evidence: { issuer: info.issuer, cas, sha256: info.fingerprints.sha256 },
       };
     },
   },

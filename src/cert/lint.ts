@@ -1,14 +1,15 @@
 import { isIP } from 'node:net';
 import type { Finding } from '../util/findings.js';
 import { bareHost } from './host-match.js';
-import { inspectCertificate, parseCertificate, type CertInfo } from './inspect.js';
+import { readCertificate, type Certificate } from './certificate.js';
 import { chainVerdict } from './lint-chain.js';
 import { LINT_RULES, type LintContext } from './lint-rules.js';
 import { splitPemBlocks } from './pem.js';
 import { SERVER_PROFILE, type ServerProfile } from './profiles.js';
 import { normalizeIps } from './x509.js';
 
-export { bareHost, certificateCoversHost } from './host-match.js';
+export { bareHost } from './host-match.js';
+export { certificateCoversHost } from './certificate.js';
 
 export interface LintOptions {
   /** The host name (or IP) the installer is given for the depot; without it the name checks are skipped. */
@@ -34,7 +35,7 @@ export interface LintOptions {
  * The `issueCert` operation, with the values that make a certificate fit for `host` and keep the names it had;
  * the command line shows it as its command and flags.
  */
-function issueCommand(info: CertInfo, host: string | undefined, ips: readonly string[], opts: LintOptions): string {
+function issueCommand(info: Certificate, host: string | undefined, ips: readonly string[], opts: LintOptions): string {
   const dns = [...(host && !isIP(host) ? [host.toLowerCase()] : []), ...info.san.dns.filter((d) => !d.startsWith('*.'))];
   const allIps = [...(host && isIP(host) ? [host] : []), ...info.san.ips, ...ips];
   const uniqueDns = [...new Set(dns)];
@@ -58,17 +59,15 @@ function issueCommand(info: CertInfo, host: string | undefined, ips: readonly st
  */
 export function lintServerCertificate(certPem: string, opts: LintOptions = {}): Finding[] {
   const [leafPem, ...served] = splitPemBlocks(certPem, 'CERTIFICATE');
-  const info = inspectCertificate(leafPem ?? certPem);
-  const leaf = parseCertificate(leafPem ?? certPem);
+  const info = readCertificate(leafPem ?? certPem);
   const host = bareHost(opts.host);
   const ips = normalizeIps(opts.ips ?? []);
   const ctx: LintContext = {
-    leaf,
     ...(host ? { host } : {}),
     ips,
     now: opts.now ?? new Date(),
     profile: opts.profile ?? SERVER_PROFILE,
-    ...(opts.caPems !== undefined ? { chain: chainVerdict(leaf, [...served, ...(opts.chainPems ?? [])], opts.caPems) } : {}),
+    ...(opts.caPems !== undefined ? { chain: chainVerdict(info, [...served, ...(opts.chainPems ?? [])], opts.caPems) } : {}),
     command: (extraIps = opts.ips ?? []) => issueCommand(info, host, extraIps, opts),
   };
   const evidence = {
@@ -77,7 +76,7 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
     san: info.san,
     notBefore: info.notBefore.toISOString(),
     notAfter: info.notAfter.toISOString(),
-    sha256: info.fingerprints.sha256Hex,
+    sha256: info.fingerprints.sha256,
   };
   const findings: Finding[] = [];
   for (const rule of LINT_RULES) {

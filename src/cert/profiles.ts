@@ -14,7 +14,7 @@ import { INSTALLER_MIN_RSA_BITS, MGMT_CSR_VALIDITY_DAYS, SERVER_CERT_DEFAULT_DAY
 export const RSA_KEY_SIZES = [2048, 3072, 4096] as const;
 export type RsaKeySize = (typeof RSA_KEY_SIZES)[number];
 
-/** The keyUsage bits in RFC 5280 order, as node-forge (and inspectCertificate) name them. */
+/** The keyUsage bits in RFC 5280 order, as node-forge (and the certificate reader) name them. */
 export const KEY_USAGES = [
   'digitalSignature',
   'nonRepudiation',

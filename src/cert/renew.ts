@@ -1,9 +1,8 @@
-import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { usageError } from '../util/errors.js';
 import { loadCaDir } from './ca.js';
 import { SERVER_CERT_FILE } from './files.js';
-import { inspectCertificate, type CertInfo } from './inspect.js';
+import { readCertificate, type Certificate } from './certificate.js';
 import { cappedNote } from './issue-notes.js';
 import type { IssuedServerDir, SigningCa } from './issue-dir.js';
 import { issueServerCert, writeServerDir } from './issue.js';
@@ -18,11 +17,11 @@ export interface RenewOptions extends SigningCa {
 
 export interface RenewedServerDir extends IssuedServerDir {
   /** The certificate it replaces. */
-  previous: CertInfo;
+  previous: Certificate;
 }
 
 /** The names to issue again: the CN first (so that it stays the CN), then the SAN's DNS names in their order, and its addresses. */
-function namesOf(old: CertInfo): { dns: string[]; ips: string[] } {
+function namesOf(old: Certificate): { dns: string[]; ips: string[] } {
   const cn = old.commonName;
   const dns = cn !== undefined && old.san.dns.includes(cn) ? [cn, ...old.san.dns.filter((d) => d !== cn)] : old.san.dns;
   return { dns, ips: old.san.ips };
@@ -36,10 +35,10 @@ function namesOf(old: CertInfo): { dns: string[]; ips: string[] } {
 export async function renewCert(serverDir: string, opts: RenewOptions): Promise<RenewedServerDir> {
   const certPath = join(serverDir, SERVER_CERT_FILE);
   const [certPem] = await readPemFile(certPath, 'CERTIFICATE');
-  const previous = inspectCertificate(certPem!, certPath);
+  const previous = readCertificate(certPem!, certPath);
   const ca = await loadCaDir(opts.caDir, { passphrase: opts.caPassphrase });
   // Another CA's certificate renewed here would be trusted by nobody who trusted the old one.
-  if (!new X509Certificate(certPem!).verify(new X509Certificate(ca.certPem).publicKey)) {
+  if (!readCertificate(ca.certPem).issued(previous)) {
     throw usageError(
       `The certificate in ${certPath} (issued by ${previous.issuer}) was not issued by the CA in ${opts.caDir}.`,
       'Give the CA folder that issued it, or issue a new certificate from this CA with `issueCert`.',
@@ -55,7 +54,7 @@ export async function renewCert(serverDir: string, opts: RenewOptions): Promise<
   const days = opts.days ?? SERVER_PROFILE.validity.days;
   const material = await issueServerCert(ca, { dns, ips, days, keySize: previous.key.bits, allowIpOnly: dns.length === 0 });
   const paths = await writeServerDir(opts.outDir ?? serverDir, material, { force: opts.force });
-  const certificate = inspectCertificate(material.certPem);
+  const certificate = readCertificate(material.certPem);
   const capped = cappedNote(certificate, days);
   return { ...paths, certificate, previous, warnings: capped ? [capped] : [] };
 }

@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
-import { X509Certificate } from 'node:crypto';
 import { type Socket, connect as netConnect } from 'node:net';
 import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
+import { readCertificate, sha256Fingerprint } from '../cert/certificate.js';
 import type { DepotUrl } from '../util/depot-url.js';
 
 export type ConnectOutcome =
@@ -76,9 +76,9 @@ export function tlsSnapshot(depot: DepotUrl, address: string, serverName: string
       const chainPems: string[] = [];
       let cert: PeerCertificate | undefined = socket.getPeerCertificate(true);
       const seen = new Set<string>();
-      while (cert?.raw && !seen.has(cert.fingerprint256)) {
-        seen.add(cert.fingerprint256);
-        chainPems.push(new X509Certificate(cert.raw).toString());
+      while (cert?.raw && !seen.has(sha256Fingerprint(cert.raw))) {
+        seen.add(sha256Fingerprint(cert.raw));
+        chainPems.push(readCertificate(cert.raw).pem);
         cert = (cert as PeerCertificate & { issuerCertificate?: PeerCertificate }).issuerCertificate;
       }
       const snapshot: TlsSnapshot = {

@@ -1,19 +1,19 @@
-import { chainVerdict, daysLeft, inspectCertificate, parseCertificate, SERVER_PROFILE, splitPemBlocks, type CertInfo } from '../cert/index.js';
+import { chainVerdict, daysLeft, readCertificate, SERVER_PROFILE, splitPemBlocks, type Certificate } from '../cert/index.js';
 import type { Finding } from '../util/findings.js';
 
 /**
  * The CAs of the served certificate's chain: the path to a given CA when it chains to one (the anchor included),
  * else the CA certificates the server sends. Each once, nearest the leaf first.
  */
-function chainCas(leaf: string, intermediates: string[], caPems: string[]): CertInfo[] {
+function chainCas(leaf: string, intermediates: string[], caPems: string[]): Certificate[] {
   if (caPems.length > 0) {
-    const verdict = chainVerdict(parseCertificate(leaf), intermediates, caPems);
+    const verdict = chainVerdict(readCertificate(leaf), intermediates, caPems);
     if (verdict.trusted) return verdict.cas;
   }
   const seen = new Set<string>();
   return intermediates
     .flatMap((p) => splitPemBlocks(p, 'CERTIFICATE'))
-    .map((pem) => inspectCertificate(pem, 'A chain certificate'))
+    .map((pem) => readCertificate(pem, 'A chain certificate'))
     .filter((c) => c.isCa && !seen.has(c.fingerprints.sha256) && seen.add(c.fingerprints.sha256));
 }
 
@@ -23,7 +23,7 @@ function chainCas(leaf: string, intermediates: string[], caPems: string[]): Cert
  * lint's (`cert.chain.ca-expired`).
  */
 export function caExpiryFindings(leaf: string, intermediates: string[], caPems: string[], now: Date = new Date()): Finding[] {
-  const leafInfo = inspectCertificate(leaf);
+  const leafInfo = readCertificate(leaf);
   const window = SERVER_PROFILE.validity.renewWithinDays;
   const findings: Finding[] = [];
   for (const ca of chainCas(leaf, intermediates, caPems)) {

@@ -14,8 +14,8 @@ export function leafGivenAsCa(leaf: string, chain: string[], hostName: string, c
   for (const pem of caPems.flatMap((p) => splitPemBlocks(p, 'CERTIFICATE'))) {
     const given = readCertificate(pem, 'A CA certificate');
     if (given.isCa) continue;
-    const isServed = given.sha256 === served.sha256;
-    const evidence = { subject: given.subject, issuer: given.issuer, sha256: given.sha256, servedCertificate: isServed };
+    const isServed = given.fingerprints.sha256 === served.fingerprints.sha256;
+    const evidence = { subject: given.subject, issuer: given.issuer, sha256: given.fingerprints.sha256, servedCertificate: isServed };
     if (!isServed) {
       findings.push({
         id: 'tls.ca.leaf',

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createSecureContext } from 'node:tls';
+import { sha256Fingerprint } from '../cert/certificate.js';
 import { NETWORK_LIMITS } from '../util/limits.js';
 import { formatBytes } from '../util/text.js';
 import type { DepotUrl } from '../util/depot-url.js';
@@ -30,7 +31,7 @@ export interface DepotClient {
 
 /**
  * Where credentials may go: over HTTPS, only to the certificate the check has judged (the CAs it was judged
- * against, and its SHA-256 fingerprint, as `X509Certificate.fingerprint256`); over HTTP, only when the user said so.
+ * against, and its SHA-256 fingerprint, as `sha256Fingerprint` spells it); over HTTP, only when the user said so.
  */
 export type CredentialTrust = { caPems: string[]; leafSha256: string } | 'plain-http';
 
@@ -70,9 +71,9 @@ export function depotClient(depot: DepotUrl, serverName: string, connections: nu
       rejectUnauthorized: true,
       // The host name was judged with the certificate (--as-host included); what is left is that it is the same one.
       checkServerIdentity: (_host, cert) =>
-        cert.fingerprint256 === pinned
+        sha256Fingerprint(cert.raw) === pinned
           ? undefined
-          : new Error(`the server presented another certificate than the one checked (SHA-256 ${cert.fingerprint256}); the credentials were not sent`),
+          : new Error(`the server presented another certificate than the one checked (SHA-256 ${sha256Fingerprint(cert.raw)}); the credentials were not sent`),
     });
   } else if (!depot.https && trust === 'plain-http') {
     credentialAgent = agent;

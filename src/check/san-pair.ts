@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { certificateCoversHost, readCertificate } from '../cert/index.js';
+import { readCertificate } from '../cert/index.js';
 import type { Finding } from '../util/findings.js';
 
 const FLEET_WANTS_BOTH = "9.1's fleet lifecycle checks the certificate against both the depot's name and its address.";
@@ -11,9 +11,9 @@ const FLEET_WANTS_BOTH = "9.1's fleet lifecycle checks the certificate against b
  */
 export function sanPairFindings(leaf: string, hostName: string, address: string): Finding[] {
   const cert = readCertificate(leaf);
-  const evidence = { host: hostName, address, dns: cert.dns, ips: cert.ips };
+  const evidence = { host: hostName, address, dns: cert.san.dns, ips: cert.san.ips };
   if (isIP(hostName) === 0) {
-    if (!certificateCoversHost(leaf, hostName) || certificateCoversHost(leaf, address)) return [];
+    if (!cert.coversHost(hostName) || cert.coversHost(address)) return [];
     return [
       {
         id: 'tls.san.address-missing',
@@ -24,7 +24,7 @@ export function sanPairFindings(leaf: string, hostName: string, address: string)
       },
     ];
   }
-  if (!certificateCoversHost(leaf, hostName) || cert.dns.length > 0) return [];
+  if (!cert.coversHost(hostName) || cert.san.dns.length > 0) return [];
   return [
     {
       id: 'tls.san.name-missing',

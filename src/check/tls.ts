@@ -1,5 +1,4 @@
-import { X509Certificate } from 'node:crypto';
-import { inspectCertificate, lintServerCertificate, readCertificate } from '../cert/index.js';
+import { lintServerCertificate, readCertificate, sha256Fingerprint } from '../cert/index.js';
 import { DepotkitError, errorMessage } from '../util/errors.js';
 import type { Finding } from '../util/findings.js';
 import { TLS_REJECTION } from './answers.js';
@@ -59,13 +58,13 @@ export async function tlsStage(target: Target, judging: TlsJudging, findings: Fi
     return { stop: true };
   }
   const failed = [...new Set(stage.filter((f) => f.severity === 'error').map((f) => f.id))];
-  if (failed.length === 0) return { stop: false, trust: { caPems: judging.caPems ?? [], leafSha256: new X509Certificate(leaf).fingerprint256 } };
+  if (failed.length === 0) return { stop: false, trust: { caPems: judging.caPems ?? [], leafSha256: sha256Fingerprint(leaf) } };
   return { stop: false, withheldBecause: `the server's certificate failed the TLS checks (${failed.join(', ')}), so nothing says it is the depot` };
 }
 
-/** The leaf as the report shows it; read with pki's inspection, whose IPv6 addresses read as people write them (fd00::2). */
+/** The leaf as the report shows it (IPv6 addresses as people write them, fd00::2). */
 function summary(snapshot: TlsSnapshot, leaf: string): TlsSummary {
-  const info = inspectCertificate(leaf);
+  const info = readCertificate(leaf);
   return {
     protocol: snapshot.protocol,
     cipher: snapshot.cipher,
@@ -102,7 +101,7 @@ function tlsFindings(protocol: string | null, leaf: string, intermediates: strin
       id: 'tls.ca.not-given',
       severity: 'error',
       message: `No \`caPems\` given: the installer trusts only CAs imported into its own store, so this check cannot say it would. The certificate was issued by "${top.issuer}"${publicRoot ? ' and chains to a public root' : ', which is not a public root'}.`,
-      evidence: { issuer: top.issuer, topCertificateSha256: top.sha256, chainsToPublicRoot: publicRoot },
+      evidence: { issuer: top.issuer, topCertificateSha256: top.fingerprints.sha256, chainsToPublicRoot: publicRoot },
       installer: `${TLS_REJECTION}, unless that CA is in its store`,
       fix: 'Pass `caPems` with the CA certificate that you import into the installer (`trustCa` `caPems` FILE).',
     });

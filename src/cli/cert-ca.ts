@@ -32,13 +32,13 @@ export function registerCertCa(cert: Command): void {
 }
 
 async function makeCa(opts: CaFlags): Promise<void> {
-  const { createCa, writeCaDir, inspectCertificate, assertNewPassphrase } = await loadPki();
+  const { createCa, writeCaDir, readCertificate, assertNewPassphrase } = await loadPki();
   const passphrase = await passphraseFrom(opts.passphraseFile, opts.passphraseEnv);
   // Before the key is made: a passphrase too short fails at once.
   if (passphrase !== undefined) assertNewPassphrase(passphrase);
   const ca = await createCa({ cn: opts.cn, days: opts.days, keySize: Number(opts.keySize) as RsaKeySize });
   // Read back before writing: a certificate that cannot be read leaves no files behind.
-  const info = inspectCertificate(ca.certPem);
+  const info = readCertificate(ca.certPem);
   const paths = await writeCaDir(opts.out, ca, { force: opts.force, passphrase });
   if (opts.json) return printJson({ ...paths, certificate: info });
   printLines([

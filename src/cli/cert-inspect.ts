@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CA_CERT_FILE } from '../cert/files.js';
-import type { CertInfo } from '../cert/inspect.js';
+import type { Certificate } from '../cert/certificate.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding, hasErrors, type Finding } from '../util/findings.js';
 import { exists } from '../util/fs.js';
@@ -31,7 +31,7 @@ export function registerCertInspect(cert: Command): void {
 }
 
 async function inspect(file: string, opts: InspectFlags): Promise<void> {
-  const { readPemBlocks, inspectCsr, inspectCertificate } = await loadPki();
+  const { readPemBlocks, inspectCsr, readCertificate } = await loadPki();
   // A leaf and its issuers, or a request: a file of thousands of certificates is refused at once.
   const blocks = await readPemBlocks(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'], {
     maxBlocks: PEM_LIMITS.maxChainCertificates,
@@ -51,7 +51,7 @@ async function inspect(file: string, opts: InspectFlags): Promise<void> {
     ]);
   }
   const certs = blocks.filter((b) => b.label === 'CERTIFICATE').map((b) => b.pem);
-  const infos = certs.map((b, i) => inspectCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
+  const infos = certs.map((b, i) => readCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
   const findings = await lint(certs, opts);
   if (opts.json) printJson({ certificate: infos[0], chain: infos.slice(1), ...(findings ? { ok: !hasErrors(findings), findings } : {}) });
   else printInspection(infos, findings, opts.host);
@@ -71,7 +71,7 @@ async function lint(certs: string[], opts: InspectFlags): Promise<Finding[] | un
   return lintServerCertificate(certs.join(''), { host: opts.host, ips: opts.ip, caPems, ...(caDirs.length === 1 ? { caDir: caDirs[0] } : {}) });
 }
 
-function printInspection(infos: CertInfo[], findings: Finding[] | undefined, host: string | undefined): void {
+function printInspection(infos: Certificate[], findings: Finding[] | undefined, host: string | undefined): void {
   infos.forEach((info, i) => printLines([...(i > 0 ? ['', `Chain certificate ${i}:`] : []), ...formatCertInfo(info)]));
   if (!findings) return;
   const counts = countBySeverity(findings);
@@ -84,7 +84,7 @@ function printInspection(infos: CertInfo[], findings: Finding[] | undefined, hos
   printLines(findings.flatMap(formatFinding));
 }
 
-function formatCertInfo(info: CertInfo): string[] {
+function formatCertInfo(info: Certificate): string[] {
   return [
     `Subject:      ${info.subject}`,
     `Issuer:       ${info.issuer}${info.selfSigned ? ' (self-signed)' : ''}`,

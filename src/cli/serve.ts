@@ -1,4 +1,3 @@
-import { X509Certificate } from 'node:crypto';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEPOT_ROOT_DIR } from '../constants.js';
@@ -43,7 +42,7 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
       if (dates) warn(dates.fix ? `${dates.message} ${dates.fix}` : dates.message);
       await warnIfExposed(source.keyFile);
       // A CA certificate served as the depot's: strict clients refuse it for a server, and its key signs certificates.
-      if (new X509Certificate(material.certPem).ca)
+      if ((await import('../cert/certificate.js')).readCertificate(material.certPem).isCa)
         warn(
           `${source.certFile} is a CA certificate (CA:TRUE), not a server certificate: issue one from that CA with ${invokedAs()} cert issue --ca <ca-dir> --dns <depot FQDN> --out <out-dir>.`,
         );

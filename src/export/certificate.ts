@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { inspectCertificate } from '../cert/inspect.js';
+import { readCertificate } from '../cert/certificate.js';
 import { loadTlsMaterial, secureOptions } from '../server/tls.js';
 import { argumentsError, usageError } from '../util/errors.js';
 import type { ExportOptions } from './types.js';
@@ -24,7 +24,7 @@ export async function exportCertificate(options: ExportOptions, warnings: string
     const key = configPath(resolve(options.key), '`key`');
     const material = await loadTlsMaterial({ certFile: cert, keyFile: key });
     secureOptions(material);
-    const info = inspectCertificate(material.certPem, cert);
+    const info = readCertificate(material.certPem, cert);
     if (info.notAfter.getTime() < Date.now()) warnings.push(`The certificate ${cert} expired on ${info.notAfter.toISOString()}.`);
     return { cert, key, names: [...info.san.dns, ...(info.commonName ? [info.commonName] : [])] };
   }

@@ -1,6 +1,6 @@
-import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { connect, type DetailedPeerCertificate } from 'node:tls';
+import { readCertificate, readCertificates, sha256Fingerprint } from '../cert/certificate.js';
 import { describeNetworkFailure } from '../util/http-client.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';
@@ -52,9 +52,9 @@ export function servedChainOf(origin: URL, timeoutMs = 10_000, serverName?: stri
       const seen = new Set<string>();
       let peer: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
       // Node links a self-signed top to itself: stop at a certificate already read.
-      while (peer?.raw && !seen.has(peer.fingerprint256)) {
-        seen.add(peer.fingerprint256);
-        pems.push(new X509Certificate(peer.raw).toString());
+      while (peer?.raw && !seen.has(sha256Fingerprint(peer.raw))) {
+        seen.add(sha256Fingerprint(peer.raw));
+        pems.push(readCertificate(peer.raw).pem);
         peer = peer.issuerCertificate;
       }
       finish(pems.length > 0 ? { chain: pems } : { unread: 'it sent no certificate' });
@@ -68,26 +68,18 @@ export async function readServedChain(origin: URL, timeoutMs?: number, serverNam
   return 'chain' in served ? served.chain : undefined;
 }
 
-function parse(pem: string): X509Certificate | undefined {
-  try {
-    return new X509Certificate(pem);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Does `anchor` anchor the chain: is it one of the chain's certificates (a CA
  * or the leaf itself, which the installer's Java PKIX takes as an anchor too),
  * or the issuer of its top certificate (a chain sent without its root)?
  */
 export function anchorsChain(anchor: string, chain: string[]): boolean {
-  const ca = parse(anchor);
+  const [ca] = readCertificates(anchor);
   if (!ca) return false;
-  const certs = chain.map(parse).filter((c): c is X509Certificate => c !== undefined);
-  if (certs.some((c) => c.fingerprint256 === ca.fingerprint256)) return true;
+  const certs = chain.flatMap((pem) => readCertificates(pem)[0] ?? []);
+  if (certs.some((c) => c.fingerprints.sha256 === ca.fingerprints.sha256)) return true;
   const top = certs[certs.length - 1];
-  return top !== undefined && top.checkIssued(ca) && top.verify(ca.publicKey);
+  return top !== undefined && ca.issued(top);
 }
 
 /** The trusted entries that anchor the chain, by certificate (never by alias). */

@@ -7,12 +7,13 @@ import {
   INSTALLER_TRUSTED_CERTS_FIELD_SINCE,
   INSTALLER_URL_FIELD_SINCE,
 } from '../constants.js';
+import { findByFingerprint, readCertificates } from '../cert/certificate.js';
 import { splitPemBlocks } from '../cert/pem.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { registerSecret } from '../util/scrub.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
-import { listingsOf, sha256OfPem } from './trust.js';
+import { trustedPem } from './trust.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 
 /** Where the depot is and how to log in to it. */
@@ -179,7 +180,7 @@ function trustedCertificatesFor(spec: DepotSpec, installerVersion: string | unde
 /** Does the consumer list every one of `pems` (by SHA-256)? What a re-run with certificates to send checks before it calls the settings unchanged. */
 async function listsAll(client: InstallerClient, pems: string[]): Promise<boolean> {
   const { elements } = await client.listTrusted();
-  return pems.every((pem) => listingsOf(elements, sha256OfPem(pem)).length > 0);
+  return pems.every((pem) => findByFingerprint(elements, readCertificates(pem)[0]?.fingerprints.sha256, trustedPem).length > 0);
 }
 
 function sameDepot(current: DepotSettings, wanted: DepotConfiguration, username: string | undefined): boolean {

@@ -1,6 +1,6 @@
 // The installer: API client, trust import, depot push, status, fleets.
 export { InstallerClient, InstallerApiError, InstallerConnectionError, parseInstallerUrl, type InstallerClientOptions, type InstallerTrust } from './client.js';
-export { ensureTrusted, certificatesOf, leafTrustWarnings, listingsOf, sha256OfPem, type TrustOutcome } from './trust.js';
+export { ensureTrusted, certificatesOf, leafTrustWarnings, trustedPem, type TrustOutcome } from './trust.js';
 export { checkRole, roleWords } from './role.js';
 export { removeTrusted, type UntrustOutcome, type UntrustOptions } from './untrust.js';
 export {

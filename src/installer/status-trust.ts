@@ -1,7 +1,6 @@
-import { daysLeft, readCertificate } from '../cert/certificate-reader.js';
-import { sha256Fingerprint } from '../cert/inspect.js';
+import { daysLeft, findByFingerprint, readCertificate, sha256Fingerprint } from '../cert/certificate.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
-import { listingsOf } from './trust.js';
+import { trustedPem } from './trust.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';
 
 export interface TrustedSummary {
@@ -9,7 +8,7 @@ export interface TrustedSummary {
   subject?: string;
   issuer?: string;
   notAfter?: string;
-  /** 64 lowercase hex digits. */
+  /** The certificate's SHA-256 fingerprint (`AB:CD:...`). */
   sha256?: string;
   /** Whole days until it expires; negative once it has. */
   daysLeft?: number;
@@ -53,7 +52,7 @@ export function summariseTrusted(elements: TrustedCertificate[], now = new Date(
         subject: cert.subject,
         issuer: cert.issuer,
         notAfter: cert.notAfter.toISOString(),
-        sha256: cert.sha256Hex,
+        sha256: cert.fingerprints.sha256,
         daysLeft: daysLeft(cert, now),
       };
     } catch {
@@ -87,7 +86,7 @@ export async function depotCaTrust(
   let depot: string | undefined;
   if (opts.depotCaPems && opts.depotCaPems.length > 0) {
     source = 'given';
-    listed = [...new Set(opts.depotCaPems.flatMap((pem) => listingsOf(elements, sha256Fingerprint(pem))))];
+    listed = [...new Set(opts.depotCaPems.flatMap((pem) => findByFingerprint(elements, sha256Fingerprint(pem), trustedPem)))];
   } else {
     const origin = depotOriginOf(settings);
     const chain = origin ? await readServedChain(origin, opts.timeoutMs) : undefined;

@@ -1,14 +1,13 @@
-import { readCertificate } from '../cert/certificate-reader.js';
-import { sha256Fingerprint } from '../cert/inspect.js';
+import { findByFingerprint, readCertificate, sha256Fingerprint } from '../cert/certificate.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerClient } from './client.js';
 import { anchorsChain, depotOriginOf, servedChainOf } from './depot-chain.js';
 import type { DepotSettings } from './wire.js';
-import { listingsOf } from './trust.js';
+import { trustedPem } from './trust.js';
 
 export interface UntrustOutcome {
   subject: string;
-  /** SHA-256 of the certificate, 64 lowercase hex digits. */
+  /** The certificate's SHA-256 fingerprint (`AB:CD:...`). */
   sha256: string;
   action: 'removed' | 'absent';
   /** The aliases it was listed under and deleted. */
@@ -98,7 +97,7 @@ async function reasonToKeep(client: InstallerClient, listed: Wanted[], opts: Unt
 export async function removeTrusted(client: InstallerClient, pems: string[], opts: UntrustOptions = {}): Promise<UntrustOutcome[]> {
   const list = (await client.listTrusted()).elements;
   const wanted = pems.map((pem): Wanted => ({ pem, sha256: sha256Fingerprint(pem), subject: readCertificate(pem).subject }));
-  const matches = wanted.map((w) => listingsOf(list, w.sha256));
+  const matches = wanted.map((w) => findByFingerprint(list, w.sha256, trustedPem));
   const listed = wanted.filter((_, i) => matches[i]!.length > 0);
   if (!opts.force && listed.length > 0) {
     const refusal = await reasonToKeep(client, listed, opts);
@@ -111,7 +110,7 @@ export async function removeTrusted(client: InstallerClient, pems: string[], opt
     outcomes.push({ subject: w.subject, sha256: w.sha256, action: aliases.length > 0 ? 'removed' : 'absent', aliases });
   }
   const after = (await client.listTrusted()).elements;
-  const left = outcomes.flatMap((o) => (o.action === 'removed' ? listingsOf(after, o.sha256) : []));
+  const left = outcomes.flatMap((o) => (o.action === 'removed' ? findByFingerprint(after, o.sha256, trustedPem) : []));
   if (left.length > 0) {
     throw new DepotkitError(`The consumer answered the removal but still lists ${left.map((e) => e.alias).join(', ')}: it is still trusted.`, EXIT.problems);
   }

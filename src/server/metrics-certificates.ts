@@ -1,4 +1,4 @@
-import { readCertificates } from '../cert/certificate-reader.js';
+import { readCertificates } from '../cert/certificate.js';
 
 /** One series of the certificate gauge: the not-after, in Unix seconds, of the served certificate or of its CA. */
 export interface CertificateSample {

@@ -1,4 +1,4 @@
-import { daysLeft, readCertificates } from '../cert/certificate-reader.js';
+import { daysLeft, readCertificates } from '../cert/certificate.js';
 import { SERVER_PROFILE } from '../cert/profiles.js';
 import { plural } from '../util/text.js';
 

@@ -1,7 +1,8 @@
-import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { SERVE_TLS_CIPHERS, SERVE_TLS_MIN_VERSION } from '../constants.js';
+import { readCertificate } from '../cert/certificate.js';
 import { isSwappedPair, swappedPairMessage } from '../cert/pair.js';
 import { pemLabels, PRIVATE_KEY_LABELS } from '../cert/pem.js';
 import { describeFsError, errorMessage, usageError } from '../util/errors.js';
@@ -42,20 +43,15 @@ export function checkTlsMaterial(material: TlsMaterial, names = { cert: 'The TLS
     throw usageError(`${names.cert} holds no PEM certificate${emptiness(material.certPem)}; give the server's certificate, best followed by its chain.`);
   if (!pemLabels(material.keyPem).some((label) => PRIVATE_KEY_LABELS.includes(label)))
     throw usageError(`${names.key} holds no PEM private key${emptiness(material.keyPem)}; give the certificate's private key.`);
-  let cert: X509Certificate;
-  try {
-    // The first certificate of the text: the leaf, its chain after it.
-    cert = new X509Certificate(material.certPem);
-  } catch (err) {
-    throw usageError(`${names.cert} holds a certificate that cannot be read: ${errorMessage(err)}.`);
-  }
+  // The first certificate of the text: the leaf, its chain after it.
+  const cert = readCertificate(material.certPem, names.cert);
   let key: KeyObject;
   try {
     key = createPrivateKey(material.keyPem);
   } catch (err) {
     throw usageError(`${names.key} holds a private key that cannot be read (an encrypted key is not supported): ${errorMessage(err)}.`);
   }
-  if (!cert.checkPrivateKey(key))
+  if (!cert.pairsWith(key))
     throw usageError(
       `${names.key} does not belong to ${names.cert.replace(/^The /, 'the ')}: they are not a pair.`,
       'Give the key that was made with this certificate.',

@@ -1,9 +1,7 @@
-import { X509Certificate } from 'node:crypto';
 import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD } from '../constants.js';
-import { certificateCoversHost, inspectCertificate, normalizePem, parsePrivateKey, splitPemBlocks, type CertInfo } from '../cert/index.js';
+import { normalizePem, parsePrivateKey, pathToRoot, readCertificate, splitPemBlocks, type Certificate } from '../cert/index.js';
 import { usageError } from '../util/errors.js';
 import { hostOf } from '../util/url.js';
-import { chainsToRoot, isSelfSigned } from './chain.js';
 import { parseServerUrl } from './client.js';
 import type { ReplaceCertOptions } from './replace.js';
 import type { TlsReplaceSpec } from './wire.js';
@@ -16,7 +14,7 @@ export interface ReplacePlan {
   caPems: string[];
   days: number;
   /** A certificate made elsewhere, checked, as the request that installs it. */
-  custom?: { spec: TlsReplaceSpec; info: CertInfo };
+  custom?: { spec: TlsReplaceSpec; info: Certificate };
 }
 
 /** The options checked, the CA's chain and a certificate made elsewhere judged: every refusal comes before the login. */
@@ -36,7 +34,7 @@ export function planReplacement(opts: ReplaceCertOptions): ReplacePlan {
   const custom = opts.custom ? checkCustom(opts.custom, caPems, host) : undefined;
   if (!custom) checkCaChain(caPems);
   // Found before the server makes a key for nothing: signCsr would refuse it after the CSR.
-  const caEnd = inspectCertificate(caPems[0]!).notAfter;
+  const caEnd = readCertificate(caPems[0]!).notAfter;
   if (!custom && Date.now() + days * 86_400_000 > caEnd.getTime()) {
     throw usageError(
       `A certificate valid for ${days} days would outlive the CA, which expires on ${caEnd.toISOString()}.`,
@@ -52,14 +50,14 @@ export function planReplacement(opts: ReplaceCertOptions): ReplacePlan {
  * checked before the server is asked for anything.
  */
 function checkCaChain(caPems: string[]): void {
-  const certs = caPems.map((p) => new X509Certificate(p));
-  if (!isSelfSigned(certs[certs.length - 1]!)) {
+  const certs = caPems.map((p) => readCertificate(p));
+  if (!certs[certs.length - 1]!.selfSigned) {
     throw usageError(
-      `The CA certificate (${certs[0]!.subject.replace(/\n/g, ', ')}) is not a self-signed root and its issuers up to the root are not given; the server would refuse it.`,
+      `The CA certificate (${certs[0]!.subject}) is not a self-signed root and its issuers up to the root are not given; the server would refuse it.`,
       'For an intermediate CA, put its certificate first in ca-cert.pem, then its issuers up to the root.',
     );
   }
-  if (certs.length > 1 && !chainsToRoot(certs[0]!, certs.slice(1))) {
+  if (certs.length > 1 && !pathToRoot(certs[0]!, certs.slice(1))) {
     throw usageError('The certificates after the CA certificate in ca-cert.pem do not lead from it to the root.');
   }
 }
@@ -68,19 +66,18 @@ function checkCaChain(caPems: string[]): void {
  * Checks a certificate made elsewhere before anything is sent: its key, its
  * chain to the CA, its names. Returns the request with every PEM in LF form.
  */
-function checkCustom(custom: { certPem: string; keyPem: string }, caPems: string[], host: string): { spec: TlsReplaceSpec; info: CertInfo } {
+function checkCustom(custom: { certPem: string; keyPem: string }, caPems: string[], host: string): { spec: TlsReplaceSpec; info: Certificate } {
   const [leafPem, ...intermediates] = splitPemBlocks(normalizePem(custom.certPem), 'CERTIFICATE');
   if (!leafPem) throw usageError('The certificate made elsewhere holds no certificate.');
   const keyPem = normalizePem(custom.keyPem);
-  const leaf = new X509Certificate(leafPem);
-  if (!leaf.checkPrivateKey(parsePrivateKey(keyPem, 'The key of the certificate made elsewhere')))
+  const info = readCertificate(leafPem);
+  if (!info.pairsWith(parsePrivateKey(keyPem, 'The key of the certificate made elsewhere')))
     throw usageError('The key given does not belong to the certificate made elsewhere.');
-  const info = inspectCertificate(leafPem);
-  if (!certificateCoversHost(leaf, host)) throw usageError(`The certificate does not name ${host} in its subject alternative names; clients would reject it.`);
+  if (!info.coversHost(host)) throw usageError(`The certificate does not name ${host} in its subject alternative names; clients would reject it.`);
   // root_cert: the intermediates, then the CA's chain, ending in its self-signed root.
   const chain = [...new Set([...intermediates, ...caPems])];
-  const pool = chain.map((p) => new X509Certificate(p));
-  if (!isSelfSigned(pool[pool.length - 1]!)) throw usageError('The CA certificate is not a self-signed root; give the CA with its chain up to the root.');
-  if (!chainsToRoot(leaf, pool)) throw usageError('The certificate was not issued by the given CA: its chain does not verify against it.');
+  const pool = chain.map((p) => readCertificate(p));
+  if (!pool[pool.length - 1]!.selfSigned) throw usageError('The CA certificate is not a self-signed root; give the CA with its chain up to the root.');
+  if (!pathToRoot(info, pool)) throw usageError('The certificate was not issued by the given CA: its chain does not verify against it.');
   return { spec: { cert: leafPem, [MGMT_TLS_KEY_FIELD]: keyPem, root_cert: chain.join('') }, info };
 }

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { certificateCoversHost, inspectCertificate, normalizePem, sha256Fingerprint, signCsr, type CertInfo } from '../cert/index.js';
+import { certificateCoversHost, readCertificate, normalizePem, sha256Fingerprint, signCsr, type Certificate } from '../cert/index.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import { REPLACE_DEFAULTS } from './choices.js';
 import type { MgmtClient } from './client.js';
@@ -38,7 +38,7 @@ export async function signedCsrRequest(
   const csrPem = await client.createCsr(report.csrSpec);
   // The server's own name (its PNID) may be an IP when it was installed without DNS: that is its identity.
   const certPem = normalizePem(await signCsr({ certPem: plan.caPems[0]!, keyPem: opts.ca.keyPem! }, csrPem, { days: plan.days, allowIpOnly: true }));
-  report.certificate = summary(inspectCertificate(certPem));
+  report.certificate = summary(readCertificate(certPem));
   if (!certificateCoversHost(certPem, plan.host)) {
     // The server's doing, after it made a key: not a usage error.
     throw new DepotkitError(
@@ -130,17 +130,17 @@ export function csrSpec(subject: CsrSubject, host: string, keySize?: number, cur
   return spec;
 }
 
-function summary(info: CertInfo): CertSummary {
+function summary(info: Certificate): CertSummary {
   return {
     subject: info.subject,
     issuer: info.issuer,
     san: [...info.san.dns, ...info.san.ips],
     notBefore: info.notBefore.toISOString(),
     notAfter: info.notAfter.toISOString(),
-    sha256: info.fingerprints.sha256Hex,
+    sha256: info.fingerprints.sha256,
   };
 }
 
 export function summaryOfTls(tls: TlsInfo): CertSummary {
-  return summary(inspectCertificate(tls.cert));
+  return summary(readCertificate(tls.cert));
 }

@@ -1,6 +1,6 @@
-import { X509Certificate, createHash } from 'node:crypto';
 import { isIP } from 'node:net';
 import { checkServerIdentity, connect, type PeerCertificate } from 'node:tls';
+import { readCertificate, sha256Fingerprint } from '../cert/certificate.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import { hostOf } from '../util/url.js';
 
@@ -36,8 +36,8 @@ export function handshake(origin: URL, opts: { caPems?: string[]; timeoutMs?: nu
       const identity = checkServerIdentity(host, peer);
       finish({
         ok: true,
-        sha256: createHash('sha256').update(peer.raw).digest('hex'),
-        certPem: new X509Certificate(peer.raw).toString(),
+        sha256: sha256Fingerprint(peer.raw),
+        certPem: readCertificate(peer.raw).pem,
         authorized: socket.authorized,
         ...(socket.authorizationError ? { authorizationError: String(socket.authorizationError) } : {}),
         ...(identity ? { identityError: identity.message } : {}),

@@ -1,4 +1,4 @@
-import { inspectCertificate, normalizePem, sha256Fingerprint, splitPemBlocks } from '../cert/index.js';
+import { findByFingerprint, normalizePem, readCertificate, sha256Fingerprint, splitPemBlocks } from '../cert/index.js';
 import { usageError } from '../util/errors.js';
 import { connectMgmt, type MgmtClient, type MgmtConnection } from './client.js';
 
@@ -37,8 +37,8 @@ function caChain(caPem: string): string[] {
 }
 
 function certificate(pem: string): ChainCertificate {
-  const info = inspectCertificate(pem);
-  return { subject: info.subject, issuer: info.issuer, notAfter: info.notAfter.toISOString(), sha256: sha256Fingerprint(pem) };
+  const info = readCertificate(pem);
+  return { subject: info.subject, issuer: info.issuer, notAfter: info.notAfter.toISOString(), sha256: info.fingerprints.sha256 };
 }
 
 async function withClient<T>(opts: VcenterTrustOptions, fn: (client: MgmtClient) => Promise<T>): Promise<T> {
@@ -54,7 +54,7 @@ async function withClient<T>(opts: VcenterTrustOptions, fn: (client: MgmtClient)
 async function chainsHolding(client: MgmtClient, sha256: string): Promise<string[]> {
   const found: string[] = [];
   for (const chain of await client.listChains()) {
-    if ((await client.getChain(chain)).some((pem) => sha256Fingerprint(pem) === sha256)) found.push(chain);
+    if (findByFingerprint(await client.getChain(chain), sha256).length > 0) found.push(chain);
   }
   return found;
 }

@@ -7,7 +7,7 @@ import {
   CA_KEY_FILE,
   createCa,
   generateKeyPem,
-  inspectCertificate,
+  readCertificate,
   issueServerCert,
   loadCaDir,
   writeCaDir,
@@ -63,7 +63,7 @@ describe('createCa', () => {
   });
 
   it('sets notAfter from --days (forge would leave it equal to notBefore) and backdates notBefore by an hour', () => {
-    const info = inspectCertificate(ca.certPem);
+    const info = readCertificate(ca.certPem);
     expect(info.notAfter.getTime() - info.notBefore.getTime()).toBe(400 * DAY);
     expect(Date.now() - info.notBefore.getTime()).toBeGreaterThanOrEqual(3_590_000);
     expect(Date.now() - info.notBefore.getTime()).toBeLessThan(3_700_000);
@@ -71,7 +71,7 @@ describe('createCa', () => {
 
   it('uses the defaults: 10 years, 3072-bit key, the depotkit CN', async () => {
     const def = await createCa();
-    const info = inspectCertificate(def.certPem);
+    const info = readCertificate(def.certPem);
     expect(info.key).toEqual({ type: 'rsa', bits: 3072 });
     expect(info.notAfter.getTime() - info.notBefore.getTime()).toBe(3650 * DAY);
     expect(info.commonName).toBe('depotkit private CA');
@@ -136,12 +136,12 @@ describe('serials', () => {
     const serials = new Set<string>();
     for (let i = 0; i < 3; i++) {
       const s = await issueServerCert(ca, { dns: ['a.lab.local'] });
-      serials.add(inspectCertificate(s.certPem).serial);
+      serials.add(readCertificate(s.certPem).serial);
     }
-    serials.add(inspectCertificate(ca.certPem).serial);
+    serials.add(readCertificate(ca.certPem).serial);
     expect(serials.size).toBe(4);
     for (const s of serials) {
-      expect(s).toMatch(/^[0-9a-f]{32}$/);
+      expect(s).toMatch(/^[0-9A-F]{32}$/);
       expect(parseInt(s[0]!, 16)).toBeLessThan(8); // top bit clear: positive without a pad byte
       expect(parseInt(s[0]!, 16)).toBeGreaterThanOrEqual(4); // no leading zero byte
     }
@@ -217,7 +217,7 @@ describe('CA folders', () => {
       expect((wrong as Error).message).toBe(`${join(d, CA_KEY_FILE)} cannot be decrypted with the given passphrase.`);
       const loaded = await loadCaDir(d, { passphrase: 'secret' });
       const leaf = await issueServerCert(loaded, { dns: ['depot.lab.local'] });
-      expect(inspectCertificate(leaf.certPem).issuer).toBe('CN=Lab Root CA');
+      expect(readCertificate(leaf.certPem).issuer).toBe('CN=Lab Root CA');
     }
   });
 

@@ -301,7 +301,7 @@ describe('depotkit cert inspect', () => {
     expect(json.findings[0].fix).toBe(
       'Issue a new certificate: depotkit cert issue --ca <ca-dir> --dns other.lab.local --dns depot.lab.local --dns depot --ip 10.0.0.5 --out <out-dir>',
     );
-    expect(json.certificate.fingerprints.sha256Hex).toMatch(/^[0-9a-f]{64}$/);
+    expect(json.certificate.fingerprints.sha256).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
     // Given the CA folder, the fix names it.
     const withDir = await runCli(['cert', 'inspect', join(srvDir, SERVER_CERT_FILE), '--host', 'other.lab.local', '--ca', caDir]);
     expect(withDir.code).toBe(1);

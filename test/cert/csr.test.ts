@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa, generateCsr, generateKeyPem, inspectCertificate, parseCertificate, parsePemBlocks, signCsr, type CaMaterial } from '../../src/cert/index.js';
+import { createCa, generateCsr, generateKeyPem, readCertificate, parsePemBlocks, signCsr, type CaMaterial } from '../../src/cert/index.js';
 import { encodePem } from '../../src/cert/pem.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { tempDir } from '../helpers/cli.js';
@@ -65,17 +65,17 @@ describe('signCsr', () => {
     expect(extensionText(text, 'Basic Constraints')!.value).toBe('CA:FALSE');
     expect(extensionText(text, 'Key Usage')!.value).toBe('Digital Signature, Key Encipherment');
     expect(extensionText(text, 'Extended Key Usage')!.value).toBe('TLS Web Server Authentication');
-    const info = inspectCertificate(certPem);
+    const info = readCertificate(certPem);
     expect(info.notAfter.getTime() - info.notBefore.getTime()).toBe(730 * DAY);
     // The issuer (a UTF-8 name) is the CA's subject byte for byte.
     expect(info.issuer).toBe('CN=Zürich Lab CA');
     const csrKey = createPublicKey(openssl(['req', '-in', csrPath, '-noout', '-pubkey']).stdout).export({ format: 'der', type: 'spki' });
-    expect(parseCertificate(certPem).publicKey.export({ format: 'der', type: 'spki' })).toEqual(csrKey);
+    expect(readCertificate(certPem).publicKey.export({ format: 'der', type: 'spki' })).toEqual(csrKey);
   });
 
   it('honours --days', async () => {
     const { pem } = opensslCsr('days', '/CN=days.lab.local', ['-addext', 'subjectAltName=DNS:days.lab.local']);
-    const info = inspectCertificate(await signCsr(ca, pem, { days: 90 }));
+    const info = readCertificate(await signCsr(ca, pem, { days: 90 }));
     expect(info.notAfter.getTime() - info.notBefore.getTime()).toBe(90 * DAY);
   });
 
@@ -94,7 +94,7 @@ describe('signCsr', () => {
     const err = await signError(pem);
     expect(err.message).toBe('The CSR for legacy.lab.local requests no subject alternative names; the installer matches host names against the SAN only.');
     expect(onTheCommandLine(err.hint)).toMatch(/--allow-no-san/);
-    const info = inspectCertificate(await signCsr(ca, pem, { allowNoSan: true }));
+    const info = readCertificate(await signCsr(ca, pem, { allowNoSan: true }));
     expect(info.san).toEqual({ dns: ['legacy.lab.local'], ips: [] });
     expect(info.subject).toBe('O=Lab, CN=legacy.lab.local');
   });
@@ -117,7 +117,7 @@ describe('signCsr', () => {
     const err = await signError(weak.pem, { allowIpOnly: true });
     expect(err.message).toBe("The CSR's RSA key has 1024 bits; the installer requires at least 2048.");
     const fine = opensslCsr('fine', '/CN=fine.lab.local', ['-addext', 'subjectAltName=DNS:fine.lab.local'], ['-newkey', 'rsa:2048']);
-    expect(inspectCertificate(await signCsr(ca, fine.pem)).key.bits).toBe(2048);
+    expect(readCertificate(await signCsr(ca, fine.pem)).key.bits).toBe(2048);
   });
 
   it('refuses a CSR whose CN is an IP unless allowIpOnly, even with a DNS SAN', async () => {
@@ -129,7 +129,7 @@ describe('signCsr', () => {
     const path = join(dir, 'cnip.pem');
     await writeFile(path, certPem);
     expect(openssl(['verify', '-x509_strict', '-CAfile', caPath, path]).code).toBe(0);
-    expect(inspectCertificate(certPem).commonName).toBe('10.0.0.7');
+    expect(readCertificate(certPem).commonName).toBe('10.0.0.7');
   });
 
   it('refuses a CSR whose only names are IPs unless allowIpOnly, also when --allow-no-san turns an IP CN into the SAN', async () => {
@@ -137,10 +137,10 @@ describe('signCsr', () => {
     expect((await signError(ipSan.pem)).message).toBe(
       'Refusing to sign an IP-only CSR (IP:10.0.0.8, IP:fd00::8): it names no DNS host, which the installer rejects.',
     );
-    expect(inspectCertificate(await signCsr(ca, ipSan.pem, { allowIpOnly: true })).san).toEqual({ dns: [], ips: ['10.0.0.8', 'fd00::8'] });
+    expect(readCertificate(await signCsr(ca, ipSan.pem, { allowIpOnly: true })).san).toEqual({ dns: [], ips: ['10.0.0.8', 'fd00::8'] });
     const ipCn = opensslCsr('ipcn', '/CN=10.0.0.9');
     expect((await signError(ipCn.pem, { allowNoSan: true })).message).toMatch(/its CN is an IP address \(10\.0\.0\.9\)/);
-    expect(inspectCertificate(await signCsr(ca, ipCn.pem, { allowNoSan: true, allowIpOnly: true })).san).toEqual({ dns: [], ips: ['10.0.0.9'] });
+    expect(readCertificate(await signCsr(ca, ipCn.pem, { allowNoSan: true, allowIpOnly: true })).san).toEqual({ dns: [], ips: ['10.0.0.9'] });
   });
 
   it('refuses malformed input, a non-CSR and a non-RSA request', async () => {
@@ -181,7 +181,7 @@ describe('generateCsr', () => {
     expect(r.stdout).toContain('Subject: emailAddress=admin@lab.local,CN=vcenter.lab.local,O=Lab,L=Palo Alto,ST=California,C=US');
     expect(r.stdout).toContain('DNS:vcenter.lab.local, IP Address:10.0.0.10');
     // And our signer takes it.
-    const info = inspectCertificate(await signCsr(ca, csr));
+    const info = readCertificate(await signCsr(ca, csr));
     expect(info.commonName).toBe('vcenter.lab.local');
     expect(info.san.ips).toEqual(['10.0.0.10']);
   });

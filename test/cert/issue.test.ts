@@ -2,7 +2,7 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa, inspectCertificate, issueServerCert, splitPemBlocks, writeServerDir, type CaMaterial } from '../../src/cert/index.js';
+import { createCa, readCertificate, issueServerCert, splitPemBlocks, writeServerDir, type CaMaterial } from '../../src/cert/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { extensionText, openssl, x509Text } from './openssl.js';
 import { onTheCommandLine } from './words.js';
@@ -51,13 +51,13 @@ describe('issueServerCert', () => {
 
   it('defaults to 825 days and a 2048-bit PKCS#8 key; honours --days and --key-size', async () => {
     const s = await issueServerCert(ca, { dns: ['depot.lab.local'] });
-    const info = inspectCertificate(s.certPem);
+    const info = readCertificate(s.certPem);
     expect(info.notAfter.getTime() - info.notBefore.getTime()).toBe(825 * DAY);
     expect(info.key.bits).toBe(2048);
     expect(s.keyPem).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
     expect(new X509Certificate(s.certPem).checkPrivateKey(createPrivateKey(s.keyPem))).toBe(true);
     const t = await issueServerCert(ca, { dns: ['depot.lab.local'], days: 30, keySize: 3072 });
-    const tInfo = inspectCertificate(t.certPem);
+    const tInfo = readCertificate(t.certPem);
     expect(tInfo.notAfter.getTime() - tInfo.notBefore.getTime()).toBe(30 * DAY);
     expect(tInfo.key.bits).toBe(3072);
   });
@@ -72,10 +72,10 @@ describe('issueServerCert', () => {
   it("caps the validity at the CA's end and honours notBefore", async () => {
     const shortCa = await createCa({ keySize: 2048, days: 10 });
     const s = await issueServerCert(shortCa, { dns: ['depot.lab.local'] });
-    expect(inspectCertificate(s.certPem).notAfter).toEqual(inspectCertificate(shortCa.certPem).notAfter);
+    expect(readCertificate(s.certPem).notAfter).toEqual(readCertificate(shortCa.certPem).notAfter);
     const start = new Date('2030-01-01T00:00:00Z');
     const later = await issueServerCert(ca, { dns: ['depot.lab.local'], notBefore: start, days: 5 });
-    expect(inspectCertificate(later.certPem).notBefore).toEqual(start);
+    expect(readCertificate(later.certPem).notBefore).toEqual(start);
   });
 
   it('refuses an IP-only certificate unless allowed, then makes one with the IP as CN', async () => {
@@ -83,7 +83,7 @@ describe('issueServerCert', () => {
       'Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects.',
     );
     const s = await issueServerCert(ca, { dns: [], ips: ['10.0.0.5'], allowIpOnly: true });
-    const info = inspectCertificate(s.certPem);
+    const info = readCertificate(s.certPem);
     expect(info.commonName).toBe('10.0.0.5');
     expect(info.san).toEqual({ dns: [], ips: ['10.0.0.5'] });
   });
@@ -110,7 +110,7 @@ describe('issueServerCert', () => {
 
   it('de-duplicates names case-insensitively and keeps their order', async () => {
     const s = await issueServerCert(ca, { dns: ['b.lab', 'B.LAB.', 'a.lab'], ips: ['10.0.0.1', '10.0.0.1'] });
-    expect(inspectCertificate(s.certPem).san).toEqual({ dns: ['b.lab', 'a.lab'], ips: ['10.0.0.1'] });
+    expect(readCertificate(s.certPem).san).toEqual({ dns: ['b.lab', 'a.lab'], ips: ['10.0.0.1'] });
   });
 });
 
@@ -140,7 +140,7 @@ describe('a CA made by openssl', () => {
       extensionText(x509Text(osCaPath), 'Subject Key Identifier')!.value,
     );
     // Capped at the 30-day CA.
-    expect(inspectCertificate(s.certPem).notAfter).toEqual(inspectCertificate(certPem).notAfter);
+    expect(readCertificate(s.certPem).notAfter).toEqual(readCertificate(certPem).notAfter);
   });
 });
 

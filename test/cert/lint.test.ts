@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCa, inspectCertificate, issueServerCert, lintServerCertificate, sha256Fingerprint, type CaMaterial } from '../../src/cert/index.js';
+import { createCa, readCertificate, issueServerCert, lintServerCertificate, sha256Fingerprint, type CaMaterial } from '../../src/cert/index.js';
 import { INSTALLER_MESSAGES } from '../../src/constants.js';
 import { bareHost } from '../../src/cert/lint.js';
 import type { Finding } from '../../src/util/findings.js';
@@ -306,18 +306,17 @@ describe('lintServerCertificate', () => {
   });
 });
 
-describe('inspectCertificate and sha256Fingerprint', () => {
+describe('readCertificate and sha256Fingerprint', () => {
   it('agree with openssl on fingerprints, serial, dates and names', async () => {
     const path = join(dir, 'good.pem');
     await writeFile(path, good.certPem);
-    const info = inspectCertificate(good.certPem);
+    const info = readCertificate(good.certPem);
     const fp256 = openssl(['x509', '-in', path, '-noout', '-fingerprint', '-sha256']).stdout.trim().split('=')[1];
     const fp1 = openssl(['x509', '-in', path, '-noout', '-fingerprint', '-sha1']).stdout.trim().split('=')[1];
     expect(info.fingerprints.sha256).toBe(fp256);
     expect(info.fingerprints.sha1).toBe(fp1);
-    expect(sha256Fingerprint(good.certPem)).toBe(fp256!.replace(/:/g, '').toLowerCase());
-    expect(sha256Fingerprint(good.certPem)).toMatch(/^[0-9a-f]{64}$/);
-    expect(info.serial).toBe(openssl(['x509', '-in', path, '-noout', '-serial']).stdout.trim().split('=')[1]!.toLowerCase());
+    expect(sha256Fingerprint(good.certPem)).toBe(fp256);
+    expect(info.serial).toBe(openssl(['x509', '-in', path, '-noout', '-serial']).stdout.trim().split('=')[1]);
     expect(info.notAfter.getTime()).toBe(new Date(openssl(['x509', '-in', path, '-noout', '-enddate']).stdout.trim().split('=')[1]!).getTime());
     expect(info).toMatchObject({
       subject: `CN=${HOST}`,
@@ -352,7 +351,7 @@ describe('inspectCertificate and sha256Fingerprint', () => {
       '-days',
       '100',
     ]);
-    const info = inspectCertificate(r.stdout);
+    const info = readCertificate(r.stdout);
     expect(info.key).toEqual({ type: 'ec', bits: 384, curve: 'secp384r1' });
     expect(info.selfSigned).toBe(true);
     // openssl req -x509 marks it CA:TRUE.

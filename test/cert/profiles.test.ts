@@ -6,7 +6,7 @@ import {
   createCa,
   generateCsr,
   generateKeyPem,
-  inspectCertificate,
+  readCertificate,
   issueServerCert,
   KEY_USAGE_TITLES,
   LINT_RULES,
@@ -14,7 +14,7 @@ import {
   SERVER_PROFILE,
   signCsr,
   type CertificateProfile,
-  type CertInfo,
+  type Certificate,
   type ServerProfile,
 } from '../../src/cert/index.js';
 import { KEY_USAGES } from '../../src/cert/profiles.js';
@@ -30,13 +30,13 @@ const ca = await createCa({ cn: 'Profile CA', keySize: 2048 });
 
 const ids = (pem: string, profile?: ServerProfile) =>
   lintServerCertificate(pem, { host: HOST, caPems: [ca.certPem], ...(profile ? { profile } : {}) }).map((f) => f.id);
-const days = (info: CertInfo) => (info.notAfter.getTime() - info.notBefore.getTime()) / DAY;
-/** The profile's key usages in the order a certificate holds (and inspectCertificate lists) them. */
+const days = (info: Certificate) => (info.notAfter.getTime() - info.notBefore.getTime()) / DAY;
+/** The profile's key usages in the order a certificate holds (and readCertificate lists) them. */
 const usagesOf = (profile: CertificateProfile) => KEY_USAGES.filter((u) => profile.keyUsage.usages.includes(u));
-const critical = (info: CertInfo, name: string) => info.extensions.find((e) => e.name === name)?.critical;
+const critical = (info: Certificate, name: string) => info.extensions.find((e) => e.name === name)?.critical;
 
 /** What a certificate says about every part of a profile. */
-function asIssued(info: CertInfo): Record<string, unknown> {
+function asIssued(info: Certificate): Record<string, unknown> {
   const has = (name: string) => info.extensions.some((e) => e.name === name);
   return {
     basicConstraints: { critical: critical(info, 'basicConstraints'), ca: info.isCa, ...(info.pathLen !== undefined ? { pathLen: info.pathLen } : {}) },
@@ -65,7 +65,7 @@ describe('the lint rule table', () => {
   it('lists each finding id once, and no pki source spells a finding id anywhere else', async () => {
     expect(ruleIds.length).toBeGreaterThanOrEqual(20);
     expect(new Set(ruleIds).size).toBe(ruleIds.length);
-    const srcDir = join(REPO_ROOT, 'src', 'pki');
+    const srcDir = join(REPO_ROOT, 'src', 'cert');
     const seen = new Map<string, string[]>();
     for (const file of (await readdir(srcDir)).filter((f) => f.endsWith('.ts'))) {
       for (const [, id] of (await readFile(join(srcDir, file), 'utf8')).matchAll(/['"`](cert\.[a-z0-9.-]+)['"`]/g))
@@ -94,7 +94,7 @@ describe('the lint rule table', () => {
 describe('issuing and linting read the same profiles', () => {
   it('a server certificate holds exactly the server profile, and openssl names its key usages as the profile titles them', async () => {
     const s = await issueServerCert(ca, { dns: [HOST] });
-    const info = inspectCertificate(s.certPem);
+    const info = readCertificate(s.certPem);
     expect(asIssued(info)).toEqual(asProfiled(SERVER_PROFILE));
     expect(days(info)).toBe(SERVER_PROFILE.validity.days);
     expect(critical(info, 'subjectAltName')).toBe(false);
@@ -110,7 +110,7 @@ describe('issuing and linting read the same profiles', () => {
 
   it('a CA holds exactly the CA profile, with its default name, validity and key size', async () => {
     const own = await createCa();
-    const info = inspectCertificate(own.certPem);
+    const info = readCertificate(own.certPem);
     expect(asIssued(info)).toEqual(asProfiled(CA_PROFILE));
     expect(info.commonName).toBe(CA_PROFILE.subject.commonName);
     expect(days(info)).toBe(CA_PROFILE.validity.days);
@@ -136,7 +136,7 @@ describe('issuing and linting read the same profiles', () => {
     expect(() => (SERVER_PROFILE.keyUsage.usages as string[]).push('keyCertSign')).toThrow(TypeError);
     expect(SERVER_PROFILE.validity.days).toBe(825);
     const s = await issueServerCert(ca, { dns: [HOST], profile: custom });
-    const info = inspectCertificate(s.certPem);
+    const info = readCertificate(s.certPem);
     expect(asIssued(info)).toEqual(asProfiled(custom));
     expect(days(info)).toBe(900);
     // The lint holds it to the same copy: nothing to say; the stock profile finds it too long.
@@ -150,9 +150,7 @@ describe('issuing and linting read the same profiles', () => {
     expect(onTheCommandLine(small[0]!.fix)).toMatch(/\(the new key has 3072 bits; add --key-size 4096 for more\)$/);
     const csr = generateCsr({ keyPem: await generateKeyPem(2048), commonName: HOST, dns: [HOST] });
     await expect(signCsr(ca, csr, { profile: custom })).rejects.toThrow("The CSR's RSA key has 2048 bits; the installer requires at least 3072.");
-    const signed = inspectCertificate(
-      await signCsr(ca, generateCsr({ keyPem: await generateKeyPem(3072), commonName: HOST, dns: [HOST] }), { profile: custom }),
-    );
+    const signed = readCertificate(await signCsr(ca, generateCsr({ keyPem: await generateKeyPem(3072), commonName: HOST, dns: [HOST] }), { profile: custom }));
     expect(asIssued(signed)).toEqual(asProfiled(custom));
     expect(days(signed)).toBe(40);
   });
@@ -166,7 +164,7 @@ describe('issuing and linting read the same profiles', () => {
       validity: { ...CA_PROFILE.validity, days: 20 },
       key: { ...CA_PROFILE.key, bits: 2048 },
     };
-    const info = inspectCertificate((await createCa({ profile: custom })).certPem);
+    const info = readCertificate((await createCa({ profile: custom })).certPem);
     expect(asIssued(info)).toEqual(asProfiled(custom));
     expect(info.commonName).toBe('Copied profile CA');
     expect(days(info)).toBe(20);

@@ -3,7 +3,7 @@ import { chmod, chown, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CA_CERT_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../../src/cert/files.js';
-import { inspectCertificate } from '../../src/cert/index.js';
+import { readCertificate } from '../../src/cert/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { peerCertificate, spawnServe, writeTree } from '../server/helpers.js';
 import { openssl } from './openssl.js';
@@ -43,7 +43,7 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-const certIn = async (folder: string) => inspectCertificate(await readFile(join(folder, SERVER_CERT_FILE), 'utf8'));
+const certIn = async (folder: string) => readCertificate(await readFile(join(folder, SERVER_CERT_FILE), 'utf8'));
 
 it('re-issues with the same names, CN and key size over the old files (with --force), and serve sends it after SIGHUP', async () => {
   const root = await writeTree(join(dir, 'web'), { 'index.html': 'depot\n' });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, inspectCertificate, issueServerCert, splitPemBlocks, type CaMaterial } from '../../src/cert/index.js';
+import { createCa, readCertificate, issueServerCert, splitPemBlocks, type CaMaterial } from '../../src/cert/index.js';
 import { checkDepot, type CheckResult } from '../../src/check/check.js';
 import { brokenServerCert } from '../helpers/certs.js';
 import { runCli, tempDir } from '../helpers/cli.js';
@@ -196,7 +196,7 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     expect(warning.severity).toBe('warning');
     expect(warning.evidence).toMatchObject({ servedCertificate: true, subject: `CN=${HOST}` });
     expect(warning.installer).toContain('VMWARE_DEPOT_CONNECT_FAILURE');
-    expect(onTheCommandLine(warning.fix)).toContain(inspectCertificate(ca.certPem).subject);
+    expect(onTheCommandLine(warning.fix)).toContain(readCertificate(ca.certPem).subject);
     expect(onTheCommandLine(warning.fix)).toContain('depotkit installer trust --ca');
     expect(onTheCommandLine(warning.fix)).toContain('depotkit cert inspect');
 

@@ -143,7 +143,7 @@ describe('installer commands against installers and SDDC Managers', () => {
       const refused = JSON.parse((await runCli(remove)).stdout) as Report<unknown>;
       for (const row of refused.installers.slice(0, 12))
         expect(row.error!.message).toMatch(
-          /^CN=depotkit installer test CA \(SHA-256 [0-9a-f]{64}\) anchors the certificate chain the configured depot localhost:\d+ sends/,
+          /^CN=depotkit installer test CA \(SHA-256 ([0-9A-F]{2}:){31}[0-9A-F]{2}\) anchors the certificate chain the configured depot localhost:\d+ sends/,
         );
       expect(refused.installers[0]!.error!.hint).toContain('--force');
       const forced = await runCli([...remove, '--force']);

@@ -50,7 +50,7 @@ describe('the CA move plan', () => {
       const refused = await moveDepotCa({ ...opts, oldCa: join(tmp.dir, 'ca-copy.pem'), removeOld: true, dryRun }).catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(DepotkitError);
       expect((refused as DepotkitError).exitCode).toBe(EXIT.usage);
-      expect((refused as DepotkitError).message).toMatch(/^The old CA \S+ca-copy\.pem is the new CA \S+ca\.pem \(SHA-256 [0-9a-f]{64}\)/);
+      expect((refused as DepotkitError).message).toMatch(/^The old CA \S+ca-copy\.pem is the new CA \S+ca\.pem \(SHA-256 ([0-9A-F]{2}:){31}[0-9A-F]{2}\)/);
       expect((refused as DepotkitError).hint).toMatch(/`oldCa`/);
     }
   });

@@ -70,7 +70,7 @@ describe('a CA move run again right after a reload by hand', () => {
       expect(report.phases.at(-1)).toMatchObject({ phase: 'switch', ok: false, note: 'reload-needed' });
       expect(await readFile(fx.files.served.key, 'utf8')).toBe(leaf.keyPem);
     }
-    expect(leafSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(leafSha256).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
     expect(await servedLeafSha256(fx.depotUrl, 5000)).not.toBe(leafSha256);
   }, 120_000);
 });

@@ -2,11 +2,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MGMT_API, MGMT_HEADERS } from '../../src/constants.js';
-import { issueServerCert } from '../../src/cert/index.js';
+import { issueServerCert, sha256Fingerprint } from '../../src/cert/index.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
 import { runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
 import { handshake } from '../../src/vcenter/served.js';
-import { PASSWORD, USER, basic, call, forgeCa, sha256Of, startSim, testCa, writeFixtures } from './helpers.js';
+import { PASSWORD, USER, basic, call, forgeCa, startSim, testCa, writeFixtures } from './helpers.js';
 
 describe('depotkit mgmt replace-cert', () => {
   let dir: string;
@@ -60,7 +60,7 @@ describe('depotkit mgmt replace-cert', () => {
       verified: { trusted: true, hostname: true },
       certificate: { subject: 'O=Lab, CN=127.0.0.1', issuer: 'CN=depotkit test CA' },
     });
-    expect(report.certificate.sha256).toBe(sha256Of(sim.currentCertPem()));
+    expect(report.certificate.sha256).toBe(sha256Fingerprint(sim.currentCertPem()));
     expect(`${res.stdout}${res.stderr}`).not.toContain(PASSWORD);
   });
 

@@ -1,4 +1,4 @@
-import { X509Certificate, generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -63,8 +63,6 @@ export async function call(
     await agent.close();
   }
 }
-
-export const sha256Of = (pem: string) => new X509Certificate(pem).fingerprint256.replace(/:/g, '').toLowerCase();
 
 /**
  * The simulator's app (the /api generation) on real HTTPS, behind routes that

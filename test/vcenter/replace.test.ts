@@ -4,11 +4,11 @@ import { MGMT_API, MGMT_ERROR_TYPES } from '../../src/constants.js';
 import { MGMT_MESSAGE_IDS } from '../../src/simulators/vcenter/literals.js';
 import { MgmtApiError, MgmtClient, csrSpec, replaceCertificate, type ReplaceCertOptions } from '../../src/vcenter/index.js';
 import { errorBody, message } from '../../src/vcenter/wire.js';
-import { createCa, issueServerCert, normalizePem } from '../../src/cert/index.js';
+import { createCa, issueServerCert, normalizePem, sha256Fingerprint } from '../../src/cert/index.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { handshake } from '../../src/vcenter/served.js';
-import { PASSWORD, USER, forgeCa, sha256Of, startSim, startTweakedServer, testCa } from './helpers.js';
+import { PASSWORD, USER, forgeCa, startSim, startTweakedServer, testCa } from './helpers.js';
 import { until } from '../helpers/poll.js';
 
 let sims: MgmtSimulator[] = [];
@@ -47,8 +47,8 @@ describe('replaceCertificate: the whole flow', () => {
       const steps: string[] = [];
       const report = await replaceCertificate(await options(s, { api, subject: { organization: 'Lab', san: ['vc.lab.local'] }, onStep: (x) => steps.push(x) }));
       expect(report).toMatchObject({ ok: true, api, mode: 'csr', dryRun: false, findings: [], verified: { trusted: true, hostname: true } });
-      expect(report.previous.sha256).toBe(sha256Of(before));
-      expect(report.certificate!.sha256).toBe(sha256Of(s.currentCertPem()));
+      expect(report.previous.sha256).toBe(sha256Fingerprint(before));
+      expect(report.certificate!.sha256).toBe(sha256Fingerprint(s.currentCertPem()));
       expect(report.certificate!.issuer).toBe('CN=depotkit test CA');
       expect(report.certificate!.san).toEqual(['vc.lab.local', '127.0.0.1']);
       expect(report.csrSpec).toEqual({ common_name: '127.0.0.1', subject_alt_name: ['127.0.0.1', 'vc.lab.local'], key_size: 2048, organization: 'Lab' });
@@ -221,8 +221,8 @@ describe('replaceCertificate: the whole flow', () => {
       findings: [
         expect.objectContaining({ id: 'mgmt.cert.already-served', severity: 'error', message: 'The certificate is the one the server serves already.' }),
       ],
-      previous: { sha256: sha256Of(served) },
-      certificate: { sha256: sha256Of(served) },
+      previous: { sha256: sha256Fingerprint(served) },
+      certificate: { sha256: sha256Fingerprint(served) },
     });
     expect(s.restarts()).toBe(1);
     expect(s.currentCertPem()).toBe(served);

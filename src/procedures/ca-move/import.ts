@@ -1,5 +1,6 @@
 import { TRUSTED_FOR_OUTBOUND } from '../../constants.js';
-import { depotOriginOf, listingsOf, pushDepot, sha256OfPem, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
+import { findByFingerprint, readCertificates } from '../../cert/index.js';
+import { depotOriginOf, pushDepot, trustedPem, type ApplianceInfo, type DepotSpec, type InstallerClient } from '../../installer/index.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { caRouteOf, type CaRoute, type ServedAnchors } from './route.js';
 
@@ -50,7 +51,7 @@ export async function keepsDepotHost(client: InstallerClient, ctx: Pick<ImportCo
  */
 export async function importNewCa(client: InstallerClient, appliance: ApplianceInfo, ctx: ImportContext): Promise<ImportResult> {
   const { elements } = await client.listTrusted();
-  const alias = listingsOf(elements, ctx.newCa.sha256)[0]?.alias;
+  const alias = findByFingerprint(elements, ctx.newCa.sha256, trustedPem)[0]?.alias;
   if (alias !== undefined) return { action: 'already-trusted', alias };
   if (caRouteOf(appliance.version) === 'trusted-certificates') return importSeparately(client, ctx.newCa.pem);
   const kept = await ctx.anchors.keptFrom(elements);
@@ -62,7 +63,7 @@ export async function importNewCa(client: InstallerClient, appliance: ApplianceI
       push.hint,
     );
   }
-  const sent = kept.map((pem) => sha256OfPem(pem)).filter((sha256): sha256 is string => sha256 !== undefined);
+  const sent = kept.flatMap((pem) => readCertificates(pem)[0]?.fingerprints.sha256 ?? []);
   return { action: 'imported', via: 'depot-settings', ...(sent.length > 0 ? { kept: sent } : {}) };
 }
 

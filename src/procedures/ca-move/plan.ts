@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { lintServerCertificate, readCertificate, sha256Fingerprint, splitPemBlocks } from '../../cert/index.js';
@@ -34,7 +34,8 @@ function oneCertificate(text: string, source: string): string {
 }
 
 function summary(pem: string): { subject: string; sha256: string } {
-  return { subject: readCertificate(pem).subject, sha256: sha256Fingerprint(pem) };
+  const cert = readCertificate(pem);
+  return { subject: cert.subject, sha256: cert.fingerprints.sha256 };
 }
 
 export async function readMaterial(opts: CaMoveOptions): Promise<CaMoveMaterial> {
@@ -67,8 +68,7 @@ function keyMatches(certPem: string, keyText: string, keyFile: string): boolean 
   } catch {
     throw usageError(`${keyFile} is not a private key depotkit can read (an encrypted key cannot be served).`);
   }
-  const mine = createPublicKey(key).export({ type: 'spki', format: 'der' });
-  return new X509Certificate(certPem).publicKey.export({ type: 'spki', format: 'der' }).equals(mine);
+  return readCertificate(certPem).pairsWith(key);
 }
 
 /**

@@ -1,5 +1,5 @@
-import { removeTrusted, sha256OfPem, type InstallerTarget, type UntrustOutcome } from '../../installer/index.js';
-import { readCertificate } from '../../cert/index.js';
+import { removeTrusted, type InstallerTarget, type UntrustOutcome } from '../../installer/index.js';
+import { readCertificate, sha256Fingerprint } from '../../cert/index.js';
 import { usageError } from '../../util/errors.js';
 import type { DepotReach } from './reach.js';
 import type { ConsumerSessions } from './sessions.js';
@@ -24,7 +24,7 @@ export interface RetireInput {
  * before anything is asked of a consumer.
  */
 export function retireOldCa(sessions: ConsumerSessions, targets: InstallerTarget[], input: RetireInput): Promise<Array<ConsumerRow<UntrustOutcome[]>>> {
-  const isNewCa = sha256OfPem(input.oldCaPem) === sha256OfPem(input.newCaPem);
+  const isNewCa = sha256Fingerprint(input.oldCaPem) === sha256Fingerprint(input.newCaPem);
   return sessions.each(
     targets,
     async (client) => {

@@ -1,24 +1,24 @@
-import { type CertificateFacts, readCertificates } from '../../cert/certificate-reader.js';
+import { type Certificate, readCertificates } from '../../cert/certificate.js';
 import type { StatusCa, StatusCertificate } from './types.js';
 
 /** The page's view of a certificate: times as ISO text, so that ages are computed when it is shown. */
-function statusCertificate(facts: CertificateFacts): StatusCertificate {
+function statusCertificate(facts: Certificate): StatusCertificate {
   return {
     subject: facts.subject,
     ...(facts.commonName !== undefined ? { commonName: facts.commonName } : {}),
     issuer: facts.issuer,
-    dns: facts.dns,
-    ips: facts.ips,
+    dns: facts.san.dns,
+    ips: facts.san.ips,
     notBefore: facts.notBefore.toISOString(),
     notAfter: facts.notAfter.toISOString(),
-    sha256: facts.sha256,
+    sha256: facts.fingerprints.sha256,
     isCa: facts.isCa,
     selfSigned: facts.selfSigned,
   };
 }
 
 /** A CA certificate's status with its PEM, or undefined when it is not a readable CA certificate (then it is never served). */
-function caOf(facts: CertificateFacts | undefined): StatusCa | undefined {
+function caOf(facts: Certificate | undefined): StatusCa | undefined {
   return facts?.isCa ? { certificate: statusCertificate(facts), pem: facts.pem } : undefined;
 }
 
@@ -66,11 +66,11 @@ export async function installerUrl(
   const anyAddress = host === '0.0.0.0' || host === '::';
   if (certPem === undefined) return { url: urlOf(anyAddress ? fallbackHost : host) };
   const leaf = readCertificates(certPem)[0];
-  const dns = (leaf?.dns ?? []).filter((d) => !d.startsWith('*.'));
+  const dns = (leaf?.san.dns ?? []).filter((d) => !d.startsWith('*.'));
   const names = dns.filter((d) => d !== 'localhost');
   for (const name of names) if (await resolves(name)) return { url: urlOf(name) };
-  const name = names[0] ?? dns[0] ?? leaf?.ips[0] ?? (anyAddress ? fallbackHost : host);
-  if (name === 'localhost' || leaf?.ips.includes(name)) return { url: urlOf(name) };
+  const name = names[0] ?? dns[0] ?? leaf?.san.ips[0] ?? (anyAddress ? fallbackHost : host);
+  if (name === 'localhost' || leaf?.san.ips.includes(name)) return { url: urlOf(name) };
   // Reached here over the loopback when the server listens on every address, else on the one it listens on.
   return { url: urlOf(name), reachVia: urlOf(anyAddress ? (host === '::' ? '::1' : '127.0.0.1') : host) };
 }

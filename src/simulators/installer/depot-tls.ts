@@ -1,10 +1,9 @@
-import { X509Certificate } from 'node:crypto';
 import { lookup, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext, type PeerCertificate, type SecureContext } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher, request } from 'undici';
 import { INSTALLER_TLS_MESSAGES } from '../../constants.js';
-import { certificateCoversHost } from '../../cert/index.js';
+import { readCertificate } from '../../cert/index.js';
 
 /** Where the installer looks for the depot: the folder that contains PROD/. */
 export interface DepotTarget {
@@ -32,10 +31,10 @@ export const NAME_ERROR = 'DEPOTKIT_STRICT_HOSTNAME';
  * and a certificate without SAN fails.
  */
 function strictIdentity(host: string, peer: PeerCertificate): Error | undefined {
-  const cert = new X509Certificate(peer.raw);
+  const cert = readCertificate(peer.raw);
   let detail: string | undefined;
-  if (!cert.subjectAltName) detail = INSTALLER_TLS_MESSAGES.noSan;
-  else if (!certificateCoversHost(cert, host)) detail = isIP(host) ? INSTALLER_TLS_MESSAGES.ipMismatch(host) : INSTALLER_TLS_MESSAGES.dnsMismatch(host);
+  if (!cert.extensions.some((e) => e.name === 'subjectAltName')) detail = INSTALLER_TLS_MESSAGES.noSan;
+  else if (!cert.coversHost(host)) detail = isIP(host) ? INSTALLER_TLS_MESSAGES.ipMismatch(host) : INSTALLER_TLS_MESSAGES.dnsMismatch(host);
   return detail === undefined ? undefined : Object.assign(new Error(detail), { code: NAME_ERROR });
 }
 

@@ -1,4 +1,4 @@
-import { X509Certificate, createHash } from 'node:crypto';
+import { readCertificate, type Certificate } from '../../cert/certificate.js';
 import { TRUSTED_CERT_ALIAS_PREFIX, TRUSTED_FOR_INBOUND, TRUSTED_FOR_OUTBOUND } from '../../constants.js';
 import type { TrustedCertificateView } from './wire.js';
 
@@ -7,7 +7,7 @@ export const USAGE_TYPES: readonly UsageType[] = [TRUSTED_FOR_OUTBOUND, TRUSTED_
 
 export interface StoredCertificate extends TrustedCertificateView {
   usage: UsageType;
-  /** 64 lowercase hex digits of the DER's SHA-256. */
+  /** The certificate's SHA-256 fingerprint. */
   sha256: string;
 }
 
@@ -23,15 +23,15 @@ export class DuplicateCertificate extends Error {
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END CERTIFICATE-----/g;
 
 /** Every CERTIFICATE block of `text`, strictly: anything else between the markers is refused. */
-export function parseCertificates(text: unknown): X509Certificate[] {
+export function parseCertificates(text: unknown): Certificate[] {
   if (typeof text !== 'string' || !text.includes('-----BEGIN CERTIFICATE-----')) {
     throw new BadCertificate('The certificate is not PEM text: no BEGIN CERTIFICATE line.');
   }
-  const certs: X509Certificate[] = [];
+  const certs: Certificate[] = [];
   for (const match of text.matchAll(PEM_BLOCK)) {
     const der = Buffer.from(match[1]!.replace(/\s+/g, ''), 'base64');
     try {
-      certs.push(new X509Certificate(der));
+      certs.push(readCertificate(der));
     } catch {
       throw new BadCertificate('The PEM text does not hold a readable X.509 certificate.');
     }
@@ -42,25 +42,20 @@ export function parseCertificates(text: unknown): X509Certificate[] {
 }
 
 /** The certificate's PEM as the installer returns it: LF line breaks, ending in a newline. */
-export function pemOf(cert: X509Certificate): string {
-  const base64 = cert.raw.toString('base64').replace(/.{64}/g, '$&\n').replace(/\n$/, '');
+export function pemOf(cert: Certificate): string {
+  const base64 = cert.der.toString('base64').replace(/.{64}/g, '$&\n').replace(/\n$/, '');
   return `-----BEGIN CERTIFICATE-----\n${base64}\n-----END CERTIFICATE-----\n`;
 }
 
 /**
  * The documented alias: a fixed prefix, a name taken from the certificate (its
  * CN, else its O, with characters outside [A-Za-z0-9.-] turned into '-'), and
- * the 64 lowercase hex digits of its SHA-256, joined by underscores.
+ * the 64 lowercase hex digits of its SHA-256 (the installer's own spelling of the fingerprint), joined by underscores.
  */
-export function aliasOf(cert: X509Certificate, sha256 = sha256Of(cert)): string {
-  const field = (name: string) => new RegExp(`^${name}=(.*)$`, 'm').exec(cert.subject)?.[1]?.trim();
+export function aliasOf(cert: Certificate): string {
+  const field = (name: string) => new RegExp(`(?:^|, )${name}=([^,]*)`).exec(cert.subject)?.[1]?.trim();
   const name = (field('CN') || field('O') || 'certificate').replace(/[^A-Za-z0-9.-]+/g, '-').replace(/^-+|-+$/g, '') || 'certificate';
-  return `${TRUSTED_CERT_ALIAS_PREFIX}_${name}_${sha256}`;
-}
-
-/** The DER's SHA-256, hashed from the certificate as parsed (not parsed again from its PEM). */
-export function sha256Of(cert: X509Certificate): string {
-  return createHash('sha256').update(cert.raw).digest('hex');
+  return `${TRUSTED_CERT_ALIAS_PREFIX}_${name}_${cert.fingerprints.sha256.replaceAll(':', '').toLowerCase()}`;
 }
 
 /** The installer's certificate store, in import order. */
@@ -73,12 +68,12 @@ export class TrustStore {
 
   /** Imports every certificate of `pem`; nothing is imported when one of them is present already. */
   add(pem: unknown, usage: UsageType): StoredCertificate[] {
-    const certs = parseCertificates(pem).map((cert) => ({ cert, sha256: sha256Of(cert) }));
+    const certs = parseCertificates(pem).map((cert) => ({ cert, sha256: cert.fingerprints.sha256 }));
     for (const { sha256 } of certs) {
       const present = this.entries.find((e) => e.sha256 === sha256);
       if (present) throw new DuplicateCertificate(present.alias);
     }
-    const added = certs.map(({ cert, sha256 }) => ({ alias: aliasOf(cert, sha256), certificate: pemOf(cert), usage, sha256 }));
+    const added = certs.map(({ cert, sha256 }) => ({ alias: aliasOf(cert), certificate: pemOf(cert), usage, sha256 }));
     // One bundle may repeat a certificate; store it once.
     const unique = added.filter((e, i) => added.findIndex((o) => o.sha256 === e.sha256) === i);
     this.entries.push(...unique);

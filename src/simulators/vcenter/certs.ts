@@ -1,21 +1,20 @@
-import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { MGMT_CSR_DEFAULT_KEY_SIZE, MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_TLS_KEY_FIELD, MGMT_TRUST_ANCHORS_MESSAGE } from '../../constants.js';
-import { isSelfSigned, issuerPath } from '../../vcenter/chain.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from '../../vcenter/wire.js';
 import {
-  certificateCoversHost,
   generateCsr,
   generateKeyPem,
-  inspectCertificate,
+  readCertificate,
   KEY_USAGE_TITLES,
   normalizePem,
   parsePrivateKey,
+  pathToRoot,
   selfSignedServerCertificate,
   SERVER_PROFILE,
   sha256Fingerprint,
   splitPemBlocks,
 } from '../../cert/index.js';
+import type { Certificate } from '../../cert/index.js';
 import { DepotkitError, errorMessage } from '../../util/errors.js';
 
 /** A refusal the simulator answers with 400 INVALID_ARGUMENT and this sentence. */
@@ -94,18 +93,18 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
     if (value.includes('\r')) throw new InvalidArgument(`${field} has CRLF line endings; the server accepts PEM with LF line breaks only.`);
   }
   const certPem = firstCertificate(spec.cert, 'cert');
-  const x509 = new X509Certificate(certPem);
-  if (sha256Fingerprint(certPem) === sha256Fingerprint(ctx.current.certPem)) {
+  const leaf = readCertificate(certPem);
+  if (leaf.fingerprints.sha256 === sha256Fingerprint(ctx.current.certPem)) {
     throw new InvalidArgument('The certificate is the same as the current machine certificate; nothing to replace.');
   }
-  checkProfile(certPem, ctx.hostname);
+  checkProfile(leaf, ctx.hostname);
 
   let keyPem: string;
   if (spec[MGMT_TLS_KEY_FIELD] !== undefined) {
     keyPem = readKey(spec[MGMT_TLS_KEY_FIELD]);
-    if (!x509.checkPrivateKey(parsePrivateKey(keyPem))) throw new InvalidArgument('The private key does not match the certificate.');
+    if (!leaf.pairsWith(parsePrivateKey(keyPem))) throw new InvalidArgument('The private key does not match the certificate.');
   } else {
-    if (!ctx.pendingKeyPem || !x509.checkPrivateKey(parsePrivateKey(ctx.pendingKeyPem))) {
+    if (!ctx.pendingKeyPem || !leaf.pairsWith(parsePrivateKey(ctx.pendingKeyPem))) {
       throw new InvalidArgument(
         'The certificate does not match the private key of the last CSR this server generated; a certificate made outside the server needs its key.',
       );
@@ -116,12 +115,12 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
   // root_cert may hold a chain: the intermediates, then the root. Its last certificate is the trust
   // anchor; without a self-signed one there, Java's PKIX check has no anchor at all.
   const rootPems = spec.root_cert === undefined ? [] : certificates(spec.root_cert, 'root_cert');
-  if (rootPems.length > 0 && !isSelfSigned(new X509Certificate(rootPems[rootPems.length - 1]!))) {
+  if (rootPems.length > 0 && !readCertificate(rootPems[rootPems.length - 1]!).selfSigned) {
     throw new InvalidArgument(`root_cert does not end in a self-signed root certificate: ${MGMT_TRUST_ANCHORS_MESSAGE}.`);
   }
   // With root_cert, the whole chain (leaf, its intermediates, the root) must be in it; without, the server's trusted certificates must hold it.
-  const pool = (rootPems.length > 0 ? rootPems : ctx.trustedRoots).map((p) => new X509Certificate(p));
-  const path = issuerPath(x509, pool);
+  const pool = (rootPems.length > 0 ? rootPems : ctx.trustedRoots).map((p) => readCertificate(p));
+  const path = pathToRoot(leaf, pool);
   if (!path) {
     throw new InvalidArgument(
       rootPems.length > 0
@@ -130,12 +129,12 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
     );
   }
   const now = Date.now();
-  const lapsed = path.find((c) => now < Date.parse(c.validFrom) || now > Date.parse(c.validTo));
-  if (lapsed) throw new InvalidArgument(`The certificate chain holds a CA certificate that is not valid at this time: ${lapsed.subject.replace(/\n/g, ', ')}.`);
+  const lapsed = path.find((c) => now < c.notBefore.getTime() || now > c.notAfter.getTime());
+  if (lapsed) throw new InvalidArgument(`The certificate chain holds a CA certificate that is not valid at this time: ${lapsed.subject}.`);
   return {
     certPem,
     keyPem: normalizePem(keyPem),
-    chainPems: path.slice(0, -1).map((c) => c.toString()),
+    chainPems: path.slice(0, -1).map((c) => c.pem),
     rootPems: rootPems.map((p) => normalizePem(p)),
   };
 }
@@ -145,14 +144,13 @@ export function checkReplace(spec: TlsReplaceSpec, ctx: ReplaceContext): ServedC
  * documentation), which the server profile meets: RSA of at least its minimum
  * size, and every key usage it issues when the certificate restricts them.
  */
-function checkProfile(certPem: string, hostname: string): void {
-  const info = inspectCertificate(certPem);
+function checkProfile(info: Certificate, hostname: string): void {
   const { key, keyUsage } = SERVER_PROFILE;
   if (info.version !== 3) throw new InvalidArgument('The certificate must be X.509 version 3.');
   if (info.key.type !== key.type || info.key.bits < key.minBits.rsa) {
     throw new InvalidArgument(`The certificate's key must be ${key.type.toUpperCase()} with at least ${key.minBits.rsa} bits.`);
   }
-  if (!certificateCoversHost(certPem, hostname)) {
+  if (!info.coversHost(hostname)) {
     throw new InvalidArgument(`The certificate's subject alternative names do not include the server's name ${hostname}.`);
   }
   if (info.keyUsage.length > 0 && !keyUsage.usages.every((u) => info.keyUsage.includes(u))) {
@@ -172,7 +170,7 @@ function certificates(text: string, field: string): string[] {
   if (blocks.length === 0) throw new InvalidArgument(`${field} holds no certificate.`);
   for (const pem of blocks) {
     try {
-      new X509Certificate(pem);
+      readCertificate(pem);
     } catch {
       throw new InvalidArgument(`${field} holds a block that is not an X.509 certificate.`);
     }
@@ -195,7 +193,7 @@ function readKey(text: string): string {
 
 /** The details `GET .../tls` reports. */
 export function tlsInfo(certPem: string): TlsInfo {
-  const info = inspectCertificate(certPem);
+  const info = readCertificate(certPem);
   return {
     version: info.version,
     serial_number: info.serial,

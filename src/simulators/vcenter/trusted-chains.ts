@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { normalizePem, parseCertificate, splitPemBlocks } from '../../cert/index.js';
+import { normalizePem, readCertificate, splitPemBlocks } from '../../cert/index.js';
 import { errorMessage } from '../../util/errors.js';
 
 /** A chain the server already holds under the id asked for (the API's AlreadyExists). */
@@ -31,7 +31,7 @@ export class TrustedChains {
   /** Adds a chain of PEM certificates; returns its id. */
   create(pems: readonly unknown[], id?: string): string {
     const chain = checkedChain(pems);
-    const chainId = id ?? createHash('sha1').update(parseCertificate(chain[0]!).raw).digest('hex');
+    const chainId = id ?? createHash('sha1').update(readCertificate(chain[0]!).der).digest('hex');
     if (this.chains.has(chainId)) throw new ChainExists(`A trusted root chain ${chainId} exists already.`);
     this.chains.set(chainId, chain);
     return chainId;
@@ -61,7 +61,7 @@ function checkedChain(pems: readonly unknown[]): string[] {
     let blocks: string[];
     try {
       blocks = splitPemBlocks(pem, 'CERTIFICATE');
-      for (const block of blocks) parseCertificate(block);
+      for (const block of blocks) readCertificate(block);
     } catch (err) {
       throw new ChainInvalid(`cert_chain[${i}] is not a PEM certificate: ${errorMessage(err)}`);
     }
