@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { InstallerClient, pushDepot, ensureTrusted, type InstallerTarget } from '../../src/installer/index.js';
-import { createCa, issueServerCert, sha256Fingerprint, type CaMaterial } from '../../src/cert/index.js';
+import { createCa, issueServerCert, selfSignedServerCertificate, sha256Fingerprint, type CaMaterial } from '../../src/cert/index.js';
 import type { CaMoveOptions } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson, type CliChild } from '../helpers/cli.js';
@@ -98,8 +98,11 @@ export async function startConsumers(
 ): Promise<Pick<MoveFixture, 'sims' | 'targets' | 'startConsumer'>> {
   const sims: Array<InstallerSimulator | undefined> = new Array(count).fill(undefined);
   const ports: number[] = [];
+  // One certificate for the fleet, not a key made per consumer: the move reaches them insecure.
+  const tls = await selfSignedServerCertificate('127.0.0.1', '127.0.0.1', 729);
   const startConsumer = async (i: number): Promise<InstallerSimulator> => {
     const sim = await startInstallerSimulator({
+      tls,
       users: { [USER]: PASSWORD },
       version: VERSIONS[i % VERSIONS.length],
       role: i % 4 === 3 ? 'SddcManager' : 'VcfInstaller',
@@ -153,6 +156,8 @@ export interface ValidationTally {
   ok: number;
   failed: Array<{ consumer: number; errorCode?: string; message?: string }>;
   perConsumer: number[];
+  /** The longest validation so far, in ms. */
+  longestMs?: number;
 }
 
 /**
@@ -174,7 +179,9 @@ export async function validateContinuously(
       try {
         // Bounded: a move in these tests takes seconds.
         for (let round = 0; round < 3000 && !stopped; round++) {
+          const began = Date.now();
           const push = await pushDepot(client, depotSpec(fx.depotUrl), { force: true });
+          tally.longestMs = Math.max(tally.longestMs ?? 0, Date.now() - began);
           tally.perConsumer[i]!++;
           if (push.ok) tally.ok++;
           else tally.failed.push({ consumer: i, errorCode: push.errorCode, message: push.message });

@@ -1,26 +1,31 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { INSTALLER_API } from '../../src/constants.js';
 import { moveDepotCa, servedLeafSha256 } from '../../src/procedures/index.js';
 import { tempDir } from '../helpers/cli.js';
 import { MOVE_PHASES, holds, moveFixture, serveMoveOptions, whileValidating, type MoveFixture } from './ca-move-fixture.js';
 
 const CONSUMERS = 20;
+/** The refusal and the re-run: enough consumers for each version and role, and one down among them. */
+const FEW_CONSUMERS = 8;
 
 const options = serveMoveOptions;
 
 describe('moving a served depot to another CA', () => {
-  let tmp: { dir: string; cleanup: () => Promise<void> };
-  let fx: MoveFixture;
-  beforeEach(async () => {
+  let tmp: { dir: string; cleanup: () => Promise<void> } | undefined;
+  let fx: MoveFixture | undefined;
+  async function fixture(consumers: number): Promise<MoveFixture> {
     tmp = await tempDir('depotkit-ca-move-');
-    fx = await moveFixture(tmp.dir, CONSUMERS);
-  }, 120_000);
+    fx = await moveFixture(tmp.dir, consumers);
+    return fx;
+  }
   afterEach(async () => {
     await fx?.close();
-    await tmp.cleanup();
+    await tmp?.cleanup();
+    fx = tmp = undefined;
   });
 
   it('switches serve to the new CA while 20 consumers validate the depot every 200 ms, with zero failed validations, and removes the old CA', async () => {
+    const fx = await fixture(CONSUMERS);
     const { result: report, tally } = await whileValidating(fx, () => moveDepotCa(options(fx, { removeOld: true })));
     expect(tally.failed).toEqual([]);
     expect(tally.perConsumer.every((n) => n >= 1)).toBe(true);
@@ -39,6 +44,7 @@ describe('moving a served depot to another CA', () => {
   }, 240_000);
 
   it('refuses the switch while a consumer is down, breaks nothing, and a re-run after it comes back completes', async () => {
+    const fx = await fixture(FEW_CONSUMERS);
     await fx.sims[5]!.close();
     fx.sims[5] = undefined;
     const { result: first, tally } = await whileValidating(fx, () => moveDepotCa(options(fx)));
@@ -58,7 +64,7 @@ describe('moving a served depot to another CA', () => {
     expect(second.ok).toBe(true);
     // One session per consumer for the whole move: one log-in, one revocation, appliance-info read once, whatever the phases.
     const calls = (i: number, call: string) => fx.sims[i]!.logs.slice(logged[i]).filter((line) => line.includes(` ${call} 2`)).length;
-    for (let i = 0; i < CONSUMERS; i++) {
+    for (let i = 0; i < FEW_CONSUMERS; i++) {
       expect([
         calls(i, `POST ${INSTALLER_API.tokens}`),
         calls(i, `DELETE ${INSTALLER_API.refreshToken}`),
@@ -66,7 +72,7 @@ describe('moving a served depot to another CA', () => {
       ]).toEqual([1, 1, 1]);
     }
     expect(second.resumed).toBe(true);
-    expect(second.phases.find((p) => p.phase === 'revalidate')!.rows).toHaveLength(CONSUMERS);
+    expect(second.phases.find((p) => p.phase === 'revalidate')!.rows).toHaveLength(FEW_CONSUMERS);
     expect(await servedLeafSha256(fx.depotUrl, 5000)).toBe(second.plan.leaf.sha256);
   }, 240_000);
 });
