@@ -4,6 +4,10 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
+import { makeEsxDemo } from '../../src/esx/demo.js';
+import { verifyEsx } from '../../src/esx/verify.js';
+import { diffDepots } from '../../src/transfer/diff.js';
+import { pruneDepot } from '../../src/transfer/prune.js';
 import type { PackFile, PackManifest } from '../../src/transfer/format.js';
 import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
@@ -172,5 +176,56 @@ describe('through the built CLI', () => {
     const left = await runCli(['depot', 'pack', depot, '--out', without, '--volume-size', '256K', '--no-esx', '--json']);
     expect(left.code).toBe(0);
     expect((JSON.parse(left.stdout) as PackReport).esx).toBeUndefined();
+  });
+});
+
+describe('depot diff, pack --since and prune see the ESX depot', () => {
+  it('diff names the ESX products changed and the VIBs added; the delta carries only those and unpacks onto the old depot', async () => {
+    const next = fresh('next');
+    await cp(depot, next, { recursive: true });
+    // The next ESX patch: two more VIBs, a new metadata zip.
+    await makeEsxDemo(join(next, UMDS_PATCH_STORE_DIR), { vibs: 8, force: true });
+    const diff = await diffDepots(depot, next);
+    expect(diff.esx?.products.changed.map((p) => p.productId)).toEqual(['embeddedEsx', 'esxio']);
+    expect(diff.esx?.products.added).toEqual([]);
+    expect(diff.esx?.vibs.added).toHaveLength(2);
+    expect(diff.esx?.vibs.unchanged).toBe(6);
+    expect(diff.esx?.metadata.changed).toEqual([`${UMDS_PATCH_STORE_DIR}/depotkit-demo-ESXi-9.0.0-metadata.zip`]);
+    expect(diff.binaries.added).toEqual([]);
+    const added = diff.esx!.vibs.added.reduce((s, v) => s + v.size, 0);
+    expect(diff.bytes.download).toBe(added);
+
+    const out = fresh('delta');
+    const delta = await packDepot({ depot: next, out, volumeSize: VOLUME, since: depot });
+    expect(delta.ok).toBe(true);
+    const m = await readManifest(out);
+    expect(m.files.filter((f) => f.kind === 'esx-vib').map((f) => f.path)).toEqual(diff.esx!.vibs.added.map((v) => v.path));
+    expect(m.files.filter((f) => f.kind === 'esx-metadata').map((f) => f.path)).toEqual(diff.esx!.metadata.changed);
+    const site = fresh('site');
+    await cp(depot, site, { recursive: true });
+    const report = await unpackDepot({ media: [out], out: site, expect: delta.seal });
+    expect(report.failed).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.esx?.depots.flatMap((d) => d.products.map((p) => `${p.state} ${p.vibs}`))).toEqual(['complete 8', 'complete 8']);
+    expect(await esxTreeOf(site)).toEqual(await esxTreeOf(next));
+  });
+
+  it('prune lists the VIBs no metadata lists any more (dry run), and removes them with yes', async () => {
+    const site = fresh('prune');
+    await cp(depot, site, { recursive: true });
+    // The metadata of a smaller patch: four of the six VIBs stay listed.
+    await makeEsxDemo(join(site, UMDS_PATCH_STORE_DIR), { vibs: 4, force: true });
+    const dry = await pruneDepot(site);
+    expect(dry.removed).toBe(false);
+    expect(dry.candidates.map((c) => [c.kind, c.path.split('/')[2]])).toEqual([
+      ['unlisted', 'demo-host-tools-0006'],
+      ['unlisted', 'demo-nic-driver-0005'],
+    ]);
+    expect(dry.candidates.every((c) => existsSync(join(site, c.path)))).toBe(true);
+    const done = await pruneDepot(site, { yes: true });
+    expect(done.candidates).toEqual(dry.candidates);
+    expect(dry.candidates.some((c) => existsSync(join(site, c.path)))).toBe(false);
+    const verdict = await verifyEsx(join(site, UMDS_PATCH_STORE_DIR));
+    expect(verdict.findings.filter((f) => f.severity !== 'info')).toEqual([]);
   });
 });

@@ -26,8 +26,10 @@ export interface PackEsxReport {
 
 export interface EsxSource {
   files: DepotFile[];
-  /** Each VIB's SHA-256 as its metadata states it, by path. */
+  /** Each VIB's SHA-256 as its metadata states it, by path: the VIBs carried. */
   checksums: Map<string, string>;
+  /** Every VIB of the depots' folders their metadata lists with a SHA-256, held or not. */
+  listed: Map<string, { size: number; sha256: string }>;
   manifest: PackEsx;
   report: PackEsxReport;
 }
@@ -83,5 +85,7 @@ export async function readEsxSource(root: string): Promise<EsxSource | undefined
     ),
     metadata,
   };
-  return { files, checksums, manifest, report };
+  const listed = new Map<string, { size: number; sha256: string }>();
+  for (const [path, vib] of tree.vibs) if (vib.sha256 && esxFolderOf(tree.depots, path)) listed.set(path, { size: vib.size ?? 0, sha256: vib.sha256 });
+  return { files, checksums, listed, manifest, report };
 }
