@@ -114,6 +114,20 @@ describe('depot pack and unpack carry the ESX depot beside PROD/', () => {
     expect(existsSync(join(out, vib.path))).toBe(false);
   });
 
+  it('refuses a manifest that puts a file outside PROD/ and the ESX folders, or a PROD/ kind in an ESX folder, before anything is written', async () => {
+    for (const change of [(f: PackFile) => void (f.path = 'etc/cron.d/x.vib'), (f: PackFile) => void (f.kind = 'metadata')]) {
+      const dir = await copyPack(packDir, fresh('media'));
+      const m = await readManifest(dir);
+      change(vibOf(m, 2));
+      await writeManifest(dir, m);
+      const out = fresh('site');
+      await expect(unpackDepot({ media: [dir], out })).rejects.toThrow(
+        /not a plain path under PROD\/ or in an ESX depot's folder|of kind metadata in an ESX depot's folder/,
+      );
+      expect(existsSync(out)).toBe(false);
+    }
+  });
+
   it('refuses media whose metadata zip and VIB were swapped together when the seal is given', async () => {
     const dir = await copyPack(packDir, fresh('media'));
     const m = await readManifest(dir);
