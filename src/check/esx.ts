@@ -79,7 +79,8 @@ function httpSource(client: DepotClient, folder: ReturnType<typeof parseDepotUrl
     size: (path) =>
       limit(async () => {
         const answer = await fetchFile(client, url(path), 'HEAD');
-        return answered(path, answer) ? (contentLength(answer) ?? 0) : undefined;
+        // A 200 without Content-Length (chunked) says the VIB is there, not that it is of another size.
+        return answered(path, answer) ? (contentLength(answer) ?? null) : undefined;
       }),
     sha256: async (paths, onBytes) => {
       const digests = await Promise.all(

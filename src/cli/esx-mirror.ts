@@ -22,6 +22,7 @@ interface EsxMirrorFlags extends ProxyFlags {
   minSpeed: number;
   product: string[];
   productVersion: string[];
+  expect?: string;
   force?: boolean;
   json?: boolean;
 }
@@ -52,6 +53,7 @@ export function registerEsxMirror(esx: Command): void {
         .argParser(collect)
         .default([]),
     )
+    .option('--expect <seal>', 'the seal carried from the other site ("esx <code>"): refuse a source whose indexes and metadata do not match it')
     .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'VIBs downloaded at once'))
     .addOption(forceOption('mirror into a folder holding an ESX depot mirrored from another URL'))
     .addOption(jsonOption('print the report as JSON'));
@@ -72,6 +74,7 @@ export function registerEsxMirror(esx: Command): void {
         minBytesPerSecond: opts.minSpeed,
         force: opts.force,
         select: { products: opts.product, versions: opts.productVersion },
+        expectSeal: opts.expect,
         ...proxy,
         ...hooks,
       }),
@@ -101,6 +104,11 @@ export function formatEsxMirrorReport(r: EsxMirrorReport): string[] {
     r.metadata.held
       ? 'Indexes and metadata not put in place: they would name files that are not here. Run the same command again to resume; what is in place is kept.'
       : `Metadata: ${r.metadata.written.length} written, ${r.metadata.unchanged.length} unchanged.`,
+  );
+  lines.push(
+    r.vouchedBy === 'seal'
+      ? `Seal: ${r.seal}, as the seal given (--expect) says: the indexes and metadata, and through them every VIB, are the ones vouched for.`
+      : `Seal of the source: ${r.seal}. Only the source vouched for its metadata: compare this seal with the one written down at the other site (or give it with --expect).`,
   );
   lines.push(r.ok ? `OK: ${r.out} holds the depot; vLCM's online depot URL is that of ${r.index} there.` : 'INCOMPLETE: run the same command again to resume.');
   return lines;

@@ -49,8 +49,32 @@ export function formatDiffReport(r: DiffReport): string[] {
     `Metadata: ${r.metadata.added.length} added, ${r.metadata.changed.length} changed, ${r.metadata.dropped.length} dropped, ${r.metadata.unchanged} unchanged.`,
   );
   lines.push(...listed('Metadata changed', r.metadata.changed, 10));
+  lines.push(...formatDiffEsx(r.esx));
   lines.push(
     `To download: ${formatBytes(r.bytes.download)}; to carry across (pack --since): ${formatBytes(r.bytes.carry)}; freed by prune: ${formatBytes(r.bytes.dropped)}.`,
   );
   return lines;
+}
+
+function formatDiffEsx(esx: DiffReport['esx']): string[] {
+  if (!esx) return [];
+  const product = (p: { productId: string; version: string; metadata: string }) => `${p.productId} ${p.version} (${p.metadata})`;
+  return [
+    ...listed('ESX products added', esx.products.added.map(product)),
+    ...listed('ESX products changed (another metadata zip)', esx.products.changed.map(product)),
+    ...listed('ESX products removed', esx.products.removed.map(product)),
+    ...listed(
+      'VIBs added',
+      esx.vibs.added.map((v) => `${v.path}  ${formatBytes(v.size)}`),
+    ),
+    ...listed(
+      'VIBs changed',
+      esx.vibs.changed.map((v) => `${v.path}  ${formatBytes(v.oldSize)} -> ${formatBytes(v.size)}`),
+    ),
+    ...listed(
+      'VIBs no longer listed (depot prune removes them)',
+      esx.vibs.removed.map((v) => `${v.path}  ${formatBytes(v.size)}`),
+    ),
+    `${esx.vibs.unchanged} VIBs unchanged; ESX indexes and metadata zips: ${esx.metadata.added.length} added, ${esx.metadata.changed.length} changed, ${esx.metadata.dropped.length} dropped, ${esx.metadata.unchanged} unchanged.`,
+  ];
 }

@@ -6,7 +6,7 @@ import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { forceOption, jsonOption, warnIfExposed } from './options.js';
 import { parseByteSize, printJson, printLines } from './output.js';
-import { addSelectionOptions, formatSelection, listed, selectOptionsOf, transfer } from './transfer-shared.js';
+import { addSelectionOptions, formatEsxProducts, formatSelection, listed, selectOptionsOf, transfer } from './transfer-shared.js';
 
 /** A byte size (512M, 4G) or a named one (fat32). */
 function parseVolumeSize(value: string): number {
@@ -39,6 +39,7 @@ export function registerPack(depot: Command): void {
     .option('--since <old>', "a depot folder or an earlier pack's manifest: pack only what it lacks or has different (a new release's delta)")
     .option('--signing-key <pem>', `an ECDSA P-256 private key (e.g. depot demo's signing-key.pem) that signs the manifest, into ${PACK_MANIFEST_SIG_FILE}`)
     .option('--seal-out <file>', 'also write the seal to this file (never inside --out: the seal travels apart from the media)')
+    .option('--no-esx', 'leave out the ESX depots beside PROD/ (umds-patch-store/ ...), which are carried by default')
     .addOption(forceOption('replace an earlier pack in --out (and the --seal-out file)'))
     .addOption(jsonOption('print the report as JSON'));
   addSelectionOptions(command, 'pack').action(
@@ -50,6 +51,7 @@ export function registerPack(depot: Command): void {
         since?: string;
         signingKey?: string;
         sealOut?: string;
+        esx: boolean;
         force?: boolean;
         json?: boolean;
         release: string[];
@@ -69,6 +71,7 @@ export function registerPack(depot: Command): void {
           signingKeyPem,
           sealFile: opts.sealOut,
           select: selectOptionsOf(opts),
+          esx: opts.esx,
           ...hooks,
         }),
       );
@@ -111,6 +114,7 @@ export function formatPackReport(r: PackReport): string[] {
     lines.push(
       `${plural(r.strays.length, 'file')} in component folders that the catalog does not name ${r.strays.length === 1 ? 'was' : 'were'} not packed (depotkit depot prune lists them).`,
     );
+  lines.push(...formatPackEsx(r.esx));
   lines.push(`Check on any machine: cd ${r.out} && sha256sum -c ${PACK_SUMS_FILE}. Carry every volume with ${PACK_MANIFEST_FILE} and ${PACK_SUMS_FILE}.`);
   if (r.signature) lines.push(`Signed: ${r.signature.path} (key ${r.signature.signerSpkiSha256}); unpack checks it with --pack-signing-cert.`);
   lines.push(`Seal: ${r.seal}`);
@@ -119,8 +123,28 @@ export function formatPackReport(r: PackReport): string[] {
   );
   lines.push(
     r.ok
-      ? 'OK: every binary the catalog names was packed with the right content.'
+      ? `OK: every binary the catalog names${r.esx ? ' and every VIB the ESX metadata lists that the depot holds' : ''} was packed with the right content.`
       : 'INCOMPLETE: the depot is missing binaries or has wrong ones (see above); the pack carries the rest.',
   );
+  return lines;
+}
+
+function formatPackEsx(esx: PackReport['esx']): string[] {
+  if (!esx) return [];
+  const lines = [`ESX depots carried: ${esx.depots.join(', ')}; every VIB held to the SHA-256 its metadata states.`, ...formatEsxProducts(esx.products)];
+  lines.push(
+    ...listed(
+      'ESX VIBs of another size than their metadata states (not packed)',
+      esx.wrongSize.map((w) => `${w.path} is ${w.actualSize} bytes, the metadata says ${w.size}`),
+    ),
+  );
+  lines.push(...listed('ESX VIBs whose metadata states no SHA-256 (not packed: nothing vouches for them)', esx.noChecksum));
+  lines.push(...esx.findings.map((f) => `ERROR ${f.message}`));
+  if (esx.missing.length)
+    lines.push(`${plural(esx.missing.length, 'VIB')} the ESX metadata lists ${esx.missing.length === 1 ? 'is' : 'are'} not in the depot (not packed).`);
+  if (esx.unlisted.length)
+    lines.push(
+      `${plural(esx.unlisted.length, 'VIB file')} that no ESX metadata lists ${esx.unlisted.length === 1 ? 'was' : 'were'} not packed (depotkit depot prune lists them).`,
+    );
   return lines;
 }

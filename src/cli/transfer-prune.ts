@@ -24,7 +24,12 @@ export function registerPrune(depot: Command): void {
 
 export function formatPruneReport(r: PruneReport): string[] {
   if (r.candidates.length === 0) return [...tookOverLine(r.lock?.tookOverFrom), `Nothing to prune in ${r.depot}.`];
-  const kinds = { stale: 'not named by the catalog', temporary: 'temporary file of a killed run', partial: 'partial download (a mirror resumes it)' };
+  const kinds = {
+    stale: 'not named by the catalog',
+    unlisted: 'a VIB no ESX metadata lists',
+    temporary: 'temporary file of a killed run',
+    partial: 'partial download (a mirror resumes it)',
+  };
   const lines = r.candidates.slice(0, 50).map((c) => `  ${c.path}  ${formatBytes(c.size)}  ${kinds[c.kind]}`);
   if (r.candidates.length > 50) lines.push(`  ... and ${r.candidates.length - 50} more (use --json for all)`);
   lines.unshift(`${r.removed ? 'Removed' : 'Would remove'} ${plural(r.candidates.length, 'file')}, ${formatBytes(r.bytes)}, from ${r.depot}:`);

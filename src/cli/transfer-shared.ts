@@ -5,6 +5,7 @@ import type { HclGuard, MetadataChange } from '../depot/metadata-guard.js';
 import type { ReleaseStatus } from '../transfer/releases.js';
 import type { SelectOptions, SelectionSummary } from '../transfer/select.js';
 import { describeChoice } from '../depot/selection.js';
+import { type EsxProductStatus, describeProductState } from '../esx/status.js';
 import { formatBytes } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { collect } from './output.js';
@@ -91,4 +92,9 @@ export function formatLeftOut(s: SelectionSummary | undefined): string[] {
   const whose = byRelease ? 'of releases not in this pack' : 'not chosen for this pack';
   const chose = byRelease ? s.releases.join(', ') : describeChoice(s);
   return [`${plural(s.leftOut.binaries, 'binary', 'binaries')} ${whose} left out (selected: ${chose}).`];
+}
+
+/** An ESX product and version per line, in the words of esx verify and the status page. */
+export function formatEsxProducts(products: readonly EsxProductStatus[]): string[] {
+  return products.map((p) => `ESX ${p.productId || 'store'} ${p.version} (${p.metadata}): ${describeProductState(p)}`);
 }

@@ -7,7 +7,17 @@ import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
 import { expectSealOption, forceOption, jsonOption, signingCertOption } from './options.js';
 import { printJson, printLines } from './output.js';
-import { formatHclGuard, formatLeftOut, formatMetadataChange, formatReleases, listed, readSigningCert, tookOverLine, transfer } from './transfer-shared.js';
+import {
+  formatEsxProducts,
+  formatHclGuard,
+  formatLeftOut,
+  formatMetadataChange,
+  formatReleases,
+  listed,
+  readSigningCert,
+  tookOverLine,
+  transfer,
+} from './transfer-shared.js';
 
 /** `depot unpack`: a pack's volumes checked and its files placed in a depot. */
 export function registerUnpack(depot: Command): void {
@@ -99,6 +109,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
       `${plural(r.stale.length, 'file')} the pack's source no longer has ${r.stale.length === 1 ? 'is' : 'are'} still here: depotkit depot prune ${r.out} lists them.`,
     );
   lines.push(...formatReleases(r.releases));
+  lines.push(...formatUnpackEsx(r.esx));
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   if (r.catalogFrom === 'depot') lines.push("The pack carries no catalog: its binaries were held to the depot's, the one the pack was made from.");
   lines.push(vouchLine(r));
@@ -108,5 +119,17 @@ export function formatUnpackReport(r: UnpackReport): string[] {
   else if (r.failed.length || r.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed'))
     lines.push(`INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.`);
   else lines.push(`FAILED: every file is in place but ${r.out} fails depot verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`);
+  return lines;
+}
+
+function formatUnpackEsx(esx: UnpackReport['esx']): string[] {
+  if (!esx) return [];
+  const lines: string[] = [];
+  if (esx.metadata === 'held')
+    lines.push(
+      "The ESX depots' new indexes and metadata were not put in place: VIBs they name are missing, so each keeps its own. Supply the volumes named above and run unpack again.",
+    );
+  lines.push(...formatEsxProducts(esx.depots.flatMap((d) => d.products)));
+  lines.push(...esx.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   return lines;
 }

@@ -18,8 +18,8 @@ export interface EsxSource {
   kind: 'folder' | 'bundle';
   /** A file's bytes (at most `maxBytes`, else an error), or undefined when it is not there. */
   read(path: string, maxBytes: number): Promise<Buffer | undefined>;
-  /** A file's size, or undefined when it is not there. */
-  size(path: string): Promise<number | undefined>;
+  /** A file's size; undefined when it is not there, null when it is but its size was not told (a HEAD answered without Content-Length). */
+  size(path: string): Promise<number | null | undefined>;
   /** SHA-256 of each file, undefined for one that cannot be read. */
   sha256(paths: readonly string[], onBytes?: (n: number) => void): Promise<Map<string, string | undefined>>;
   /** A file's bytes as a stream, for what is too large to hold. */

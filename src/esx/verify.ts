@@ -108,7 +108,7 @@ async function verifyOne(
  * read: every metadata zip under its folder, and the VIBs they list. Which products and versions it
  * offers is not judged, and a finding says so.
  */
-async function readUmdsStore(
+export async function readUmdsStore(
   source: EsxSource,
   depot: LocatedDepot,
   files: readonly string[],

@@ -37,6 +37,7 @@ async function sizeVibs(source: EsxSource, vibs: readonly EsxVib[]) {
   const missing: string[] = [];
   const wrongSize: { path: string; stated: number; found: number }[] = [];
   const sized: EsxVib[] = [];
+  const unmeasured: string[] = [];
   let bytes = 0;
   for (let i = 0; i < vibs.length; i += SIZE_BATCH) {
     const batch = vibs.slice(i, i + SIZE_BATCH);
@@ -44,14 +45,18 @@ async function sizeVibs(source: EsxSource, vibs: readonly EsxVib[]) {
     batch.forEach((vib, j) => {
       const size = sizes[j];
       if (size === undefined) missing.push(vib.path);
-      else if (vib.size !== undefined && size !== vib.size) wrongSize.push({ path: vib.path, stated: vib.size, found: size });
+      else if (size === null) {
+        // There, but of a size not told: not a wrong size. Hashing (deep) still checks its bytes.
+        unmeasured.push(vib.path);
+        sized.push(vib);
+      } else if (vib.size !== undefined && size !== vib.size) wrongSize.push({ path: vib.path, stated: vib.size, found: size });
       else {
         sized.push(vib);
         bytes += size;
       }
     });
   }
-  return { missing, wrongSize, sized, bytes };
+  return { missing, wrongSize, sized, unmeasured, bytes };
 }
 
 /** The VIBs whose SHA-256 is not the one the metadata states (unreadable ones too). */
@@ -76,7 +81,7 @@ export async function checkVibs(
   findings: Finding[],
   options: Partial<ProgressHooks> & { deep?: boolean },
 ): Promise<CheckedVibs> {
-  const { missing, wrongSize, sized, bytes } = await sizeVibs(source, vibs);
+  const { missing, wrongSize, sized, unmeasured, bytes } = await sizeVibs(source, vibs);
   const fix = source.kind === 'bundle' ? 'Download the offline bundle again.' : "Copy the VIBs again from the depot's source.";
   const isAre = (n: number, one: string, many: string) => `${plural(n, 'VIB')} ${n === 1 ? one : many}`;
   if (missing.length > 0)
@@ -86,6 +91,10 @@ export async function checkVibs(
   if (wrongSize.length > 0) {
     const message = `${isAre(wrongSize.length, 'has', 'have')} another size than the metadata states (cut short, or another file)`;
     findings.push(grouped('esx.vib.size', 'error', message, wrongSize, fix));
+  }
+  if (unmeasured.length > 0 && !options.deep) {
+    const message = `${isAre(unmeasured.length, 'was', 'were')} answered without a Content-Length: ${unmeasured.length === 1 ? 'its' : 'their'} size was not measured`;
+    findings.push(grouped('esx.vib.unmeasured', 'warning', message, unmeasured, 'Check them with `deep`, which downloads and hashes each VIB.'));
   }
   const unchecked = sized.filter((vib) => !vib.sha256).map((vib) => vib.path);
   if (unchecked.length > 0) {

@@ -1,3 +1,4 @@
+import { type DiffEsx, diffEsx } from './diff-esx.js';
 import { type DepotRecord, loadRecord } from './record.js';
 
 export interface DiffBinary {
@@ -28,12 +29,14 @@ export interface DiffReport {
   /** The other files (catalog, manifest, signature, HCL, Compatibility data...), by content. */
   metadata: { added: string[]; changed: string[]; dropped: string[]; unchanged: number };
   releases: { added: string[]; dropped: string[] };
+  /** The ESX depots beside PROD/ (umds-patch-store/ ...), when either side has one. */
+  esx?: DiffEsx;
   bytes: {
-    /** Binaries to download from the vendor: added and changed. */
+    /** Binaries (and VIBs) to download from the vendor: added and changed. */
     download: number;
-    /** What crosses the air gap (what `pack --since <old>` carries): those binaries and the new or changed metadata. */
+    /** What crosses the air gap (what `pack --since <old>` carries): those binaries and VIBs and the new or changed metadata. */
     carry: number;
-    /** Binaries the new catalog no longer names (what prune frees). */
+    /** Binaries the new catalog no longer names, and VIBs no metadata lists any more (what prune frees). */
     dropped: number;
   };
 }
@@ -86,5 +89,12 @@ export async function diffDepots(oldSource: string, newSource: string): Promise<
   report.bytes.download = [...report.binaries.added, ...report.binaries.changed].reduce((s, b) => s + b.size, 0);
   report.bytes.carry = report.bytes.download + metadataBytes;
   report.bytes.dropped = report.binaries.dropped.reduce((s, b) => s + b.size, 0);
+  const esx = diffEsx(older, newer);
+  if (esx) {
+    report.esx = esx;
+    report.bytes.download += esx.bytes.download;
+    report.bytes.carry += esx.bytes.carry;
+    report.bytes.dropped += esx.bytes.dropped;
+  }
   return report;
 }

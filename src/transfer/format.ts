@@ -1,5 +1,14 @@
 import { posix } from 'node:path';
-import { DEPOT_ROOT_DIR, PACK_FORMAT, PACK_PART_DIGITS, PACK_PART_SUFFIX, PACK_VOLUME_PREFIX, PACK_VOLUME_SUFFIX, TEMP_PREFIX } from '../constants.js';
+import {
+  DEPOT_ROOT_DIR,
+  DEPOT_STATE_DIR,
+  PACK_FORMAT,
+  PACK_PART_DIGITS,
+  PACK_PART_SUFFIX,
+  PACK_VOLUME_PREFIX,
+  PACK_VOLUME_SUFFIX,
+  TEMP_PREFIX,
+} from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { describeSchemaErrors } from '../util/schema.js';
 import { escapeControlChars, hasControlChars } from '../util/text.js';
@@ -14,7 +23,12 @@ import type { SelectionSummary } from './select.js';
  * manifest says where every byte is, so unpack reads volumes by offset.
  */
 
-export type FileKind = 'binary' | 'metadata';
+/** A file of `PROD/` (a binary the catalog names, or metadata), or of an ESX depot (a VIB its metadata lists, or any other file of it). */
+export type FileKind = 'binary' | 'metadata' | 'esx-vib' | 'esx-metadata';
+
+export const isEsxKind = (kind: FileKind): boolean => kind === 'esx-vib' || kind === 'esx-metadata';
+/** What unpack holds back and places last: everything but binaries and VIBs. */
+export const isMetadataKind = (kind: FileKind): boolean => kind === 'metadata' || kind === 'esx-metadata';
 
 /** One stretch of a file stored as one tar member. */
 export interface PackPiece {
@@ -57,6 +71,16 @@ export interface TreeEntry {
   kind: FileKind;
 }
 
+/**
+ * The ESX depots a pack carries beside `PROD/`: where they are, the products their vendor indexes list,
+ * and every metadata zip their chains name (carried or not: a delta's VIBs are held to the depot's copy).
+ */
+export interface PackEsx {
+  depots: { folder: string; kind: 'index' | 'umds'; index: string }[];
+  products: { folder: string; vendor: string; productId: string; version: string; metadata: string }[];
+  metadata: { path: string; size: number; sha256: string }[];
+}
+
 export interface PackManifest {
   format: typeof PACK_FORMAT.name;
   version: typeof PACK_FORMAT.version;
@@ -75,6 +99,8 @@ export interface PackManifest {
   tree: TreeEntry[];
   /** Files the base had that the source no longer has (a delta only): left in place by unpack, listed by prune. */
   removed: string[];
+  /** The ESX depots carried, when the source has any. */
+  esx?: PackEsx;
 }
 
 /** `depot-007-of-017.tar`: zero-padded to at least three digits, so that names sort in order. */
@@ -177,17 +203,34 @@ export function planVolumes(files: readonly PlanInput[], volumeSize: number): Pl
 
 // ------------------------------------------------------------------ manifest checks
 
-/** A manifest path must stay under PROD/: unpack writes there and nowhere else. */
-export function checkPackPath(path: unknown, what: string): string {
+/** A plain relative path: no empty, `.` or `..` segment, no leading slash, no control characters. */
+function plainPath(path: string): boolean {
+  return posix.normalize(path) === path && !path.startsWith('/') && !hasControlChars(path) && !path.split('/').some((s) => s === '..' || s === '.' || s === '');
+}
+
+/** A manifest path must stay under PROD/ or in an ESX depot's folder the manifest names: unpack writes there and nowhere else. */
+export function checkPackPath(path: unknown, what: string, esxFolders: readonly string[] = []): string {
   if (typeof path !== 'string' || path.length === 0) throw usageError(`The pack manifest has a ${what} without a path.`);
   const shown = escapeControlChars(path);
   if (hasControlChars(path)) throw usageError(`The pack manifest names the ${what} "${shown}", which holds control characters: refused.`);
-  const normal = posix.normalize(path);
-  if (normal !== path || path.startsWith('/') || !path.startsWith(`${DEPOT_ROOT_DIR}/`) || path.split('/').some((s) => s === '..' || s === '.' || s === '')) {
-    throw usageError(`The pack manifest names the ${what} "${shown}", which is not a plain path under ${DEPOT_ROOT_DIR}/: refused.`);
+  const under = [DEPOT_ROOT_DIR, ...esxFolders].some((folder) => path.startsWith(`${folder}/`));
+  if (!plainPath(path) || !under) {
+    const where = esxFolders.length ? ` or in an ESX depot's folder it names` : '';
+    throw usageError(`The pack manifest names the ${what} "${shown}", which is not a plain path under ${DEPOT_ROOT_DIR}/${where}: refused.`);
   }
   if (posix.basename(path).startsWith(TEMP_PREFIX)) throw usageError(`The pack manifest names the temporary file "${shown}": refused.`);
+  if (path.split('/').includes(DEPOT_STATE_DIR)) throw usageError(`The pack manifest names "${shown}" in a state folder (${DEPOT_STATE_DIR}/): refused.`);
   return path;
+}
+
+/** An ESX depot's folder in a manifest: a plain path, not the tree, not `PROD/` itself, not a state folder. */
+function checkEsxFolders(esx: PackEsx | undefined, bad: (what: string) => Error): string[] {
+  const folders = (esx?.depots ?? []).map((d) => d.folder);
+  for (const folder of folders) {
+    if (!plainPath(folder) || folder === DEPOT_ROOT_DIR || folder.split('/').some((s) => s === DEPOT_STATE_DIR || s.startsWith(TEMP_PREFIX)))
+      throw bad(`it names "${escapeControlChars(folder)}" as an ESX depot's folder`);
+  }
+  return folders;
 }
 
 /**
@@ -213,17 +256,22 @@ export function parseManifest(text: string, source: string): PackManifest {
     if (v.index !== i + 1) throw bad(`volume ${i + 1} is malformed`);
     if (v.name.includes('/') || v.name.startsWith('.') || hasControlChars(v.name)) throw bad(`volume ${i + 1} has the name "${escapeControlChars(v.name)}"`);
   });
+  const esxFolders = checkEsxFolders(manifest.esx, bad);
   const seen = new Set<string>();
   for (const f of manifest.files) {
-    checkPackPath(f.path, 'file');
+    checkPackPath(f.path, 'file', esxFolders);
+    // The ESX rules (a VIB held to its metadata) apply to every file of an ESX depot's folder, and to nothing else.
+    if (esxFolders.some((folder) => f.path.startsWith(`${folder}/`)) !== isEsxKind(f.kind))
+      throw bad(`${escapeControlChars(f.path)} is of kind ${f.kind} ${isEsxKind(f.kind) ? 'outside' : 'in'} an ESX depot's folder`);
     if (seen.has(f.path)) throw bad(`${escapeControlChars(f.path)} is listed twice`);
     seen.add(f.path);
     checkPieces(f, manifest.volumes, bad);
   }
   checkNesting(manifest.files, bad);
   checkOverlaps(manifest.files, bad);
-  for (const t of manifest.tree) checkPackPath(t.path, 'tree entry');
-  for (const r of manifest.removed) checkPackPath(r, 'removed file');
+  for (const t of manifest.tree) checkPackPath(t.path, 'tree entry', esxFolders);
+  for (const r of manifest.removed) checkPackPath(r, 'removed file', esxFolders);
+  for (const m of manifest.esx?.metadata ?? []) checkPackPath(m.path, 'ESX metadata zip', esxFolders);
   return manifest;
 }
 

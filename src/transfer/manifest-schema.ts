@@ -6,7 +6,8 @@ import { lazyValidator } from '../util/schema.js';
 
 const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 const count = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
-const kind = { enum: ['binary', 'metadata'] };
+const kind = { enum: ['binary', 'metadata', 'esx-vib', 'esx-metadata'] };
+const text = { type: 'string' };
 const tally = { type: 'object', required: ['binaries', 'bytes'], properties: { binaries: count, bytes: count } };
 
 const piece = {
@@ -70,6 +71,25 @@ const manifestSchema = {
       items: { type: 'object', required: ['path', 'size', 'sha256'], properties: { path: { type: 'string' }, size: count, sha256, kind } },
     },
     removed: { type: 'array', items: { type: 'string' } },
+    esx: {
+      type: 'object',
+      required: ['depots', 'products', 'metadata'],
+      properties: {
+        depots: {
+          type: 'array',
+          items: { type: 'object', required: ['folder', 'kind', 'index'], properties: { folder: text, kind: { enum: ['index', 'umds'] }, index: text } },
+        },
+        products: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['folder', 'vendor', 'productId', 'version', 'metadata'],
+            properties: { folder: text, vendor: text, productId: text, version: text, metadata: text },
+          },
+        },
+        metadata: { type: 'array', items: { type: 'object', required: ['path', 'size', 'sha256'], properties: { path: text, size: count, sha256 } } },
+      },
+    },
   },
 };
 

@@ -9,6 +9,7 @@ import { buildManifest } from './pack/manifest.js';
 import { writePackOutputs } from './pack/outputs.js';
 import { checkRequest, checkVolumeSize } from './pack/request.js';
 import { selectEntries } from './pack/select.js';
+import type { PackEsxReport } from './pack/esx.js';
 import { ensurePackSpace } from './pack/space.js';
 import { readSource } from './pack/source.js';
 import { writeVolumes } from './pack/volumes.js';
@@ -31,6 +32,8 @@ export interface PackOptions {
   sealFile?: string;
   /** Only these releases', components' or image type's binaries; all metadata still. */
   select?: SelectOptions;
+  /** `false`: leave the ESX depots beside PROD/ (umds-patch-store/ ...) out; they are carried by default. */
+  esx?: boolean;
   now?: Date;
   onStart?: (totalBytes: number) => void;
   onBytes?: (n: number) => void;
@@ -76,6 +79,8 @@ export interface PackReport {
   signature?: { path: string; signerSpkiSha256: string };
   /** With a selection: what was chosen and what was left out (binaries and bytes). */
   selection?: SelectionSummary;
+  /** The ESX depots carried (absent when the tree has none, or they were left out). */
+  esx?: PackEsxReport;
 }
 
 /**
@@ -85,7 +90,7 @@ export interface PackReport {
  */
 export async function packDepot(options: PackOptions): Promise<PackReport> {
   checkVolumeSize(options.volumeSize);
-  const source = await readSource(options.depot, options.select);
+  const source = await readSource(options.depot, options.select, options.esx !== false);
   const request = await checkRequest(source.root, options);
   const { out, since } = request;
   const selection = await selectEntries(source, since);
@@ -97,6 +102,7 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
   });
   if (options.force) for (const name of request.earlier) await rm(join(out, name), { force: true });
   const total = selection.entries.reduce((sum, e) => sum + e.size, 0);
+  const esx = source.esx ? source.esx.report : undefined;
   options.onStart?.(total);
   const written = await writeVolumes(selection.entries, plan, { root: source.root, out, force: options.force ?? false, onBytes: options.onBytes });
 
@@ -118,7 +124,7 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     now: options.now,
   });
   return {
-    ok: source.missing.length + source.wrongSize.length + written.wrongChecksum.length === 0,
+    ok: source.missing.length + source.wrongSize.length + written.wrongChecksum.length + esxProblems(esx) === 0,
     depot: source.root,
     out,
     packId,
@@ -142,5 +148,9 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     ...(outputs.sealFile ? { sealFile: outputs.sealFile } : {}),
     ...(outputs.signature ? { signature: outputs.signature } : {}),
     ...(source.selection ? { selection: source.selection.summary } : {}),
+    ...(esx ? { esx } : {}),
   };
 }
+
+/** What of the ESX depots could not be carried with something to vouch for it: a VIB missing is not one (a selective mirror leaves some out). */
+const esxProblems = (esx: PackEsxReport | undefined): number => (esx ? esx.wrongSize.length + esx.noChecksum.length + esx.findings.length : 0);

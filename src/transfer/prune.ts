@@ -1,15 +1,19 @@
 import { rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../constants.js';
-import { type DepotLockHolder, withDepotLock } from '../depot/lock.js';
+import { type DepotLock, type DepotLockHolder, withDepotLock } from '../depot/lock.js';
+import { type TreeEsx, esxFolderOf, readTreeEsx } from '../esx/tree.js';
 import { describeFsError } from '../util/errors.js';
 import { type DepotContents, readDepotContents } from './contents.js';
 
 export interface PruneCandidate {
   path: string;
   size: number;
-  /** `stale`: a file in a component folder the catalog does not name; `temporary`: left by a killed run; `partial`: a mirror's interrupted download. */
-  kind: 'stale' | 'temporary' | 'partial';
+  /**
+   * `stale`: a file in a component folder the catalog does not name; `unlisted`: a VIB file of an ESX depot that
+   * no metadata lists; `temporary`: left by a killed run; `partial`: a mirror's interrupted download.
+   */
+  kind: 'stale' | 'unlisted' | 'temporary' | 'partial';
 }
 
 export interface PruneReport {
@@ -22,23 +26,36 @@ export interface PruneReport {
   lock?: { tookOverFrom?: DepotLockHolder };
 }
 
-function candidatesOf(inventory: DepotContents): PruneCandidate[] {
+const tempKind = (path: string) => (basename(path).startsWith(`${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}`) ? ('partial' as const) : ('temporary' as const));
+
+function candidatesOf(inventory: DepotContents, esx: TreeEsx): PruneCandidate[] {
   // Whatever its name looks like, a file the catalog names is the depot's (the inventory counts it so; checked again here).
   const named = new Set(inventory.binaries.map((b) => b.path));
+  // A depot whose chain breaks lists fewer VIBs than it holds: none of its VIBs is a candidate then.
+  const whole = esx.depots.filter((d) => d.whole);
+  const unlisted = esx.files.filter((f) => f.path.endsWith('.vib') && !esx.vibs.has(f.path) && esxFolderOf(whole, f.path) !== undefined);
   return [
     ...inventory.strays.map((s) => ({ ...s, kind: 'stale' as const })),
-    ...inventory.temps.map((t) => ({
-      ...t,
-      kind: basename(t.path).startsWith(`${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}`) ? ('partial' as const) : ('temporary' as const),
+    ...unlisted.map((f) => ({ path: f.path, size: f.size, kind: 'unlisted' as const })),
+    ...[...inventory.temps, ...esx.temps.filter((t) => !inventory.temps.some((i) => i.path === t.path))].map((t) => ({
+      path: t.path,
+      size: t.size,
+      kind: tempKind(t.path),
     })),
   ]
     .filter((c) => !named.has(c.path))
     .sort((a, b) => a.path.localeCompare(b.path));
 }
 
+/** Holds the lock of each folder in turn (the depot's, then each ESX depot's, which esx mirror takes), then runs `work`. */
+async function withLocks<T>(roots: readonly string[], work: (lock: DepotLock) => Promise<T>, first?: DepotLock): Promise<T> {
+  if (roots.length === 0) return work(first!);
+  return withDepotLock(roots[0]!, 'depot prune', (lock) => withLocks(roots.slice(1), work, first ?? lock));
+}
+
 /**
- * What a depot holds that its catalog no longer names, and temporary files of
- * killed runs: listed, and removed only when `yes`, holding the depot's lock
+ * What a depot holds that its catalog no longer names, VIBs of its ESX depots
+ * that no metadata lists, and temporary files of killed runs: listed, and removed only when `yes`, holding the depot's lock
  * (a temporary file of a run under way is not a killed run's). The catalog
  * decides, so a newer catalog that still names an older release's binaries
  * keeps them.
@@ -46,14 +63,16 @@ function candidatesOf(inventory: DepotContents): PruneCandidate[] {
 export async function pruneDepot(dir: string, options: { yes?: boolean } = {}): Promise<PruneReport> {
   if (!options.yes) {
     const inventory = await readDepotContents(dir);
-    const candidates = candidatesOf(inventory);
+    const candidates = candidatesOf(inventory, await readTreeEsx(inventory.root));
     return { depot: inventory.root, removed: false, candidates, bytes: candidates.reduce((s, c) => s + c.size, 0) };
   }
   // The depot is checked before the lock is taken: a folder that is not a depot gets no lock file.
   const root = (await readDepotContents(dir)).root;
-  return withDepotLock(resolve(root), 'depot prune', async (lock) => {
+  // While a mirror writes an ESX depot its new VIBs are not listed yet: prune waits for it.
+  const esxFolders = (await readTreeEsx(root)).depots.map((d) => join(root, d.folder));
+  return withLocks([resolve(root), ...esxFolders], async (lock) => {
     const inventory = await readDepotContents(root);
-    const candidates = candidatesOf(inventory);
+    const candidates = candidatesOf(inventory, await readTreeEsx(root));
     for (const c of candidates) {
       try {
         await rm(join(inventory.root, c.path), { force: true });

@@ -6,7 +6,8 @@ import { readMetadata } from '../depot/metadata.js';
 import { describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
-import { type TreeEntry, looksLikeManifest, parseManifest } from './format.js';
+import { type PackEsx, type TreeEntry, isMetadataKind, looksLikeManifest, parseManifest } from './format.js';
+import { readEsxSource } from './pack/esx.js';
 import { readDepotContents, sha256Hex } from './contents.js';
 import { releaseVersions } from './releases.js';
 
@@ -30,6 +31,14 @@ export interface DepotRecord {
   releases: string[];
   /** For a pack: its id. */
   packId?: string;
+  /** The ESX depots beside PROD/, when it has any; their files are in `files`. */
+  esx?: RecordEsx;
+}
+
+export interface RecordEsx {
+  products: PackEsx['products'];
+  /** The VIBs their metadata lists (a depot), or that it holds (a pack manifest), by path. */
+  vibs: Map<string, { size: number; sha256: string }>;
 }
 
 /** SHA-256 of small files, on worker threads. */
@@ -70,6 +79,7 @@ export async function loadRecord(source: string, what: string): Promise<DepotRec
   if (looksLikeManifest(await headOf(path))) {
     const manifest = parseManifest(await readFile(path, 'utf8'), source);
     const files = new Map(manifest.tree.map((t) => [t.path, t]));
+    const esxVibs = manifest.tree.filter((t) => t.kind === 'esx-vib').map((t) => [t.path, { size: t.size, sha256: t.sha256 }] as const);
     const named = new Map(
       manifest.tree
         .filter((t) => t.kind === 'binary')
@@ -84,6 +94,7 @@ export async function loadRecord(source: string, what: string): Promise<DepotRec
       files,
       named,
       packId: manifest.packId,
+      ...(manifest.esx ? { esx: { products: manifest.esx.products, vibs: new Map(esxVibs) } } : {}),
     };
   }
   // Anything else must be the vendor's metadata archive; readMetadata says so when it is not.
@@ -110,10 +121,15 @@ async function recordOfDepot(root: string): Promise<DepotRecord> {
     inventory.binaries.map((b) => [b.path, { size: b.size, sha256: b.checksum, component: b.component, productVersion: b.productVersion }]),
   );
   const files = new Map<string, TreeEntry>();
-  const metadata = [...inventory.files.values()].filter((f) => f.kind === 'metadata').map((f) => f.path);
+  const esx = await readEsxSource(root);
+  // An ESX depot inside a component's folder is the ESX depot's, not PROD/'s metadata.
+  const inEsx = (path: string) => esx?.manifest.depots.some((d) => path.startsWith(`${d.folder}/`)) ?? false;
+  const all = [...[...inventory.files.values()].filter((f) => !inEsx(f.path)), ...(esx?.files ?? [])];
+  const metadata = all.filter((f) => isMetadataKind(f.kind)).map((f) => f.path);
   const hashes = await hashAll(root, metadata);
-  for (const f of inventory.files.values()) {
-    if (f.kind === 'metadata') files.set(f.path, { path: f.path, size: f.size, sha256: hashes.get(f.path)!, kind: 'metadata' });
+  for (const f of all) {
+    if (isMetadataKind(f.kind)) files.set(f.path, { path: f.path, size: f.size, sha256: hashes.get(f.path)!, kind: f.kind });
+    else if (f.kind === 'esx-vib') files.set(f.path, { path: f.path, size: f.size, sha256: esx!.checksums.get(f.path)!, kind: f.kind });
     else {
       const binary = named.get(f.path)!;
       // Trusted by the catalog, not read: a binary of another size is not held.
@@ -130,5 +146,6 @@ async function recordOfDepot(root: string): Promise<DepotRecord> {
     releases: releaseVersions(manifestText, inventory.catalog),
     files,
     named,
+    ...(esx ? { esx: { products: esx.manifest.products, vibs: esx.listed } } : {}),
   };
 }

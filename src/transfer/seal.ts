@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { usageError } from '../util/errors.js';
 
 /**
@@ -76,4 +77,23 @@ export function checkSeal(seal: Seal, actual: { catalogSha256: string; manifestS
     if (!actual.manifestSha256 || sealCode(actual.manifestSha256).replaceAll('-', '') !== seal.manifest) return { ok: false, mismatch: 'manifest' };
   }
   return { ok: true };
+}
+
+/**
+ * An ESX depot's seal, `esx <code>`: the code of the SHA-256 of its chain, every root and vendor index and
+ * metadata zip (a line `<sha256>  <path>` each, by path relative to the depot's folder). The metadata zips
+ * name every VIB's SHA-256, so the code vouches for the whole depot, as a catalog's does for its binaries.
+ */
+export function esxChainSha256(documents: ReadonlyMap<string, Buffer>): string {
+  const lines = [...documents].map(([path, bytes]) => `${createHash('sha256').update(bytes).digest('hex')}  ${path}\n`);
+  return createHash('sha256').update(lines.sort().join('')).digest('hex');
+}
+
+export const formatEsxSeal = (chainSha256: string): string => `esx ${sealCode(chainSha256)}`;
+
+/** Reads an ESX seal as a person copies it: `esx <code>`, the code alone, or a whole SHA-256; the code, without dashes. */
+export function parseEsxSeal(text: string): string {
+  const trimmed = text.trim();
+  if (/^(catalog|manifest)\b/i.test(trimmed)) throw usageError(`The seal "${trimmed}" is a depot's or a pack's; an ESX depot's reads "esx <code>".`);
+  return normalizeCode(trimmed.replace(/^esx[\s:=]+/i, ''), 'ESX');
 }

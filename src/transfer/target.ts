@@ -91,12 +91,14 @@ export class TargetDepot {
 
   /**
    * Moves held metadata into place: everything else first and the catalog
-   * last, since the catalog is what makes a new release visible to an
-   * installer; the others' renames are made durable before the catalog's.
+   * (or what `last` names) last, since the catalog is what makes a new release
+   * visible to an installer; the others' renames are made durable before the catalog's.
    */
-  async placeHeld(held: { path: string; temp: string; sha256: string }[]): Promise<void> {
-    const catalog = held.filter((h) => h.path === DEPOT_PATHS.catalog);
-    for (const group of [held.filter((h) => h.path !== DEPOT_PATHS.catalog), catalog]) {
+  async placeHeld(
+    held: { path: string; temp: string; sha256: string }[],
+    last: (path: string) => boolean = (path) => path === DEPOT_PATHS.catalog,
+  ): Promise<void> {
+    for (const group of [held.filter((h) => !last(h.path)), held.filter((h) => last(h.path))]) {
       const folders = new Set<string>();
       for (const h of group) {
         const final = this.path(h.path);

@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEPOT_PATHS } from '../constants.js';
 import type { Catalog } from '../depot/catalog.js';
@@ -22,7 +22,7 @@ import { DepotkitError, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
 import { parseJsonOrUndefined } from '../util/json.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
-import type { PackFile, PackManifest } from './format.js';
+import { type PackFile, type PackManifest, isEsxKind } from './format.js';
 import { readCatalogOf, sha256Hex } from './contents.js';
 import { type ReleaseStatus, leftOutHere, releaseStatus } from './releases.js';
 import { formatSeal } from './seal.js';
@@ -32,10 +32,11 @@ import { recordSelection } from '../depot/selection.js';
 import { TargetDepot } from './target.js';
 import { type Authority, type PackCatalog, authorityFor, readPackCatalog, readPackText, refusalOf, tempLikeNames } from './unpack/authority.js';
 import { findPack } from './unpack/find-pack.js';
-import { type FailedFile, type Held, type VolumeReport, placeFromVolumes, volumesOf } from './unpack/placing.js';
+import { type FailedFile, type VolumeReport, placeFromVolumes, placeMetadata, volumesOf } from './unpack/placing.js';
 import { planFiles } from './unpack/plan.js';
 import { ensureUnpackSpace } from './unpack/space.js';
 import { type VouchOptions, type VouchedBy, checkVouchers } from './unpack/vouch.js';
+import { type EsxAuthority, type UnpackEsxReport, esxRefusalOf, esxVerdict, inEsxFolder, placeEsxMetadata, readEsxAuthority } from './unpack/esx.js';
 
 export type { VolumeReport, VolumeState } from './unpack/placing.js';
 export type { VouchedBy } from './unpack/vouch.js';
@@ -99,6 +100,8 @@ export interface UnpackReport {
   clearedTemps: string[];
   releases: ReleaseStatus[];
   verify: VerifyResult;
+  /** The ESX depots the pack carries: whether their indexes and metadata went in (held like PROD/'s), and `esx verify`'s verdict on them. */
+  esx?: UnpackEsxReport;
 }
 
 interface Owner {
@@ -146,7 +149,7 @@ interface Start {
   seal: string;
   /** Why the pack's vSAN HCL may not replace the depot's, when it may not. */
   hclOlder?: string;
-  box: { manifest?: PackManifest; packCatalog?: PackCatalog; packManifestText?: string };
+  box: { manifest?: PackManifest; packCatalog?: PackCatalog; packManifestText?: string; esx?: EsxAuthority };
 }
 
 async function prepare(media: string[], options: UnpackOptions): Promise<Start> {
@@ -159,13 +162,23 @@ async function prepare(media: string[], options: UnpackOptions): Promise<Start> 
   // The release manifest names the releases the metadata adds or removes.
   const packManifestText = await readPackText(media, manifest, DEPOT_PATHS.manifest, MIRROR_LIMITS.manifestBytes);
   const root = resolve(options.out);
+  // Every VIB is held to the ESX metadata, read and held to the manifest before anything is placed.
+  const esx = await readEsxAuthority(media, manifest, root);
   // Refusals that need no lock come before the lock is taken, so that nothing is written for them.
   const owner = await whoseDepot(root, manifest, options.force ?? false);
   refuseOlder(root, packCatalog, owner, options.force ?? false);
   refuseStrangeSelection(manifest, packCatalog.state === 'carried' ? packCatalog.catalog : owner.current?.catalog, packManifestText);
   await ensureUnpackSpace(root, manifest);
   const hclOlder = await packHclOlder(media, manifest, root);
-  return { media, root, manifestPath: found.path, vouchedBy, seal, ...(hclOlder ? { hclOlder } : {}), box: { manifest, packCatalog, packManifestText } };
+  return {
+    media,
+    root,
+    manifestPath: found.path,
+    vouchedBy,
+    seal,
+    ...(hclOlder ? { hclOlder } : {}),
+    box: { manifest, packCatalog, packManifestText, ...(esx ? { esx } : {}) },
+  };
 }
 
 /** Every metadata file by its own age: the pack's vSAN HCL against the depot's, by the time each carries. */
@@ -220,11 +233,12 @@ interface Judged {
   hadCatalog: boolean;
   /** The pack's catalog against the depot's, when both are there and differ. */
   change?: CatalogChange;
+  esx?: EsxAuthority;
 }
 
 /** Takes the manifest and the catalogs out of the box, judged under the lock; the catalogs parsed are let go here. */
 async function judge(start: Start, force: boolean): Promise<{ manifest: PackManifest; judged: Judged }> {
-  const { manifest, packCatalog, packManifestText } = start.box;
+  const { manifest, packCatalog, packManifestText, esx } = start.box;
   start.box = {};
   const owner = await whoseDepot(start.root, manifest!, force);
   const carried = packCatalog!.state === 'carried' ? packCatalog!.catalog : undefined;
@@ -242,13 +256,16 @@ async function judge(start: Start, force: boolean): Promise<{ manifest: PackMani
     forward: change?.newer !== undefined,
     hadCatalog: owner.current !== undefined,
     change,
+    ...(esx ? { esx } : {}),
   };
   return { manifest: manifest!, judged };
 }
 
-type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal' | 'lock' | 'releases' | 'verify' | 'selection'> & {
+type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal' | 'lock' | 'releases' | 'verify' | 'selection' | 'esx'> & {
   /** A selective pack's choice, as its manifest records it. */
   choice?: SelectionSummary;
+  /** Whether the ESX depots' metadata went in. */
+  esxMetadata?: UnpackReport['metadata'];
 };
 
 /** Verify's checks of the depot as it now is, judged on what a selective pack chose, and the releases it holds. */
@@ -272,11 +289,12 @@ function summaryOf(s: SelectionSummary): SelectionSummary {
 }
 
 async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOptions): Promise<UnpackReport> {
-  const { choice, ...placed } = await placeAll(start, options);
+  const { choice, esxMetadata, ...placed } = await placeAll(start, options);
   // What placing held (the manifest, the catalog's binaries, the verified state) is gone by now: verify reads the depot itself.
   const judged = await judgeDepot(start.root, choice, options.signingCertPem);
   const { releases, selection } = judged;
   const verify = adviseFromMedia(judged.verify, placed.failed);
+  const esx = esxMetadata ? await esxVerdict(start.root, esxMetadata) : undefined;
   const badVolumes = placed.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed');
   return {
     ok: placed.failed.length === 0 && !badVolumes && placed.flagged.length === 0 && verify.ok,
@@ -303,6 +321,7 @@ async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOption
     ...(selection ? { selection } : {}),
     releases,
     verify,
+    ...(esx ? { esx } : {}),
   };
 }
 
@@ -319,7 +338,7 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
   const keepHcl = start.hclOlder !== undefined && !options.force;
   for (const file of manifest.files) {
     if (file.catalogMismatch || (keepHcl && isHclPath(file.path))) continue;
-    const reason = refusalOf(file, judged.authority, judged.unreadable);
+    const reason = isEsxKind(file.kind) ? esxRefusalOf(file, judged.esx) : refusalOf(file, judged.authority, judged.unreadable);
     if (reason) refused.push({ path: file.path, size: file.size, reason, volumes: volumesOf(file) });
     else candidates.push(file);
   }
@@ -328,11 +347,17 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
   const placing = await placeFromVolumes(start.media, manifest, target, plan.needed, { onBytes: options.onBytes });
 
   const failed = [...refused, ...placing.failed];
-  const placeIt = failed.length === 0 || !judged.hadCatalog;
+  // PROD/'s metadata and the ESX depots' are each held back when files of their own are missing.
+  const esxHeld = placing.held.filter((h) => inEsxFolder(manifest, h.path));
+  const held = placing.held.filter((h) => !inEsxFolder(manifest, h.path));
+  const placeIt = !failed.some((f) => !inEsxFolder(manifest, f.path)) || !judged.hadCatalog;
   // The metadata about to be replaced is kept beside the depot first.
-  const backup = placeIt && (judged.change || start.hclOlder) && placing.held.length ? await backupMetadata(start.root) : undefined;
-  const metadata = await placeMetadata(target, placing.held, placeIt);
-  const placed = [...placing.placed, ...(metadata === 'placed' ? placing.held.map((h) => ({ path: h.path, size: h.size })) : [])];
+  const backup = placeIt && (judged.change || start.hclOlder) && held.length ? await backupMetadata(start.root) : undefined;
+  const metadata = await placeMetadata(target, held, placeIt);
+  const esxMetadata = manifest.esx ? await placeEsxMetadata(target, manifest, esxHeld, failed) : undefined;
+  const placed = [...placing.placed];
+  if (metadata === 'placed') placed.push(...held.map((h) => ({ path: h.path, size: h.size })));
+  if (esxMetadata === 'placed') placed.push(...esxHeld.map((h) => ({ path: h.path, size: h.size })));
   placed.sort((a, b) => a.path.localeCompare(b.path));
   await target.save();
   const stale: string[] = [];
@@ -354,20 +379,6 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
     bytesHashedInPlace: plan.bytesHashedInPlace,
     clearedTemps,
     ...(manifest.selection ? { choice: manifest.selection } : {}),
+    ...(esxMetadata ? { esxMetadata } : {}),
   };
-}
-
-/**
- * The metadata goes in last, and over the depot's own only when everything it
- * names came through; into a depot that had none it goes anyway, so that
- * verify can say exactly what is missing.
- */
-async function placeMetadata(target: TargetDepot, held: Held[], place: boolean): Promise<UnpackReport['metadata']> {
-  if (held.length === 0) return 'unchanged';
-  if (place) {
-    await target.placeHeld(held);
-    return 'placed';
-  }
-  for (const h of held) await rm(h.temp, { force: true });
-  return 'held';
 }

@@ -1,4 +1,6 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
@@ -109,6 +111,43 @@ describe('depotkit esx check', () => {
       const notIndex = await runCli(['esx', 'check', `${server.url}/${UMDS_PATCH_STORE_DIR}/`, '--ca', caFile]);
       expect(notIndex.code).toBe(2);
       expect(notIndex.stderr).toContain('does not name a root index');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a server that answers HEAD without Content-Length', () => {
+  /** Serves the ESX depot over plain HTTP, every answer chunked: a HEAD says a VIB is there, never its size. */
+  async function chunkedServer(root: string): Promise<{ url: string; close: () => Promise<void> }> {
+    const server = createServer((req, res) => {
+      const path = join(root, decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname));
+      readFile(path).then(
+        (data) => {
+          res.writeHead(200, { 'transfer-encoding': 'chunked' });
+          if (req.method === 'HEAD') return res.end();
+          res.write(data.subarray(0, 10));
+          res.end(data.subarray(10));
+        },
+        () => res.writeHead(404).end(),
+      );
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((done) => server.close(() => done())) };
+  }
+
+  it('says the VIBs were not measured, not that they have another size; deep hashes them', async () => {
+    const server = await chunkedServer(pristine);
+    try {
+      const shallow = await checkEsxDepot(`${server.url}${INDEX}`, {});
+      expect(ids(shallow)).toEqual(['esx.http.plain', 'esx.vib.unmeasured']);
+      expect(shallow.accepted).toBe(true);
+      expect(shallow.findings.find((f) => f.id === 'esx.vib.unmeasured')!.message).toMatch(/^6 VIBs were answered without a Content-Length/);
+      expect(shallow.products.map((p) => p.state)).toEqual(['complete', 'complete']);
+      const deep = await checkEsxDepot(`${server.url}${INDEX}`, { deep: true });
+      expect(ids(deep)).toEqual(['esx.http.plain']);
+      expect(deep.stats).toEqual({ metadata: 1, vibs: 6, present: 6, hashed: 6 });
     } finally {
       await server.close();
     }

@@ -273,3 +273,29 @@ describe('esx mirror from a token URL (the CLI)', () => {
     }
   });
 });
+
+describe('esx mirror held to a seal', () => {
+  it('reports the seal of the source, takes a source that matches the seal given, and refuses one that does not before writing anything', async () => {
+    const server = await startDepotServer({ root: site, host: '127.0.0.1', port: 0, tls });
+    const url = `${server.url.replace('127.0.0.1', 'localhost')}/umds-patch-store/index.xml`;
+    try {
+      const first = await mirrorEsx({ url, out: outDir(), caPems });
+      expect(first.ok).toBe(true);
+      expect(first.vouchedBy).toBe('source');
+      expect(first.seal).toMatch(/^esx [0-9A-Z]{5}(-[0-9A-Z]{5}){4}$/);
+      const sealed = await mirrorEsx({ url, out: outDir(), caPems, expectSeal: first.seal.toLowerCase() });
+      expect(sealed.ok).toBe(true);
+      expect(sealed.vouchedBy).toBe('seal');
+      // Another depot's seal: the source whose metadata someone replaced is not the one vouched for.
+      const other = 'esx 00000-00000-00000-00000-00000';
+      const refusedOut = outDir();
+      await expect(mirrorEsx({ url, out: refusedOut, caPems, expectSeal: other })).rejects.toThrow(/is not the one the seal given vouches for/);
+      await expect(stat(refusedOut)).rejects.toThrow();
+      const cli = await runCli(['esx', 'mirror', url, '--out', outDir(), '--ca', caFile, '--expect', first.seal]);
+      expect(cli.code).toBe(0);
+      expect(cli.stdout).toContain(`Seal: ${first.seal}, as the seal given (--expect) says`);
+    } finally {
+      await server.close();
+    }
+  });
+});

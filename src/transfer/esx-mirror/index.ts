@@ -4,11 +4,12 @@ import { withDepotLock } from '../../depot/lock.js';
 import { Checkpoints, VerifiedState, stateFileFor } from '../../depot/place.js';
 import { type EsxChain, readEsxChain } from '../../esx/chain.js';
 import { judgeProducts } from '../../esx/status.js';
-import { describeFsError, usageError } from '../../util/errors.js';
+import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import { type Finding, hasErrors } from '../../util/findings.js';
 import { exists, writeJsonAtomic } from '../../util/fs.js';
 import { ESX_LIMITS } from '../../util/limits.js';
 import { MIRROR_DEFAULTS } from '../defaults.js';
+import { esxChainSha256, formatEsxSeal, parseEsxSeal } from '../seal.js';
 import { mirrorFiles } from '../mirror/binaries.js';
 import { type Connection, openConnection } from '../mirror/connection.js';
 import { DepotFiles } from '../mirror/local.js';
@@ -41,6 +42,8 @@ export interface EsxMirrorOptions extends ProxyOptions {
   retries?: number;
   /** Only these products' and versions' VIBs (every metadata zip still). */
   select?: EsxSelectOptions;
+  /** The seal carried from the other site (`esx <code>`): a source whose chain does not match is refused before anything is written. */
+  expectSeal?: string;
   onStart?: (totalBytes: number) => void;
   onBytes?: (n: number) => void;
 }
@@ -80,6 +83,7 @@ function rankOf(chain: EsxChain): (path: string) => number {
  */
 export async function mirrorEsx(options: EsxMirrorOptions): Promise<EsxMirrorReport> {
   const url = parseEsxIndexUrl(options.url, options.token);
+  const expected = options.expectSeal === undefined ? undefined : parseEsxSeal(options.expectSeal);
   const concurrency = options.concurrency ?? MIRROR_DEFAULTS.concurrency;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw usageError(`The downloads at once (\`concurrency\`) must be at least 1, not ${concurrency}.`);
@@ -95,6 +99,14 @@ export async function mirrorEsx(options: EsxMirrorOptions): Promise<EsxMirrorRep
     await readRootIndex(reader, url.index, url.shown, ESX_LIMITS.indexBytes);
     const findings: Finding[] = [];
     const chain = await readEsxChain(reader, url.index, findings);
+    const seal = formatEsxSeal(esxChainSha256(reader.fetched));
+    if (expected !== undefined && seal.replace(/^esx /, '').replaceAll('-', '') !== expected) {
+      throw new DepotkitError(
+        `The ESX depot at ${url.shown} is not the one the seal given vouches for (its seal: ${seal}); nothing was written.`,
+        EXIT.problems,
+        'Mirror from the site whose seal you were given, or ask there for the seal of what it serves now.',
+      );
+    }
     const { metadata, chosen } = chooseMetadata(chain, options.select);
     const root = resolve(options.out);
     await mkdir(root, { recursive: true }).catch((err: unknown) => Promise.reject(describeFsError(err, root)));
@@ -110,6 +122,8 @@ export async function mirrorEsx(options: EsxMirrorOptions): Promise<EsxMirrorRep
         ...(conn.proxy ? { proxy: conn.proxy } : {}),
         lock: lock.tookOverFrom ? { tookOverFrom: lock.tookOverFrom } : {},
         findings,
+        seal,
+        vouchedBy: expected === undefined ? 'source' : 'seal',
         products: [],
         ...(selection ? { selection } : {}),
         metadata: { written: [], unchanged: [], held: false },

@@ -20,6 +20,10 @@ export interface EsxMirrorReport extends FilesTally {
   /** Each product of the vendor indexes, and how much of it the mirror holds. */
   products: EsxProductStatus[];
   selection?: EsxSelectionSummary;
+  /** The source's seal (`esx <code>`): its indexes and metadata zips, and through them every VIB. */
+  seal: string;
+  /** `seal`: the source matched the seal given (`expectSeal`); `source`: only the source vouched for itself. */
+  vouchedBy: 'seal' | 'source';
   metadata: {
     /** Indexes and metadata zips put in place (zips first, the root index last). */
     written: string[];

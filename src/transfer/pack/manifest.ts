@@ -42,5 +42,6 @@ export function buildManifest(input: ManifestInput): PackManifest {
     files: written.packed,
     tree,
     removed: input.removed,
+    ...(source.esx ? { esx: source.esx.manifest } : {}),
   };
 }

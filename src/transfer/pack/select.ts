@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEPOT_PATHS } from '../../constants.js';
 import { describeFsError } from '../../util/errors.js';
-import type { TreeEntry } from '../format.js';
+import { type TreeEntry, isEsxKind, isMetadataKind } from '../format.js';
 import { type DepotFile, sha256Hex } from '../contents.js';
 import type { DepotRecord } from '../record.js';
 import { type Source, changedWhilePacking } from './source.js';
@@ -27,10 +27,12 @@ export interface Selection {
   removed: string[];
 }
 
+/** Where each kind goes: PROD/'s metadata, the ESX depots' indexes and metadata zips, the binaries, the VIBs. */
+const RANK: Record<DepotFile['kind'], number> = { metadata: 0, 'esx-metadata': 1, binary: 2, 'esx-vib': 3 };
+
 /** The catalog and the other metadata first (what a person looks for in volume 1), then the binaries by path. */
 const metadataFirst = (a: DepotFile, b: DepotFile) =>
-  (a.kind === b.kind ? 0 : a.kind === 'metadata' ? -1 : 1) ||
-  (a.path === DEPOT_PATHS.catalog ? -1 : b.path === DEPOT_PATHS.catalog ? 1 : a.path.localeCompare(b.path));
+  RANK[a.kind] - RANK[b.kind] || (a.path === DEPOT_PATHS.catalog ? -1 : b.path === DEPOT_PATHS.catalog ? 1 : a.path.localeCompare(b.path));
 
 /**
  * What is carried, in order: every file of the depot but those of the wrong
@@ -51,9 +53,13 @@ export async function selectEntries(source: Source, since: DepotRecord | undefin
     } else selection.entries.push(entry);
   }
   if (since) {
-    // A binary left out by the selection is still this depot's: not removed on the other side.
+    // A binary left out by the selection is still this depot's: not removed on the other side; nor are ESX depots left out.
     const held = new Set([...files.map((f) => f.path), ...(leftOut ?? [])]);
-    selection.removed = [...since.files.keys()].filter((p) => !held.has(p)).sort();
+    const esxLeftOut = source.esx === false;
+    selection.removed = [...since.files.values()]
+      .filter((f) => !held.has(f.path) && !(esxLeftOut && isEsxKind(f.kind)))
+      .map((f) => f.path)
+      .sort();
   }
   return selection;
 }
@@ -62,7 +68,7 @@ export async function selectEntries(source: Source, since: DepotRecord | undefin
 async function entryOf(source: Source, file: DepotFile, delta: boolean): Promise<Entry> {
   const entry: Entry = { ...file };
   const path = join(source.root, file.path);
-  if (file.kind === 'metadata' && file.size <= HOLD_METADATA_BYTES) {
+  if (isMetadataKind(file.kind) && file.size <= HOLD_METADATA_BYTES) {
     entry.data = await readFile(path).catch((err: unknown) => {
       throw describeFsError(err, path);
     });
@@ -70,7 +76,8 @@ async function entryOf(source: Source, file: DepotFile, delta: boolean): Promise
     entry.expectedSha256 = sha256Hex(entry.data);
     // The catalog carried must be the one the manifest names as the source (and the seal vouches for).
     if (file.path === DEPOT_PATHS.catalog && entry.expectedSha256 !== source.catalogSha256) throw changedWhilePacking(source.root, file.path);
-  } else if (file.kind === 'binary') {
+  } else if (file.kind === 'binary' || file.kind === 'esx-vib') {
+    // The catalog's, or the ESX metadata's.
     entry.expectedSha256 = source.checksums.get(file.path)!;
   } else if (delta) {
     // A large metadata file must be hashed to be compared: the one case of a second read.

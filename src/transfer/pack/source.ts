@@ -4,6 +4,7 @@ import { DEPOT_PATHS } from '../../constants.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { type DepotFile, readDepotContents } from '../contents.js';
 import { releaseVersions } from '../releases.js';
+import { type EsxSource, readEsxSource } from './esx.js';
 import { type BinarySelection, type SelectOptions, selectBinaries, selects } from '../select.js';
 
 /** What pack needs of the depot's contents. */
@@ -21,25 +22,31 @@ export interface Source {
   strays: string[];
   /** With a selection: the binaries chosen, and those left out (not carried, not counted missing). */
   selection?: BinarySelection;
+  /** The ESX depots beside PROD/, their files among `files`; `false` when asked to leave them out. */
+  esx?: EsxSource | false;
 }
 
 /** The depot's contents, of which only what pack needs is kept: the catalog parsed and its binaries are let go (hundreds of MB at 200,000 binaries). */
-export async function readSource(dir: string, select?: SelectOptions): Promise<Source> {
+export async function readSource(dir: string, select?: SelectOptions, withEsx = true): Promise<Source> {
   const inventory = await readDepotContents(dir);
   const manifestText = await readFile(join(inventory.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const selection = selects(select) ? selectBinaries(inventory.catalog, select, manifestText) : undefined;
   const wanted = (path: string) => !selection?.leftOut.has(path);
+  const esx = withEsx ? await readEsxSource(inventory.root) : false;
+  // An ESX depot inside a component's folder (PROD/COMP/ESX_HOST/main/) is carried by its own rules, not as PROD/'s metadata.
+  const inEsx = (path: string) => esx !== false && esx !== undefined && esx.manifest.depots.some((d) => path.startsWith(`${d.folder}/`));
   return {
     root: inventory.root,
     catalogSha256: inventory.catalogSha256,
     release: inventory.release,
     releases: releaseVersions(manifestText, inventory.catalog),
-    files: [...inventory.files.values()],
-    checksums: new Map(inventory.binaries.map((b) => [b.path, b.checksum])),
+    files: [...[...inventory.files.values()].filter((f) => !inEsx(f.path)), ...(esx ? esx.files : [])],
+    checksums: new Map([...inventory.binaries.map((b) => [b.path, b.checksum] as const), ...(esx ? esx.checksums : [])]),
     missing: inventory.missing.filter((b) => wanted(b.path)).map((b) => ({ path: b.path, size: b.size })),
     wrongSize: inventory.wrongSize.filter((w) => wanted(w.binary.path)).map((w) => ({ path: w.binary.path, size: w.binary.size, actualSize: w.actualSize })),
     strays: inventory.strays.map((s) => s.path),
     ...(selection ? { selection } : {}),
+    ...(esx !== undefined ? { esx } : {}),
   };
 }
 

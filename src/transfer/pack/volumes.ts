@@ -99,9 +99,9 @@ class Carried {
       await source.close();
       if (info.size !== entry.size || info.mtimeMs !== entry.mtimeMs) throw changedWhilePacking(this.context.root, entry.path);
     }
-    // The content carried must be what the catalog (or the metadata read first) says.
+    // The content carried must be what the catalog or the ESX metadata (or the metadata read first) says.
     if (entry.expectedSha256 === undefined || entry.expectedSha256 === file.sha256) return;
-    if (entry.kind === 'binary') this.wrongChecksum.push({ path: entry.path, expected: entry.expectedSha256, actual: file.sha256 });
+    if (entry.kind === 'binary' || entry.kind === 'esx-vib') this.wrongChecksum.push({ path: entry.path, expected: entry.expectedSha256, actual: file.sha256 });
     else throw new DepotkitError(`${escapeControlChars(entry.path)} changed while it was being packed.`, EXIT.problems);
   }
 

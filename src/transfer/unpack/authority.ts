@@ -27,7 +27,7 @@ export interface Authority {
 const refuseWhole = (message: string) => new DepotkitError(`${message}; nothing was placed.`, EXIT.problems, 'Get the pack again from the packing site.');
 
 /** Reads a file of the pack whole from its pieces (the catalog: small, and in the first volume). */
-async function readPieces(media: readonly string[], manifest: PackManifest, file: PackFile): Promise<Buffer | string> {
+export async function readPieces(media: readonly string[], manifest: PackManifest, file: PackFile): Promise<Buffer | string> {
   const parts: Buffer[] = [];
   for (const piece of file.pieces) {
     const name = manifest.volumes[piece.volume - 1]!.name;

@@ -1,6 +1,6 @@
-import { rename } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import pLimit from 'p-limit';
-import type { PackFile, PackManifest, PackVolume } from '../format.js';
+import { type PackFile, type PackManifest, type PackVolume, isMetadataKind } from '../format.js';
 import type { TargetDepot } from '../target.js';
 import { openVolume } from './media.js';
 import { type ReadVolumeHooks, type VolumePiece, piecesByVolume, readVolume } from './read-volume.js';
@@ -106,11 +106,11 @@ class Placer {
     const sink = this.sinkOf(file);
     if (!(await sink.finish())) {
       const volumes = volumesOf(file).map((v) => this.manifest.volumes[v - 1]!.name);
-      const what = file.kind === 'binary' ? "the catalog's" : "the manifest's";
+      const what = file.kind === 'binary' ? "the catalog's" : file.kind === 'esx-vib' ? "its metadata's" : "the manifest's";
       return this.fail(file, `its content is not ${what} (SHA-256 or size): ${volumes.join(', ')} ${volumes.length > 1 ? 'are' : 'is'} damaged`);
     }
     this.sinks.delete(file);
-    if (file.kind === 'metadata') this.out.held.push({ path: file.path, temp: sink.temp, sha256: file.sha256, size: file.size });
+    if (isMetadataKind(file.kind)) this.out.held.push({ path: file.path, temp: sink.temp, sha256: file.sha256, size: file.size });
     else {
       await rename(sink.temp, sink.final);
       await this.target.remember(file.path, file.sha256);
@@ -240,4 +240,25 @@ async function readOne(
   } finally {
     await found.handle.close();
   }
+}
+
+/**
+ * The metadata goes in last, and over the depot's own only when everything it
+ * names came through; into a depot that had none it goes anyway, so that
+ * verify can say exactly what is missing. `last`: the files that make it
+ * visible (the catalog; an ESX depot's root index), renamed after the others.
+ */
+export async function placeMetadata(
+  target: TargetDepot,
+  held: Held[],
+  place: boolean,
+  last?: (path: string) => boolean,
+): Promise<'placed' | 'held' | 'unchanged'> {
+  if (held.length === 0) return 'unchanged';
+  if (place) {
+    await target.placeHeld(held, last);
+    return 'placed';
+  }
+  for (const h of held) await rm(h.temp, { force: true });
+  return 'held';
 }
