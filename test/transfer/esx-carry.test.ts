@@ -20,6 +20,8 @@ const VOLUME = 256 * 1024;
 let base: string;
 let cleanup: () => Promise<void>;
 let depot: string;
+/** The same depot with the next ESX patch: two more VIBs and a new metadata zip. */
+let next: string;
 let packDir: string;
 let pack: PackReport;
 let manifest: PackManifest;
@@ -49,6 +51,9 @@ beforeAll(async () => {
   packDir = join(base, 'pack');
   pack = await packDepot({ depot, out: packDir, volumeSize: VOLUME });
   manifest = await readManifest(packDir);
+  next = join(base, 'next');
+  await cp(depot, next, { recursive: true });
+  await makeEsxDemo(join(next, UMDS_PATCH_STORE_DIR), { vibs: 8, force: true });
 });
 afterAll(() => cleanup());
 
@@ -140,27 +145,35 @@ describe('depot pack and unpack carry the ESX depot beside PROD/', () => {
     expect(existsSync(join(out, UMDS_PATCH_STORE_DIR))).toBe(false);
   });
 
-  it('a missing volume fails the VIBs in it and holds the ESX indexes of a depot that has its own; a re-run with it completes', async () => {
+  it('a missing volume fails the VIBs in it and holds the new ESX indexes back from a depot that has its own; a re-run with it completes', async () => {
+    // The site serves the older ESX depot; the pack brings the next patch (two more VIBs, a new metadata zip).
     const out = fresh('site');
-    // The site already serves the ESX depot (an earlier unpack): its index must not name VIBs that are not there.
-    await cp(join(depot, UMDS_PATCH_STORE_DIR), join(out, UMDS_PATCH_STORE_DIR), { recursive: true });
-    const vib = vibOf(manifest, 5);
-    await rm(join(out, vib.path));
-    const dir = await copyPack(packDir, fresh('media'));
-    const volume = manifest.volumes[vib.pieces[0]!.volume - 1]!.name;
+    await cp(depot, out, { recursive: true });
+    const packed = fresh('next-pack');
+    await packDepot({ depot: next, out: packed, volumeSize: VOLUME });
+    const m = await readManifest(packed);
+    const known = new Set(Object.keys(await esxTreeOf(depot)));
+    // A new VIB in another volume than the metadata zip (without which no VIB can be vouched for).
+    const zipVolume = m.files.find((f) => f.path.endsWith('-metadata.zip'))!.pieces[0]!.volume;
+    const vib = m.files.find((f) => f.kind === 'esx-vib' && !known.has(f.path) && f.pieces.every((p) => p.volume !== zipVolume))!;
+    const volume = m.volumes[vib.pieces[0]!.volume - 1]!.name;
     const held = join(base, `held-${n++}.tar`);
-    await cp(join(dir, volume), held);
-    await rm(join(dir, volume));
-    const first = await unpackDepot({ media: [dir], out });
+    await cp(join(packed, volume), held);
+    await rm(join(packed, volume));
+    const first = await unpackDepot({ media: [packed], out });
     expect(first.ok).toBe(false);
     expect(first.failed.map((f) => f.path)).toContain(vib.path);
-    expect(first.esx?.metadata).not.toBe('placed');
+    expect(first.esx?.metadata).toBe('held');
     expect(existsSync(join(out, vib.path))).toBe(false);
-    await cp(held, join(dir, volume));
-    const second = await unpackDepot({ media: [dir], out });
+    // vLCM still reads the old metadata, whose VIBs are all there.
+    expect(await esxTreeOf(out)).toMatchObject(await esxTreeOf(depot));
+    expect(first.esx?.depots.flatMap((d) => d.products.map((p) => `${p.state} ${p.vibs}`))).toEqual(['complete 6', 'complete 6']);
+    await cp(held, join(packed, volume));
+    const second = await unpackDepot({ media: [packed], out });
     expect(second.ok).toBe(true);
+    expect(second.esx?.metadata).toBe('placed');
     expect(second.placed.map((p) => p.path)).toContain(vib.path);
-    expect(await esxTreeOf(out)).toEqual(await esxTreeOf(depot));
+    expect(await esxTreeOf(out)).toEqual(await esxTreeOf(next));
   });
 
   it('leaves the ESX depot out with esx: false', async () => {
@@ -195,10 +208,6 @@ describe('through the built CLI', () => {
 
 describe('depot diff, pack --since and prune see the ESX depot', () => {
   it('diff names the ESX products changed and the VIBs added; the delta carries only those and unpacks onto the old depot', async () => {
-    const next = fresh('next');
-    await cp(depot, next, { recursive: true });
-    // The next ESX patch: two more VIBs, a new metadata zip.
-    await makeEsxDemo(join(next, UMDS_PATCH_STORE_DIR), { vibs: 8, force: true });
     const diff = await diffDepots(depot, next);
     expect(diff.esx?.products.changed.map((p) => p.productId)).toEqual(['embeddedEsx', 'esxio']);
     expect(diff.esx?.products.added).toEqual([]);

@@ -26,7 +26,7 @@ export interface PackEsxReport {
 
 export interface EsxSource {
   files: DepotFile[];
-  /** Each VIB's SHA-256 as its metadata states it, by path: the VIBs carried. */
+  /** Each VIB's SHA-256 as its metadata states it, and each metadata zip's as it was read, by path: what the pack must carry. */
   checksums: Map<string, string>;
   /** Every VIB of the depots' folders their metadata lists with a SHA-256, held or not. */
   listed: Map<string, { size: number; sha256: string }>;
@@ -78,6 +78,7 @@ export async function readEsxSource(root: string): Promise<EsxSource | undefined
     if (r.error || !r.sha256) throw describeFsError(r.error, r.path);
     return { path: zips[i]!, size: sizes.get(zips[i]!) ?? 0, sha256: r.sha256 };
   });
+  for (const zip of metadata) checksums.set(zip.path, zip.sha256);
   const manifest: PackEsx = {
     depots: tree.depots.map((d) => ({ folder: d.folder, kind: d.kind, index: d.index })),
     products: tree.depots.flatMap((d) =>

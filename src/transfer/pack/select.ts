@@ -76,8 +76,11 @@ async function entryOf(source: Source, file: DepotFile, delta: boolean): Promise
     entry.expectedSha256 = sha256Hex(entry.data);
     // The catalog carried must be the one the manifest names as the source (and the seal vouches for).
     if (file.path === DEPOT_PATHS.catalog && entry.expectedSha256 !== source.catalogSha256) throw changedWhilePacking(source.root, file.path);
-  } else if (file.kind === 'binary' || file.kind === 'esx-vib') {
-    // The catalog's, or the ESX metadata's.
+    // So must an ESX metadata zip be the one whose VIBs were held to it.
+    const known = file.kind === 'esx-metadata' ? source.checksums.get(file.path) : undefined;
+    if (known !== undefined && entry.expectedSha256 !== known) throw changedWhilePacking(source.root, file.path);
+  } else if (file.kind !== 'metadata' && source.checksums.has(file.path)) {
+    // The catalog's, the ESX metadata's, or a metadata zip's as it was read.
     entry.expectedSha256 = source.checksums.get(file.path)!;
   } else if (delta) {
     // A large metadata file must be hashed to be compared: the one case of a second read.
