@@ -19,7 +19,7 @@ import {
 import { issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import {
   DEPOT_PASSWORD,
   DEPOT_USER,
@@ -32,6 +32,7 @@ import {
   startTestDepot,
   type TestDepot,
 } from './helpers.js';
+import { until } from '../helpers/poll.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let depot: TestDepot;
@@ -501,7 +502,7 @@ describe('installer client', () => {
     try {
       const client = new InstallerClient(new URL(server.url), { url: server.url, user: USER, password: PASSWORD, trust: { caPems: [server.caPem] } });
       const login = client.login();
-      while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await until(() => seen.length > 0, 'the login request', { everyMs: 10 });
       await client.close({ abort: true });
       await login;
       expect(seen).toEqual(['POST /v1/tokens', 'DELETE /v1/tokens/refresh-token']);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, connectDepot } from '../../src/installer/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };

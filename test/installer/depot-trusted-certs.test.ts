@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, pushDepot } from '../../src/installer/index.js';
 import { sha256Fingerprint } from '../../src/cert/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };

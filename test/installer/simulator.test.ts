@@ -7,7 +7,7 @@ import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer } from '../../src/server/index.js';
 import { brokenServerCert } from '../helpers/certs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, depotCa, depotSettings, login, startSim, startTestDepot, type TestDepot } from './helpers.js';
 import { withSim } from '../helpers/installer-sim.js';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { ANSIBLE_COMPONENT_API_MAP, SDK_FIRST_INSTANCE_COMPONENTS } from '../helpers/public-clients.js';
