@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUIRED_COMPONENTS } from '../../src/constants.js';
-import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { spawnServe, type ServeChild } from '../server/helpers.js';
 import { demoDepot, writePki } from '../server/status-helpers.js';
 

@@ -15,7 +15,7 @@ import {
 } from '../../src/cert/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { customCa } from '../helpers/certs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { extensionText, openssl, x509Text } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CA_CERT_FILE, CA_KEY_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../../src/cert/files.js';
 import { exists } from '../../src/util/fs.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
-import { runCli, tempDir, type CliResult } from '../helpers/cli.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { openssl } from './openssl.js';
 
 const HOST = 'depot.lab.local';

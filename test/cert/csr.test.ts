@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, generateCsr, generateKeyPem, readCertificate, parsePemBlocks, signCsr, type CaMaterial } from '../../src/cert/index.js';
 import { encodePem } from '../../src/cert/pem.js';
 import { DepotkitError } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { extensionText, openssl, x509Text } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 

@@ -3,7 +3,7 @@ import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, readCertificate, issueServerCert, splitPemBlocks, writeServerDir, type CaMaterial } from '../../src/cert/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { extensionText, openssl, x509Text } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 

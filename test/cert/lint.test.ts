@@ -7,7 +7,7 @@ import { INSTALLER_MESSAGES } from '../../src/constants.js';
 import { bareHost } from '../../src/cert/lint.js';
 import type { Finding } from '../../src/util/findings.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { openssl } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { normalizePem, parsePemBlocks, readPemFile, splitPemBlocks } from '../../src/cert/pem.js';
 import { DepotkitError } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const BODY = Buffer.from('depotkit test payload, long enough to wrap across more than one line of base64 output').toString('base64');
 const block = (label: string, body = BODY) => `-----BEGIN ${label}-----\n${body.match(/.{1,64}/g)!.join('\n')}\n-----END ${label}-----\n`;

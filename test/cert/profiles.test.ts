@@ -18,7 +18,7 @@ import {
   type ServerProfile,
 } from '../../src/cert/index.js';
 import { KEY_USAGES } from '../../src/cert/profiles.js';
-import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { extensionText, x509Text } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 

@@ -7,7 +7,7 @@ import { connect, createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, generateCsr, generateKeyPem, issueServerCert, signCsr, type CaMaterial } from '../../src/cert/index.js';
 import { brokenServerCert } from '../helpers/certs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const HOST = 'depot.lab.local';
 let dir: string;

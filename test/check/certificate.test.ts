@@ -6,7 +6,7 @@ import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index
 import { checkDepot } from '../../src/check/check.js';
 import { leafGivenAsCa } from '../../src/check/given-ca.js';
 import { startDepotServer } from '../../src/server/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 // What the check reports of certificates stays as it was whichever reader reads them: fingerprints as
 // openssl shows them, names as the certificate holds them, IPv6 addresses as people write them.

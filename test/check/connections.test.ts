@@ -13,7 +13,7 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { checkDepot } from '../../src/check/check.js';
 import { RequestTiming, connectionsWorth } from '../../src/check/pool.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { sha256 } from '../depot/helpers.js';
 
 const USER = 'depot';

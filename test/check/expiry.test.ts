@@ -5,7 +5,7 @@ import { createCa, issueServerCert, readCertificate, type CaMaterial } from '../
 import { checkDepot, type CheckResult } from '../../src/check/check.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 // Expiry seen before it bites: each CA of the served chain, and the SAN's name and address as a pair,
 // judged by `check` against a real depot server.

@@ -8,7 +8,8 @@ import { checkDepot } from '../../src/check/check.js';
 import { type DepotServer, startDepotServer } from '../../src/server/index.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 import { type ReleasesDepot, ownBinaries, releasesDepot } from '../depot/releases.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 let base: string;
 let cleanup: () => Promise<void>;

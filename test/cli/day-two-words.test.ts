@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { statusData } from '../../src/server/status-data.js';
 import { renderStatusPage } from '../../src/server/status-page.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('words a day-two operator reads', () => {
   it('serve of a folder that is not there says so, as depot verify does', async () => {

@@ -5,7 +5,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, writeCaDir, writeServerDir, type CaMaterial } from '../../src/cert/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { CLI, REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 
 export const DEPOT_USER = 'depot';
 export const DEPOT_PASSWORD = 'Dep0t-cli-pw';

@@ -3,12 +3,9 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
-
-/** Waits, without a deadline of its own (the test's timeout is the bound), until `ready` says so. */
-async function until(ready: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 25));
-}
+import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+import { until } from '../helpers/poll.js';
 
 /** Starts the built CLI and collects what it says; `interrupt()` sends it SIGINT. */
 function start(
@@ -63,7 +60,7 @@ describe('an interrupted command says so and exits 130', () => {
         '--no-sync',
       ]);
       // The SIGINT goes once the installer is connected to the depot, in the middle of the update.
-      await until(() => sockets.length > 0);
+      await until(() => sockets.length > 0, 'the installer connected to the depot', { timeoutMs: 60_000 });
       run.interrupt();
       const { code, stdout, stderr } = await run.done;
       expect(code).toBe(130);
@@ -82,7 +79,7 @@ describe('an interrupted command says so and exits 130', () => {
     const writing = async () => (await readdir(depot, { recursive: true }).catch(() => [] as string[])).some((f) => f.includes('.depotkit-tmp-'));
     const run = start(['depot', 'demo', depot, '--binary-size', '256M']);
     // Interrupted once it writes its first binary: several remain to be written.
-    await until(writing);
+    await until(writing, 'demo writing its first binary', { timeoutMs: 60_000 });
     run.interrupt();
     const { code, stderr } = await run.done;
     expect(code).toBe(130);

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/temp.js';
 import { withoutNpm } from './fixtures.js';
 
 const run = (args: string[]) => runCli(args, { env: withoutNpm() });

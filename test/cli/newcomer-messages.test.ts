@@ -2,7 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusData, renderStatusPage } from '../../src/server/index.js';
-import { runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { runCli, spawnCliJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { makeFixture, withoutNpm, type CliFixture } from './fixtures.js';
 
 /** What a newcomer reads when a step goes wrong: sentences that name the fix, in depotkit's words. */

@@ -3,8 +3,10 @@ import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { makeFixture, type CliFixture } from './fixtures.js';
+import { until } from '../helpers/poll.js';
 
 const HAS_NPX = (() => {
   try {
@@ -27,14 +29,10 @@ function alive(pid: number): boolean {
 
 /** Resolves once `pid` has exited; after `ms`, kills it and fails with `why()` (what it said), so a hang says where. */
 async function exitOf(pid: number, ms: number, why: () => string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (alive(pid)) {
-    if (Date.now() > deadline) {
-      process.kill(pid, 'SIGKILL');
-      throw new Error(`pid ${pid} still running ${ms / 1000} s after npx was stopped; it said: ${why()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(() => !alive(pid), `pid ${pid} to exit`, { timeoutMs: ms, everyMs: 100 }).catch(() => {
+    process.kill(pid, 'SIGKILL');
+    throw new Error(`pid ${pid} still running ${ms / 1000} s after npx was stopped; it said: ${why()}`);
+  });
 }
 
 describe('a server started by npm', () => {

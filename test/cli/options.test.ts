@@ -7,7 +7,8 @@ import { SERVER_PROFILE } from '../../src/cert/profiles.js';
 import { CHECK_DEFAULTS } from '../../src/check/defaults.js';
 import { SERVE_DEFAULT_GRACE_SECONDS, SERVE_DEFAULT_PORT } from '../../src/server/tuning.js';
 import { MIRROR_DEFAULTS } from '../../src/transfer/defaults.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { makeFixture, withoutNpm, type CliFixture } from './fixtures.js';
 
 /** Every command that runs something (no subcommands), with its full name. */

@@ -13,7 +13,8 @@ import { leafGivenAsCa } from '../../src/check/given-ca.js';
 import { statusData } from '../../src/server/status-data.js';
 import { renderStatusPage } from '../../src/server/status-page.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
-import { REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { DEPOT_USER, useServedFixture } from './fixtures.js';
 
 /**

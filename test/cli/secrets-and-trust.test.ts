@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { DepotServer } from '../../src/server/index.js';
-import { CLI, REPO_ROOT, runCli, spawnCliJson } from '../helpers/cli.js';
+import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/temp.js';
 import { basic, fetchRaw } from '../server/helpers.js';
 import { DEPOT_PASSWORD, DEPOT_USER, useServedFixture, withoutNpm, type CliFixture } from './fixtures.js';
 

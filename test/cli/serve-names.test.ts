@@ -2,7 +2,8 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { connect } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { runCli, spawnCliJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** Connects to 127.0.0.1 as curl does: the CA trusted, the address checked against the certificate's SAN. */
 function connectByAddress(port: number, caPem: string): Promise<{ authorized: boolean; san: string }> {

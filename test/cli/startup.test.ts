@@ -9,7 +9,8 @@ import { programFor } from '../../src/cli/commands.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { customCa } from '../helpers/certs.js';
-import { CLI, REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { withoutNpm } from './fixtures.js';
 
 const topLevel = (program: Command): string[] => program.commands.map((c) => c.name());

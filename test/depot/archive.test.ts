@@ -5,7 +5,8 @@ import { DEPOT_PATHS, DEPOT_ROOT_DIR, VCENTER_UPGRADE_METADATA_DIR } from '../..
 import { buildDepot } from '../../src/depot/build.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import type { Finding } from '../../src/util/findings.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { ARCHIVE_WRAPPER, listFiles, readZipEntries, vendorArchiveSource, zipFolder } from './helpers.js';
 
 let dir: string;

@@ -6,7 +6,7 @@ import { TEMP_PREFIX } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
 import { CHECKPOINT_EVERY_MS, Checkpoints, VerifiedState } from '../../src/depot/place.js';
 import { writeFileAtomic } from '../../src/util/fs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { vendorLikeSource } from './helpers.js';
 
 let dir: string;

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -7,37 +8,21 @@ import type { BuildReport } from '../../src/depot/build.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { lockDepot, lockFileFor } from '../../src/depot/lock.js';
 import { stateFileFor } from '../../src/depot/place.js';
-import { CLI, REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { sha256, vendorLikeSource } from './helpers.js';
+import { deadPid } from '../helpers/process.js';
+import { until } from '../helpers/poll.js';
+import { ended } from '../helpers/ports.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
 beforeEach(async () => ({ dir, cleanup } = await tempDir()));
 afterEach(() => cleanup());
 
-/** Waits until `path` exists; fails if `gone` settles first (the process ended before it appeared). */
-async function until(path: string, gone: Promise<unknown>): Promise<void> {
-  let ended = false;
-  void gone.then(() => (ended = true));
-  for (;;) {
-    if (
-      await stat(path).then(
-        () => true,
-        () => false,
-      )
-    )
-      return;
-    if (ended) throw new Error(`the process ended before ${path} appeared`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
-/** A pid that was a process of this machine a moment ago and is gone now. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', '']);
-  await new Promise((resolve) => child.on('exit', resolve));
-  return child.pid!;
-}
+/** Waits, as closely as it can, until `path` exists; fails at once if `child` ended first. */
+const appears = (path: string, child: ChildProcess) =>
+  until(() => existsSync(path), `${path} to appear`, { timeoutMs: 60_000, everyMs: 1, failIf: ended(child) });
 
 describe('one writer per depot: build and demo hold its lock', () => {
   it('refuses a second build while one runs, naming it; a killed build kept what it verified, and the next takes its lock over', async () => {
@@ -48,7 +33,7 @@ describe('one writer per depot: build and demo hold its lock', () => {
     const exited = new Promise<NodeJS.Signals | null>((resolve) => first.on('exit', (_code, signal) => resolve(signal)));
 
     // Stopped once it holds the lock: whatever it does next, it holds it while the second build runs.
-    await until(lockFileFor(out), exited);
+    await appears(lockFileFor(out), first);
     first.kill('SIGSTOP');
     const second = await runCli(args);
     expect(second.code, second.stderr).toBe(2);
@@ -57,7 +42,7 @@ describe('one writer per depot: build and demo hold its lock', () => {
 
     // Killed once it has saved what it verified: its first file placed is saved at once.
     first.kill('SIGCONT');
-    await until(stateFileFor(out), exited);
+    await appears(stateFileFor(out), first);
     first.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     const saved = JSON.parse(await readFile(stateFileFor(out), 'utf8')) as Record<string, { sha256: string }>;
@@ -91,7 +76,7 @@ describe('one writer per depot: build and demo hold its lock', () => {
       const script = `import(${JSON.stringify(lockModule)}).then((m) => m.lockDepot(${JSON.stringify(root)}, 'depot build')).then(() => setInterval(() => {}, 1000));`;
       const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
       const exited = new Promise((resolve) => child.on('exit', resolve));
-      await until(lockFileFor(root), exited);
+      await appears(lockFileFor(root), child);
       // Frozen the moment the lock appears: what another run reads now is what it judges.
       child.kill('SIGSTOP');
       const text = await readFile(lockFileFor(root), 'utf8');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildDepot } from '../../src/depot/build.js';
 import { placeFile, stateFileFor } from '../../src/depot/place.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { listFiles, sha256, vendorLikeSource } from './helpers.js';
 
 let dir: string;

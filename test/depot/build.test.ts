@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
 import { verifyDepot } from '../../src/depot/verify.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { listFiles, sha256, vendorLikeSource, zipFolder } from './helpers.js';
 
 let dir: string;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { TEMP_PREFIX } from '../../src/constants.js';
 import { removeDemoLeftoversSync } from '../../src/depot/demo.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 let cleanup: (() => Promise<void>) | undefined;
 afterAll(() => cleanup?.());

@@ -7,7 +7,8 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { validateCatalog, validateHclAll, validateHclLastUpdated } from '../../src/depot/validators.js';
 import { verifyCatalogSignature } from '../../src/depot/signature.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { readCatalogBinaries, sha256 } from './helpers.js';
 
 let dir: string;

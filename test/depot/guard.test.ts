@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import type { BuildReport } from '../../src/depot/build.js';
 import type { UnpackReport } from '../../src/transfer/unpack.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { type NextRelease, demo, nextRelease } from '../transfer/helpers.js';
 import { vendorLikeSource } from './helpers.js';
 

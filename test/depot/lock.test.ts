@@ -5,19 +5,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lockDepot, lockFileFor, withDepotLock } from '../../src/depot/lock.js';
 import { processIdentity } from '../../src/util/process-identity.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+import { deadPid } from '../helpers/process.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
 beforeEach(async () => ({ dir, cleanup } = await tempDir()));
 afterEach(() => cleanup());
-
-/** A pid that was a process of this machine a moment ago and is gone now. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', '']);
-  await new Promise((r) => child.on('exit', r));
-  return child.pid!;
-}
 
 describe('depot lock', () => {
   it('lets one run in and refuses a second with a sentence naming the holder, until the first releases', async () => {

@@ -5,7 +5,8 @@ import { DEPOT_PATHS, TEMP_PREFIX, VCENTER_UPGRADE_METADATA_DIR, VCENTER_UPGRADE
 import { makeDemoDepot, type DemoResult } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { suggestComponent } from '../../src/depot/names.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { readCatalogBinaries } from './helpers.js';
 import { cp } from 'node:fs/promises';
 

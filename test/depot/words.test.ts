@@ -7,7 +7,7 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { measure } from '../../scripts/arch/shape.js';
-import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { onTheCommandLine } from '../check/words.js';
 import { readCatalogBinaries } from './helpers.js';
 

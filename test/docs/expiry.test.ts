@@ -9,7 +9,8 @@ import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { runbookRehearsal } from '../helpers/runbook.js';
-import { assignedNames, freePort, portAccepts, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
+import { assignedNames, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
+import { freePort, portAccepts } from '../helpers/ports.js';
 
 const RUNBOOK = 'docs/runbooks/expiry.md';
 

@@ -12,19 +12,10 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { REPO_ROOT, spawnCliJson, tempDir, type CliChild } from '../helpers/cli.js';
-import {
-  assignedNames,
-  fixedWords,
-  freePort,
-  portAccepts,
-  processesUnder,
-  promisedLines,
-  runBash,
-  setVariables,
-  shBlockAfter,
-  writeDepotkitShim,
-} from '../helpers/readme.js';
+import { spawnCliJson, type CliChild } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { assignedNames, fixedWords, processesUnder, promisedLines, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+import { freePort, portAccepts } from '../helpers/ports.js';
 import { ARCHIVE_WRAPPER, listFiles, vendorArchiveSource, zipFolder } from '../depot/helpers.js';
 
 /** The installer simulator's lab password, which it takes when given none. */

@@ -10,7 +10,7 @@ import { dirname, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { runBash, writeDepotkitShim } from '../helpers/readme.js';
 
 const read = (file: string) => readFile(join(REPO_ROOT, file), 'utf8');

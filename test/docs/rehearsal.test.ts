@@ -11,8 +11,9 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { REPO_ROOT, tempDir } from '../helpers/cli.js';
-import { assignedNames, freePort, portAccepts, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+import { freePort, portAccepts } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 const HEADING = '## Rehearsal: the whole flow on one machine';

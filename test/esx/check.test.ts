@@ -9,7 +9,8 @@ import { makeEsxDemo } from '../../src/esx/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { checkEsxDepot, type EsxCheckResult } from '../../src/check/esx.js';
 import { startDepotServer } from '../../src/server/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { copyOf } from './helpers.js';
 

@@ -6,7 +6,8 @@ import { importBundles } from '../../src/esx/import.js';
 import { readEsxMetadata } from '../../src/esx/metadata-zip.js';
 import { verifyEsx } from '../../src/esx/verify.js';
 import { listFiles } from '../../src/util/walk.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { bundleOf, zipOf } from './helpers.js';
 
 let base: string;

@@ -10,7 +10,8 @@ import { startDepotServer } from '../../src/server/index.js';
 import { type EsxMirrorReport, mirrorEsx } from '../../src/transfer/esx-mirror/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import { listFiles } from '../../src/util/walk.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { sendFile, startUpstream } from '../transfer/upstream.js';
 

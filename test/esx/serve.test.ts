@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { startDepotServer } from '../../src/server/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw } from '../server/helpers.js';
 import { parsePrometheus, STATUS_JSON_SCHEMA } from '../server/status-helpers.js';
 import { copyOf } from './helpers.js';

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEsxDemo, type EsxDemoResult } from '../../src/esx/demo.js';
 import { readEsxMetadata } from '../../src/esx/metadata-zip.js';
 import { verifyEsx } from '../../src/esx/verify.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { bundleOf, copyOf, zipOf } from './helpers.js';
 
 let base: string;

@@ -6,8 +6,10 @@ import { promisify } from 'node:util';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
-import { freePort, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+import { runCli } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+import { freePort } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };

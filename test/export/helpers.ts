@@ -2,16 +2,16 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
-import { REPO_ROOT, tempDir } from '../helpers/cli.js';
-import { NGINX, freePort } from '../helpers/nginx.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { NGINX } from '../helpers/nginx.js';
+import { ended, freePort, untilAccepting } from '../helpers/ports.js';
 
-export { NGINX, freePort };
+export { NGINX };
 export const run = promisify(execFile);
 
 /** Debian's binaries of the servers exported for; a test of a server that is missing is skipped. */
@@ -99,18 +99,11 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** Until the server listens; fails at once if it ended first, and either way with its output. */
 async function waitForPort(port: number, child: ChildProcess, log: () => Promise<string>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}) before it listened: ${await log()}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), resolve(true)));
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`the server did not listen on ${port}: ${await log()}`);
+  await untilAccepting(port, `the server on port ${port}`, { everyMs: 50, failIf: ended(child) }).catch(async (e: Error) => {
+    throw new Error(`${e.message}: ${await log()}`);
+  });
 }
 
 function stopper(child: ChildProcess): () => Promise<void> {

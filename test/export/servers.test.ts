@@ -15,7 +15,6 @@ import {
   USER,
   exportArgs,
   fetchRaw,
-  freePort,
   javaProbe,
   makeFixture,
   startApacheSite,
@@ -24,6 +23,7 @@ import {
   type Fixture,
   type RunningServer,
 } from './helpers.js';
+import { freePort } from '../helpers/ports.js';
 
 const CATALOG = `/${DEPOT_PATHS.catalog}`;
 const HCL = `/${DEPOT_PATHS.hclAll}`;

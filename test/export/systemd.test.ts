@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
-import { HOST, LOGROTATE, SYSTEMD_ANALYZE, USER, exportArgs, fetchRaw, freePort, makeFixture, run, type Fixture } from './helpers.js';
+import { HOST, LOGROTATE, SYSTEMD_ANALYZE, USER, exportArgs, fetchRaw, makeFixture, run, type Fixture } from './helpers.js';
+import { ended, freePort, untilAccepting } from '../helpers/ports.js';
 
 let fixture: Fixture;
 let unit: string;
@@ -110,15 +110,7 @@ describe('depotkit export systemd', () => {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
-      for (let i = 0; i < 200; i++) {
-        const ok = await new Promise<boolean>((resolve) => {
-          const s = connect(port, '127.0.0.1');
-          s.once('connect', () => (s.destroy(), resolve(true)));
-          s.once('error', () => resolve(false));
-        });
-        if (ok) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await untilAccepting(port, 'the server the unit started', { everyMs: 50, failIf: ended(child, () => stderr) });
       const check = await runCli([
         'check',
         `https://127.0.0.1:${port}`,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TEMPLATE_NAMES, loadTemplate, renderTemplate } from '../../src/export/template.js';
 import { basicAuthDirective, caddyVersionOption, parseCaddyVersion } from '../../src/export/caddy.js';
-import { REPO_ROOT } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/temp.js';
 
 describe('the template syntax', () => {
   it('fills placeholders, keeps everything else byte for byte', () => {

@@ -1,9 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { REPO_ROOT } from './temp.js';
 
-export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 export const CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 
 export interface CliResult {
@@ -28,12 +26,6 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
     child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
     child.stdin.end(options.input ?? '');
   });
-}
-
-/** A fresh temporary folder, removed by the returned cleanup. */
-export async function tempDir(prefix = 'depotkit-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export interface CliChild<T> {

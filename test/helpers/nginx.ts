@@ -1,23 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ended, freePort, untilAccepting } from './ports.js';
 
 export const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
-
-/** A free port on 127.0.0.1 (nginx cannot be told to pick one itself). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface NginxOptions {
   root: string;
@@ -86,11 +74,9 @@ http {
   const child: ChildProcess = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
-  await waitForPort(
-    port,
-    () => child.exitCode !== null,
-    () => stderr,
-  );
+  await untilAccepting(port, `nginx on port ${port}`, { everyMs: 50, failIf: ended(child) }).catch((e: Error) => {
+    throw new Error(`${e.message}: ${stderr}`);
+  });
   return {
     url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     port,
@@ -103,19 +89,4 @@ http {
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function waitForPort(port: number, died: () => boolean, output: () => string): Promise<void> {
-  const { connect } = await import('node:net');
-  for (let i = 0; i < 100; i++) {
-    if (died()) throw new Error(`nginx did not start: ${output()}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1');
-      s.once('connect', () => (s.destroy(), resolve(true)));
-      s.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nginx did not listen on ${port}: ${output()}`);
 }

@@ -4,6 +4,8 @@ export interface PollOptions {
   timeoutMs?: number;
   /** 25 ms by default. */
   everyMs?: number;
+  /** Why waiting is pointless now (the process ended, say), or undefined: the wait fails at once with it. */
+  failIf?: () => string | undefined | Promise<string | undefined>;
 }
 
 /**
@@ -26,6 +28,8 @@ export async function until<T>(
   const everyMs = opts?.everyMs ?? 25;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    const failed = await opts?.failIf?.();
+    if (failed !== undefined) throw new Error(`Gave up waiting for ${what}: ${failed}`);
     const value = await read();
     if (done(value)) return value;
     if (Date.now() >= deadline) throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}.`);

@@ -5,9 +5,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { CLI, REPO_ROOT } from './cli.js';
+import { CLI } from './cli.js';
+import { REPO_ROOT } from './temp.js';
 
 /** Where this machine keeps a command: a block may run with a PATH that has neither bash nor timeout. */
 function commandPath(name: string): string {
@@ -103,27 +103,6 @@ export async function processesUnder(dir: string): Promise<number[]> {
     if (cwd === dir || cwd.startsWith(`${dir}/`)) pids.push(Number(entry));
   }
   return pids;
-}
-
-/** Whether something accepts connections on 127.0.0.1:`port`. */
-export function portAccepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** A port free on 127.0.0.1 a moment ago. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The `prints: ...` comments of a block: the words each step says on success, `...` where they vary. */

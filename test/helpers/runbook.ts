@@ -6,7 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { tempDir } from './cli.js';
+import { tempDir } from './temp.js';
 import { processesUnder, runBash, writeDepotkitShim, type ShellResult } from './readme.js';
 
 export interface Rehearsal {

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueServerCert } from '../../src/cert/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { CLI, runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
 

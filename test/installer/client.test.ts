@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:https';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   InstallerApiError,
   InstallerClient,
@@ -19,7 +19,6 @@ import {
 import { issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
-import { tempDir } from '../helpers/cli.js';
 import {
   DEPOT_PASSWORD,
   DEPOT_USER,
@@ -32,18 +31,12 @@ import {
   startTestDepot,
   type TestDepot,
 } from './helpers.js';
+import { until } from '../helpers/poll.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let dir: string;
 let depot: TestDepot;
-
-beforeAll(async () => {
-  tmp = await tempDir('depotkit-installer-client-');
-  depot = await startTestDepot(tmp.dir);
-});
-afterAll(async () => {
-  await depot?.close();
-  await tmp?.cleanup();
-});
+useTestDepot('depotkit-installer-client-', (started) => ({ dir, depot } = started));
 
 /** A tiny HTTPS server with scripted answers, for what a well-behaved installer never does. */
 async function scripted(
@@ -223,7 +216,7 @@ describe('installer client', () => {
       await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
       await pushDepot(client, { url: `https://localhost:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD });
       expect((await syncDepot(client, { pollMs: 50 })).ok).toBe(true);
-      const manifest = JSON.parse(await readFile(join(tmp.dir, 'depot', 'PROD/metadata/manifest/v1/vcfManifest.json'), 'utf8')) as {
+      const manifest = JSON.parse(await readFile(join(dir, 'depot', 'PROD/metadata/manifest/v1/vcfManifest.json'), 'utf8')) as {
         releases: Array<{ version: string }>;
       };
       expect((await downloadRelease(client, { release: manifest.releases[0]!.version, components: ['VCENTER'], pollMs: 50 })).ok).toBe(true);
@@ -267,7 +260,7 @@ describe('installer client', () => {
   });
 
   it('sends an http or prefixed depot URL as the 9.1 url field, and refuses it for a 9.0 installer before sending anything', async () => {
-    const plain = await startDepotServer({ root: join(tmp.dir, 'depot'), host: '127.0.0.1', port: 0 });
+    const plain = await startDepotServer({ root: join(dir, 'depot'), host: '127.0.0.1', port: 0 });
     try {
       for (const version of ['9.1.0.0.25368698', '9.0.2.0.24000000']) {
         const sim = await startSim({ version });
@@ -380,7 +373,7 @@ describe('installer client', () => {
   });
 
   it('sends a placeholder account for an open depot over hostname and port, and never credentials over http', async () => {
-    const open = await startTestDepot(join(tmp.dir, 'open'), { auth: false });
+    const open = await startTestDepot(join(dir, 'open'), { auth: false });
     const sim = await startSim();
     try {
       const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
@@ -501,7 +494,7 @@ describe('installer client', () => {
     try {
       const client = new InstallerClient(new URL(server.url), { url: server.url, user: USER, password: PASSWORD, trust: { caPems: [server.caPem] } });
       const login = client.login();
-      while (seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      await until(() => seen.length > 0, 'the login request', { everyMs: 10 });
       await client.close({ abort: true });
       await login;
       expect(seen).toEqual(['POST /v1/tokens', 'DELETE /v1/tokens/refresh-token']);
@@ -540,7 +533,7 @@ describe('installer client', () => {
   });
 
   it('refuses an inventory entry (or defaults) with both installerCa and insecure; an entry overrides the default', async () => {
-    const file = join(tmp.dir, 'both.yaml');
+    const file = join(dir, 'both.yaml');
     await writeFile(file, 'installers:\n  - { url: https://a.lab, installerCa: ca.pem, insecure: true }\n');
     await expect(loadInventory(file)).rejects.toMatchObject({
       exitCode: 2,
@@ -551,11 +544,11 @@ describe('installer client', () => {
     await writeFile(file, 'defaults: { installerCa: ca.pem }\ninstallers: [{ url: https://a.lab, insecure: true }, https://b.lab]\n');
     const [a, b] = await loadInventory(file);
     expect(a).toMatchObject({ insecure: true, installerCa: undefined });
-    expect(b).toMatchObject({ installerCa: join(tmp.dir, 'ca.pem'), insecure: undefined });
+    expect(b).toMatchObject({ installerCa: join(dir, 'ca.pem'), insecure: undefined });
   });
 
   it('reads a JSON inventory as JSON, without the YAML parser (seconds over 10,000 consumers); YAML flow style still reads as YAML', async () => {
-    const json = join(tmp.dir, 'fleet.json');
+    const json = join(dir, 'fleet.json');
     await writeFile(json, JSON.stringify({ consumers: [{ url: 'https://a.lab', role: 'sddc-manager' }, 'https://b.lab'] }));
     const script = `import { loadInventory } from ${JSON.stringify(join(process.cwd(), 'dist/installer/inventory.js'))};
       import { createRequire } from 'node:module';
@@ -565,13 +558,13 @@ describe('installer client', () => {
     const { execFileSync } = await import('node:child_process');
     const seen = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as { urls: string[]; yaml: boolean };
     expect(seen).toEqual({ urls: ['https://a.lab', 'https://b.lab'], yaml: false });
-    const flow = join(tmp.dir, 'flow.yaml');
+    const flow = join(dir, 'flow.yaml');
     await writeFile(flow, '{ installers: [https://a.lab, { url: https://b.lab, role: installer }] }\n');
     expect((await loadInventory(flow)).map((r) => r.url)).toEqual(['https://a.lab', 'https://b.lab']);
   });
 
   it('validates an inventory against its schema: unknown keys in defaults and entries, with the key meant; wrong types; nothing listed', async () => {
-    const file = join(tmp.dir, 'typos.yaml');
+    const file = join(dir, 'typos.yaml');
     const refused = async (yaml: string) => {
       await writeFile(file, yaml);
       const err = (await loadInventory(file).catch((e: unknown) => e)) as { exitCode: number; message: string };

@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InstallerClient, connectDepot } from '../../src/installer/index.js';
-import { tempDir } from '../helpers/cli.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, type TestDepot } from './helpers.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
 let depot: TestDepot;
-
-beforeAll(async () => {
-  tmp = await tempDir('depotkit-installer-connect-');
-  depot = await startTestDepot(tmp.dir);
-});
-
-afterAll(async () => {
-  await depot.close();
-  await tmp.cleanup();
-});
+useTestDepot('depotkit-installer-connect-', (started) => ({ depot } = started));
 
 describe('connectDepot', () => {
   it("trusts the depot's CA, sets the depot and syncs it, each step reported; a re-run finds each step done", async () => {

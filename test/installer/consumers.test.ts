@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, loadInventory, pushDepot, removeTrusted, ensureTrusted, installerStatus, type FleetRow } from '../../src/installer/index.js';
 import { daysLeft, sha256Fingerprint } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
 
 const SSO_USER = 'administrator@vsphere.local';

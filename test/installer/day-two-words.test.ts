@@ -5,7 +5,8 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim } from './helpers.js';
 
 describe('installer commands say what they could not do', () => {

@@ -1,20 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InstallerClient, pushDepot } from '../../src/installer/index.js';
 import { sha256Fingerprint } from '../../src/cert/index.js';
-import { tempDir } from '../helpers/cli.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, type TestDepot } from './helpers.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
 let depot: TestDepot;
-
-beforeAll(async () => {
-  tmp = await tempDir('depotkit-installer-trusted-certs-');
-  depot = await startTestDepot(tmp.dir);
-});
-afterAll(async () => {
-  await depot?.close();
-  await tmp?.cleanup();
-});
+useTestDepot('depotkit-installer-trusted-certs-', (started) => ({ depot } = started));
 
 const PUT_DEPOT = 'PUT /v1/system/settings/depot';
 const POST_TRUST = 'POST /v1/sddc-manager/trusted-certificates';

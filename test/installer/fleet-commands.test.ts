@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FleetSession, connectDepot, resolveTargets, type FleetRow } from '../../src/installer/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startTestDepot, type TestDepot } from './helpers.js';
 import { addRelease } from './release-depot.js';
 

@@ -1,19 +1,15 @@
 import { writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { HAS_SCRIPT, onTerminal } from '../helpers/terminal.js';
+import { closedPort } from '../helpers/ports.js';
 
 /** Ports nothing listens on: each one was just free. */
 async function closedPorts(n: number): Promise<number[]> {
   const ports: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    ports.push((server.address() as AddressInfo).port);
-    await new Promise((resolve) => server.close(resolve));
-  }
+  for (let i = 0; i < n; i++) ports.push(await closedPort());
   return ports;
 }
 

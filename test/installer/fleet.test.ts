@@ -8,6 +8,7 @@ import { selfSignedServerCertificate } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { JsonTransport } from '../../src/util/http-client.js';
 import { countLine, countProgress } from '../../src/util/progress.js';
+import { closedPort } from '../helpers/ports.js';
 
 const USER = 'admin@local';
 const PASSWORD = 'Fleet-Test-1!';
@@ -23,14 +24,6 @@ function listen(server: Server | ReturnType<typeof createHttpsServer>): Promise<
 
 function closeServer(server: Server | ReturnType<typeof createHttpsServer>): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
-}
-
-/** A port nothing listens on: one that was just free. */
-async function closedPort(): Promise<number> {
-  const server = createTcpServer();
-  const port = await listen(server);
-  await closeServer(server);
-  return port;
 }
 
 describe('connections of a fleet', () => {

@@ -11,7 +11,8 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { runCli, spawnCliJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim } from './helpers.js';
 

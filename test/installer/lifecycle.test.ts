@@ -12,7 +12,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { call, depotSettings, login, startSim, startTestDepot, type TestDepot } from './helpers.js';
 import { until } from '../helpers/poll.js';
 

@@ -19,7 +19,7 @@ import {
   type FleetRow,
 } from '../../src/installer/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startTestDepot, type TestDepot } from './helpers.js';
 import { addRelease } from './release-depot.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APPLIANCE_ROLES } from '../../src/constants.js';
 import type { InstallerSimulatorOptions } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, login, startTestDepot, type TestDepot } from './helpers.js';

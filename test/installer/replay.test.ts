@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueServerCert } from '../../src/cert/index.js';
 import { ServiceLog } from '../../src/simulators/installer/log.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, depotCa, depotSettings, login, startTestDepot, type TestDepot } from './helpers.js';
 import { withSim } from '../helpers/installer-sim.js';
 

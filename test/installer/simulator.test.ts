@@ -4,12 +4,12 @@ import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SignJWT, UnsecuredJWT, decodeJwt, decodeProtectedHeader } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startDepotServer } from '../../src/server/index.js';
 import { brokenServerCert } from '../helpers/certs.js';
-import { tempDir } from '../helpers/cli.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, call, depotCa, depotSettings, login, startSim, startTestDepot, type TestDepot } from './helpers.js';
 import { withSim } from '../helpers/installer-sim.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
 
 const run = promisify(execFile);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -17,17 +17,9 @@ const ALIAS = /^vcf_[A-Za-z0-9.-]+_([0-9a-f]{64})$/;
 const CERTS = '/v1/sddc-manager/trusted-certificates';
 const DEPOT = '/v1/system/settings/depot';
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let dir: string;
 let depot: TestDepot;
-
-beforeAll(async () => {
-  tmp = await tempDir('depotkit-installer-sim-');
-  depot = await startTestDepot(tmp.dir);
-});
-afterAll(async () => {
-  await depot?.close();
-  await tmp?.cleanup();
-});
+useTestDepot('depotkit-installer-sim-', (started) => ({ dir, depot } = started));
 
 /** A compact HS256 JWS made by hand from RFC 7515, for headers jose will not sign (an unknown critical extension). */
 function bySpec(header: object, claims: object, key: Buffer): string {
@@ -88,7 +80,7 @@ describe('tokens', () => {
   });
 
   it('refuses a token signed with its own secret that lacks exp (it would never expire)', async () => {
-    const stateFile = join(tmp.dir, 'no-exp-state.json');
+    const stateFile = join(dir, 'no-exp-state.json');
     await withSim(
       async (sim) => {
         const pair = await login(sim);
@@ -149,7 +141,7 @@ describe('tokens', () => {
   });
 
   it('takes a token another HS256 signer made of its claims, and refuses one with another issuer, audience, a later nbf, critical extensions or claims of the wrong type', async () => {
-    const stateFile = join(tmp.dir, 'claims-state.json');
+    const stateFile = join(dir, 'claims-state.json');
     await withSim(
       async (sim) => {
         const pair = await login(sim);
@@ -241,7 +233,7 @@ describe('trusted certificates', () => {
 
   it('answers curl, an independent client, with the same shapes', async () => {
     await withSim(async (sim) => {
-      const caFile = join(tmp.dir, 'sim-ca.pem');
+      const caFile = join(dir, 'sim-ca.pem');
       await writeFile(caFile, sim.caPem);
       const body = JSON.stringify({ username: USER, password: PASSWORD });
       const { stdout } = await run('curl', ['-sS', '--cacert', caFile, '-H', 'content-type: application/json', '-d', body, `${sim.url}/v1/tokens`]);
@@ -334,8 +326,8 @@ describe('depot settings', () => {
     const ca = await depotCa();
     for (const kind of ['no-san', 'wrong-host'] as const) {
       const broken = brokenServerCert(ca, kind, 'localhost');
-      const dir = join(tmp.dir, kind);
-      const bad = await startTestDepot(dir, { cert: broken });
+      const badDir = join(dir, kind);
+      const bad = await startTestDepot(badDir, { cert: broken });
       try {
         await withSim(async (sim) => {
           const { accessToken } = await login(sim);
@@ -354,7 +346,7 @@ describe('depot settings', () => {
   });
 
   it('takes the 9.1 url field (https with a prefix, and plain http) and refuses it on 9.0', async () => {
-    const root = join(tmp.dir, 'depot');
+    const root = join(dir, 'depot');
     const plain = await startDepotServer({ root, host: '127.0.0.1', port: 0 });
     try {
       await withSim(async (sim) => {
@@ -403,7 +395,7 @@ describe('depot settings', () => {
 
 describe('state file', () => {
   it('survives a restart: tokens, trusted certificates and depot settings; written 0600, atomically, without the depot password', async () => {
-    const stateFile = join(tmp.dir, 'state', 'installer.json');
+    const stateFile = join(dir, 'state', 'installer.json');
     const sim = await startSim({ stateFile });
     const pair = await login(sim);
     await call(sim, 'POST', CERTS, { token: pair.accessToken, body: { certificate: depot.ca.certPem } });
@@ -411,7 +403,7 @@ describe('state file', () => {
     await sim.close();
 
     expect((await stat(stateFile)).mode & 0o777).toBe(0o600);
-    expect(await readdir(join(tmp.dir, 'state'))).toEqual(['installer.json']);
+    expect(await readdir(join(dir, 'state'))).toEqual(['installer.json']);
     const text = await readFile(stateFile, 'utf8');
     expect(text).not.toContain(DEPOT_PASSWORD);
     expect(text).not.toContain(PASSWORD);

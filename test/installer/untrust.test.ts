@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, ensureTrusted, pushDepot, removeTrusted, type FleetRow } from '../../src/installer/index.js';
 import { createCa, issueServerCert, sha256Fingerprint } from '../../src/cert/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startTestDepot } from './helpers.js';
 

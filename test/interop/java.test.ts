@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { brokenServerCert } from '../helpers/certs.js';
-import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 
 const run = promisify(execFile);

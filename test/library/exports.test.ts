@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/temp.js';
 
 const run = promisify(execFile);
 

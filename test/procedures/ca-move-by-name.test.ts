@@ -11,7 +11,8 @@ import { InstallerClient } from '../../src/installer/index.js';
 import { moveDepotCa, servedLeafSha256, type CaMoveOptions, type CaMoveReport } from '../../src/procedures/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER } from '../installer/helpers.js';
 import {
   DEPOT_PASSWORD_ENV,

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CaMoveReport } from '../../src/procedures/index.js';
 import { servedLeafSha256 } from '../../src/procedures/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER } from '../installer/helpers.js';
 import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, holds, moveFixture, type MoveFixture } from './ca-move-fixture.js';
 

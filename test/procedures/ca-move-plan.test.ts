@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { moveDepotCa, type CaMoveOptions } from '../../src/procedures/index.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The plan alone: no server and no consumer is reached before the new pair is judged. */
 describe('the CA move plan', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { moveDepotCa, servedLeafSha256, type CaMoveOptions } from '../../src/procedures/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { depotSpec, moveFixture, type MoveFixture } from './ca-move-fixture.js';
 
 /**

@@ -6,7 +6,7 @@ import { createCa, sha256Fingerprint, type CaMaterial } from '../../src/cert/ind
 import { retireOldCa } from '../../src/procedures/ca-move/retire.js';
 import { ConsumerSessions } from '../../src/procedures/ca-move/sessions.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { PASSWORD, USER, depotCa, startTestDepot, type TestDepot } from '../installer/helpers.js';
 import { depotSpec } from './ca-move-fixture.js';
 

@@ -8,7 +8,7 @@ import { InstallerClient } from '../../src/installer/index.js';
 import { selfSignedServerCertificate, sha256Fingerprint } from '../../src/cert/index.js';
 import { moveDepotCa, type CaMoveOptions, type CaMoveReport, type ConsumerRow } from '../../src/procedures/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { PASSWORD, USER } from '../installer/helpers.js';
 import { MOVE_PHASES, holds, moveFixture, serveMoveOptions, whileValidating, type MoveFixture } from './ca-move-fixture.js';
 

@@ -6,7 +6,8 @@ import { moveDepotCa, type CaMoveOptions, type ServedDepot } from '../../src/pro
 import { isServeCommandLine } from '../../src/procedures/ca-move/serve-process.js';
 import { loadTlsMaterial } from '../../src/server/tls.js';
 import { isTempName } from '../../src/util/fs.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER } from '../installer/helpers.js';
 import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, depotSpec, holds, moveFixture, type MoveFixture } from './ca-move-fixture.js';
 

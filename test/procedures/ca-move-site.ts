@@ -8,10 +8,13 @@ import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index
 import { moveDepotCa, servedLeafSha256, type CaMoveOptions, type CaMoveReport } from '../../src/procedures/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import type { InstallerTarget } from '../../src/installer/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
-import { freePort, run, type RunningServer } from '../export/helpers.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+import { run, type RunningServer } from '../export/helpers.js';
+import { freePort } from '../helpers/ports.js';
 import { DEPOT_PASSWORD, DEPOT_USER } from '../installer/helpers.js';
 import { depotSpec, holds, startConsumers, trustAndPoint, validateContinuously, type ValidationTally } from './ca-move-fixture.js';
+import { until } from '../helpers/poll.js';
 
 /** Consumers validating the depot every 200 ms through each move. */
 const CONSUMERS = 6;
@@ -168,7 +171,8 @@ function trustSettleMs(tally: ValidationTally): number {
 
 /** Resolves once every consumer validated `more` times since `from` (a copy of the per-consumer counts). */
 async function validatedSince(tally: ValidationTally, from: number[], more = 1): Promise<void> {
-  while (!tally.perConsumer.every((n, i) => n >= from[i]! + more)) await new Promise((r) => setTimeout(r, 50));
+  // Bounded by the test's timeout: a validation waits on the consumers' own pace.
+  await until(() => tally.perConsumer.every((n, i) => n >= from[i]! + more), 'every consumer to validate again', { timeoutMs: 60_000, everyMs: 50 });
 }
 
 /**

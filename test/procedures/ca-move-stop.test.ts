@@ -1,28 +1,21 @@
 import { spawn } from 'node:child_process';
 import { chmod, chown, copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server } from 'node:https';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INSTALLER_API } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import type { CaMoveReport } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { PASSWORD, USER } from '../installer/helpers.js';
+import { closedPort } from '../helpers/ports.js';
 
 const PASSWORD_ENV = 'DEPOTKIT_TEST_CONSUMER_PASSWORD';
 const env = { [PASSWORD_ENV]: PASSWORD };
-
-/** A port nothing listens on: the depot's server is not running in these tests, and the move finds it so at once. */
-async function closedPort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('depotkit depot move-ca: where the move stops', () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { INSTALLER_API } from '../../src/constants.js';
 import { moveDepotCa, servedLeafSha256 } from '../../src/procedures/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { MOVE_PHASES, holds, moveFixture, serveMoveOptions, whileValidating, type MoveFixture } from './ca-move-fixture.js';
 
 const CONSUMERS = 20;

@@ -5,7 +5,8 @@ import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { parseCatalog } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { vendorLikeSource } from '../depot/helpers.js';
 import { expectOneSentence, listTree } from './helpers.js';
 

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { checkDepot, type CheckResult } from '../../src/check/check.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { onTheCommandLine } from '../check/words.js';
 
 const HOST = 'depot.test';

@@ -7,8 +7,9 @@ import { DEPOT_PATHS } from '../../src/constants.js';
 import { parseCatalog } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { escapeControlChars, hasControlChars } from '../../src/util/text.js';
-import { runCli, tempDir } from '../helpers/cli.js';
-import { freePort } from '../helpers/nginx.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+import { freePort } from '../helpers/ports.js';
 import { vendorLikeSource } from '../depot/helpers.js';
 import { expectNoControlChars, expectOneSentence, listTree, makeZip } from './helpers.js';
 

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { CA_KEY_FILE, SERVER_KEY_FILE } from '../../src/cert/files.js';
-import { CLI, tempDir, type CliResult } from '../helpers/cli.js';
+import { CLI, type CliResult } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

@@ -3,7 +3,8 @@ import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
 import yazl from 'yazl';
-import { CLI, REPO_ROOT, type CliResult } from '../helpers/cli.js';
+import { CLI, type CliResult } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/temp.js';
 
 /** Every file and folder under `dir` (relative), or [] when `dir` does not exist. */
 export async function listTree(dir: string): Promise<string[]> {

@@ -11,7 +11,8 @@ import { BundleDownloads } from '../../src/simulators/installer/downloads.js';
 import { ServiceLog } from '../../src/simulators/installer/log.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { PASSWORD as INSTALLER_PASSWORD, USER as INSTALLER_USER, startSim, writeFleetInventory } from '../installer/helpers.js';
 import { testCa } from '../vcenter/helpers.js';
 

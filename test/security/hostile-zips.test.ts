@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { readMetadata } from '../../src/depot/metadata.js';
 import { METADATA_LIMITS } from '../../src/util/limits.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { vendorLikeSource } from '../depot/helpers.js';
 import { expectOneSentence, listTree, makeZip, patchCentralSizes, type ZipEntrySpec } from './helpers.js';
 

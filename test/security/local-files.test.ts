@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInventory } from '../../src/installer/inventory.js';
 import { packDepot } from '../../src/transfer/pack.js';
 import { isTempName, writeFileSetAtomic } from '../../src/util/fs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo } from '../transfer/helpers.js';
 
 let dir: string;

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
 import { isTempName, tempPathFor, writeFileAtomic, writeFileSetAtomic } from '../../src/util/fs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { listFiles, sha256, vendorLikeSource } from '../depot/helpers.js';
 
 let dir: string;

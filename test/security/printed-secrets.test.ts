@@ -8,7 +8,8 @@ import { chooseProxy } from '../../src/transfer/mirror/proxy.js';
 import { parseDepotUrl } from '../../src/util/depot-url.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { registerSecret, scrubSecrets } from '../../src/util/scrub.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The secrets a hostile consumer repeats in every string it answers. */
 const CONSUMER_PASSWORD = 'Cons-umer/Pa55?w#rd';

@@ -13,8 +13,9 @@ import { DEPOT_PATHS } from '../../src/constants.js';
 import { startDepotServer, type AuthOptions, type DepotServer } from '../../src/server/index.js';
 import { SERVE_AUTH_FAILURE_BURST, SERVE_AUTH_FAILURE_REFILL_MS } from '../../src/server/tuning.js';
 import { failureShare } from '../../src/server/workers.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { basic, makePki, spawnServe, tlsServeArgs, writeTree, type ServeChild, type TestPki } from '../server/helpers.js';
+import { until } from '../helpers/poll.js';
 
 const CATALOG = `/${DEPOT_PATHS.catalog}`;
 
@@ -197,15 +198,6 @@ async function descriptorsOf(pid: number, file: string): Promise<number> {
   return n;
 }
 
-/** Polls `condition` every 50 ms for up to `ms`; true as soon as it holds. */
-async function within(ms: number, condition: () => Promise<boolean>): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    if (await condition()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return condition();
-}
-
 describe('serve and clients that stop reading', () => {
   const BIG = randomBytes(48 * 1024 * 1024);
   const BIG_PATH = 'PROD/COMP/VCENTER/VMware-VCSA-all-9.0.0.0.1.iso';
@@ -258,9 +250,19 @@ describe('serve and clients that stop reading', () => {
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     socket.pause();
     socket.on('data', (d: Buffer) => (received += d.length));
-    expect(await within(10_000, async () => (await descriptorsOf(pid, file)) > 0)).toBe(true);
+    await until(
+      () => descriptorsOf(pid, file),
+      (n) => n > 0,
+      'serve to hold the file open',
+      { everyMs: 50 },
+    );
     // Cut after a second without progress: the descriptor is released and the connection closed.
-    expect(await within(20_000, async () => (await descriptorsOf(pid, file)) === 0)).toBe(true);
+    await until(
+      () => descriptorsOf(pid, file),
+      (n) => n === 0,
+      'serve to close the file',
+      { timeoutMs: 20_000, everyMs: 50 },
+    );
     // Reading again, the client gets what was in flight, then the end of a connection cut short.
     socket.resume();
     await closed;

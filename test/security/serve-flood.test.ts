@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { basic, makePki, spawnServe, tlsServeArgs, writeTree, type ServeChild } from '../server/helpers.js';
 import { floodWrongPasswords, holdConnections, loopbackAddresses, timedGet, type Target } from './flood.js';

@@ -6,7 +6,8 @@ import { MgmtClient } from '../../src/vcenter/client.js';
 import { handshake } from '../../src/vcenter/served.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
 import { JsonTransport } from '../../src/util/http-client.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { PASSWORD, startSim, writeFleetInventory } from '../installer/helpers.js';
 
 /** How often the dripping servers send their next byte: far inside any timeout, so that an idle timer never fires. */

@@ -9,7 +9,8 @@ import { readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw, spawnServe, writeTree, type ServeChild } from './helpers.js';
 
 const VICTIM_TEXT = 'not a log: nothing may be appended here\n';

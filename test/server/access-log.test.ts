@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { childPids, openAnswered, pidsServing, spawnServe, writeTree, type ServeChild } from './helpers.js';
 import { until } from '../helpers/poll.js';
 

@@ -7,7 +7,7 @@ import { createAuthenticator, type AuthVerdict } from '../../src/server/auth.js'
 import { createHashPool, HashPoolBusy } from '../../src/server/hash-pool.js';
 import { credentialKey, userKey } from '../../src/server/htpasswd.js';
 import { SuccessCache } from '../../src/server/success-cache.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { basic } from './helpers.js';
 
 describe('the queue of bcrypt checks', () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { parseHtpasswd, startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { basic, fetchRaw, makePki, writeTree, type TestPki } from './helpers.js';
 
 const CATALOG = `/${DEPOT_PATHS.catalog}`;

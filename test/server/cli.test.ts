@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import {
   basic,
   childPids,
@@ -21,6 +22,7 @@ import {
   type ServeChild,
   type TestPki,
 } from './helpers.js';
+import { until } from '../helpers/poll.js';
 
 const BIG = randomBytes(32 * 1024 * 1024);
 const BIG_PATH = '/PROD/COMP/VRA/vmsp-vcfa-combined-9.0.0.0.1.tar';
@@ -151,15 +153,12 @@ describe('depotkit serve (the built CLI)', () => {
       serve.child.kill('SIGTERM');
       await serve.waitForStderr(/Stopping/);
       // Wait until the workers have closed their listening socket, then try a new connection.
-      let refused = false;
-      for (let i = 0; i < 100 && !refused; i++) {
-        refused = await fetchRaw(serve.url, `/${DEPOT_PATHS.catalog}`, { ca: pkiA.caCertPem }).then(
+      const refused = () =>
+        fetchRaw(serve.url, `/${DEPOT_PATHS.catalog}`, { ca: pkiA.caCertPem }).then(
           () => false,
           () => true,
         );
-        if (!refused) await new Promise((r) => setTimeout(r, 50));
-      }
-      expect(refused).toBe(true);
+      await until(refused, 'a new connection refused', { everyMs: 50 });
     });
     expect((await download).equals(BIG)).toBe(true);
     expect(await serve.exited).toBe(0);
@@ -186,12 +185,13 @@ describe('depotkit serve (the built CLI)', () => {
 
     process.kill(workers[0]!, 'SIGKILL');
     await serve.waitForStderr(/starting another/);
-    let replacement: number[] = [];
-    for (let i = 0; i < 100 && replacement.length === 0; i++) {
-      // Listed as soon as forked; it serves once it has said so, which the rounds below wait for.
-      replacement = (await childPids(primary)).filter((p) => p !== workers[0]);
-      if (replacement.length === 0) await new Promise((r) => setTimeout(r, 50));
-    }
+    // Listed as soon as forked; it serves once it has said so, which the rounds below wait for.
+    const replacement = await until(
+      async () => (await childPids(primary)).filter((p) => p !== workers[0]),
+      (pids) => pids.length > 0,
+      'the replacement worker',
+      { everyMs: 50 },
+    );
     expect(replacement).toHaveLength(1);
     expect(await serving(replacement)).toEqual(new Set(replacement));
     serve.child.kill('SIGTERM');

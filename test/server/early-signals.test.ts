@@ -7,12 +7,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { CLI, tempDir } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw, writeTree } from './helpers.js';
+import { ended, freePort, untilAccepting } from '../helpers/ports.js';
+import { until } from '../helpers/poll.js';
 
 const ROUNDS = 8;
 /** Each test starts several servers in a row: more than the default minute on a busy machine. */
@@ -31,31 +33,6 @@ afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await cleanup?.();
 });
-
-/** A port nothing listens on now (the kernel's pick for port 0, released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-/** Tries to connect until a connection is accepted (or the process has ended). */
-async function untilAccepting(port: number, child: ChildProcess): Promise<void> {
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the process ended before it accepted: ${child.exitCode ?? child.signalCode}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = connect({ host: '127.0.0.1', port }, () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
 
 /** The process and those it forked so far (Linux /proc). */
 async function withChildren(pid: number): Promise<number[]> {
@@ -111,20 +88,21 @@ async function start(args: string[], env?: NodeJS.ProcessEnv): Promise<Started> 
  * soon as the first ones appear (the primary listens before it forks them), wherever they are in their start.
  */
 async function signalAtFirstAccept(s: Started, signal: NodeJS.Signals): Promise<void> {
-  await untilAccepting(s.port, s.child);
+  // Every millisecond: the signal is to land while serve starts its workers. Bounded by the test's timeout alone.
+  const bound = { timeoutMs: 60_000, everyMs: 1 };
+  await untilAccepting(s.port, 'serve to accept', { ...bound, failIf: ended(s.child) });
   const pid = s.child.pid!;
   const first = await withChildren(pid);
   for (const p of first) kill(p, signal);
   let settled = false;
   void s.ready.then(() => (settled = true));
-  for (;;) {
-    const workers = (await withChildren(pid)).slice(1);
-    if (workers.length > 0 || settled) {
-      for (const p of workers) if (!first.includes(p)) kill(p, signal);
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 1));
-  }
+  const all = await until(
+    () => withChildren(pid),
+    (ps) => ps.length > 1 || settled,
+    'serve to fork a worker',
+    bound,
+  );
+  for (const p of all.slice(1)) if (!first.includes(p)) kill(p, signal);
 }
 
 const serveArgs = () => ['serve', root, '--http', '--host', '127.0.0.1', '--workers', '2'];

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVE_METRIC_NAMES } from '../../src/constants.js';
 import { startDepotServer, type DepotServer, type FileReadPolicy } from '../../src/server/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw, makePki, writeTree, type TestPki } from './helpers.js';
 
 const run = promisify(execFile);

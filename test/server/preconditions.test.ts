@@ -8,7 +8,7 @@ import { utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw, spawnServe, writeTree, type ServeChild } from './helpers.js';
 
 const BODY = 'the catalog, and nothing else.\n';

@@ -2,7 +2,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { certificatesAcross, childPids, makePki, spawnServe, tlsServeArgs, writeTree, type ServeChild } from './helpers.js';
 

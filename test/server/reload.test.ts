@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { certificatesAcross, childPids, makePki, spawnServe, writeTree, type ServeChild, type TestPki } from './helpers.js';
+import { until } from '../helpers/poll.js';
 
 describe('serve: certificate and key files', () => {
   let dir: string;
@@ -99,11 +101,12 @@ describe('serve: certificate and key files', () => {
     await serve2.waitForStderr(/Reloaded/);
     process.kill(first!, 'SIGKILL');
     await serve2.waitForStderr(/starting another/);
-    let replacement: number[] = [];
-    for (let i = 0; i < 200 && replacement.length === 0; i++) {
-      replacement = (await childPids(primary)).filter((p) => p !== first);
-      if (replacement.length === 0) await new Promise((r) => setTimeout(r, 50));
-    }
+    const replacement = await until(
+      async () => (await childPids(primary)).filter((p) => p !== first),
+      (pids) => pids.length > 0,
+      'the replacement worker',
+      { everyMs: 50 },
+    );
     expect(replacement).toHaveLength(1);
     // Rounds until the replacement has taken connections: every handshake, its own included, gets the rotated certificate.
     const { issuers, seen } = await certificatesAcross(serve2.port, [primary, ...replacement]);

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { respawnDelayMs } from '../../src/server/respawn.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { childPids, spawnServe, writeTree, type ServeChild } from './helpers.js';
+import { until } from '../helpers/poll.js';
 
 describe('serve: replacing workers that die', () => {
   let dir: string;
@@ -45,7 +46,7 @@ describe('serve: replacing workers that die', () => {
         .map(([, at]) => at);
     await rename(root, join(dir, 'gone'));
     process.kill(first!, 'SIGKILL');
-    for (const end = Date.now() + 30_000; Date.now() < end && (await replacements()).length < 3;) await new Promise((r) => setTimeout(r, 50));
+    await until(replacements, (times) => times.length >= 3, 'three replacements', { timeoutMs: 30_000, everyMs: 50 });
     // The first at once, the second 1 s after the first died, the third 2 s after the second: at least 3 s from the
     // first to the third, however slow the machine (a loop without a pause forked one every ~110 ms).
     const times = await replacements();

@@ -6,7 +6,7 @@ import { DEPOT_PATHS } from '../../src/constants.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { certificateDateProblem } from '../../src/server/served-certificate.js';
 import { brokenServerCert } from '../helpers/certs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { spawnServe, writeTree, type ServeChild } from './helpers.js';
 
 const DAY = 86_400_000;

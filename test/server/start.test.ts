@@ -3,7 +3,8 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, tempDir } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const run = promisify(execFile);
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw, makePki, writeTree, type TestPki } from './helpers.js';
 
 const BLOB = randomBytes(300_000);

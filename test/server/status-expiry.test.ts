@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { customCa } from '../helpers/certs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw } from './helpers.js';
 import { demoDepot } from './status-helpers.js';
 

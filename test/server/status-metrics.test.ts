@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, SERVE_HEALTH_BODIES, SERVE_METRIC_NAMES } from '../../src/constants.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { basic, fetchRaw, makePki, spawnServe, tlsServeArgs, writeTree, type ServeChild, type TestPki } from './helpers.js';
 import { parsePrometheus, sampleValue, type Sample } from './status-helpers.js';
+import { until } from '../helpers/poll.js';
 
 // Larger than what loopback socket buffers hold, so that a download a client stops reading stays in flight.
 const BIG = randomBytes(32 * 1024 * 1024 + 17);
@@ -81,13 +82,13 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
 
     // A handshake's failure reaches the server when its client has already moved on: scrape until both are in.
     // Each scrape is counted once answered, in the next one: `earlier` scrapes are in the last.
-    let after = await scrape(s.url);
-    let earlier = 1;
-    for (let i = 0; i < 50 && sampleValue(after, M.tlsHandshakeFailures) - sampleValue(before, M.tlsHandshakeFailures) < 2; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      after = await scrape(s.url);
-      earlier++;
-    }
+    let earlier = 0;
+    const after = await until(
+      () => (earlier++, scrape(s.url)),
+      (text) => sampleValue(text, M.tlsHandshakeFailures) - sampleValue(before, M.tlsHandshakeFailures) >= 2,
+      'both handshake failures in the metrics',
+      { everyMs: 100 },
+    );
     const delta = (name: string, labels: Record<string, string> = {}) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
     expect(delta(M.fileBytes)).toBe(BIG.length);
     // The download and the earlier scrapes.

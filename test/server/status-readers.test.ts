@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { parseCatalog } from '../../src/depot/catalog.js';
 import { statusData } from '../../src/server/status-data.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demoDepot, writePki } from './status-helpers.js';
 
 const execFileAsync = promisify(execFile);

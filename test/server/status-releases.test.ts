@@ -7,7 +7,7 @@ import { renderStatusPage } from '../../src/server/status-page.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 import { type ReleasesDepot, releasesDepot } from '../depot/releases.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw } from './helpers.js';
 import { demoDepot, STATUS_JSON_SCHEMA, writePki } from './status-helpers.js';
 

@@ -8,7 +8,8 @@ import { DEPOT_PATHS, REQUIRED_COMPONENTS, SERVE_HEALTH_BODIES, UMDS_PATCH_STORE
 import { upgradeMetadataPaths } from '../../src/depot/upgrade-metadata.js';
 import { statusData } from '../../src/server/status-data.js';
 import { renderStatusPage } from '../../src/server/status-page.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { basic, fetchRaw, spawnServe, writeTree, type ServeChild } from './helpers.js';
 import { demoDepot, STATUS_JSON_SCHEMA, writePki } from './status-helpers.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connect, type SecureVersion } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { makePki, writeTree, type TestPki } from './helpers.js';
 
 /** Runs openssl s_client against the server and returns what it printed (it exits non-zero on a failed handshake). */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { basic, fetchRaw, makePki, writeTree, type TestPki } from './helpers.js';
 import { until } from '../helpers/poll.js';
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { SERVE_WORKER_SEMI_SPACE_MB } from '../../src/server/tuning.js';
 import { workerEnv } from '../../src/server/worker-env.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { childPids, spawnServe, writeTree, type ServeChild } from './helpers.js';
 
 /** NODE_OPTIONS as the process `pid` was started with (Linux /proc). */

@@ -5,30 +5,22 @@
  * the depot folder SDDC_MANAGER_VCF, but both clients ask for SDDC_MANAGER. And a depot update
  * alone syncs nothing: the releases and bundles appear after the sync that clients ask for.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { tempDir } from '../helpers/cli.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { ANSIBLE_COMPONENT_API_MAP, SDK_FIRST_INSTANCE_COMPONENTS } from '../helpers/public-clients.js';
-import { call, depotSettings, login, startTestDepot, type TestDepot } from '../installer/helpers.js';
+import { call, depotSettings, login, type TestDepot } from '../installer/helpers.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
 
 const SYNC = '/v1/system/settings/depot/depot-sync-info';
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let dir: string;
 let depot: TestDepot;
-
-beforeAll(async () => {
-  tmp = await tempDir('depotkit-sim-names-');
-  depot = await startTestDepot(tmp.dir);
-});
-afterAll(async () => {
-  await depot?.close();
-  await tmp?.cleanup();
-});
+useTestDepot('depotkit-sim-names-', (started) => ({ dir, depot } = started));
 
 interface StatusRow {
   bundleId: string;
@@ -60,7 +52,7 @@ async function syncNow(sim: InstallerSimulator, token: string): Promise<void> {
 
 /** The catalog's SDDC Manager bundles, by the file names the depot holds them under. */
 async function catalogSddcManagerVersions(): Promise<string[]> {
-  const catalog = JSON.parse(await readFile(join(tmp.dir, 'depot', DEPOT_PATHS.catalog), 'utf8')) as {
+  const catalog = JSON.parse(await readFile(join(dir, 'depot', DEPOT_PATHS.catalog), 'utf8')) as {
     patches: Record<string, Array<{ productVersion: string }>>;
   };
   return (catalog.patches.SDDC_MANAGER_VCF ?? []).map((v) => v.productVersion);

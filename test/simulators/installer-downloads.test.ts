@@ -14,7 +14,7 @@ import { BUNDLE_DOWNLOAD_STATUS } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { issueServerCert } from '../../src/cert/index.js';
 import { repeatedDownloadRefusal } from '../../src/simulators/installer/routes/bundles.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { SDK_DOWNLOAD_ERRORS_TO_IGNORE, sdkBundlesDownloaded } from '../helpers/public-clients.js';

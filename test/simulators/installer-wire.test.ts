@@ -1,25 +1,16 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INSTALLER_API } from '../../src/constants.js';
-import { REPO_ROOT } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/temp.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { call, login } from '../installer/helpers.js';
+import { closedPort } from '../helpers/ports.js';
 
 const DEPOT = INSTALLER_API.depotSettings;
 const V9_0 = '9.0.2.0.24000000';
 const V9_1_0 = '9.1.0.0.25368698';
 const V9_1_1 = '9.1.1.0.25500000';
-
-/** A port on 127.0.0.1 that nothing listens on: the depot check fails at once with DEPOT_NOT_AVAILABLE. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });

@@ -6,13 +6,14 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startInstallerSimulator } from '../../src/simulators/installer/index.js';
-import { spawnCliJson, tempDir } from '../helpers/cli.js';
+import { spawnCliJson } from '../helpers/cli.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
-import { DEPOT_PASSWORD, DEPOT_USER, call, login, startTestDepot, type TestDepot } from '../installer/helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, call, login, type TestDepot } from '../installer/helpers.js';
 import { ansibleDepotType, type DepotView } from '../helpers/public-clients.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
 
 const CERTS = '/v1/sddc-manager/trusted-certificates';
 const DEPOT = '/v1/system/settings/depot';
@@ -26,17 +27,9 @@ const ROLES = [
 const VERSIONS = ['9.0.2.0.24000000', '9.1.0.0.25368698', '9.1.1.0.25500000'];
 const MATRIX = ROLES.flatMap((r) => VERSIONS.map((version) => ({ ...r, version })));
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let dir: string;
 let depot: TestDepot;
-
-beforeAll(async () => {
-  tmp = await tempDir('depotkit-sddc-sim-');
-  depot = await startTestDepot(tmp.dir);
-});
-afterAll(async () => {
-  await depot?.close();
-  await tmp?.cleanup();
-});
+useTestDepot('depotkit-sddc-sim-', (started) => ({ dir, depot } = started));
 
 const offlineDepot = () => ({
   offlineAccount: { username: DEPOT_USER, password: DEPOT_PASSWORD },
@@ -89,7 +82,7 @@ describe('the role', () => {
   });
 
   it('depotkit sim installer --role sddc-manager answers SddcManager and lets administrator@vsphere.local in with the lab password', async () => {
-    const certOut = join(tmp.dir, 'sddc-sim.pem');
+    const certOut = join(dir, 'sddc-sim.pem');
     const sim = await spawnCliJson<{ url: string; user: string }>(['sim', 'installer', '--role', 'sddc-manager', '--cert-out', certOut, '--quiet', '--json']);
     try {
       expect(sim.info.user).toBe('administrator@vsphere.local');

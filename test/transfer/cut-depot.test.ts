@@ -13,7 +13,8 @@ import { renderStatusPage, startDepotServer, statusData } from '../../src/server
 import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { fetchRaw } from '../server/helpers.js';
 import { parsePrometheus, sampleValue } from '../server/status-helpers.js';
 import { readCatalog } from './helpers.js';

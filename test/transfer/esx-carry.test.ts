@@ -11,7 +11,8 @@ import { pruneDepot } from '../../src/transfer/prune.js';
 import type { PackFile, PackManifest } from '../../src/transfer/format.js';
 import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { sha256, treeOf } from './helpers.js';
 import { copyPack, readManifest, replaceBytes, writeManifest } from './tamper.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseManifest, planVolumes } from '../../src/transfer/format.js';
 import { BLOCK, END_OF_ARCHIVE, MAX_MEMBER_DATA, encodeHeader, listMembers, roundUpToBlock } from '../../src/transfer/tar.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;

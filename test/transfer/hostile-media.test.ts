@@ -5,7 +5,8 @@ import { appendFile, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PackFile, PackManifest } from '../../src/transfer/format.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo, sha256, treeOf } from './helpers.js';
 import { copyPack, readManifest, replaceBytes, resum, stopLeftovers, unpack, writeManifest } from './tamper.js';
 

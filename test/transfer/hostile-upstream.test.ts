@@ -11,10 +11,13 @@ import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport } from '../../src/transfer/mirror.js';
 import { formatSeal, sealCode } from '../../src/transfer/seal.js';
-import { CLI, tempDir } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { manyTinyBinaries } from './generated.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
 import { sendFile, sendForever, startUpstream } from './upstream.js';
+import { until } from '../helpers/poll.js';
+import { ended } from '../helpers/ports.js';
 
 const BINARY = 128 * 1024;
 const MEASURE = pathToFileURL(join(import.meta.dirname, 'exit-measure.mjs')).href;
@@ -283,10 +286,7 @@ describe('depot mirror: one writer per depot, and a seal carried apart', () => {
       const exited = new Promise((r) => first.on('exit', r));
       // The partial file exists once its download has started, with the lock held.
       const partial = partialPathFor(out, stalled);
-      while (!existsSync(partial)) {
-        if (first.exitCode !== null) throw new Error('the first mirror ended before the second started');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await until(() => existsSync(partial), 'the first mirror to start its download', { timeoutMs: 60_000, everyMs: 20, failIf: ended(first) });
       const second = await mirror(server.url, out);
       expect(second.code).toBe(2);
       expect(second.stderr).toMatch(new RegExp(`${out} is being written by another run: depot mirror \\(process ${first.pid} on `));

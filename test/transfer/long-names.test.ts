@@ -7,7 +7,7 @@ import { startDepotServer } from '../../src/server/index.js';
 import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo, readCatalog, sha256, treeOf } from './helpers.js';
 
 let base: string;

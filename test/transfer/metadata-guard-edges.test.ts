@@ -15,7 +15,7 @@ import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { EXIT } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { readCatalog } from './helpers.js';
 import { readManifest, writeManifest } from './tamper.js';
 

@@ -13,11 +13,14 @@ import { startDepotServer } from '../../src/server/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport, UpgradeMetadataSource } from '../../src/transfer/mirror.js';
 import type { PruneReport } from '../../src/transfer/prune.js';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { writeUpgradeMetadata } from '../depot/helpers.js';
 import { demo, identities, nextRelease, readCatalog, treeOf } from './helpers.js';
 import { catalogBinaries } from '../../src/depot/catalog.js';
+import { ended } from '../helpers/ports.js';
+import { until } from '../helpers/poll.js';
 
 const USER = 'depot';
 const PASSWORD = 'mirror me, not anyone else';
@@ -191,15 +194,14 @@ describe('depot mirror', () => {
     );
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     const remembered = async () => Object.keys(JSON.parse(await readFile(state, 'utf8').catch(() => '{}')) as object);
-    for (;;) {
-      if (child.exitCode !== null) throw new Error('mirror ended before it could be killed');
+    const halfway = async () => {
       const held = await stat(partial).then(
         (s) => s.size,
         () => 0,
       );
-      if (sentHalf && held >= 1024 * 1024 && (await remembered()).length === binaries.length - 1) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+      return sentHalf && held >= 1024 * 1024 && (await remembered()).length === binaries.length - 1;
+    };
+    await until(halfway, 'mirror halfway through its last file', { timeoutMs: 60_000, everyMs: 10, failIf: ended(child) });
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     stalling.closeAllConnections();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX, componentDir } from '../../src/constants.js';
 import type { Catalog } from '../../src/depot/catalog.js';
 import { pruneDepot } from '../../src/transfer/prune.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
 
 // The catalog reader refuses a file name that starts like a temporary file's; prune must not rely on it alone.

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { PackManifest } from '../../src/transfer/format.js';
 import type { PackReport } from '../../src/transfer/pack.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo, flipByte, nextRelease, sha256, treeOf } from './helpers.js';
 
 const BINARY = 200 * 1024;

@@ -12,8 +12,9 @@ import { type MirrorReport, mirrorDepot } from '../../src/transfer/mirror.js';
 import { chooseProxy, noProxyEntry } from '../../src/transfer/mirror/proxy.js';
 import { parseDepotUrl } from '../../src/util/depot-url.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
-import { runCli, tempDir } from '../helpers/cli.js';
-import { freePort } from '../helpers/nginx.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+import { freePort } from '../helpers/ports.js';
 import { until } from '../helpers/poll.js';
 import { demo } from './helpers.js';
 

@@ -6,7 +6,8 @@ import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { catalogBinaries } from '../../src/depot/catalog.js';
 import type { DiffReport } from '../../src/transfer/diff.js';
 import type { PruneReport } from '../../src/transfer/prune.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { zipFolder } from '../depot/helpers.js';
 import { demo, nextRelease, readCatalog, treeOf } from './helpers.js';
 

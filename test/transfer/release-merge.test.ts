@@ -14,7 +14,7 @@ import { type MirrorOptions, type MirrorReport, mirrorDepot } from '../../src/tr
 import { packDepot } from '../../src/transfer/pack.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo } from './helpers.js';
 import { type AddedBinary, addRelease, firstReleaseBinaries } from './releases-fixture.js';
 

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { PackReport } from '../../src/transfer/pack.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo, sha256, treeOf } from './helpers.js';
 import { copyPack, readManifest, stopLeftovers, unpack, writeManifest } from './tamper.js';
 

@@ -12,7 +12,8 @@ import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import type { SelectOptions } from '../../src/transfer/select.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { formatBytes } from '../../src/util/progress.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo } from './helpers.js';
 import { addRelease as addReleaseTo, firstReleaseBinaries } from './releases-fixture.js';
 

@@ -7,7 +7,8 @@ import { startDepotServer } from '../../src/server/index.js';
 import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { packDepot } from '../../src/transfer/pack.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { vendorLikeSource } from '../depot/helpers.js';
 import { demo } from './helpers.js';
 

@@ -3,7 +3,8 @@ import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PackFile, PackManifest } from '../../src/transfer/format.js';
 import type { UnpackReport } from '../../src/transfer/unpack.js';
-import { CLI, REPO_ROOT } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/temp.js';
 import { sha256 } from './helpers.js';
 
 /**

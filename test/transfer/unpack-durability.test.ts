@@ -7,7 +7,8 @@ import { DEPOT_PATHS, TEMP_PREFIX, componentDir } from '../../src/constants.js';
 import { VerifiedState } from '../../src/depot/place.js';
 import { TargetDepot } from '../../src/transfer/target.js';
 import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
 
 const TINY = 300;

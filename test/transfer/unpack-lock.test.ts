@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -6,9 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEMP_PREFIX } from '../../src/constants.js';
 import type { PruneReport } from '../../src/transfer/prune.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo, treeOf } from './helpers.js';
 import { stopLeftovers, unpack } from './tamper.js';
+import { deadPid } from '../helpers/process.js';
 
 let base: string;
 let cleanup: () => Promise<void>;
@@ -32,13 +33,6 @@ afterAll(async () => {
 async function lockAs(root: string, pid: number, operation: string): Promise<void> {
   await mkdir(join(root, '.depotkit'), { recursive: true });
   await writeFile(join(root, '.depotkit', 'lock'), `${JSON.stringify({ pid, host: hostname(), operation, startedAt: '2025-01-01T00:00:00.000Z' })}\n`);
-}
-
-/** The id of a process that has ended. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', '']);
-  await new Promise((r) => child.on('close', r));
-  return child.pid!;
 }
 
 describe('one writer per depot: unpack and prune --yes hold its lock', () => {

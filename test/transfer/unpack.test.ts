@@ -7,8 +7,11 @@ import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import type { PackManifest } from '../../src/transfer/format.js';
 import type { PruneReport } from '../../src/transfer/prune.js';
 import type { UnpackReport } from '../../src/transfer/unpack.js';
-import { CLI, runCli, tempDir } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { demo, flipByte, identities, nextRelease, treeOf } from './helpers.js';
+import { until } from '../helpers/poll.js';
+import { ended } from '../helpers/ports.js';
 
 const BINARY = 200 * 1024;
 const VOLUME = '256K';
@@ -150,11 +153,8 @@ describe('depot unpack', () => {
     const child = spawn(process.execPath, [CLI, 'depot', 'unpack', bigPack, '--out', out, '--json'], { stdio: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     // Kill as soon as the first file is remembered as verified.
-    for (;;) {
-      if (existsSync(state) && Object.keys(JSON.parse(await readFile(state, 'utf8').catch(() => '{}')) as object).length > 0) break;
-      if (child.exitCode !== null) throw new Error('unpack finished before it could be killed');
-      await new Promise((r) => setTimeout(r, 2));
-    }
+    const oneVerified = async () => existsSync(state) && Object.keys(JSON.parse(await readFile(state, 'utf8').catch(() => '{}')) as object).length > 0;
+    await until(oneVerified, 'a first file remembered as verified', { timeoutMs: 60_000, everyMs: 2, failIf: ended(child) });
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     const remembered = Object.keys(JSON.parse(await readFile(state, 'utf8')) as object).map((p) => p.slice(out.length + 1));

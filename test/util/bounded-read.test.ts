@@ -4,7 +4,7 @@ import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileBounded } from '../../src/util/fs.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('readFileBounded', () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };

@@ -4,7 +4,7 @@ import fg from 'fast-glob';
 import { describe, expect, it } from 'vitest';
 import { TEMP_PREFIX } from '../../src/constants.js';
 import { listFiles } from '../../src/util/walk.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** A tree with what a depot may hold by mistake: dot files and folders, links to files, folders and nothing, a link back up, an unreadable folder. */
 async function tree(dir: string): Promise<void> {

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MGMT_API, MGMT_HEADERS } from '../../src/constants.js';
 import { issueServerCert, sha256Fingerprint } from '../../src/cert/index.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
-import { runCli, spawnCliJson, tempDir } from '../helpers/cli.js';
+import { runCli, spawnCliJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { handshake } from '../../src/vcenter/served.js';
 import { PASSWORD, USER, basic, call, forgeCa, startSim, testCa, writeFixtures } from './helpers.js';
 

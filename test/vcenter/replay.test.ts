@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MGMT_API } from '../../src/constants.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
-import { tempDir } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { PASSWORD, USER, basic, forgeCa, forgeSignCsr, startSim, type ForgeCa } from './helpers.js';
 
 const run = promisify(execFile);

@@ -11,7 +11,8 @@ import { MGMT_API } from '../../src/constants.js';
 import { listVcenterTrust, replaceCertificate, trustVcenterCa, untrustVcenterCa } from '../../src/vcenter/index.js';
 import { sha256Fingerprint } from '../../src/cert/index.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { PASSWORD, USER, startSim, startTweakedServer, testCa, writeFixtures } from './helpers.js';
 
 describe.each(['api', 'rest'] as const)('vcenter trust over /%s', (api) => {

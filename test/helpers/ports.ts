@@ -1,0 +1,43 @@
+import type { ChildProcess } from 'node:child_process';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { until, type PollOptions } from './poll.js';
+
+/**
+ * A port on 127.0.0.1 that nothing listens on now: the kernel's pick for port 0, released. For a peer
+ * that cannot be told to pick one itself (nginx, a server started with a port of its own).
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The same port, named for its use: one to connect to and be refused at once. */
+export const closedPort: () => Promise<number> = freePort;
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+export function portAccepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Waits until something accepts connections on 127.0.0.1:`port` (`opts.failIf`: the server ended first). */
+export function untilAccepting(port: number, what: string, opts?: PollOptions): Promise<void> {
+  return until(() => portAccepts(port), what, opts);
+}
+
+/** Why a child process cannot be waited for any more: it ended (for PollOptions.failIf). */
+export function ended(child: ChildProcess, output: () => string = () => ''): () => string | undefined {
+  return () => (child.exitCode !== null || child.signalCode !== null ? `it ended (${child.exitCode ?? child.signalCode}) ${output()}`.trim() : undefined);
+}
