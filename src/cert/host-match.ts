@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
+import { bareHost } from '../util/url.js';
 
 /**
  * Does the certificate's SAN name `host`? One matcher for the whole tool, with
@@ -10,7 +11,7 @@ import { isIP } from 'node:net';
  */
 export function certificateCoversHost(cert: string | X509Certificate, host: string): boolean {
   const x509 = typeof cert === 'string' ? new X509Certificate(cert) : cert;
-  const bare = bareHost(host) ?? '';
+  const bare = bareHost(host);
   if (isIP(bare)) return x509.checkIP(bare) !== undefined;
   const name = bare.replace(/\.$/, '');
   return name !== '' && x509.checkHost(name, { subject: 'never' }) !== undefined;
@@ -20,9 +21,4 @@ export function certificateCoversHost(cert: string | X509Certificate, host: stri
 export function sameName(a: string, b: string): boolean {
   const norm = (n: string) => n.toLowerCase().replace(/\.$/, '');
   return norm(a) === norm(b);
-}
-
-/** The host name as a certificate names it: trimmed, and a URL-style IPv6 literal ([fd00::1]) as the bare address. */
-export function bareHost(host: string | undefined): string | undefined {
-  return host?.trim().replace(/^\[(.*)\]$/, '$1');
 }

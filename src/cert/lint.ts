@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Finding } from '../util/findings.js';
-import { bareHost } from './host-match.js';
+import { bareHost } from '../util/url.js';
 import { inspectCertificate, parseCertificate, type CertInfo } from './inspect.js';
 import { chainVerdict } from './lint-chain.js';
 import { LINT_RULES, type LintContext } from './lint-rules.js';
@@ -8,7 +8,7 @@ import { splitPemBlocks } from './pem.js';
 import { SERVER_PROFILE, type ServerProfile } from './profiles.js';
 import { normalizeIps } from './x509.js';
 
-export { bareHost, certificateCoversHost } from './host-match.js';
+export { certificateCoversHost } from './host-match.js';
 
 export interface LintOptions {
   /** The host name (or IP) the installer is given for the depot; without it the name checks are skipped. */
@@ -60,7 +60,7 @@ export function lintServerCertificate(certPem: string, opts: LintOptions = {}): 
   const [leafPem, ...served] = splitPemBlocks(certPem, 'CERTIFICATE');
   const info = inspectCertificate(leafPem ?? certPem);
   const leaf = parseCertificate(leafPem ?? certPem);
-  const host = bareHost(opts.host);
+  const host = opts.host === undefined ? undefined : bareHost(opts.host);
   const ips = normalizeIps(opts.ips ?? []);
   const ctx: LintContext = {
     leaf,

@@ -1,5 +1,6 @@
 import { type CertificateFacts, readCertificates } from '../../cert/certificate-reader.js';
 import type { StatusCa, StatusCertificate } from './types.js';
+import { urlHost } from '../../util/url.js';
 
 /** The page's view of a certificate: times as ISO text, so that ages are computed when it is shown. */
 function statusCertificate(facts: CertificateFacts): StatusCertificate {
@@ -49,7 +50,7 @@ export function installerUrl(certPem: string | undefined, host: string, port: nu
     name = dns.find((d) => d !== 'localhost') ?? dns[0] ?? leaf?.ips[0];
   }
   name ??= host === '0.0.0.0' || host === '::' ? fallbackHost : host;
-  const shown = name.includes(':') ? `[${name}]` : name;
+  const shown = urlHost(name);
   const scheme = certPem !== undefined ? 'https' : 'http';
   const defaultPort = scheme === 'https' ? 443 : 80;
   return `${scheme}://${shown}${port === defaultPort ? '' : `:${port}`}`;
