@@ -3,7 +3,7 @@ import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { usageError } from '../util/errors.js';
 import { listenOn } from '../util/listen.js';
-import type { Serving } from './prepare.js';
+import type { Serving } from './serving.js';
 import type { StatusData } from './status-data.js';
 import { loadTlsMaterial, secureOptions, type TlsMaterial } from './tls.js';
 import type { DepotServer } from './types.js';
