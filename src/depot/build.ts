@@ -1,7 +1,7 @@
 import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import fg from 'fast-glob';
-import pLimit from 'p-limit';
+import { limiter } from '../util/limit.js';
 import { DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { foldersUpTo } from '../util/fs.js';
@@ -144,7 +144,7 @@ async function buildLocked(
     const work = await sortOut(binaries, index, report, state, options.force ?? false);
     options.onStart?.(work.reduce((sum, w) => sum + (report.contentChecked ? w.binary.size : 0), 0));
     // Two files at a time: one is copied and hashed while the other is flushed to disk.
-    const limit = pLimit(PLACE_CONCURRENCY);
+    const limit = limiter(PLACE_CONCURRENCY);
     let failed = false;
     const place = async (binary: CatalogBinary, candidates: string[]) => {
       if (failed) return;
