@@ -18,7 +18,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pLimit from 'p-limit';
+import { limiter } from '../../src/util/limit.js';
 import { INSTALLER_API, TRUSTED_FOR_OUTBOUND } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { INSTALLER_DEFAULTS } from '../../src/installer/defaults.js';
@@ -137,7 +137,7 @@ writeFileSync(
   ].join('\n'),
 );
 const connect = (sim: InstallerSimulator) => InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [tls.certPem] } });
-const setUp = pLimit(16);
+const setUp = limiter(16);
 await Promise.all(
   sims.map((sim) =>
     setUp(async () => {
@@ -229,7 +229,7 @@ const normalise = (pem: string) => pem.replace(/\s+/g, '');
 
 /** The hand-made way: the steps an operator scripts with curl, consumers `concurrency` at a time. */
 async function byHand(pair: NewPair): Promise<void> {
-  const limit = pLimit(concurrency);
+  const limit = limiter(concurrency);
   const importRequest = join(work, `import-${pair.n}.json`);
   writeFileSync(importRequest, JSON.stringify({ certificate: pair.caPem, certificateUsageType: TRUSTED_FOR_OUTBOUND }));
   const tokens = await Promise.all(

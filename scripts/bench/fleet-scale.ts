@@ -24,7 +24,7 @@ import { connect } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pLimit from 'p-limit';
+import { limiter } from '../../src/util/limit.js';
 import { INSTALLER_API, TRUSTED_FOR_OUTBOUND } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { INSTALLER_DEFAULTS } from '../../src/installer/defaults.js';
@@ -84,7 +84,7 @@ interface Measured {
 /** Ports nothing listens on: each tried once, those that answer skipped. */
 async function closedPorts(n: number): Promise<number[]> {
   const ports: number[] = [];
-  const limit = pLimit(200);
+  const limit = limiter(200);
   let next = FIRST_CLOSED_PORT;
   while (ports.length < n) {
     const batch = Array.from({ length: n - ports.length }, () => next++);
@@ -275,7 +275,7 @@ async function curlPush(): Promise<Measured> {
     run('curl', ['-sS', '--cacert', files.installerCert, '-H', 'content-type: application/json', ...argv], { maxBuffer: 1 << 20 });
   try {
     return await measured(fleet, async () => {
-      const limit = pLimit(INSTALLER_DEFAULTS.concurrency);
+      const limit = limiter(INSTALLER_DEFAULTS.concurrency);
       const cpu = childrenCpu();
       const started = process.hrtime.bigint();
       const rows = await Promise.all(

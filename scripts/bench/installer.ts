@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pLimit from 'p-limit';
+import { limiter } from '../../src/util/limit.js';
 import { INSTALLER_API, TRUSTED_FOR_OUTBOUND } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, selfSignedServerCertificate } from '../../src/cert/index.js';
@@ -125,7 +125,7 @@ const theirs = await fleet();
 const curl = (args: string[]) => run('curl', ['-sS', '--cacert', files.installerCa, '-H', 'content-type: application/json', ...args], { maxBuffer: 1 << 20 });
 
 async function curlFleet(): Promise<{ seconds: number; statuses: Record<string, number> }> {
-  const limit = pLimit(concurrency);
+  const limit = limiter(concurrency);
   const statuses: Record<string, number> = {};
   const start = process.hrtime.bigint();
   await Promise.all(

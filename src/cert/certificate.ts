@@ -2,7 +2,7 @@ import { X509Certificate, createHash, type KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
 import { usageError } from '../util/errors.js';
 import { TAG, booleanOf, children, derNode, oidOf, smallInteger, type DerNode } from './der.js';
-import { bareHost } from './host-match.js';
+import { bareHost } from '../util/url.js';
 import { oidName } from './oid-names.js';
 import { parsePemBlocks } from './pem.js';
 import { KEY_USAGES } from './profiles.js';
@@ -184,7 +184,7 @@ export class Certificate {
    * (`*.local` and `*.com` match nothing), an IP only by an IP entry, case and a trailing dot on the host ignored.
    */
   coversHost(host: string): boolean {
-    const bare = bareHost(host) ?? '';
+    const bare = bareHost(host);
     if (isIP(bare)) return this.#x509.checkIP(bare) !== undefined;
     const name = bare.replace(/\.$/, '');
     return name !== '' && this.#x509.checkHost(name, { subject: 'never' }) !== undefined;

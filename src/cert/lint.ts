@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Finding } from '../util/findings.js';
-import { bareHost } from './host-match.js';
+import { bareHost } from '../util/url.js';
 import { readCertificate, type Certificate } from './certificate.js';
 import { chainVerdict } from './lint-chain.js';
 import { LINT_RULES, type LintContext } from './lint-rules.js';
@@ -8,7 +8,6 @@ import { splitPemBlocks } from './pem.js';
 import { SERVER_PROFILE, type ServerProfile } from './profiles.js';
 import { normalizeIps } from './x509.js';
 
-export { bareHost } from './host-match.js';
 export { certificateCoversHost } from './certificate.js';
 
 export interface LintOptions {
@@ -60,7 +59,7 @@ function issueCommand(info: Certificate, host: string | undefined, ips: readonly
 export function lintServerCertificate(certPem: string, opts: LintOptions = {}): Finding[] {
   const [leafPem, ...served] = splitPemBlocks(certPem, 'CERTIFICATE');
   const info = readCertificate(leafPem ?? certPem);
-  const host = bareHost(opts.host);
+  const host = opts.host === undefined ? undefined : bareHost(opts.host);
   const ips = normalizeIps(opts.ips ?? []);
   const ctx: LintContext = {
     ...(host ? { host } : {}),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import pLimit from 'p-limit';
+import { limiter } from '../util/limit.js';
 import type { CatalogBinary } from '../depot/catalog.js';
 import type { SeenFile } from '../depot/release-status.js';
 import type { Finding } from '../util/findings.js';
@@ -56,7 +56,7 @@ export async function checkBinaries(
   stats.binaries = binaries.length;
   const concurrency = Math.max(1, options.concurrency ?? CHECK_DEFAULTS.concurrency);
   client.allowConnections(connectionsWorth(binaries.length, client.timing));
-  const limit = pLimit(concurrency);
+  const limit = limiter(concurrency);
   const present: CatalogBinary[] = [];
   await Promise.all(
     binaries.map((binary) =>
@@ -71,7 +71,7 @@ export async function checkBinaries(
     const downloads = Math.min(CHECK_DEFAULTS.hashConcurrency, concurrency);
     // A download holds its connection to the end: one each.
     client.allowConnections(downloads);
-    const hashLimit = pLimit(downloads);
+    const hashLimit = limiter(downloads);
     await Promise.all(present.map((binary) => hashLimit(() => contentServed(sweep, binary))));
   }
   return sweep.findings.sort((a, b) => (a.path ?? '').localeCompare(b.path ?? ''));

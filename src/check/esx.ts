@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import pLimit from 'p-limit';
+import { limiter } from '../util/limit.js';
 import { readEsxChain } from '../esx/chain.js';
 import type { EsxVib } from '../esx/model.js';
 import type { EsxSource } from '../esx/source.js';
@@ -66,7 +66,7 @@ function httpSource(client: DepotClient, folder: ReturnType<typeof parseDepotUrl
     if (answer.status !== 404 && answer.status !== 410) refusals.set(path, answer.status);
     return false;
   };
-  const limit = pLimit(concurrency);
+  const limit = limiter(concurrency);
   return {
     label: folder.base.href,
     kind: 'folder',

@@ -42,6 +42,8 @@ interface CaMoveFlags {
   timeout: number;
   concurrency: number;
   switchTimeout: number;
+  trustSettle: number;
+  reloadWait: number;
   stateFile?: string;
   removeOld?: boolean;
   dryRun?: boolean;
@@ -115,6 +117,8 @@ async function moveOptions(flags: CaMoveFlags): Promise<CaMoveOptions> {
     skipUnreachable: flags.skipUnreachable,
     ...(flags.stateFile ? { stateFile: flags.stateFile } : {}),
     switchTimeoutMs: flags.switchTimeout * 1000,
+    trustSettleMs: flags.trustSettle * 1000,
+    reloadUnderWayMs: flags.reloadWait * 1000,
   };
 }
 
@@ -223,6 +227,15 @@ export function registerCaMoveCommand(program: Command): void {
     .addOption(timeoutOption(INSTALLER_DEFAULTS.timeoutMs, 'timeout of each API request'))
     .addOption(concurrencyOption(INSTALLER_DEFAULTS.concurrency, 'consumers worked on at once'))
     .addOption(secondsOption('--switch-timeout', 'how long the server gets to serve the new certificate after its reload', 30))
+    .addOption(
+      secondsOption(
+        '--trust-settle',
+        'with --reload-command: how long validations the consumers began before they trusted the new CA get to end before the switch',
+        5,
+        0,
+      ),
+    )
+    .addOption(secondsOption('--reload-wait', 'on a re-run that finds the new pair written: how long the site gets to take it from a reload under way', 5, 0))
     .option('--state-file <file>', 'where the progress is kept (default: beside --served-cert)')
     .option('--remove-old', 'once every consumer validated the depot, remove the old CA from them')
     .option('--skip-unreachable', 'switch even when some consumers cannot be reached (they fail validation until a re-run reaches them)')

@@ -1,27 +1,26 @@
 import type { Command } from 'commander';
+import { TOP_LEVEL_NAMES, type TopLevelCommand } from './command-names.js';
 import { programWith, type Register } from './program-core.js';
 
 /**
- * The top-level commands in the order of the flow (make the depot, its
- * certificate, serve it, check it, point the installer at it), each loaded on
- * demand: a command run in a loop by a script pays only for its own modules.
+ * Each top-level command's modules, loaded on demand: a command run in a loop by a script pays only for its
+ * own modules. The commands' order and aliases are TOP_LEVEL_NAMES's.
  */
-const TOP_LEVEL: readonly { names: readonly string[]; load: () => Promise<Register[]> }[] = [
-  {
-    names: ['depot'],
-    // move-ca hangs under depot.
-    load: async () => [(await import('./depot.js')).registerDepotCommands, (await import('./ca-move.js')).registerCaMoveCommand],
-  },
-  { names: ['esx'], load: async () => [(await import('./esx.js')).registerEsxCommands] },
-  { names: ['cert'], load: async () => [(await import('./cert.js')).registerCertCommands] },
-  { names: ['serve'], load: async () => [(await import('./serve.js')).registerServeCommands] },
-  { names: ['check'], load: async () => [(await import('./check.js')).registerCheckCommand] },
-  { names: ['installer'], load: async () => [(await import('./installer.js')).registerInstallerCommands] },
-  { names: ['mgmt', 'vcenter'], load: async () => [(await import('./vcenter.js')).registerMgmtCommands] },
-  { names: ['export'], load: async () => [(await import('./export.js')).registerExportCommand] },
-  { names: ['sim'], load: async () => [(await import('./sim.js')).registerSimCommands] },
-  { names: ['start', 'quickstart'], load: async () => [(await import('./start.js')).registerStartCommand] },
-];
+const LOADERS: Record<TopLevelCommand, () => Promise<Register[]>> = {
+  // move-ca hangs under depot.
+  depot: async () => [(await import('./depot.js')).registerDepotCommands, (await import('./ca-move.js')).registerCaMoveCommand],
+  esx: async () => [(await import('./esx.js')).registerEsxCommands],
+  cert: async () => [(await import('./cert.js')).registerCertCommands],
+  serve: async () => [(await import('./serve.js')).registerServeCommands],
+  check: async () => [(await import('./check.js')).registerCheckCommand],
+  installer: async () => [(await import('./installer.js')).registerInstallerCommands],
+  mgmt: async () => [(await import('./vcenter.js')).registerMgmtCommands],
+  export: async () => [(await import('./export.js')).registerExportCommand],
+  sim: async () => [(await import('./sim.js')).registerSimCommands],
+  start: async () => [(await import('./start.js')).registerStartCommand],
+};
+
+const TOP_LEVEL = TOP_LEVEL_NAMES.map((names) => ({ names: names as readonly string[], load: LOADERS[names[0]] }));
 
 /** Every top-level command, for the help that lists them all and for tests that walk every option. */
 export async function everyCommand(): Promise<Register[]> {

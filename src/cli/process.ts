@@ -3,6 +3,7 @@
  * typed (for hints), a reader that stops reading stdout, and a parent npm
  * process that is gone.
  */
+import { TOP_LEVEL_NAMES } from './command-names.js';
 
 /** The exit code of a command interrupted by Ctrl-C (or SIGTERM), as a shell reports one ended by SIGINT: 128 + 2. */
 export const EXIT_INTERRUPTED = 130;
@@ -28,9 +29,6 @@ export async function interruptible<T>(sentence: string, cleanUp: () => void, wo
   }
 }
 
-/** The names of the top-level commands: a hint names one of them right after `depotkit`. */
-const COMMANDS = ['depot', 'esx', 'cert', 'quickstart', 'start', 'check', 'serve', 'vcenter', 'mgmt', 'sim', 'installer', 'export'];
-
 /**
  * Was this process started by npm: `npx depotkit ...` (npm exec), or `npm start`
  * in the repository? npm sets `npm_lifecycle_event` to `npx` for npm exec and
@@ -49,7 +47,8 @@ export function invokedAs(env: NodeJS.ProcessEnv = process.env): string {
   return startedByNpm(env) ? 'npx depotkit' : 'depotkit';
 }
 
-const COMMAND_IN_TEXT = new RegExp(`(?<![\\w./-]|npx )depotkit (?=(?:${COMMANDS.join('|')})\\b)`, 'g');
+// A hint names a top-level command right after `depotkit`.
+const COMMAND_IN_TEXT = new RegExp(`(?<![\\w./-]|npx )depotkit (?=(?:${TOP_LEVEL_NAMES.flat().join('|')})\\b)`, 'g');
 
 /** `text` with every `depotkit <command>` in it written as the user runs depotkit (`npx depotkit <command>` through npx). */
 export function asInvoked(text: string, as: string = invokedAs()): string {
@@ -130,7 +129,7 @@ export class ServerSignals {
 
 /**
  * `depotkit serve` listens for its signals from this module's evaluation, the
- * first thing the CLI runs (it imports nothing, and main.ts loads the commands
+ * first thing the CLI runs (it imports only the list of command names, and main.ts loads the commands
  * only after it), not only once its command has been parsed.
  */
 const SIGNALS_FROM_START = process.argv[2] === 'serve' ? new ServerSignals() : undefined;

@@ -1,25 +1,17 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve, sep } from 'node:path';
-import fg from 'fast-glob';
 import { DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { foldersUpTo, isDirectory, syncDir, writeFileAtomic } from '../util/fs.js';
+import { listFiles } from '../util/walk.js';
 
 /** The files under the folders of binaries, by file name (several downloads may share one). */
 export async function indexBinaries(folders: string[], out: string): Promise<Map<string, string[]>> {
   const index = new Map<string, string[]>();
   for (const folder of folders) {
     if (!(await isDirectory(folder))) throw usageError(`${folder}, given as a folder of binaries, is not a folder.`);
-    const files = await fg('**/*', {
-      cwd: folder,
-      absolute: true,
-      onlyFiles: true,
-      followSymbolicLinks: true,
-      dot: false,
-      suppressErrors: true,
-      ignore: [`**/${TEMP_PREFIX}*`],
-    });
-    for (const file of files) {
+    const files = await listFiles(folder, { name: (name) => !name.startsWith(TEMP_PREFIX) });
+    for (const file of files.map((rel) => join(resolve(folder), rel))) {
       // The depot being built may sit inside a downloads folder: its own files are not sources.
       if (file === out || file.startsWith(`${out}/`)) continue;
       const name = basename(file);

@@ -1,10 +1,10 @@
 import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import fg from 'fast-glob';
-import pLimit from 'p-limit';
+import { limiter } from '../util/limit.js';
 import { DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { usageError } from '../util/errors.js';
 import { foldersUpTo } from '../util/fs.js';
+import { listFiles } from '../util/walk.js';
 import { sha256Files } from '../util/hash.js';
 import { indexBinaries, layoutMetadata, sizeOf } from './build-inputs.js';
 import { backupBeforeBuild, judgeBuildMetadata } from './build-guard.js';
@@ -120,8 +120,8 @@ async function buildLocked(
   const binaries = catalogBinaries(catalog);
   await mkdir(out, { recursive: true });
   // An interrupted run leaves temporary files only; clear them before starting again.
-  for (const leftover of await fg(`${DEPOT_ROOT_DIR}/**/${TEMP_PREFIX}*`, { cwd: out, absolute: true, dot: true, suppressErrors: true })) {
-    await rm(leftover, { force: true });
+  for (const leftover of await listFiles(join(out, DEPOT_ROOT_DIR), { dot: true, name: (name) => name.startsWith(TEMP_PREFIX) })) {
+    await rm(join(out, DEPOT_ROOT_DIR, leftover), { force: true });
   }
   const report: Report = {
     out,
@@ -144,7 +144,7 @@ async function buildLocked(
     const work = await sortOut(binaries, index, report, state, options.force ?? false);
     options.onStart?.(work.reduce((sum, w) => sum + (report.contentChecked ? w.binary.size : 0), 0));
     // Two files at a time: one is copied and hashed while the other is flushed to disk.
-    const limit = pLimit(PLACE_CONCURRENCY);
+    const limit = limiter(PLACE_CONCURRENCY);
     let failed = false;
     const place = async (binary: CatalogBinary, candidates: string[]) => {
       if (failed) return;

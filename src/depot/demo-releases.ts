@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Release, RELEASES, componentsOf } from '../constants.js';
 import { usageError } from '../util/errors.js';
-import { compareVersions } from './versions.js';
+import { compareVersions } from '../util/versions.js';
 
 // The releases a demo depot describes: by default one release dated today, as a lab needs; with `releases`, several
 // (a GA, its patches, the next GA) with dates fixed by their versions, so that two demos made at different times

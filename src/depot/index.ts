@@ -12,7 +12,8 @@ export {
 } from './catalog.js';
 export { readCatalogEntries, type CatalogEntry } from './catalog-entries.js';
 export { readManifestReleases, type ManifestRelease } from './manifest-releases.js';
-export { compareVersions, releaseOfVersion } from './versions.js';
+export { releaseOfVersion } from './versions.js';
+export { compareVersions } from '../util/versions.js';
 export { makeDemoDepot, DEMO_OPERATION, DEFAULT_DEMO_BINARY_SIZE, demoVersion, demoFileNames, type DemoOptions, type DemoResult } from './demo.js';
 export { hclDate, hclAgeDays, hclTimestamps, checkHclContent, type HclTimes } from './hcl.js';
 export { readMetadata, isMetadataPath, type MetadataFiles, type MetadataSource } from './metadata.js';

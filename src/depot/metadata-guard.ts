@@ -7,7 +7,7 @@ import { isObject, parseJsonOrUndefined } from '../util/json.js';
 import type { Catalog } from './catalog.js';
 import { hclDate } from './hcl.js';
 import { releaseVersionsOf } from './release-plan.js';
-import { compareVersions } from './versions.js';
+import { compareVersions } from '../util/versions.js';
 
 /** What an incoming catalog changes against the one in place: product versions as `COMPONENT productVersion`. */
 export interface CatalogChange {

@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
-import fg from 'fast-glob';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { DepotkitError, describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
+import { listFiles } from '../util/walk.js';
 import { METADATA_LIMITS } from '../util/limits.js';
 import { openZipFile, readEntryData, walkZip } from '../util/zip.js';
 import { escapeControlChars, formatBytes, hasControlChars } from '../util/text.js';
@@ -74,18 +74,24 @@ export async function readMetadata(source: string): Promise<MetadataSource> {
   return { files, ignored, catalog, origin: path };
 }
 
+/** The files under `root`'s PROD/ (no dot names, so no temporary files), as `PROD/...` paths with their sizes. */
+async function sizedFiles(root: string): Promise<Array<{ path: string; size: number }>> {
+  const paths = (await listFiles(join(root, DEPOT_ROOT_DIR))).map((rel) => `${DEPOT_ROOT_DIR}/${rel}`);
+  return Promise.all(paths.map(async (path) => ({ path, size: (await stat(join(root, path)).catch(() => undefined))?.size ?? 0 })));
+}
+
 async function readMetadataDir(dir: string): Promise<MetadataFiles> {
   // Accept the folder that contains PROD/ as well as PROD/ itself.
   const root = (await isDirectory(join(dir, DEPOT_ROOT_DIR))) ? dir : basename(dir) === DEPOT_ROOT_DIR ? resolve(dir, '..') : undefined;
   if (!root) throw usageError(`${dir} has no ${DEPOT_ROOT_DIR}/ folder: it is not extracted depot metadata.`);
-  const entries = await fg(`${DEPOT_ROOT_DIR}/**/*`, { cwd: root, onlyFiles: true, dot: false, stats: true, ignore: [`**/${TEMP_PREFIX}*`] });
+  const entries = await sizedFiles(root);
   // Counted and sized before anything is read.
   if (entries.length > METADATA_LIMITS.maxEntries) {
     throw usageError(
       `${dir} holds ${entries.length} files under ${DEPOT_ROOT_DIR}/, more than the ${METADATA_LIMITS.maxEntries} depotkit reads: it is not the vendor's metadata.`,
     );
   }
-  const total = entries.reduce((sum, e) => sum + (e.stats?.size ?? 0), 0);
+  const total = entries.reduce((sum, e) => sum + e.size, 0);
   if (total > METADATA_LIMITS.maxTotalBytes)
     throw usageError(
       `${dir} holds more than ${formatBytes(METADATA_LIMITS.maxTotalBytes)} under ${DEPOT_ROOT_DIR}/: pass the metadata only, not a depot with binaries.`,

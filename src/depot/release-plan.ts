@@ -2,7 +2,8 @@ import { componentDir } from '../constants.js';
 import type { Catalog } from './catalog.js';
 import { type CatalogEntry, catalogEntriesOf } from './catalog-entries.js';
 import { type ManifestRelease, readManifestReleases } from './manifest-releases.js';
-import { compareVersions, releaseOfVersion } from './versions.js';
+import { compareVersions } from '../util/versions.js';
+import { releaseOfVersion } from './versions.js';
 
 // Which binaries each release needs, read the way the status page, verify and check all read it: the manifest's
 // releases and the catalog entries their bill of materials names, else the catalog's product versions cut to four

@@ -7,7 +7,8 @@ import { isObject } from '../util/json.js';
 import type { CatalogEntry } from './catalog-entries.js';
 import type { ManifestRelease } from './manifest-releases.js';
 import { planReleases } from './release-plan.js';
-import { compareVersions, releaseOfVersion } from './versions.js';
+import { compareVersions } from '../util/versions.js';
+import { releaseOfVersion } from './versions.js';
 
 // A depot made with a selection (a selective mirror or unpack) records what was chosen, so that verify, check,
 // the status page and /metrics judge the depot on it: a binary chosen and missing is an error, one left out is

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { reloadCommand } from './reload.js';
 import { EXPORT_DEBIAN } from '../constants.js';
 import { basicAuthDirective, installedCaddyVersion } from './caddy.js';
 import { foldersClosedTo } from './folders.js';
@@ -43,7 +44,7 @@ export async function planCaddy(options: ExportOptions, c: ExportContext, status
             `sudo chgrp ${c.group} ${closed.map(shellWord).join(' ')} && sudo chmod g+x ${closed.map(shellWord).join(' ')}   # Caddy, as its own user, reaches the certificate and key through these`,
           ]),
       `echo ${debian.migrateSysctl}=1 | sudo tee ${debian.sysctlFile} && sudo sysctl -p ${debian.sysctlFile}   # each reload moves Caddy to a new socket: the connections waiting on the old one go to it, not reset`,
-      `${debian.validate} && sudo ${debian.reload}`,
+      reloadCommand('caddy', c.name, 'sudo '),
       checkCommand(c),
     ],
   };

@@ -2,6 +2,7 @@ import { SERVE_AUTH_REALM } from '../constants.js';
 import { loadTemplate, renderTemplate, type TemplateName, type TemplateScope } from './template.js';
 import { SECRET_MODE, type ExportContext, type ExportReport, type PlannedFile } from './types.js';
 import { tlsSuites } from './values.js';
+import { urlHost } from '../util/url.js';
 
 /** templates/<name> filled in. */
 export async function render(name: TemplateName, scope: TemplateScope): Promise<string> {
@@ -42,5 +43,5 @@ export function usersFile(c: ExportContext): PlannedFile[] {
 
 /** A listening address as nginx and Apache write it: an IPv6 address in brackets. */
 export function listenHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
+  return urlHost(host);
 }

@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import { reloadCommand } from './reload.js';
 import { dirname, join, resolve } from 'node:path';
 import { isSea } from 'node:sea';
 import { EXPORT_DEBIAN } from '../constants.js';
@@ -106,7 +107,7 @@ export async function planSystemd(options: ExportOptions, c: ExportContext): Pro
       ),
       `sudo cp ${shellWord(unit)} ${debian.unitDir}/${c.name}.service${log.file ? ` && sudo cp ${shellWord(logrotate)} ${debian.logrotateDir}/${c.name}` : ''}`,
       `sudo systemd-analyze verify ${debian.unitDir}/${c.name}.service && sudo systemctl daemon-reload && sudo ${debian.enableNow} ${c.name}`,
-      `sudo systemctl reload ${c.name}   # after renewing the certificate or changing the users: SIGHUP, downloads go on`,
+      `${reloadCommand('systemd', c.name, 'sudo ')}   # after renewing the certificate or changing the users: SIGHUP, downloads go on`,
       checkCommand(c),
     ],
   };

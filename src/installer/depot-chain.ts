@@ -4,6 +4,7 @@ import { readCertificate, readCertificates, sha256Fingerprint } from '../cert/ce
 import { describeNetworkFailure } from '../util/http-client.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';
+import { hostOf, urlHost } from '../util/url.js';
 
 /** The depot's https origin from a consumer's settings; undefined for none or plain HTTP (no chain to read). */
 export function depotOriginOf(settings: DepotSettings): URL | undefined {
@@ -18,8 +19,7 @@ export function depotOriginOf(settings: DepotSettings): URL | undefined {
     }
   }
   if (!conf.hostname) return undefined;
-  const host = isIP(conf.hostname) === 6 ? `[${conf.hostname}]` : conf.hostname;
-  return new URL(`https://${host}:${conf.port ?? INSTALLER_DEFAULTS.depotPort}`);
+  return new URL(`https://${urlHost(conf.hostname)}:${conf.port ?? INSTALLER_DEFAULTS.depotPort}`);
 }
 
 /** The chain a depot sends, or why it could not be read from here. */
@@ -32,7 +32,7 @@ export type ServedChain = { chain: string[] } | { unread: string };
  * the consumers send, when `origin` is the depot's address as this host reaches it.
  */
 export function servedChainOf(origin: URL, timeoutMs = 10_000, serverName?: string): Promise<ServedChain> {
-  const host = origin.hostname.replace(/^\[(.*)\]$/, '$1');
+  const host = hostOf(origin);
   const name = serverName ?? host;
   return new Promise((resolve) => {
     const socket = connect({

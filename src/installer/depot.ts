@@ -11,10 +11,12 @@ import { findByFingerprint, readCertificates } from '../cert/certificate.js';
 import { splitPemBlocks } from '../cert/pem.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { registerSecret } from '../util/scrub.js';
+import { versionAtLeast } from '../util/versions.js';
 import { InstallerApiError, type InstallerClient } from './client.js';
 import type { DepotConfiguration, DepotSettings } from './wire.js';
 import { trustedPem } from './trust.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
+import { hostOf } from '../util/url.js';
 
 /** Where the depot is and how to log in to it. */
 export interface DepotSpec {
@@ -61,19 +63,6 @@ export interface DepotPushResult {
   hint?: string;
   /** The settings the installer shows afterwards (never a password). */
   settings: DepotSettings;
-}
-
-/** Is `version` (e.g. 9.1.0.0.123) at least `since` (e.g. 9.1)? */
-export function versionAtLeast(version: string, since: string): boolean {
-  const a = version.split('.').map(Number);
-  const b = since.split('.').map(Number);
-  for (let i = 0; i < b.length; i++) {
-    const x = a[i] ?? 0;
-    const y = b[i]!;
-    if (Number.isNaN(x)) return false;
-    if (x !== y) return x > y;
-  }
-  return true;
 }
 
 /**
@@ -151,8 +140,7 @@ function depotLocation(spec: DepotSpec, installerVersion: string | undefined): D
   }
   if (!INSTALLER_DEPOT_URL_PATTERN.test(spec.url)) throw usageError(`The depot URL ${spec.url} must be http://... or https://host[:port][/prefix].`);
   const url = new URL(spec.url);
-  if (!needsUrlField(spec))
-    return { isOfflineDepot: true, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port ? Number(url.port) : INSTALLER_DEFAULTS.depotPort };
+  if (!needsUrlField(spec)) return { isOfflineDepot: true, hostname: hostOf(url), port: url.port ? Number(url.port) : INSTALLER_DEFAULTS.depotPort };
   if (installerVersion !== undefined && versionAtLeast(installerVersion, INSTALLER_URL_FIELD_SINCE)) return { isOfflineDepot: true, url: spec.url };
   throw usageError(
     `The installer's version ${installerVersion ?? '(unknown)'} takes the depot as a host and port over HTTPS; ${url.protocol === 'https:' ? 'a path prefix' : 'plain HTTP'} needs ${INSTALLER_URL_FIELD_SINCE} or later.`,

@@ -1,4 +1,4 @@
-import pLimit from 'p-limit';
+import { limiter } from '../util/limit.js';
 import { DepotkitError, errorMessage } from '../util/errors.js';
 import { InstallerApiError, InstallerConnectionError } from './client.js';
 import type { InstallerTarget } from './inventory.js';
@@ -34,7 +34,7 @@ export async function runFleet<T>(
   task: (target: InstallerTarget, seen: ConsumerIdentity) => Promise<{ ok: boolean; result: T }>,
   onRow?: (row: FleetRow<T>) => void,
 ): Promise<Array<FleetRow<T>>> {
-  const limit = pLimit(Math.max(1, concurrency));
+  const limit = limiter(concurrency);
   return Promise.all(
     targets.map((target) =>
       limit(async () => {

@@ -10,11 +10,11 @@ export {
   OPEN_DEPOT_ACCOUNT,
   depotConfiguration,
   needsUrlField,
-  versionAtLeast,
   type DepotSpec,
   type DepotPushOptions,
   type DepotPushResult,
 } from './depot.js';
+export { versionAtLeast } from '../util/versions.js';
 export { connectDepot, type ConnectDepotOptions, type DepotConnection } from './connect.js';
 export {
   installerStatus,

@@ -4,6 +4,7 @@ import type { InstallerClient } from './client.js';
 import { anchorsChain, depotOriginOf, servedChainOf } from './depot-chain.js';
 import type { DepotSettings } from './wire.js';
 import { trustedPem } from './trust.js';
+import { hostOf } from '../util/url.js';
 
 export interface UntrustOutcome {
   subject: string;
@@ -53,7 +54,7 @@ function reachedAt(origin: URL, reach: UntrustOptions['reach']): URL | undefined
   if (!reach) return undefined;
   const at = new URL(reach.origin);
   const port = (url: URL) => url.port || (url.protocol === 'http:' ? '80' : '443');
-  return origin.hostname.replace(/^\[(.*)\]$/, '$1') === reach.serverName && port(origin) === port(at) ? at : undefined;
+  return hostOf(origin) === reach.serverName && port(origin) === port(at) ? at : undefined;
 }
 
 async function reasonToKeep(client: InstallerClient, listed: Wanted[], opts: UntrustOptions): Promise<DepotkitError | undefined> {

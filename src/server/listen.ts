@@ -4,14 +4,15 @@ import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { usageError } from '../util/errors.js';
 import { listenOn } from '../util/listen.js';
-import type { Serving } from './prepare.js';
+import type { Serving } from './serving.js';
 import type { StatusData } from './status-data.js';
 import { loadTlsMaterial, secureOptions, type TlsMaterial } from './tls.js';
 import type { DepotServer } from './types.js';
+import { urlHost } from '../util/url.js';
 
-function urlHost(host: string): string {
+function shownHost(host: string): string {
   if (host === '0.0.0.0' || host === '::') return 'localhost';
-  return host.includes(':') ? `[${host}]` : host;
+  return urlHost(host);
 }
 
 /** Starts accepting (see PreparedDepotServer.listen), and the server from then on. */
@@ -31,7 +32,7 @@ export async function listenDepotServer(s: Serving, shared: NetServer | undefine
   // Synchronously after listening, before any request is handled: the page waits for this first look.
   if (!s.hooks.status) void refreshStatus().catch(() => {});
   return {
-    url: `${s.material ? 'https' : 'http'}://${urlHost(s.host)}:${port}`,
+    url: `${s.material ? 'https' : 'http'}://${shownHost(s.host)}:${port}`,
     port,
     listener: server,
     async close(graceMs = 0) {

@@ -1,8 +1,8 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { usageError } from '../util/errors.js';
-import { openAccessLog, type AccessLog } from './access-log.js';
-import { createAuthenticator, type Authenticator } from './auth.js';
+import { openAccessLog } from './access-log.js';
+import { createAuthenticator } from './auth.js';
 import { ConnectionTracker } from './connections.js';
 import { createHandler } from './handler.js';
 import { listenDepotServer } from './listen.js';
@@ -11,29 +11,9 @@ import { esxMetrics } from './metrics-esx.js';
 import { releaseMetrics } from './metrics-releases.js';
 import type { PageSources } from './pages.js';
 import { openPrefixesOf, realRootOf, resolvedOpenPrefixes } from './root.js';
-import type { StatusData } from './status-data.js';
-import { loadTlsMaterial, secureOptions, type TlsMaterial } from './tls.js';
+import { loadTlsMaterial, secureOptions } from './tls.js';
 import type { DepotServerOptions, PreparedDepotServer, ServerHooks } from './types.js';
-
-/** A serving process once prepared: what listening and serving need. */
-export interface Serving {
-  opts: DepotServerOptions;
-  hooks: ServerHooks;
-  host: string;
-  /** The open prefixes as given (normalised), which the status page lists. */
-  given: string[];
-  material?: TlsMaterial;
-  auth?: Authenticator;
-  log?: AccessLog;
-  metrics: ServeMetrics;
-  server: Server;
-  tracker: ConnectionTracker;
-  pages: PageSources;
-  /** The certificate now served (reloadTls replaces it), which the status page describes. */
-  certPem?: string;
-  /** The last look at the depot, when this process looks itself (set once listening: the URL needs the port). */
-  ownStatus?: Promise<StatusData | undefined>;
-}
+import type { Serving } from './serving.js';
 
 /** Everything of a server that takes time (root, users, certificate, log), without listening yet. */
 export async function prepareDepotServer(opts: DepotServerOptions, hooks: ServerHooks = {}): Promise<PreparedDepotServer> {

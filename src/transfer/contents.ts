@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import fg from 'fast-glob';
 import { COMPONENT_METADATA_SUFFIXES, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX } from '../constants.js';
 import { type Catalog, type CatalogBinary, catalogBinaries, catalogRelease, fileNameTooLong, parseCatalog } from '../depot/catalog.js';
 import { stateFileFor } from '../depot/place.js';
 import { describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
+import { listFiles } from '../util/walk.js';
 import type { FileKind } from './format.js';
 
 export const sha256Hex = (data: Buffer | string): string => createHash('sha256').update(data).digest('hex');
@@ -102,13 +102,9 @@ export async function readDepotContents(dir: string): Promise<DepotContents> {
     temps: [],
   };
   const stateDir = resolve(stateFileFor(root), '..');
-  const found = await fg([`${DEPOT_ROOT_DIR}/**`, `${basename(stateDir)}/**`], {
-    cwd: root,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: true,
-    suppressErrors: true,
-  });
+  const found = (
+    await Promise.all([DEPOT_ROOT_DIR, basename(stateDir)].map(async (top) => (await listFiles(join(root, top), { dot: true })).map((rel) => `${top}/${rel}`)))
+  ).flat();
   for (const path of found.sort()) {
     // stat follows a symlink placed by `build --mode symlink`: its target is the content.
     const info = await stat(join(root, path)).catch(() => undefined);

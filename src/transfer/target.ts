@@ -1,10 +1,10 @@
 import { chmod, mkdir, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import fg from 'fast-glob';
 import { DEPOT_PATHS, DEPOT_ROOT_DIR, MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../constants.js';
 import { Checkpoints, VerifiedState, stateFileFor } from '../depot/place.js';
 import { describeFsError } from '../util/errors.js';
 import { foldersUpTo, syncDir } from '../util/fs.js';
+import { listFiles } from '../util/walk.js';
 import { sha256Files } from '../util/hash.js';
 
 /**
@@ -61,7 +61,7 @@ export class TargetDepot {
    * in `keep` (a file a catalog names, whatever its name looks like).
    */
   async clearTemps(keep: ReadonlySet<string> = new Set()): Promise<string[]> {
-    const found = await fg(`**/${TEMP_PREFIX}*`, { cwd: this.root, dot: true, onlyFiles: true, suppressErrors: true });
+    const found = await listFiles(this.root, { dot: true, name: (name) => name.startsWith(TEMP_PREFIX) });
     const removed: string[] = [];
     for (const path of found) {
       if (basename(path).startsWith(`${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}`) || keep.has(path)) continue;

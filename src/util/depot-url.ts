@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { DEPOT_ROOT_DIR } from '../constants.js';
 import { usageError } from './errors.js';
 import type { Finding } from './findings.js';
+import { hostOf, urlHost } from './url.js';
 
 export interface DepotUrl {
   /** The base the installer prepends to `PROD/...`, without a trailing slash. */
@@ -20,8 +21,8 @@ export function withInstallerHost(url: URL, installerHost: string | undefined): 
   const named = new URL(url.href);
   if (installerHost === undefined) return named;
   // URL's setter ignores a host it cannot take: compared after, so that the depot's address is never given instead.
-  named.hostname = isIP(installerHost) === 6 ? `[${installerHost}]` : installerHost;
-  if (named.hostname.replace(/^\[|\]$/g, '') !== installerHost.toLowerCase()) {
+  named.hostname = urlHost(installerHost);
+  if (hostOf(named) !== installerHost.toLowerCase()) {
     throw usageError(`"${installerHost}" is not a host name: \`asHost\` takes the name alone, without a scheme or a port.`);
   }
   return named;
@@ -60,7 +61,7 @@ export function parseDepotUrl(text: string, installerHost?: string): { url: Depo
   url.search = '';
   url.hash = '';
   const https = url.protocol === 'https:';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = hostOf(url);
   return {
     url: { base: url, host, port: url.port ? Number(url.port) : https ? 443 : 80, isIp: isIP(host) !== 0, https },
     findings,

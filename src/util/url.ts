@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { usageError } from './errors.js';
 
 /**
@@ -18,7 +19,17 @@ export function parseHttpsOrigin(text: string, what: string): URL {
   return new URL(url.origin);
 }
 
+/** A host as a certificate names it and a socket takes it: trimmed, an IPv6 address without the brackets a URL writes. */
+export function bareHost(host: string): string {
+  return host.trim().replace(/^\[(.*)\]$/, '$1');
+}
+
 /** A URL's host name as a certificate names it: an IPv6 address without its brackets. */
 export function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return bareHost(url.hostname);
+}
+
+/** A host as a URL (and nginx's or Apache's listen) writes it: an IPv6 address in brackets. */
+export function urlHost(host: string): string {
+  return isIP(host) === 6 ? `[${host}]` : host;
 }

@@ -3,7 +3,7 @@ import { normalizePem, parsePrivateKey, pathToRoot, readCertificate, splitPemBlo
 import { usageError } from '../util/errors.js';
 import { hostOf } from '../util/url.js';
 import { parseServerUrl } from './client.js';
-import type { ReplaceCertOptions } from './replace.js';
+import type { ReplaceCertOptions } from './replace-types.js';
 import type { TlsReplaceSpec } from './wire.js';
 
 /** What the replacement works with, checked before the server is asked for anything. */

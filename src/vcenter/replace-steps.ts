@@ -4,7 +4,7 @@ import { DepotkitError, EXIT } from '../util/errors.js';
 import { REPLACE_DEFAULTS } from './choices.js';
 import type { MgmtClient } from './client.js';
 import type { ReplacePlan } from './replace-plan.js';
-import type { CertSummary, CsrSubject, ReplaceCertOptions, ReplaceCertReport } from './replace.js';
+import type { CertSummary, CsrSubject, ReplaceCertOptions, ReplaceCertReport } from './replace-types.js';
 import { handshake, waitForCertificate } from './served.js';
 import { ensureTrustedChain } from './trust.js';
 import type { CsrSpec, TlsInfo, TlsReplaceSpec } from './wire.js';

@@ -1,7 +1,7 @@
 import type { DepotSpec, InstallerTarget } from '../../installer/index.js';
 import { makePlan, readMaterial, type CaMoveMaterial } from './plan.js';
 import { freshState, loadState, saveState, type CaMoveState } from './state.js';
-import { switchServed } from './switch.js';
+import { CA_MOVE_WAITS, switchServed } from './switch.js';
 import { checkServeProcess } from './serve-process.js';
 import { importAndProve } from './trusting.js';
 import { retireOldCa } from './retire.js';
@@ -12,8 +12,6 @@ import { consumersDepotUrl, reachFinding, reachOf } from './reach.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import type { CaMoveOptions, CaMovePlan, CaMoveReport, ConsumerRow, PhaseName, PhaseReport } from './types.js';
-
-const SWITCH_TIMEOUT_MS = 30_000;
 
 /** The names of the rows that failed, for a sentence. */
 function failedNames(rows: Array<ConsumerRow<unknown>>): string {
@@ -89,7 +87,11 @@ class Move {
       this.opts.served,
       reachOf(this.plan),
       this.plan.leaf.sha256,
-      { timeoutMs: this.opts.switchTimeoutMs ?? SWITCH_TIMEOUT_MS, trustSettleMs: this.opts.trustSettleMs, reloadUnderWayMs: this.opts.reloadUnderWayMs },
+      {
+        timeoutMs: this.opts.switchTimeoutMs ?? CA_MOVE_WAITS.switchTimeoutMs,
+        trustSettleMs: this.opts.trustSettleMs ?? CA_MOVE_WAITS.trustSettleMs,
+        reloadUnderWayMs: this.opts.reloadUnderWayMs ?? CA_MOVE_WAITS.reloadUnderWayMs,
+      },
       this.opts.signal,
     );
     if (action === 'reload-needed') {

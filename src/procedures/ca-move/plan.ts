@@ -7,6 +7,7 @@ import type { Finding } from '../../util/findings.js';
 import { consumersDepotUrl, reachOf, reachText, type DepotReach } from './reach.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
 import type { CaMoveOptions, CaMovePlan } from './types.js';
+import { hostOf } from '../../util/url.js';
 
 /** The name of the state file beside the served certificate. */
 export const CA_MOVE_STATE_FILE = 'depotkit-ca-move.json';
@@ -120,7 +121,7 @@ export function makePlan(material: CaMoveMaterial, opts: CaMoveOptions): CaMoveP
   if (!opts.depot.url) throw usageError('The move needs the depot URL the consumers use (`depotUrl`).');
   const url = consumersDepotUrl(opts);
   const reached = new URL(opts.depot.url).origin;
-  const findings = judgeNewPair(material, opts, url.hostname.replace(/^\[(.*)\]$/, '$1'));
+  const findings = judgeNewPair(material, opts, hostOf(url));
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length > 0 && !opts.dryRun) {
     throw new DepotkitError(

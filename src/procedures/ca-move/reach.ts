@@ -3,6 +3,7 @@ import { connectFinding } from '../../check/network.js';
 import { parseDepotUrl, withInstallerHost } from '../../util/depot-url.js';
 import type { Finding } from '../../util/findings.js';
 import type { CaMoveOptions, CaMovePlan } from './types.js';
+import { hostOf } from '../../util/url.js';
 
 /**
  * Where this host reaches the depot: its origin, and the name the consumers use, which it sends as the
@@ -22,12 +23,12 @@ export function consumersDepotUrl(opts: Pick<CaMoveOptions, 'depot' | 'asHost'>)
 }
 
 export function reachOf(plan: Pick<CaMovePlan, 'depotUrl' | 'reachedAt'>): DepotReach {
-  return { origin: plan.reachedAt ?? plan.depotUrl, serverName: new URL(plan.depotUrl).hostname.replace(/^\[(.*)\]$/, '$1') };
+  return { origin: plan.reachedAt ?? plan.depotUrl, serverName: hostOf(new URL(plan.depotUrl)) };
 }
 
 /** The depot as a sentence names it: its address, and the consumers' name for it when that differs. */
 export function reachText(reach: DepotReach): string {
-  return new URL(reach.origin).hostname.replace(/^\[(.*)\]$/, '$1') === reach.serverName ? reach.origin : `${reach.origin} as ${reach.serverName}`;
+  return hostOf(new URL(reach.origin)) === reach.serverName ? reach.origin : `${reach.origin} as ${reach.serverName}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import pLimit from 'p-limit';
+import { limiter } from '../../util/limit.js';
 import {
   ConsumerClients,
   InstallerConnectionError,
@@ -83,7 +83,7 @@ export class ConsumerSessions {
 
   /** Revokes every session. */
   async close(): Promise<void> {
-    const limit = pLimit(Math.max(1, this.opts.concurrency));
+    const limit = limiter(this.opts.concurrency);
     const names = [...this.sessions.keys()];
     await Promise.all(names.map((name) => limit(() => this.drop(name))));
   }

@@ -72,19 +72,18 @@ async function writePair(material: CaMoveMaterial, served: ServedDepot): Promise
   await writeFileSetAtomic(files, { force: true, currentSetIsWhole: async () => true });
 }
 
-/**
- * How long a re-run waits for a server to take a pair it finds written: nginx's and Apache's reload
- * commands return once the signal is sent, before the server reads the files (within a second here).
- */
-const RELOAD_UNDER_WAY_MS = 5_000;
+/** The switch's waits when `CaMoveOptions` gives none, in milliseconds (each said there). */
+export const CA_MOVE_WAITS = { switchTimeoutMs: 30_000, trustSettleMs: 5_000, reloadUnderWayMs: 5_000 } as const;
 
-/**
- * How long the switch of a site waits after the proof: a validation a consumer began before it trusted
- * the new CA still judges with its old list, and nginx, Apache and Caddy close their idle connections at a
- * reload, so its next request meets the new certificate (serve keeps its connections across a reload).
- * The simulated installer's validations took up to 2 s at a load of 9 on 2 cores.
- */
-const TRUST_SETTLE_MS = 5_000;
+/** The switch's waits, in milliseconds: `CaMoveOptions`'s, with their defaults filled in. */
+export interface SwitchWaits {
+  /** How long the server gets to serve the new certificate after its reload. */
+  timeoutMs: number;
+  /** `CaMoveOptions.trustSettleMs`. */
+  trustSettleMs: number;
+  /** `CaMoveOptions.reloadUnderWayMs`. */
+  reloadUnderWayMs: number;
+}
 
 async function settle(ms: number, signal?: AbortSignal): Promise<void> {
   await new Promise<void>((resolve) => {
@@ -147,13 +146,6 @@ async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'
   return 'reloaded';
 }
 
-/** The switch's waits: `timeoutMs` for the server to serve the new certificate; the others 5 s by default. */
-export interface SwitchWaits {
-  timeoutMs: number;
-  trustSettleMs?: number;
-  reloadUnderWayMs?: number;
-}
-
 /**
  * Switch: writes the new pair, reloads the server and waits until the depot
  * serves the new certificate. The old one stays served if any step fails.
@@ -166,18 +158,18 @@ export async function switchServed(
   waits: SwitchWaits,
   signal?: AbortSignal,
 ): Promise<{ action: 'switched' | 'already-served' | 'reload-needed' }> {
-  const { timeoutMs } = waits;
   if ((await servedLeaf(reach)) === leafSha256) return { action: 'already-served' };
   // A re-run after a stop for the reload finds the pair written: a reload sent just before may still be under way.
   const written = served.kind === 'site' && !served.reloadCommand && (await holdsPair(material, served));
-  if (served.kind === 'site' && served.reloadCommand) await settle(waits.trustSettleMs ?? TRUST_SETTLE_MS, signal);
+  if (served.kind === 'site' && served.reloadCommand) await settle(waits.trustSettleMs, signal);
   // Again right before the write: serve may have stopped, and its pid gone to another process, since the plan.
   await checkServeProcess(served);
   if (!written) await writePair(material, served);
   if ((await reload(served)) === 'reload-needed') {
-    const taken = written && (await servedWithin(reach, leafSha256, waits.reloadUnderWayMs ?? RELOAD_UNDER_WAY_MS, signal));
+    const taken = written && (await servedWithin(reach, leafSha256, waits.reloadUnderWayMs, signal));
     return { action: taken ? 'already-served' : 'reload-needed' };
   }
+  const { timeoutMs } = waits;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if ((await servedLeaf(reach)) === leafSha256) return { action: 'switched' };

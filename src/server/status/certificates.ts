@@ -1,5 +1,6 @@
 import { type Certificate, readCertificates } from '../../cert/certificate.js';
 import type { StatusCa, StatusCertificate } from './types.js';
+import { urlHost } from '../../util/url.js';
 
 /** The page's view of a certificate: times as ISO text, so that ages are computed when it is shown. */
 function statusCertificate(facts: Certificate): StatusCertificate {
@@ -62,7 +63,7 @@ export async function installerUrl(
 ): Promise<ServedUrl> {
   const scheme = certPem !== undefined ? 'https' : 'http';
   const defaultPort = scheme === 'https' ? 443 : 80;
-  const urlOf = (name: string) => `${scheme}://${name.includes(':') ? `[${name}]` : name}${port === defaultPort ? '' : `:${port}`}`;
+  const urlOf = (name: string) => `${scheme}://${urlHost(name)}${port === defaultPort ? '' : `:${port}`}`;
   const anyAddress = host === '0.0.0.0' || host === '::';
   if (certPem === undefined) return { url: urlOf(anyAddress ? fallbackHost : host) };
   const leaf = readCertificates(certPem)[0];

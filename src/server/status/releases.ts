@@ -3,7 +3,7 @@ import type { ManifestRelease } from '../../depot/manifest-releases.js';
 import { type ReleasePlan, planReleases } from '../../depot/release-plan.js';
 import { type SeenFile, judgeReleases } from '../../depot/release-status.js';
 import type { DepotSelection } from '../../depot/selection.js';
-import { compareVersions } from '../../depot/versions.js';
+import { compareVersions } from '../../util/versions.js';
 import { type LookAtFile, componentOf } from './files.js';
 import type { StatusComponent, StatusData, StatusRelease } from './types.js';
 

@@ -1,18 +1,17 @@
-import { isIP } from 'node:net';
 import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, INSTALLER_TLS_MESSAGES, type DepotStatus } from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES, INSTALLER_REMEDIATIONS } from './literals.js';
 import { basicAuthorization, networkErrorCode } from '../../util/http-client.js';
 import { TLS_TRUST_ERROR_CODES, TLS_VALIDITY_ERROR_CODES } from '../../util/tls-errors.js';
 import { NAME_ERROR, depotAgent, depotRequest, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
 import type { ServiceLog } from './log.js';
+import { urlHost } from '../../util/url.js';
 
 export type DepotProbeOutcome = { ok: true } | { ok: false; errorCode: string; status: DepotStatus; message: string; remediation: string; cause: string };
 
 const COMPONENT = 'DepotSettingsService';
 
 export function targetUrl(target: DepotTarget, path: string): string {
-  const host = isIP(target.host) === 6 ? `[${target.host}]` : target.host;
-  return `${target.https ? 'https' : 'http'}://${host}:${target.port}${target.prefix}/${path}`;
+  return `${target.https ? 'https' : 'http'}://${urlHost(target.host)}:${target.port}${target.prefix}/${path}`;
 }
 
 function errorTextOf(err: unknown): string {

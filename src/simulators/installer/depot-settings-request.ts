@@ -11,6 +11,8 @@ import { ApiError, badRequest } from './api-error.js';
 import type { DepotTarget } from './depot-tls.js';
 import { BadCertificate, parseCertificates, pemOf } from './trust-store.js';
 import { isObject } from './wire.js';
+import { versionAtLeast } from '../../util/versions.js';
+import { bareHost, hostOf } from '../../util/url.js';
 
 /** `DepotConfiguration.url`'s maxLength in the 9.1 API document. */
 const URL_MAX_LENGTH = 2048;
@@ -28,19 +30,6 @@ export interface DepotSettingsRequest {
 }
 
 const invalid = (message: string) => new ApiError(400, INSTALLER_SIM_ERROR_CODES.invalidDepotSettings, message);
-
-/** Is the appliance's `version` (9.1.0.0.25368698) at least `since` (9.1.1)? Missing parts count as 0. */
-function versionAtLeast(version: string, since: string): boolean {
-  const have = version.split('.');
-  const want = since.split('.');
-  for (const [i, part] of want.entries()) {
-    const a = Number.parseInt(have[i] ?? '0', 10);
-    const b = Number.parseInt(part, 10);
-    if (Number.isNaN(a)) return false;
-    if (a !== b) return a > b;
-  }
-  return true;
-}
 
 /**
  * A boolean as the installer's JSON mapper (Jackson) reads one: a JSON boolean,
@@ -67,7 +56,7 @@ const DNS_NAME = /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_
  * control characters make it something else, which the installer refuses.
  */
 function depotHostOf(value: string): string | undefined {
-  const bare = value.replace(/^\[(.*)\]$/, '$1');
+  const bare = bareHost(value);
   if (isIP(bare) !== 0) return bare;
   return DNS_NAME.test(value) ? value : undefined;
 }
@@ -137,7 +126,7 @@ function urlTarget(value: unknown, account: DepotSettingsRequest['account'], ver
   }
   return {
     https,
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    host: hostOf(url),
     port: url.port ? Number(url.port) : https ? 443 : 80,
     prefix: url.pathname.replace(/\/+$/, ''),
   };

@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import pLimit from 'p-limit';
+import { limiter } from '../../util/limit.js';
 import { BUNDLE_DOWNLOAD_STATUS, TEMP_PREFIX, type BundleDownloadStatus } from '../../constants.js';
 import type { SimBundle } from './bundles.js';
 import { accountHeaders, targetUrl } from './depot-probe.js';
@@ -43,7 +43,7 @@ const PARALLEL_BUNDLES = 4;
 export class BundleDownloads {
   private readonly states = new Map<string, DownloadState>();
   private readonly running = new Map<string, AbortController>();
-  private readonly limit = pLimit(PARALLEL_BUNDLES);
+  private readonly limit = limiter(PARALLEL_BUNDLES);
 
   constructor(
     private readonly log: ServiceLog,

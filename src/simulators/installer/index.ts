@@ -14,6 +14,7 @@ import { ServiceLog } from './log.js';
 import { StateWriter, loadState, type SimState } from './state.js';
 import { TokenService } from './tokens.js';
 import { TrustStore } from './trust-store.js';
+import { bareHost, urlHost } from '../../util/url.js';
 
 export interface InstallerSimulatorOptions {
   /** Address to listen on; 127.0.0.1 by default. */
@@ -89,7 +90,7 @@ function defaultUsers(applianceRole: string): Record<string, string> {
 function resolveMap(entries: Record<string, string>): Map<string, string> {
   const map = new Map<string, string>();
   for (const [name, address] of Object.entries(entries)) {
-    const bare = address.replace(/^\[(.*)\]$/, '$1');
+    const bare = bareHost(address);
     if (isIP(bare) === 0) throw usageError(`"${address}" is not an IP address (resolving ${name}).`);
     map.set(name.toLowerCase().replace(/\.$/, ''), bare);
   }
@@ -144,7 +145,7 @@ export async function startInstallerSimulator(opts: InstallerSimulatorOptions = 
   log.write('INFO', 'startup', `${role} API listening on ${host}:${port} (version ${opts.version ?? INSTALLER_SIM_DEFAULT_VERSION})`);
 
   return {
-    url: `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}`,
+    url: `https://${urlHost(host)}:${port}`,
     port,
     caPem: tls.certPem,
     logs: log.lines,

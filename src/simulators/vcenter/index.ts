@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:https';
-import { isIP } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { MGMT_API, MGMT_DEFAULT_USER, type MgmtApiGeneration } from '../../constants.js';
@@ -9,6 +8,7 @@ import { selfSignedCertificate } from './certs.js';
 import { MGMT_SIM_RESTART_MS } from './literals.js';
 import { SessionStore } from './sessions.js';
 import { TrustedChains } from './trusted-chains.js';
+import { urlHost } from '../../util/url.js';
 
 export interface MgmtSimulatorOptions {
   /** Address to listen on; 127.0.0.1 by default. */
@@ -103,7 +103,7 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
   }
 
   return {
-    url: `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}`,
+    url: `https://${urlHost(host)}:${port}`,
     port,
     hostname,
     currentCertPem: () => state.current.certPem,

@@ -6,7 +6,7 @@ import { type MirroredFile, downloadBinary } from './download.js';
 import { FileFailure } from './failure.js';
 import type { DepotFiles } from './local.js';
 import { planBinaries } from './plan.js';
-import { eachLimited } from './pool.js';
+import { eachLimited } from '../../util/limit.js';
 import type { MirrorProgress } from './report.js';
 import { SavePacer } from './saving.js';
 

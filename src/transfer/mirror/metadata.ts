@@ -11,7 +11,7 @@ import { PositionalWriter } from '../io.js';
 import { type Answer, type Connection, TooLarge, authFailure, boundedBody, discard, get, watchProgress } from './connection.js';
 import { FileFailure } from './failure.js';
 import { DepotFiles, type Written } from './local.js';
-import { eachLimited } from './pool.js';
+import { eachLimited } from '../../util/limit.js';
 
 /** A metadata file fetched into a temporary file beside its final path, to be put in place (or dropped) at the end. */
 export interface FetchedFile {

@@ -4,7 +4,7 @@ import type { Checkpoints } from '../../depot/place.js';
 import { sha256Files } from '../../util/hash.js';
 import type { MirroredFile } from './download.js';
 import { partialPathFor } from './local.js';
-import { eachLimited } from './pool.js';
+import { eachLimited } from '../../util/limit.js';
 
 /** File system calls at once while looking at what is here: enough to hide their latency, few enough to stay small. */
 const LOOKUPS_AT_ONCE = 16;

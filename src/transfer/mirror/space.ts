@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { CatalogBinary } from '../../depot/catalog.js';
 import { ensureSpace } from '../../util/space.js';
 import { partialPathFor } from './local.js';
-import { eachLimited } from './pool.js';
+import { eachLimited } from '../../util/limit.js';
 
 /** File system calls at once while adding up: as the plan of what to download looks. */
 const LOOKUPS_AT_ONCE = 16;

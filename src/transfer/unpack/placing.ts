@@ -1,5 +1,5 @@
 import { rename, rm } from 'node:fs/promises';
-import pLimit from 'p-limit';
+import { limiter } from '../../util/limit.js';
 import { type PackFile, type PackManifest, type PackVolume, isMetadataKind } from '../format.js';
 import type { TargetDepot } from '../target.js';
 import { openVolume } from './media.js';
@@ -77,7 +77,7 @@ class Placer {
   private readonly folders = new Folders();
   private readonly sinks = new Map<PackFile, Sink>();
   private readonly finishing = new Set<Promise<void>>();
-  private readonly finishLimit = pLimit(FILES_FINISHING);
+  private readonly finishLimit = limiter(FILES_FINISHING);
   private finishFailure: unknown;
 
   constructor(
