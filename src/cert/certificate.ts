@@ -10,9 +10,9 @@ import { KEY_USAGES } from './profiles.js';
 // Only node:crypto and a DER reader here, never node-forge (about 8 MB and 70 ms of CPU to load): the serving
 // process, check and `cert inspect` read certificates at every run and build none.
 
-/** SHA-256 of a certificate's DER, as depotkit shows it everywhere: `AB:CD:...`, as openssl and browsers print it. */
-function spelt(digest: Buffer): string {
-  return digest.toString('hex').toUpperCase().match(/../g)!.join(':');
+/** A fingerprint of a certificate's DER as depotkit shows it everywhere: `AB:CD:...`, as openssl and browsers print it. */
+function fingerprintOf(algorithm: 'sha256' | 'sha1', der: Uint8Array): string {
+  return createHash(algorithm).update(der).digest('hex').toUpperCase().match(/../g)!.join(':');
 }
 
 /** Node prints names one attribute a line; one line reads better. */
@@ -138,7 +138,7 @@ export class Certificate {
     this.notAfter = new Date(x509.validTo);
     this.serial = x509.serialNumber.toUpperCase();
     this.version = parts.version;
-    this.fingerprints = { sha256: spelt(createHash('sha256').update(x509.raw).digest()), sha1: spelt(createHash('sha1').update(x509.raw).digest()) };
+    this.fingerprints = { sha256: fingerprintOf('sha256', x509.raw), sha1: fingerprintOf('sha1', x509.raw) };
     this.key = {
       type: pub.asymmetricKeyType ?? 'unknown',
       bits: pub.asymmetricKeyDetails?.modulusLength ?? (curve ? (CURVE_BITS[curve] ?? 0) : 0),
@@ -254,10 +254,10 @@ const MAX_REMEMBERED = 1024;
  */
 export function sha256Fingerprint(cert: Certificate | Uint8Array | string): string {
   if (cert instanceof Certificate) return cert.fingerprints.sha256;
-  if (typeof cert !== 'string') return spelt(createHash('sha256').update(cert).digest());
+  if (typeof cert !== 'string') return fingerprintOf('sha256', cert);
   let known = byPem.get(cert);
   if (known === undefined) {
-    known = spelt(createHash('sha256').update(x509Of(cert, 'The certificate').raw).digest());
+    known = fingerprintOf('sha256', x509Of(cert, 'The certificate').raw);
     if (byPem.size >= MAX_REMEMBERED) byPem.clear();
     byPem.set(cert, known);
   }
