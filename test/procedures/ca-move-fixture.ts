@@ -32,8 +32,13 @@ export interface MoveFixture {
 /**
  * A depot served by `depotkit serve` on the old CA, and `count` consumers (mixed versions and roles) that
  * trust it and are pointed at it; with `depotName`, by that name, which only the consumers resolve (to 127.0.0.1).
+ * With `restartable`, the consumers keep their state in `dir`, for `startConsumer` to bring one back as it was.
  */
-export async function moveFixture(dir: string, count: number, { depotName }: { depotName?: string } = {}): Promise<MoveFixture> {
+export async function moveFixture(
+  dir: string,
+  count: number,
+  { depotName, restartable }: { depotName?: string; restartable?: boolean } = {},
+): Promise<MoveFixture> {
   const [oldCa, newCa] = await Promise.all([createCa({ cn: 'Old Depot CA' }), createCa({ cn: 'New Depot CA' })]);
   const names = { dns: [depotName ?? 'localhost'], ips: ['127.0.0.1'], keySize: 2048 as const };
   const [oldLeaf, newLeaf] = await Promise.all([issueServerCert(oldCa, names), issueServerCert(newCa, names)]);
@@ -79,7 +84,7 @@ export async function moveFixture(dir: string, count: number, { depotName }: { d
   );
   const addressUrl = `https://127.0.0.1:${serve.info.port}`;
   const depotUrl = depotName ? `https://${depotName}:${serve.info.port}` : addressUrl;
-  const fleet = await startConsumers(dir, count, depotName ? { [depotName]: '127.0.0.1' } : undefined);
+  const fleet = await startConsumers(restartable ? dir : undefined, count, depotName ? { [depotName]: '127.0.0.1' } : undefined);
   await trustAndPoint(fleet.sims, oldCa.certPem, depotUrl);
   const { sims, targets, startConsumer } = fleet;
   const close = async (): Promise<void> => {
@@ -90,9 +95,13 @@ export async function moveFixture(dir: string, count: number, { depotName }: { d
   return { dir, oldCa, newCa, files, serve, depotUrl, addressUrl, sims, targets, startConsumer, close };
 }
 
-/** `count` simulated consumers (mixed versions and roles), each keeping its state in `dir` and resolving the names of `resolve`, and their inventory entries. */
+/**
+ * `count` simulated consumers (mixed versions and roles), each keeping its state in `dir` (for a restart;
+ * without `dir` none is kept: every depot push would write and sync a file) and resolving the names of
+ * `resolve`, and their inventory entries.
+ */
 export async function startConsumers(
-  dir: string,
+  dir: string | undefined,
   count: number,
   resolve?: Record<string, string>,
 ): Promise<Pick<MoveFixture, 'sims' | 'targets' | 'startConsumer'>> {
@@ -106,7 +115,7 @@ export async function startConsumers(
       users: { [USER]: PASSWORD },
       version: VERSIONS[i % VERSIONS.length],
       role: i % 4 === 3 ? 'SddcManager' : 'VcfInstaller',
-      stateFile: join(dir, `consumer-${i}.json`),
+      ...(dir ? { stateFile: join(dir, `consumer-${i}.json`) } : {}),
       ...(resolve ? { resolve } : {}),
       ...(ports[i] ? { port: ports[i] } : {}),
     });

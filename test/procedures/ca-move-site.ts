@@ -132,7 +132,7 @@ export function exportedSite(kind: SiteKind) {
     await mkdir(runDir);
     site.server = await kind.start(join(out, kind.file), port, runDir);
     site.depotUrl = `https://127.0.0.1:${port}`;
-    ({ sims: site.sims, targets: site.targets } = await startConsumers(tmp.dir, CONSUMERS));
+    ({ sims: site.sims, targets: site.targets } = await startConsumers(undefined, CONSUMERS));
     await trustAndPoint(site.sims, site.oldCa.certPem, site.depotUrl);
   }, 120_000);
   afterAll(async () => {

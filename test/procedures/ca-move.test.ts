@@ -15,7 +15,7 @@ describe('moving a served depot to another CA', () => {
   let fx: MoveFixture | undefined;
   async function fixture(consumers: number): Promise<MoveFixture> {
     tmp = await tempDir('depotkit-ca-move-');
-    fx = await moveFixture(tmp.dir, consumers);
+    fx = await moveFixture(tmp.dir, consumers, { restartable: true });
     return fx;
   }
   afterEach(async () => {
