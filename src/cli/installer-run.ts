@@ -1,11 +1,8 @@
-import { Option, type Command } from 'commander';
-import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER } from '../constants.js';
 import type { ApplianceInfo, FleetRow, InstallerClient, InstallerTarget, TargetSpec } from '../installer/index.js';
-import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countProgress } from '../util/progress.js';
 import { promptSecret } from '../util/secrets.js';
-import { concurrencyOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, timeoutOption, userOption, warnIfExposed } from './options.js';
+import { readPassword, warnIfExposed } from './options.js';
 import { printJson, printLines, warn } from './output.js';
 import { EXIT_INTERRUPTED } from './process.js';
 
@@ -20,32 +17,6 @@ export interface ConnectionFlags extends TargetSpec {
   timeout: number;
   concurrency: number;
   json?: boolean;
-}
-
-export function connectionOptions(cmd: Command): Command {
-  return (
-    cmd
-      .option('--installer <url>', 'one installer, https://host[:port]')
-      .option('--inventory <file>', 'a fleet: YAML or JSON list of installers and where their passwords are')
-      .addOption(
-        new Option('--role <role>', "with --installer: the role it must answer (an inventory gives each entry's role); another role fails its row")
-          .choices(Object.keys(CONSUMER_ROLES))
-          .conflicts('inventory'),
-      )
-      // The administrator follows the role, so the default is chosen once the role is known.
-      .addOption(userOption(`installer user (with --installer; default: ${INSTALLER_DEFAULT_USER}, or ${SDDC_MANAGER_DEFAULT_USER} with --role sddc-manager)`))
-      .addOption(passwordFileOption("the user's"))
-      .addOption(passwordEnvOption("the user's"))
-      .addOption(
-        new Option('--installer-ca <file-or-dir>', "the installer's certificate or its CA, to verify its HTTPS: a certificate file or a CA folder").conflicts(
-          'insecure',
-        ),
-      )
-      .option('--insecure', "do not verify the installer's certificate (a warning says so)")
-      .addOption(timeoutOption(INSTALLER_DEFAULTS.timeoutMs, 'timeout of each API request'))
-      .addOption(concurrencyOption(INSTALLER_DEFAULTS.concurrency, 'installers worked on at once, with --inventory'))
-      .addOption(jsonOption('print the result rows as JSON'))
-  );
 }
 
 /** A row's result as lines for people: the first follows the installer's name. */
