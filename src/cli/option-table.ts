@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { ONE_COMMAND_ROWS } from './option-rows-one.js';
+import { REACH_ROWS } from './option-rows-reach.js';
 import { SHARED_ROWS, type OptionRow, type OptionSpec } from './option-rows.js';
 import { camel, wholeNumber } from './options.js';
 import { InvalidOption, collect } from './output.js';
@@ -12,7 +13,7 @@ import { InvalidOption, collect } from './output.js';
  * command file calls withOptions(cmd) and declares none itself
  * (test/architecture/flags.test.ts holds it to that).
  */
-export const OPTION_TABLE: Readonly<Record<string, OptionRow>> = { ...SHARED_ROWS, ...ONE_COMMAND_ROWS };
+export const OPTION_TABLE: Readonly<Record<string, OptionRow>> = { ...SHARED_ROWS, ...REACH_ROWS, ...ONE_COMMAND_ROWS };
 
 /** What every command that works on installers takes (installer-run.ts runs them). */
 const CONNECTION = ['installer', 'inventory', 'role', 'user', 'password-file', 'password-env', 'installer-ca', 'insecure', 'timeout', 'concurrency', 'json'];

@@ -1,7 +1,17 @@
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { BINARY_NAME_PATTERNS, DEFAULT_DEMO_BINARY_SIZE, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX, type Release, RELEASES, UMDS_PATCH_STORE_DIR, componentDir } from '../constants.js';
+import {
+  BINARY_NAME_PATTERNS,
+  DEFAULT_DEMO_BINARY_SIZE,
+  DEPOT_PATHS,
+  DEPOT_ROOT_DIR,
+  TEMP_PREFIX,
+  type Release,
+  RELEASES,
+  UMDS_PATCH_STORE_DIR,
+  componentDir,
+} from '../constants.js';
 import { type EsxDemoResult, makeEsxDemo } from '../esx/demo.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';

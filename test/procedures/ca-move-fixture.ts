@@ -153,6 +153,8 @@ export interface ValidationTally {
   ok: number;
   failed: Array<{ consumer: number; errorCode?: string; message?: string }>;
   perConsumer: number[];
+  /** The longest validation so far, in ms. */
+  longestMs?: number;
 }
 
 /**
@@ -174,7 +176,9 @@ export async function validateContinuously(
       try {
         // Bounded: a move in these tests takes seconds.
         for (let round = 0; round < 3000 && !stopped; round++) {
+          const began = Date.now();
           const push = await pushDepot(client, depotSpec(fx.depotUrl), { force: true });
+          tally.longestMs = Math.max(tally.longestMs ?? 0, Date.now() - began);
           tally.perConsumer[i]!++;
           if (push.ok) tally.ok++;
           else tally.failed.push({ consumer: i, errorCode: push.errorCode, message: push.message });

@@ -62,6 +62,8 @@ describe('a CA move run again right after a reload by hand', () => {
       consumers: fx.targets,
       concurrency: 2,
       timeoutMs: 30_000,
+      // Nothing reloads: the re-run's wait for a reload under way ends at its bound, short here.
+      reloadUnderWayMs: 500,
     };
     let leafSha256 = '';
     for (let run = 0; run < 2; run++) {

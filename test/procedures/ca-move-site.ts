@@ -158,6 +158,14 @@ function moveOptions(site: Site, extra: Partial<CaMoveOptions> = {}): CaMoveOpti
   };
 }
 
+/**
+ * The move's wait after the proof, for validations begun before the consumers trusted the new CA: twice
+ * the longest the consumers took so far (at least a second), not the library's 5 s.
+ */
+function trustSettleMs(tally: ValidationTally): number {
+  return Math.max(1_000, 2 * (tally.longestMs ?? 0));
+}
+
 /** Resolves once every consumer validated `more` times since `from` (a copy of the per-consumer counts). */
 async function validatedSince(tally: ValidationTally, from: number[], more = 1): Promise<void> {
   while (!tally.perConsumer.every((n, i) => n >= from[i]! + more)) await new Promise((r) => setTimeout(r, 50));
@@ -178,7 +186,7 @@ export async function moveWithReload(site: Site, kind: SiteKind): Promise<void> 
   try {
     await validatedSince(tally, tally.perConsumer.slice());
     before = tally.perConsumer.slice();
-    report = await moveDepotCa(moveOptions(site, { removeOld: true }));
+    report = await moveDepotCa(moveOptions(site, { removeOld: true, trustSettleMs: trustSettleMs(tally) }));
     during = tally.perConsumer.slice();
     await validatedSince(tally, during, 2);
   } finally {
@@ -228,7 +236,9 @@ async function anotherPair(site: Site, name: string): Promise<{ newCert: string;
 export async function moveRefusedThenCompleted(site: Site, kind: SiteKind): Promise<void> {
   const paths = await anotherPair(site, 'refused');
   const f = pairFiles(site.dir);
-  const opts = moveOptions(site, { ...paths, oldCa: f.newCa });
+  // The first run's reload fails, the old certificate still served; the second switches long after the
+  // validations begun before the first run's import ended.
+  const opts = moveOptions(site, { ...paths, oldCa: f.newCa, trustSettleMs: 1_000 });
   const before = await servedLeafSha256(site.depotUrl, 5000);
   let done!: () => void;
   const stop = new Promise<void>((r) => (done = r));

@@ -89,7 +89,7 @@ class Move {
       this.opts.served,
       reachOf(this.plan),
       this.plan.leaf.sha256,
-      this.opts.switchTimeoutMs ?? SWITCH_TIMEOUT_MS,
+      { timeoutMs: this.opts.switchTimeoutMs ?? SWITCH_TIMEOUT_MS, trustSettleMs: this.opts.trustSettleMs, reloadUnderWayMs: this.opts.reloadUnderWayMs },
       this.opts.signal,
     );
     if (action === 'reload-needed') {

@@ -86,9 +86,9 @@ const RELOAD_UNDER_WAY_MS = 5_000;
  */
 const TRUST_SETTLE_MS = 5_000;
 
-async function settle(signal?: AbortSignal): Promise<void> {
+async function settle(ms: number, signal?: AbortSignal): Promise<void> {
   await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, TRUST_SETTLE_MS);
+    const timer = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
   if (signal?.aborted) throw new DepotkitError('The move was interrupted before the switch; nothing was written.', EXIT.problems);
@@ -147,6 +147,13 @@ async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'
   return 'reloaded';
 }
 
+/** The switch's waits: `timeoutMs` for the server to serve the new certificate; the others 5 s by default. */
+export interface SwitchWaits {
+  timeoutMs: number;
+  trustSettleMs?: number;
+  reloadUnderWayMs?: number;
+}
+
 /**
  * Switch: writes the new pair, reloads the server and waits until the depot
  * serves the new certificate. The old one stays served if any step fails.
@@ -156,18 +163,19 @@ export async function switchServed(
   served: ServedDepot,
   reach: DepotReach,
   leafSha256: string,
-  timeoutMs: number,
+  waits: SwitchWaits,
   signal?: AbortSignal,
 ): Promise<{ action: 'switched' | 'already-served' | 'reload-needed' }> {
+  const { timeoutMs } = waits;
   if ((await servedLeaf(reach)) === leafSha256) return { action: 'already-served' };
   // A re-run after a stop for the reload finds the pair written: a reload sent just before may still be under way.
   const written = served.kind === 'site' && !served.reloadCommand && (await holdsPair(material, served));
-  if (served.kind === 'site' && served.reloadCommand) await settle(signal);
+  if (served.kind === 'site' && served.reloadCommand) await settle(waits.trustSettleMs ?? TRUST_SETTLE_MS, signal);
   // Again right before the write: serve may have stopped, and its pid gone to another process, since the plan.
   await checkServeProcess(served);
   if (!written) await writePair(material, served);
   if ((await reload(served)) === 'reload-needed') {
-    const taken = written && (await servedWithin(reach, leafSha256, RELOAD_UNDER_WAY_MS, signal));
+    const taken = written && (await servedWithin(reach, leafSha256, waits.reloadUnderWayMs ?? RELOAD_UNDER_WAY_MS, signal));
     return { action: taken ? 'already-served' : 'reload-needed' };
   }
   const deadline = Date.now() + timeoutMs;

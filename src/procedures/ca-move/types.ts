@@ -54,6 +54,13 @@ export interface CaMoveOptions {
   stateFile?: string;
   /** How long the server gets to serve the new certificate after its reload; 30 s by default. */
   switchTimeoutMs?: number;
+  /**
+   * How long the switch of a site with a reload command waits after the proof, for validations begun
+   * before the consumers trusted the new CA; 5 s by default.
+   */
+  trustSettleMs?: number;
+  /** How long a re-run waits for a server to take a pair it finds already written; 5 s by default. */
+  reloadUnderWayMs?: number;
   /** Aborted on an interruption: the open sessions are revoked at once and the move stops, its state kept for a re-run. */
   signal?: AbortSignal;
   onPhase?: (phase: PhaseReport) => void;
