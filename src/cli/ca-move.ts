@@ -4,9 +4,8 @@ import type { CaMoveOptions, CaMoveReport, PhaseReport, ServedDepot } from '../p
 import { INSTALLER_DEFAULT_USER, type ExportTarget } from '../constants.js';
 import { EXIT, errorMessage, usageError } from '../util/errors.js';
 import { readFileBounded } from '../util/fs.js';
-import { promptSecret } from '../util/secrets.js';
 import { note, printJson, printLines, warn } from './output.js';
-import { readPassword } from './options.js';
+import { readPassword, terminalPrompt } from './options.js';
 import { EXIT_INTERRUPTED } from './process.js';
 
 /**
@@ -73,21 +72,9 @@ async function servedDepot(flags: CaMoveFlags): Promise<ServedDepot> {
   };
 }
 
-/** The consumers' passwords that no file or variable gives, asked once per user on a terminal. */
-async function consumerPasswords(users: Array<{ user: string; installer: string }>): Promise<Map<string, string>> {
-  const passwords = new Map<string, string>();
-  for (const { user, installer } of users) {
-    if (!process.stdin.isTTY)
-      throw usageError(`No password source for ${user} on ${installer}.`, 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.');
-    passwords.set(user, await promptSecret(`Password of ${user}`));
-  }
-  return passwords;
-}
-
 async function moveOptions(flags: CaMoveFlags): Promise<CaMoveOptions> {
   const installer = await import('../installer/index.js');
   const consumers = await installer.resolveTargets({ ...flags, user: INSTALLER_DEFAULT_USER });
-  const passwords = await consumerPasswords(installer.FleetSession.usersWithoutPasswordSource(consumers));
   const depotPassword = flags.depotUser
     ? await readPassword(
         { file: flags.depotPasswordFile, env: flags.depotPasswordEnv },
@@ -109,7 +96,7 @@ async function moveOptions(flags: CaMoveFlags): Promise<CaMoveOptions> {
     consumers,
     concurrency: flags.concurrency,
     timeoutMs: flags.timeout * 1000,
-    passwords,
+    prompt: terminalPrompt(),
     removeOld: flags.removeOld,
     dryRun: flags.dryRun,
     skipUnreachable: flags.skipUnreachable,

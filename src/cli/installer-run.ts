@@ -1,8 +1,7 @@
 import type { ApplianceInfo, FleetRow, InstallerClient, InstallerTarget, TargetSpec } from '../installer/index.js';
-import { EXIT, usageError } from '../util/errors.js';
+import { EXIT } from '../util/errors.js';
 import { countProgress } from '../util/progress.js';
-import { promptSecret } from '../util/secrets.js';
-import { readPassword, warnIfExposed } from './options.js';
+import { terminalPrompt } from './options.js';
 import { printJson, printLines, warn } from './output.js';
 import { EXIT_INTERRUPTED } from './process.js';
 
@@ -23,32 +22,6 @@ export interface ConnectionFlags extends TargetSpec {
 export type RowFormatter<T> = (result: T) => string[];
 
 /**
- * Passwords of the installers that name no password source: one prompt per
- * user on a terminal, before any work starts. The password file or variable
- * given on the command line is read first: missing, it is bad input (exit 2),
- * not a failed installer; the inventory's files get the same warning as it.
- */
-async function passwordsFor(flags: ConnectionFlags, targets: InstallerTarget[]): Promise<Map<string, string>> {
-  const lib = await sessionLib();
-  if (flags.passwordFile !== undefined || flags.passwordEnv !== undefined)
-    await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, 'password', 'Password');
-  for (const file of new Set(targets.map((t) => t.passwordFile).filter((f): f is string => f !== undefined && f !== flags.passwordFile)))
-    await warnIfExposed(file);
-  if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
-  const passwords = new Map<string, string>();
-  for (const { user, installer } of lib.FleetSession.usersWithoutPasswordSource(targets)) {
-    if (!process.stdin.isTTY) {
-      throw usageError(
-        `No password source for ${user} on ${installer}.`,
-        flags.inventory ? 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.' : 'Pass --password-file or --password-env.',
-      );
-    }
-    passwords.set(user, await promptSecret(`Password of ${user}`));
-  }
-  return passwords;
-}
-
-/**
  * Resolves the installers and their secrets, runs `task` on each (a client
  * logged in, revoked afterwards; all revoked on Ctrl-C or SIGTERM), prints a
  * row per installer and sets exit 1 when any failed. What `task` draws on the
@@ -62,9 +35,11 @@ export async function runCommand<T>(
   drawing?: { stop(): void },
 ): Promise<void> {
   const lib = await sessionLib();
+  // The library reads the password file or variable given (bad input, exit 2, when missing) and asks for the rest through the prompt.
   const targets = await lib.resolveTargets(flags);
-  const passwords = await passwordsFor(flags, targets);
-  const session = new lib.FleetSession(targets, { concurrency: flags.concurrency, timeoutMs: flags.timeout * 1000, passwords });
+  if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
+  const session = new lib.FleetSession(targets, { concurrency: flags.concurrency, timeoutMs: flags.timeout * 1000, prompt: terminalPrompt() });
+  for (const warning of await session.resolvePasswords()) warn(warning);
   let aborting: Promise<void> | undefined;
   const interrupted = () => {
     warn('interrupted: revoking the open sessions.');

@@ -4,7 +4,7 @@ import { CA_KEY_FILE } from '../cert/files.js';
 import type { AccessLogFormat } from '../server/access-log.js';
 import { usageError } from '../util/errors.js';
 import { exposedFileWarning } from '../util/fs.js';
-import { promptSecret, readSecret } from '../util/secrets.js';
+import { promptSecret, readSecret, resolvePassword, type SecretPrompt } from '../util/secrets.js';
 import { InvalidOption, warn } from './output.js';
 
 /**
@@ -83,15 +83,26 @@ export interface PasswordFlags {
   passwordEnv?: string;
 }
 
-/** A password from its file or variable, or asked for on a terminal; `flag` is how the options start (`--password`, `--depot-password`). */
-export async function readPassword(source: { file?: string; env?: string }, what: string, prompt: string, flag = '--password'): Promise<string> {
-  if (source.file !== undefined) {
-    await warnIfExposed(source.file);
-    return readSecret({ file: source.file }, what);
-  }
-  if (source.env !== undefined) return readSecret({ env: source.env }, what);
-  if (!process.stdin.isTTY) throw usageError(`The ${what} is needed and there is no terminal to ask on.`, `Pass ${flag}-file <file> or ${flag}-env <name>.`);
-  return promptSecret(prompt);
+/**
+ * The prompt the CLI gives the library's password resolver: on a terminal,
+ * one that does not echo; none without a terminal (the library then says
+ * which source is missing).
+ */
+export function terminalPrompt(): SecretPrompt | undefined {
+  return process.stdin.isTTY ? promptSecret : undefined;
+}
+
+/**
+ * A password from its file or variable, or asked for on a terminal, through
+ * the library's one resolver; `flag` is how the options start (`--password`,
+ * `--depot-password`), for the hint when there is no terminal to ask on.
+ */
+export async function readPassword(source: { file?: string; env?: string }, what: string, question: string, flag = '--password'): Promise<string> {
+  if (source.file !== undefined) await warnIfExposed(source.file);
+  const prompt = terminalPrompt();
+  if (source.file === undefined && source.env === undefined && prompt === undefined)
+    throw usageError(`The ${what} is needed and there is no terminal to ask on.`, `Pass ${flag}-file <file> or ${flag}-env <name>.`);
+  return resolvePassword(source, what, prompt, question);
 }
 
 /** The password of `user` (`role` names what kind of user: `depot user `), from its file, its variable or a prompt. */
