@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { CA_CERT_FILE, CA_KEY_FILE } from '../cert/files.js';
 import { SERVER_PROFILE } from '../cert/profiles.js';
 import { formatSan, loadPki, passphraseFrom } from './cert-shared.js';
-import { assertSigningCaFolder, warnIfExposed } from './options.js';
+import { warnIfExposed } from './options.js';
 import { printJson, printLines, warn } from './output.js';
 
 interface IssueFlags {
@@ -52,7 +52,6 @@ export function registerCertSignCsr(cert: Command): void {
 
 /** The signing CA folder, checked to be one, its key's mode warned about, and its passphrase. */
 async function signingCa(opts: { ca: string; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean }) {
-  await assertSigningCaFolder(opts.ca);
   const caPassphrase = await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv);
   await warnIfExposed(join(opts.ca, CA_KEY_FILE));
   return { caDir: opts.ca, caPassphrase, force: opts.force };

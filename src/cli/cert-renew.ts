@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CA_KEY_FILE } from '../cert/files.js';
 import { formatSan, loadPki, passphraseFrom } from './cert-shared.js';
-import { assertSigningCaFolder, warnIfExposed } from './options.js';
+import { warnIfExposed } from './options.js';
 import { printJson, printLines, warn } from './output.js';
 
 interface RenewFlags {
@@ -31,7 +31,6 @@ export function registerCertRenew(cert: Command): void {
 
 async function renew(serverDir: string, opts: RenewFlags): Promise<void> {
   const { renewCert } = await loadPki();
-  await assertSigningCaFolder(opts.ca);
   await warnIfExposed(join(opts.ca, CA_KEY_FILE));
   const caPassphrase = await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv);
   const { warnings, ...renewed } = await renewCert(serverDir, { caDir: opts.ca, caPassphrase, outDir: opts.out, days: opts.days, force: opts.force });

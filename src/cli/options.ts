@@ -1,6 +1,3 @@
-import { stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { CA_KEY_FILE } from '../cert/files.js';
 import type { AccessLogFormat } from '../server/access-log.js';
 import { usageError } from '../util/errors.js';
 import { exposedFileWarning } from '../util/fs.js';
@@ -30,22 +27,6 @@ export function wholeNumber(flag: string, range: { min?: number; max?: number; u
 }
 
 // ------------------------------------------------------------ trust and CAs
-
-/**
- * A signing CA must be a folder (its key is in it): a certificate file given
- * instead is named as such, with the folder it is in when that is a CA folder.
- */
-export async function assertSigningCaFolder(path: string, flag = '--ca'): Promise<void> {
-  // A path that is not there is the loader's to explain (it names the files a CA folder holds).
-  const info = await stat(path).catch(() => undefined);
-  if (info === undefined || info.isDirectory()) return;
-  const folder = dirname(path);
-  const hasKey = (await stat(join(folder, CA_KEY_FILE)).catch(() => undefined))?.isFile() === true;
-  throw usageError(
-    `${flag} ${path} is a file; signing needs the CA folder, which holds the CA's key.`,
-    hasKey ? `Give the folder it is in: ${flag} ${folder}` : 'Make one with: depotkit cert ca --out <dir>',
-  );
-}
 
 // ------------------------------------------------------------ time, load, network
 

@@ -9,7 +9,7 @@ import type { TlsMaterial } from '../server/tls.js';
 import type { RunningDepot } from '../server/workers.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
-import { type ServeOptionValues, assertSigningCaFolder, assertTogether, basicAuthFrom, warnIfExposed } from './options.js';
+import { type ServeOptionValues, assertTogether, basicAuthFrom, warnIfExposed } from './options.js';
 import { note, printJson, printLines, warn } from './output.js';
 import { invokedAs, type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
 
@@ -44,7 +44,6 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
     const caDir = opts.ca;
     const { dns, ip } = opts;
     return async () => {
-      await assertSigningCaFolder(caDir);
       const { certificateFromCa, machineNames } = await import('../cert/machine.js');
       const machine = machineNames();
       // Each list falls back to the machine's on its own: --dns alone still lets clients reach the server by its addresses.
@@ -104,8 +103,9 @@ async function serve(dir: string, opts: ServeOptions): Promise<void> {
 async function serverOptions(root: string, opts: ServeOptions): Promise<{ options: DepotServerOptions; loadTls: (() => Promise<TlsMaterial>) | undefined }> {
   if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
   await checkRoot(root);
-  const { normaliseOpenPrefix, openPrefixesOf } = await import('../server/index.js');
-  const openPrefixes = openPrefixesOf({ openPrefixes: opts.open.map((p) => normaliseOpenPrefix(p, '--open')), openHcl: opts.openHcl });
+  // Checked by the library, which names the option in its error.
+  const { openPrefixesOf } = await import('../server/index.js');
+  const openPrefixes = openPrefixesOf({ openPrefixes: opts.open, openHcl: opts.openHcl });
   const loadTls = tlsLoader(opts);
   if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
   // An unusable pair ends here with one sentence.

@@ -10,7 +10,7 @@ import { readPemFile } from '../cert/pem.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { formatFinding } from '../util/findings.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { assertSigningCaFolder, assertTogether, readUserPassword } from './options.js';
+import { assertTogether, readUserPassword } from './options.js';
 import { note, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
 
 interface ReplaceCertFlags {
@@ -214,7 +214,6 @@ function csrDaysWarning(days: number): string {
 /** The signing CA: a CA folder with its key; for --cert, whose CA only names itself, a CA certificate file or folder. */
 async function readCa(path: string, certOnly: boolean): Promise<{ certPem: string; keyPem?: string }> {
   if (certOnly) return { certPem: (await (await import('../cert/trust-source.js')).readCaPems([path])).join('') };
-  await assertSigningCaFolder(path);
   const pki = await import('../cert/index.js');
   const ca = await pki.loadCaDir(path);
   // An intermediate CA's ca-cert.pem goes on with its issuers up to the root: all of them are sent as root_cert.
