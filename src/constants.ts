@@ -315,6 +315,9 @@ export const MGMT_CSR_VALIDITY_DAYS = 730;
 
 // ------------------------------------------------- vendor binary naming
 
+/** The size of each synthetic binary of a demo depot unless told otherwise (1 MiB: a lab depot made in seconds). */
+export const DEFAULT_DEMO_BINARY_SIZE = 1 << 20;
+
 /**
  * The vendor's file-name pattern for each component's main binary, with
  * `{v}` for the full version (e.g. 9.0.0.0.24755229). Demo depots use them so

@@ -7,7 +7,7 @@ import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { PEM_LIMITS } from '../util/limits.js';
 import { BACKUP_SUFFIX, exists, makeDir, writeFileSetAtomic } from '../util/fs.js';
 import { CA_PROFILE, type CertificateProfile, type RsaKeySize } from './profiles.js';
-import { CA_CERT_FILE, CA_KEY_FILE, PRIVATE_DIR_MODE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
+import { assertCaFolder, CA_CERT_FILE, CA_KEY_FILE, PRIVATE_DIR_MODE, PRIVATE_KEY_MODE, PUBLIC_FILE_MODE } from './files.js';
 import { readCertificate } from './certificate.js';
 import { assertKeySize, encryptKeyPem, forgePublicKey, generateKeyPem, parsePrivateKey } from './keys.js';
 import { normalizePem, readPemFile, splitPemBlocks } from './pem.js';
@@ -122,6 +122,7 @@ export function openCa(ca: CaMaterial, names: { cert?: string; key?: string } = 
  * {@link openCa} does; `passphrase` decrypts an encrypted key.
  */
 export async function loadCaDir(dir: string, options: { passphrase?: string } = {}): Promise<CaMaterial> {
+  await assertCaFolder(dir);
   const certPath = join(dir, CA_CERT_FILE);
   const keyPath = join(dir, CA_KEY_FILE);
   for (const path of [certPath, keyPath]) {

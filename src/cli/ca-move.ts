@@ -1,12 +1,11 @@
-import { Option, type Command } from 'commander';
+import { withOptions } from './option-table.js';
+import { type Command } from 'commander';
 import type { CaMoveOptions, CaMoveReport, PhaseReport, ServedDepot } from '../procedures/index.js';
-import { EXPORT_DEFAULT_NAME, EXPORT_TARGETS, INSTALLER_DEFAULT_USER, type ExportTarget } from '../constants.js';
-import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
+import { INSTALLER_DEFAULT_USER, type ExportTarget } from '../constants.js';
 import { EXIT, errorMessage, usageError } from '../util/errors.js';
 import { readFileBounded } from '../util/fs.js';
-import { promptSecret } from '../util/secrets.js';
-import { collect, note, printJson, printLines, warn } from './output.js';
-import { concurrencyOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, secondsOption, timeoutOption } from './options.js';
+import { note, printJson, printLines, warn } from './output.js';
+import { readPassword, terminalPrompt } from './options.js';
 import { EXIT_INTERRUPTED } from './process.js';
 
 /**
@@ -75,21 +74,9 @@ async function servedDepot(flags: CaMoveFlags): Promise<ServedDepot> {
   };
 }
 
-/** The consumers' passwords that no file or variable gives, asked once per user on a terminal. */
-async function consumerPasswords(users: Array<{ user: string; installer: string }>): Promise<Map<string, string>> {
-  const passwords = new Map<string, string>();
-  for (const { user, installer } of users) {
-    if (!process.stdin.isTTY)
-      throw usageError(`No password source for ${user} on ${installer}.`, 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.');
-    passwords.set(user, await promptSecret(`Password of ${user}`));
-  }
-  return passwords;
-}
-
 async function moveOptions(flags: CaMoveFlags): Promise<CaMoveOptions> {
   const installer = await import('../installer/index.js');
   const consumers = await installer.resolveTargets({ ...flags, user: INSTALLER_DEFAULT_USER });
-  const passwords = await consumerPasswords(installer.FleetSession.usersWithoutPasswordSource(consumers));
   const depotPassword = flags.depotUser
     ? await readPassword(
         { file: flags.depotPasswordFile, env: flags.depotPasswordEnv },
@@ -111,7 +98,7 @@ async function moveOptions(flags: CaMoveFlags): Promise<CaMoveOptions> {
     consumers,
     concurrency: flags.concurrency,
     timeoutMs: flags.timeout * 1000,
-    passwords,
+    prompt: terminalPrompt(),
     removeOld: flags.removeOld,
     dryRun: flags.dryRun,
     skipUnreachable: flags.skipUnreachable,
@@ -190,61 +177,16 @@ function endInterrupted(): never {
 
 export function registerCaMoveCommand(program: Command): void {
   const depot = program.commands.find((c) => c.name() === 'depot')!;
-  depot
-    .command('move-ca')
-    .description(
-      'move a served depot to another CA with no failed validation: trust the new CA on every consumer (proven), switch the served certificate, have every consumer validate the depot again, then (--remove-old) drop the old CA; resumable',
-    )
-    .requiredOption('--cert <file>', 'the new server certificate PEM (leaf first, its intermediates after)')
-    .requiredOption('--key <file>', 'its private key PEM')
-    .requiredOption('--new-ca <file>', 'the CA that issued it, as the consumers are to trust it')
-    .option('--old-ca <file>', 'the CA the depot is on now (needed with --remove-old; found on the consumers by certificate)')
-    .requiredOption('--served-cert <file>', 'the certificate file the server serves (replaced atomically)')
-    .requiredOption('--served-key <file>', 'the key file the server serves (replaced atomically, mode 0600)')
-    .addOption(new Option('--serve-pid <pid-or-file>', 'depotkit serve: its pid (or a file holding it), sent SIGHUP').conflicts('reloadCommand'))
-    .option(
-      '--reload-command <cmd>',
-      'another server (an exported site): its reload command, run with /bin/sh (without it or --serve-pid: reload yourself, then run again)',
-    )
-    .addOption(
-      new Option('--site <kind>', 'the kind the site was exported as: without --reload-command, the report names its reload command')
-        .choices([...EXPORT_TARGETS])
-        .conflicts('servePid'),
-    )
-    .option('--unit <name>', `with --site systemd: the unit's name, as exported with --name (default: ${EXPORT_DEFAULT_NAME})`)
-    .requiredOption('--depot-url <url>', 'the depot as the consumers reach it, https://host[:port] (with --as-host: as this host reaches it)')
-    .option('--as-host <name>', "the host name the consumers use, when it differs from --depot-url's (the depot's address from here)")
-    .option('--repoint', 'set --depot-url (with --as-host) on consumers whose depot settings name another host or port')
-    .option('--depot-user <name>', 'depot Basic auth user (none: the depot is open)')
-    .addOption(passwordFileOption("the depot user's", 'depot-'))
-    .addOption(passwordEnvOption("the depot user's", 'depot-'))
-    .option('--name <host>', 'another name or address the consumers use for the depot, which the certificate must name (repeatable)', collect, [])
-    .requiredOption('--inventory <file>', 'the consumers (installers and SDDC Managers): YAML or JSON, as installer commands read it')
-    .addOption(passwordFileOption("the consumers' user's"))
-    .addOption(passwordEnvOption("the consumers' user's"))
-    .addOption(new Option('--installer-ca <file-or-dir>', "the consumers' certificate or CA, to verify their HTTPS").conflicts('insecure'))
-    .option('--insecure', "do not verify the consumers' certificates")
-    .addOption(timeoutOption(INSTALLER_DEFAULTS.timeoutMs, 'timeout of each API request'))
-    .addOption(concurrencyOption(INSTALLER_DEFAULTS.concurrency, 'consumers worked on at once'))
-    .addOption(secondsOption('--switch-timeout', 'how long the server gets to serve the new certificate after its reload', 30))
-    .addOption(
-      secondsOption(
-        '--trust-settle',
-        'with --reload-command: how long validations the consumers began before they trusted the new CA get to end before the switch',
-        5,
-        0,
+  withOptions(
+    depot
+      .command('move-ca')
+      .description(
+        'move a served depot to another CA with no failed validation: trust the new CA on every consumer (proven), switch the served certificate, have every consumer validate the depot again, then (--remove-old) drop the old CA; resumable',
       ),
-    )
-    .addOption(secondsOption('--reload-wait', 'on a re-run that finds the new pair written: how long the site gets to take it from a reload under way', 5, 0))
-    .option('--state-file <file>', 'where the progress is kept (default: beside --served-cert)')
-    .option('--remove-old', 'once every consumer validated the depot, remove the old CA from them')
-    .option('--skip-unreachable', 'switch even when some consumers cannot be reached (they fail validation until a re-run reaches them)')
-    .option('--dry-run', 'judge the new certificate and print the plan; change nothing')
-    .addOption(jsonOption('print the report as JSON'))
-    .action(async (flags: CaMoveFlags) => {
-      const report = await runMove(await moveOptions(flags));
-      if (flags.json) printJson(report);
-      else printLines(reportLines(report));
-      process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
-    });
+  ).action(async (flags: CaMoveFlags) => {
+    const report = await runMove(await moveOptions(flags));
+    if (flags.json) printJson(report);
+    else printLines(reportLines(report));
+    process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+  });
 }

@@ -1,7 +1,7 @@
-import { Option, type Command } from 'commander';
-import { DEFAULT_CA_CN, DEFAULT_CA_DAYS, DEFAULT_CA_KEY_SIZE, type RsaKeySize } from '../cert/profiles.js';
-import { daysOption, keySizeOption, loadPki, passphraseFrom } from './cert-shared.js';
-import { forceOption, jsonOption } from './options.js';
+import { withOptions } from './option-table.js';
+import { type Command } from 'commander';
+import { type RsaKeySize } from '../cert/profiles.js';
+import { loadPki, passphraseFrom } from './cert-shared.js';
 import { printJson, printLines } from './output.js';
 
 interface CaFlags {
@@ -17,18 +17,7 @@ interface CaFlags {
 
 /** `depotkit cert ca`: a private CA in a folder. */
 export function registerCertCa(cert: Command): void {
-  cert
-    .command('ca')
-    .description('make a private CA: <out>/ca-key.pem (0600) and <out>/ca-cert.pem')
-    .requiredOption('--out <dir>', 'the CA folder')
-    .option('--cn <name>', 'the CA common name', DEFAULT_CA_CN)
-    .addOption(daysOption(DEFAULT_CA_DAYS))
-    .addOption(keySizeOption(DEFAULT_CA_KEY_SIZE))
-    .addOption(new Option('--passphrase-file <file>', 'encrypt the CA key with the passphrase on the first line of <file>').conflicts('passphraseEnv'))
-    .option('--passphrase-env <name>', 'encrypt the CA key with the passphrase in environment variable <name>')
-    .addOption(forceOption('replace an existing CA in <dir>'))
-    .addOption(jsonOption())
-    .action(makeCa);
+  withOptions(cert.command('ca').description('make a private CA: <out>/ca-key.pem (0600) and <out>/ca-cert.pem')).action(makeCa);
 }
 
 async function makeCa(opts: CaFlags): Promise<void> {

@@ -1,3 +1,4 @@
+import { withOptions } from './option-table.js';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CA_CERT_FILE } from '../cert/files.js';
@@ -8,8 +9,7 @@ import { exists } from '../util/fs.js';
 import { PEM_LIMITS } from '../util/limits.js';
 import { plural } from '../util/text.js';
 import { formatSan, loadPki } from './cert-shared.js';
-import { jsonOption, trustOption } from './options.js';
-import { collect, printJson, printLines } from './output.js';
+import { printJson, printLines } from './output.js';
 
 interface InspectFlags {
   host?: string;
@@ -20,14 +20,13 @@ interface InspectFlags {
 
 /** `depotkit cert inspect`: a certificate, its chain or a request shown, and a certificate linted as the installer would. */
 export function registerCertInspect(cert: Command): void {
-  cert
-    .command('inspect <pem>')
-    .description('show a certificate (the first of a chain file) or a CSR; with --host or --ca, lint the certificate as the installer would (exit 1 on errors)')
-    .option('--host <name>', 'the host name (or IP) the installer connects to')
-    .option('--ip <addr>', 'an IP the SAN must also hold, as the 9.1 depot service requires (repeatable)', collect, [])
-    .addOption(trustOption('--ca', 'a CA the installer trusts'))
-    .addOption(jsonOption())
-    .action(inspect);
+  withOptions(
+    cert
+      .command('inspect <pem>')
+      .description(
+        'show a certificate (the first of a chain file) or a CSR; with --host or --ca, lint the certificate as the installer would (exit 1 on errors)',
+      ),
+  ).action(inspect);
 }
 
 async function inspect(file: string, opts: InspectFlags): Promise<void> {

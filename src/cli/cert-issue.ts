@@ -1,10 +1,11 @@
+import { withOptions } from './option-table.js';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CA_CERT_FILE, CA_KEY_FILE } from '../cert/files.js';
 import { SERVER_PROFILE } from '../cert/profiles.js';
-import { caPassphraseOptions, daysOption, formatSan, keySizeOption, loadPki, passphraseFrom } from './cert-shared.js';
-import { assertSigningCaFolder, forceOption, jsonOption, signingCaOption, warnIfExposed } from './options.js';
-import { collect, printJson, printLines, warn } from './output.js';
+import { formatSan, loadPki, passphraseFrom } from './cert-shared.js';
+import { warnIfExposed } from './options.js';
+import { printJson, printLines, warn } from './output.js';
 
 interface IssueFlags {
   ca: string;
@@ -35,38 +36,22 @@ interface SignCsrFlags {
 
 /** `depotkit cert issue`: a server key, certificate and chain in a folder. */
 export function registerCertIssue(cert: Command): void {
-  const command = cert
-    .command('issue')
-    .description('issue a server certificate: <out>/server-key.pem (0600), server-cert.pem, server-chain.pem (leaf + CA)')
-    .addOption(signingCaOption().makeOptionMandatory())
-    .option('--dns <name>', 'a DNS name; the first is the CN (repeatable)', collect, [])
-    .option('--ip <addr>', 'an IP address for the SAN (repeatable)', collect, [])
-    .requiredOption('--out <dir>', 'the folder to write to')
-    .addOption(daysOption(SERVER_PROFILE.validity.days))
-    .addOption(keySizeOption(SERVER_PROFILE.key.bits))
-    .option('--allow-ip-only', 'allow a certificate without a DNS name (the installer rejects it)');
-  caPassphraseOptions().forEach((o) => command.addOption(o));
-  command.addOption(forceOption('replace existing files in <out>')).addOption(jsonOption()).action(issue);
+  const command = withOptions(
+    cert.command('issue').description('issue a server certificate: <out>/server-key.pem (0600), server-cert.pem, server-chain.pem (leaf + CA)'),
+  );
+  command.action(issue);
 }
 
 /** `depotkit cert sign-csr`: a PKCS#10 request signed with the server profile. */
 export function registerCertSignCsr(cert: Command): void {
-  const command = cert
-    .command('sign-csr')
-    .description(`sign a PKCS#10 request with the server profile (default ${SERVER_PROFILE.validity.csrDays} days)`)
-    .addOption(signingCaOption().makeOptionMandatory())
-    .requiredOption('--csr <file>', 'the request, PEM')
-    .requiredOption('--out <file>', 'where to write the certificate, PEM')
-    .addOption(daysOption(SERVER_PROFILE.validity.csrDays))
-    .option('--allow-no-san', 'sign a request without SANs (its CN becomes the SAN)')
-    .option('--allow-ip-only', 'sign a request whose CN is an IP or whose only names are IPs (the installer rejects it)');
-  caPassphraseOptions().forEach((o) => command.addOption(o));
-  command.addOption(forceOption('replace an existing <file>')).addOption(jsonOption()).action(signCsr);
+  const command = withOptions(
+    cert.command('sign-csr').description(`sign a PKCS#10 request with the server profile (default ${SERVER_PROFILE.validity.csrDays} days)`),
+  );
+  command.action(signCsr);
 }
 
 /** The signing CA folder, checked to be one, its key's mode warned about, and its passphrase. */
 async function signingCa(opts: { ca: string; caPassphraseFile?: string; caPassphraseEnv?: string; force?: boolean }) {
-  await assertSigningCaFolder(opts.ca);
   const caPassphrase = await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv);
   await warnIfExposed(join(opts.ca, CA_KEY_FILE));
   return { caDir: opts.ca, caPassphrase, force: opts.force };

@@ -1,9 +1,9 @@
+import { withOptions } from './option-table.js';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CA_KEY_FILE } from '../cert/files.js';
-import { SERVER_PROFILE } from '../cert/profiles.js';
-import { caPassphraseOptions, daysOption, formatSan, loadPki, passphraseFrom } from './cert-shared.js';
-import { assertSigningCaFolder, forceOption, jsonOption, signingCaOption, warnIfExposed } from './options.js';
+import { formatSan, loadPki, passphraseFrom } from './cert-shared.js';
+import { warnIfExposed } from './options.js';
 import { printJson, printLines, warn } from './output.js';
 
 interface RenewFlags {
@@ -18,22 +18,19 @@ interface RenewFlags {
 
 /** `depotkit cert renew`: the server folder's certificate issued again, same names and key size, same CA. */
 export function registerCertRenew(cert: Command): void {
-  const command = cert
-    .command('renew')
-    .description(
-      're-issue the certificate of a server folder (from cert issue) with the same names and key size, from the same CA; serve picks it up on SIGHUP',
-    )
-    .argument('<server-dir>', 'the folder holding server-key.pem, server-cert.pem and server-chain.pem')
-    .addOption(signingCaOption().makeOptionMandatory())
-    .option('--out <dir>', 'write the new files there instead of over the old ones')
-    .addOption(daysOption(SERVER_PROFILE.validity.days));
-  caPassphraseOptions().forEach((o) => command.addOption(o));
-  command.addOption(forceOption('replace the files there (the old ones, without --out)')).addOption(jsonOption()).action(renew);
+  const command = withOptions(
+    cert
+      .command('renew')
+      .description(
+        're-issue the certificate of a server folder (from cert issue) with the same names and key size, from the same CA; serve picks it up on SIGHUP',
+      )
+      .argument('<server-dir>', 'the folder holding server-key.pem, server-cert.pem and server-chain.pem'),
+  );
+  command.action(renew);
 }
 
 async function renew(serverDir: string, opts: RenewFlags): Promise<void> {
   const { renewCert } = await loadPki();
-  await assertSigningCaFolder(opts.ca);
   await warnIfExposed(join(opts.ca, CA_KEY_FILE));
   const caPassphrase = await passphraseFrom(opts.caPassphraseFile, opts.caPassphraseEnv);
   const { warnings, ...renewed } = await renewCert(serverDir, { caDir: opts.ca, caPassphrase, outDir: opts.out, days: opts.days, force: opts.force });

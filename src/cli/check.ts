@@ -1,15 +1,14 @@
+import { withOptions } from './option-table.js';
 import type { Command } from 'commander';
-import { CHECK_ANONYMOUS_PATHS } from '../constants.js';
 import type { CheckResult } from '../check/check.js';
-import { CHECK_DEFAULTS } from '../check/defaults.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { concurrencyOption, depotUserPassword, jsonOption, passwordEnvOption, passwordFileOption, timeoutOption, trustOption } from './options.js';
-import { collect, printJson, printLines } from './output.js';
+import { depotUserPassword } from './options.js';
+import { printJson, printLines } from './output.js';
 import { formatReleases, selectionLine } from './release-lines.js';
-import { addSelectionOptions, selectOptionsOf } from './transfer-shared.js';
+import { selectOptionsOf } from './transfer-shared.js';
 
 interface CheckCliOptions {
   ca: string[];
@@ -29,30 +28,9 @@ interface CheckCliOptions {
 }
 
 export function registerCheckCommand(program: Command): void {
-  const command = program
-    .command('check <depot-url>')
-    .description('check a depot as the installer does: TLS, host name, auth, catalog, binaries')
-    .addOption(trustOption('--ca', "a CA the installer trusts; trust comes only from these, as in the installer's store"))
-    .option('--user <name>', "the depot user (the installer's offlineAccount)")
-    .addOption(passwordFileOption("the depot user's"))
-    .addOption(passwordEnvOption("the depot user's"))
-    .option('--as-host <name>', "the host name the installer will use, when it differs from the URL's")
-    .option(
-      '--allow-http-credentials',
-      'send the password over plain HTTP (http:// URLs); without it the check withholds it there, as it does from a server that fails the TLS checks',
-    )
-    .option(
-      '--open-path <path>',
-      `with --user: a path that must answer without credentials, asked for without them besides ${CHECK_ANONYMOUS_PATHS.hcl} and ${CHECK_ANONYMOUS_PATHS.patchStore} (repeatable; a trailing / for a folder)`,
-      collect,
-      [],
-    )
-    .option('--deep', 'download every binary and compare its SHA-256 with the catalog')
-    .addOption(concurrencyOption(CHECK_DEFAULTS.concurrency, 'requests in flight at once'))
-    .addOption(timeoutOption(CHECK_DEFAULTS.timeoutMs, 'connect and handshake timeout'))
-    .addOption(jsonOption('print the findings as JSON'));
+  const command = withOptions(program.command('check <depot-url>').description('check a depot as the installer does: TLS, host name, auth, catalog, binaries'));
   // A depot cut to a selection (its status page prints these): a binary left out is said, not an error.
-  addSelectionOptions(command, 'expect').action(async (url: string, opts: CheckCliOptions) => {
+  command.action(async (url: string, opts: CheckCliOptions) => {
     if (opts.openPath.length > 0 && opts.user === undefined)
       throw usageError('--open-path needs --user: without credentials every request of the check is already anonymous.');
     const { normaliseOpenPrefix } = await import('../server/paths.js');

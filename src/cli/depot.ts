@@ -1,11 +1,12 @@
-import { Option, type Command } from 'commander';
-import { RELEASES, type Release, UMDS_PATCH_STORE_DIR } from '../constants.js';
+import { withOptions } from './option-table.js';
+import { type Command } from 'commander';
+import { type Release, UMDS_PATCH_STORE_DIR } from '../constants.js';
 // Libraries are imported when a command runs, so that `depotkit --help` and
 // every other command start fast.
 import type { BuildReport } from '../depot/build.js';
 import type { DepotLockHolder } from '../depot/lock.js';
-import { DEFAULT_DEMO_BINARY_SIZE, refuseUnfinishedDemo } from '../depot/demo.js';
-import { PLACE_MODES, type PlaceMode } from '../depot/place.js';
+import { refuseUnfinishedDemo } from '../depot/demo.js';
+import { type PlaceMode } from '../depot/place.js';
 import type { VerifyResult } from '../depot/verify.js';
 import { EXIT } from '../util/errors.js';
 import { readFileBounded } from '../util/fs.js';
@@ -13,9 +14,8 @@ import { PEM_LIMITS } from '../util/limits.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { forceOption, jsonOption, signingCertOption } from './options.js';
 import { interruptible } from './process.js';
-import { collect, parseByteSize, printJson, printLines } from './output.js';
+import { printJson, printLines } from './output.js';
 import { registerTransferCommands } from './transfer.js';
 import { formatMetadataChange } from './transfer-shared.js';
 import { formatReleases, selectionLine } from './release-lines.js';
@@ -25,17 +25,8 @@ export function registerDepotCommands(program: Command): void {
 
   registerDemo(depot);
 
-  depot
-    .command('build')
-    .description("lay out the vendor's metadata and place each catalog binary at PROD/COMP/<component>/<fileName>")
-    .requiredOption('--metadata <zip-or-dir>', "the vendor's metadata zip, or the folder it was extracted to")
-    .requiredOption('--binaries <dir>', 'a folder searched recursively for binaries (repeatable)', collect, [])
-    .requiredOption('--out <dir>', 'the depot root (the folder that will contain PROD/)')
-    .addOption(new Option('--mode <mode>', 'how binaries are placed').choices(PLACE_MODES).default('copy'))
-    .option('--checksum', 'also hash binaries placed as links (copies are always hashed)')
-    .addOption(forceOption('replace metadata or binaries that differ from what is given'))
-    .addOption(jsonOption('print the report as JSON'))
-    .action(async (opts: { metadata: string; binaries: string[]; out: string; mode: PlaceMode; checksum?: boolean; force?: boolean; json?: boolean }) => {
+  withOptions(depot.command('build').description("lay out the vendor's metadata and place each catalog binary at PROD/COMP/<component>/<fileName>")).action(
+    async (opts: { metadata: string; binaries: string[]; out: string; mode: PlaceMode; checksum?: boolean; force?: boolean; json?: boolean }) => {
       const { buildDepot } = await import('../depot/build.js');
       const report = await withByteProgress('placing', !opts.json, (hooks) =>
         buildDepot({
@@ -51,15 +42,11 @@ export function registerDepotCommands(program: Command): void {
       if (opts.json) printJson(report);
       else printLines(formatBuildReport(report));
       process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
-    });
+    },
+  );
 
-  depot
-    .command('verify <dir>')
-    .description('check a depot tree: layout, metadata, HCL age, every binary (and with --deep its SHA-256)')
-    .option('--deep', 'hash every binary and compare with the catalog')
-    .addOption(signingCertOption())
-    .addOption(jsonOption('print the findings as JSON'))
-    .action(async (dir: string, opts: { deep?: boolean; signingCert?: string; json?: boolean }) => {
+  withOptions(depot.command('verify <dir>').description('check a depot tree: layout, metadata, HCL age, every binary (and with --deep its SHA-256)')).action(
+    async (dir: string, opts: { deep?: boolean; signingCert?: string; json?: boolean }) => {
       let signingCertPem: string | undefined;
       if (opts.signingCert) {
         signingCertPem = (await readFileBounded(opts.signingCert, PEM_LIMITS.maxFileBytes, 'PEM file')).toString('utf8');
@@ -70,66 +57,50 @@ export function registerDepotCommands(program: Command): void {
       if (opts.json) printJson(result);
       else printLines(formatVerifyResult(result));
       process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
-    });
+    },
+  );
 
   registerTransferCommands(depot);
 }
 
 /** `depot demo`: a lab depot of synthetic binaries, of one release or several, with `--esx` an ESX depot beside it. */
 function registerDemo(depot: Command): void {
-  depot
-    .command('demo <dir>')
-    .description('make a complete self-signed demo/lab depot with synthetic binaries')
-    .addOption(new Option('--release <release>', 'release whose components to lay out').choices(RELEASES).default(RELEASES[0]))
-    .addOption(
-      new Option(
-        '--releases <versions>',
-        'several releases instead, comma-separated: GAs and their patches, e.g. 9.0.0.0,9.0.1.0,9.1.0.0 (a patch brings new VCENTER and NSX_T_MANAGER builds)',
-      )
-        .argParser((value: string, previous: string[] = []) => [...previous, ...value.split(',').filter((v) => v.trim() !== '')])
-        .conflicts('release'),
-    )
-    .option('--binary-size <bytes>', 'size of every synthetic binary (e.g. 1048576, 512M, 2G)', parseByteSize, DEFAULT_DEMO_BINARY_SIZE)
-    .option('--signing-dir <dir>', 'where the catalog signing key is kept (default: <dir>-signing)')
-    .option('--esx', 'also a small ESX depot for vSphere Lifecycle Manager in <dir>/umds-patch-store/ (served without credentials)')
-    .addOption(forceOption('write into a folder that is not empty'))
-    .addOption(jsonOption())
-    .action(
-      async (
-        dir: string,
-        opts: { release: Release; releases?: string[]; binarySize: number; signingDir?: string; esx?: boolean; force?: boolean; json?: boolean },
-      ) => {
-        const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
-        const result = await interruptible(
-          `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
-          () => removeDemoLeftoversSync(dir),
-          () =>
-            withByteProgress('writing', !opts.json, (hooks) =>
-              makeDemoDepot(dir, {
-                release: opts.release,
-                ...(opts.releases ? { releases: opts.releases } : {}),
-                binarySize: opts.binarySize,
-                force: opts.force,
-                signingDir: opts.signingDir,
-                esx: opts.esx,
-                ...hooks,
-              }),
-            ),
-        );
-        if (opts.json) return printJson(result);
-        if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
+  withOptions(depot.command('demo <dir>').description('make a complete self-signed demo/lab depot with synthetic binaries')).action(
+    async (
+      dir: string,
+      opts: { release: Release; releases?: string[]; binarySize: number; signingDir?: string; esx?: boolean; force?: boolean; json?: boolean },
+    ) => {
+      const { makeDemoDepot, removeDemoLeftoversSync } = await import('../depot/demo.js');
+      const result = await interruptible(
+        `interrupted: ${dir} is half made; run the same command again to finish it (without --force).`,
+        () => removeDemoLeftoversSync(dir),
+        () =>
+          withByteProgress('writing', !opts.json, (hooks) =>
+            makeDemoDepot(dir, {
+              release: opts.release,
+              ...(opts.releases ? { releases: opts.releases } : {}),
+              binarySize: opts.binarySize,
+              force: opts.force,
+              signingDir: opts.signingDir,
+              esx: opts.esx,
+              ...hooks,
+            }),
+          ),
+      );
+      if (opts.json) return printJson(result);
+      if (result.tookOverLockFrom) printLines([formatTakeover(result.dir, result.tookOverLockFrom)]);
+      printLines([
+        `Made a ${result.releases.length > 1 ? `demo depot of releases ${result.releases.join(', ')}` : `${result.release} demo depot`} in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
+        `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
+      ]);
+      if (result.esx) {
         printLines([
-          `Made a ${result.releases.length > 1 ? `demo depot of releases ${result.releases.join(', ')}` : `${result.release} demo depot`} in ${result.dir}: ${plural(result.components.length, 'component')}, ${plural(result.binaries, 'binary', 'binaries')}, ${formatBytes(result.totalBytes)}.`,
-          `Catalog signed with ${result.signingKey}; verify with: depotkit depot verify ${dir} --signing-cert ${result.signingPublicKey}`,
+          `Made a demo ESX depot in ${result.esx.dir}: ${plural(result.esx.vibs, 'VIB')}, ${formatBytes(result.esx.bytes)}; verify with: depotkit esx verify ${result.esx.dir}`,
+          `Served, vSphere Lifecycle Manager's online depot is https://<host>:<port>/${UMDS_PATCH_STORE_DIR}/${result.esx.index}.`,
         ]);
-        if (result.esx) {
-          printLines([
-            `Made a demo ESX depot in ${result.esx.dir}: ${plural(result.esx.vibs, 'VIB')}, ${formatBytes(result.esx.bytes)}; verify with: depotkit esx verify ${result.esx.dir}`,
-            `Served, vSphere Lifecycle Manager's online depot is https://<host>:<port>/${UMDS_PATCH_STORE_DIR}/${result.esx.index}.`,
-          ]);
-        }
-      },
-    );
+      }
+    },
+  );
 }
 
 /** The run whose lock was taken over was killed, or the machine restarted: the user should know its work was cut short. */

@@ -1,15 +1,15 @@
-import { type Command, Option } from 'commander';
+import { withOptions } from './option-table.js';
+import { type Command } from 'commander';
 import { describeProductState } from '../esx/status.js';
-import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
 import type { EsxMirrorReport } from '../transfer/esx-mirror/index.js';
 import { EXIT } from '../util/errors.js';
 import { formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { readSecret } from '../util/secrets.js';
 import { plural } from '../util/text.js';
-import { type ProxyFlags, addProxyOptions, concurrencyOption, forceOption, jsonOption, readProxyOptions, trustOption, warnIfExposed } from './options.js';
-import { collect, printJson, printLines } from './output.js';
-import { addPaceOptions, formatFileFailures, formatProxy } from './transfer-mirror.js';
+import { type ProxyFlags, readProxyOptions, warnIfExposed } from './options.js';
+import { printJson, printLines } from './output.js';
+import { formatFileFailures, formatProxy } from './transfer-mirror.js';
 import { tookOverLine } from './transfer-shared.js';
 
 interface EsxMirrorFlags extends ProxyFlags {
@@ -36,29 +36,12 @@ async function readToken(flags: EsxMirrorFlags): Promise<string | undefined> {
 
 /** `esx mirror`: an ESX depot fetched from the URL of its root index. */
 export function registerEsxMirror(esx: Command): void {
-  const command = esx
-    .command('mirror <index-url>')
-    .description("mirror an ESX depot from its root index's URL: indexes and metadata, then every VIB, checked as it lands, resumable")
-    .requiredOption('--out <dir>', 'the ESX depot folder (e.g. /srv/depot/umds-patch-store)')
-    .addOption(trustOption('--ca', "a CA to trust, or a folder of certificates; Node's public roots without it"))
-    .addOption(new Option('--token-file <file>', 'a file whose first line is the download token, put where the URL says {token}').conflicts('tokenEnv'))
-    .option('--token-env <name>', 'an environment variable that holds the download token')
-    .addOption(
-      new Option('--product <id>', "download only this product's VIBs, as the vendor index names it, e.g. embeddedEsx (repeatable)")
-        .argParser(collect)
-        .default([]),
-    )
-    .addOption(
-      new Option('--product-version <version>', 'download only VIBs of this version of the products, as the vendor index writes it, e.g. 9.* (repeatable)')
-        .argParser(collect)
-        .default([]),
-    )
-    .option('--expect <seal>', 'the seal carried from the other site ("esx <code>"): refuse a source whose indexes and metadata do not match it')
-    .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'VIBs downloaded at once'))
-    .addOption(forceOption('mirror into a folder holding an ESX depot mirrored from another URL'))
-    .addOption(jsonOption('print the report as JSON'));
-  addPaceOptions(command);
-  addProxyOptions(command).action(async (url: string, opts: EsxMirrorFlags) => {
+  const command = withOptions(
+    esx
+      .command('mirror <index-url>')
+      .description("mirror an ESX depot from its root index's URL: indexes and metadata, then every VIB, checked as it lands, resumable"),
+  );
+  command.action(async (url: string, opts: EsxMirrorFlags) => {
     const token = await readToken(opts);
     const proxy = await readProxyOptions(opts);
     const [{ mirrorEsx }, { readCaPems }] = await Promise.all([import('../transfer/esx-mirror/index.js'), import('../cert/trust-source.js')]);

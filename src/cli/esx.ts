@@ -1,3 +1,4 @@
+import { withOptions } from './option-table.js';
 import type { Command } from 'commander';
 // The library is imported when a command runs, so that other commands start fast.
 import { describeProductState } from '../esx/status.js';
@@ -7,67 +8,53 @@ import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { CHECK_DEFAULTS } from '../check/defaults.js';
 import type { EsxCheckResult } from '../check/esx.js';
 import { registerEsxMirror } from './esx-mirror.js';
-import { concurrencyOption, forceOption, jsonOption, timeoutOption, trustOption } from './options.js';
 import { printJson, printLines } from './output.js';
 
 export function registerEsxCommands(program: Command): void {
   const esx = program.command('esx').description('ESXi depots for vSphere Lifecycle Manager: verify, check, import, mirror');
 
-  esx
-    .command('verify <path>')
-    .description('check ESX depots in a folder (umds-patch-store/, PROD/COMP/ESX_HOST/..., a UMDS store) or an offline bundle zip')
-    .option('--deep', "hash every VIB and compare with its metadata's SHA-256")
-    .addOption(jsonOption('print the depots and findings as JSON'))
-    .action(async (path: string, opts: { deep?: boolean; json?: boolean }) => {
-      const { verifyEsx } = await import('../esx/verify.js');
-      const result = await withByteProgress('hashing', !opts.json, (hooks) => verifyEsx(path, { deep: opts.deep, ...hooks }));
-      if (opts.json) printJson(result);
-      else printLines(formatEsxVerifyResult(result));
-      process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
-    });
+  withOptions(
+    esx.command('verify <path>').description('check ESX depots in a folder (umds-patch-store/, PROD/COMP/ESX_HOST/..., a UMDS store) or an offline bundle zip'),
+  ).action(async (path: string, opts: { deep?: boolean; json?: boolean }) => {
+    const { verifyEsx } = await import('../esx/verify.js');
+    const result = await withByteProgress('hashing', !opts.json, (hooks) => verifyEsx(path, { deep: opts.deep, ...hooks }));
+    if (opts.json) printJson(result);
+    else printLines(formatEsxVerifyResult(result));
+    process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
+  });
 
   registerEsxCheck(esx);
 
-  esx
-    .command('import <bundle...>')
-    .description('unpack offline bundles (*-depot.zip) into one ESX depot served from one URL, every VIB checked as it lands')
-    .requiredOption('--out <dir>', 'the ESX depot folder (e.g. /srv/depot/umds-patch-store)')
-    .addOption(forceOption('replace VIBs in place whose bytes are not the ones their metadata states'))
-    .addOption(jsonOption('print the report as JSON'))
-    .action(async (bundles: string[], opts: { out: string; force?: boolean; json?: boolean }) => {
-      const { importBundles } = await import('../esx/import.js');
-      const result = await withByteProgress('importing', !opts.json, (hooks) => importBundles(bundles, opts.out, { force: opts.force, ...hooks }));
-      if (opts.json) printJson(result);
-      else printLines(formatEsxImportResult(result));
-      process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
-    });
+  withOptions(
+    esx.command('import <bundle...>').description('unpack offline bundles (*-depot.zip) into one ESX depot served from one URL, every VIB checked as it lands'),
+  ).action(async (bundles: string[], opts: { out: string; force?: boolean; json?: boolean }) => {
+    const { importBundles } = await import('../esx/import.js');
+    const result = await withByteProgress('importing', !opts.json, (hooks) => importBundles(bundles, opts.out, { force: opts.force, ...hooks }));
+    if (opts.json) printJson(result);
+    else printLines(formatEsxImportResult(result));
+    process.exitCode = result.ok ? EXIT.ok : EXIT.problems;
+  });
 
   registerEsxMirror(esx);
 }
 
 function registerEsxCheck(esx: Command): void {
-  esx
-    .command('check <index-url>')
-    .description('check an ESX depot over the network as vSphere Lifecycle Manager reads it (TLS trust, host name, every index, metadata zip and VIB)')
-    .addOption(trustOption('--ca', 'a CA the vCenter trusts (its trusted root chains); trust comes only from these'))
-    .option('--as-host <name>', "the host name the vCenter will use, when it differs from the URL's")
-    .option('--deep', "download every VIB and compare its SHA-256 with its metadata's")
-    .addOption(concurrencyOption(CHECK_DEFAULTS.concurrency, 'requests in flight at once'))
-    .addOption(timeoutOption(CHECK_DEFAULTS.timeoutMs, 'connect and handshake timeout'))
-    .addOption(jsonOption('print the findings as JSON'))
-    .action(async (url: string, opts: { ca: string[]; asHost?: string; deep?: boolean; concurrency: number; timeout: number; json?: boolean }) => {
-      const [{ checkEsxDepot }, { readCaPems }] = await Promise.all([import('../check/esx.js'), import('../cert/trust-source.js')]);
-      const caPems = await readCaPems(opts.ca);
-      const result = await withByteProgress('downloading', !opts.json, (hooks) =>
-        checkEsxDepot(url, { caPems, asHost: opts.asHost, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout * 1000, ...hooks }),
-      );
-      if (opts.json) printJson(result);
-      else printLines(formatEsxCheckResult(result));
-      process.exitCode = result.accepted ? EXIT.ok : EXIT.problems;
-    });
+  withOptions(
+    esx
+      .command('check <index-url>')
+      .description('check an ESX depot over the network as vSphere Lifecycle Manager reads it (TLS trust, host name, every index, metadata zip and VIB)'),
+  ).action(async (url: string, opts: { ca: string[]; asHost?: string; deep?: boolean; concurrency: number; timeout: number; json?: boolean }) => {
+    const [{ checkEsxDepot }, { readCaPems }] = await Promise.all([import('../check/esx.js'), import('../cert/trust-source.js')]);
+    const caPems = await readCaPems(opts.ca);
+    const result = await withByteProgress('downloading', !opts.json, (hooks) =>
+      checkEsxDepot(url, { caPems, asHost: opts.asHost, deep: opts.deep, concurrency: opts.concurrency, timeoutMs: opts.timeout * 1000, ...hooks }),
+    );
+    if (opts.json) printJson(result);
+    else printLines(formatEsxCheckResult(result));
+    process.exitCode = result.accepted ? EXIT.ok : EXIT.problems;
+  });
 }
 
 export function formatEsxCheckResult(result: EsxCheckResult): string[] {

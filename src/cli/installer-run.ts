@@ -1,11 +1,7 @@
-import { Option, type Command } from 'commander';
-import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER } from '../constants.js';
 import type { ApplianceInfo, FleetRow, InstallerClient, InstallerTarget, TargetSpec } from '../installer/index.js';
-import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
-import { EXIT, usageError } from '../util/errors.js';
+import { EXIT } from '../util/errors.js';
 import { countProgress } from '../util/progress.js';
-import { promptSecret } from '../util/secrets.js';
-import { concurrencyOption, jsonOption, passwordEnvOption, passwordFileOption, readPassword, timeoutOption, userOption, warnIfExposed } from './options.js';
+import { terminalPrompt } from './options.js';
 import { printJson, printLines, warn } from './output.js';
 import { EXIT_INTERRUPTED } from './process.js';
 
@@ -22,60 +18,8 @@ export interface ConnectionFlags extends TargetSpec {
   json?: boolean;
 }
 
-export function connectionOptions(cmd: Command): Command {
-  return (
-    cmd
-      .option('--installer <url>', 'one installer, https://host[:port]')
-      .option('--inventory <file>', 'a fleet: YAML or JSON list of installers and where their passwords are')
-      .addOption(
-        new Option('--role <role>', "with --installer: the role it must answer (an inventory gives each entry's role); another role fails its row")
-          .choices(Object.keys(CONSUMER_ROLES))
-          .conflicts('inventory'),
-      )
-      // The administrator follows the role, so the default is chosen once the role is known.
-      .addOption(userOption(`installer user (with --installer; default: ${INSTALLER_DEFAULT_USER}, or ${SDDC_MANAGER_DEFAULT_USER} with --role sddc-manager)`))
-      .addOption(passwordFileOption("the user's"))
-      .addOption(passwordEnvOption("the user's"))
-      .addOption(
-        new Option('--installer-ca <file-or-dir>', "the installer's certificate or its CA, to verify its HTTPS: a certificate file or a CA folder").conflicts(
-          'insecure',
-        ),
-      )
-      .option('--insecure', "do not verify the installer's certificate (a warning says so)")
-      .addOption(timeoutOption(INSTALLER_DEFAULTS.timeoutMs, 'timeout of each API request'))
-      .addOption(concurrencyOption(INSTALLER_DEFAULTS.concurrency, 'installers worked on at once, with --inventory'))
-      .addOption(jsonOption('print the result rows as JSON'))
-  );
-}
-
 /** A row's result as lines for people: the first follows the installer's name. */
 export type RowFormatter<T> = (result: T) => string[];
-
-/**
- * Passwords of the installers that name no password source: one prompt per
- * user on a terminal, before any work starts. The password file or variable
- * given on the command line is read first: missing, it is bad input (exit 2),
- * not a failed installer; the inventory's files get the same warning as it.
- */
-async function passwordsFor(flags: ConnectionFlags, targets: InstallerTarget[]): Promise<Map<string, string>> {
-  const lib = await sessionLib();
-  if (flags.passwordFile !== undefined || flags.passwordEnv !== undefined)
-    await readPassword({ file: flags.passwordFile, env: flags.passwordEnv }, 'password', 'Password');
-  for (const file of new Set(targets.map((t) => t.passwordFile).filter((f): f is string => f !== undefined && f !== flags.passwordFile)))
-    await warnIfExposed(file);
-  if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
-  const passwords = new Map<string, string>();
-  for (const { user, installer } of lib.FleetSession.usersWithoutPasswordSource(targets)) {
-    if (!process.stdin.isTTY) {
-      throw usageError(
-        `No password source for ${user} on ${installer}.`,
-        flags.inventory ? 'Add passwordEnv or passwordFile to the inventory, or pass --password-file.' : 'Pass --password-file or --password-env.',
-      );
-    }
-    passwords.set(user, await promptSecret(`Password of ${user}`));
-  }
-  return passwords;
-}
 
 /**
  * Resolves the installers and their secrets, runs `task` on each (a client
@@ -91,9 +35,11 @@ export async function runCommand<T>(
   drawing?: { stop(): void },
 ): Promise<void> {
   const lib = await sessionLib();
+  // The library reads the password file or variable given (bad input, exit 2, when missing) and asks for the rest through the prompt.
   const targets = await lib.resolveTargets(flags);
-  const passwords = await passwordsFor(flags, targets);
-  const session = new lib.FleetSession(targets, { concurrency: flags.concurrency, timeoutMs: flags.timeout * 1000, passwords });
+  if (targets.some((t) => t.insecure)) warn("not verifying the installer's certificate (--insecure): whoever is on the path sees the password.");
+  const session = new lib.FleetSession(targets, { concurrency: flags.concurrency, timeoutMs: flags.timeout * 1000, prompt: terminalPrompt() });
+  for (const warning of await session.resolvePasswords()) warn(warning);
   let aborting: Promise<void> | undefined;
   const interrupted = () => {
     warn('interrupted: revoking the open sessions.');

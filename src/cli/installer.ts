@@ -1,25 +1,14 @@
+import { withOptions } from './option-table.js';
 import type { Command } from 'commander';
-import { INSTALLER_IMAGE_TYPES, INSTALLER_PRODUCT_SKUS } from '../constants.js';
 import type { DepotSpec } from '../installer/index.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
-import { DEPOT_CA_WARN_DAYS } from '../installer/status-trust.js';
 import { usageError } from '../util/errors.js';
 import { byteBars } from '../util/progress.js';
 import { depotLine, downloadLines, statusLines, trustLine, untrustLine } from './installer-output.js';
-import { connectionOptions, installerLib, readCaCertificates, runCommand, type ConnectionFlags } from './installer-run.js';
+import { installerLib, readCaCertificates, runCommand, type ConnectionFlags } from './installer-run.js';
 import { registerReleases, registerSync } from './installer-sync.js';
-import {
-  assertUserForPassword,
-  choiceOption,
-  forceOption,
-  passwordEnvOption,
-  passwordFileOption,
-  readPassword,
-  secondsOption,
-  trustOption,
-  wholeNumber,
-} from './options.js';
-import { collect, warn } from './output.js';
+import { assertUserForPassword, readPassword } from './options.js';
+import { warn } from './output.js';
 
 interface TrustFlags extends ConnectionFlags {
   ca: string[];
@@ -65,77 +54,58 @@ export function registerInstallerCommands(program: Command): void {
 }
 
 function registerTrust(installer: Command): void {
-  connectionOptions(
+  withOptions(
     installer
       .command('trust')
       .description(
         'import CA certificates as TRUSTED_FOR_OUTBOUND, or with --remove take them away (both compare certificates, never aliases: a re-run changes nothing)',
       ),
-  )
-    .addOption(trustOption('--ca', 'the CA certificate(s) to trust (or remove)', { required: true }))
-    .option('--remove', "remove these certificates from the consumer's trust, by SHA-256, whatever alias they are listed under")
-    .addOption(forceOption("with --remove: remove one even when it anchors the chain of the consumer's configured depot"))
-    .action(async (flags: TrustFlags) => {
-      const lib = await installerLib();
-      const pems = await readCaCertificates(flags.ca);
-      if (flags.force && !flags.remove) throw usageError('--force goes with --remove: importing a certificate needs no force.');
-      if (flags.remove) {
-        const options = { force: flags.force, timeoutMs: flags.timeout * 1000 };
-        await runCommand(flags, async (client) => ({ ok: true, result: await lib.removeTrusted(client, pems, options) }), untrustLine);
-        return;
-      }
-      for (const sentence of lib.leafTrustWarnings(pems)) warn(sentence);
-      await runCommand(flags, async (client) => ({ ok: true, result: await lib.ensureTrusted(client, pems) }), trustLine);
-    });
+  ).action(async (flags: TrustFlags) => {
+    const lib = await installerLib();
+    const pems = await readCaCertificates(flags.ca);
+    if (flags.force && !flags.remove) throw usageError('--force goes with --remove: importing a certificate needs no force.');
+    if (flags.remove) {
+      const options = { force: flags.force, timeoutMs: flags.timeout * 1000 };
+      await runCommand(flags, async (client) => ({ ok: true, result: await lib.removeTrusted(client, pems, options) }), untrustLine);
+      return;
+    }
+    for (const sentence of lib.leafTrustWarnings(pems)) warn(sentence);
+    await runCommand(flags, async (client) => ({ ok: true, result: await lib.ensureTrusted(client, pems) }), trustLine);
+  });
 }
 
 function registerConnectDepot(installer: Command): void {
   // `installer depot`, its first name, read oddly beside `depotkit depot`: kept as an alias.
-  connectionOptions(
+  withOptions(
     installer
       .command('connect-depot')
       .alias('depot')
       .description(
         `update the installer's offline depot settings, wait for its validation, have it sync the depot's metadata (up to ${INSTALLER_DEFAULTS.syncTimeoutMs / 1000} s) and report the status`,
       ),
-  )
-    .option('--depot-url <url>', 'the depot, https://host[:port][/prefix] (http:// and prefixes need 9.1)')
-    .option('--depot-host <host>', "the depot's host name (as its certificate names it)")
-    .option('--depot-port <port>', "the depot's port", wholeNumber('--depot-port', { min: 1, max: 65535 }), INSTALLER_DEFAULTS.depotPort)
-    .option('--depot-user <name>', 'depot Basic auth user (none: the depot is open)')
-    .addOption(passwordFileOption("the depot user's", 'depot-'))
-    .addOption(passwordEnvOption("the depot user's", 'depot-'))
-    .addOption(trustOption('--trust-ca', 'import this CA first, as installer trust does'))
-    .addOption(forceOption('push even when the installer already has these settings and reaches the depot'))
-    .addOption(secondsOption('--wait-timeout', 'how long to wait for the depot status', INSTALLER_DEFAULTS.depotWaitMs / 1000))
-    .option(
-      '--no-sync',
-      `do not have the installer sync the depot's metadata once it accepts the depot (by default it does, waiting up to ${INSTALLER_DEFAULTS.syncTimeoutMs / 1000} s: --sync-timeout)`,
-    )
-    .addOption(secondsOption('--sync-timeout', 'how long to wait for the sync', INSTALLER_DEFAULTS.syncTimeoutMs / 1000))
-    .action(async (flags: DepotFlags) => {
-      const lib = await installerLib();
-      const spec = await depotSpec(flags);
-      const caPems = flags.trustCa.length > 0 ? await readCaCertificates(flags.trustCa) : undefined;
-      for (const sentence of lib.leafTrustWarnings(caPems ?? [])) warn(sentence);
-      // A consumer already on this depot syncs again when the depot's catalog changed since its last sync (a new release).
-      // Asked once for all the consumers, by the first one's task (so that an interruption meanwhile is one the command
-      // handles), while they are logged in to and set; a row re-synced without it says why.
-      let catalog: ReturnType<typeof lib.depotCatalogDate> | undefined;
-      const catalogOnce = () => (catalog ??= lib.depotCatalogDate(spec, { caPems, timeoutMs: flags.timeout * 1000 }));
-      const options = { caPems, force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000, sync: flags.sync, syncTimeoutMs: flags.syncTimeout * 1000 };
-      await runCommand(
-        flags,
-        async (client) => {
-          const { ok, trusted, push, sync, ...listed } = await lib.connectDepot(client, spec, {
-            ...options,
-            ...(flags.sync ? { catalog: catalogOnce() } : {}),
-          });
-          return { ok, result: { ...push, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}), ...listed } };
-        },
-        depotLine,
-      );
-    });
+  ).action(async (flags: DepotFlags) => {
+    const lib = await installerLib();
+    const spec = await depotSpec(flags);
+    const caPems = flags.trustCa.length > 0 ? await readCaCertificates(flags.trustCa) : undefined;
+    for (const sentence of lib.leafTrustWarnings(caPems ?? [])) warn(sentence);
+    // A consumer already on this depot syncs again when the depot's catalog changed since its last sync (a new release).
+    // Asked once for all the consumers, by the first one's task (so that an interruption meanwhile is one the command
+    // handles), while they are logged in to and set; a row re-synced without it says why.
+    let catalog: ReturnType<typeof lib.depotCatalogDate> | undefined;
+    const catalogOnce = () => (catalog ??= lib.depotCatalogDate(spec, { caPems, timeoutMs: flags.timeout * 1000 }));
+    const options = { caPems, force: flags.force, waitTimeoutMs: flags.waitTimeout * 1000, sync: flags.sync, syncTimeoutMs: flags.syncTimeout * 1000 };
+    await runCommand(
+      flags,
+      async (client) => {
+        const { ok, trusted, push, sync, ...listed } = await lib.connectDepot(client, spec, {
+          ...options,
+          ...(flags.sync ? { catalog: catalogOnce() } : {}),
+        });
+        return { ok, result: { ...push, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}), ...listed } };
+      },
+      depotLine,
+    );
+  });
 }
 
 /** The depot the flags name, checked before any password is asked for or anything is sent. */
@@ -159,67 +129,53 @@ async function depotSpec(flags: DepotFlags): Promise<DepotSpec> {
 }
 
 function registerDownload(installer: Command): void {
-  connectionOptions(
+  withOptions(
     installer.command('download').description('have the installer download every bundle of a release from its depot, and wait until each is validated'),
-  )
-    .requiredOption('--release <version>', 'the release, as the installer lists it (e.g. 9.0.1.0)')
-    .addOption(choiceOption('--image-type <type>', 'the kind of bundles', INSTALLER_IMAGE_TYPES, INSTALLER_IMAGE_TYPES[0]))
-    .option('--component <name>', 'only the bundles of this component (repeatable)', collect, [])
-    .option('--sku <sku>', 'the product whose release it is', INSTALLER_PRODUCT_SKUS[0])
-    .addOption(secondsOption('--wait-timeout', 'how long to wait for every download', INSTALLER_DEFAULTS.downloadTimeoutMs / 1000))
-    .action(async (flags: DownloadFlags) => {
-      const lib = await installerLib();
-      // Byte bars for one installer on a terminal; a fleet or JSON gets the rows at the end.
-      const bars = byteBars(!flags.json && !!flags.installer && process.stderr.isTTY === true);
-      const options = {
-        release: flags.release,
-        imageType: flags.imageType,
-        components: flags.component.length > 0 ? flags.component : undefined,
-        sku: flags.sku,
-        timeoutMs: flags.waitTimeout * 1000,
-      };
-      await runCommand(
-        flags,
-        async (client) => {
-          const report = await lib.downloadRelease(client, {
-            ...options,
-            onProgress: (rows) => rows.forEach((b) => bars.update(b.id, `${b.component.padEnd(20)} ${b.status.padEnd(10)}`, b.downloadedSize, b.size)),
-          });
-          return { ok: report.ok, result: report };
-        },
-        downloadLines,
-        bars,
-      );
-    });
+  ).action(async (flags: DownloadFlags) => {
+    const lib = await installerLib();
+    // Byte bars for one installer on a terminal; a fleet or JSON gets the rows at the end.
+    const bars = byteBars(!flags.json && !!flags.installer && process.stderr.isTTY === true);
+    const options = {
+      release: flags.release,
+      imageType: flags.imageType,
+      components: flags.component.length > 0 ? flags.component : undefined,
+      sku: flags.sku,
+      timeoutMs: flags.waitTimeout * 1000,
+    };
+    await runCommand(
+      flags,
+      async (client) => {
+        const report = await lib.downloadRelease(client, {
+          ...options,
+          onProgress: (rows) => rows.forEach((b) => bars.update(b.id, `${b.component.padEnd(20)} ${b.status.padEnd(10)}`, b.downloadedSize, b.size)),
+        });
+        return { ok: report.ok, result: report };
+      },
+      downloadLines,
+      bars,
+    );
+  });
 }
 
 function registerStatus(installer: Command): void {
-  connectionOptions(
+  withOptions(
     installer
       .command('status')
       .description(
         "appliance info, depot settings and status, the trusted certificates, and whether the depot's CA is among them (a consumer without it, or with it about to expire, fails its row)",
       ),
-  )
-    .addOption(trustOption('--ca', "the depot's CA (by default: the top of the chain the configured depot sends)"))
-    .option(
-      '--expiry-warn-days <days>',
-      'flag a consumer whose trusted depot CA has fewer days left',
-      wholeNumber('--expiry-warn-days', { min: 0 }),
-      DEPOT_CA_WARN_DAYS,
-    )
-    .action(async (flags: StatusFlags) => {
-      // Its own module, not the whole library: status is what scripts run in a loop.
-      const { installerStatus } = await import('../installer/status.js');
-      const depotCaPems = flags.ca.length > 0 ? await readCaCertificates(flags.ca) : undefined;
-      const options = { depotCaPems, expiryWarnDays: flags.expiryWarnDays, timeoutMs: flags.timeout * 1000 };
-      await runCommand(
-        flags,
-        async (client, _target, appliance) => {
-          const status = await installerStatus(client, { ...options, appliance });
-          return { ok: status.depotCa?.flag === undefined, result: status };
-        },
-        statusLines,
-      );
-    });
+  ).action(async (flags: StatusFlags) => {
+    // Its own module, not the whole library: status is what scripts run in a loop.
+    const { installerStatus } = await import('../installer/status.js');
+    const depotCaPems = flags.ca.length > 0 ? await readCaCertificates(flags.ca) : undefined;
+    const options = { depotCaPems, expiryWarnDays: flags.expiryWarnDays, timeoutMs: flags.timeout * 1000 };
+    await runCommand(
+      flags,
+      async (client, _target, appliance) => {
+        const status = await installerStatus(client, { ...options, appliance });
+        return { ok: status.depotCa?.flag === undefined, result: status };
+      },
+      statusLines,
+    );
+  });
 }

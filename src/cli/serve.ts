@@ -1,24 +1,14 @@
+import { withOptions } from './option-table.js';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEPOT_ROOT_DIR } from '../constants.js';
 // Libraries load when the command runs (the CLI starts fast; the serving process stays small).
 import type { DepotServerOptions } from '../server/index.js';
 import type { TlsMaterial } from '../server/tls.js';
-import { defaultServingProcesses } from '../server/tuning.js';
 import type { RunningDepot } from '../server/workers.js';
 import { errorMessage, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
-import {
-  type ServeOptionValues,
-  assertSigningCaFolder,
-  assertTogether,
-  basicAuthFrom,
-  jsonOption,
-  passwordEnvOption,
-  passwordFileOption,
-  serveOption,
-  warnIfExposed,
-} from './options.js';
+import { type ServeOptionValues, assertTogether, basicAuthFrom, warnIfExposed } from './options.js';
 import { note, printJson, printLines, warn } from './output.js';
 import { invokedAs, type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
 
@@ -53,7 +43,6 @@ function tlsLoader(opts: ServeOptions): (() => Promise<TlsMaterial>) | undefined
     const caDir = opts.ca;
     const { dns, ip } = opts;
     return async () => {
-      await assertSigningCaFolder(caDir);
       const { certificateFromCa, machineNames } = await import('../cert/machine.js');
       const machine = machineNames();
       // Each list falls back to the machine's on its own: --dns alone still lets clients reach the server by its addresses.
@@ -79,32 +68,12 @@ async function checkRoot(dir: string): Promise<void> {
 }
 
 export function registerServeCommands(program: Command): void {
-  program
-    .command('serve')
-    .description('serve a depot (the folder with PROD/) over HTTPS with Basic auth')
-    .argument('<dir>', 'the web root: the folder that contains PROD/')
-    .addOption(serveOption('host'))
-    .addOption(serveOption('port'))
-    .addOption(serveOption('cert').conflicts(['ca', 'http']))
-    .addOption(serveOption('key').conflicts(['ca', 'http']))
-    .addOption(serveOption('ca').conflicts('http'))
-    .addOption(serveOption('dns'))
-    .addOption(serveOption('ip'))
-    .addOption(serveOption('user').conflicts('htpasswd'))
-    .addOption(passwordFileOption("the --user's"))
-    .addOption(passwordEnvOption("the --user's"))
-    .addOption(serveOption('htpasswd').conflicts(['passwordFile', 'passwordEnv']))
-    .addOption(serveOption('http').conflicts(['user', 'htpasswd']))
-    .addOption(serveOption('open'))
-    .addOption(serveOption('openHcl'))
-    .addOption(serveOption('metricsOpen'))
-    .addOption(serveOption('workers', { default: defaultServingProcesses() }))
-    .addOption(serveOption('accessLog'))
-    .addOption(serveOption('logFormat'))
-    .addOption(serveOption('grace'))
-    .addOption(serveOption('sendTimeout'))
-    .addOption(jsonOption('print the listening address as JSON once ready'))
-    .action(serve);
+  withOptions(
+    program
+      .command('serve')
+      .description('serve a depot (the folder with PROD/) over HTTPS with Basic auth')
+      .argument('<dir>', 'the web root: the folder that contains PROD/'),
+  ).action(serve);
 }
 
 async function serve(dir: string, opts: ServeOptions): Promise<void> {
@@ -133,8 +102,9 @@ async function serve(dir: string, opts: ServeOptions): Promise<void> {
 async function serverOptions(root: string, opts: ServeOptions): Promise<{ options: DepotServerOptions; loadTls: (() => Promise<TlsMaterial>) | undefined }> {
   if (opts.accessLog === undefined && opts.logFormat === 'json') throw usageError('--log-format needs --access-log.');
   await checkRoot(root);
-  const { normaliseOpenPrefix, openPrefixesOf } = await import('../server/index.js');
-  const openPrefixes = openPrefixesOf({ openPrefixes: opts.open.map((p) => normaliseOpenPrefix(p, '--open')), openHcl: opts.openHcl });
+  // Checked by the library, which names the option in its error.
+  const { openPrefixesOf } = await import('../server/index.js');
+  const openPrefixes = openPrefixesOf({ openPrefixes: opts.open, openHcl: opts.openHcl });
   const loadTls = tlsLoader(opts);
   if (!loadTls && !opts.http) throw usageError('No certificate given.', 'Give --cert and --key, or --ca <dir> to issue one, or --http for plain HTTP.');
   // An unusable pair ends here with one sentence.

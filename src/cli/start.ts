@@ -1,3 +1,4 @@
+import { withOptions } from './option-table.js';
 import { basename, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEPOT_PATHS } from '../constants.js';
@@ -7,7 +8,6 @@ import { EXIT, usageError } from '../util/errors.js';
 import { exists } from '../util/fs.js';
 import { PortInUseError } from '../util/listen.js';
 import { formatVerifyResult } from './depot.js';
-import { hostOption, portOption } from './options.js';
 import { note, printLines } from './output.js';
 import { invokedAs, serverSignals, startedByNpm } from './process.js';
 import { supervise } from './serve.js';
@@ -22,47 +22,45 @@ function startCommand(): string {
 
 /** `npm start`: the main job on an embedded default. */
 export function registerStartCommand(program: Command): void {
-  program
-    // The demo, not a production service: `start` (its first name, and npm's) stays an alias.
-    .command('quickstart')
-    .alias('start')
-    .description(`make ./${DEMO_DEPOT_DIR} if needed, verify and serve it (CA, password in ./${DEMO_PKI_DIR})`)
-    .option('--no-serve', 'only make and verify the depot')
-    .addOption(hostOption('127.0.0.1', 'address to serve on'))
-    .addOption(portOption(SERVE_DEFAULT_PORT, 'port to serve on'))
-    .action(async (opts: { serve: boolean; host: string; port: number }) => {
-      const { quickstart } = await import('../server/quickstart.js');
-      const graceMs = SERVE_DEFAULT_GRACE_SECONDS * 1000;
-      const started = await quickstart({
-        depotDir: DEMO_DEPOT_DIR,
-        pkiDir: DEMO_PKI_DIR,
-        ...(opts.serve ? { serve: { host: opts.host, port: opts.port, graceMs } } : {}),
-        onStep: showStep,
-      }).catch((err: unknown) => {
-        if (!(err instanceof PortInUseError)) throw err;
-        const again = `${startCommand()} ${startCommand() === 'npm start' ? '-- ' : ''}--port`;
-        throw usageError(err.message, `Pick another port: ${again} ${SERVE_DEFAULT_PORT + 1000}, or ${again} 0 for any free one.`);
-      });
-      process.exitCode = started.verify.ok ? EXIT.ok : EXIT.problems;
-      if (!started.serving) {
-        if (started.verify.ok) printLines(['', ...(await serveHint())]);
-        return;
-      }
-      // Listening before the line that says Ctrl-C stops it: a signal sent on reading it found none, and ended the process.
-      const signals = serverSignals();
-      const { demo, running } = started.serving;
-      const rel = (p: string) => relative(process.cwd(), p);
-      printLines([
-        '',
-        `Serving ${rel(started.dir)} at ${running.url}`,
-        `  user:           ${demo.user}`,
-        `  password file:  ${rel(demo.passwordFile)}`,
-        `  CA certificate: ${rel(demo.caCertPath)}  (import it into the installer as trusted for outbound connections)`,
-        `  try:            curl --cacert ${rel(demo.caCertPath)} -u ${demo.user}:"$(cat ${rel(demo.passwordFile)})" -I ${running.url}/${DEPOT_PATHS.catalog}`,
-        'Ctrl-C stops it.',
-      ]);
-      await supervise(running, undefined, graceMs, undefined, signals);
+  withOptions(
+    program
+      // The demo, not a production service: `start` (its first name, and npm's) stays an alias.
+      .command('quickstart')
+      .alias('start')
+      .description(`make ./${DEMO_DEPOT_DIR} if needed, verify and serve it (CA, password in ./${DEMO_PKI_DIR})`),
+  ).action(async (opts: { serve: boolean; host: string; port: number }) => {
+    const { quickstart } = await import('../server/quickstart.js');
+    const graceMs = SERVE_DEFAULT_GRACE_SECONDS * 1000;
+    const started = await quickstart({
+      depotDir: DEMO_DEPOT_DIR,
+      pkiDir: DEMO_PKI_DIR,
+      ...(opts.serve ? { serve: { host: opts.host, port: opts.port, graceMs } } : {}),
+      onStep: showStep,
+    }).catch((err: unknown) => {
+      if (!(err instanceof PortInUseError)) throw err;
+      const again = `${startCommand()} ${startCommand() === 'npm start' ? '-- ' : ''}--port`;
+      throw usageError(err.message, `Pick another port: ${again} ${SERVE_DEFAULT_PORT + 1000}, or ${again} 0 for any free one.`);
     });
+    process.exitCode = started.verify.ok ? EXIT.ok : EXIT.problems;
+    if (!started.serving) {
+      if (started.verify.ok) printLines(['', ...(await serveHint())]);
+      return;
+    }
+    // Listening before the line that says Ctrl-C stops it: a signal sent on reading it found none, and ended the process.
+    const signals = serverSignals();
+    const { demo, running } = started.serving;
+    const rel = (p: string) => relative(process.cwd(), p);
+    printLines([
+      '',
+      `Serving ${rel(started.dir)} at ${running.url}`,
+      `  user:           ${demo.user}`,
+      `  password file:  ${rel(demo.passwordFile)}`,
+      `  CA certificate: ${rel(demo.caCertPath)}  (import it into the installer as trusted for outbound connections)`,
+      `  try:            curl --cacert ${rel(demo.caCertPath)} -u ${demo.user}:"$(cat ${rel(demo.passwordFile)})" -I ${running.url}/${DEPOT_PATHS.catalog}`,
+      'Ctrl-C stops it.',
+    ]);
+    await supervise(running, undefined, graceMs, undefined, signals);
+  });
 }
 
 /** Each step of the quickstart as it ends: the depot on stderr, the verdict on stdout, the serving material made. */

@@ -1,22 +1,22 @@
+import { withOptions } from './option-table.js';
 import type { Command } from 'commander';
 import type { DiffReport } from '../transfer/diff.js';
 import { formatBytes } from '../util/progress.js';
-import { jsonOption } from './options.js';
 import { printJson, printLines } from './output.js';
 import { listed, transfer } from './transfer-shared.js';
 
 /** `depot diff`: what a new depot, metadata archive or pack manifest adds, changes and drops. */
 export function registerDiff(depot: Command): void {
-  depot
-    .command('diff <old> <new>')
-    .description('what a new depot, metadata archive or pack manifest adds, changes and drops, and the bytes to download and carry')
-    .addOption(jsonOption('print the report as JSON'))
-    .action(async (older: string, newer: string, opts: { json?: boolean }) => {
-      const { diffDepots } = await transfer();
-      const report = await diffDepots(older, newer);
-      if (opts.json) printJson(report);
-      else printLines(formatDiffReport(report));
-    });
+  withOptions(
+    depot
+      .command('diff <old> <new>')
+      .description('what a new depot, metadata archive or pack manifest adds, changes and drops, and the bytes to download and carry'),
+  ).action(async (older: string, newer: string, opts: { json?: boolean }) => {
+    const { diffDepots } = await transfer();
+    const report = await diffDepots(older, newer);
+    if (opts.json) printJson(report);
+    else printLines(formatDiffReport(report));
+  });
 }
 
 export function formatDiffReport(r: DiffReport): string[] {

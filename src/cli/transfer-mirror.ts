@@ -1,31 +1,15 @@
+import { withOptions } from './option-table.js';
 import type { Command } from 'commander';
 import { VCENTER_UPGRADE_METADATA_DIR } from '../constants.js';
-import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
 import type { MirrorReport } from '../transfer/mirror.js';
 import type { FilesTally } from '../transfer/mirror/binaries.js';
 import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import {
-  type ProxyFlags,
-  addProxyOptions,
-  concurrencyOption,
-  depotUserPassword,
-  expectSealOption,
-  forceOption,
-  jsonOption,
-  passwordEnvOption,
-  passwordFileOption,
-  readProxyOptions,
-  signingCertOption,
-  timeoutOption,
-  trustOption,
-  wholeNumber,
-} from './options.js';
+import { type ProxyFlags, depotUserPassword, readProxyOptions } from './options.js';
 import { printJson, printLines } from './output.js';
 import {
-  addSelectionOptions,
   formatHclGuard,
   formatMetadataChange,
   formatReleases,
@@ -39,23 +23,12 @@ import {
 
 /** `depot mirror`: a served depot replicated over HTTPS. */
 export function registerMirror(depot: Command): void {
-  const command = depot
-    .command('mirror <url>')
-    .description('replicate a served depot over HTTPS: metadata, then every binary its catalog names, in parallel, resumable, verified')
-    .requiredOption('--out <depot-dir>', 'the local depot root')
-    .addOption(trustOption('--ca', "a CA to trust, or a folder of certificates; Node's public roots without it"))
-    .option('--user <name>', 'the depot user')
-    .addOption(passwordFileOption("the depot user's"))
-    .addOption(passwordEnvOption("the depot user's"))
-    .option('--allow-http-credentials', 'send the password over plain HTTP (http:// URLs)')
-    .addOption(concurrencyOption(MIRROR_DEFAULTS.concurrency, 'binaries downloaded at once'))
-    .addOption(expectSealOption('a source whose catalog'))
-    .addOption(forceOption("mirror into a folder holding another depot, or one whose catalog is newer than the source's"))
-    .addOption(signingCertOption('public key or certificate that signed a depotkit-made catalog (for the final checks)'))
-    .addOption(jsonOption('print the report as JSON'));
-  addPaceOptions(command);
-  addProxyOptions(command);
-  addSelectionOptions(command, 'download').action(
+  const command = withOptions(
+    depot
+      .command('mirror <url>')
+      .description('replicate a served depot over HTTPS: metadata, then every binary its catalog names, in parallel, resumable, verified'),
+  );
+  command.action(
     async (
       url: string,
       opts: {
@@ -106,18 +79,6 @@ export function registerMirror(depot: Command): void {
       process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
     },
   );
-}
-
-/** `--timeout` and `--min-speed`: how long a mirror waits, and how slow a download may go, before giving it up. */
-export function addPaceOptions(command: Command): Command {
-  return command
-    .addOption(timeoutOption(MIRROR_DEFAULTS.timeoutMs, 'idle time allowed for an answer or between its bytes; also the span --min-speed is judged over'))
-    .option(
-      '--min-speed <bytes-per-second>',
-      'slowest average speed over --timeout before a download is given up (as curl --speed-limit)',
-      wholeNumber('--min-speed', { min: 1 }),
-      MIRROR_DEFAULTS.minBytesPerSecond,
-    );
 }
 
 export function formatMirrorReport(r: MirrorReport): string[] {

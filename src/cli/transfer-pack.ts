@@ -1,18 +1,13 @@
-import { Option, type Command } from 'commander';
-import { PACK_DEFAULT_VOLUME_PRESET, PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE, PACK_SUMS_FILE, PACK_VOLUME_PRESETS } from '../constants.js';
+import { withOptions } from './option-table.js';
+import { type Command } from 'commander';
+import { PACK_MANIFEST_FILE, PACK_SUMS_FILE } from '../constants.js';
 import type { PackReport } from '../transfer/pack.js';
 import { EXIT } from '../util/errors.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { forceOption, jsonOption, warnIfExposed } from './options.js';
-import { parseByteSize, printJson, printLines } from './output.js';
-import { addSelectionOptions, formatEsxProducts, formatSelection, listed, selectOptionsOf, transfer } from './transfer-shared.js';
-
-/** A byte size (512M, 4G) or a named one (fat32). */
-function parseVolumeSize(value: string): number {
-  const preset = PACK_VOLUME_PRESETS[value.toLowerCase()];
-  return preset ?? parseByteSize(value);
-}
+import { warnIfExposed } from './options.js';
+import { printJson, printLines } from './output.js';
+import { formatEsxProducts, formatSelection, listed, selectOptionsOf, transfer } from './transfer-shared.js';
 
 /** The private key that signs a pack's manifest; a key others can read is said so, as for password files. */
 async function readSigningKey(file: string | undefined): Promise<string | undefined> {
@@ -24,25 +19,12 @@ async function readSigningKey(file: string | undefined): Promise<string | undefi
 
 /** `depot pack`: a depot (or what an older one lacks) as volumes, with the manifest, the checksum lists and the seal. */
 export function registerPack(depot: Command): void {
-  const command = depot
-    .command('pack <depot-dir>')
-    .description('write a depot (or what an older one lacks) as volumes for media with size limits, with a manifest and SHA256SUMS')
-    .requiredOption('--out <dir>', 'the folder for the volumes, the manifest and SHA256SUMS (e.g. the removable medium)')
-    .addOption(
-      new Option(
-        '--volume-size <size>',
-        `largest volume: bytes, 700M, 4G... or ${Object.keys(PACK_VOLUME_PRESETS).join(', ')} (4 GiB - 512: FAT32 files hold at most 4 GiB - 1)`,
-      )
-        .argParser(parseVolumeSize)
-        .default(PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET], PACK_DEFAULT_VOLUME_PRESET),
-    )
-    .option('--since <old>', "a depot folder or an earlier pack's manifest: pack only what it lacks or has different (a new release's delta)")
-    .option('--signing-key <pem>', `an ECDSA P-256 private key (e.g. depot demo's signing-key.pem) that signs the manifest, into ${PACK_MANIFEST_SIG_FILE}`)
-    .option('--seal-out <file>', 'also write the seal to this file (never inside --out: the seal travels apart from the media)')
-    .option('--no-esx', 'leave out the ESX depots beside PROD/ (umds-patch-store/ ...), which are carried by default')
-    .addOption(forceOption('replace an earlier pack in --out (and the --seal-out file)'))
-    .addOption(jsonOption('print the report as JSON'));
-  addSelectionOptions(command, 'pack').action(
+  const command = withOptions(
+    depot
+      .command('pack <depot-dir>')
+      .description('write a depot (or what an older one lacks) as volumes for media with size limits, with a manifest and SHA256SUMS'),
+  );
+  command.action(
     async (
       dir: string,
       opts: {

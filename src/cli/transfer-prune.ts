@@ -1,25 +1,22 @@
+import { withOptions } from './option-table.js';
 import type { Command } from 'commander';
 import type { PruneReport } from '../transfer/prune.js';
 import { formatBytes } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { jsonOption } from './options.js';
 import { printJson, printLines } from './output.js';
 import { tookOverLine, transfer } from './transfer-shared.js';
 
 /** `depot prune`: binaries the catalog no longer names and temporary files of killed runs, listed or removed. */
 export function registerPrune(depot: Command): void {
-  depot
-    .command('prune <depot-dir>')
-    .description('list binaries the catalog no longer names and temporary files of killed runs; remove them with --yes')
-    .option('--yes', "remove them, holding the depot's lock (without it, only list them)")
-    .addOption(jsonOption('print the report as JSON'))
-    .action(async (dir: string, opts: { yes?: boolean; json?: boolean }) => {
-      await (await import('../depot/demo.js')).refuseUnfinishedDemo(dir);
-      const { pruneDepot } = await transfer();
-      const report = await pruneDepot(dir, { yes: opts.yes });
-      if (opts.json) printJson(report);
-      else printLines(formatPruneReport(report));
-    });
+  withOptions(
+    depot.command('prune <depot-dir>').description('list binaries the catalog no longer names and temporary files of killed runs; remove them with --yes'),
+  ).action(async (dir: string, opts: { yes?: boolean; json?: boolean }) => {
+    await (await import('../depot/demo.js')).refuseUnfinishedDemo(dir);
+    const { pruneDepot } = await transfer();
+    const report = await pruneDepot(dir, { yes: opts.yes });
+    if (opts.json) printJson(report);
+    else printLines(formatPruneReport(report));
+  });
 }
 
 export function formatPruneReport(r: PruneReport): string[] {

@@ -1,5 +1,3 @@
-import { type Command, Option } from 'commander';
-import { BUNDLE_TYPES, INSTALLER_IMAGE_TYPES } from '../constants.js';
 import type { DepotLockHolder } from '../depot/lock.js';
 import type { HclGuard, MetadataChange } from '../depot/metadata-guard.js';
 import type { ReleaseStatus } from '../transfer/releases.js';
@@ -8,7 +6,6 @@ import { describeChoice } from '../depot/selection.js';
 import { type EsxProductStatus, describeProductState } from '../esx/status.js';
 import { formatBytes } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { collect } from './output.js';
 
 // What the transfer commands share: the library loaded when one runs, the catalog's signing certificate, report lines.
 
@@ -38,21 +35,6 @@ export function tookOverLine(took: DepotLockHolder | undefined): string[] {
   return took
     ? [`The depot's lock was left by ${took.operation} (process ${took.pid} on ${took.host}, since ${took.startedAt}), which is gone: taken over.`]
     : [];
-}
-
-/** `--release`, `--component`, `--image-type`: which binaries pack and mirror carry (all metadata always). */
-export function addSelectionOptions(command: Command, verb: string): Command {
-  return command
-    .addOption(
-      new Option('--release <version>', `${verb} only the binaries this release needs (the builds its manifest BOM names), e.g. 9.0.1.0 (repeatable)`)
-        .argParser(collect)
-        .default([]),
-    )
-    .addOption(new Option('--component <name>', `${verb} only this component's binaries, e.g. VCENTER (repeatable)`).argParser(collect).default([]))
-    .option(
-      '--image-type <type>',
-      `${verb} only the binaries of bundles of this type: ${[...new Set([...BUNDLE_TYPES, ...INSTALLER_IMAGE_TYPES])].join(', ')}`,
-    );
 }
 
 export function selectOptionsOf(opts: { release: string[]; component: string[]; imageType?: string }): SelectOptions {

@@ -1,11 +1,10 @@
+import { withOptions } from './option-table.js';
 import type { Command } from 'commander';
-import { PACK_MANIFEST_SIG_FILE } from '../constants.js';
 import type { UnpackReport } from '../transfer/unpack.js';
 import { EXIT } from '../util/errors.js';
 import { countBySeverity, formatFinding } from '../util/findings.js';
 import { formatBytes, withByteProgress } from '../util/progress.js';
 import { plural } from '../util/text.js';
-import { expectSealOption, forceOption, jsonOption, signingCertOption } from './options.js';
 import { printJson, printLines } from './output.js';
 import {
   formatEsxProducts,
@@ -21,35 +20,21 @@ import {
 
 /** `depot unpack`: a pack's volumes checked and its files placed in a depot. */
 export function registerUnpack(depot: Command): void {
-  depot
-    .command('unpack <media-dir...>')
-    .description("check a pack's volumes and place its files in a depot (resumable; a delta onto its base gives the new depot)")
-    .requiredOption('--out <depot-dir>', 'the depot root to place the files in')
-    .addOption(forceOption("replace different files in a depot that is neither the pack's source nor its base, or metadata newer than the pack's"))
-    .addOption(expectSealOption('media'))
-    .option(
-      '--pack-signing-cert <pem>',
-      `public key or certificate of the key that signed the pack (pack --signing-key): ${PACK_MANIFEST_SIG_FILE} must verify with it before anything is placed`,
-    )
-    .addOption(
-      signingCertOption(
-        "public key or certificate that signed a depotkit-made catalog (for the final checks; the pack's own signature is --pack-signing-cert)",
-      ),
-    )
-    .addOption(jsonOption('print the report as JSON'))
-    .action(
-      async (media: string[], opts: { out: string; force?: boolean; expect?: string; packSigningCert?: string; signingCert?: string; json?: boolean }) => {
-        const signingCertPem = await readSigningCert(opts.signingCert);
-        const packSigningCertPem = await readSigningCert(opts.packSigningCert);
-        const { unpackDepot } = await transfer();
-        const report = await withByteProgress('unpacking', !opts.json, (hooks) =>
-          unpackDepot({ media, out: opts.out, force: opts.force, expect: opts.expect, packSigningCertPem, signingCertPem, ...hooks }),
-        );
-        if (opts.json) printJson(report);
-        else printLines(formatUnpackReport(report));
-        process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
-      },
+  withOptions(
+    depot
+      .command('unpack <media-dir...>')
+      .description("check a pack's volumes and place its files in a depot (resumable; a delta onto its base gives the new depot)"),
+  ).action(async (media: string[], opts: { out: string; force?: boolean; expect?: string; packSigningCert?: string; signingCert?: string; json?: boolean }) => {
+    const signingCertPem = await readSigningCert(opts.signingCert);
+    const packSigningCertPem = await readSigningCert(opts.packSigningCert);
+    const { unpackDepot } = await transfer();
+    const report = await withByteProgress('unpacking', !opts.json, (hooks) =>
+      unpackDepot({ media, out: opts.out, force: opts.force, expect: opts.expect, packSigningCertPem, signingCertPem, ...hooks }),
     );
+    if (opts.json) printJson(report);
+    else printLines(formatUnpackReport(report));
+    process.exitCode = report.ok ? EXIT.ok : EXIT.problems;
+  });
 }
 
 function volumeProblem(v: UnpackReport['volumes'][number]): string {

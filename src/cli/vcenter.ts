@@ -1,30 +1,17 @@
+import { withOptions } from './option-table.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Option, type Command } from 'commander';
-import { MGMT_CSR_KEY_SIZES, MGMT_CSR_VALIDITY_DAYS, MGMT_DEFAULT_USER } from '../constants.js';
-import { API_CHOICES, REPLACE_DEFAULTS, type ApiChoice } from '../vcenter/choices.js';
+import { type Command } from 'commander';
+import { MGMT_CSR_VALIDITY_DAYS } from '../constants.js';
+import { type ApiChoice } from '../vcenter/choices.js';
 import type { ReplaceCertReport } from '../vcenter/index.js';
 import { isSwappedPair, swappedPairMessage } from '../cert/pair.js';
 import { readPemFile } from '../cert/pem.js';
-import { MGMT_SIM_RESTART_MS } from '../simulators/vcenter/literals.js';
 import { EXIT, describeFsError, usageError } from '../util/errors.js';
 import { formatFinding } from '../util/findings.js';
 import { writeFileAtomic } from '../util/fs.js';
-import {
-  assertSigningCaFolder,
-  assertTogether,
-  jsonOption,
-  passwordEnvOption,
-  passwordFileOption,
-  readUserPassword,
-  secondsOption,
-  signingCaOption,
-  simulatorOptions,
-  trustOption,
-  userOption,
-  wholeNumber,
-} from './options.js';
-import { collect, note, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
+import { assertTogether, readUserPassword } from './options.js';
+import { note, printJson, printLines, waitForShutdownSignal, warn } from './output.js';
 
 interface ReplaceCertFlags {
   server: string;
@@ -56,17 +43,12 @@ interface ReplaceCertFlags {
 export function registerMgmtCommands(program: Command): void {
   // vCenter is what users call the management server; `mgmt`, its first name, stays an alias.
   const mgmt = program.command('vcenter').alias('mgmt').description('vCenter: replace its TLS certificate, manage its trusted root chains');
-  replaceCertOptions(
+  withOptions(
     mgmt
       .command('replace-cert')
       .description("have the server make a CSR, sign it with the toolkit's CA, install it, and wait until the restarted server serves it"),
   ).action(replaceCert);
   trustCommand(mgmt);
-}
-
-/** `--api`: which API generation to speak. */
-function apiOption(): Option {
-  return new Option('--api <generation>', 'API generation: auto uses the newer /api when the server has it').choices(API_CHOICES as string[]).default('auto');
 }
 
 interface TrustFlags {
@@ -85,21 +67,9 @@ interface TrustFlags {
 
 /** `vcenter trust`: a CA into the server's trusted root chains (idempotent), or out of them, or the list. */
 function trustCommand(mgmt: Command): void {
-  mgmt
-    .command('trust')
-    .description("put a CA into vCenter's trusted root chains (nothing when a chain holds it already), list them, or remove it")
-    .requiredOption('--server <url>', 'the management server, https://host[:port]')
-    .addOption(userOption('a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER))
-    .addOption(passwordFileOption("the user's"))
-    .addOption(passwordEnvOption("the user's"))
-    .addOption(trustOption('--ca', 'the CA to trust (its issuers may follow it in the file)'))
-    .option('--list', 'list the trusted root chains and their certificates instead')
-    .option('--remove', 'remove every trusted root chain that holds the CA')
-    .addOption(apiOption())
-    .addOption(trustOption('--server-ca', "a CA to trust the server's certificate with").conflicts('insecure'))
-    .option('--insecure', "do not validate the server's certificate")
-    .addOption(jsonOption('print the report as JSON'))
-    .action(trust);
+  withOptions(
+    mgmt.command('trust').description("put a CA into vCenter's trusted root chains (nothing when a chain holds it already), list them, or remove it"),
+  ).action(trust);
 }
 
 async function trust(flags: TrustFlags): Promise<void> {
@@ -138,49 +108,6 @@ async function trust(flags: TrustFlags): Promise<void> {
         : `${report.server} trusts ${what} already: chain ${report.chains.join(', ')}.`,
     ]);
   }
-}
-
-/** The options of `vcenter replace-cert`: the server and its user, the CA, the CSR's subject, a certificate made elsewhere. */
-function replaceCertOptions(command: Command): Command {
-  return command
-    .requiredOption('--server <url>', 'the management server, https://host[:port]')
-    .addOption(userOption('a single-sign-on user allowed to manage certificates', MGMT_DEFAULT_USER))
-    .addOption(passwordFileOption("the user's"))
-    .addOption(passwordEnvOption("the user's"))
-    .addOption(
-      signingCaOption(
-        "the toolkit's CA folder; an intermediate CA's ca-cert.pem holds its issuers up to the root after it (with --cert, a CA certificate file or folder is enough)",
-      ).makeOptionMandatory(),
-    )
-    .option('--cn <name>', 'subject common name (default: the host name of --server)')
-    .option(
-      '--san <name>',
-      "a subject alternative name (repeatable); the host name of --server and the names of the server's current certificate are always included",
-      collect,
-      [],
-    )
-    .option('--org <name>', 'organization')
-    .option('--org-unit <name>', 'organizational unit')
-    .option('--country <code>', 'two-letter country code')
-    .option('--state <name>', 'state or province')
-    .option('--locality <name>', 'locality')
-    .option('--email <address>', 'e-mail address')
-    .addOption(new Option('--key-size <bits>', "key size the server generates (default: the server's)").choices(MGMT_CSR_KEY_SIZES.map(String)))
-    .option(
-      '--days <n>',
-      `validity of the certificate signed for the server's CSR (the server's own flow implies ${MGMT_CSR_VALIDITY_DAYS}; other values are warned about)`,
-      wholeNumber('--days', { min: 1 }),
-      MGMT_CSR_VALIDITY_DAYS,
-    )
-    .addOption(apiOption())
-    .addOption(trustOption('--server-ca', "a CA to trust the server's current certificate with").conflicts('insecure'))
-    .option('--insecure', "do not validate the server's current certificate (the new one is always checked)")
-    .option('--dry-run', 'connect, log in and show what would be done; request no CSR and replace nothing')
-    .option('--cert <file>', 'install this certificate made elsewhere (leaf first, intermediates may follow) instead of a CSR')
-    .option('--key <file>', 'the private key of --cert')
-    .option('--trusted-chain', "put the CA into the server's trusted root chains first (as vcenter trust does) and send no root_cert")
-    .addOption(secondsOption('--wait-timeout', 'how long to wait for the restarted server', REPLACE_DEFAULTS.waitTimeoutMs / 1000))
-    .addOption(jsonOption('print the report as JSON'));
 }
 
 async function replaceCert(flags: ReplaceCertFlags): Promise<void> {
@@ -233,51 +160,44 @@ async function replaceCert(flags: ReplaceCertFlags): Promise<void> {
 
 /** `depotkit sim vcenter` (alias `sim mgmt`): added to the `sim` command group. */
 export function registerSimMgmtCommand(sim: Command): void {
-  simulatorOptions(
+  withOptions(
     sim.command('vcenter').alias('mgmt').description('a management server with the certificate API of both generations, on HTTPS, until interrupted'),
-    MGMT_DEFAULT_USER,
-    "the server's own name, in its CSRs' CN and SAN when a request names none (default: --host)",
-  )
-    .addOption(passwordEnvOption("that user's"))
-    .option('--restart-ms <n>', 'how long the server stops listening after a replacement', wholeNumber('--restart-ms'), MGMT_SIM_RESTART_MS)
-    .option('--cert-out <file>', "write the server's initial self-signed certificate here (to pass as --server-ca)")
-    .addOption(jsonOption('print the address as JSON'))
-    .action(
-      async (flags: {
-        host: string;
-        port: number;
-        hostname?: string;
-        user: string;
-        passwordFile?: string;
-        passwordEnv?: string;
-        restartMs: number;
-        certOut?: string;
-        json?: boolean;
-      }) => {
-        const password = await readUserPassword(flags.user, flags);
-        // Listening for signals before the port opens: whoever finds it open may stop us at once (a stop while
-        // starting closes the simulator once started).
-        const shutdown = waitForShutdownSignal();
-        // Loaded here: the simulator's web stack is not needed by any other command.
-        const { startMgmtSimulator } = await import('../simulators/vcenter/index.js');
-        const sim = await startMgmtSimulator({
-          host: flags.host,
-          port: flags.port,
-          hostname: flags.hostname,
-          users: { [flags.user]: password },
-          restartMs: flags.restartMs,
-        });
-        if (flags.certOut) await writeFileAtomic(flags.certOut, sim.currentCertPem(), { mode: 0o644, force: true });
-        if (flags.json)
-          printJson({ url: sim.url, port: sim.port, hostname: sim.hostname, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
-        else {
-          printLines([`Management server simulator on ${sim.url} (name ${sim.hostname}), user ${flags.user}.`]);
-          note('Stop it with Ctrl-C.');
-        }
-        await shutdown;
-        await sim.close();
-      },
-    );
+  ).action(
+    async (flags: {
+      host: string;
+      port: number;
+      hostname?: string;
+      user: string;
+      passwordFile?: string;
+      passwordEnv?: string;
+      restartMs: number;
+      certOut?: string;
+      json?: boolean;
+    }) => {
+      const password = await readUserPassword(flags.user, flags);
+      // Listening for signals before the port opens: whoever finds it open may stop us at once (a stop while
+      // starting closes the simulator once started).
+      const shutdown = waitForShutdownSignal();
+      // Loaded here: the simulator's web stack is not needed by any other command.
+      const { startMgmtSimulator } = await import('../simulators/vcenter/index.js');
+      const sim = await startMgmtSimulator({
+        host: flags.host,
+        port: flags.port,
+        hostname: flags.hostname,
+        users: { [flags.user]: password },
+        restartMs: flags.restartMs,
+      });
+      if (flags.certOut) await writeFileAtomic(flags.certOut, sim.currentCertPem(), { mode: 0o644, force: true });
+      if (flags.json)
+        printJson({ url: sim.url, port: sim.port, hostname: sim.hostname, user: flags.user, ...(flags.certOut ? { certificate: flags.certOut } : {}) });
+      else {
+        printLines([`Management server simulator on ${sim.url} (name ${sim.hostname}), user ${flags.user}.`]);
+        note('Stop it with Ctrl-C.');
+      }
+      await shutdown;
+      await sim.close();
+    },
+  );
 }
 
 /**
@@ -294,7 +214,6 @@ function csrDaysWarning(days: number): string {
 /** The signing CA: a CA folder with its key; for --cert, whose CA only names itself, a CA certificate file or folder. */
 async function readCa(path: string, certOnly: boolean): Promise<{ certPem: string; keyPem?: string }> {
   if (certOnly) return { certPem: (await (await import('../cert/trust-source.js')).readCaPems([path])).join('') };
-  await assertSigningCaFolder(path);
   const pki = await import('../cert/index.js');
   const ca = await pki.loadCaDir(path);
   // An intermediate CA's ca-cert.pem goes on with its issuers up to the root: all of them are sent as root_cert.

@@ -1,7 +1,17 @@
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { BINARY_NAME_PATTERNS, DEPOT_PATHS, DEPOT_ROOT_DIR, TEMP_PREFIX, type Release, RELEASES, UMDS_PATCH_STORE_DIR, componentDir } from '../constants.js';
+import {
+  BINARY_NAME_PATTERNS,
+  DEFAULT_DEMO_BINARY_SIZE,
+  DEPOT_PATHS,
+  DEPOT_ROOT_DIR,
+  TEMP_PREFIX,
+  type Release,
+  RELEASES,
+  UMDS_PATCH_STORE_DIR,
+  componentDir,
+} from '../constants.js';
 import { type EsxDemoResult, makeEsxDemo } from '../esx/demo.js';
 import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { prepareOutputDir, writeFileAtomic, writeJsonAtomic } from '../util/fs.js';
@@ -52,7 +62,7 @@ export interface DemoResult {
 /** What the depot's lock names while a demo depot is written. */
 export const DEMO_OPERATION = 'depot demo';
 
-export const DEFAULT_DEMO_BINARY_SIZE = 1 << 20;
+export { DEFAULT_DEMO_BINARY_SIZE };
 
 export { demoVersion } from './demo-releases.js';
 

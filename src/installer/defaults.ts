@@ -15,4 +15,6 @@ export const INSTALLER_DEFAULTS = {
   downloadTimeoutMs: 6 * 3600_000,
   /** The depot's port when the settings give a host name only (the installer's own default). */
   depotPort: 443,
+  /** Days before the depot's CA expires from which installer status flags a consumer that trusts it. */
+  depotCaWarnDays: 30,
 } as const;

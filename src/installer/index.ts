@@ -46,5 +46,14 @@ export { loadInventory, type InstallerTarget } from './inventory.js';
 export { runFleet, type FleetRow, type ConsumerIdentity } from './fleet.js';
 export type * from './wire.js';
 export { withoutPassword } from './wire.js';
-export { ConsumerClients, FleetSession, resolveTargets, type ConsumerClientOptions, type FleetSessionOptions, type TargetSpec } from './session.js';
+export {
+  ConsumerClients,
+  FleetSession,
+  passwordFileWarnings,
+  promptedPasswords,
+  resolveTargets,
+  type ConsumerClientOptions,
+  type FleetSessionOptions,
+  type TargetSpec,
+} from './session.js';
 export { INSTALLER_DEFAULTS } from './defaults.js';

@@ -1,7 +1,8 @@
 import { INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
 import { readCaPems } from '../cert/trust-source.js';
 import { usageError } from '../util/errors.js';
-import { readSecret } from '../util/secrets.js';
+import { exposedFileWarning } from '../util/fs.js';
+import { readSecret, resolvePassword, type SecretPrompt } from '../util/secrets.js';
 import { InstallerClient, parseInstallerUrl } from './client.js';
 import { runFleet, type FleetRow } from './fleet.js';
 import { checkRole } from './role.js';
@@ -24,13 +25,16 @@ export interface TargetSpec {
 
 /**
  * The installers to work on. Command-line sources fill in what an inventory
- * entry leaves open (its own password source and trust win).
+ * entry leaves open (its own password source and trust win); the password
+ * source given with them is read here, before any work: missing, it is bad
+ * input, not a failed installer.
  */
 export async function resolveTargets(spec: TargetSpec): Promise<InstallerTarget[]> {
   if (!!spec.installer === !!spec.inventory) throw usageError('Give one installer with `installer` URL, or a fleet with `inventory` FILE.');
   if (spec.installerCa && spec.insecure) throw usageError('Give `installerCa` or `insecure`, not both.');
   if (spec.inventory && spec.role)
     throw usageError('An inventory gives each consumer its own role: put `role` in its entries (or its defaults), not beside it.');
+  if (spec.passwordFile !== undefined || spec.passwordEnv !== undefined) await readSecret({ file: spec.passwordFile, env: spec.passwordEnv }, 'password');
   if (spec.installer) {
     const origin = parseInstallerUrl(spec.installer);
     return [
@@ -57,13 +61,44 @@ export async function resolveTargets(spec: TargetSpec): Promise<InstallerTarget[
   }));
 }
 
+/**
+ * What a fleet's password files risk (anyone who can read one has the
+ * password), for the caller to show: one sentence per file, each file once.
+ */
+export async function passwordFileWarnings(targets: InstallerTarget[]): Promise<string[]> {
+  const files = new Set(targets.map((t) => t.passwordFile).filter((f): f is string => f !== undefined));
+  return (await Promise.all([...files].map((f) => exposedFileWarning(f)))).filter((w): w is string => w !== undefined);
+}
+
+/**
+ * The passwords of the users whose consumers name no file or variable, asked
+ * through `prompt` once per user, before any consumer is worked on (through
+ * the one resolver, util/secrets.ts); without a prompt such a user is refused.
+ */
+export async function promptedPasswords(targets: InstallerTarget[], prompt?: SecretPrompt): Promise<Map<string, string>> {
+  const seen = new Map<string, string>();
+  for (const t of targets) if (!t.passwordFile && !t.passwordEnv && !seen.has(t.user)) seen.set(t.user, t.name);
+  const passwords = new Map<string, string>();
+  for (const [user, installer] of seen) {
+    if (prompt === undefined)
+      throw usageError(
+        `No password source for ${user} on ${installer}.`,
+        targets.some((t) => t.source !== 'options')
+          ? 'Add passwordEnv or passwordFile to the inventory, or give `passwordFile`.'
+          : 'Give `passwordFile` or `passwordEnv`.',
+      );
+    passwords.set(user, await resolvePassword({}, `password of ${user}`, prompt, `Password of ${user}`));
+  }
+  return passwords;
+}
+
 export interface FleetSessionOptions {
   /** Installers worked on at once. */
   concurrency: number;
   /** Timeout of each API request. */
   timeoutMs: number;
-  /** Passwords, by user name, of the installers that name no file or variable (asked on a terminal, say). */
-  passwords?: ReadonlyMap<string, string>;
+  /** Asks for the password of a user whose installers name no file or variable (on a terminal, say); without it such a user is refused. */
+  prompt?: SecretPrompt;
 }
 
 /**
@@ -74,7 +109,7 @@ export interface FleetSessionOptions {
  */
 export class FleetSession {
   private readonly open = new Set<InstallerClient>();
-  private readonly clients: ConsumerClients;
+  private clients: ConsumerClients;
 
   constructor(
     readonly targets: InstallerTarget[],
@@ -84,11 +119,15 @@ export class FleetSession {
     this.clients = new ConsumerClients(opts);
   }
 
-  /** The users whose password must come from elsewhere: their installers name no file or variable. */
-  static usersWithoutPasswordSource(targets: InstallerTarget[]): Array<{ user: string; installer: string }> {
-    const seen = new Map<string, string>();
-    for (const t of targets) if (!t.passwordFile && !t.passwordEnv && !seen.has(t.user)) seen.set(t.user, t.name);
-    return [...seen].map(([user, installer]) => ({ user, installer }));
+  /**
+   * Asks for the passwords no file or variable gives (promptedPasswords),
+   * before run() and before anything else is drawn on the terminal; returns
+   * what the password files risk, for the caller to show.
+   */
+  async resolvePasswords(): Promise<string[]> {
+    const passwords = await promptedPasswords(this.targets, this.opts.prompt);
+    this.clients = new ConsumerClients({ timeoutMs: this.opts.timeoutMs, passwords });
+    return passwordFileWarnings(this.targets);
   }
 
   /**

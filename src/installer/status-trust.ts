@@ -1,3 +1,4 @@
+import { INSTALLER_DEFAULTS } from './defaults.js';
 import { daysLeft, findByFingerprint, readCertificate, sha256Fingerprint } from '../cert/certificate.js';
 import { anchorsChain, depotOriginOf, readServedChain } from './depot-chain.js';
 import { trustedPem } from './trust.js';
@@ -40,7 +41,7 @@ export interface DepotCaOptions {
   now?: Date;
 }
 
-export const DEPOT_CA_WARN_DAYS = 30;
+export const DEPOT_CA_WARN_DAYS = INSTALLER_DEFAULTS.depotCaWarnDays;
 
 /** Subject, issuer, SHA-256 and days left of each trusted certificate (the alias alone for one that does not parse). */
 export function summariseTrusted(elements: TrustedCertificate[], now = new Date()): TrustedSummary[] {

@@ -20,7 +20,7 @@ export async function realRootOf(root: string): Promise<string> {
 
 /** The open prefixes of these options, normalised and without repeats, PROD/vsan/hcl first with `openHcl`; throws a usage error for a bad one. */
 export function openPrefixesOf(opts: Pick<DepotServerOptions, 'openPrefixes' | 'openHcl'>): string[] {
-  const given = [...(opts.openHcl ? [DEPOT_PATHS.hclDir] : []), ...(opts.openPrefixes ?? []).map((p) => normaliseOpenPrefix(p, 'The open prefix'))];
+  const given = [...(opts.openHcl ? [DEPOT_PATHS.hclDir] : []), ...(opts.openPrefixes ?? []).map((p) => normaliseOpenPrefix(p, '`openPrefixes`'))];
   return [...new Set(given)];
 }
 

@@ -30,6 +30,22 @@ export async function readSecret(source: SecretSource, what: string): Promise<st
 }
 
 /**
+ * Asks for a secret: a prompt on a terminal, say. The caller gives it; the
+ * library never opens a terminal of its own.
+ */
+export type SecretPrompt = (question: string) => Promise<string>;
+
+/**
+ * The one password resolver: from its file or its variable, or, neither
+ * given, from `prompt` (`question` is what it asks); without a prompt, a
+ * usage error. What is typed is registered with the scrub as what is read.
+ */
+export async function resolvePassword(source: SecretSource, what: string, prompt?: SecretPrompt, question = what): Promise<string> {
+  if (source.file || source.env || prompt === undefined) return readSecret(source, what);
+  return registerSecret(await prompt(question));
+}
+
+/**
  * The first line of `file`, reading at most {@link SECRET_FILE_MAX_BYTES}:
  * a device such as /dev/zero or a huge file given by mistake is refused at
  * once instead of being read whole into memory.

@@ -42,7 +42,8 @@ describe('a fleet of 2,000 stopped consumers and 4 live ones', () => {
     const targets: InstallerTarget[] = ports.map((port, i) => ({ name: `gone-${i}`, url: `https://127.0.0.1:${port}`, user: USER, insecure: true }));
     // The live ones spread through the list, as in a real inventory.
     sims.forEach((sim, i) => targets.splice(i * 500 + 250, 0, { name: `live-${i}`, url: sim.url, user: USER, insecure: true }));
-    const session = new FleetSession(targets, { concurrency: INSTALLER_DEFAULTS.concurrency, timeoutMs: 30_000, passwords: new Map([[USER, PASSWORD]]) });
+    const session = new FleetSession(targets, { concurrency: INSTALLER_DEFAULTS.concurrency, timeoutMs: 30_000, prompt: async () => PASSWORD });
+    await session.resolvePasswords();
     let finished = 0;
     const rows = await session.run(
       async (client) => ({ ok: true, result: (await client.listTrusted()).elements.length }),

@@ -1,4 +1,7 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, InstallerConnectionError } from '../../src/installer/client.js';
@@ -171,7 +174,8 @@ describe('a fleet of reachable and refused consumers', () => {
       target('gone-2', `https://127.0.0.1:${refused[2]}`),
       target('sim-1', sims[1]!.url),
     ];
-    const session = new FleetSession(targets, { concurrency: 2, timeoutMs: 10_000, passwords: new Map([[USER, PASSWORD]]) });
+    const session = new FleetSession(targets, { concurrency: 2, timeoutMs: 10_000, prompt: async () => PASSWORD });
+    await session.resolvePasswords();
     const seen: string[] = [];
     const rows = await session.run(
       async (client) => ({ ok: true, result: (await client.getDepotSettings()).depotConfiguration ?? null }),
@@ -184,6 +188,30 @@ describe('a fleet of reachable and refused consumers', () => {
       expect(row.role).toBeUndefined();
     }
     for (const row of rows.filter((r) => r.name.startsWith('sim-'))) expect(row).toMatchObject({ ok: true, role: 'VcfInstaller' });
+  });
+
+  it('asks the injected prompt once per user that no file or variable gives, before any work, and refuses such a user without a prompt', async () => {
+    const [sim] = (sims = [...sims, await startInstallerSimulator({ users: { [USER]: PASSWORD, other: PASSWORD }, tls })]).slice(-1);
+    const dir = await mkdtemp(join(tmpdir(), 'depotkit-fleet-'));
+    try {
+      const file = join(dir, 'password');
+      await writeFile(file, `${PASSWORD}\n`, { mode: 0o600 });
+      const targets: InstallerTarget[] = [
+        { name: 'a', url: sim!.url, user: USER, insecure: true },
+        { name: 'b', url: sim!.url, user: USER, insecure: true },
+        { name: 'c', url: sim!.url, user: 'other', insecure: true, passwordFile: file },
+      ];
+      const asked: string[] = [];
+      const session = new FleetSession(targets, { concurrency: 2, timeoutMs: 10_000, prompt: async (question) => (asked.push(question), PASSWORD) });
+      expect(await session.resolvePasswords()).toEqual([]);
+      expect(asked).toEqual([`Password of ${USER}`]);
+      const rows = await session.run(async () => ({ ok: true, result: null }));
+      expect(rows.map((r) => r.ok)).toEqual([true, true, true]);
+      const unasked = new FleetSession(targets, { concurrency: 2, timeoutMs: 10_000 });
+      await expect(unasked.resolvePasswords()).rejects.toThrow(`No password source for ${USER} on a.`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

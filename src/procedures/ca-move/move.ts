@@ -1,4 +1,4 @@
-import type { DepotSpec, InstallerTarget } from '../../installer/index.js';
+import { promptedPasswords, type DepotSpec, type InstallerTarget } from '../../installer/index.js';
 import { makePlan, readMaterial, type CaMoveMaterial } from './plan.js';
 import { freshState, loadState, saveState, type CaMoveState } from './state.js';
 import { CA_MOVE_WAITS, switchServed } from './switch.js';
@@ -30,11 +30,12 @@ class Move {
 
   constructor(
     readonly opts: CaMoveOptions,
+    passwords: ReadonlyMap<string, string>,
     readonly plan: CaMovePlan,
     readonly material: CaMoveMaterial,
     readonly state: CaMoveState,
   ) {
-    this.sessions = new ConsumerSessions(opts);
+    this.sessions = new ConsumerSessions({ concurrency: opts.concurrency, timeoutMs: opts.timeoutMs, passwords });
     this.anchors = new ServedAnchors(reachOf(plan), opts.timeoutMs);
     this.depot = opts.asHost ? { ...opts.depot, url: consumersDepotUrl(opts).href } : opts.depot;
   }
@@ -152,6 +153,8 @@ class Move {
  * re-run after a failure carries on where the move stopped.
  */
 export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
+  // Asked before anything else: a prompt on a terminal, not in the middle of the move.
+  const passwords = await promptedPasswords(opts.consumers, opts.prompt);
   const material = await readMaterial(opts);
   const plan = makePlan(material, opts);
   await checkServeProcess(opts.served);
@@ -162,7 +165,7 @@ export async function moveDepotCa(opts: CaMoveOptions): Promise<CaMoveReport> {
   // Before any consumer is asked: the served certificate is read there before the import and after the switch.
   if (unreached?.severity === 'error') throw new DepotkitError(unreached.message, EXIT.problems, unreached.fix);
   const prior = await loadState(plan.stateFile, plan.newCa.sha256, plan.leaf.sha256);
-  const move = new Move(opts, plan, material, prior ?? freshState(plan.newCa.sha256, plan.leaf.sha256));
+  const move = new Move(opts, passwords, plan, material, prior ?? freshState(plan.newCa.sha256, plan.leaf.sha256));
   const resumed = prior !== undefined;
   // Kept from the start: a re-run after a stop knows it carries on this move.
   await move.save();

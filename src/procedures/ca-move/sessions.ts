@@ -16,7 +16,10 @@ interface Session {
   appliance: ApplianceInfo;
 }
 
-type SessionOptions = Pick<CaMoveOptions, 'concurrency' | 'timeoutMs' | 'passwords'>;
+interface SessionOptions extends Pick<CaMoveOptions, 'concurrency' | 'timeoutMs'> {
+  /** Passwords, by user name, of the consumers that name no file or variable (promptedPasswords asked for them). */
+  passwords?: ReadonlyMap<string, string>;
+}
 
 /**
  * One session per consumer for the whole move: each consumer logs in and says

@@ -7,6 +7,7 @@ export interface ReloadHint {
   server: ExportTarget;
   command: string;
 }
+import type { SecretPrompt } from '../../util/secrets.js';
 
 /** How the new certificate reaches the server: `depotkit serve` reloads on SIGHUP; another server runs its own reload. */
 export type ServedDepot =
@@ -49,8 +50,8 @@ export interface CaMoveOptions {
   consumers: InstallerTarget[];
   concurrency: number;
   timeoutMs: number;
-  /** Passwords, by user name, of the consumers that name no file or variable. */
-  passwords?: ReadonlyMap<string, string>;
+  /** Asks for the password of a user whose consumers name no file or variable (on a terminal, say), once per user before any consumer is asked; without it such a user is refused. */
+  prompt?: SecretPrompt;
   removeOld?: boolean;
   dryRun?: boolean;
   /** Switch even when some consumers cannot be reached (they validate the depot once they trust the new CA). */
