@@ -17,7 +17,10 @@ const TOP_LEVEL: readonly { names: readonly string[]; load: () => Promise<Regist
   { names: ['serve'], load: async () => [(await import('./serve.js')).registerServeCommands] },
   { names: ['check'], load: async () => [(await import('./check.js')).registerCheckCommand] },
   { names: ['installer'], load: async () => [(await import('./installer.js')).registerInstallerCommands] },
-  { names: ['mgmt', 'vcenter'], load: async () => [(await import('./vcenter.js')).registerMgmtCommands] },
+  {
+    names: ['mgmt', 'vcenter'],
+    load: async () => [(await import('./vcenter.js')).registerMgmtCommands, (await import('./vcenter-depot.js')).registerVcenterDepotCommand],
+  },
   { names: ['export'], load: async () => [(await import('./export.js')).registerExportCommand] },
   { names: ['sim'], load: async () => [(await import('./sim.js')).registerSimCommands] },
   { names: ['start', 'quickstart'], load: async () => [(await import('./start.js')).registerStartCommand] },

@@ -310,7 +310,7 @@ async function readCustom(certFile: string, keyFile: string): Promise<{ certPem:
 }
 
 /** One line on a terminal, rewritten in place while the server restarts. */
-function waitLine(enabled: boolean): { show(text: string): void; clear(): void } {
+export function waitLine(enabled: boolean): { show(text: string): void; clear(): void } {
   let shown = false;
   return {
     show(text) {

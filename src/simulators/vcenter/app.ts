@@ -6,6 +6,7 @@ import { registerSessionRoutes, sessionChecker } from './session-routes.js';
 import { registerTlsRoutes } from './tls-routes.js';
 import { registerChainRoutes } from './chain-routes.js';
 import { registerJsonRpc } from './jsonrpc.js';
+import { registerVlcmRoutes } from './vlcm-routes.js';
 import type { MgmtState } from './state.js';
 
 /** The simulated server's state that outlives one listening period. */
@@ -18,6 +19,8 @@ export function mgmtApp(state: MgmtState): express.Express {
   const requireSession = sessionChecker(state.sessions);
   // vAPI JSON-RPC on the /api generation's own root, for the SDKs that speak only it.
   if (state.generations.includes('api')) registerJsonRpc(app, state);
+  // vLCM's depot API exists on the /api generation only.
+  if (state.generations.includes('api')) registerVlcmRoutes(app, state.vlcm, requireSession);
   for (const generation of state.generations) {
     registerSessionRoutes(app, generation, state.users, state.sessions, requireSession);
     registerTlsRoutes(app, generation, state, requireSession);

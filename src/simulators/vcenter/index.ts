@@ -9,6 +9,7 @@ import { selfSignedCertificate } from './certs.js';
 import { MGMT_SIM_RESTART_MS } from './literals.js';
 import { SessionStore } from './sessions.js';
 import { TrustedChains } from './trusted-chains.js';
+import { VlcmDepots } from './vlcm-state.js';
 
 export interface MgmtSimulatorOptions {
   /** Address to listen on; 127.0.0.1 by default. */
@@ -65,13 +66,15 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
   let closed = false;
   let restarts = 0;
 
+  const chains = new TrustedChains();
   const state: MgmtState = {
     hostname,
     users: opts.users ?? DEFAULT_USERS,
     generations: opts.generations ?? (Object.keys(MGMT_API) as MgmtApiGeneration[]),
     sessions: new SessionStore(opts.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS),
     current: await selfSignedCertificate(hostname, host),
-    chains: new TrustedChains(),
+    chains,
+    vlcm: new VlcmDepots(() => chains.pems()),
     onReplaced: (answered) => {
       restarts++;
       // The restart begins once the answer is out; ready() waits for it from now on.
