@@ -234,7 +234,10 @@ async function replaceCert(flags: ReplaceCertFlags): Promise<void> {
 /** `depotkit sim vcenter` (alias `sim mgmt`): added to the `sim` command group. */
 export function registerSimMgmtCommand(sim: Command): void {
   simulatorOptions(
-    sim.command('vcenter').alias('mgmt').description('a management server with the certificate API of both generations, on HTTPS, until interrupted'),
+    sim
+      .command('vcenter')
+      .alias('mgmt')
+      .description("a vCenter on HTTPS: the certificate API of both generations and vLCM's depot API (its syncs fetch the depot), until interrupted"),
     MGMT_DEFAULT_USER,
     "the server's own name, in its CSRs' CN and SAN when a request names none (default: --host)",
   )

@@ -157,7 +157,7 @@ export function syncProblem(server: string, depot: string, messages: string[]): 
   if (all.includes(VLCM_HOSTNAME_MISMATCH_WORDS)) {
     return {
       problem: `vCenter refuses the depot's certificate: it does not name the host of ${depot} (${cause}).`,
-      fix: "Give the depot's URL with a name its certificate holds, or issue the certificate with that name (`issueCert` `dns`).",
+      fix: "Give the depot's URL with a name its certificate holds, or issue its certificate for the name vCenter uses with `issueCert`.",
     };
   }
   if (VLCM_UNTRUSTED_CA_WORDS.some((w) => all.includes(w))) {
