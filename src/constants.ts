@@ -231,6 +231,14 @@ export const APPLIANCE_ROLES = { installer: 'VcfInstaller', manager: 'SddcManage
 /** A consumer's role as depotkit names it (inventories, the simulator's `role`) to the role appliance-info answers. */
 export const CONSUMER_ROLES = { installer: APPLIANCE_ROLES.installer, 'sddc-manager': APPLIANCE_ROLES.manager } as const;
 export type ConsumerRole = keyof typeof CONSUMER_ROLES;
+/**
+ * A vCenter in the inventory of consumers: it takes the ESX depot through vLCM, not the depot API
+ * the others share, and has no appliance-info; its rows name this role.
+ */
+export const VCENTER_ROLE = 'vcenter';
+/** The roles an inventory entry may give: the depot API's consumers, and vCenters. */
+export const INVENTORY_ROLES = [...(Object.keys(CONSUMER_ROLES) as ConsumerRole[]), VCENTER_ROLE] as const;
+export type InventoryRole = ConsumerRole | typeof VCENTER_ROLE;
 /** SDDC Manager's administrator: the SSO domain's built-in account. */
 export const SDDC_MANAGER_DEFAULT_USER = 'administrator@vsphere.local';
 
@@ -319,6 +327,9 @@ export const MGMT_CSR_VALIDITY_DAYS = 730;
  * root indexes, the one UMDS depot replaces them all when it is set and enabled, an offline depot
  * is a bundle pulled from a URL; a sync fetches the metadata of every enabled depot as a task.
  */
+/** The appliance's version (`GET`: `{version, build, product, ...}`): what a vCenter's report row names. */
+export const MGMT_APPLIANCE_VERSION_PATH = '/api/appliance/system/version';
+
 export const VLCM_API = {
   online: '/api/esx/settings/depots/online',
   umds: '/api/esx/settings/depots/umds',

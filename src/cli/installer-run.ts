@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER } from '../constants.js';
-import type { ApplianceInfo, FleetRow, InstallerClient, InstallerTarget, TargetSpec } from '../installer/index.js';
+import type { ApplianceInfo, FleetRow, InstallerClient, InstallerTarget, TargetSpec, VcenterTask } from '../installer/index.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
 import { EXIT, usageError } from '../util/errors.js';
 import { countProgress } from '../util/progress.js';
@@ -89,6 +89,7 @@ export async function runCommand<T>(
   task: (client: InstallerClient, target: InstallerTarget, appliance: ApplianceInfo) => Promise<{ ok: boolean; result: T }>,
   format: RowFormatter<T>,
   drawing?: { stop(): void },
+  vcenters?: VcenterTask<T>,
 ): Promise<void> {
   const lib = await sessionLib();
   const targets = await lib.resolveTargets(flags);
@@ -106,7 +107,7 @@ export async function runCommand<T>(
   const progress = countProgress('consumers', targets.length, process.stderr, !flags.json && targets.length > 1 && process.stderr.isTTY === true);
   let rows: Array<FleetRow<T>>;
   try {
-    rows = await session.run(task, (row) => progress.item(row.ok));
+    rows = await session.run(task, (row) => progress.item(row.ok), vcenters);
   } finally {
     drawing?.stop();
     progress.stop();

@@ -1,7 +1,7 @@
 // The installer: API client, trust import, depot push, status, fleets.
 export { InstallerClient, InstallerApiError, InstallerConnectionError, parseInstallerUrl, type InstallerClientOptions, type InstallerTrust } from './client.js';
 export { ensureTrusted, certificatesOf, leafTrustWarnings, listingsOf, sha256OfPem, type TrustOutcome } from './trust.js';
-export { checkRole, roleWords } from './role.js';
+export { checkRole, notOnVcenter, roleWords } from './role.js';
 export { removeTrusted, type UntrustOutcome, type UntrustOptions } from './untrust.js';
 export {
   pushDepot,
@@ -46,5 +46,13 @@ export { loadInventory, type InstallerTarget } from './inventory.js';
 export { runFleet, type FleetRow, type ConsumerIdentity } from './fleet.js';
 export type * from './wire.js';
 export { withoutPassword } from './wire.js';
-export { ConsumerClients, FleetSession, resolveTargets, type ConsumerClientOptions, type FleetSessionOptions, type TargetSpec } from './session.js';
+export {
+  ConsumerClients,
+  FleetSession,
+  resolveTargets,
+  type ConsumerClientOptions,
+  type FleetSessionOptions,
+  type TargetSpec,
+  type VcenterTask,
+} from './session.js';
 export { INSTALLER_DEFAULTS } from './defaults.js';

@@ -210,11 +210,11 @@ export class MgmtClient {
     await this.call(`Removing the trusted root chain ${chain}`, 'DELETE', this.chainPath(chain));
   }
 
-  /** A call of vLCM's depot API, which only the /api generation has: the answer's body. */
-  async lifecycleCall(operation: string, method: HttpMethod, path: string, body?: unknown): Promise<unknown> {
+  /** A call of an API only the /api generation has (vLCM's depots, the appliance's version): the answer's body. */
+  async apiCall(operation: string, method: HttpMethod, path: string, body?: unknown): Promise<unknown> {
     if (this.generation !== 'api') {
       throw new DepotkitError(
-        `${operation} needs the /api generation of the API (vSphere 7.0 Update 2 and later), where vLCM's depot API is; ${this.origin.host} answers on /rest only.`,
+        `${operation} needs the /api generation of the API (vSphere 7.0 Update 2 and later); ${this.origin.host} answers on /rest only.`,
         EXIT.problems,
       );
     }

@@ -64,16 +64,16 @@ function depotLocation(text: string): string {
 
 /** Adds the online depot unless one at that location is there (enabled again when it was disabled). */
 async function ensureOnline(client: MgmtClient, location: string, description: string | undefined): Promise<Pick<VcenterDepotReport, 'id' | 'action'>> {
-  const listed = await client.lifecycleCall('Listing the online depots', 'GET', VLCM_API.online);
+  const listed = await client.apiCall('Listing the online depots', 'GET', VLCM_API.online);
   const depots = isObject(listed) ? Object.entries(listed) : [];
   const found = depots.find(([, d]) => isObject(d) && typeof d.location === 'string' && sameLocation(d.location, location));
   if (found) {
     const [id, depot] = found as [string, Record<string, unknown>];
     if (depot.enabled !== false) return { id, action: 'unchanged' };
-    await client.lifecycleCall(`Enabling the online depot ${id}`, 'PATCH', `${VLCM_API.online}/${encodeURIComponent(id)}`, { enabled: true });
+    await client.apiCall(`Enabling the online depot ${id}`, 'PATCH', `${VLCM_API.online}/${encodeURIComponent(id)}`, { enabled: true });
     return { id, action: 'updated' };
   }
-  const id = await client.lifecycleCall('Adding the online depot', 'POST', VLCM_API.online, { location, ...(description ? { description } : {}) });
+  const id = await client.apiCall('Adding the online depot', 'POST', VLCM_API.online, { location, ...(description ? { description } : {}) });
   if (typeof id !== 'string' || id === '') throw new DepotkitError('Adding the online depot failed: the server answered without its id.', EXIT.problems);
   return { id, action: 'added' };
 }
@@ -82,7 +82,7 @@ async function ensureOnline(client: MgmtClient, location: string, description: s
 async function ensureUmds(client: MgmtClient, location: string, description: string | undefined): Promise<Pick<VcenterDepotReport, 'action'>> {
   let current: unknown;
   try {
-    current = await client.lifecycleCall('Reading the UMDS depot', 'GET', VLCM_API.umds);
+    current = await client.apiCall('Reading the UMDS depot', 'GET', VLCM_API.umds);
   } catch (err) {
     // No UMDS depot is set: the get answers NOT_FOUND.
     if (!(err instanceof MgmtApiError && err.status === 404)) throw err;
@@ -90,7 +90,7 @@ async function ensureUmds(client: MgmtClient, location: string, description: str
   if (isObject(current) && typeof current.location === 'string' && sameLocation(current.location, location) && current.enabled !== false) {
     return { action: 'unchanged' };
   }
-  await client.lifecycleCall('Setting the UMDS depot', 'PUT', VLCM_API.umds, { location, enabled: true, ...(description ? { description } : {}) });
+  await client.apiCall('Setting the UMDS depot', 'PUT', VLCM_API.umds, { location, enabled: true, ...(description ? { description } : {}) });
   return { action: isObject(current) ? 'updated' : 'added' };
 }
 
@@ -113,11 +113,11 @@ export async function syncAndWait(
   client: MgmtClient,
   opts: Pick<VcenterDepotOptions, 'syncTimeoutMs' | 'pollMs' | 'onProgress'> = {},
 ): Promise<VcenterDepotReport['sync']> {
-  const task = await client.lifecycleCall('Syncing the depots', 'POST', `${VLCM_API.depots}?action=${VLCM_API.syncAction}&${VLCM_API.taskQuery}=true`);
+  const task = await client.apiCall('Syncing the depots', 'POST', `${VLCM_API.depots}?action=${VLCM_API.syncAction}&${VLCM_API.taskQuery}=true`);
   if (typeof task !== 'string' || task === '') throw new DepotkitError('Syncing the depots failed: the server answered without a task id.', EXIT.problems);
   const deadline = Date.now() + (opts.syncTimeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS);
   for (;;) {
-    const info = await client.lifecycleCall(`Reading the sync task ${task}`, 'GET', `${VLCM_API.tasks}/${encodeURIComponent(task)}`);
+    const info = await client.apiCall(`Reading the sync task ${task}`, 'GET', `${VLCM_API.tasks}/${encodeURIComponent(task)}`);
     const status = (isObject(info) ? info.status : undefined) as CisTaskStatus | undefined;
     const progress = isObject(info) && isObject(info.progress) ? info.progress : {};
     opts.onProgress?.({
@@ -141,7 +141,7 @@ export async function syncAndWait(
 
 /** Every component and version the vCenter's depot content lists. */
 export async function listedComponents(client: MgmtClient): Promise<ListedComponent[]> {
-  const list = await client.lifecycleCall('Listing the depot content', 'GET', `${VLCM_API.content}/components`);
+  const list = await client.apiCall('Listing the depot content', 'GET', `${VLCM_API.content}/components`);
   if (!Array.isArray(list)) throw new DepotkitError('Listing the depot content failed: the server answered without a list.', EXIT.problems);
   return list.filter(isObject).map((c) => ({
     name: String(c.name),
@@ -185,7 +185,7 @@ export async function connectVcenterDepot(opts: VcenterDepotOptions): Promise<Vc
     const set = opts.umds ? await ensureUmds(client, location, opts.description) : await ensureOnline(client, location, opts.description);
     const notes: string[] = [];
     if (!opts.umds) {
-      const umds = await client.lifecycleCall('Reading the UMDS depot', 'GET', VLCM_API.umds).catch(() => undefined);
+      const umds = await client.apiCall('Reading the UMDS depot', 'GET', VLCM_API.umds).catch(() => undefined);
       if (isObject(umds) && umds.enabled !== false)
         notes.push(`A UMDS depot is set (${String(umds.location)}): vCenter ignores its online depots while it is.`);
     }

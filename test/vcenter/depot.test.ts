@@ -77,7 +77,7 @@ describe('vcenter depot against sim vcenter and a served demo ESX depot', () => 
     // One online depot, whatever the number of runs.
     const client = await MgmtClient.connect({ ...connection(), trust: { caPems: [sim.currentCertPem()] } });
     try {
-      expect(Object.values((await client.lifecycleCall('list', 'GET', VLCM_API.online)) as object)).toHaveLength(1);
+      expect(Object.values((await client.apiCall('list', 'GET', VLCM_API.online)) as object)).toHaveLength(1);
     } finally {
       await client.close();
     }
@@ -91,9 +91,8 @@ describe('vcenter depot against sim vcenter and a served demo ESX depot', () => 
     expect(report.components.map((c) => c.name).sort()).toEqual(DEMO_COMPONENTS);
     const client = await MgmtClient.connect({ ...connection(), trust: { caPems: [sim.currentCertPem()] } });
     try {
-      const listed = (await client.lifecycleCall('list', 'GET', VLCM_API.online)) as Record<string, { location: string }>;
-      for (const [id, d] of Object.entries(listed))
-        if (d.location.includes('localhost')) await client.lifecycleCall('delete', 'DELETE', `${VLCM_API.online}/${id}`);
+      const listed = (await client.apiCall('list', 'GET', VLCM_API.online)) as Record<string, { location: string }>;
+      for (const [id, d] of Object.entries(listed)) if (d.location.includes('localhost')) await client.apiCall('delete', 'DELETE', `${VLCM_API.online}/${id}`);
     } finally {
       await client.close();
     }
@@ -111,7 +110,7 @@ describe('vcenter depot against sim vcenter and a served demo ESX depot', () => 
     expect(online.notes[0]).toContain('vCenter ignores its online depots');
     const client = await MgmtClient.connect({ ...connection(), trust: { caPems: [sim.currentCertPem()] } });
     try {
-      await client.lifecycleCall('unset', 'DELETE', VLCM_API.umds);
+      await client.apiCall('unset', 'DELETE', VLCM_API.umds);
     } finally {
       await client.close();
     }
@@ -121,20 +120,20 @@ describe('vcenter depot against sim vcenter and a served demo ESX depot', () => 
     const client = await MgmtClient.connect({ ...connection(), trust: { caPems: [sim.currentCertPem()] } });
     const wait = async (task: unknown) => {
       for (;;) {
-        const info = (await client.lifecycleCall('task', 'GET', `${VLCM_API.tasks}/${String(task)}`)) as { status: string; result?: unknown; error?: unknown };
+        const info = (await client.apiCall('task', 'GET', `${VLCM_API.tasks}/${String(task)}`)) as { status: string; result?: unknown; error?: unknown };
         if (info.status === CIS_TASK_STATUS.succeeded || info.status === CIS_TASK_STATUS.failed) return info;
         await new Promise((r) => setTimeout(r, 20));
       }
     };
     try {
       const offline = `${VLCM_API.offline}?${VLCM_API.taskQuery}=true`;
-      const pulled = await wait(await client.lifecycleCall('pull', 'POST', offline, { source_type: 'PULL', location: `${depot.url}/bundles/demo-depot.zip` }));
+      const pulled = await wait(await client.apiCall('pull', 'POST', offline, { source_type: 'PULL', location: `${depot.url}/bundles/demo-depot.zip` }));
       expect(pulled).toMatchObject({ status: CIS_TASK_STATUS.succeeded, result: { depot: expect.any(String) } });
       const missing = await wait(
-        await client.lifecycleCall('pull', 'POST', offline, { source_type: 'PULL', location: `${depot.url}/${UMDS_PATCH_STORE_DIR}/none-depot.zip` }),
+        await client.apiCall('pull', 'POST', offline, { source_type: 'PULL', location: `${depot.url}/${UMDS_PATCH_STORE_DIR}/none-depot.zip` }),
       );
       expect(missing).toMatchObject({ status: CIS_TASK_STATUS.failed, error: { messages: [{ default_message: `${VLCM_DEPOT_INACCESSIBLE}.` }, {}] } });
-      await client.lifecycleCall('delete', 'DELETE', `${VLCM_API.offline}/${(pulled.result as { depot: string }).depot}`);
+      await client.apiCall('delete', 'DELETE', `${VLCM_API.offline}/${(pulled.result as { depot: string }).depot}`);
     } finally {
       await client.close();
     }
@@ -165,8 +164,8 @@ describe('vcenter depot against sim vcenter and a served demo ESX depot', () => 
 async function removeOnline(location: string): Promise<void> {
   const client = await MgmtClient.connect({ ...connection(), trust: { caPems: [sim.currentCertPem()] } });
   try {
-    const listed = (await client.lifecycleCall('list', 'GET', VLCM_API.online)) as Record<string, { location: string }>;
-    for (const [id, d] of Object.entries(listed)) if (d.location === location) await client.lifecycleCall('delete', 'DELETE', `${VLCM_API.online}/${id}`);
+    const listed = (await client.apiCall('list', 'GET', VLCM_API.online)) as Record<string, { location: string }>;
+    for (const [id, d] of Object.entries(listed)) if (d.location === location) await client.apiCall('delete', 'DELETE', `${VLCM_API.online}/${id}`);
   } finally {
     await client.close();
   }

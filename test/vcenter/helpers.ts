@@ -79,6 +79,7 @@ export async function startTweakedServer(
   chains.create([current.certPem]);
   const state: MgmtState = {
     hostname: '127.0.0.1',
+    version: '9.0.0.0',
     users: { [USER]: PASSWORD },
     generations: ['api'],
     sessions: new SessionStore(60_000),

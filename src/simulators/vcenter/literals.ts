@@ -21,6 +21,10 @@ export const MGMT_MESSAGE_IDS = {
   operationNotFound: 'vapi.method.input.invalid.interface',
 } as const;
 
+/** The simulated appliance's version and build by default. */
+export const MGMT_SIM_VERSION = '9.0.0.0';
+export const MGMT_SIM_BUILD = '24755230';
+
 /** How long the simulated server stops listening after a replacement, as the real one restarts its services. */
 export const MGMT_SIM_RESTART_MS = 2000;
 

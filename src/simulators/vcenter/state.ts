@@ -7,6 +7,8 @@ import type { VlcmDepots } from './vlcm-state.js';
 /** What the simulated server holds, shared by its route modules (a module of its own, so that they need not import the app). */
 export interface MgmtState {
   hostname: string;
+  /** The appliance's version, as `GET /api/appliance/system/version` names it. */
+  version: string;
   users: Readonly<Record<string, string>>;
   generations: readonly MgmtApiGeneration[];
   sessions: SessionStore;
