@@ -231,6 +231,14 @@ export const APPLIANCE_ROLES = { installer: 'VcfInstaller', manager: 'SddcManage
 /** A consumer's role as depotkit names it (inventories, the simulator's `role`) to the role appliance-info answers. */
 export const CONSUMER_ROLES = { installer: APPLIANCE_ROLES.installer, 'sddc-manager': APPLIANCE_ROLES.manager } as const;
 export type ConsumerRole = keyof typeof CONSUMER_ROLES;
+/**
+ * A vCenter in the inventory of consumers: it takes the ESX depot through vLCM, not the depot API
+ * the others share, and has no appliance-info; its rows name this role.
+ */
+export const VCENTER_ROLE = 'vcenter';
+/** The roles an inventory entry may give: the depot API's consumers, and vCenters. */
+export const INVENTORY_ROLES = [...(Object.keys(CONSUMER_ROLES) as ConsumerRole[]), VCENTER_ROLE] as const;
+export type InventoryRole = ConsumerRole | typeof VCENTER_ROLE;
 /** SDDC Manager's administrator: the SSO domain's built-in account. */
 export const SDDC_MANAGER_DEFAULT_USER = 'administrator@vsphere.local';
 
@@ -312,6 +320,52 @@ export const MGMT_CSR_KEY_SIZES = [2048, 3072, 4096] as const;
 export const MGMT_CSR_DEFAULT_KEY_SIZE = 3072;
 /** Validity of a certificate made from a server-generated CSR. */
 export const MGMT_CSR_VALIDITY_DAYS = 730;
+
+/**
+ * vCenter's vSphere Lifecycle Manager (vLCM) depot API, on the /api generation only (the vSphere
+ * Automation API reference, `esx/settings/depots` and `cis/tasks`): online depots are the URLs of
+ * root indexes, the one UMDS depot replaces them all when it is set and enabled, an offline depot
+ * is a bundle pulled from a URL; a sync fetches the metadata of every enabled depot as a task.
+ */
+/** The appliance's version (`GET`: `{version, build, product, ...}`): what a vCenter's report row names. */
+export const MGMT_APPLIANCE_VERSION_PATH = '/api/appliance/system/version';
+
+export const VLCM_API = {
+  online: '/api/esx/settings/depots/online',
+  umds: '/api/esx/settings/depots/umds',
+  offline: '/api/esx/settings/depots/offline',
+  depots: '/api/esx/settings/depots',
+  tasks: '/api/cis/tasks',
+  content: '/api/esx/settings/depot-content',
+  /** The depot content kinds, each listed at `content/<kind>`. */
+  contentKinds: ['base-images', 'add-ons', 'components'],
+  /** The query of an operation run as a task: its answer is the task's id. */
+  taskQuery: 'vmw-task',
+  syncAction: 'sync',
+  /** Offline depot sources: pulled from a URL, or pushed as an uploaded file. */
+  sourceTypes: { pull: 'PULL', push: 'PUSH' },
+} as const;
+export type VlcmContentKind = (typeof VLCM_API.contentKinds)[number];
+
+/** A task's status (the reference's Cis Task Status). */
+export const CIS_TASK_STATUS = { pending: 'PENDING', running: 'RUNNING', blocked: 'BLOCKED', succeeded: 'SUCCEEDED', failed: 'FAILED' } as const;
+export type CisTaskStatus = (typeof CIS_TASK_STATUS)[keyof typeof CIS_TASK_STATUS];
+
+/** The one sentence vCenter shows for a depot whose sync failed (the vSphere Client's message). */
+export const VLCM_DEPOT_INACCESSIBLE = 'A depot is inaccessible or has invalid contents';
+/**
+ * How a TLS refusal of a depot's certificate reads in vLCM's sync error (KB 396511 quotes the
+ * first in "self-signed certificate in certificate chain"; the others are OpenSSL's words for an issuer not trusted): what tells the client the
+ * depot's CA is not among vCenter's trusted root chains.
+ */
+export const VLCM_UNTRUSTED_CA_WORDS = [
+  'self-signed certificate',
+  'self signed certificate',
+  'unable to get local issuer certificate',
+  'unable to verify the first certificate',
+] as const;
+/** Python's ssl words (vLCM's depot client) for a certificate that does not name the depot's host. */
+export const VLCM_HOSTNAME_MISMATCH_WORDS = 'Hostname mismatch';
 
 // ------------------------------------------------- vendor binary naming
 

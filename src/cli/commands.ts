@@ -14,7 +14,7 @@ const LOADERS: Record<TopLevelCommand, () => Promise<Register[]>> = {
   serve: async () => [(await import('./serve.js')).registerServeCommands],
   check: async () => [(await import('./check.js')).registerCheckCommand],
   installer: async () => [(await import('./installer.js')).registerInstallerCommands],
-  mgmt: async () => [(await import('./vcenter.js')).registerMgmtCommands],
+  mgmt: async () => [(await import('./vcenter.js')).registerMgmtCommands, (await import('./vcenter-depot.js')).registerVcenterDepotCommand],
   export: async () => [(await import('./export.js')).registerExportCommand],
   sim: async () => [(await import('./sim.js')).registerSimCommands],
   start: async () => [(await import('./start.js')).registerStartCommand],

@@ -1,4 +1,5 @@
 // The lines of an installer's row, for each installer command.
+import type { VcenterResync } from '../procedures/vcenters/session.js';
 import { BUNDLE_DOWNLOAD_STATUS } from '../constants.js';
 import type {
   ConsumerSync,
@@ -121,4 +122,14 @@ function depotCaLine(ca: DepotCaTrust): string {
   if (!ca.present) return `depot CA: MISSING: ${which} is not among the trusted certificates`;
   const left = `${ca.daysLeft ?? '?'} days left`;
   return `depot CA: ${ca.flag === 'expiring' ? 'EXPIRING: ' : ''}${which} is trusted as ${ca.alias}, ${left}`;
+}
+
+/** A vCenter's row: its ESX depots synced again, and the components it then lists (or why the sync failed). */
+export function vcenterResyncLines(result: VcenterResync): string[] {
+  const components = result.components.map((c) => `${c.name} ${c.versions.join(', ')}`);
+  const lines = [`ESX depots: sync ${result.sync.status}`];
+  if (result.problem) lines.push(result.problem);
+  if (result.fix) lines.push(result.fix);
+  lines.push(`components: ${components.length > 0 ? components.join('; ') : 'none listed'}`);
+  return lines;
 }

@@ -1,4 +1,4 @@
-import type { ApplianceInfo, FleetRow, InstallerClient, InstallerTarget, TargetSpec } from '../installer/index.js';
+import type { ApplianceInfo, FleetRow, InstallerClient, InstallerTarget, TargetSpec, VcenterTask } from '../installer/index.js';
 import { EXIT } from '../util/errors.js';
 import { countProgress } from '../util/progress.js';
 import { terminalPrompt } from './options.js';
@@ -33,6 +33,7 @@ export async function runCommand<T>(
   task: (client: InstallerClient, target: InstallerTarget, appliance: ApplianceInfo) => Promise<{ ok: boolean; result: T }>,
   format: RowFormatter<T>,
   drawing?: { stop(): void },
+  vcenters?: VcenterTask<T>,
 ): Promise<void> {
   const lib = await sessionLib();
   // The library reads the password file or variable given (bad input, exit 2, when missing) and asks for the rest through the prompt.
@@ -52,7 +53,7 @@ export async function runCommand<T>(
   const progress = countProgress('consumers', targets.length, process.stderr, !flags.json && targets.length > 1 && process.stderr.isTTY === true);
   let rows: Array<FleetRow<T>>;
   try {
-    rows = await session.run(task, (row) => progress.item(row.ok));
+    rows = await session.run(task, (row) => progress.item(row.ok), vcenters);
   } finally {
     drawing?.stop();
     progress.stop();

@@ -1,10 +1,11 @@
 import { withOptions } from './option-table.js';
 import type { Command } from 'commander';
 import type { DepotSpec } from '../installer/index.js';
+import type { VcenterResync } from '../procedures/vcenters/session.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
 import { usageError } from '../util/errors.js';
 import { byteBars } from '../util/progress.js';
-import { depotLine, downloadLines, statusLines, trustLine, untrustLine } from './installer-output.js';
+import { depotLine, downloadLines, statusLines, trustLine, untrustLine, vcenterResyncLines } from './installer-output.js';
 import { installerLib, readCaCertificates, runCommand, type ConnectionFlags } from './installer-run.js';
 import { registerReleases, registerSync } from './installer-sync.js';
 import { assertUserForPassword, readPassword } from './options.js';
@@ -101,14 +102,29 @@ function registerConnectDepot(installer: Command): void {
           ...options,
           ...(flags.sync ? { catalog: catalogOnce() } : {}),
         });
-        return { ok, result: { ...push, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}), ...listed } };
+        return { ok, result: { ...push, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}), ...listed } as ConsumerResult };
       },
-      depotLine,
+      consumerLines,
+      undefined,
+      // A vCenter of the inventory syncs its ESX depots again: a new release reaches it too.
+      flags.sync
+        ? (await import('../procedures/vcenters/session.js')).resyncVcenterDepots({
+            timeoutMs: flags.timeout * 1000,
+            syncTimeoutMs: flags.syncTimeout * 1000,
+          })
+        : undefined,
     );
   });
 }
 
 /** The depot the flags name, checked before any password is asked for or anything is sent. */
+type ConsumerResult = Parameters<typeof depotLine>[0] | VcenterResync;
+
+/** A row of connect-depot: an installer's or SDDC Manager's depot, or a vCenter's ESX depots synced again. */
+function consumerLines(result: ConsumerResult): string[] {
+  return 'components' in result ? vcenterResyncLines(result) : depotLine(result);
+}
+
 async function depotSpec(flags: DepotFlags): Promise<DepotSpec> {
   if (!!flags.depotUrl === !!flags.depotHost) throw usageError('Give the depot with --depot-url, or with --depot-host (and --depot-port), not both.');
   const spec: DepotSpec = flags.depotUrl ? { url: flags.depotUrl } : { hostname: flags.depotHost, port: flags.depotPort };

@@ -193,4 +193,8 @@ export const ONE_COMMAND_ROWS: Readonly<Record<string, OptionRow>> = {
   'restart-ms': { argument: '<n>', description: 'how long the server stops listening after a replacement', default: MGMT_SIM_RESTART_MS, number: {} },
   // quickstart
   'no-serve': { description: 'only make and verify the depot' },
+  // vcenter depot
+  depot: { argument: '<url>', description: "the ESX depot's root index, as vLCM is given it (https://host[:port]/umds-patch-store/index.xml)", required: true },
+  umds: { description: 'set it as the UMDS depot (vCenter then ignores its online depots) instead of adding an online depot' },
+  description: { argument: '<text>', description: "the depot's description in vCenter, when it is added" },
 };

@@ -1,5 +1,6 @@
 import { CHECK_DEFAULTS } from '../check/defaults.js';
 import { CONSUMER_ROLES, EXPORT_DEFAULT_NAME, INSTALLER_DEFAULT_USER, MGMT_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER } from '../constants.js';
+import { VCENTER_DEPOT_DEFAULTS } from '../vcenter/depot-defaults.js';
 import { INSTALLER_DEFAULTS } from '../installer/defaults.js';
 import { SERVE_OPTIONS } from '../server/command-line.js';
 import { MIRROR_DEFAULTS } from '../transfer/defaults.js';
@@ -45,7 +46,7 @@ export const REACH_ROWS: Readonly<Record<string, OptionRow>> = {
     description: `a CA to trust the server's current certificate with${TRUST}`,
     repeatable: true,
     conflicts: ['insecure'],
-    for: { 'vcenter trust': `a CA to trust the server's certificate with${TRUST}` },
+    for: { 'vcenter trust': `a CA to trust the server's certificate with${TRUST}`, 'vcenter depot': `a CA to trust the vCenter's certificate with${TRUST}` },
   },
   'installer-ca': {
     argument: '<file-or-dir>',
@@ -59,6 +60,7 @@ export const REACH_ROWS: Readonly<Record<string, OptionRow>> = {
       'depot move-ca': "do not verify the consumers' certificates",
       'vcenter replace-cert': "do not validate the server's current certificate (the new one is always checked)",
       'vcenter trust': "do not validate the server's certificate",
+      'vcenter depot': "do not validate the vCenter's certificate",
     },
   },
   // ------------------------------------------------------------ users and passwords (never a --password: ps and the shell's history show it)
@@ -72,6 +74,7 @@ export const REACH_ROWS: Readonly<Record<string, OptionRow>> = {
       export: { description: 'Basic auth user; its password is written hashed, as the server reads it', conflicts: ['htpasswd'] },
       'vcenter replace-cert': { description: 'a single-sign-on user allowed to manage certificates', default: MGMT_DEFAULT_USER },
       'vcenter trust': { description: 'a single-sign-on user allowed to manage certificates', default: MGMT_DEFAULT_USER },
+      'vcenter depot': { description: 'a single-sign-on user allowed to change vLCM settings', default: MGMT_DEFAULT_USER },
       'sim installer': `the user that may log in (default: ${INSTALLER_DEFAULT_USER}, or ${SDDC_MANAGER_DEFAULT_USER} as an SDDC Manager)`,
       'sim vcenter': { description: 'the user that may log in', default: MGMT_DEFAULT_USER },
     },
@@ -205,6 +208,7 @@ export const REACH_ROWS: Readonly<Record<string, OptionRow>> = {
     description: 'how long to wait for the sync',
     default: INSTALLER_DEFAULTS.syncTimeoutMs / 1000,
     number: { min: 1, unit: 'second' },
+    for: { 'vcenter depot': { description: 'how long to wait for the sync task', default: VCENTER_DEPOT_DEFAULTS.syncTimeoutMs / 1000 } },
   },
   // ------------------------------------------------------------ the HTTP(S) proxy on the way out, named as curl takes it
   proxy: {

@@ -71,6 +71,7 @@ export const TAKES: Readonly<Record<string, readonly string[]>> = {
   'installer releases': CONNECTION,
   'installer download': [...CONNECTION, 'release', 'image-type', 'component', 'sku', 'wait-timeout'],
   'installer status': [...CONNECTION, 'ca', 'expiry-warn-days'],
+  'vcenter depot': ['depot', 'umds', 'description', 'user', 'password-file', 'password-env', 'server-ca', 'insecure', 'sync-timeout', 'json'],
   'vcenter trust': ['server', 'user', 'password-file', 'password-env', 'ca', 'list', 'remove', 'api', 'server-ca', 'insecure', 'json'],
   'vcenter replace-cert': [
     ...['server', 'user', 'password-file', 'password-env', 'signing-ca', 'cn', 'san', 'org', 'org-unit', 'country', 'state', 'locality', 'email'],

@@ -161,7 +161,10 @@ async function replaceCert(flags: ReplaceCertFlags): Promise<void> {
 /** `depotkit sim vcenter` (alias `sim mgmt`): added to the `sim` command group. */
 export function registerSimMgmtCommand(sim: Command): void {
   withOptions(
-    sim.command('vcenter').alias('mgmt').description('a management server with the certificate API of both generations, on HTTPS, until interrupted'),
+    sim
+      .command('vcenter')
+      .alias('mgmt')
+      .description("a vCenter on HTTPS: the certificate API of both generations and vLCM's depot API (its syncs fetch the depot), until interrupted"),
   ).action(
     async (flags: {
       host: string;
@@ -229,7 +232,7 @@ async function readCustom(certFile: string, keyFile: string): Promise<{ certPem:
 }
 
 /** One line on a terminal, rewritten in place while the server restarts. */
-function waitLine(enabled: boolean): { show(text: string): void; clear(): void } {
+export function waitLine(enabled: boolean): { show(text: string): void; clear(): void } {
   let shown = false;
   return {
     show(text) {

@@ -24,6 +24,9 @@ export const OPERATION_COMMANDS: Readonly<Record<string, string>> = {
   renewCert: 'depotkit cert renew',
   inspectCert: 'depotkit cert inspect',
   serveDepot: 'depotkit serve',
+  checkEsxDepot: 'depotkit esx check',
+  trustVcenterCa: 'depotkit vcenter trust',
+  connectVcenterDepot: 'depotkit vcenter depot',
 };
 
 /** Library option names whose flag is not their name in kebab case. */

@@ -1,7 +1,7 @@
 // The installer: API client, trust import, depot push, status, fleets.
 export { InstallerClient, InstallerApiError, InstallerConnectionError, parseInstallerUrl, type InstallerClientOptions, type InstallerTrust } from './client.js';
 export { ensureTrusted, certificatesOf, leafTrustWarnings, trustedPem, type TrustOutcome } from './trust.js';
-export { checkRole, roleWords } from './role.js';
+export { checkRole, notOnVcenter, roleWords } from './role.js';
 export { removeTrusted, type UntrustOutcome, type UntrustOptions } from './untrust.js';
 export {
   pushDepot,
@@ -55,5 +55,6 @@ export {
   type ConsumerClientOptions,
   type FleetSessionOptions,
   type TargetSpec,
+  type VcenterTask,
 } from './session.js';
 export { INSTALLER_DEFAULTS } from './defaults.js';

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
-import { CONSUMER_ROLES, INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
+import { INSTALLER_DEFAULT_USER, INVENTORY_ROLES, MGMT_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, VCENTER_ROLE, type InventoryRole } from '../constants.js';
 import type { ErrorObject } from 'ajv';
 import { usageError } from '../util/errors.js';
 import { readFileBounded } from '../util/fs.js';
@@ -9,19 +9,19 @@ import { lazyValidator } from '../util/schema.js';
 import { closestName } from '../util/text.js';
 import { parseInstallerUrl } from './client.js';
 
-/** One consumer of the depot (an installer or an SDDC Manager) and where its credentials come from. */
+/** One consumer of the depot (an installer, an SDDC Manager or a vCenter) and where its credentials come from. */
 export interface InstallerTarget {
   name: string;
   url: string;
-  /** The role it must answer in appliance-info; any when absent. */
-  role?: ConsumerRole;
-  /** The administrator by default: admin@local on an installer, administrator@vsphere.local on SDDC Manager. */
+  /** The role it must answer in appliance-info, any when absent; `vcenter` for a vCenter, which takes the ESX depot. */
+  role?: InventoryRole;
+  /** The administrator by default: admin@local on an installer, administrator@vsphere.local on SDDC Manager and vCenter. */
   user: string;
   /** Environment variable holding the password. */
   passwordEnv?: string;
   /** File whose first line is the password (absolute). */
   passwordFile?: string;
-  /** The installer's certificate or CA (absolute path), to verify its HTTPS. */
+  /** The consumer's certificate or CA (absolute path), to verify its HTTPS. */
   installerCa?: string;
   insecure?: boolean;
   /** Where the entry was given: an inventory's entry (the default) or the command's own options; what a hint about it names. */
@@ -34,7 +34,7 @@ const text = { type: 'string', minLength: 1, pattern: '\\S' } as const;
 const entryProperties = {
   name: text,
   url: text,
-  role: { type: 'string', enum: Object.keys(CONSUMER_ROLES) },
+  role: { type: 'string', enum: [...INVENTORY_ROLES] },
   user: text,
   passwordEnv: text,
   passwordFile: text,
@@ -70,7 +70,7 @@ function inventoryError(path: string, error: ErrorObject): Error {
   }
   if (error.keyword === 'required') return usageError(`${where} has no ${String(error.params.missingProperty)}.`);
   if (error.keyword === 'minItems') return usageError(`The inventory ${path} lists no installers.`);
-  if (key === 'role') return usageError(`${where}: "role" must be ${Object.keys(CONSUMER_ROLES).join(' or ')}.`);
+  if (key === 'role') return usageError(`${where}: "role" must be ${INVENTORY_ROLES.slice(0, -1).join(', ')} or ${INVENTORY_ROLES.at(-1)}.`);
   if (key === 'insecure') return usageError(`${where}: "insecure" must be true or false.`);
   if (key) return usageError(`${where}: "${key}" must be a non-empty string.`);
   return usageError(
@@ -147,12 +147,12 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
     const origin = parseInstallerUrl(str('url')!);
     const passwordFile = str('passwordFile');
     const installerCa = str('installerCa');
-    const role = str('role') as ConsumerRole | undefined;
+    const role = str('role') as InventoryRole | undefined;
     return {
       name: str('name') ?? origin.host,
       url: origin.origin,
       ...(role ? { role } : {}),
-      user: str('user') ?? (role === 'sddc-manager' ? SDDC_MANAGER_DEFAULT_USER : INSTALLER_DEFAULT_USER),
+      user: str('user') ?? defaultUser(role),
       passwordEnv: str('passwordEnv'),
       passwordFile: passwordFile ? resolve(base, passwordFile) : undefined,
       installerCa: installerCa ? resolve(base, installerCa) : undefined,
@@ -165,6 +165,12 @@ export async function loadInventory(path: string): Promise<InstallerTarget[]> {
     names.add(t.name);
   }
   return targets;
+}
+
+/** Each role's built-in administrator. */
+function defaultUser(role: InventoryRole | undefined): string {
+  if (role === VCENTER_ROLE) return MGMT_DEFAULT_USER;
+  return role === 'sddc-manager' ? SDDC_MANAGER_DEFAULT_USER : INSTALLER_DEFAULT_USER;
 }
 
 function bothTrusts(record: Record<string, unknown>): boolean {

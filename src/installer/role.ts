@@ -1,4 +1,4 @@
-import { CONSUMER_ROLES, type ConsumerRole } from '../constants.js';
+import { CONSUMER_ROLES, VCENTER_ROLE, type ConsumerRole } from '../constants.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
 import type { InstallerTarget } from './inventory.js';
 import type { ApplianceInfo } from './wire.js';
@@ -17,6 +17,7 @@ export function roleWords(applianceRole: string): string {
  */
 export function checkRole(target: InstallerTarget, appliance: ApplianceInfo): void {
   if (target.role === undefined) return;
+  if (target.role === VCENTER_ROLE) throw notOnVcenter(target);
   const expected = CONSUMER_ROLES[target.role];
   if (appliance.role === expected) return;
   throw new DepotkitError(
@@ -25,5 +26,14 @@ export function checkRole(target: InstallerTarget, appliance: ApplianceInfo): vo
     target.source === 'options'
       ? 'Give the `role` the consumer at that URL has, or the URL of the `installer` you meant.'
       : 'Correct the "role" of this entry in the inventory, or its URL.',
+  );
+}
+
+/** A vCenter given to a task of the depot API's consumers: it has another API, and nothing is sent to it. */
+export function notOnVcenter(target: InstallerTarget): DepotkitError {
+  return new DepotkitError(
+    `${target.name} is a vCenter (role ${VCENTER_ROLE}): this works on installers and SDDC Managers; nothing was sent to it.`,
+    EXIT.problems,
+    'A vCenter takes the ESX depot: `connectVcenterDepot`.',
   );
 }

@@ -1,11 +1,11 @@
-import { INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, type ConsumerRole } from '../constants.js';
+import { INSTALLER_DEFAULT_USER, SDDC_MANAGER_DEFAULT_USER, VCENTER_ROLE, type ConsumerRole } from '../constants.js';
 import { readCaPems } from '../cert/trust-source.js';
 import { usageError } from '../util/errors.js';
 import { exposedFileWarning } from '../util/fs.js';
 import { readSecret, resolvePassword, type SecretPrompt } from '../util/secrets.js';
 import { InstallerClient, parseInstallerUrl } from './client.js';
-import { runFleet, type FleetRow } from './fleet.js';
-import { checkRole } from './role.js';
+import { runFleet, type ConsumerIdentity, type FleetRow } from './fleet.js';
+import { checkRole, notOnVcenter } from './role.js';
 import type { ApplianceInfo } from './wire.js';
 import type { InstallerTarget } from './inventory.js';
 
@@ -92,6 +92,12 @@ export async function promptedPasswords(targets: InstallerTarget[], prompt?: Sec
   return passwords;
 }
 
+/**
+ * A command's task on a vCenter of the inventory, with its password: it fills `seen` with the role
+ * and version its row names. Given by a floor that may use the vCenter client.
+ */
+export type VcenterTask<T> = (target: InstallerTarget, seen: ConsumerIdentity, password: string) => Promise<{ ok: boolean; result: T }>;
+
 export interface FleetSessionOptions {
   /** Installers worked on at once. */
   concurrency: number;
@@ -138,11 +144,17 @@ export class FleetSession {
   run<T>(
     task: (client: InstallerClient, target: InstallerTarget, appliance: ApplianceInfo) => Promise<{ ok: boolean; result: T }>,
     onRow?: (row: FleetRow<T>) => void,
+    vcenters?: VcenterTask<T>,
   ): Promise<Array<FleetRow<T>>> {
     return runFleet(
       this.targets,
       this.opts.concurrency,
       async (target, seen) => {
+        // A vCenter has another API: its own task when the command has one, else its row says so and nothing is sent.
+        if (target.role === VCENTER_ROLE) {
+          if (!vcenters) throw notOnVcenter(target);
+          return vcenters(target, seen, await this.clients.passwordOf(target));
+        }
         // Registered before it logs in, so that an abort during the log-in revokes that session too.
         const client = await this.clients.client(target);
         this.open.add(client);
@@ -197,7 +209,7 @@ export class ConsumerClients {
   constructor(private readonly opts: ConsumerClientOptions) {}
 
   async client(target: InstallerTarget): Promise<InstallerClient> {
-    const password = await this.password(target);
+    const password = await this.passwordOf(target);
     const caPems = target.installerCa ? await cached(this.trust, target.installerCa, () => readCaPems([target.installerCa!])) : undefined;
     return new InstallerClient(parseInstallerUrl(target.url), {
       url: target.url,
@@ -209,7 +221,8 @@ export class ConsumerClients {
     });
   }
 
-  private password(t: InstallerTarget): Promise<string> {
+  /** The consumer's password: from its file (read once) or variable, else from the passwords given. */
+  passwordOf(t: InstallerTarget): Promise<string> {
     if (t.passwordFile) return cached(this.files, t.passwordFile, () => readSecret({ file: t.passwordFile }, 'password'));
     if (t.passwordEnv) return readSecret({ env: t.passwordEnv }, 'password');
     const given = this.opts.passwords?.get(t.user);

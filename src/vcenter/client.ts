@@ -8,6 +8,8 @@ import { isObject, parseErrorBody, unwrapValue, wrapSpec, type CsrSpec, type Tls
 
 import type { ApiChoice } from './choices.js';
 
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
 export { API_CHOICES, type ApiChoice } from './choices.js';
 
 /** Which certificates the client trusts for the server's current certificate. */
@@ -208,6 +210,17 @@ export class MgmtClient {
     await this.call(`Removing the trusted root chain ${chain}`, 'DELETE', this.chainPath(chain));
   }
 
+  /** A call of an API only the /api generation has (vLCM's depots, the appliance's version): the answer's body. */
+  async apiCall(operation: string, method: HttpMethod, path: string, body?: unknown): Promise<unknown> {
+    if (this.generation !== 'api') {
+      throw new DepotkitError(
+        `${operation} needs the /api generation of the API (vSphere 7.0 Update 2 and later); ${this.origin.host} answers on /rest only.`,
+        EXIT.problems,
+      );
+    }
+    return (await this.call(operation, method, path, body)).body;
+  }
+
   private chainPath(chain: string): string {
     return `${MGMT_API[this.generation].trustedRootChains}/${encodeURIComponent(chain)}`;
   }
@@ -226,7 +239,7 @@ export class MgmtClient {
   }
 
   /** A call with the session; after a 401 it logs in once more and retries, when allowed. */
-  private async call(operation: string, method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Reply> {
+  private async call(operation: string, method: HttpMethod, path: string, body?: unknown): Promise<Reply> {
     for (let attempt = 0; ; attempt++) {
       if (!this.sessionId) await this.login();
       const headers: Record<string, string> = { [MGMT_HEADERS.sessionId]: this.sessionId! };
@@ -244,7 +257,7 @@ export class MgmtClient {
     }
   }
 
-  private send(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+  private send(method: HttpMethod, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
     return this.transport.send(method, path, { headers, body });
   }
 }

@@ -13,3 +13,12 @@ export {
   type TrustListReport,
   type ChainCertificate,
 } from './trust.js';
+export {
+  connectVcenterDepot,
+  syncAndWait,
+  listedComponents,
+  syncProblem,
+  type VcenterDepotOptions,
+  type VcenterDepotReport,
+  type ListedComponent,
+} from './depot.js';

@@ -237,7 +237,7 @@ describe('the inventory of consumers', () => {
     ]);
     await writeFile(file, 'consumers: [https://a.lab]\ninstallers: [https://b.lab]\n');
     await expect(loadInventory(file)).rejects.toThrow(`The inventory ${file} has both "installers" and "consumers": they are the same list, give one.`);
-    await writeFile(file, 'consumers: [{ url: https://a.lab, role: vcenter }]\n');
-    await expect(loadInventory(file)).rejects.toThrow(`installer 1 of ${file}: "role" must be installer or sddc-manager.`);
+    await writeFile(file, 'consumers: [{ url: https://a.lab, role: nsx-manager }]\n');
+    await expect(loadInventory(file)).rejects.toThrow(`installer 1 of ${file}: "role" must be installer, sddc-manager or vcenter.`);
   });
 });

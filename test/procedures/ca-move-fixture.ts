@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { InstallerClient, pushDepot, ensureTrusted, type InstallerTarget } from '../../src/installer/index.js';
 import { createCa, issueServerCert, selfSignedServerCertificate, sha256Fingerprint, type CaMaterial } from '../../src/cert/index.js';
@@ -78,6 +79,9 @@ export async function moveFixture(
       DEPOT_PASSWORD_ENV,
       '--workers',
       '2',
+      // The ESX depot a vCenter among the consumers syncs, open as vLCM needs it (absent unless a test makes it).
+      '--open',
+      UMDS_PATCH_STORE_DIR,
       '--json',
     ],
     { env },

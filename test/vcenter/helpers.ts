@@ -12,6 +12,7 @@ import { selfSignedCertificate } from '../../src/simulators/vcenter/certs.js';
 import { TrustedChains } from '../../src/simulators/vcenter/trusted-chains.js';
 import { startMgmtSimulator, type MgmtSimulator, type MgmtSimulatorOptions } from '../../src/simulators/vcenter/index.js';
 import { SessionStore } from '../../src/simulators/vcenter/sessions.js';
+import { VlcmDepots } from '../../src/simulators/vcenter/vlcm-state.js';
 
 export const USER = 'administrator@vsphere.local';
 export const PASSWORD = 'Secr3t-pa55!';
@@ -76,11 +77,13 @@ export async function startTweakedServer(
   chains.create([current.certPem]);
   const state: MgmtState = {
     hostname: '127.0.0.1',
+    version: '9.0.0.0',
     users: { [USER]: PASSWORD },
     generations: ['api'],
     sessions: new SessionStore(60_000),
     current,
     chains,
+    vlcm: new VlcmDepots(() => chains.pems()),
     onReplaced: () => {},
   };
   const outer = express();

@@ -7,6 +7,7 @@ import { importAndProve } from './trusting.js';
 import { retireOldCa } from './retire.js';
 import { revalidate } from './revalidate.js';
 import { ConsumerSessions } from './sessions.js';
+import { inOrder, isVcenter, syncOnVcenters, trustOnVcenters } from './vcenters.js';
 import { ServedAnchors } from './route.js';
 import { consumersDepotUrl, reachFinding, reachOf } from './reach.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
@@ -68,7 +69,24 @@ class Move {
   async trust(targets: InstallerTarget[]): Promise<boolean> {
     const newCa = { pem: this.material.newCaPem, sha256: this.plan.newCa.sha256 };
     const ctx = { newCa, depot: this.depot, anchors: this.anchors, repoint: this.opts.repoint };
-    const { imported, proven } = await importAndProve(this.sessions, targets, ctx, this.plan.oldCa?.sha256);
+    const vcenters = targets.filter(isVcenter);
+    const { imported: installers, proven: provenInstallers } = await importAndProve(
+      this.sessions,
+      targets.filter((t) => !isVcenter(t)),
+      ctx,
+      this.plan.oldCa?.sha256,
+    );
+    const onVcenters = await trustOnVcenters(this.sessions, vcenters, this.material.newCaPem);
+    const imported = inOrder(
+      targets,
+      installers,
+      onVcenters.map(({ result, ...row }) => (result ? { ...row, result: result.imported } : row)),
+    );
+    const proven = inOrder(
+      targets,
+      provenInstallers,
+      onVcenters.map(({ result, ...row }) => (result ? { ...row, result: result.proven } : row)),
+    );
     this.record(
       'import',
       imported.every((r) => r.ok),
@@ -106,7 +124,18 @@ class Move {
   }
 
   async revalidateRemaining(): Promise<boolean> {
-    const rows = await revalidate(this.sessions, this.remaining(), this.depot, this.material.newCaPem, !this.opts.removeOld);
+    const remaining = this.remaining();
+    const rows = inOrder(
+      remaining,
+      await revalidate(
+        this.sessions,
+        remaining.filter((t) => !isVcenter(t)),
+        this.depot,
+        this.material.newCaPem,
+        !this.opts.removeOld,
+      ),
+      await syncOnVcenters(this.sessions, remaining.filter(isVcenter)),
+    );
     for (const r of rows) if (r.ok) this.state.revalidated.push(r.name);
     await this.save();
     return this.record(
@@ -117,7 +146,8 @@ class Move {
   }
 
   async retire(): Promise<boolean> {
-    const targets = this.opts.consumers.filter((c) => !this.state.retired.includes(c.name));
+    // A vCenter keeps the old CA among its trusted root chains: `untrustVcenterCa` removes it once nothing it fetches needs it.
+    const targets = this.opts.consumers.filter((c) => !this.state.retired.includes(c.name) && !isVcenter(c));
     const rows = await retireOldCa(this.sessions, targets, {
       oldCaPem: this.material.oldCaPem!,
       newCaPem: this.material.newCaPem,

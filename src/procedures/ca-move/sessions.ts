@@ -9,6 +9,8 @@ import {
   type InstallerTarget,
 } from '../../installer/index.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
+import type { MgmtClient } from '../../vcenter/client.js';
+import { withVcenter } from '../vcenters/session.js';
 import type { CaMoveOptions, ConsumerRow } from './types.js';
 
 interface Session {
@@ -72,6 +74,13 @@ export class ConsumerSessions {
       }
     });
     return rows.map((row) => (unreachable.has(row.name) ? { ...row, unreachable: true } : row));
+  }
+
+  /** Runs `task` on each vCenter, logged in for it (its role and version in the row), logged out after. */
+  vcenters<T>(targets: InstallerTarget[], task: (client: MgmtClient) => Promise<{ ok: boolean; result: T }>): Promise<Array<ConsumerRow<T>>> {
+    return runFleet(targets, this.opts.concurrency, async (target, seen) =>
+      withVcenter(target, seen, await this.consumers.passwordOf(target), this.opts.timeoutMs, task),
+    );
   }
 
   /**

@@ -1,11 +1,12 @@
 import express from 'express';
-import { MGMT_ERROR_TYPES } from '../../constants.js';
-import { MGMT_MESSAGE_IDS } from './literals.js';
+import { MGMT_APPLIANCE_VERSION_PATH, MGMT_ERROR_TYPES } from '../../constants.js';
+import { MGMT_MESSAGE_IDS, MGMT_SIM_BUILD } from './literals.js';
 import { HttpError, answerError } from './http-error.js';
 import { registerSessionRoutes, sessionChecker } from './session-routes.js';
 import { registerTlsRoutes } from './tls-routes.js';
 import { registerChainRoutes } from './chain-routes.js';
 import { registerJsonRpc } from './jsonrpc.js';
+import { registerVlcmRoutes } from './vlcm-routes.js';
 import type { MgmtState } from './state.js';
 
 /** The simulated server's state that outlives one listening period. */
@@ -18,6 +19,14 @@ export function mgmtApp(state: MgmtState): express.Express {
   const requireSession = sessionChecker(state.sessions);
   // vAPI JSON-RPC on the /api generation's own root, for the SDKs that speak only it.
   if (state.generations.includes('api')) registerJsonRpc(app, state);
+  // vLCM's depot API and the appliance's version exist on the /api generation only.
+  if (state.generations.includes('api')) {
+    registerVlcmRoutes(app, state.vlcm, requireSession);
+    app.get(MGMT_APPLIANCE_VERSION_PATH, (req, res) => {
+      requireSession(req);
+      res.status(200).json({ version: state.version, build: MGMT_SIM_BUILD, product: 'VMware vCenter Server', type: 'vCenter Server' });
+    });
+  }
   for (const generation of state.generations) {
     registerSessionRoutes(app, generation, state.users, state.sessions, requireSession);
     registerTlsRoutes(app, generation, state, requireSession);

@@ -5,10 +5,11 @@ import { MGMT_API, MGMT_DEFAULT_USER, type MgmtApiGeneration } from '../../const
 import { listenOn } from '../../util/listen.js';
 import { mgmtApp, type MgmtState } from './app.js';
 import { selfSignedCertificate } from './certs.js';
-import { MGMT_SIM_RESTART_MS } from './literals.js';
+import { MGMT_SIM_RESTART_MS, MGMT_SIM_VERSION } from './literals.js';
 import { SessionStore } from './sessions.js';
 import { TrustedChains } from './trusted-chains.js';
 import { urlHost } from '../../util/url.js';
+import { VlcmDepots } from './vlcm-state.js';
 
 export interface MgmtSimulatorOptions {
   /** Address to listen on; 127.0.0.1 by default. */
@@ -23,6 +24,8 @@ export interface MgmtSimulatorOptions {
   hostname?: string;
   /** Idle lifetime of an API session; 30 minutes by default. */
   sessionIdleMs?: number;
+  /** The appliance's version; 9.0.0.0 by default. */
+  version?: string;
   /** API generations served; both by default, ['rest'] acts as a server older than 7.0 Update 2. */
   generations?: MgmtApiGeneration[];
 }
@@ -65,13 +68,16 @@ export async function startMgmtSimulator(opts: MgmtSimulatorOptions = {}): Promi
   let closed = false;
   let restarts = 0;
 
+  const chains = new TrustedChains();
   const state: MgmtState = {
     hostname,
+    version: opts.version ?? MGMT_SIM_VERSION,
     users: opts.users ?? DEFAULT_USERS,
     generations: opts.generations ?? (Object.keys(MGMT_API) as MgmtApiGeneration[]),
     sessions: new SessionStore(opts.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS),
     current: await selfSignedCertificate(hostname, host),
-    chains: new TrustedChains(),
+    chains,
+    vlcm: new VlcmDepots(() => chains.pems()),
     onReplaced: (answered) => {
       restarts++;
       // The restart begins once the answer is out; ready() waits for it from now on.
