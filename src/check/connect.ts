@@ -1,7 +1,6 @@
 import { lookup } from 'node:dns/promises';
-import { type Socket, connect as netConnect } from 'node:net';
-import { type PeerCertificate, connect as tlsConnect } from 'node:tls';
-import { readCertificate, sha256Fingerprint } from '../cert/certificate.js';
+import { type Socket, connect as netConnect, isIP } from 'node:net';
+import { NET_ERRORS, servedCertificate } from '../net/index.js';
 import type { DepotUrl } from '../util/depot-url.js';
 
 export type ConnectOutcome =
@@ -52,43 +51,16 @@ export interface TlsSnapshot {
  * trust and names is left to the certificate lint, against the given CA only.
  * On `connection` when given (it is closed with the handshake's), else on one of its own.
  */
-export function tlsSnapshot(depot: DepotUrl, address: string, serverName: string, timeoutMs: number, connection?: Socket): Promise<TlsSnapshot> {
-  return new Promise((resolve, reject) => {
-    const socket = tlsConnect({
-      host: address,
-      port: depot.port,
-      socket: connection,
-      servername: serverName && !depot.isIp ? serverName : undefined,
-      rejectUnauthorized: false,
-      // Names are judged by the lint; here `authorized` must only say whether a public root signed it.
-      checkServerIdentity: () => undefined,
-      // Accept what an old server offers, so that the check can name the version instead of failing.
-      minVersion: 'TLSv1',
-      ciphers: 'DEFAULT:@SECLEVEL=0',
-      ALPNProtocols: ['http/1.1'],
-    });
-    socket.setTimeout(timeoutMs, () => {
-      socket.destroy();
-      reject(new Error(`TLS handshake with ${address}:${depot.port} timed out after ${timeoutMs} ms`));
-    });
-    socket.once('error', reject);
-    socket.once('secureConnect', () => {
-      const chainPems: string[] = [];
-      let cert: PeerCertificate | undefined = socket.getPeerCertificate(true);
-      const seen = new Set<string>();
-      while (cert?.raw && !seen.has(sha256Fingerprint(cert.raw))) {
-        seen.add(sha256Fingerprint(cert.raw));
-        chainPems.push(readCertificate(cert.raw).pem);
-        cert = (cert as PeerCertificate & { issuerCertificate?: PeerCertificate }).issuerCertificate;
-      }
-      const snapshot: TlsSnapshot = {
-        protocol: socket.getProtocol(),
-        cipher: socket.getCipher().name,
-        chainPems,
-        publicRoot: socket.authorized,
-      };
-      socket.end();
-      resolve(snapshot);
-    });
+export async function tlsSnapshot(depot: DepotUrl, address: string, serverName: string, timeoutMs: number, connection?: Socket): Promise<TlsSnapshot> {
+  const at = new URL(`https://${isIP(address) === 6 ? `[${address}]` : address}:${depot.port}`);
+  const served = await servedCertificate(at, {
+    ...(serverName && !depot.isIp ? { asHost: serverName } : {}),
+    timeoutMs,
+    ...(connection ? { via: connection } : {}),
+    // Accept what an old server offers, so that the check can name the version instead of failing.
+    lenient: true,
   });
+  if (served.ok) return { protocol: served.protocol, cipher: served.cipher, chainPems: served.chainPems, publicRoot: served.authorized };
+  if (served.code === NET_ERRORS.connectTimeout) throw new Error(`TLS handshake with ${address}:${depot.port} timed out after ${timeoutMs} ms`);
+  throw new Error(served.message);
 }

@@ -1,7 +1,8 @@
 import type { Socket } from 'node:net';
 import type { Finding } from '../util/findings.js';
 import type { Credentials } from './answers.js';
-import { basicAuth, type CredentialTrust } from './http.js';
+import { basicAuthorization } from '../net/index.js';
+import type { CredentialTrust } from './http.js';
 import type { DepotUrl } from '../util/depot-url.js';
 
 /** Where the check connects: the depot, the address it resolved to, the host name the installer uses. */
@@ -36,5 +37,5 @@ export function credentialsFor(depot: DepotUrl, user: string | undefined, passwo
         : 'Serve the depot over HTTPS (`serveDepot` <dir> `caDir` <ca-dir>); to send the password over HTTP anyway, pass `allowHttpCredentials`.',
     });
   }
-  return { user, header: user !== undefined && !withheld ? basicAuth(user, password ?? '') : undefined, withheld };
+  return { user, header: user !== undefined && !withheld ? basicAuthorization(user, password ?? '') : undefined, withheld };
 }

@@ -1,7 +1,5 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { createSecureContext } from 'node:tls';
-import { sha256Fingerprint } from '../cert/certificate.js';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { NetAgent, type TlsRules, requestStream } from '../net/index.js';
 import { NETWORK_LIMITS } from '../util/limits.js';
 import { formatBytes } from '../util/text.js';
 import type { DepotUrl } from '../util/depot-url.js';
@@ -15,9 +13,9 @@ export interface HttpAnswer {
 
 export interface DepotClient {
   /** For requests without credentials: goes on whatever the certificate. */
-  agent: HttpAgent;
+  agent: NetAgent;
   /** For requests with credentials; absent when they may not be sent. */
-  credentialAgent?: HttpAgent;
+  credentialAgent?: NetAgent;
   https: boolean;
   /** How long its requests took, to judge what another connection is worth. */
   timing: RequestTiming;
@@ -36,8 +34,7 @@ export interface DepotClient {
 export type CredentialTrust = { caPems: string[]; leafSha256: string } | 'plain-http';
 
 /**
- * The check's HTTP client: keep-alive node:http(s), measured 2.5 times faster
- * than undici for the many small HEADs of a binary sweep. Certificate trust
+ * The check's HTTP client, on the network layer's kept-alive connections. Certificate trust
  * is judged separately (the snapshot and the lint); requests without
  * credentials go on regardless, so one run reports everything that is wrong,
  * not only the first thing. Requests with credentials use a second agent that
@@ -51,30 +48,26 @@ export type CredentialTrust = { caPems: string[]; leafSha256: string } | 'plain-
  * Each agent starts with one connection and gets more through
  * `allowConnections` (see `connectionsWorth`): a connection costs a TCP and TLS
  * handshake and a socket in this process, dearer on a near server than several
- * requests in a row on a kept-alive one. Each agent builds its TLS context once: left to itself,
- * it builds one (and parses the CAs again) for every connection.
+ * requests in a row on a kept-alive one.
  */
 export function depotClient(depot: DepotUrl, serverName: string, connections: number, trust?: CredentialTrust): DepotClient {
-  const options = { keepAlive: true, maxSockets: 1 };
-  const servername = depot.isIp ? undefined : serverName;
-  const agent = depot.https
-    ? new HttpsAgent({ ...options, rejectUnauthorized: false, servername, secureContext: createSecureContext() })
-    : new HttpAgent(options);
-  let credentialAgent: HttpAgent | undefined;
+  const tls = (rules: Omit<TlsRules, 'serverName' | 'sessions'>) =>
+    depot.https ? { tls: { ...rules, ...(depot.isIp ? {} : { serverName }), sessions: new Map() } } : {};
+  const agent = new NetAgent({ timeoutMs: REQUEST_TIMEOUT_MS, ...tls({ rejectUnauthorized: false }) }, 1);
+  let credentialAgent: NetAgent | undefined;
   if (depot.https && trust !== undefined && trust !== 'plain-http') {
     const pinned = trust.leafSha256;
-    credentialAgent = new HttpsAgent({
-      ...options,
-      servername,
+    const rules = {
       // A certificate given as CA may be the depot's own (a leaf), which the installer's Java trust manager accepts.
-      secureContext: createSecureContext({ ca: trust.caPems, allowPartialTrustChain: true }),
+      trust: { caPems: trust.caPems, partialChain: true },
       rejectUnauthorized: true,
       // The host name was judged with the certificate (--as-host included); what is left is that it is the same one.
-      checkServerIdentity: (_host, cert) =>
-        sha256Fingerprint(cert.raw) === pinned
+      checkServerIdentity: (_host: string, cert: { fingerprint256: string }) =>
+        cert.fingerprint256 === pinned
           ? undefined
-          : new Error(`the server presented another certificate than the one checked (SHA-256 ${sha256Fingerprint(cert.raw)}); the credentials were not sent`),
-    });
+          : new Error(`the server presented another certificate than the one checked (SHA-256 ${cert.fingerprint256}); the credentials were not sent`),
+    };
+    credentialAgent = new NetAgent({ timeoutMs: REQUEST_TIMEOUT_MS, ...tls(rules) }, 1);
   } else if (!depot.https && trust === 'plain-http') {
     credentialAgent = agent;
   }
@@ -84,7 +77,7 @@ export function depotClient(depot: DepotUrl, serverName: string, connections: nu
     https: depot.https,
     timing: new RequestTiming(),
     allowConnections: (count) => {
-      for (const a of new Set([agent, credentialAgent])) if (a) a.maxSockets = Math.max(a.maxSockets, Math.min(connections, count));
+      for (const a of new Set([agent, credentialAgent])) a?.allow(Math.min(connections, count));
     },
     close: () => {
       agent.destroy();
@@ -93,25 +86,15 @@ export function depotClient(depot: DepotUrl, serverName: string, connections: nu
   };
 }
 
-export function basicAuth(user: string, password: string): string {
-  return `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-}
-
 const REQUEST_TIMEOUT_MS = 60_000;
 
-function send(client: DepotClient, url: string, method: 'HEAD' | 'GET', authorization?: string): Promise<IncomingMessage> {
+async function send(client: DepotClient, url: string, method: 'HEAD' | 'GET', authorization?: string): Promise<IncomingMessage> {
   const agent = authorization === undefined ? client.agent : client.credentialAgent;
-  if (!agent) return Promise.reject(new Error('credentials are sent only to a server that passed the TLS checks (or over HTTP when allowed)'));
+  if (!agent) throw new Error('credentials are sent only to a server that passed the TLS checks (or over HTTP when allowed)');
   const sent = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = (client.https ? httpsRequest : httpRequest)(url, { method, agent, headers: authorization ? { authorization } : {} }, (res) => {
-      client.timing.record(performance.now() - sent);
-      resolve(res);
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
-    req.once('error', reject);
-    req.end();
-  });
+  const answer = await requestStream(new URL(url), { method, agent, headers: authorization ? { authorization } : {}, idleMs: REQUEST_TIMEOUT_MS });
+  client.timing.record(performance.now() - sent);
+  return answer.body;
 }
 
 /**

@@ -1,7 +1,6 @@
 import { DEPOT_PATHS } from '../constants.js';
 import { parseDepotUrl, depotFileUrl } from '../util/depot-url.js';
-import { basicAuthorization, describeNetworkFailure, networkErrorCode } from '../util/http-client.js';
-import { TcpFirstAgent, requestText } from '../util/https-request.js';
+import { NetAgent, basicAuthorization, describeNetworkFailure, networkErrorCode, requestText } from '../net/index.js';
 import { NETWORK_LIMITS } from '../util/limits.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 import type { DepotSpec } from './depot.js';
@@ -36,7 +35,8 @@ export async function depotCatalogDate(spec: DepotSpec, opts: CatalogDateOptions
     return { note: `the depot's address cannot be read here (${(err as Error).message})` };
   }
   const timeout = opts.timeoutMs ?? INSTALLER_DEFAULTS.timeoutMs;
-  const agent = new TcpFirstAgent({ ...(opts.caPems && opts.caPems.length > 0 ? { ca: opts.caPems } : {}), rejectUnauthorized: true, timeoutMs: timeout });
+  const trust = opts.caPems && opts.caPems.length > 0 ? { trust: { caPems: opts.caPems } } : {};
+  const agent = new NetAgent({ timeoutMs: timeout, ...(url.protocol === 'https:' ? { tls: { ...trust, rejectUnauthorized: true } } : {}) });
   try {
     const headers: Record<string, string> = spec.username ? { authorization: basicAuthorization(spec.username, spec.password ?? '') } : {};
     const res = await requestText(url, { method: 'HEAD', headers, agent, timeoutMs: timeout, maxBytes: NETWORK_LIMITS.apiAnswerBytes });

@@ -1,6 +1,6 @@
 import { INSTALLER_API, INSTALLER_ERROR_CODES, INSTALLER_TOKEN_CREATED_STATUSES, apiPath } from '../constants.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
-import { JsonTransport, describeNetworkFailure, type Reply } from '../util/http-client.js';
+import { JsonTransport, describeNetworkFailure, type Reply } from '../net/index.js';
 import { registerSecret } from '../util/scrub.js';
 import { isTlsTrustError } from '../util/tls-errors.js';
 import { parseHttpsOrigin } from '../util/url.js';

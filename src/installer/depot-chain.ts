@@ -1,10 +1,8 @@
-import { isIP } from 'node:net';
-import { connect, type DetailedPeerCertificate } from 'node:tls';
-import { readCertificate, readCertificates, sha256Fingerprint } from '../cert/certificate.js';
-import { describeNetworkFailure } from '../util/http-client.js';
+import { readCertificates } from '../cert/certificate.js';
+import { NET_ERRORS, servedCertificate } from '../net/index.js';
 import { INSTALLER_DEFAULTS } from './defaults.js';
 import type { DepotSettings, TrustedCertificate } from './wire.js';
-import { hostOf, urlHost } from '../util/url.js';
+import { urlHost } from '../util/url.js';
 
 /** The depot's https origin from a consumer's settings; undefined for none or plain HTTP (no chain to read). */
 export function depotOriginOf(settings: DepotSettings): URL | undefined {
@@ -31,35 +29,11 @@ export type ServedChain = { chain: string[] } | { unread: string };
  * CA that anchors it. When the depot cannot be reached, the reason in words. `serverName`: the name
  * the consumers send, when `origin` is the depot's address as this host reaches it.
  */
-export function servedChainOf(origin: URL, timeoutMs = 10_000, serverName?: string): Promise<ServedChain> {
-  const host = hostOf(origin);
-  const name = serverName ?? host;
-  return new Promise((resolve) => {
-    const socket = connect({
-      host,
-      port: Number(origin.port || INSTALLER_DEFAULTS.depotPort),
-      ...(isIP(name) === 0 ? { servername: name } : {}),
-      rejectUnauthorized: false,
-    });
-    const finish = (served: ServedChain) => {
-      socket.destroy();
-      resolve(served);
-    };
-    socket.setTimeout(timeoutMs, () => finish({ unread: `no answer within ${timeoutMs / 1000} s` }));
-    socket.once('error', (err: NodeJS.ErrnoException) => finish({ unread: describeNetworkFailure(err.code, err) }));
-    socket.once('secureConnect', () => {
-      const pems: string[] = [];
-      const seen = new Set<string>();
-      let peer: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
-      // Node links a self-signed top to itself: stop at a certificate already read.
-      while (peer?.raw && !seen.has(sha256Fingerprint(peer.raw))) {
-        seen.add(sha256Fingerprint(peer.raw));
-        pems.push(readCertificate(peer.raw).pem);
-        peer = peer.issuerCertificate;
-      }
-      finish(pems.length > 0 ? { chain: pems } : { unread: 'it sent no certificate' });
-    });
-  });
+export async function servedChainOf(origin: URL, timeoutMs = 10_000, serverName?: string): Promise<ServedChain> {
+  const at = origin.port ? origin : new URL(`${origin.protocol}//${origin.host}:${INSTALLER_DEFAULTS.depotPort}`);
+  const served = await servedCertificate(at, { timeoutMs, ...(serverName ? { asHost: serverName } : {}) });
+  if (served.ok) return { chain: served.chainPems };
+  return { unread: served.code === NET_ERRORS.connectTimeout ? `no answer within ${timeoutMs / 1000} s` : served.reason };
 }
 
 /** The certificates the depot sends (leaf first, as PEM); undefined when it cannot be reached. */

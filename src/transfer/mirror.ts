@@ -17,7 +17,7 @@ import { DepotFiles } from './mirror/local.js';
 import { type FetchedFile, MetadataBudget, clearLeftTemps, dropTemps, fetchMetadataFiles, writeTemp } from './mirror/metadata.js';
 import { hashLocal, placeMetadata, splitUnchanged } from './mirror/publish.js';
 import { type MirrorProgress, type MirrorReport, sortReport } from './mirror/report.js';
-import type { ProxyOptions } from './mirror/proxy.js';
+import type { ProxyOptions } from '../net/index.js';
 import { type Source, readSource } from './mirror/source.js';
 import { ensureMirrorSpace } from './mirror/space.js';
 import { findUpgradeMetadata } from './mirror/upgrade.js';
@@ -138,7 +138,7 @@ export async function mirrorDepot(options: MirrorOptions): Promise<MirrorReport>
       return finish(root, done, options, source.selection);
     });
   } finally {
-    await conn.agent.close().catch(() => undefined);
+    conn.agent.destroy();
   }
 }
 

@@ -1,6 +1,6 @@
 import { MGMT_API, MGMT_HEADERS, MGMT_USE_HEADER_AUTHN_VALUE, type MgmtApiGeneration } from '../constants.js';
 import { DepotkitError, EXIT } from '../util/errors.js';
-import { JsonTransport, basicAuthorization, describeNetworkFailure, networkErrorCode, type Reply } from '../util/http-client.js';
+import { JsonTransport, basicAuthorization, describeNetworkFailure, networkErrorCode, type Reply } from '../net/index.js';
 import { TLS_TRUST_ERROR_CODES } from '../util/tls-errors.js';
 import { registerSecret } from '../util/scrub.js';
 import { parseHttpsOrigin } from '../util/url.js';

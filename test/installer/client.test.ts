@@ -353,7 +353,7 @@ describe('installer client', () => {
         retries: 0,
       }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InstallerConnectionError);
-      expect((err as Error).message).toMatch(/UND_ERR_HEADERS_TIMEOUT/);
+      expect((err as Error).message).toMatch(/NET_HEADERS_TIMEOUT/);
     } finally {
       await silent.close();
     }

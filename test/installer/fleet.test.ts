@@ -9,7 +9,7 @@ import type { InstallerTarget } from '../../src/installer/inventory.js';
 import { FleetSession } from '../../src/installer/session.js';
 import { selfSignedServerCertificate } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { JsonTransport } from '../../src/util/http-client.js';
+import { JsonTransport } from '../../src/net/index.js';
 import { countLine, countProgress } from '../../src/util/progress.js';
 import { closedPort } from '../helpers/ports.js';
 
@@ -89,8 +89,10 @@ describe('connections of a fleet', () => {
         const url = `https://127.0.0.1:${port}`;
         const client = new InstallerClient(new URL(url), { url, user: USER, password: PASSWORD, trust: { caPems: [tls.certPem] }, retries: 0 });
         const err = await client.login().catch((e: unknown) => e);
-        expect((err as InstallerConnectionError).code, `mid-answer: ${midAnswer}`).toBe('UND_ERR_SOCKET');
-        expect((err as Error).message).toBe(`Cannot reach the installer 127.0.0.1:${port}: other side closed (UND_ERR_SOCKET).`);
+        expect((err as InstallerConnectionError).code, `mid-answer: ${midAnswer}`).toBe('NET_CLOSED_EARLY');
+        expect((err as Error).message).toBe(
+          `Cannot reach the installer 127.0.0.1:${port}: the server closed the connection before its whole answer (NET_CLOSED_EARLY).`,
+        );
         await client.close();
       } finally {
         await closeServer(server);
@@ -118,8 +120,8 @@ describe('connections of a fleet', () => {
       const client = new InstallerClient(new URL(url), { url, user: USER, password: PASSWORD, trust: { caPems: [tls.certPem] }, timeoutMs: 300, retries: 0 });
       const err = await client.login().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InstallerConnectionError);
-      expect((err as InstallerConnectionError).code).toBe('UND_ERR_CONNECT_TIMEOUT');
-      expect((err as Error).message).toBe(`Cannot reach the installer 127.0.0.1:${port}: the connection timed out (UND_ERR_CONNECT_TIMEOUT).`);
+      expect((err as InstallerConnectionError).code).toBe('NET_CONNECT_TIMEOUT');
+      expect((err as Error).message).toBe(`Cannot reach the installer 127.0.0.1:${port}: the connection timed out (NET_CONNECT_TIMEOUT).`);
       await client.close();
     } finally {
       held.forEach((s) => s.destroy());

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
-import { chooseProxy } from '../../src/transfer/mirror/proxy.js';
+import { chooseProxy } from '../../src/net/index.js';
 import { parseDepotUrl } from '../../src/util/depot-url.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { registerSecret, scrubSecrets } from '../../src/util/scrub.js';

@@ -5,7 +5,7 @@ import { readServedChain } from '../../src/installer/depot-chain.js';
 import { MgmtClient } from '../../src/vcenter/client.js';
 import { handshake } from '../../src/vcenter/served.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
-import { JsonTransport } from '../../src/util/http-client.js';
+import { JsonTransport } from '../../src/net/index.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { PASSWORD, startSim, writeFleetInventory } from '../installer/helpers.js';
@@ -78,7 +78,7 @@ describe('a server that drips its answer ends each request at its timeout', () =
       connectionError: (_err, code) => new Error(`failed: ${code}`),
     });
     try {
-      await expect(transport.send('GET', '/v1/system/appliance-info')).rejects.toThrow('failed: UND_ERR_BODY_TIMEOUT');
+      await expect(transport.send('GET', '/v1/system/appliance-info')).rejects.toThrow('failed: NET_BODY_TIMEOUT');
       expect(transport.stats).toEqual({ requests: 2, retries: 1 });
     } finally {
       transport.destroy();
@@ -97,7 +97,7 @@ describe('a server that drips its answer ends each request at its timeout', () =
           trust: { caPems: [cert.certPem] },
           timeoutMs: 1000,
         }),
-      ).rejects.toThrow(`Cannot reach ${new URL(dripping.url).host}: the server did not send its whole answer in time (UND_ERR_BODY_TIMEOUT).`);
+      ).rejects.toThrow(`Cannot reach ${new URL(dripping.url).host}: the server did not send its whole answer in time (NET_BODY_TIMEOUT).`);
     } finally {
       await dripping.close();
     }
@@ -131,7 +131,7 @@ describe('a server that drips its answer ends each request at its timeout', () =
       expect(res.stdout).toMatch(/^good-1 {2}\S+ \S+ {2}ok {2}/m);
       expect(res.stdout).toMatch(/^good-2 {2}\S+ \S+ {2}ok {2}/m);
       expect(res.stdout).toContain(
-        `dripping  FAILED  Cannot reach the installer ${new URL(dripping.url).host}: the server did not send its whole answer in time (UND_ERR_BODY_TIMEOUT).`,
+        `dripping  FAILED  Cannot reach the installer ${new URL(dripping.url).host}: the server did not send its whole answer in time (NET_BODY_TIMEOUT).`,
       );
       expect(res.stdout).toContain('3 consumers: 2 ok, 1 failed.');
     } finally {

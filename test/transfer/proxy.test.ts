@@ -9,7 +9,7 @@ import { DEPOT_PATHS, PROXY_ENV } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { type MirrorReport, mirrorDepot } from '../../src/transfer/mirror.js';
-import { chooseProxy, noProxyEntry } from '../../src/transfer/mirror/proxy.js';
+import { chooseProxy, noProxyEntry } from '../../src/net/index.js';
 import { parseDepotUrl } from '../../src/util/depot-url.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { runCli } from '../helpers/cli.js';

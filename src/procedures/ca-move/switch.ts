@@ -5,8 +5,9 @@ import { promisify } from 'node:util';
 import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
 import { readFileBounded, sameFile, writeFileSetAtomic, type FileToWrite } from '../../util/fs.js';
 import { PEM_LIMITS } from '../../util/limits.js';
-import { readServedChain } from '../../installer/index.js';
-import { PRIVATE_KEY_MODE, keptAttributes, sha256Fingerprint } from '../../cert/index.js';
+import { INSTALLER_DEFAULTS } from '../../installer/index.js';
+import { servedCertificate, waitUntilServed } from '../../net/index.js';
+import { PRIVATE_KEY_MODE, keptAttributes } from '../../cert/index.js';
 import type { CaMoveMaterial } from './plan.js';
 import { reachText, type DepotReach } from './reach.js';
 import { checkServeProcess } from './serve-process.js';
@@ -21,8 +22,14 @@ const POLL_MS = 250;
  * when `depotUrl` is its address as this host reaches it.
  */
 export async function servedLeafSha256(depotUrl: string, timeoutMs: number, serverName?: string): Promise<string | undefined> {
-  const [leaf] = (await readServedChain(new URL(depotUrl), timeoutMs, serverName)) ?? [];
-  return leaf === undefined ? undefined : sha256Fingerprint(leaf);
+  const served = await servedCertificate(depotOrigin(depotUrl), { timeoutMs, ...(serverName ? { asHost: serverName } : {}) });
+  return served.ok ? served.leafSha256 : undefined;
+}
+
+/** The depot's URL with its port spelt: a depot is served on the installer's default port when none is given. */
+function depotOrigin(depotUrl: string): URL {
+  const url = new URL(depotUrl);
+  return url.port ? url : new URL(`${url.protocol}//${url.host}:${INSTALLER_DEFAULTS.depotPort}`);
 }
 
 /** A served file's text, read as a PEM file is (a regular file, bounded); undefined when it cannot be. */
@@ -107,12 +114,14 @@ async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise
 
 /** Whether the depot serves the certificate within `ms`. */
 async function servedWithin(reach: DepotReach, leafSha256: string, ms: number, signal?: AbortSignal): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline && !signal?.aborted) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
-    if ((await servedLeaf(reach)) === leafSha256) return true;
-  }
-  return false;
+  const waited = await waitUntilServed(depotOrigin(reach.origin), leafSha256, {
+    waitMs: ms,
+    timeoutMs: 5_000,
+    pollMs: POLL_MS,
+    ...(reach.serverName ? { asHost: reach.serverName } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  return waited.served;
 }
 
 /**
@@ -170,18 +179,12 @@ export async function switchServed(
     return { action: taken ? 'already-served' : 'reload-needed' };
   }
   const { timeoutMs } = waits;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if ((await servedLeaf(reach)) === leafSha256) return { action: 'switched' };
-    // The pair is written and the reload sent: a re-run finds the new certificate served, or waits for it again.
-    if (signal?.aborted) throw new DepotkitError(`The move was interrupted while waiting for ${reachText(reach)} to serve the new certificate.`, EXIT.problems);
-    if (Date.now() >= deadline) {
-      throw new DepotkitError(
-        `The depot at ${reachText(reach)} does not serve the new certificate ${Math.round(timeoutMs / 1000)} s after the reload.`,
-        EXIT.problems,
-        "Look at the server's log: it keeps the old pair when it cannot load the new one.",
-      );
-    }
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+  if (await servedWithin(reach, leafSha256, timeoutMs, signal)) return { action: 'switched' };
+  // The pair is written and the reload sent: a re-run finds the new certificate served, or waits for it again.
+  if (signal?.aborted) throw new DepotkitError(`The move was interrupted while waiting for ${reachText(reach)} to serve the new certificate.`, EXIT.problems);
+  throw new DepotkitError(
+    `The depot at ${reachText(reach)} does not serve the new certificate ${Math.round(timeoutMs / 1000)} s after the reload.`,
+    EXIT.problems,
+    "Look at the server's log: it keeps the old pair when it cannot load the new one.",
+  );
 }

@@ -1,6 +1,7 @@
 import { DEPOT_PATHS, DEPOT_STATUS, INSTALLER_ERROR_CODES, INSTALLER_MESSAGES, INSTALLER_TLS_MESSAGES, type DepotStatus } from '../../constants.js';
 import { INSTALLER_SIM_ERROR_CODES, INSTALLER_REMEDIATIONS } from './literals.js';
-import { basicAuthorization, networkErrorCode } from '../../util/http-client.js';
+import { basicAuthorization, discard, networkErrorCode } from '../../net/index.js';
+import { NETWORK_LIMITS } from '../../util/limits.js';
 import { TLS_TRUST_ERROR_CODES, TLS_VALIDITY_ERROR_CODES } from '../../util/tls-errors.js';
 import { NAME_ERROR, depotAgent, depotRequest, type DepotConnectOptions, type DepotTarget } from './depot-tls.js';
 import type { ServiceLog } from './log.js';
@@ -60,14 +61,14 @@ export async function probeDepot(
   const headers = accountHeaders(account);
   try {
     const catalogUrl = targetUrl(target, DEPOT_PATHS.catalog);
-    // Kept alive after HEAD as Java's client keeps it (undici closes a connection after HEAD unless told otherwise).
-    const head = await depotRequest(catalogUrl, { method: 'HEAD', headers, dispatcher: agent, reset: false });
-    await head.body.dump();
+    // Kept alive after HEAD as Java's client keeps it.
+    const head = await depotRequest(catalogUrl, { method: 'HEAD', headers, agent });
+    await discard(head, NETWORK_LIMITS.discardBytes);
     log.write('INFO', COMPONENT, `HEAD ${catalogUrl} -> ${head.statusCode}`);
     const refused = httpRefusal(head.statusCode, catalogUrl, account);
     if (refused) return refused;
 
-    const get = await depotRequest(catalogUrl, { method: 'GET', headers, dispatcher: agent });
+    const get = await depotRequest(catalogUrl, { method: 'GET', headers, agent });
     const text = await readCapped(get.body, MAX_CATALOG_BYTES);
     log.write('INFO', COMPONENT, `GET ${catalogUrl} -> ${get.statusCode}`);
     const refusedGet = httpRefusal(get.statusCode, catalogUrl, account);
@@ -85,8 +86,8 @@ export async function probeDepot(
     }
 
     const sigUrl = targetUrl(target, DEPOT_PATHS.catalogSig);
-    const sig = await depotRequest(sigUrl, { method: 'GET', headers, dispatcher: agent });
-    await sig.body.dump();
+    const sig = await depotRequest(sigUrl, { method: 'GET', headers, agent });
+    await discard(sig, NETWORK_LIMITS.discardBytes);
     log.write('INFO', COMPONENT, `GET ${sigUrl} -> ${sig.statusCode}`);
     const refusedSig = httpRefusal(sig.statusCode, sigUrl, account);
     if (refusedSig) return refusedSig;
@@ -94,7 +95,7 @@ export async function probeDepot(
   } catch (err) {
     return networkFailure(err, target, where, log);
   } finally {
-    await agent.close();
+    agent.destroy();
   }
 }
 

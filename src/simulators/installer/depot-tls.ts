@@ -1,9 +1,7 @@
-import { lookup, type LookupOptions } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
-import { createSecureContext, type PeerCertificate, type SecureContext } from 'node:tls';
-import { Agent, buildConnector, type Dispatcher, request } from 'undici';
+import { isIP } from 'node:net';
 import { INSTALLER_TLS_MESSAGES } from '../../constants.js';
 import { readCertificate } from '../../cert/index.js';
+import { NET_ERRORS, NetAgent, type StreamAnswer, type TlsSessions, requestStream } from '../../net/index.js';
 
 /** Where the installer looks for the depot: the folder that contains PROD/. */
 export interface DepotTarget {
@@ -30,7 +28,7 @@ export const NAME_ERROR = 'DEPOTKIT_STRICT_HOSTNAME';
  * entry for a name, an IP entry for an address); the CN is never consulted
  * and a certificate without SAN fails.
  */
-function strictIdentity(host: string, peer: PeerCertificate): Error | undefined {
+function strictIdentity(host: string, peer: { raw: Buffer }): Error | undefined {
   const cert = readCertificate(peer.raw);
   let detail: string | undefined;
   if (!cert.extensions.some((e) => e.name === 'subjectAltName')) detail = INSTALLER_TLS_MESSAGES.noSan;
@@ -38,74 +36,42 @@ function strictIdentity(host: string, peer: PeerCertificate): Error | undefined 
   return detail === undefined ? undefined : Object.assign(new Error(detail), { code: NAME_ERROR });
 }
 
-/** dns.lookup with the names of `resolve` answered from it, in whichever shape the caller asked for. */
-function lookupWith(resolve: ReadonlyMap<string, string>): LookupFunction {
-  return ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
-    const address = resolve.get(hostname.toLowerCase());
-    if (address === undefined) {
-      lookup(hostname, options, callback as never);
-      return;
-    }
-    const family = isIP(address);
-    if (options.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
-  }) as LookupFunction;
-}
-
-/** Trust stores seen, each built once: simulated installers trusting the same certificates share it (it holds no session). */
-const secureContexts = new Map<string, SecureContext>();
-const MAX_SECURE_CONTEXTS = 64;
-
-/**
- * The TLS rules of the installer's Java client: TLS 1.2 or later, trusting only `trustedPems`, each
- * of them a trust anchor whether it is a CA or the depot's own certificate (Java's PKIX trust manager
- * accepts a server whose leaf is in the store). Certificates that make no store are passed as they
- * are, so that the connection fails as it would have, with their error.
- */
-function trustOptions(trustedPems: string[]): { secureContext: SecureContext } | { ca: string[]; allowPartialTrustChain: true; minVersion: 'TLSv1.2' } {
-  const rules = { ca: trustedPems, allowPartialTrustChain: true, minVersion: 'TLSv1.2' } as const;
-  const key = trustedPems.join('\n');
-  let context = secureContexts.get(key);
-  if (!context) {
-    try {
-      context = createSecureContext(rules);
-    } catch {
-      return rules;
-    }
-    if (secureContexts.size >= MAX_SECURE_CONTEXTS) secureContexts.clear();
-    secureContexts.set(key, context);
-  }
-  return { secureContext: context };
-}
-
 /**
  * One simulated installer's TLS client to its depot, kept between connections as the installer's
  * Java client keeps its SSL context: a connection resumes the TLS session of the previous one to
  * the same depot (a validation, then the sync), as Java's client session cache does. Each simulator
- * has its own, so no session passes between installers; it is made anew when the depot or the
- * trusted certificates change, so that no session outlives the trust it was checked with.
+ * has its own, so no session passes between installers; its sessions are dropped when the depot or
+ * the trusted certificates change, so that no session outlives the trust it was checked with.
  */
 export class DepotTlsClient {
-  private current?: { key: string; connect: buildConnector.connector };
+  private current?: { key: string; sessions: TlsSessions };
 
-  connector(target: DepotTarget, trustedPems: string[], opts: Omit<DepotConnectOptions, 'tls'>): buildConnector.connector {
+  sessions(target: DepotTarget, trustedPems: string[], opts: Omit<DepotConnectOptions, 'tls'>): TlsSessions {
     const key = JSON.stringify([target.https, target.host, target.port, trustedPems, opts.timeoutMs, [...(opts.resolve ?? [])]]);
-    if (this.current?.key !== key) this.current = { key, connect: buildConnector(connectOptions(target, trustedPems, opts)) };
-    return this.current.connect;
+    if (this.current?.key !== key) this.current = { key, sessions: new Map() };
+    return this.current.sessions;
   }
 }
 
-function connectOptions(target: DepotTarget, trustedPems: string[], opts: Omit<DepotConnectOptions, 'tls'>): buildConnector.BuildOptions {
-  const resolve = opts.resolve && opts.resolve.size > 0 ? { lookup: lookupWith(opts.resolve) } : {};
-  if (!target.https) return { timeout: opts.timeoutMs, ...resolve };
-  return {
-    ...trustOptions(trustedPems),
-    rejectUnauthorized: true,
-    servername: isIP(target.host) ? undefined : target.host,
-    checkServerIdentity: strictIdentity,
-    timeout: opts.timeoutMs,
-    ...resolve,
-  };
+/** The connection an operation holds to the depot, and the time each step of a request has. */
+export class DepotAgent extends NetAgent {
+  /** Has it carried a request? Only a reused connection can have gone stale. */
+  used = false;
+
+  constructor(
+    target: DepotTarget,
+    trustedPems: string[],
+    readonly opts: DepotConnectOptions,
+  ) {
+    const tls = {
+      // Java's PKIX trust manager takes any certificate of the store as an anchor, a CA or the depot's own.
+      trust: { caPems: trustedPems, partialChain: true, minVersion: 'TLSv1.2' as const },
+      rejectUnauthorized: true,
+      checkServerIdentity: strictIdentity,
+      sessions: opts.tls.sessions(target, trustedPems, opts),
+    };
+    super({ timeoutMs: opts.timeoutMs, ...(target.https ? { tls } : {}), ...(opts.resolve?.size ? { resolve: opts.resolve } : {}) }, 1);
+  }
 }
 
 /**
@@ -113,19 +79,12 @@ function connectOptions(target: DepotTarget, trustedPems: string[], opts: Omit<D
  * the depot: one kept-alive connection for its successive requests, as Java's HTTP client keeps
  * one, over the installer's TLS client.
  */
-export function depotAgent(target: DepotTarget, trustedPems: string[], opts: DepotConnectOptions): Agent {
-  return new Agent({
-    connect: opts.tls.connector(target, trustedPems, opts),
-    connections: 1,
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-  });
+export function depotAgent(target: DepotTarget, trustedPems: string[], opts: DepotConnectOptions): DepotAgent {
+  return new DepotAgent(target, trustedPems, opts);
 }
 
-/** undici's words for a connection the server closed before any byte of its answer. */
-const CLOSED_BEFORE_ANSWER = new Set(['UND_ERR_SOCKET', 'ECONNRESET']);
-/** Operations' connections that have carried a request: only a reused connection can have gone stale. */
-const reused = new WeakSet<Agent>();
+/** A connection the server closed before any byte of its answer. */
+const CLOSED_BEFORE_ANSWER = new Set<string>([NET_ERRORS.closedEarly, 'ECONNRESET']);
 
 /**
  * A GET or HEAD of the depot on the operation's kept-alive connection, sent once more (on a new connection)
@@ -135,14 +94,15 @@ const reused = new WeakSet<Agent>();
  */
 export async function depotRequest(
   url: string,
-  options: { method: 'GET' | 'HEAD'; headers: Record<string, string>; dispatcher: Agent; reset?: boolean },
-): Promise<Dispatcher.ResponseData> {
-  const again = reused.has(options.dispatcher);
-  reused.add(options.dispatcher);
+  options: { method: 'GET' | 'HEAD'; headers: Record<string, string>; agent: DepotAgent; signal?: AbortSignal },
+): Promise<StreamAnswer> {
+  const again = options.agent.used;
+  options.agent.used = true;
+  const send = () => requestStream(new URL(url), { ...options, idleMs: options.agent.opts.timeoutMs });
   try {
-    return await request(url, options);
+    return await send();
   } catch (err) {
     if (!again || !CLOSED_BEFORE_ANSWER.has((err as { code?: string }).code ?? '')) throw err;
-    return request(url, options);
+    return send();
   }
 }

@@ -117,7 +117,7 @@ export class BundleDownloads {
       await Promise.all(temps.map((t) => rm(t.temp, { force: true })));
     } finally {
       state.endTime = this.clock();
-      await agent.close();
+      agent.destroy();
     }
   }
 

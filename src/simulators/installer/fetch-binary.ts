@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { request, type Dispatcher } from 'undici';
+import { type StreamAnswer, discard } from '../../net/index.js';
+import { NETWORK_LIMITS } from '../../util/limits.js';
+import { type DepotAgent, depotRequest } from './depot-tls.js';
 import type { ServiceLog } from './log.js';
 
 /** A download's failure in the simulated installer's words (the depot's answer, a short read, a mismatch). */
@@ -24,7 +26,7 @@ export interface FetchedBinary extends ListedBinary {
 interface BinaryFetch {
   url: string;
   headers: Record<string, string>;
-  agent: Dispatcher;
+  agent: DepotAgent;
   signal: AbortSignal;
   log: ServiceLog;
   component: string;
@@ -35,16 +37,16 @@ interface BinaryFetch {
 }
 
 /** Fails the binary unless the depot answered 200. */
-async function answered(binary: ListedBinary, f: BinaryFetch): Promise<Dispatcher.ResponseData> {
-  let res: Dispatcher.ResponseData;
+async function answered(binary: ListedBinary, f: BinaryFetch): Promise<StreamAnswer> {
+  let res: StreamAnswer;
   try {
-    res = await request(f.url, { method: 'GET', headers: f.headers, dispatcher: f.agent, signal: f.signal });
+    res = await depotRequest(f.url, { method: 'GET', headers: f.headers, agent: f.agent, signal: f.signal });
   } catch (err) {
     throw new DownloadFailure(`${binary.path}: the depot could not be reached (${(err as Error).message}).`);
   }
   f.log.write('INFO', f.component, `GET ${f.url} -> ${res.statusCode}`);
   if (res.statusCode !== 200) {
-    await res.body.dump();
+    await discard(res, NETWORK_LIMITS.discardBytes);
     const why = res.statusCode === 401 || res.statusCode === 403 ? ' (the depot refused the credentials)' : res.statusCode === 404 ? ' (not in the depot)' : '';
     throw new DownloadFailure(`${binary.path}: HTTP ${res.statusCode} from the depot${why}.`);
   }

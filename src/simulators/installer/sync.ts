@@ -67,7 +67,7 @@ export async function syncDepotMetadata(
   const headers = accountHeaders(account);
   const fetchText = async (path: string, missing: (status: number) => string): Promise<string> => {
     const url = targetUrl(target, path);
-    const res = await depotRequest(url, { method: 'GET', headers, dispatcher: agent });
+    const res = await depotRequest(url, { method: 'GET', headers, agent });
     const text = await readCapped(res.body, MAX_CATALOG_BYTES);
     log.write('INFO', COMPONENT, `GET ${url} -> ${res.statusCode}`);
     if (res.statusCode !== 200) throw new SyncFailure(missing(res.statusCode));
@@ -111,6 +111,6 @@ export async function syncDepotMetadata(
     const failure = networkFailure(err, target, `${target.host}:${target.port}`, log);
     return { ok: false, message: failure.ok ? 'The depot could not be read.' : `${failure.message} ${failure.cause}` };
   } finally {
-    await agent.close();
+    agent.destroy();
   }
 }

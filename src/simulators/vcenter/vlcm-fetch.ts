@@ -1,19 +1,18 @@
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { get as httpGet, type IncomingMessage } from 'node:http';
-import { get as httpsGet } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { PeerCertificate } from 'node:tls';
 import { VLCM_HOSTNAME_MISMATCH_WORDS } from '../../constants.js';
 import { certificateCoversHost, encodePem } from '../../cert/index.js';
 import { readEsxChain, type EsxChain, type EsxReader } from '../../esx/chain.js';
 import { bundleSource } from '../../esx/source.js';
 import { errorMessage } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
-import { networkErrorCode } from '../../util/http-client.js';
+import { NetAgent, networkErrorCode, requestStream } from '../../net/index.js';
+import { bareHost } from '../../util/url.js';
 import { TLS_TRUST_ERROR_CODES } from '../../util/tls-errors.js';
 import { VLCM_SIM_FETCH } from './literals.js';
 
@@ -29,7 +28,7 @@ export interface DepotComponent {
 export type DepotFetch = { ok: true; components: DepotComponent[] } | { ok: false; cause: string };
 
 /** A certificate naming the host in its SAN, as vLCM's client (Python's ssl) checks it; the CN is never read. */
-function strictName(host: string, peer: PeerCertificate): Error | undefined {
+function strictName(host: string, peer: { raw: Buffer }): Error | undefined {
   return certificateCoversHost(encodePem('CERTIFICATE', peer.raw), host) ? undefined : new Error(VLCM_SIM_FETCH.hostnameMismatch(host));
 }
 
@@ -41,21 +40,21 @@ function describe(err: unknown): string {
   return code && !text.includes(code) ? `${code} ${text}` : text;
 }
 
-/** A GET without credentials (vLCM sends none), trusting only `trusted` over TLS: the answer, or undefined for 404 and 410. */
-function get(url: URL, trusted: readonly string[]): Promise<IncomingMessage | undefined> {
-  return new Promise((resolve, reject) => {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const tls = { ca: [...trusted], checkServerIdentity: strictName, minVersion: 'TLSv1.2' as const, ...(isIP(host) ? {} : { servername: host }) };
-    const req = url.protocol === 'https:' ? httpsGet(url, { ...tls, agent: false }) : httpGet(url, { agent: false });
-    req.setTimeout(VLCM_SIM_FETCH.timeoutMs, () => req.destroy(new Error(`timed out after ${VLCM_SIM_FETCH.timeoutMs / 1000} s`)));
-    req.on('error', reject);
-    req.on('response', (res) => {
-      if (res.statusCode === 200) return resolve(res);
-      res.resume();
-      if (res.statusCode === 404 || res.statusCode === 410) return resolve(undefined);
-      reject(new Error(`HTTP Error ${res.statusCode}: ${res.statusMessage ?? ''}`.trim()));
-    });
-  });
+/**
+ * A GET without credentials (vLCM sends none), trusting only `trusted` over TLS: the answer, or undefined for 404
+ * and 410. One connection per request, closed with its answer, as vLCM's client opens one per file here.
+ */
+async function get(url: URL, trusted: readonly string[]): Promise<IncomingMessage | undefined> {
+  const host = bareHost(url.hostname);
+  const tls = { trust: { caPems: [...trusted] }, rejectUnauthorized: true, checkServerIdentity: strictName, ...(isIP(host) ? {} : { serverName: host }) };
+  const agent = new NetAgent({ timeoutMs: VLCM_SIM_FETCH.timeoutMs, ...(url.protocol === 'https:' ? { tls } : {}) }, 1);
+  // Connection: close: the socket ends with the answer, and the agent holds nothing after it.
+  const answer = await requestStream(url, { method: 'GET', agent, headers: { connection: 'close' }, idleMs: VLCM_SIM_FETCH.timeoutMs });
+  const res = answer.body;
+  if (answer.statusCode === 200) return res;
+  res.resume();
+  if (answer.statusCode === 404 || answer.statusCode === 410) return undefined;
+  throw new Error(`HTTP Error ${answer.statusCode}: ${res.statusMessage ?? ''}`.trim());
 }
 
 async function getBytes(url: URL, trusted: readonly string[], maxBytes: number): Promise<Buffer | undefined> {

@@ -14,7 +14,7 @@ import { mirrorFiles } from '../mirror/binaries.js';
 import { type Connection, openConnection } from '../mirror/connection.js';
 import { DepotFiles } from '../mirror/local.js';
 import { type FetchedFile, clearLeftTemps, dropTemps, writeTemp } from '../mirror/metadata.js';
-import type { ProxyOptions } from '../mirror/proxy.js';
+import type { ProxyOptions } from '../../net/index.js';
 import { placeMetadata, splitUnchanged } from '../mirror/publish.js';
 import { RemoteReader, readRootIndex } from './remote.js';
 import type { EsxMirrorReport } from './report.js';
@@ -138,7 +138,7 @@ export async function mirrorEsx(options: EsxMirrorOptions): Promise<EsxMirrorRep
       return report;
     });
   } finally {
-    await conn.agent.close().catch(() => undefined);
+    conn.agent.destroy();
   }
 }
 

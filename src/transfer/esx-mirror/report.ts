@@ -2,7 +2,7 @@ import type { DepotLockHolder } from '../../depot/lock.js';
 import type { EsxProductStatus } from '../../esx/status.js';
 import type { Finding } from '../../util/findings.js';
 import type { FilesTally } from '../mirror/binaries.js';
-import type { ProxyUse } from '../mirror/proxy.js';
+import type { ProxyUse } from '../../net/index.js';
 import type { EsxSelectionSummary } from './select.js';
 
 export interface EsxMirrorReport extends FilesTally {

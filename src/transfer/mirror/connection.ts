@@ -1,17 +1,25 @@
-import { Agent, type Dispatcher, request } from 'undici';
 import { type DepotUrl, depotFileUrl } from '../../util/depot-url.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
 import { NETWORK_LIMITS } from '../../util/limits.js';
 import { formatBytes } from '../../util/text.js';
 import { isTlsTrustError } from '../../util/tls-errors.js';
 import { ProgressWatch } from './progress.js';
-import { type ProxyOptions, type ProxyUse, chooseProxy } from './proxy.js';
-import { describeProxyFailure, proxyAgent } from './proxy-agent.js';
+import {
+  NetAgent,
+  type ProxyOptions,
+  type ProxyUse,
+  type StreamAnswer,
+  basicAuthorization,
+  chooseProxy,
+  discard as discardBody,
+  requestStream,
+} from '../../net/index.js';
+import { describeProxyFailure } from './proxy-failure.js';
 
 /** The upstream depot: where, how it is trusted, the credentials, the time and speed allowed, and the proxy on the way. */
 export interface Connection {
   depot: DepotUrl;
-  agent: Dispatcher;
+  agent: NetAgent;
   authorization?: string;
   timeoutMs: number;
   minBytesPerSecond: number;
@@ -31,28 +39,27 @@ export interface ConnectionOptions {
 
 export function openConnection(depot: DepotUrl, options: ConnectionOptions): Connection {
   const { timeoutMs } = options;
+  const proxy = chooseProxy(depot, options.proxy);
   // Every connection is verified before a request is written on it: the credentials reach only a server
   // that passes the CA check and the host name check, as the installer's strict client does.
-  const tls = depot.https
-    ? {
-        ca: options.caPems?.length ? options.caPems : undefined,
-        rejectUnauthorized: true,
-        allowPartialTrustChain: true,
-        minVersion: 'TLSv1.2' as const,
-        servername: depot.isIp ? undefined : depot.host,
-        timeout: timeoutMs,
-      }
-    : { timeout: timeoutMs };
-  const pool = { connections: options.concurrency + 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
-  const proxy = chooseProxy(depot, options.proxy);
+  const tls = {
+    trust: { ...(options.caPems?.length ? { caPems: options.caPems } : {}), partialChain: true, minVersion: 'TLSv1.2' as const },
+    rejectUnauthorized: true,
+  };
+  const agent = new NetAgent(
+    {
+      timeoutMs,
+      ...(depot.https ? { tls } : {}),
+      ...(proxy.route ? { proxy: { route: proxy.route, ...(options.caPems ? { caPems: options.caPems } : {}) } } : {}),
+    },
+    options.concurrency + 1,
+  );
   return {
     depot,
     timeoutMs,
     minBytesPerSecond: options.minBytesPerSecond,
-    authorization: options.user !== undefined ? `Basic ${Buffer.from(`${options.user}:${options.password ?? ''}`).toString('base64')}` : undefined,
-    agent: proxy.route
-      ? proxyAgent(proxy.route, { requestTls: tls, caPems: options.caPems, timeoutMs, connections: pool.connections })
-      : new Agent({ connect: tls, ...pool }),
+    ...(options.user !== undefined ? { authorization: basicAuthorization(options.user, options.password ?? '') } : {}),
+    agent,
     ...(proxy.use ? { proxy: proxy.use } : {}),
   };
 }
@@ -80,7 +87,7 @@ function describeNetworkError(err: unknown, conn: Connection): Error | undefined
   return undefined;
 }
 
-export type Answer = Dispatcher.ResponseData;
+export type Answer = StreamAnswer;
 
 /**
  * A GET of a web-root-relative path; a TLS failure or a proxy's refusal is a DepotkitError (no retry helps), a
@@ -88,13 +95,12 @@ export type Answer = Dispatcher.ResponseData;
  */
 export async function get(conn: Connection, path: string, headers: Record<string, string> = {}, watch?: ProgressWatch): Promise<Answer> {
   try {
-    return await request(depotFileUrl(conn.depot, path), {
+    return await requestStream(new URL(depotFileUrl(conn.depot, path)), {
       method: 'GET',
-      dispatcher: conn.agent,
+      agent: conn.agent,
       ...(watch ? { signal: watch.signal } : {}),
       headers: { ...(conn.authorization ? { authorization: conn.authorization } : {}), ...headers },
-      headersTimeout: conn.timeoutMs,
-      bodyTimeout: conn.timeoutMs,
+      idleMs: conn.timeoutMs,
     });
   } catch (err) {
     watch?.check();
@@ -104,7 +110,7 @@ export async function get(conn: Connection, path: string, headers: Record<string
 
 /** Drops an unwanted body: a little is read so the connection can be reused, the rest cuts it. */
 export async function discard(res: Answer): Promise<void> {
-  await res.body.dump({ limit: NETWORK_LIMITS.discardBytes }).catch(() => undefined);
+  await discardBody(res, NETWORK_LIMITS.discardBytes);
 }
 
 export function authFailure(conn: Connection, status: number): DepotkitError {

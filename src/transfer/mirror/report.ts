@@ -3,7 +3,7 @@ import type { HclGuard, MetadataChange } from '../../depot/metadata-guard.js';
 import type { VerifyResult } from '../../depot/verify.js';
 import type { ReleaseStatus } from '../releases.js';
 import type { SelectionSummary } from '../select.js';
-import type { ProxyUse } from './proxy.js';
+import type { ProxyUse } from '../../net/index.js';
 import type { UpgradeMetadataSource } from './upgrade.js';
 
 export interface MirrorReport {

@@ -1,9 +1,9 @@
 import { BlockList, isIP } from 'node:net';
-import { PROXY_ENV } from '../../constants.js';
-import type { DepotUrl } from '../../util/depot-url.js';
-import { usageError } from '../../util/errors.js';
-import { basicAuthorization } from '../../util/http-client.js';
-import { HIDDEN, registerSecret } from '../../util/scrub.js';
+import { PROXY_ENV } from '../constants.js';
+import type { DepotUrl } from '../util/depot-url.js';
+import { usageError } from '../util/errors.js';
+import { basicAuthorization } from './trust.js';
+import { HIDDEN, registerSecret } from '../util/scrub.js';
 
 /**
  * The proxy on the way to the depot. Without `proxy`, the environment names

@@ -1,57 +1,13 @@
-import { createSecureContext, type SecureContext } from 'node:tls';
-import { DepotkitError, EXIT } from './errors.js';
-import { TcpFirstAgent, requestText } from './https-request.js';
-import { NETWORK_LIMITS } from './limits.js';
-import { registerSecret } from './scrub.js';
-import { formatBytes } from './text.js';
+import { DepotkitError, EXIT } from '../util/errors.js';
+import { NETWORK_LIMITS } from '../util/limits.js';
+import { formatBytes } from '../util/text.js';
+import { NET_ERRORS, netError, networkErrorCode } from './errors.js';
+import { NetAgent, requestText } from './request.js';
 
 /** An answer: its status and its body, parsed as JSON when it is JSON, else the text (undefined when empty). */
 export interface Reply {
   status: number;
   body: unknown;
-}
-
-/** The `Authorization` header of HTTP Basic authentication; its credentials are as secret as the password, to the scrub too. */
-export function basicAuthorization(user: string, password: string): string {
-  return `Basic ${registerSecret(Buffer.from(`${user}:${password}`).toString('base64'))}`;
-}
-
-/**
- * The code that says why a request failed: the socket's (ECONNREFUSED, a TLS
- * verification code) rather than undici's wrapper (UND_ERR_SOCKET ...), when
- * there is one.
- */
-export function networkErrorCode(err: unknown): string | undefined {
-  let current: unknown = err;
-  let undici: string | undefined;
-  for (let depth = 0; depth < 4 && current; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') {
-      if (!code.startsWith('UND_ERR')) return code;
-      undici ??= code;
-    }
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undici;
-}
-
-const NETWORK_FAILURES: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'the connection was refused',
-  ENOTFOUND: 'the host name does not resolve',
-  EAI_AGAIN: 'the host name does not resolve',
-  ETIMEDOUT: 'the connection timed out',
-  ECONNRESET: 'the connection was reset',
-  EHOSTUNREACH: 'the host is unreachable',
-  ENETUNREACH: 'the network is unreachable',
-  UND_ERR_HEADERS_TIMEOUT: 'the server did not answer in time',
-  UND_ERR_BODY_TIMEOUT: 'the server did not send its whole answer in time',
-  UND_ERR_CONNECT_TIMEOUT: 'the connection timed out',
-};
-
-/** What happened, in words and with the failure's code (`the connection was refused (ECONNREFUSED)`). */
-export function describeNetworkFailure(code: string | undefined, err: unknown): string {
-  const words = (code && NETWORK_FAILURES[code]) ?? (err as { cause?: Error })?.cause?.message ?? (err instanceof Error ? err.message : String(err));
-  return code && !words.includes(code) ? `${words} (${code})` : words;
 }
 
 /**
@@ -60,7 +16,7 @@ export function describeNetworkFailure(code: string | undefined, err: unknown): 
  * nothing listens there, which the back-off would only confirm 1.75 s later for
  * every stopped consumer of a fleet; it fails at once.
  */
-const CONNECT_PHASE_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const CONNECT_PHASE_CODES = new Set<string>([NET_ERRORS.connectTimeout, 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** Network failures worth another attempt for GET and DELETE, which are idempotent; TLS verification failures are not among them. */
 const RETRYABLE_CODES = new Set([
@@ -68,10 +24,10 @@ const RETRYABLE_CODES = new Set([
   'ECONNRESET',
   'EPIPE',
   'ETIMEDOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
+  NET_ERRORS.closedEarly,
+  NET_ERRORS.headersTimeout,
+  NET_ERRORS.bodyTimeout,
+  NET_ERRORS.clientClosed,
 ]);
 
 export interface JsonTransportOptions {
@@ -124,13 +80,16 @@ export interface SendOptions {
  */
 export class JsonTransport {
   readonly stats = { requests: 0, retries: 0 };
-  private readonly agent: TcpFirstAgent;
+  private readonly agent: NetAgent;
   /** Requests under way: close() waits for them, as a pool's close does. */
   private readonly pending = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(private readonly opts: JsonTransportOptions) {
-    this.agent = new TcpFirstAgent({ ...trustOptions(opts.trust?.caPems), rejectUnauthorized: !opts.trust?.insecure, timeoutMs: opts.timeoutMs });
+    this.agent = new NetAgent({
+      timeoutMs: opts.timeoutMs,
+      tls: { ...(opts.trust?.caPems ? { trust: { caPems: opts.trust.caPems } } : {}), rejectUnauthorized: !opts.trust?.insecure },
+    });
   }
 
   async send(method: string, path: string, opts: SendOptions = {}): Promise<Reply> {
@@ -173,7 +132,7 @@ export class JsonTransport {
     }
   }
 
-  /** Waits for the requests under way, then closes the connections; a request sent after fails with `UND_ERR_CLOSED`. */
+  /** Waits for the requests under way, then closes the connections; a request sent after fails with NET_CLIENT_CLOSED. */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.pending]);
@@ -187,7 +146,7 @@ export class JsonTransport {
   }
 
   private track<T>(send: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(Object.assign(new Error('The client is closed'), { code: 'UND_ERR_CLOSED' }));
+    if (this.closed) return Promise.reject(netError(NET_ERRORS.clientClosed, 'the client is closed'));
     const request = send();
     this.pending.add(request);
     const done = () => this.pending.delete(request);
@@ -209,27 +168,6 @@ export class JsonTransport {
       `${name[0]!.toUpperCase()}${name.slice(1)} ${host} answered ${method} ${path.split('?')[0]} with more than ${formatBytes(limit)}, more than any answer of its API holds; the rest was not read.`,
     );
   }
-}
-
-/** CA sets seen, each parsed once: a fleet of clients trusting the same CA shares one context instead of building one per connection. */
-const secureContexts = new Map<string, SecureContext>();
-const MAX_SECURE_CONTEXTS = 64;
-
-/** The shared context of these CAs; the CAs themselves where they do not make one, so that the connection says what is wrong with them, as it did. */
-function trustOptions(caPems: string[] | undefined): { secureContext?: SecureContext; ca?: string[] } {
-  if (!caPems) return {};
-  const key = caPems.join('\n');
-  let context = secureContexts.get(key);
-  if (!context) {
-    try {
-      context = createSecureContext({ ca: caPems });
-    } catch {
-      return { ca: caPems };
-    }
-    if (secureContexts.size >= MAX_SECURE_CONTEXTS) secureContexts.clear();
-    secureContexts.set(key, context);
-  }
-  return { secureContext: context };
 }
 
 function parseBody(text: string): unknown {
