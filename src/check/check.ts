@@ -13,6 +13,7 @@ import { checkMetadata, readCatalog } from './content.js';
 import { type Target, credentialsFor } from './credentials.js';
 import { CHECK_DEFAULTS } from './defaults.js';
 import { depotClient } from './http.js';
+import { recordedSelection } from './recorded-selection.js';
 import { connectFinding } from './network.js';
 import { checkAnonymousPaths } from './open-paths.js';
 import { plainHttpStage } from './plain-http.js';
@@ -60,8 +61,10 @@ export interface CheckResult {
    * binary's HEAD (its Content-Length), and with `deep` its SHA-256.
    */
   releases: ReleaseVerdict[];
-  /** The selection the depot was judged on (`selection`), in words. */
+  /** The selection the depot was judged on (`selection`, or the one the depot records), in words. */
   selection?: string;
+  /** The selection was the one the depot records (serve's status JSON), no `selection` being given. */
+  selectionRecorded?: boolean;
 }
 
 /** The selection given, checked against the catalog served (an unknown release or component is refused). */
@@ -112,7 +115,11 @@ export async function checkDepot(urlText: string, options: CheckOptions = {}): P
       const seen = new Map<string, SeenFile>();
       const binaryFindings = await checkBinaries(client, depot, read.binaries, credentials, options, result.stats, seen);
       if (read.catalog) {
-        const selection = selectionFor(options.selection, read.catalog, manifest);
+        // A cut depot served by depotkit serve says what it was cut to; flags given say it first.
+        const cut = !selects(options.selection) && binaryFindings.some((f) => f.id === 'binary.missing');
+        const recorded = cut ? await recordedSelection(client, depot, credentials.header) : undefined;
+        const selection = recorded ? selectionOf(recorded, catalogEntriesOf(read.catalog), manifest) : selectionFor(options.selection, read.catalog, manifest);
+        if (recorded && selection) result.selectionRecorded = true;
         const { judgement, findings: judged } = judgeWithFindings(read.catalog, manifest, seen, binaryFindings, selection);
         findings.push(...judged);
         Object.assign(result, { grouping: judgement.grouping, releases: judgement.releases, ...(selection ? { selection: selection.words } : {}) });

@@ -88,11 +88,22 @@ export function depotClient(depot: DepotUrl, serverName: string, connections: nu
 
 const REQUEST_TIMEOUT_MS = 60_000;
 
-async function send(client: DepotClient, url: string, method: 'HEAD' | 'GET', authorization?: string): Promise<IncomingMessage> {
+async function send(
+  client: DepotClient,
+  url: string,
+  method: 'HEAD' | 'GET',
+  authorization?: string,
+  extra: Record<string, string> = {},
+): Promise<IncomingMessage> {
   const agent = authorization === undefined ? client.agent : client.credentialAgent;
   if (!agent) throw new Error('credentials are sent only to a server that passed the TLS checks (or over HTTP when allowed)');
   const sent = performance.now();
-  const answer = await requestStream(new URL(url), { method, agent, headers: authorization ? { authorization } : {}, idleMs: REQUEST_TIMEOUT_MS });
+  const answer = await requestStream(new URL(url), {
+    method,
+    agent,
+    headers: { ...extra, ...(authorization ? { authorization } : {}) },
+    idleMs: REQUEST_TIMEOUT_MS,
+  });
   client.timing.record(performance.now() - sent);
   return answer.body;
 }
@@ -121,8 +132,9 @@ export async function fetchFile(
   method: 'HEAD' | 'GET',
   authorization?: string,
   maxBody: number = NETWORK_LIMITS.depotMetadataBytes,
+  extra: Record<string, string> = {},
 ): Promise<HttpAnswer> {
-  const res = await send(client, url, method, authorization);
+  const res = await send(client, url, method, authorization, extra);
   const status = res.statusCode ?? 0;
   if (method === 'HEAD' || status !== 200) {
     await discard(res);

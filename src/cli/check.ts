@@ -73,7 +73,7 @@ export function formatCheckResult(result: CheckResult): string[] {
   }
   lines.push(...result.findings.flatMap(formatFinding));
   lines.push(...formatReleases(result.releases, result.grouping));
-  if (result.selection !== undefined) lines.push(selectionLine(result.selection));
+  if (result.selection !== undefined) lines.push(selectionLine(result.selection, result.selectionRecorded));
   const counts = countBySeverity(result.findings);
   lines.push(
     result.accepted

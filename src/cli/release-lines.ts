@@ -20,6 +20,7 @@ export function formatReleases(releases: ReleaseVerdict[], grouping: 'manifest' 
 }
 
 /** The selection a depot was judged on, said once after its releases (verify and check). */
-export function selectionLine(words: string): string {
-  return `Judged on the selection (${words}): a binary it left out is not an error; one it chose and the depot lacks is.`;
+export function selectionLine(words: string, recorded = false): string {
+  const which = recorded ? 'the selection the depot records' : 'the selection';
+  return `Judged on ${which} (${words}): a binary it left out is not an error; one it chose and the depot lacks is.`;
 }

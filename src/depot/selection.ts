@@ -87,11 +87,16 @@ export async function readSelection(root: string): Promise<Choice[] | undefined>
     const info = await stat(file);
     if (!info.isFile() || info.size > RECORD_LIMIT) return undefined;
     const value = JSON.parse(await readFile(file, 'utf8')) as unknown;
-    const choices = isObject(value) && Array.isArray(value.choices) ? value.choices.map(readChoice) : [];
-    return choices.length && choices.every((c) => c !== undefined) ? (choices as Choice[]) : undefined;
+    return parseChoices(isObject(value) ? value.choices : undefined);
   } catch {
     return undefined;
   }
+}
+
+/** Recorded choices as the record (or serve's status JSON, `selectionChoices`) holds them; undefined unless every one is whole. */
+export function parseChoices(value: unknown): Choice[] | undefined {
+  const choices = Array.isArray(value) ? value.map(readChoice) : [];
+  return choices.length && choices.every((c) => c !== undefined) ? (choices as Choice[]) : undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { cp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatMirrorReport } from '../../src/cli/transfer-mirror.js';
@@ -121,16 +121,34 @@ describe('a depot mirrored with --component', () => {
     for (const r of data.releases) expect(html).toContain(r.message);
   });
 
-  it('check with the same selection accepts it and says the same verdicts; without it, the left-out binaries are missing', async () => {
+  it('check with the same selection accepts it and says the same verdicts; without it, it reads the selection the depot records', async () => {
     const server = await startDepotServer({ root: out, host: '127.0.0.1', port: 0, tls });
     try {
       const served = server.url.replace('127.0.0.1', 'localhost');
       const chosen = await checkDepot(served, { caPems: [caPem], selection: { components: ['VCENTER'] } });
       expect(chosen.accepted).toBe(true);
       expect(chosen.releases.map((r) => r.message)).toEqual((await verifyDepot(out)).releases.map((r) => r.message));
-      const whole = await checkDepot(served, { caPems: [caPem] });
-      expect(whole.accepted).toBe(false);
-      expect(whole.findings.some((f) => f.id === 'binary.missing' && f.severity === 'error')).toBe(true);
+      // Served by depotkit serve, the depot says what it was cut to (its status JSON): check judges it on that.
+      const recorded = await checkDepot(served, { caPems: [caPem] });
+      expect(recorded).toMatchObject({ accepted: true, selection: 'component VCENTER', selectionRecorded: true });
+      expect(recorded.releases.map((r) => r.message)).toEqual(chosen.releases.map((r) => r.message));
+      expect(recorded.findings.filter((f) => f.severity === 'error')).toEqual([]);
+      expect(recorded.findings.map((f) => `${f.severity} ${f.id} ${f.path ?? ''}`)).toEqual(
+        chosen.findings.map((f) => `${f.severity} ${f.id} ${f.path ?? ''}`),
+      );
+      // The same tree without its record: every binary the catalog names is judged, the left-out ones missing.
+      const copy = `${out}-unrecorded`;
+      await cp(out, copy, { recursive: true });
+      await rm(selectionFileFor(copy));
+      const plain = await startDepotServer({ root: copy, host: '127.0.0.1', port: 0, tls });
+      try {
+        const whole = await checkDepot(plain.url.replace('127.0.0.1', 'localhost'), { caPems: [caPem] });
+        expect(whole.accepted).toBe(false);
+        expect(whole.selectionRecorded).toBeUndefined();
+        expect(whole.findings.some((f) => f.id === 'binary.missing' && f.severity === 'error')).toBe(true);
+      } finally {
+        await plain.close();
+      }
 
       // /metrics: per release, the binaries left out are left_out, not missing, and the state is complete-as-chosen.
       await server.refreshStatus();
