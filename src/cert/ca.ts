@@ -63,8 +63,8 @@ export async function createCa(opts: { cn?: string; days?: number; keySize?: Rsa
 
 /** A CA key and certificate that are not a pair. */
 export class KeyMismatchError extends DepotkitError {
-  constructor(message: string, hint?: string) {
-    super(message, EXIT.usage, hint);
+  constructor(message: string, fix?: string) {
+    super(message, EXIT.usage, fix);
   }
 }
 

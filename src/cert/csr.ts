@@ -112,14 +112,14 @@ export function inspectCsr(csrPem: string, source = 'The CSR'): CsrInfo {
  */
 function refuseIpOnly(cn: string | undefined, names: AltNames, allowIpOnly: boolean | undefined): void {
   if (allowIpOnly) return;
-  const hint = "Make the request with the host's DNS name as CN and SAN (add it to the installer's hosts file when there is no DNS), or pass `allowIpOnly`.";
+  const fix = "Make the request with the host's DNS name as CN and SAN (add it to the installer's hosts file when there is no DNS), or pass `allowIpOnly`.";
   if (cn !== undefined && isIP(cn)) {
-    throw usageError(`Refusing to sign the CSR: its CN is an IP address (${cn}), which the installer rejects.`, hint);
+    throw usageError(`Refusing to sign the CSR: its CN is an IP address (${cn}), which the installer rejects.`, fix);
   }
   if (names.dns.length === 0 && names.ips.length > 0) {
     throw usageError(
       `Refusing to sign an IP-only CSR (${names.ips.map((ip) => `IP:${ip}`).join(', ')}): it names no DNS host, which the installer rejects.`,
-      hint,
+      fix,
     );
   }
 }

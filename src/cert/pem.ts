@@ -122,12 +122,12 @@ export async function readPemBlocks(path: string, label: string | readonly strin
     const key = all.find((b) => / PRIVATE KEY$|^PRIVATE KEY$/.test(b.label));
     if (key) throw usageError(`${path} is a private key (${key.label}), not a ${labels[0]!.toLowerCase()}; its content is not shown.`);
     // A DER file starts with an ASN.1 SEQUENCE tag; say how to convert it rather than just refusing.
-    const hint =
+    const fix =
       data[0] === 0x30
         ? 'It looks like binary DER; convert it with: openssl x509 -inform DER -in FILE -out FILE.pem (openssl req or pkey for requests and keys).'
         : undefined;
     const names = labels.length > 1 ? `${labels.slice(0, -1).join(', ')} or ${labels.at(-1)}` : labels[0];
-    throw usageError(`${path} holds no ${names} PEM block.`, hint);
+    throw usageError(`${path} holds no ${names} PEM block.`, fix);
   }
   const max = options.maxBlocks ?? PEM_LIMITS.maxBlocks;
   if (blocks.length > max) {

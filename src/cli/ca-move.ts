@@ -115,7 +115,7 @@ function phaseLines(phase: PhaseReport): string[] {
     const who = `  ${r.name}${r.role ? `  ${r.role} ${r.version ?? '?'}` : ''}`;
     // The way the new CA went to this consumer, where the phase sent it (import, revalidate).
     const via = typeof r.result === 'object' && r.result !== null && 'via' in r.result ? `  via ${String(r.result.via)}` : '';
-    return r.ok ? `${who}  ok${via}` : `${who}  FAILED  ${r.error?.message ?? JSON.stringify(r.result)}${r.error?.hint ? ` ${r.error.hint}` : ''}`;
+    return r.ok ? `${who}  ok${via}` : `${who}  FAILED  ${r.error?.message ?? JSON.stringify(r.result)}${r.error?.fix ? ` ${r.error.fix}` : ''}`;
   });
   return [head, ...rows];
 }

@@ -37,8 +37,7 @@ export function depotLine(result: DepotPushResult & Listed & { trusted?: TrustOu
   const where = conf?.url ?? `${conf?.hostname ?? '?'}:${conf?.port ?? '?'}`;
   const lines = [`depot ${where}: ${result.status ?? 'no status'}${result.action === 'unchanged' ? ' (already set, nothing sent)' : ''}`];
   if (!result.ok && result.message) lines.push(result.errorCode ? `${result.errorCode}: ${result.message}` : result.message);
-  if (!result.ok && result.remediation) lines.push(result.remediation);
-  if (!result.ok && result.hint) lines.push(result.hint);
+  if (!result.ok && result.fix) lines.push(result.fix);
   if (result.trusted) lines.push(...trustLine(result.trusted));
   if (result.sync) lines.push(...syncLines(result.sync), ...listedLines(result));
   return lines;

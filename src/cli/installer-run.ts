@@ -90,7 +90,7 @@ function rowLines<T>(row: FleetRow<T>, format: RowFormatter<T>): string[] {
     return [`${rowHead(row)}  ${row.ok ? 'ok' : 'FAILED'}  ${first}`, ...rest.map((l) => `    ${l}`)];
   }
   const lines = [`${rowHead(row)}  FAILED  ${row.error?.message ?? 'unknown error'}`];
-  const remedy = row.error?.remediation ?? row.error?.hint;
+  const remedy = row.error?.fix;
   if (remedy) lines.push(`    ${remedy}`);
   return lines;
 }

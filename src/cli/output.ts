@@ -58,7 +58,7 @@ export function warn(message: string): void {
 export interface ErrorReport {
   message: string;
   exitCode: number;
-  hint?: string;
+  fix?: string;
 }
 
 /**
@@ -69,22 +69,22 @@ export interface ErrorReport {
 export function describeError(err: unknown): ErrorReport {
   const known =
     err instanceof DepotkitError ? err : isEnvironmentError(err) ? describeFsError(err, (err as NodeJS.ErrnoException).path ?? 'a file') : undefined;
-  if (known) return { message: known.message, exitCode: known.exitCode, ...(known.hint ? { hint: known.hint } : {}) };
+  if (known) return { message: known.message, exitCode: known.exitCode, ...(known.fix ? { fix: known.fix } : {}) };
   return { message: err instanceof Error ? err.message : String(err), exitCode: EXIT.problems };
 }
 
 /**
- * Prints a failure: one sentence (and its hint, or the command's usage line)
- * on stderr; with `json`, also `{"error": {message, exitCode, hint}}` on
+ * Prints a failure: one sentence (and its fix, or the command's usage line)
+ * on stderr; with `json`, also `{"error": {message, exitCode, fix}}` on
  * stdout, so that a script reading stdout always gets JSON. Returns the exit code.
  */
 export function printReport(report: ErrorReport, options: { json?: boolean; usage?: string } = {}): number {
   note(`depotkit: ${report.message}`);
-  if (report.hint) note(`  ${report.hint}`);
+  if (report.fix) note(`  ${report.fix}`);
   if (options.usage) note(`usage: ${options.usage}`);
-  // A script gets the same help: the hint, or for a command line that does not parse, the usage line.
-  const hint = report.hint ? forTheUser(report.hint) : options.usage ? `usage: ${options.usage}` : undefined;
-  if (options.json) printJson({ error: { message: forTheUser(report.message), exitCode: report.exitCode, ...(hint ? { hint } : {}) } });
+  // A script gets the same help: the fix, or for a command line that does not parse, the usage line.
+  const fix = report.fix ? forTheUser(report.fix) : options.usage ? `usage: ${options.usage}` : undefined;
+  if (options.json) printJson({ error: { message: forTheUser(report.message), exitCode: report.exitCode, ...(fix ? { fix } : {}) } });
   return report.exitCode;
 }
 

@@ -87,7 +87,7 @@ function commandName(cmd: Command): string {
  * Commander's complaint as one sentence in depotkit's words. `--password` (a
  * common guess) names the options that take a password instead.
  */
-export function usageSentence(err: CommanderError, cmd: Command): { message: string; hint?: string } {
+export function usageSentence(err: CommanderError, cmd: Command): { message: string; fix?: string } {
   const text = err.message.replace(/^error: /, '');
   const [first = text, suggestion] = text.split('\n');
   const meant = /^\(Did you mean (.+)\?\)$/.exec(suggestion ?? '')?.[1];
@@ -99,7 +99,7 @@ export function usageSentence(err: CommanderError, cmd: Command): { message: str
     if (/password$/.test(flag) && takes(`${flag}-file`)) {
       return {
         message: `${flag} is not an option: a password on the command line would show in ps and in the shell's history.`,
-        hint: `Use ${flag}-file <file> or ${flag}-env <name>, or give neither to be asked on a terminal.`,
+        fix: `Use ${flag}-file <file> or ${flag}-env <name>, or give neither to be asked on a terminal.`,
       };
     }
     return { message: `${commandName(cmd)} has no option ${flag}${didYouMean}.` };

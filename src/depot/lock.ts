@@ -64,7 +64,7 @@ async function readLock(path: string): Promise<string | undefined> {
   } catch (err) {
     if (!(await exists(path))) return undefined;
     // A refusal of what is there says how to clear it; a failure of the file system keeps its own hint.
-    if (!(err instanceof DepotkitError) || err.hint) throw err;
+    if (!(err instanceof DepotkitError) || err.fix) throw err;
     throw new DepotkitError(err.message, err.exitCode, `depotkit writes its lock as a small regular file: remove ${path}, then run the command again.`);
   }
 }

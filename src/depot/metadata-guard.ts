@@ -141,14 +141,14 @@ export async function backupMetadata(root: string): Promise<string> {
  * The refusal of an import whose catalog would move the depot's metadata backwards (`subject`, e.g. "The pack's
  * catalog", `verb` "unpacked"), or pass for newer by a date no release can have yet; undefined when it may go in.
  */
-export function backwardsRefusal(change: CatalogChange, subject: string, root: string, verb: string, hint: string): DepotkitError | undefined {
+export function backwardsRefusal(change: CatalogChange, subject: string, root: string, verb: string, fix: string): DepotkitError | undefined {
   if (change.implausible)
     return usageError(
       `${subject} carries a date no release can have yet (${change.implausible}): ${verb}, it would pass for newer than every real release.`,
-      hint,
+      fix,
     );
   if (change.older)
-    return usageError(`${subject} is older than the one in ${root} (${change.older}): ${verb}, it would move the depot's metadata backwards.`, hint);
+    return usageError(`${subject} is older than the one in ${root} (${change.older}): ${verb}, it would move the depot's metadata backwards.`, fix);
   return undefined;
 }
 

@@ -29,11 +29,11 @@ export async function exportCertificate(options: ExportOptions, warnings: string
     return { cert, key, names: [...info.san.dns, ...(info.commonName ? [info.commonName] : [])] };
   }
   if (options.target !== 'systemd' || !options.ca) {
-    const hint =
+    const fix =
       options.target === 'systemd'
         ? 'Give `cert` and `key`, or `ca` <dir> to let depotkit serve issue one.'
         : 'Give `cert` and `key` (make them with `issueCert`).';
-    throw usageError(options.ca ? `\`ca\` is for systemd only: ${options.target} cannot issue its own certificate.` : 'No certificate given.', hint);
+    throw usageError(options.ca ? `\`ca\` is for systemd only: ${options.target} cannot issue its own certificate.` : 'No certificate given.', fix);
   }
   return { names: [] };
 }

@@ -58,7 +58,8 @@ export class InstallerApiError extends DepotkitError {
     readonly status: number,
     readonly errorCode: string | undefined,
     readonly apiMessage: string | undefined,
-    readonly remediation: string | undefined,
+    /** The installer's remediationMessage, as the error's fix. */
+    remediation: string | undefined,
   ) {
     const what = errorCode ? `${errorCode}: ${apiMessage ?? `HTTP ${status}`}` : `HTTP ${status}${apiMessage ? ` ${apiMessage}` : ''}`;
     super(`${operation} failed: ${what}`, EXIT.problems, remediation);
@@ -71,9 +72,9 @@ export class InstallerConnectionError extends DepotkitError {
   constructor(
     message: string,
     readonly code: string | undefined,
-    hint?: string,
+    fix?: string,
   ) {
-    super(message, EXIT.problems, hint);
+    super(message, EXIT.problems, fix);
     this.name = 'InstallerConnectionError';
   }
 }

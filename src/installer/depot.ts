@@ -56,11 +56,10 @@ export interface DepotPushResult {
   ok: boolean;
   status?: string;
   message?: string;
-  /** When the installer refused the update: its errorCode and remediation. */
+  /** When the installer refused the update: its errorCode. */
   errorCode?: string;
-  remediation?: string;
-  /** depotkit's own advice for the installer's errorCode, when it has some. */
-  hint?: string;
+  /** What to do: the installer's remediation, then depotkit's own advice for its errorCode when it has some. */
+  fix?: string;
   /** The settings the installer shows afterwards (never a password). */
   settings: DepotSettings;
 }
@@ -233,15 +232,14 @@ export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: 
     const settings = await client.getDepotSettings();
     const status = settings.offlineAccount?.status;
     if (!status || status === DEPOT_STATUS.connectionSuccessful || !sameDepot(settings, configuration, username)) throw err;
-    const hint = refusalHint(err.errorCode, configuration);
+    const fix = [err.fix, refusalHint(err.errorCode, configuration)].filter((f) => f !== undefined && f !== '').join(' ');
     return {
       action: 'updated',
       ok: false,
       status,
       message: err.apiMessage ?? settings.offlineAccount?.message,
       errorCode: err.errorCode,
-      remediation: err.remediation,
-      ...(hint ? { hint } : {}),
+      ...(fix ? { fix } : {}),
       settings,
     };
   }

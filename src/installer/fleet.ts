@@ -18,7 +18,7 @@ export interface FleetRow<T> {
   version?: string;
   ok: boolean;
   result?: T;
-  error?: { message: string; errorCode?: string; remediation?: string; hint?: string };
+  error?: { message: string; errorCode?: string; fix?: string };
   ms: number;
 }
 
@@ -57,7 +57,7 @@ export async function runFleet<T>(
 }
 
 function describe(err: unknown): NonNullable<FleetRow<unknown>['error']> {
-  if (err instanceof InstallerApiError) return { message: err.message, errorCode: err.errorCode, remediation: err.remediation };
-  if (err instanceof InstallerConnectionError || err instanceof DepotkitError) return { message: err.message, ...(err.hint ? { hint: err.hint } : {}) };
+  if (err instanceof InstallerApiError) return { message: err.message, errorCode: err.errorCode, ...(err.fix ? { fix: err.fix } : {}) };
+  if (err instanceof InstallerConnectionError || err instanceof DepotkitError) return { message: err.message, ...(err.fix ? { fix: err.fix } : {}) };
   return { message: errorMessage(err) };
 }

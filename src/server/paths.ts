@@ -86,7 +86,7 @@ function relativeInside(realRoot: string, real: string): string | undefined {
  */
 export function normaliseOpenPrefix(text: string, what = 'The open prefix'): string {
   const path = text.endsWith('/') ? text.slice(0, -1) : text;
-  const refuse = (why: string, hint?: string) => usageError(`${what} "${text}" ${why}.`, hint);
+  const refuse = (why: string, fix?: string) => usageError(`${what} "${text}" ${why}.`, fix);
   if (path === '') throw refuse('names no path', `Give a folder under the web root, such as ${DEPOT_PATHS.hclDir}; to open everything, serve without auth.`);
   if (path.startsWith('/')) throw refuse('must be relative to the web root', `Write it as ${path.replace(/^\/+/, '') || '<folder>'}.`);
   if (path.includes('\\') || path.includes('\0')) throw refuse('holds a backslash or NUL; give a path with forward slashes');

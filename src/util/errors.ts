@@ -13,7 +13,8 @@ export class DepotkitError extends Error {
   constructor(
     message: string,
     readonly exitCode: number = EXIT.usage,
-    readonly hint?: string,
+    /** What to do next: the one name of the next step, as findings' `fix`. */
+    readonly fix?: string,
   ) {
     super(message);
     this.name = 'DepotkitError';
@@ -21,8 +22,8 @@ export class DepotkitError extends Error {
 }
 
 /** Bad usage or input: exit 2. */
-export function usageError(message: string, hint?: string): DepotkitError {
-  return new DepotkitError(message, EXIT.usage, hint);
+export function usageError(message: string, fix?: string): DepotkitError {
+  return new DepotkitError(message, EXIT.usage, fix);
 }
 
 /** Arguments that do not go together or are missing (exit 2): a command line shows its usage line after it. */

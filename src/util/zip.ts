@@ -20,9 +20,9 @@ export function openZip(source: string | Buffer): Promise<yauzl.ZipFile> {
 
 /**
  * A zip file opened for a walk, with its size: a missing or unreadable file is said as the file
- * system says it, before yauzl's generic words; a file that is no zip gets `hint` (what to do).
+ * system says it, before yauzl's generic words; a file that is no zip gets `fix` (what to do).
  */
-export async function openZipFile(path: string, hint: string): Promise<{ zip: yauzl.ZipFile; bytes: number }> {
+export async function openZipFile(path: string, fix: string): Promise<{ zip: yauzl.ZipFile; bytes: number }> {
   let bytes: number;
   try {
     const handle = await openFile(path, 'r');
@@ -34,7 +34,7 @@ export async function openZipFile(path: string, hint: string): Promise<{ zip: ya
   try {
     return { zip: await openZip(path), bytes };
   } catch (err) {
-    throw usageError(`${path} is not a readable zip archive (${(err as Error).message}).`, hint);
+    throw usageError(`${path} is not a readable zip archive (${(err as Error).message}).`, fix);
   }
 }
 

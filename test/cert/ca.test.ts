@@ -212,7 +212,7 @@ describe('CA folders', () => {
       const d = await caDirWith(name, { key, cert: ca.certPem });
       const err = await loadError(d);
       expect(err.message).toBe(`${join(d, CA_KEY_FILE)} is encrypted and no passphrase was given.`);
-      expect(onTheCommandLine(err.hint)).toMatch(/--ca-passphrase-file FILE or --ca-passphrase-env NAME/);
+      expect(onTheCommandLine(err.fix)).toMatch(/--ca-passphrase-file FILE or --ca-passphrase-env NAME/);
       const wrong = await loadCaDir(d, { passphrase: 'wrong' }).catch((e: unknown) => e);
       expect((wrong as Error).message).toBe(`${join(d, CA_KEY_FILE)} cannot be decrypted with the given passphrase.`);
       const loaded = await loadCaDir(d, { passphrase: 'secret' });

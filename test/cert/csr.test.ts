@@ -93,7 +93,7 @@ describe('signCsr', () => {
     const { pem } = opensslCsr('nosan', '/O=Lab/CN=legacy.lab.local');
     const err = await signError(pem);
     expect(err.message).toBe('The CSR for legacy.lab.local requests no subject alternative names; the installer matches host names against the SAN only.');
-    expect(onTheCommandLine(err.hint)).toMatch(/--allow-no-san/);
+    expect(onTheCommandLine(err.fix)).toMatch(/--allow-no-san/);
     const info = readCertificate(await signCsr(ca, pem, { allowNoSan: true }));
     expect(info.san).toEqual({ dns: ['legacy.lab.local'], ips: [] });
     expect(info.subject).toBe('O=Lab, CN=legacy.lab.local');
@@ -124,7 +124,7 @@ describe('signCsr', () => {
     const { pem } = opensslCsr('cnip', '/CN=10.0.0.7', ['-addext', 'subjectAltName=DNS:vc7.lab.local,IP:10.0.0.7']);
     const err = await signError(pem);
     expect(err.message).toBe('Refusing to sign the CSR: its CN is an IP address (10.0.0.7), which the installer rejects.');
-    expect(onTheCommandLine(err.hint)).toMatch(/--allow-ip-only/);
+    expect(onTheCommandLine(err.fix)).toMatch(/--allow-ip-only/);
     const certPem = await signCsr(ca, pem, { allowIpOnly: true });
     const path = join(dir, 'cnip.pem');
     await writeFile(path, certPem);

@@ -158,22 +158,22 @@ describe('usage errors (the built CLI)', () => {
     expect(depot.stderr).not.toContain('hunter2');
   });
 
-  it('with --json, every error is a JSON object on stdout too, with its exit code and hint', async () => {
+  it('with --json, every error is a JSON object on stdout too, with its exit code and fix', async () => {
     const usage = await run(['check', 'https://x.invalid', '--concurrency', '0', '--json']);
     expect(usage.code).toBe(2);
     expect(JSON.parse(usage.stdout)).toEqual({
-      error: { message: '--concurrency must be at least 1.', exitCode: 2, hint: 'usage: depotkit check [options] <depot-url>' },
+      error: { message: '--concurrency must be at least 1.', exitCode: 2, fix: 'usage: depotkit check [options] <depot-url>' },
     });
     expect(usage.stderr).toContain('depotkit: --concurrency must be at least 1.');
     const input = await run(['depot', 'verify', join(f.dir, 'depoy'), '--json']);
     expect(input.code).toBe(2);
-    expect(JSON.parse(input.stdout)).toEqual({ error: { message: `${join(f.dir, 'depoy')} does not exist.`, exitCode: 2, hint: `Did you mean ${f.depot}?` } });
+    expect(JSON.parse(input.stdout)).toEqual({ error: { message: `${join(f.dir, 'depoy')} does not exist.`, exitCode: 2, fix: `Did you mean ${f.depot}?` } });
     const password = await run(['check', 'https://x.invalid', '--user', 'u', '--json']);
     expect(password.code).toBe(2);
     expect(JSON.parse(password.stdout).error).toEqual({
       message: 'The password of depot user u is needed and there is no terminal to ask on.',
       exitCode: 2,
-      hint: 'Pass --password-file <file> or --password-env <name>.',
+      fix: 'Pass --password-file <file> or --password-env <name>.',
     });
   });
 });

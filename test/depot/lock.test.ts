@@ -92,7 +92,7 @@ describe('depot lock', () => {
     await expect(lockDepot(zero, 'depot unpack')).rejects.toMatchObject({
       exitCode: 2,
       message: `${path} is a symbolic link, not a regular file: it is not a depot lock.`,
-      hint: `depotkit writes its lock as a small regular file: remove ${path}, then run the command again.`,
+      fix: `depotkit writes its lock as a small regular file: remove ${path}, then run the command again.`,
     });
     execFileSync('mkfifo', [lockFileFor(fifo)]);
     await expect(lockDepot(fifo, 'depot unpack')).rejects.toThrow(`${lockFileFor(fifo)} is a FIFO, not a regular file: it is not a depot lock.`);

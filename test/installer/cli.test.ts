@@ -40,7 +40,7 @@ interface Rows {
     name: string;
     ok: boolean;
     result?: Record<string, unknown> & { action?: string; status?: string };
-    error?: { message: string; errorCode?: string; remediation?: string };
+    error?: { message: string; errorCode?: string; fix?: string };
   }>;
 }
 

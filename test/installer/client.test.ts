@@ -153,7 +153,7 @@ describe('installer client', () => {
       expect((err as InstallerApiError).errorCode).toBe('INVALID_CREDENTIALS');
       expect((err as InstallerApiError).status).toBe(401);
       expect((err as InstallerApiError).message).toBe('Log-in failed: INVALID_CREDENTIALS: Invalid username or password.');
-      expect((err as InstallerApiError).hint).toBe('Check the user name and password.');
+      expect((err as InstallerApiError).fix).toBe('Check the user name and password.');
 
       const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
       try {
@@ -167,8 +167,9 @@ describe('installer client', () => {
           settings: { offlineAccount: { username: DEPOT_USER } },
         });
         expect(failed.message).toContain('Secure protocol communication error');
-        expect(failed.remediation).toBe('Please verify the depot credentials for user are correct, check your connection to the depot and try command again.');
-        expect(asCommandLine(failed.hint)).toMatch(/import the CA that issued it \(depotkit installer trust --ca CA-CERT\)/);
+        // The installer's remediation first, then depotkit's own advice, under the one name of the next step.
+        expect(failed.fix).toContain('Please verify the depot credentials for user are correct, check your connection to the depot and try command again.');
+        expect(asCommandLine(failed.fix)).toMatch(/import the CA that issued it \(depotkit installer trust --ca CA-CERT\)/);
 
         const trusted = await ensureTrusted(client, [depot.ca.certPem]);
         expect(trusted).toEqual([expect.objectContaining({ action: 'imported', alias: expect.stringMatching(/^vcf_.+_[0-9a-f]{64}$/) })]);
@@ -363,7 +364,7 @@ describe('installer client', () => {
       const untrusted = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD }).catch((e: unknown) => e);
       expect(untrusted).toBeInstanceOf(InstallerConnectionError);
       expect((untrusted as InstallerConnectionError).message).toMatch(/presented a certificate this client does not trust/);
-      expect(asCommandLine((untrusted as InstallerConnectionError).hint)).toMatch(/--installer-ca/);
+      expect(asCommandLine((untrusted as InstallerConnectionError).fix)).toMatch(/--installer-ca/);
       const insecure = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { insecure: true } });
       expect((await insecure.applianceInfo()).role).toBe('VcfInstaller');
       await insecure.close();

@@ -146,7 +146,7 @@ describe('installer commands against installers and SDDC Managers', () => {
         expect(row.error!.message).toMatch(
           /^CN=depotkit installer test CA \(SHA-256 ([0-9A-F]{2}:){31}[0-9A-F]{2}\) anchors the certificate chain the configured depot localhost:\d+ sends/,
         );
-      expect(refused.installers[0]!.error!.hint).toContain('--force');
+      expect(refused.installers[0]!.error!.fix).toContain('--force');
       const forced = await runCli([...remove, '--force']);
       const removed = JSON.parse(forced.stdout) as Report<Array<{ action: string; aliases: string[] }>>;
       for (const row of removed.installers.slice(0, 12)) expect(row.result).toMatchObject([{ action: 'removed', aliases: [expect.stringMatching(/^vcf_/)] }]);
@@ -195,9 +195,9 @@ describe('depot URLs the consumers refuse', () => {
       );
       const withCredentials = pushDepot(c, { url: `https://${DEPOT_USER}:${DEPOT_PASSWORD}@localhost:${depot.port}/depot` });
       await expect(withCredentials).rejects.toThrow(/^The depot URL carries credentials \(user:password@\): the installer refuses a URL with credentials/);
-      const err = (await withCredentials.catch((e: unknown) => e)) as Error & { hint?: string };
-      expect(`${err.message} ${err.hint}`).not.toContain(DEPOT_PASSWORD);
-      expect(err.hint).toBe(`Use \`depotUrl\` ${base} with \`depotUser\` and its password file.`);
+      const err = (await withCredentials.catch((e: unknown) => e)) as Error & { fix?: string };
+      expect(`${err.message} ${err.fix}`).not.toContain(DEPOT_PASSWORD);
+      expect(err.fix).toBe(`Use \`depotUrl\` ${base} with \`depotUser\` and its password file.`);
       expect(sim.logs.join('\n')).not.toMatch(/ \/v1\/system\/settings\/depot /);
     } finally {
       await c.close();

@@ -155,7 +155,7 @@ describe('installer commands over a mixed inventory', () => {
     expect(row.error!.message).toBe(
       `${new URL(manager.url).host} is expected to be an installer (role VcfInstaller) but answers role SddcManager (an SDDC Manager, version 9.1.1.0.25800000): nothing was changed on it.`,
     );
-    expect(row.error!.hint).toBe('Give the --role the consumer at that URL has, or the URL of the --installer you meant.');
+    expect(row.error!.fix).toBe('Give the --role the consumer at that URL has, or the URL of the --installer you meant.');
 
     const both = await runCli(['installer', 'releases', '--inventory', file('site.yaml'), '--role', 'installer']);
     expect(both.code).toBe(2);

@@ -92,7 +92,7 @@ describe('sync and releases on installers and SDDC Managers', () => {
       for (const [i, row] of before.entries()) {
         expect(row.ok).toBe(false);
         expect(row.error!.message).toBe(`${new URL(sims[i]!.url).host} lists no releases: it has synced no depot metadata yet (LCM_MANIFEST_NOT_FOUND).`);
-        expect(row.error!.hint).toContain('`connectDepot`');
+        expect(row.error!.fix).toContain('`connectDepot`');
       }
       const unset = await session.run(async (client) => {
         const result = await syncConsumer(client, { pollMs: 50 });

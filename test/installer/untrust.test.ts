@@ -47,7 +47,7 @@ describe('removing trust when the depot cannot be read from here', () => {
               `The chain the configured depot ${FAR_NAME}:${depot.port} sends cannot be read from here (the host name does not resolve`,
             );
             await expect(refusal).rejects.toThrow(`CN=depotkit installer test CA (SHA-256 ${sha256Fingerprint(ca.certPem)})`);
-            await expect(refusal).rejects.toMatchObject({ exitCode: 1, hint: expect.stringContaining('`force`') });
+            await expect(refusal).rejects.toMatchObject({ exitCode: 1, fix: expect.stringContaining('`force`') });
             // Nothing proves an unrelated CA is not the anchor either.
             await expect(removeTrusted(client, [otherPem])).rejects.toThrow(/cannot be read from here/);
             expect(await listed(client)).toEqual(before);
@@ -100,7 +100,7 @@ describe('removing trust when the depot cannot be read from here', () => {
           const row = (JSON.parse(cli.stdout) as { installers: Array<FleetRow<unknown>> }).installers[0]!;
           expect(row.error!.message).toContain(`configured depot localhost:${port}`);
           expect(row.error!.message).toContain('CN=depotkit installer test CA (SHA-256 ');
-          expect(row.error!.hint).toContain('--force');
+          expect(row.error!.fix).toContain('--force');
           expect(await listed(client)).toEqual(before);
 
           // Back on its port: the chain is read, the unrelated CA goes, the depot's stays refused.

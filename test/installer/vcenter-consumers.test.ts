@@ -125,7 +125,7 @@ describe('vCenters in the inventory of consumers', () => {
     expect(report.installers[0]).toMatchObject({ name: 'installer', ok: true, role: 'VcfInstaller' });
     expect(report.installers[1]).toMatchObject({ name: 'vc-a', ok: false });
     expect(report.installers[1]!.error?.message).toBe('vc-a is a vCenter (role vcenter): this works on installers and SDDC Managers; nothing was sent to it.');
-    expect(report.installers[1]!.error?.hint).toBe('A vCenter takes the ESX depot: depotkit vcenter depot.');
+    expect(report.installers[1]!.error?.fix).toBe('A vCenter takes the ESX depot: depotkit vcenter depot.');
     expect(vcenter.sessionsCreated()).toBe(sessions);
   });
 });

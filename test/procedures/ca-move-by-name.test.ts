@@ -117,7 +117,7 @@ describe('moving a depot the consumers know by a name this host does not resolve
       expect(row.error?.message).toBe(
         `The consumer is set to the depot at ${named}, not 127.0.0.1:${fx.serve.info.port}: the move would point it elsewhere, so nothing was sent.`,
       );
-      expect(row.error?.hint).toContain(`\`asHost\` ${DEPOT_NAME}`);
+      expect(row.error?.fix).toContain(`\`asHost\` ${DEPOT_NAME}`);
     }
     expect(await servedLeafSha256(fx.addressUrl, 5000)).not.toBe(refused.plan.leaf.sha256);
     expect(await depotHosts(fx.sims)).toEqual(fx.sims.map(() => named));

@@ -52,7 +52,7 @@ describe('the CA move plan', () => {
       expect(refused).toBeInstanceOf(DepotkitError);
       expect((refused as DepotkitError).exitCode).toBe(EXIT.usage);
       expect((refused as DepotkitError).message).toMatch(/^The old CA \S+ca-copy\.pem is the new CA \S+ca\.pem \(SHA-256 ([0-9A-F]{2}:){31}[0-9A-F]{2}\)/);
-      expect((refused as DepotkitError).hint).toMatch(/`oldCa`/);
+      expect((refused as DepotkitError).fix).toMatch(/`oldCa`/);
     }
   });
 

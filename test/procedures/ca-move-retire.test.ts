@@ -81,7 +81,7 @@ describe('the CA move retiring the old CA', () => {
   it('told to remove the new CA, keeps it on every consumer, which still validates the depot', async () => {
     const [row] = await retire(newCa.certPem);
     expect(row).toMatchObject({ ok: false, error: { message: expect.stringContaining("CN=depotkit installer test CA is the move's new CA") } });
-    expect(row!.error!.hint).toContain('`oldCa`');
+    expect(row!.error!.fix).toContain('`oldCa`');
     expect((await aliasesOf([newCa.certPem]))[0]).toHaveLength(1);
     expect(await validates()).toBe(true);
   });

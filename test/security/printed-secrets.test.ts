@@ -106,12 +106,12 @@ describe('a consumer that echoes every secret it knows', () => {
       expect(res.code, res.stderr).toBe(1);
       expectNoSecret(res.stdout + res.stderr);
       if (json) {
-        const row = (JSON.parse(res.stdout) as { installers: Array<{ result: { status: string; message: string; remediation: string } }> }).installers[0]!;
+        const row = (JSON.parse(res.stdout) as { installers: Array<{ result: { status: string; message: string; fix: string } }> }).installers[0]!;
         expect(row.result.status).toBe('DEPOT_INVALID_CREDENTIAL');
         expect(row.result.message).toContain(
           'message: Login to depot with password *** failed; credentials depot/*** refused; https://depot:***@depot.lab.local/',
         );
-        expect(row.result.remediation).toContain('admin password ***, token *** ***');
+        expect(row.result.fix).toContain('admin password ***, token *** ***');
       } else {
         expect(res.stdout).toContain('DEPOT_INVALID_CREDENTIAL: message: Login to depot with password *** failed');
         expect(res.stdout).toContain('remediation: Login to depot with password *** failed');

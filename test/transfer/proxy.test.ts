@@ -160,7 +160,7 @@ describe.skipIf(!TINYPROXY)('depot mirror through a real proxy (tinyproxy)', () 
     const err = await mirrorWith({ proxy: proxy.url, out }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DepotkitError);
     expect((err as DepotkitError).message).toBe(`The proxy ${proxy.url} needs credentials (407); nothing was sent to the depot.`);
-    expect((err as DepotkitError).hint).toContain('`proxyUser`');
+    expect((err as DepotkitError).fix).toContain('`proxyUser`');
     expect(existsSync(join(out, DEPOT_PATHS.catalog))).toBe(false);
   });
 

@@ -175,7 +175,7 @@ describe('replaceCertificate: the whole flow', () => {
     expect(err).toMatchObject({
       exitCode: 1,
       message: expect.stringMatching(/did not serve the new certificate within 0\.3 s \(last: not listening\)/),
-      hint: expect.stringMatching(/accepted/),
+      fix: expect.stringMatching(/accepted/),
     });
     expect(s.restarts()).toBe(1);
   });

@@ -34,7 +34,7 @@ export async function readCatalog(root: string, findings: Finding[]): Promise<{ 
     return { catalog: parseCatalog(bytes.toString('utf8'), DEPOT_PATHS.catalog), bytes };
   } catch (err) {
     if (err instanceof CatalogError) {
-      findings.push({ id: `catalog.${err.kind}.invalid`, severity: 'error', path: DEPOT_PATHS.catalog, message: err.message, fix: err.hint });
+      findings.push({ id: `catalog.${err.kind}.invalid`, severity: 'error', path: DEPOT_PATHS.catalog, message: err.message, fix: err.fix });
     }
     return bytes ? { bytes } : {};
   }

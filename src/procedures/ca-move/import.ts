@@ -60,7 +60,7 @@ export async function importNewCa(client: InstallerClient, appliance: ApplianceI
     throw new DepotkitError(
       `The depot settings update carrying the new CA failed its validation (${push.errorCode ?? push.status ?? 'no status'})${push.message ? `: ${push.message}` : '.'}`,
       EXIT.problems,
-      push.hint,
+      push.fix,
     );
   }
   const sent = kept.flatMap((pem) => readCertificates(pem)[0]?.fingerprints.sha256 ?? []);

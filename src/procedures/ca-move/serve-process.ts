@@ -35,9 +35,9 @@ export async function checkServeProcess(served: ServedDepot): Promise<void> {
   const { pid } = served;
   const args = await processArguments(pid);
   if (args && isServeCommandLine(args)) return;
-  const hint = 'Give the pid serve printed when it started ("(pid N)"), or start serve and give its pid.';
+  const fix = 'Give the pid serve printed when it started ("(pid N)"), or start serve and give its pid.';
   if (!isRunning(pid))
-    throw new DepotkitError(`No process has the pid ${pid} given for serve: is its pid file left from a serve that stopped?`, EXIT.usage, hint);
+    throw new DepotkitError(`No process has the pid ${pid} given for serve: is its pid file left from a serve that stopped?`, EXIT.usage, fix);
   const why = args ? 'runs another command' : 'has a command line that cannot be read';
-  throw new DepotkitError(`Process ${pid} is not depotkit serve (it ${why}): it was not signalled, and the served files are unchanged.`, EXIT.usage, hint);
+  throw new DepotkitError(`Process ${pid} is not depotkit serve (it ${why}): it was not signalled, and the served files are unchanged.`, EXIT.usage, fix);
 }
