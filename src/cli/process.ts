@@ -4,6 +4,7 @@
  * process that is gone.
  */
 import { TOP_LEVEL_NAMES } from './command-names.js';
+import { ServerSignals } from '../server/supervise.js';
 
 /** The exit code of a command interrupted by Ctrl-C (or SIGTERM), as a shell reports one ended by SIGINT: 128 + 2. */
 export const EXIT_INTERRUPTED = 130;
@@ -94,47 +95,15 @@ export function whenNpmParentDies(onOrphaned: () => void, intervalMs = 1000): ()
   return () => clearInterval(timer);
 }
 
-/** The signals a server acts on: a reload, and the two ways to stop it. */
-const SERVER_SIGNALS: readonly NodeJS.Signals[] = ['SIGHUP', 'SIGTERM', 'SIGINT'];
-
-/**
- * A server's signals, listened for from the moment this exists, and handed to
- * whoever can act on them. Until a process listens for SIGHUP or SIGTERM,
- * Node leaves the default action, which ends it: a `systemctl reload` right
- * after `start` killed a server still starting. A signal the current taker
- * declines is held (once) for the next one.
- */
-export class ServerSignals {
-  private readonly held: NodeJS.Signals[] = [];
-  private take: (signal: NodeJS.Signals) => boolean = () => false;
-  private readonly listener = (signal: NodeJS.Signals): void => {
-    if (!this.take(signal) && !this.held.includes(signal)) this.held.push(signal);
-  };
-
-  constructor() {
-    for (const s of SERVER_SIGNALS) process.on(s, this.listener);
-  }
-
-  /**
-   * From now on `take` is offered every signal: first those held (a stop
-   * before a reload, which it makes pointless), then each as it comes. It
-   * answers whether it acted on it.
-   */
-  handTo(take: (signal: NodeJS.Signals) => boolean): void {
-    this.take = take;
-    const held = this.held.splice(0).sort((a, b) => Number(a === 'SIGHUP') - Number(b === 'SIGHUP'));
-    for (const s of held) this.listener(s);
-  }
-}
-
 /**
  * `depotkit serve` listens for its signals from this module's evaluation, the
- * first thing the CLI runs (it imports only the list of command names, and main.ts loads the commands
+ * first thing the CLI runs (it imports only the list of command names and the library's signal holder, and main.ts loads the commands
  * only after it), not only once its command has been parsed.
  */
 const SIGNALS_FROM_START = process.argv[2] === 'serve' ? new ServerSignals() : undefined;
 
 /** The server's signals: listened for since the process started (for `serve`), or from now. */
+export { ServerSignals };
 export function serverSignals(): ServerSignals {
   return SIGNALS_FROM_START ?? new ServerSignals();
 }

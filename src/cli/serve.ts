@@ -6,11 +6,12 @@ import { DEPOT_ROOT_DIR } from '../constants.js';
 import type { DepotServerOptions } from '../server/index.js';
 import type { TlsMaterial } from '../server/tls.js';
 import type { RunningDepot } from '../server/workers.js';
-import { errorMessage, usageError } from '../util/errors.js';
+import { usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
 import { type ServeOptionValues, assertTogether, basicAuthFrom, warnIfExposed } from './options.js';
 import { note, printJson, printLines, warn } from './output.js';
-import { invokedAs, type ServerSignals, serverSignals, whenNpmParentDies } from './process.js';
+import { invokedAs, serverSignals, whenNpmParentDies } from './process.js';
+import type { SupervisionHooks } from '../server/supervise.js';
 
 interface ServeOptions extends ServeOptionValues {
   host: string;
@@ -92,7 +93,8 @@ async function serve(dir: string, opts: ServeOptions): Promise<void> {
   });
   const running = await runDepot(options, opts.workers, graceMs);
   // Signals are handled before the address is printed: whoever reads it may stop the server at once.
-  const stopped = supervise(running, loadTls, graceMs, opts.accessLog === '-' ? undefined : opts.accessLog, signals);
+  const { supervise } = await import('../server/supervise.js');
+  const stopped = supervise(running, loadTls, graceMs, CLI_SUPERVISION, signals, opts.accessLog === '-' ? undefined : opts.accessLog);
   printServing(running, options, opts.json);
   note('SIGHUP reloads the certificate, key and htpasswd file (and reopens the access log); SIGTERM or Ctrl-C stops after running downloads finish.');
   await stopped;
@@ -164,57 +166,5 @@ function stopBeforeServing(): never {
   process.exit(0);
 }
 
-/**
- * Reloads on SIGHUP (the access log file reopened first), stops gracefully on SIGTERM/SIGINT (a second signal stops at once);
- * resolves once stopped. Signals held while the server started are acted on first.
- */
-export function supervise(
-  running: RunningDepot,
-  loadTls: (() => Promise<TlsMaterial>) | undefined,
-  graceMs: number,
-  logFile?: string,
-  signals: ServerSignals = serverSignals(),
-): Promise<void> {
-  return new Promise((resolveDone) => {
-    let stopping = false;
-    const reload = async (): Promise<void> => {
-      // The log first, and whatever becomes of the certificate: logrotate has renamed the file already.
-      if (logFile) {
-        try {
-          await running.reopenLog();
-          note(`Reopened the access log ${logFile}.`);
-        } catch (err) {
-          warn(`the access log could not be reopened, still writing to the previous file: ${errorMessage(err)}`);
-        }
-      }
-      try {
-        await running.reload(loadTls ? await loadTls() : undefined);
-        note('Reloaded the certificate, key and users.');
-      } catch (err) {
-        // A broken new file must not take the depot down: the old certificate stays in use.
-        warn(`reload failed, still serving the previous certificate: ${errorMessage(err)}`);
-        // The status page still shows the depot as it is now.
-        await running.refreshStatus().catch(() => {});
-      }
-    };
-    const stop = () => {
-      if (stopping) stopNow();
-      stopping = true;
-      note(`Stopping: no new connections; running downloads have ${graceMs / 1000} s to finish.`);
-      void running.close(graceMs).then(() => {
-        note('Stopped.');
-        resolveDone();
-      });
-    };
-    signals.handTo((signal) => {
-      if (signal !== 'SIGHUP') stop();
-      // A reload while stopping would only race the workers' shutdown.
-      else if (!stopping) void reload();
-      return true;
-    });
-    whenNpmParentDies(() => {
-      note('The npm process that started this server is gone.');
-      stop();
-    });
-  });
-}
+/** How the CLI's server is supervised: its lines on stderr, a second stop ends the process, npm's parent watched. */
+export const CLI_SUPERVISION: SupervisionHooks = { note, warn, stopNow, watchParent: (stop) => whenNpmParentDies(stop) };

@@ -10,7 +10,8 @@ import { PortInUseError } from '../util/listen.js';
 import { formatVerifyResult } from './depot.js';
 import { note, printLines } from './output.js';
 import { invokedAs, serverSignals, startedByNpm } from './process.js';
-import { supervise } from './serve.js';
+import { CLI_SUPERVISION } from './serve.js';
+import { supervise } from '../server/supervise.js';
 
 export const DEMO_DEPOT_DIR = 'demo-depot';
 export const DEMO_PKI_DIR = 'demo-pki';
@@ -59,7 +60,7 @@ export function registerStartCommand(program: Command): void {
       `  try:            curl --cacert ${rel(demo.caCertPath)} -u ${demo.user}:"$(cat ${rel(demo.passwordFile)})" -I ${running.url}/${DEPOT_PATHS.catalog}`,
       'Ctrl-C stops it.',
     ]);
-    await supervise(running, undefined, graceMs, undefined, signals);
+    await supervise(running, undefined, graceMs, CLI_SUPERVISION, signals);
   });
 }
 
