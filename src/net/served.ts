@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { type DetailedPeerCertificate, type TLSSocket, checkServerIdentity } from 'node:tls';
 import { openConnection } from './connect.js';
@@ -91,7 +90,8 @@ export async function servedCertificate(url: URL | string, opts: ServedOptions =
     return {
       ok: true,
       chainPems,
-      leafSha256: createHash('sha256').update(peer.raw).digest('hex'),
+      // The one spelling of a fingerprint (AB:CD:...), as openssl and the certificate model print it.
+      leafSha256: peer.fingerprint256,
       protocol: socket.getProtocol(),
       cipher: socket.getCipher().name,
       authorized: socket.authorized,
@@ -134,20 +134,20 @@ export interface Waited {
 }
 
 /**
- * Polls the server until it presents the certificate whose SHA-256 (hex) is `sha256`: after a
+ * Polls the server until it presents the certificate whose SHA-256 is `sha256` (AB:CD:..., or plain hex): after a
  * replacement or a reload the server takes seconds to minutes to serve the new one.
  */
 export async function waitUntilServed(url: URL | string, sha256: string, opts: WaitOptions): Promise<Waited> {
   const started = Date.now();
   const pollMs = opts.pollMs ?? 250;
-  const want = sha256.replace(/:/g, '').toLowerCase();
+  const want = sha256.replace(/:/g, '').toUpperCase();
   let polls = 0;
   let sawRestart = false;
   for (;;) {
     const served = await servedCertificate(url, { ...opts, timeoutMs: Math.min(opts.timeoutMs ?? 10_000, Math.max(opts.waitMs, 1)) });
     polls++;
     const elapsedMs = Date.now() - started;
-    if (served.ok && served.leafSha256 === want) return { served: true, waitedMs: elapsedMs, polls, sawRestart, last: 'the certificate' };
+    if (served.ok && served.leafSha256.replace(/:/g, '') === want) return { served: true, waitedMs: elapsedMs, polls, sawRestart, last: 'the certificate' };
     if (!served.ok) sawRestart = true;
     const last = served.ok ? 'still the old certificate' : (opts.words?.(served) ?? served.reason);
     opts.onPoll?.({ elapsedMs, polls, last });
