@@ -48,7 +48,7 @@ function replaceWithFault(kind: 'ca' | 'server', target: string, fault: Fault) {
       return realRm(path, options);
     };
     syncBuiltinESMExports();
-    const pki = await import(${JSON.stringify(join(DIST, 'pki', 'index.js'))});
+    const pki = await import(${JSON.stringify(join(DIST, 'cert', 'index.js'))});
     const target = ${JSON.stringify(target)};
     const ca = await pki.createCa({ cn: 'Old CA', keySize: 2048 });
     let next;
