@@ -1,12 +1,12 @@
 import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import fg from 'fast-glob';
-import { DEPOT_ROOT_DIR, DEPOT_STATE_DIR, TEMP_PREFIX } from '../constants.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR, DEPOT_STATE_DIR, TEMP_PREFIX } from '../constants.js';
 import type { Finding } from '../util/findings.js';
 import { readEsxChain } from './chain.js';
 import { type LocatedDepot, locateDepots } from './locate.js';
 import type { EsxMetadata, EsxProduct, EsxVib } from './model.js';
 import { folderSource } from './source.js';
+import { listFiles } from '../util/walk.js';
 import { readUmdsStore } from './verify.js';
 
 /** An ESX depot of a served tree, its chain read. */
@@ -64,12 +64,13 @@ async function statFiles(root: string, paths: readonly string[]): Promise<TreeFi
  */
 export async function readTreeEsx(dir: string): Promise<TreeEsx> {
   const root = resolve(dir);
-  const options = { cwd: root, dot: true, onlyFiles: true, followSymbolicLinks: true, suppressErrors: true, ignore: [`**/${DEPOT_STATE_DIR}/**`] };
   // PROD/'s own files are the catalog's: only folders below a component's folder may hold an ESX depot there.
-  const listed = [
-    ...(await fg(['**'], { ...options, ignore: [...options.ignore, `${DEPOT_ROOT_DIR}/**`] })),
-    ...(await fg([`${DEPOT_ROOT_DIR}/COMP/*/*/**`], options)),
-  ].sort();
+  const mayHold = (path: string) => {
+    const parts = path.split('/');
+    if (parts.includes(DEPOT_STATE_DIR)) return false;
+    return parts[0] !== DEPOT_ROOT_DIR || (path.startsWith(`${DEPOT_PATHS.comp}/`) && parts.length >= 5);
+  };
+  const listed = (await listFiles(root, { dot: true })).filter(mayHold).sort();
   const located = locateDepots(listed.filter((p) => !basename(p).startsWith(TEMP_PREFIX))).filter((d) => carriedFolder(d.folder));
   const result: TreeEsx = { depots: [], files: [], temps: [], vibs: new Map(), findings: [] };
   if (located.length === 0) return result;
