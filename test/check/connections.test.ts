@@ -107,10 +107,14 @@ describe('the connections a check opens', () => {
     // At least two HEADs go on each connection with credentials (16 of them before: one per binary in flight).
     expect(counts.withCredentials.size).toBeGreaterThanOrEqual(1);
     expect(counts.withCredentials.size).toBeLessThanOrEqual(8);
-    // The TLS stage's handshake and the connection for requests without credentials besides.
-    expect(counts.handshakes).toBe(counts.withCredentials.size + 2);
-    // The TCP connection that tells the server is there carries the TLS stage's handshake.
-    expect(counts.connections).toBe(counts.handshakes);
+    // The TLS stage's handshake and the connection for requests without credentials besides (Node 24's agent
+    // finds no anonymous request left for a connection of its own here: one fewer).
+    expect(counts.handshakes).toBeGreaterThanOrEqual(counts.withCredentials.size + 1);
+    expect(counts.handshakes).toBeLessThanOrEqual(counts.withCredentials.size + 2);
+    // The TCP connection that tells the server is there carries the TLS stage's handshake (on Node 20; Node 24
+    // closes it and the handshake opens its own: one connection more, never one per binary).
+    expect(counts.connections).toBeGreaterThanOrEqual(counts.handshakes);
+    expect(counts.connections).toBeLessThanOrEqual(counts.handshakes + 1);
   });
 
   it('a 200-binary depot: every connection the concurrency allows, and no more; the later ones resume the first', async () => {
