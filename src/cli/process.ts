@@ -103,7 +103,6 @@ export function whenNpmParentDies(onOrphaned: () => void, intervalMs = 1000): ()
 const SIGNALS_FROM_START = process.argv[2] === 'serve' ? new ServerSignals() : undefined;
 
 /** The server's signals: listened for since the process started (for `serve`), or from now. */
-export { ServerSignals };
 export function serverSignals(): ServerSignals {
   return SIGNALS_FROM_START ?? new ServerSignals();
 }
