@@ -4,7 +4,7 @@ import { unplaceableName } from '../contents.js';
 import type { Connection } from './connection.js';
 import { type MirroredFile, downloadBinary } from './download.js';
 import { FileFailure } from './failure.js';
-import type { DepotFiles } from './local.js';
+import type { DepotFiles, Written } from './local.js';
 import { planBinaries } from './plan.js';
 import { eachLimited } from '../../util/limit.js';
 import type { MirrorProgress } from './report.js';
@@ -44,10 +44,11 @@ export async function mirrorFiles(
   const ctx = {
     conn,
     files,
-    placed: async (final: string, sha256: string, size: number) => {
-      await checkpoints.state.remember(final, sha256);
+    placed: async (final: string, sha256: string, written: Written, flushed: boolean) => {
+      await checkpoints.state.remember(final, sha256, written);
+      if (!flushed) checkpoints.flushBeforeSave(final);
       checkpoints.renamedInto([dirname(final)]);
-      pacer.placed(size);
+      pacer.placed(written.size);
     },
     retries: options.retries,
     tally: report,

@@ -3,10 +3,10 @@ import { type FileHandle, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CatalogBinary } from '../../depot/catalog.js';
 import { DepotkitError, errorMessage } from '../../util/errors.js';
-import { CHUNK_BYTES, PositionalWriter, readChunks } from '../io.js';
-import { type Connection, TooLarge, authFailure, boundedBody, discard, get, watchProgress } from './connection.js';
+import { CHUNK_BYTES, readChunks, writevAt } from '../io.js';
+import { type Connection, authFailure, discard, get, watchProgress } from './connection.js';
 import { FileFailure, localFailure } from './failure.js';
-import { DepotFiles, partialPathFor } from './local.js';
+import { DepotFiles, type Written, partialPathFor } from './local.js';
 import type { ProgressWatch } from './progress.js';
 
 const RETRY_BASE_MS = 250;
@@ -17,8 +17,8 @@ export type MirroredFile = Pick<CatalogBinary, 'path' | 'size' | 'checksum' | 'f
 export interface DownloadContext {
   conn: Connection;
   files: DepotFiles;
-  /** A verified file was renamed to `final`: to be remembered and made durable. */
-  placed(final: string, sha256: string, size: number): Promise<void>;
+  /** A verified file was renamed to `final`: to be remembered and made durable (its data too when `flushed` is false). */
+  placed(final: string, sha256: string, written: Written, flushed: boolean): Promise<void>;
   retries: number;
   tally: { bytesDownloaded: number; bytesHashedLocally: number };
   onBytes?: (n: number) => void;
@@ -105,10 +105,12 @@ export async function downloadBinary(ctx: DownloadContext, binary: MirroredFile)
     }
     watch.stop();
     open = false;
-    const written = await DepotFiles.finish(p.handle);
     const final = join(ctx.files.root, binary.path);
+    // A file replacing another is flushed before the rename, so that a power cut leaves the old one or the new.
+    const replacing = ctx.files.taken(final);
+    const written = await DepotFiles.finish(p.handle, replacing);
     await ctx.files.place(p.path, final, written);
-    await ctx.placed(final, binary.checksum, binary.size);
+    await ctx.placed(final, binary.checksum, written, replacing);
     return resumedFrom;
   } catch (err) {
     if (open) await p.handle.close().catch(() => undefined);
@@ -172,43 +174,109 @@ async function fetchInto(ctx: DownloadContext, binary: MirroredFile, p: Partial,
   return receive(ctx, binary, p, res, watch);
 }
 
-/** Streams an answer's body into the partial file, never past the catalog's size. */
+/** Bytes gathered before they are written: one system call for many TLS records. */
+const WRITE_BATCH_BYTES = CHUNK_BYTES / 4;
+/** Bytes held waiting for the disk before the body is paused. */
+const HELD_BYTES_MAX = CHUNK_BYTES;
+
+/**
+ * Streams an answer's body into the partial file, never past the catalog's
+ * size. Event-driven rather than an async iteration: a VIB depot is
+ * thousands of bodies of a few hundred TLS records each, and the per-record
+ * cost of iterating was most of the mirror's CPU. Each record is hashed as it
+ * arrives (in order) and written in batches, one write at a time; the body is
+ * paused while the disk lags. `p.have` counts written bytes only, and the hash
+ * covers exactly those whenever this returns: what arrived is written first.
+ */
 async function receive(ctx: DownloadContext, binary: MirroredFile, p: Partial, res: Awaited<ReturnType<typeof get>>, watch: ProgressWatch): Promise<unknown> {
-  const writer = new PositionalWriter(p.handle, p.have);
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  const flush = async () => {
-    if (pendingBytes === 0) return;
-    const data = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-    p.have += pendingBytes;
-    pending = [];
-    pendingBytes = 0;
-    // Hashed as written, so that the file and its hash always agree.
-    p.hash.update(data);
-    try {
-      await writer.write(data);
-    } catch (err) {
-      // The local disk failed (full, quota): no retry helps.
-      throw localFailure(err, p.path);
-    }
-  };
-  let failure: unknown;
-  try {
-    for await (const data of boundedBody(res, binary.size - p.have, watch)) {
-      pending.push(data);
-      pendingBytes += data.length;
-      ctx.tally.bytesDownloaded += data.length;
-      ctx.onBytes?.(data.length);
-      if (pendingBytes >= CHUNK_BYTES / 4) await flush();
-    }
-  } catch (err) {
-    if (err instanceof TooLarge) throw new FileFailure(`the server sent more than the catalog's ${binary.size} bytes`, { cause: 'content' });
-    if (err instanceof FileFailure || err instanceof DepotkitError) throw err;
-    failure = err;
-  } finally {
-    // Whatever arrived is written, so that the file and its hash agree for the next attempt.
-    await flush();
-    await writer.flush().catch((err: unknown) => Promise.reject(localFailure(err, p.path)));
+  const max = binary.size - p.have;
+  const tooLarge = () => new FileFailure(`the server sent more than the catalog's ${binary.size} bytes`, { cause: 'content' });
+  const declared = Number(res.headers['content-length']);
+  if (res.headers['content-length'] !== undefined && Number.isFinite(declared) && declared > max) {
+    res.body.destroy();
+    throw tooLarge();
   }
-  return failure;
+  const body = res.body;
+  const release = watch.guard(body);
+  try {
+    return await new Promise<unknown>((resolve, reject) => {
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      let received = 0;
+      let writing = false;
+      let ended = false;
+      let failure: unknown;
+      let fatal: Error | undefined;
+      let settled = false;
+      const settle = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        if (err) reject(err);
+        else resolve(failure);
+      };
+      const write = () => {
+        if (writing) return;
+        if (pendingBytes === 0) {
+          if (ended) settle();
+          return;
+        }
+        const buffers = pending;
+        const n = pendingBytes;
+        pending = [];
+        pendingBytes = 0;
+        writing = true;
+        writevAt(p.handle, buffers, p.have).then(
+          () => {
+            writing = false;
+            p.have += n;
+            if (fatal) return settle(fatal);
+            if (!ended && body.isPaused()) body.resume();
+            if (ended || pendingBytes >= WRITE_BATCH_BYTES) write();
+          },
+          // The local disk failed (full, quota): no retry helps.
+          (err: unknown) => {
+            body.destroy();
+            settle(localFailure(err, p.path));
+          },
+        );
+      };
+      const end = (err?: unknown) => {
+        if (ended) return;
+        ended = true;
+        if (err !== undefined) {
+          // The watch ended the body: its reason, not the stream's.
+          failure = watch.stalled ?? err;
+        }
+        write();
+      };
+      body.on('data', (chunk: Buffer) => {
+        if (ended) return;
+        received += chunk.length;
+        if (received > max) {
+          // Nothing more is written; a write under way ends first, before the caller removes the file.
+          ended = true;
+          fatal = tooLarge();
+          pending = [];
+          pendingBytes = 0;
+          body.destroy();
+          if (!writing) settle(fatal);
+          return;
+        }
+        watch.add(chunk.length);
+        ctx.tally.bytesDownloaded += chunk.length;
+        ctx.onBytes?.(chunk.length);
+        p.hash.update(chunk);
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= WRITE_BATCH_BYTES) write();
+        if (pendingBytes >= HELD_BYTES_MAX) body.pause();
+      });
+      body.once('end', () => end());
+      body.once('error', (err) => end(err));
+      // Destroyed from outside with neither an end nor an error: the answer is cut short.
+      body.once('close', () => end(new Error('the answer ended early')));
+    });
+  } finally {
+    release();
+  }
 }

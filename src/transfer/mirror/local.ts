@@ -1,5 +1,5 @@
-import { type Stats, constants as fsConstants } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readlink, realpath, rename, unlink } from 'node:fs/promises';
+import { type Stats, constants as fsConstants, lstatSync, mkdirSync, renameSync } from 'node:fs';
+import { type FileHandle, open, readlink, realpath, unlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../../constants.js';
 import { NAME_MAX_BYTES, nameWithin, tempPathFor } from '../../util/fs.js';
@@ -32,10 +32,14 @@ export function partialPathFor(root: string, binary: { path: string; checksum: s
 
 const notFound = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
-/** The entry at `path` itself (a link is not followed), or undefined when there is none. */
-async function lstatIfThere(path: string): Promise<Stats | undefined> {
+/**
+ * The entry at `path` itself (a link is not followed), or undefined when there is none. Synchronous, as the
+ * other metadata calls of the mirror's hot path: a few microseconds each, where a hop through libuv's threads
+ * costs two thread switches per call, thousands of times over for a depot of small files.
+ */
+function lstatIfThere(path: string): Stats | undefined {
   try {
-    return await lstat(path);
+    return lstatSync(path);
   } catch (err) {
     if (notFound(err)) return undefined;
     throw localFailure(err, path);
@@ -58,6 +62,7 @@ export interface Written {
   dev: number;
   ino: number;
   size: number;
+  mtimeMs: number;
 }
 
 /** The depot being written: its folders checked once each, and every file the mirror opens checked to be inside it. */
@@ -80,13 +85,15 @@ export class DepotFiles {
       rel = rel ? `${rel}/${part}` : part;
       if (this.checked.has(rel)) continue;
       const path = join(this.root, rel);
-      let info = await lstatIfThere(path);
-      if (!info) {
-        await mkdir(path, { mode: 0o755 }).catch((err: unknown) => {
-          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw localFailure(err, path);
-        });
-        info = await lstatIfThere(path);
+      try {
+        // Made here, under a folder already checked: a real folder of the depot.
+        mkdirSync(path, { mode: 0o755 });
+        this.checked.add(rel);
+        continue;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw localFailure(err, path);
       }
+      const info = lstatIfThere(path);
       if (!info) throw new FileFailure(`${rel} vanished as it was made`);
       if (info.isSymbolicLink()) throw new FileFailure(`${rel} is a link, not a folder of the depot: nothing is written through it`);
       if (!info.isDirectory()) throw new FileFailure(`${rel} is a file, not a folder`);
@@ -133,7 +140,7 @@ export class DepotFiles {
    * removed, never followed, and said (`replaced`).
    */
   async openPartial(path: string): Promise<{ handle: FileHandle; have: number; replaced?: string }> {
-    const found = await lstatIfThere(path);
+    const found = lstatIfThere(path);
     let replaced = found && unsafeReason(found);
     if (found && !replaced) {
       const handle = await open(path, RESUME).catch((err: unknown) => {
@@ -160,26 +167,35 @@ export class DepotFiles {
     return { handle: await this.create(path), have: 0, ...(replaced ? { replaced } : {}) };
   }
 
-  /** Makes a fully written file readable by all (on the open file), durable, and closes it. */
-  static async finish(handle: FileHandle): Promise<Written> {
+  /**
+   * Makes a fully written file readable by all (on the open file) and closes it; durable at once unless
+   * `durable` is false, when the caller has it flushed later, before anything vouches for it
+   * (`Checkpoints.flushBeforeSave`).
+   */
+  static async finish(handle: FileHandle, durable = true): Promise<Written> {
     try {
       await handle.chmod(0o644);
-      await handle.datasync();
+      if (durable) await handle.datasync();
       const info = await handle.stat();
-      return { dev: info.dev, ino: info.ino, size: info.size };
+      return { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
     } finally {
       await handle.close();
     }
   }
 
+  /** Whether something (a file, a link, anything) holds the name `path`. */
+  taken(path: string): boolean {
+    return lstatIfThere(path) !== undefined;
+  }
+
   /** Renames `from` to `to` and checks that `to` is now the very file that was written; when not, it is removed. */
   async place(from: string, to: string, written: Written): Promise<void> {
     try {
-      await rename(from, to);
+      renameSync(from, to);
     } catch (err) {
       throw localFailure(err, to);
     }
-    const placed = await lstat(to).catch(() => undefined);
+    const placed = lstatIfThere(to);
     if (placed?.ino !== written.ino || placed.dev !== written.dev) {
       if (placed && !placed.isDirectory()) await unlink(to).catch(() => undefined);
       throw new FileFailure(`another file took the place of its download before it was renamed into ${relative(this.root, to)}: removed`);
