@@ -89,6 +89,19 @@ describe('a pack of the ESX depots alone', () => {
     expect(await esxFilesOf(site)).toEqual(await esxFilesOf(depot));
   });
 
+  it("replaces a depot's different ESX files only with force, as a pack of another depot's: the next patch onto the last", async () => {
+    const site = fresh('site');
+    expect((await unpackDepot({ media: [packDir], out: site, expect: pack.seal })).ok).toBe(true);
+    const next = fresh('next');
+    await makeEsxDemo(join(next, UMDS_PATCH_STORE_DIR), { vibs: 8 });
+    const out = fresh('pack');
+    const nextPack = await packDepot({ depot: next, out, volumeSize: VOLUME, esxOnly: true });
+    await expect(unpackDepot({ media: [out], out: site, expect: nextPack.seal })).rejects.toMatchObject({ exitCode: 2 });
+    const forced = await unpackDepot({ media: [out], out: site, expect: nextPack.seal, force: true });
+    expect(forced.ok).toBe(true);
+    expect(forced.esx?.depots.flatMap((d) => d.products.map((p) => `${p.state} ${p.vibs}`))).toEqual(['complete 8', 'complete 8']);
+  });
+
   it('never places a tampered VIB, even on media made coherent again; the seal refuses such media whole', async () => {
     const dir = await copyPack(packDir, fresh('media'));
     const m = await readManifest(dir);
