@@ -25,3 +25,4 @@ export { selfSignedServerCertificate } from './self-signed.js';
 export { readCaPems } from './trust-source.js';
 export { Certificate, readCertificate, readCertificates, sha256Fingerprint, findByFingerprint, certificateCoversHost, daysLeft } from './certificate.js';
 export { issuerPath, pathToRoot } from './chain.js';
+export { formatSan, certificateLines, inspectionLines, requestLines } from './inspect-lines.js';

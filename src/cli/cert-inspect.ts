@@ -2,13 +2,11 @@ import { withOptions } from './option-table.js';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CA_CERT_FILE } from '../cert/files.js';
-import type { Certificate } from '../cert/certificate.js';
 import { EXIT, usageError } from '../util/errors.js';
-import { countBySeverity, formatFinding, hasErrors, type Finding } from '../util/findings.js';
+import { hasErrors, type Finding } from '../util/findings.js';
 import { exists } from '../util/fs.js';
 import { PEM_LIMITS } from '../util/limits.js';
-import { plural } from '../util/text.js';
-import { formatSan, loadPki } from './cert-shared.js';
+import { loadPki } from './cert-shared.js';
 import { printJson, printLines } from './output.js';
 
 interface InspectFlags {
@@ -30,7 +28,7 @@ export function registerCertInspect(cert: Command): void {
 }
 
 async function inspect(file: string, opts: InspectFlags): Promise<void> {
-  const { readPemBlocks, inspectCsr, readCertificate } = await loadPki();
+  const { readPemBlocks, inspectCsr, readCertificate, requestLines, inspectionLines } = await loadPki();
   // A leaf and its issuers, or a request: a file of thousands of certificates is refused at once.
   const blocks = await readPemBlocks(file, ['CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'], {
     maxBlocks: PEM_LIMITS.maxChainCertificates,
@@ -42,18 +40,13 @@ async function inspect(file: string, opts: InspectFlags): Promise<void> {
       throw usageError(`${file} is a certificate request; --host, --ip and --ca lint certificates.`);
     const csr = inspectCsr(blocks[0]!.pem, file);
     if (opts.json) return printJson({ request: csr });
-    return printLines([
-      `Request:      ${csr.subject || '(empty subject)'}`,
-      `SAN:          ${formatSan(csr.san) || '(none: sign-csr needs --allow-no-san)'}`,
-      `Key:          RSA ${csr.key.bits} bits`,
-      `Signature:    ${csr.signatureAlgorithm}, verified`,
-    ]);
+    return printLines(requestLines(csr));
   }
   const certs = blocks.filter((b) => b.label === 'CERTIFICATE').map((b) => b.pem);
   const infos = certs.map((b, i) => readCertificate(b, i === 0 ? file : `Certificate ${i + 1} of ${file}`));
   const findings = await lint(certs, opts);
   if (opts.json) printJson({ certificate: infos[0], chain: infos.slice(1), ...(findings ? { ok: !hasErrors(findings), findings } : {}) });
-  else printInspection(infos, findings, opts.host);
+  else printLines(inspectionLines(infos, findings, opts.host));
   process.exitCode = findings && hasErrors(findings) ? EXIT.problems : EXIT.ok;
 }
 
@@ -68,33 +61,4 @@ async function lint(certs: string[], opts: InspectFlags): Promise<Finding[] | un
   if (opts.host === undefined && caPems === undefined && opts.ip.length === 0) return undefined;
   if (opts.host !== undefined && opts.host.trim() === '') throw usageError('--host must not be empty.');
   return lintServerCertificate(certs.join(''), { host: opts.host, ips: opts.ip, caPems, ...(caDirs.length === 1 ? { caDir: caDirs[0] } : {}) });
-}
-
-function printInspection(infos: Certificate[], findings: Finding[] | undefined, host: string | undefined): void {
-  infos.forEach((info, i) => printLines([...(i > 0 ? ['', `Chain certificate ${i}:`] : []), ...formatCertInfo(info)]));
-  if (!findings) return;
-  const counts = countBySeverity(findings);
-  printLines([
-    '',
-    findings.length === 0
-      ? `Lint: no problems${host ? ` for ${host}` : ''}.`
-      : `Lint: ${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${plural(counts.info, 'note')}.`,
-  ]);
-  printLines(findings.flatMap(formatFinding));
-}
-
-function formatCertInfo(info: Certificate): string[] {
-  return [
-    `Subject:      ${info.subject}`,
-    `Issuer:       ${info.issuer}${info.selfSigned ? ' (self-signed)' : ''}`,
-    `SAN:          ${formatSan(info.san) || '(none)'}`,
-    `Valid:        ${info.notBefore.toISOString()} to ${info.notAfter.toISOString()}`,
-    `Serial:       ${info.serial}`,
-    `Key:          ${info.key.type.toUpperCase()} ${info.key.bits} bits${info.key.curve ? ` (${info.key.curve})` : ''}`,
-    `Key usage:    ${info.keyUsage.join(', ') || '(none)'}`,
-    `Ext. usage:   ${info.extKeyUsage.join(', ') || '(none)'}`,
-    `CA:           ${info.isCa ? `yes${info.pathLen !== undefined ? `, path length ${info.pathLen}` : ''}` : 'no'}`,
-    `SHA-256:      ${info.fingerprints.sha256}`,
-    `SHA-1:        ${info.fingerprints.sha1}`,
-  ];
 }

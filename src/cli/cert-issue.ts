@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CA_CERT_FILE, CA_KEY_FILE } from '../cert/files.js';
 import { SERVER_PROFILE } from '../cert/profiles.js';
-import { formatSan, loadPki, passphraseFrom } from './cert-shared.js';
+import { formatSan } from '../cert/inspect-lines.js';
+import { loadPki, passphraseFrom } from './cert-shared.js';
 import { warnIfExposed } from './options.js';
 import { printJson, printLines, warn } from './output.js';
 

@@ -2,7 +2,8 @@ import { withOptions } from './option-table.js';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { CA_KEY_FILE } from '../cert/files.js';
-import { formatSan, loadPki, passphraseFrom } from './cert-shared.js';
+import { formatSan } from '../cert/inspect-lines.js';
+import { loadPki, passphraseFrom } from './cert-shared.js';
 import { warnIfExposed } from './options.js';
 import { printJson, printLines, warn } from './output.js';
 

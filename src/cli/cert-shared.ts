@@ -8,7 +8,3 @@ export async function passphraseFrom(file: string | undefined, env: string | und
   if (file === undefined && env === undefined) return undefined;
   return readSecret({ file, env }, 'CA key passphrase');
 }
-
-export function formatSan(san: { dns: string[]; ips: string[] }): string {
-  return [...san.dns.map((d) => `DNS:${d}`), ...san.ips.map((i) => `IP:${i}`)].join(', ');
-}

@@ -86,7 +86,10 @@ function registerConnectDepot(installer: Command): void {
       ),
   ).action(async (flags: DepotFlags) => {
     const lib = await installerLib();
-    const spec = await depotSpec(flags);
+    const spec = depotSpec(flags);
+    // The library's one check of the spec, before any password is asked for or anything is sent.
+    const connect = lib.depotConnector(spec);
+    await depotPassword(spec, flags);
     const caPems = flags.trustCa.length > 0 ? await readCaCertificates(flags.trustCa) : undefined;
     for (const sentence of lib.leafTrustWarnings(caPems ?? [])) warn(sentence);
     // A consumer already on this depot syncs again when the depot's catalog changed since its last sync (a new release).
@@ -98,7 +101,7 @@ function registerConnectDepot(installer: Command): void {
     await runCommand(
       flags,
       async (client) => {
-        const { ok, trusted, push, sync, ...listed } = await lib.connectDepot(client, spec, {
+        const { ok, trusted, push, sync, ...listed } = await connect(client, {
           ...options,
           ...(flags.sync ? { catalog: catalogOnce() } : {}),
         });
@@ -117,7 +120,6 @@ function registerConnectDepot(installer: Command): void {
   });
 }
 
-/** The depot the flags name, checked before any password is asked for or anything is sent. */
 type ConsumerResult = Parameters<typeof depotLine>[0] | VcenterResync;
 
 /** A row of connect-depot: an installer's or SDDC Manager's depot, or a vCenter's ESX depots synced again. */
@@ -125,11 +127,16 @@ function consumerLines(result: ConsumerResult): string[] {
   return 'components' in result ? vcenterResyncLines(result) : depotLine(result);
 }
 
-async function depotSpec(flags: DepotFlags): Promise<DepotSpec> {
+/** The depot the flags name; the library checks it. */
+function depotSpec(flags: DepotFlags): DepotSpec {
   if (!!flags.depotUrl === !!flags.depotHost) throw usageError('Give the depot with --depot-url, or with --depot-host (and --depot-port), not both.');
   const spec: DepotSpec = flags.depotUrl ? { url: flags.depotUrl } : { hostname: flags.depotHost, port: flags.depotPort };
   if (flags.depotUser) spec.username = flags.depotUser;
-  (await installerLib()).checkDepotSpec(spec);
+  return spec;
+}
+
+/** The depot user's password, into the spec, once the library has taken the spec. */
+async function depotPassword(spec: DepotSpec, flags: DepotFlags): Promise<void> {
   const source = { passwordFile: flags.depotPasswordFile, passwordEnv: flags.depotPasswordEnv };
   assertUserForPassword(flags.depotUser, source, '--depot-user', '--depot-password');
   if (flags.depotUser) {
@@ -141,7 +148,6 @@ async function depotSpec(flags: DepotFlags): Promise<DepotSpec> {
       '--depot-password',
     );
   }
-  return spec;
 }
 
 function registerDownload(installer: Command): void {

@@ -61,6 +61,7 @@ export const ONE_COMMAND_ROWS: Readonly<Record<string, OptionRow>> = {
     description: `an ECDSA P-256 private key (e.g. depot demo's signing-key.pem) that signs the manifest, into ${PACK_MANIFEST_SIG_FILE}`,
   },
   'no-esx': { description: 'leave out the ESX depots beside PROD/ (umds-patch-store/ ...), which are carried by default' },
+  'esx-only': { description: 'carry the ESX depots alone (umds-patch-store/ ...), not PROD/: for a site that patches hosts only' },
   'seal-out': { argument: '<file>', description: 'also write the seal to this file (never inside --out: the seal travels apart from the media)' },
   'pack-signing-cert': {
     argument: '<pem>',
@@ -113,11 +114,13 @@ export const ONE_COMMAND_ROWS: Readonly<Record<string, OptionRow>> = {
     argument: '<id>',
     description: "download only this product's VIBs, as the vendor index names it, e.g. embeddedEsx (repeatable)",
     repeatable: true,
+    for: { 'depot pack': "carry only this ESX product's VIBs, as the vendor index names it, e.g. embeddedEsx (repeatable)" },
   },
   'product-version': {
     argument: '<version>',
     description: 'download only VIBs of this version of the products, as the vendor index writes it, e.g. 9.* (repeatable)',
     repeatable: true,
+    for: { 'depot pack': 'carry only VIBs of this version of the ESX products, as the vendor index writes it, e.g. 9.* (repeatable)' },
   },
   // cert ca, cert sign-csr
   'passphrase-file': { argument: '<file>', description: 'encrypt the CA key with the passphrase on the first line of <file>', conflicts: ['passphrase-env'] },

@@ -30,7 +30,7 @@ export const TAKES: Readonly<Record<string, readonly string[]>> = {
   'depot demo': ['release', 'releases', 'binary-size', 'signing-dir', 'esx', 'force', 'json'],
   'depot build': ['metadata', 'binaries', 'out', 'mode', 'checksum', 'force', 'json'],
   'depot verify': ['deep', 'signing-cert', 'json'],
-  'depot pack': ['out', 'volume-size', 'since', 'signing-key', 'seal-out', 'no-esx', 'force', 'json', ...SELECTION],
+  'depot pack': ['out', 'volume-size', 'since', 'signing-key', 'seal-out', 'no-esx', 'esx-only', 'product', 'product-version', 'force', 'json', ...SELECTION],
   'depot unpack': ['out', 'force', 'expect', 'pack-signing-cert', 'signing-cert', 'json'],
   'depot mirror': [
     ...['out', 'ca', 'user', 'password-file', 'password-env', 'allow-http-credentials', 'concurrency', 'expect', 'force', 'signing-cert', 'json'],

@@ -34,6 +34,9 @@ export function registerPack(depot: Command): void {
         signingKey?: string;
         sealOut?: string;
         esx: boolean;
+        esxOnly?: boolean;
+        product: string[];
+        productVersion: string[];
         force?: boolean;
         json?: boolean;
         release: string[];
@@ -54,6 +57,8 @@ export function registerPack(depot: Command): void {
           sealFile: opts.sealOut,
           select: selectOptionsOf(opts),
           esx: opts.esx,
+          esxOnly: opts.esxOnly,
+          esxSelect: { products: opts.product, versions: opts.productVersion },
           ...hooks,
         }),
       );
@@ -103,17 +108,27 @@ export function formatPackReport(r: PackReport): string[] {
   lines.push(
     `Carry the seal apart from the media (a change ticket, a phone call${r.sealFile ? `; written to ${r.sealFile}` : ''}): unpack --expect refuses media that do not match it.`,
   );
-  lines.push(
-    r.ok
-      ? `OK: every binary the catalog names${r.esx ? ' and every VIB the ESX metadata lists that the depot holds' : ''} was packed with the right content.`
-      : 'INCOMPLETE: the depot is missing binaries or has wrong ones (see above); the pack carries the rest.',
-  );
+  lines.push(okLine(r));
   return lines;
+}
+
+function okLine(r: PackReport): string {
+  if (r.esxSha256 !== undefined)
+    return r.ok
+      ? 'OK: every VIB the ESX metadata lists that the depot holds was packed with the right content (the ESX depots alone, not PROD/).'
+      : 'INCOMPLETE: the ESX depots have VIBs nothing vouches for or broken links (see above); the pack carries the rest.';
+  return r.ok
+    ? `OK: every binary the catalog names${r.esx ? ' and every VIB the ESX metadata lists that the depot holds' : ''} was packed with the right content.`
+    : 'INCOMPLETE: the depot is missing binaries or has wrong ones (see above); the pack carries the rest.';
 }
 
 function formatPackEsx(esx: PackReport['esx']): string[] {
   if (!esx) return [];
   const lines = [`ESX depots carried: ${esx.depots.join(', ')}; every VIB held to the SHA-256 its metadata states.`, ...formatEsxProducts(esx.products)];
+  if (esx.selection)
+    lines.push(
+      `ESX products chosen: ${esx.selection.chosen.join(', ')}; left out: ${plural(esx.selection.leftOut.vibs, 'VIB')} (${formatBytes(esx.selection.leftOut.bytes)}) that only other products list.`,
+    );
   lines.push(
     ...listed(
       'ESX VIBs of another size than their metadata states (not packed)',

@@ -52,12 +52,15 @@ function volumeProblem(v: UnpackReport['volumes'][number]): string {
   }
 }
 
+/** What the seal and the signature vouch for through the manifest: the catalog, or the ESX metadata of a pack of ESX depots alone. */
+const what = (r: UnpackReport): string => (r.holds === 'esx' ? 'ESX metadata' : 'catalog');
+
 function vouchLine(r: UnpackReport): string {
   switch (r.vouchedBy) {
     case 'seal':
-      return `The seal given matches (${r.seal}): the catalog and the manifest are the ones packed.`;
+      return `The seal given matches (${r.seal}): the ${what(r)} and the manifest are the ones packed.`;
     case 'signature':
-      return `The pack's signature verifies with the key given: the manifest, and through it the catalog, are the ones packed.`;
+      return `The pack's signature verifies with the key given: the manifest, and through it the ${what(r)}, are the ones packed.`;
     case 'seal+signature':
       return `The seal given matches (${r.seal}) and the pack's signature verifies with the key given.`;
     default:
@@ -98,6 +101,7 @@ export function formatUnpackReport(r: UnpackReport): string[] {
   lines.push(...r.verify.findings.filter((f) => f.severity !== 'info').flatMap(formatFinding));
   if (r.catalogFrom === 'depot') lines.push("The pack carries no catalog: its binaries were held to the depot's, the one the pack was made from.");
   lines.push(vouchLine(r));
+  if (r.holds === 'esx') return [...lines, esxOnlyEnd(r)];
   const counts = countBySeverity(r.verify.findings);
   const whole = r.selection ? 'holds every binary this pack chose' : 'is complete';
   if (r.ok) lines.push(`OK: ${r.out} ${whole}; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`);
@@ -105,6 +109,13 @@ export function formatUnpackReport(r: UnpackReport): string[] {
     lines.push(`INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.`);
   else lines.push(`FAILED: every file is in place but ${r.out} fails depot verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`);
   return lines;
+}
+
+/** The last line after a pack of ESX depots alone: `PROD/` was neither touched nor judged, `esx verify`'s checks were run. */
+function esxOnlyEnd(r: UnpackReport): string {
+  const counts = countBySeverity(r.esx?.findings ?? []);
+  if (r.ok) return `OK: ${r.out} holds the ESX depots the pack carries (not PROD/); esx verify's checks: ${counts.error} errors, ${counts.warning} warnings.`;
+  return 'INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.';
 }
 
 function formatUnpackEsx(esx: UnpackReport['esx']): string[] {

@@ -1,5 +1,5 @@
 import type { InstallerClient } from './client.js';
-import { pushDepot, type DepotPushOptions, type DepotPushResult, type DepotSpec } from './depot.js';
+import { checkDepotSpec, pushCheckedDepot, type DepotPushOptions, type DepotPushResult, type DepotSpec } from './depot.js';
 import type { CatalogDate } from './catalog-date.js';
 import { releasesAfterSync } from './releases.js';
 import { ensureSynced, type EnsuredSync } from './sync.js';
@@ -39,20 +39,34 @@ export interface DepotConnection {
  * certificate, sets the depot and, once the installer accepts it, has it sync
  * the depot's metadata (nothing is sent where a step finds its work done).
  * The sync follows only an accepted depot: a refused one has nothing to sync.
- * Once synced, the releases the consumer lists are read for the report.
+ * Once synced, the releases the consumer lists are read for the report. The
+ * spec is checked first, before anything is sent.
  */
 export async function connectDepot(client: InstallerClient, spec: DepotSpec, opts: ConnectDepotOptions = {}): Promise<DepotConnection> {
-  const trusted = opts.caPems && opts.caPems.length > 0 ? await ensureTrusted(client, opts.caPems) : undefined;
-  const push = await pushDepot(client, spec, opts);
-  const sync =
-    (opts.sync ?? true) && push.ok
-      ? await ensureSynced(client, {
-          settingsChanged: push.action === 'updated',
-          timeoutMs: opts.syncTimeoutMs,
-          pollMs: opts.syncPollMs,
-          ...(opts.catalog ? { catalog: await opts.catalog } : {}),
-        })
-      : undefined;
-  const releases = sync?.ok ? await releasesAfterSync(client) : {};
-  return { ok: push.ok && (sync?.ok ?? true), ...(trusted ? { trusted } : {}), push, ...(sync ? { sync } : {}), ...releases };
+  return depotConnector(spec)(client, opts);
+}
+
+/**
+ * One depot connected to many consumers: the spec is checked here, once, before any consumer is
+ * logged in to (a spec that must not be sent costs no session and no CA imported), and the function
+ * returned runs connectDepot's steps on each. The spec is read at each call, so a password the
+ * caller asks for after the check goes with it (the password is not checked).
+ */
+export function depotConnector(spec: DepotSpec): (client: InstallerClient, opts?: ConnectDepotOptions) => Promise<DepotConnection> {
+  checkDepotSpec(spec);
+  return async (client, opts = {}) => {
+    const trusted = opts.caPems && opts.caPems.length > 0 ? await ensureTrusted(client, opts.caPems) : undefined;
+    const push = await pushCheckedDepot(client, spec, opts);
+    const sync =
+      (opts.sync ?? true) && push.ok
+        ? await ensureSynced(client, {
+            settingsChanged: push.action === 'updated',
+            timeoutMs: opts.syncTimeoutMs,
+            pollMs: opts.syncPollMs,
+            ...(opts.catalog ? { catalog: await opts.catalog } : {}),
+          })
+        : undefined;
+    const releases = sync?.ok ? await releasesAfterSync(client) : {};
+    return { ok: push.ok && (sync?.ok ?? true), ...(trusted ? { trusted } : {}), push, ...(sync ? { sync } : {}), ...releases };
+  };
 }

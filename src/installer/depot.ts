@@ -203,6 +203,11 @@ function refusalHint(errorCode: string | undefined, configuration: DepotConfigur
  */
 export async function pushDepot(client: InstallerClient, spec: DepotSpec, opts: DepotPushOptions = {}): Promise<DepotPushResult> {
   checkDepotSpec(spec);
+  return pushCheckedDepot(client, spec, opts);
+}
+
+/** pushDepot's work on a spec its caller has checked already (`depotConnector`, which checks once for every consumer). */
+export async function pushCheckedDepot(client: InstallerClient, spec: DepotSpec, opts: DepotPushOptions = {}): Promise<DepotPushResult> {
   // A consumer may echo the password in its answers: the scrub hides it, however the caller got it.
   registerSecret(spec.password);
   if (spec.hostname && isIP(spec.hostname) === 0 && !/^[A-Za-z0-9.-]+$/.test(spec.hostname)) throw usageError(`"${spec.hostname}" is not a host name.`);

@@ -15,7 +15,7 @@ export {
   type DepotPushResult,
 } from './depot.js';
 export { versionAtLeast } from '../util/versions.js';
-export { connectDepot, type ConnectDepotOptions, type DepotConnection } from './connect.js';
+export { connectDepot, depotConnector, type ConnectDepotOptions, type DepotConnection } from './connect.js';
 export {
   installerStatus,
   type InstallerStatus,

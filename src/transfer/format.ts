@@ -13,6 +13,7 @@ import { usageError } from '../util/errors.js';
 import { describeSchemaErrors } from '../util/schema.js';
 import { escapeControlChars, hasControlChars } from '../util/text.js';
 import { validatePackManifest } from './manifest-schema.js';
+import { esxContentSha256 } from './seal.js';
 import { BLOCK, END_OF_ARCHIVE, MAX_MEMBER_DATA, headerBytes, roundUpToBlock } from './tar.js';
 import type { SelectionSummary } from './select.js';
 
@@ -88,7 +89,7 @@ export interface PackManifest {
   created: string;
   /** Largest volume size asked for. */
   volumeSize: number;
-  source: { catalogSha256: string; release: string; releases?: string[] };
+  source: PackSource;
   /** Set for a delta: what the pack was made against. */
   since?: { catalogSha256: string | null; kind: 'depot' | 'pack'; packId?: string };
   /** Set for a selective pack: the releases, components and image type chosen, and the binaries and bytes chosen and left out. */
@@ -102,6 +103,25 @@ export interface PackManifest {
   /** The ESX depots carried, when the source has any. */
   esx?: PackEsx;
 }
+
+/**
+ * What a pack was made from: a depot, named by its catalog (the authority on every binary; the ESX
+ * depots beside `PROD/` may come with it), or ESX depots alone, named by the SHA-256 of their
+ * metadata (`esxContentSha256`: the indexes and metadata zips, which name every VIB's SHA-256).
+ */
+export type PackSource = { catalogSha256: string; release: string; releases?: string[] } | { esxSha256: string; releases?: undefined };
+
+/** The catalog a pack was made from; undefined for a pack of ESX depots alone. */
+export const catalogOf = (manifest: Pick<PackManifest, 'source'>): string | undefined =>
+  'catalogSha256' in manifest.source ? manifest.source.catalogSha256 : undefined;
+
+/** The ESX metadata's SHA-256 a pack of ESX depots alone was made from; undefined for a depot's pack. */
+export const esxOnlyOf = (manifest: Pick<PackManifest, 'source'>): string | undefined =>
+  'esxSha256' in manifest.source ? manifest.source.esxSha256 : undefined;
+
+/** The SHA-256 that names ESX depots' content: their files other than VIBs, each with its SHA-256, by path. */
+export const esxMetadataSha256 = (files: readonly { path: string; sha256: string; kind: FileKind }[]): string =>
+  esxContentSha256(files.filter((f) => f.kind === 'esx-metadata'));
 
 /** `depot-007-of-017.tar`: zero-padded to at least three digits, so that names sort in order. */
 export function volumeName(index: number, count: number): string {
@@ -267,12 +287,24 @@ export function parseManifest(text: string, source: string): PackManifest {
     seen.add(f.path);
     checkPieces(f, manifest.volumes, bad);
   }
+  checkEsxOnly(manifest, bad);
   checkNesting(manifest.files, bad);
   checkOverlaps(manifest.files, bad);
   for (const t of manifest.tree) checkPackPath(t.path, 'tree entry', esxFolders);
   for (const r of manifest.removed) checkPackPath(r, 'removed file', esxFolders);
   for (const m of manifest.esx?.metadata ?? []) checkPackPath(m.path, 'ESX metadata zip', esxFolders);
   return manifest;
+}
+
+/** A pack of ESX depots alone carries nothing else, all of them (no delta, no choice of binaries), and the metadata its source names. */
+function checkEsxOnly(manifest: PackManifest, bad: (what: string) => Error): void {
+  const esxSha256 = esxOnlyOf(manifest);
+  if (esxSha256 === undefined) return;
+  if (!manifest.esx) throw bad('it names ESX depots as its source and carries none');
+  if (manifest.since || manifest.selection) throw bad('a pack of ESX depots alone is neither a delta nor a choice of binaries');
+  const other = manifest.files.find((f) => !isEsxKind(f.kind));
+  if (other) throw bad(`it holds ESX depots alone and carries ${escapeControlChars(other.path)}`);
+  if (esxMetadataSha256(manifest.files) !== esxSha256) throw bad('it names other ESX metadata as its source than it carries');
 }
 
 /** The pieces of a file cover it in order, each inside a volume of the pack. */

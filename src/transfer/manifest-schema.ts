@@ -26,9 +26,15 @@ const manifestSchema = {
     created: { type: 'string' },
     volumeSize: count,
     source: {
-      type: 'object',
-      required: ['catalogSha256'],
-      properties: { catalogSha256: sha256, release: { type: 'string' }, releases: { type: 'array', items: { type: 'string' } } },
+      anyOf: [
+        {
+          type: 'object',
+          required: ['catalogSha256'],
+          properties: { catalogSha256: sha256, release: { type: 'string' }, releases: { type: 'array', items: { type: 'string' } } },
+        },
+        // A pack of ESX depots alone: named by their metadata's SHA-256.
+        { type: 'object', required: ['esxSha256'], properties: { esxSha256: sha256 } },
+      ],
     },
     since: {
       type: 'object',

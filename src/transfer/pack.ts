@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PACK_MANIFEST_FILE } from '../constants.js';
-import { describeFsError } from '../util/errors.js';
 import { type PackVolume, planVolumes } from './format.js';
 import type { DepotRecord } from './record.js';
 import { buildManifest } from './pack/manifest.js';
@@ -11,9 +10,11 @@ import { checkRequest, checkVolumeSize } from './pack/request.js';
 import { selectEntries } from './pack/select.js';
 import type { PackEsxReport } from './pack/esx.js';
 import { ensurePackSpace } from './pack/space.js';
-import { readSource } from './pack/source.js';
+import { readEsxOnlySource, readSource } from './pack/source.js';
 import { writeVolumes } from './pack/volumes.js';
-import type { SelectOptions, SelectionSummary } from './select.js';
+import { type SelectOptions, type SelectionSummary, selects } from './select.js';
+import type { EsxSelectOptions } from './esx-mirror/select.js';
+import { describeFsError, usageError } from '../util/errors.js';
 
 export interface PackOptions {
   /** The depot root (the folder that contains PROD/). */
@@ -34,6 +35,10 @@ export interface PackOptions {
   select?: SelectOptions;
   /** `false`: leave the ESX depots beside PROD/ (umds-patch-store/ ...) out; they are carried by default. */
   esx?: boolean;
+  /** Carry the ESX depots alone, for a site that patches hosts only: PROD/ is neither read nor carried; the seal reads `esx <code> manifest <code>`. */
+  esxOnly?: boolean;
+  /** Only the VIBs of these ESX products and versions, as `esx mirror` chooses them; every ESX metadata zip still. */
+  esxSelect?: EsxSelectOptions;
   now?: Date;
   onStart?: (totalBytes: number) => void;
   onBytes?: (n: number) => void;
@@ -71,7 +76,9 @@ export interface PackReport {
    * unpack's `expect` refuses media that do not match it.
    */
   seal: string;
-  catalogSha256: string;
+  /** What the pack was made from: the catalog, or for the ESX depots alone their metadata (`esxMetadataSha256`). */
+  catalogSha256?: string;
+  esxSha256?: string;
   manifestSha256: string;
   /** Where the seal was written, when asked. */
   sealFile?: string;
@@ -90,7 +97,9 @@ export interface PackReport {
  */
 export async function packDepot(options: PackOptions): Promise<PackReport> {
   checkVolumeSize(options.volumeSize);
-  const source = await readSource(options.depot, options.select, options.esx !== false);
+  checkEsxOnly(options);
+  const esxSelect = options.esx === false ? false : options.esxSelect;
+  const source = options.esxOnly ? await readEsxOnlySource(options.depot, options.esxSelect) : await readSource(options.depot, options.select, esxSelect);
   const request = await checkRequest(source.root, options);
   const { out, since } = request;
   const selection = await selectEntries(source, since);
@@ -143,7 +152,7 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     strays: source.strays,
     replaced: options.force ? request.earlier : [],
     seal: outputs.seal,
-    catalogSha256: source.catalogSha256,
+    ...('catalogSha256' in manifest.source ? { catalogSha256: manifest.source.catalogSha256 } : { esxSha256: manifest.source.esxSha256 }),
     manifestSha256: outputs.manifestSha256,
     ...(outputs.sealFile ? { sealFile: outputs.sealFile } : {}),
     ...(outputs.signature ? { signature: outputs.signature } : {}),
@@ -154,3 +163,13 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
 
 /** What of the ESX depots could not be carried with something to vouch for it: a VIB missing is not one (a selective mirror leaves some out). */
 const esxProblems = (esx: PackEsxReport | undefined): number => (esx ? esx.wrongSize.length + esx.noChecksum.length + esx.findings.length : 0);
+
+/** The ESX depots alone are one whole: no `PROD/` file to choose or to compare, and nothing to leave out. */
+function checkEsxOnly(options: PackOptions): void {
+  if (!options.esxOnly) return;
+  if (options.esx === false) throw usageError('`esxOnly` carries the ESX depots alone and `noEsx` leaves them out: give one of them.');
+  if (selects(options.select) || options.since !== undefined)
+    throw usageError(
+      "`esxOnly` carries the ESX depots alone, whole: `since`, `release`, `component` and `imageType` choose among PROD/'s files and do not go with it.",
+    );
+}

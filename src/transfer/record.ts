@@ -88,9 +88,10 @@ export async function loadRecord(source: string, what: string): Promise<DepotRec
     return {
       kind: 'pack',
       source: path,
-      catalogSha256: manifest.source.catalogSha256,
-      release: manifest.source.release,
-      releases: manifest.source.releases ?? [],
+      // A pack of ESX depots alone names no catalog: it is compared by its ESX depots only.
+      ...('catalogSha256' in manifest.source
+        ? { catalogSha256: manifest.source.catalogSha256, release: manifest.source.release, releases: manifest.source.releases ?? [] }
+        : { catalogSha256: null, releases: [] }),
       files,
       named,
       packId: manifest.packId,

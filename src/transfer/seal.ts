@@ -66,8 +66,8 @@ export function parseSeal(text: string): Seal {
 
 export interface SealCheck {
   ok: boolean;
-  /** What did not match: the catalog, the manifest, or a pack seal held to something that has no manifest. */
-  mismatch?: 'catalog' | 'manifest';
+  /** What did not match: the catalog, the ESX metadata, the manifest, or a pack seal held to something that has no manifest. */
+  mismatch?: 'catalog' | 'esx' | 'manifest';
 }
 
 /** Holds what arrived to the seal: every code the seal carries must match. */
@@ -85,7 +85,12 @@ export function checkSeal(seal: Seal, actual: { catalogSha256: string; manifestS
  * name every VIB's SHA-256, so the code vouches for the whole depot, as a catalog's does for its binaries.
  */
 export function esxChainSha256(documents: ReadonlyMap<string, Buffer>): string {
-  const lines = [...documents].map(([path, bytes]) => `${createHash('sha256').update(bytes).digest('hex')}  ${path}\n`);
+  return esxContentSha256([...documents].map(([path, bytes]) => ({ path, sha256: createHash('sha256').update(bytes).digest('hex') })));
+}
+
+/** The SHA-256 of files named by their own: a line `<sha256>  <path>` each, sorted, as `sha256sum` writes them. */
+export function esxContentSha256(files: readonly { path: string; sha256: string }[]): string {
+  const lines = files.map((f) => `${f.sha256}  ${f.path}\n`);
   return createHash('sha256').update(lines.sort().join('')).digest('hex');
 }
 
@@ -96,4 +101,32 @@ export function parseEsxSeal(text: string): string {
   const trimmed = text.trim();
   if (/^(catalog|manifest)\b/i.test(trimmed)) throw usageError(`The seal "${trimmed}" is a depot's or a pack's; an ESX depot's reads "esx <code>".`);
   return normalizeCode(trimmed.replace(/^esx[\s:=]+/i, ''), 'ESX');
+}
+
+/** A pack's seal: `catalog <code>` for a depot's, `esx <code>` for ESX depots alone, then `manifest <code>`. */
+export function formatPackSeal(source: { catalogSha256: string } | { esxSha256: string }, manifestSha256: string): string {
+  if ('esxSha256' in source) return `${formatEsxSeal(source.esxSha256)} manifest ${sealCode(manifestSha256)}`;
+  return formatSeal({ catalogSha256: source.catalogSha256, manifestSha256 });
+}
+
+/**
+ * Holds a pack to the seal given, as a person copied it: a depot's pack to `catalog <code> manifest <code>`
+ * (or the catalog's code alone), a pack of ESX depots alone to `esx <code> manifest <code>` (or the ESX
+ * code alone). A seal of the other kind does not match.
+ */
+export function checkPackSeal(text: string, actual: ({ catalogSha256: string } | { esxSha256: string }) & { manifestSha256: string }): SealCheck {
+  const trimmed = text.trim();
+  const esx = /^esx[\s:=]+(.+?)(?:[\s,;]+manifest[\s:=]+(.+))?$/i.exec(trimmed);
+  if (!('esxSha256' in actual)) {
+    if (esx) return { ok: false, mismatch: 'catalog' };
+    return checkSeal(parseSeal(trimmed), actual);
+  }
+  if (!esx) {
+    parseSeal(trimmed); // A malformed seal is bad input; a depot's seal is only another pack's.
+    return { ok: false, mismatch: 'esx' };
+  }
+  if (normalizeCode(esx[1]!, 'ESX') !== sealCode(actual.esxSha256).replaceAll('-', '')) return { ok: false, mismatch: 'esx' };
+  if (esx[2] !== undefined && normalizeCode(esx[2], 'manifest') !== sealCode(actual.manifestSha256).replaceAll('-', ''))
+    return { ok: false, mismatch: 'manifest' };
+  return { ok: true };
 }

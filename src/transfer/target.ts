@@ -25,10 +25,11 @@ export class TargetDepot {
     this.checkpoints = new Checkpoints(state);
   }
 
-  static async open(dir: string): Promise<TargetDepot> {
+  /** `prod` false: the depot receives ESX depots alone, and no `PROD/` is made for them. */
+  static async open(dir: string, prod = true): Promise<TargetDepot> {
     const root = resolve(dir);
     try {
-      await mkdir(join(root, DEPOT_ROOT_DIR), { recursive: true });
+      await mkdir(prod ? join(root, DEPOT_ROOT_DIR) : root, { recursive: true });
     } catch (err) {
       throw describeFsError(err, root);
     }

@@ -22,10 +22,10 @@ import { DepotkitError, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
 import { parseJsonOrUndefined } from '../util/json.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
-import { type PackFile, type PackManifest, isEsxKind } from './format.js';
+import { type PackFile, type PackManifest, catalogOf, esxOnlyOf, isEsxKind } from './format.js';
 import { readCatalogOf, sha256Hex } from './contents.js';
 import { type ReleaseStatus, leftOutHere, releaseStatus } from './releases.js';
-import { formatSeal } from './seal.js';
+import { formatPackSeal } from './seal.js';
 import { type SelectionSummary, applyChoice, checkedChoice } from './select.js';
 import { describeChoice } from '../depot/selection.js';
 import { recordSelection } from '../depot/selection.js';
@@ -102,6 +102,8 @@ export interface UnpackReport {
   verify: VerifyResult;
   /** The ESX depots the pack carries: whether their indexes and metadata went in (held like PROD/'s), and `esx verify`'s verdict on them. */
   esx?: UnpackEsxReport;
+  /** `esx`: the pack holds ESX depots alone; `PROD/` was not touched, nor judged (`verify` is empty, `releases` none). */
+  holds?: 'esx';
 }
 
 interface Owner {
@@ -115,7 +117,7 @@ async function whoseDepot(root: string, manifest: PackManifest, force: boolean):
   const current = await readCatalogOf(root).catch(() => undefined);
   const currentSha = current ? sha256Hex(current.bytes) : undefined;
   const ours =
-    currentSha !== undefined && (currentSha === manifest.source.catalogSha256 || (manifest.since !== undefined && currentSha === manifest.since.catalogSha256));
+    currentSha !== undefined && (currentSha === catalogOf(manifest) || (manifest.since !== undefined && currentSha === manifest.since.catalogSha256));
   if (manifest.since && !ours && !force) {
     throw usageError(
       `${manifest.packId} is a delta made against a depot whose catalog is not the one in ${root} (${current ? 'another catalog' : 'no catalog'}): unpacked there it would not make a whole depot.`,
@@ -155,7 +157,7 @@ interface Start {
 async function prepare(media: string[], options: UnpackOptions): Promise<Start> {
   const found = await findPack(media);
   const vouchedBy = checkVouchers(found, options);
-  const seal = formatSeal({ catalogSha256: found.manifest.source.catalogSha256, manifestSha256: found.sha256 });
+  const seal = formatPackSeal(found.manifest.source, found.sha256);
   // The tree (every file of the source, for a later --since) is not unpack's.
   const manifest = { ...found.manifest, tree: [] };
   const packCatalog = await readPackCatalog(media, manifest);
@@ -266,6 +268,8 @@ type Placed = Omit<UnpackReport, 'ok' | 'out' | 'manifest' | 'vouchedBy' | 'seal
   choice?: SelectionSummary;
   /** Whether the ESX depots' metadata went in. */
   esxMetadata?: UnpackReport['metadata'];
+  /** The pack holds ESX depots alone. */
+  esxOnly: boolean;
 };
 
 /** Verify's checks of the depot as it now is, judged on what a selective pack chose, and the releases it holds. */
@@ -288,10 +292,17 @@ function summaryOf(s: SelectionSummary): SelectionSummary {
   return { releases: s.releases, components: s.components, ...(s.imageType ? { imageType: s.imageType } : {}), chosen: s.chosen, leftOut: s.leftOut };
 }
 
+/** What is judged of `PROD/` after a pack of ESX depots alone: nothing (its selection record stays as it was). */
+const notJudged = (root: string): Awaited<ReturnType<typeof judgeDepot>> => ({
+  verify: { dir: root, ok: true, findings: [], stats: { binaries: 0, present: 0, bytes: 0, hashed: 0 }, releases: [] },
+  releases: [],
+  selection: undefined,
+});
+
 async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOptions): Promise<UnpackReport> {
-  const { choice, esxMetadata, ...placed } = await placeAll(start, options);
+  const { choice, esxMetadata, esxOnly, ...placed } = await placeAll(start, options);
   // What placing held (the manifest, the catalog's binaries, the verified state) is gone by now: verify reads the depot itself.
-  const judged = await judgeDepot(start.root, choice, options.signingCertPem);
+  const judged = esxOnly ? notJudged(start.root) : await judgeDepot(start.root, choice, options.signingCertPem);
   const { releases, selection } = judged;
   const verify = adviseFromMedia(judged.verify, placed.failed);
   const esx = esxMetadata ? await esxVerdict(start.root, esxMetadata) : undefined;
@@ -322,13 +333,14 @@ async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOption
     releases,
     verify,
     ...(esx ? { esx } : {}),
+    ...(esxOnly ? { holds: 'esx' as const } : {}),
   };
 }
 
 /** Everything that writes: temporary files cleared, files held to the catalog, planned, read and placed, the metadata last. */
 async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
   const { manifest, judged } = await judge(start, options.force ?? false);
-  const target = await TargetDepot.open(start.root);
+  const target = await TargetDepot.open(start.root, esxOnlyOf(manifest) === undefined);
   const clearedTemps = await target.clearTemps(judged.keep);
 
   // Every binary is held to the catalog before any of it is read.
@@ -380,5 +392,6 @@ async function placeAll(start: Start, options: UnpackOptions): Promise<Placed> {
     clearedTemps,
     ...(manifest.selection ? { choice: manifest.selection } : {}),
     ...(esxMetadata ? { esxMetadata } : {}),
+    esxOnly: esxOnlyOf(manifest) !== undefined,
   };
 }

@@ -33,7 +33,7 @@ const matches = (pattern: string, value: string): boolean =>
 const selects = (s: EsxSelectOptions | undefined): s is EsxSelectOptions => Boolean(s?.products?.length || s?.versions?.length);
 
 /** The metadata zips whose VIBs are to be downloaded: all, or those of the products chosen. Refuses a choice that matches nothing. */
-export function chooseMetadata(chain: EsxChain, select: EsxSelectOptions | undefined): { metadata: Set<string>; chosen: EsxProduct[] } {
+export function chooseMetadata(chain: Pick<EsxChain, 'products'>, select: EsxSelectOptions | undefined): { metadata: Set<string>; chosen: EsxProduct[] } {
   if (!selects(select)) return { metadata: new Set(chain.products.map((p) => p.metadata)), chosen: chain.products };
   const products = select.products ?? [];
   const versions = select.versions ?? [];

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { type EsxProductStatus, judgeProducts } from '../../esx/status.js';
-import { esxFolderOf, readTreeEsx } from '../../esx/tree.js';
+import { type TreeEsx, esxFolderOf, readTreeEsx } from '../../esx/tree.js';
+import { type EsxSelectOptions, type EsxSelectionSummary, chooseMetadata, selectionSummary } from '../esx-mirror/select.js';
 import { describeFsError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
 import { sha256Files } from '../../util/hash.js';
@@ -22,6 +23,8 @@ export interface PackEsxReport {
   unlisted: string[];
   /** Links of a chain that break, as `esx verify` words them. */
   findings: Finding[];
+  /** With a choice of products: what was chosen, and the VIBs only other products list (not carried, not missing). */
+  selection?: EsxSelectionSummary;
 }
 
 export interface EsxSource {
@@ -39,9 +42,10 @@ export interface EsxSource {
  * lists held to the SHA-256 it states (a VIB no metadata vouches for is not carried), the metadata zips
  * hashed so that the manifest, and through it the seal, vouches for them.
  */
-export async function readEsxSource(root: string): Promise<EsxSource | undefined> {
+export async function readEsxSource(root: string, select?: EsxSelectOptions): Promise<EsxSource | undefined> {
   const tree = await readTreeEsx(root);
   if (tree.depots.length === 0) return undefined;
+  const choice = chooseVibs(tree, select);
   const report: PackEsxReport = {
     depots: tree.depots.map((d) => d.folder),
     products: [],
@@ -57,6 +61,7 @@ export async function readEsxSource(root: string): Promise<EsxSource | undefined
   const held = new Set<string>();
   for (const file of tree.files) {
     const vib = tree.vibs.get(file.path);
+    if (vib && !choice.wanted(file.path)) continue;
     if (!vib) {
       if (file.path.endsWith('.vib')) report.unlisted.push(file.path);
       else files.push({ ...file, kind: 'esx-metadata' });
@@ -69,7 +74,8 @@ export async function readEsxSource(root: string): Promise<EsxSource | undefined
     }
   }
   const present = new Set(tree.files.map((f) => f.path));
-  for (const path of tree.vibs.keys()) if (esxFolderOf(tree.depots, path) && !present.has(path)) report.missing.push(path);
+  for (const path of tree.vibs.keys()) if (esxFolderOf(tree.depots, path) && !present.has(path) && choice.wanted(path)) report.missing.push(path);
+  if (choice.summary) report.selection = choice.summary;
   report.products = tree.depots.flatMap((d) => judgeProducts(d.products, d.metadata, held));
   const zips = tree.depots.flatMap((d) => [...d.metadata.keys()]);
   const sizes = new Map(tree.files.map((f) => [f.path, f.size]));
@@ -87,6 +93,21 @@ export async function readEsxSource(root: string): Promise<EsxSource | undefined
     metadata,
   };
   const listed = new Map<string, { size: number; sha256: string }>();
-  for (const [path, vib] of tree.vibs) if (vib.sha256 && esxFolderOf(tree.depots, path)) listed.set(path, { size: vib.size ?? 0, sha256: vib.sha256 });
+  for (const [path, vib] of tree.vibs)
+    if (vib.sha256 && esxFolderOf(tree.depots, path) && choice.wanted(path)) listed.set(path, { size: vib.size ?? 0, sha256: vib.sha256 });
   return { files, checksums, listed, manifest, report };
+}
+
+/**
+ * The VIBs to carry, as `esx mirror` chooses those to download: every one, or those the metadata zips of
+ * the products and versions chosen list (a choice that matches nothing is refused, naming what the depots
+ * offer); every metadata zip is carried still, so the other products arrive as metadata only.
+ */
+function chooseVibs(tree: TreeEsx, select: EsxSelectOptions | undefined) {
+  const { metadata, chosen } = chooseMetadata({ products: tree.depots.flatMap((d) => d.products) }, select);
+  const wanted = new Set<string>();
+  for (const depot of tree.depots) for (const [zip, read] of depot.metadata) if (metadata.has(zip)) for (const vib of read.vibs) wanted.add(vib.path);
+  const leftOut = [...tree.vibs].filter(([path]) => !wanted.has(path));
+  const summary = selectionSummary(select, chosen, { vibs: leftOut.length, bytes: leftOut.reduce((sum, [, vib]) => sum + (vib.size ?? 0), 0) });
+  return { wanted: (path: string) => !summary || wanted.has(path), summary };
 }

@@ -1,5 +1,5 @@
 import { PACK_FORMAT } from '../../constants.js';
-import type { PackManifest, TreeEntry } from '../format.js';
+import { type PackManifest, type TreeEntry, esxMetadataSha256 } from '../format.js';
 import type { DepotRecord } from '../record.js';
 import type { Source } from './source.js';
 import type { Written } from './volumes.js';
@@ -32,7 +32,11 @@ export function buildManifest(input: ManifestInput): PackManifest {
     packId: input.packId,
     created: input.created.toISOString(),
     volumeSize: input.volumeSize,
-    source: { catalogSha256: source.catalogSha256, release: source.release, releases: source.releases },
+    // ESX depots alone are named by their metadata, as a depot is by its catalog.
+    source:
+      source.catalogSha256 === undefined
+        ? { esxSha256: esxMetadataSha256(written.packed) }
+        : { catalogSha256: source.catalogSha256, release: source.release ?? '', releases: source.releases },
     ...(since
       ? { since: { catalogSha256: since.catalogSha256, kind: since.kind === 'pack' ? 'pack' : 'depot', ...(since.packId ? { packId: since.packId } : {}) } }
       : {}),

@@ -17,7 +17,7 @@ import type { PackManifest } from '../format.js';
 import { sha256Hex } from '../contents.js';
 import { writeJsonStreamed } from '../manifest-writer.js';
 import { packReadme } from '../readme.js';
-import { formatSeal } from '../seal.js';
+import { formatPackSeal } from '../seal.js';
 
 /**
  * The files beside the volumes (the manifest, its signature, the checksum
@@ -107,7 +107,7 @@ export async function writePackOutputs(
   await writeFileAtomic(join(out, PACK_README_FILE), readme, force);
   const manifestPath = join(out, PACK_MANIFEST_FILE);
   const manifestSha256 = await writeJsonStreamed(manifestPath, manifest, 1, options.force);
-  const result: PackOutputs = { manifestSha256, seal: formatSeal({ catalogSha256: manifest.source.catalogSha256, manifestSha256 }) };
+  const result: PackOutputs = { manifestSha256, seal: formatPackSeal(manifest.source, manifestSha256) };
   let signatureText: string | undefined;
   if (options.signingKeyPem !== undefined) {
     // The bytes written are the ones signed (read back: the text was never held whole).

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { DEPOT_PATHS } from '../../constants.js';
-import { DepotkitError, EXIT } from '../../util/errors.js';
+import { join, resolve } from 'node:path';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR } from '../../constants.js';
+import { DepotkitError, EXIT, usageError } from '../../util/errors.js';
+import { isDirectory } from '../../util/fs.js';
+import type { EsxSelectOptions } from '../esx-mirror/select.js';
 import { type DepotFile, readDepotContents } from '../contents.js';
 import { releaseVersions } from '../releases.js';
 import { type EsxSource, readEsxSource } from './esx.js';
@@ -10,8 +12,9 @@ import { type BinarySelection, type SelectOptions, selectBinaries, selects } fro
 /** What pack needs of the depot's contents. */
 export interface Source {
   root: string;
-  catalogSha256: string;
-  release: string;
+  /** The catalog; absent when the ESX depots go alone (PROD/ is not read). */
+  catalogSha256?: string;
+  release?: string;
   /** The releases its metadata describes. */
   releases: string[];
   files: DepotFile[];
@@ -27,12 +30,12 @@ export interface Source {
 }
 
 /** The depot's contents, of which only what pack needs is kept: the catalog parsed and its binaries are let go (hundreds of MB at 200,000 binaries). */
-export async function readSource(dir: string, select?: SelectOptions, withEsx = true): Promise<Source> {
+export async function readSource(dir: string, select?: SelectOptions, esxSelect?: EsxSelectOptions | false): Promise<Source> {
   const inventory = await readDepotContents(dir);
   const manifestText = await readFile(join(inventory.root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   const selection = selects(select) ? selectBinaries(inventory.catalog, select, manifestText) : undefined;
   const wanted = (path: string) => !selection?.leftOut.has(path);
-  const esx = withEsx ? await readEsxSource(inventory.root) : false;
+  const esx = esxSelect === false ? false : await readEsxSource(inventory.root, esxSelect);
   // An ESX depot inside a component's folder (PROD/COMP/ESX_HOST/main/) is carried by its own rules, not as PROD/'s metadata.
   const inEsx = (path: string) => esx !== false && esx !== undefined && esx.manifest.depots.some((d) => path.startsWith(`${d.folder}/`));
   return {
@@ -48,6 +51,18 @@ export async function readSource(dir: string, select?: SelectOptions, withEsx = 
     ...(selection ? { selection } : {}),
     ...(esx !== undefined ? { esx } : {}),
   };
+}
+
+/** The ESX depots of a tree alone, for a site that patches hosts only: `PROD/` is neither read nor carried (the tree may have none). */
+export async function readEsxOnlySource(dir: string, esxSelect?: EsxSelectOptions): Promise<Source> {
+  const root = resolve(dir);
+  if (!(await isDirectory(root))) throw usageError(`${root} is not a folder.`);
+  const esx = await readEsxSource(root, esxSelect);
+  if (!esx)
+    throw usageError(
+      `${root} holds no ESX depot (a folder with a root index or a UMDS store, beside ${DEPOT_ROOT_DIR}/ or in a component's folder of it): there is nothing to pack.`,
+    );
+  return { root, releases: [], files: esx.files, checksums: esx.checksums, missing: [], wrongSize: [], strays: [], esx };
 }
 
 export function changedWhilePacking(root: string, path: string): DepotkitError {

@@ -4,7 +4,7 @@ import { type Catalog, CatalogError, catalogBinaries } from '../../depot/catalog
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import { PACK_LIMITS } from '../../util/limits.js';
 import { escapeControlChars } from '../../util/text.js';
-import type { PackFile, PackManifest } from '../format.js';
+import { type PackFile, type PackManifest, catalogOf } from '../format.js';
 import { inComponentFolder, isComponentMetadata, parseTransferCatalog, sha256Hex, unplaceableName } from '../contents.js';
 import { readAt } from '../../util/chunked-io.js';
 import { openVolume } from './media.js';
@@ -51,7 +51,7 @@ export async function readPieces(media: readonly string[], manifest: PackManifes
 export async function readPackCatalog(media: readonly string[], manifest: PackManifest): Promise<PackCatalog> {
   const entry = manifest.files.find((f) => f.path === DEPOT_PATHS.catalog);
   if (!entry) return { state: 'not-carried' };
-  if (entry.sha256 !== manifest.source.catalogSha256) throw refuseWhole('The pack manifest names one catalog as its source and carries another');
+  if (entry.sha256 !== catalogOf(manifest)) throw refuseWhole('The pack manifest names one catalog as its source and carries another');
   if (entry.size > PACK_LIMITS.catalogBytes)
     throw refuseWhole(`The pack's catalog is ${entry.size} bytes, more than a catalog holds (${PACK_LIMITS.catalogBytes})`);
   const got = await readPieces(media, manifest, entry);
@@ -88,8 +88,10 @@ function namedBy(catalog: Catalog): Authority['named'] {
  * no binary is placed.
  */
 export function authorityFor(pack: PackCatalog, current: { bytes: Buffer; catalog: Catalog } | undefined, manifest: PackManifest): Authority | undefined {
+  // ESX depots alone: no binary to hold to a catalog (the manifest carries none), each VIB held to its metadata.
+  if (catalogOf(manifest) === undefined) return undefined;
   if (pack.state === 'carried') return { from: 'pack', named: namedBy(pack.catalog) };
-  if (current && sha256Hex(current.bytes) === manifest.source.catalogSha256) return { from: 'depot', named: namedBy(current.catalog) };
+  if (current && sha256Hex(current.bytes) === catalogOf(manifest)) return { from: 'depot', named: namedBy(current.catalog) };
   if (pack.state === 'not-carried')
     throw usageError(
       `${manifest.packId} does not carry its catalog, and the depot's catalog is not the one it was made from: its binaries cannot be checked.`,

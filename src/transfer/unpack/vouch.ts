@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { PACK_MANIFEST_FILE, PACK_MANIFEST_SIG_FILE } from '../../constants.js';
 import { type SignatureVerdict, verifyCatalogSignature } from '../../depot/signature.js';
 import { DepotkitError, EXIT, usageError } from '../../util/errors.js';
-import { checkSeal, parseSeal } from '../seal.js';
+import { checkPackSeal } from '../seal.js';
 import type { FoundPack } from './find-pack.js';
 
 /**
@@ -79,10 +79,9 @@ function checkSignature(found: FoundPack, pem: string): void {
 export function checkVouchers(found: FoundPack, options: VouchOptions): VouchedBy {
   if (options.packSigningCertPem !== undefined) checkSignature(found, options.packSigningCertPem);
   if (options.expect !== undefined) {
-    const seal = parseSeal(options.expect);
-    const check = checkSeal(seal, { catalogSha256: found.manifest.source.catalogSha256, manifestSha256: found.sha256 });
+    const check = checkPackSeal(options.expect, { ...found.manifest.source, manifestSha256: found.sha256 });
     if (!check.ok) {
-      const part = check.mismatch === 'manifest' ? `manifest (${PACK_MANIFEST_FILE})` : 'catalog';
+      const part = check.mismatch === 'manifest' ? `manifest (${PACK_MANIFEST_FILE})` : check.mismatch === 'esx' ? 'ESX metadata' : 'catalog';
       throw new DepotkitError(
         `The pack's ${part} does not match the seal given: these media are not the pack the seal was made for, or were altered; ${NOTHING_PLACED}.`,
         EXIT.problems,
