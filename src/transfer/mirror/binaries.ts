@@ -9,6 +9,7 @@ import { planBinaries } from './plan.js';
 import { eachLimited } from '../../util/limit.js';
 import type { MirrorProgress } from './report.js';
 import { SavePacer } from './saving.js';
+import { SinkPool } from './sink.js';
 
 /** What a mirror records of its files as they land. */
 export type FilesTally = Pick<MirrorProgress, 'downloaded' | 'alreadyInPlace' | 'failed' | 'replacedPartials' | 'bytesDownloaded' | 'bytesHashedLocally'>;
@@ -41,9 +42,11 @@ export async function mirrorFiles(
   });
   options.onStart?.(plan.bytesToFetch);
   const pacer = new SavePacer(checkpoints, report.alreadyInPlace.length);
+  const sinks = new SinkPool(options.concurrency);
   const ctx = {
     conn,
     files,
+    sinks,
     placed: async (final: string, sha256: string, written: Written, flushed: boolean) => {
       await checkpoints.state.remember(final, sha256, written);
       if (!flushed) checkpoints.flushBeforeSave(final);
@@ -69,5 +72,6 @@ export async function mirrorFiles(
     });
   } finally {
     pacer.stop();
+    await sinks.close();
   }
 }
