@@ -1,5 +1,4 @@
 export { checkDepot, type CheckOptions, type CheckResult } from './check.js';
 export { CHECK_DEFAULTS } from './defaults.js';
-export { judgeChain, type ChainJudging } from './tls.js';
 // The depot URL is read by check and by depot mirror alike: it lives in util, one floor down.
 export { type DepotUrl, depotFileUrl, parseDepotUrl } from '../util/depot-url.js';

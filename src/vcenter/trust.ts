@@ -88,13 +88,13 @@ export async function listVcenterTrust(opts: VcenterTrustOptions): Promise<Trust
   });
 }
 
-/** What the removal keeps: a certificate it must never take away, whatever chain holds it. */
+/** What the removal keeps: certificates it must never take away, whatever chain holds them. */
 export interface RemoveChainsOptions {
   /**
-   * Whether a certificate must stay trusted (one anchoring the chain a depot serves, say): when a chain to
-   * remove holds one, nothing is removed, and why is said.
+   * `holds`: whether a certificate must stay trusted (one anchoring the chain a depot serves, say); when a
+   * chain to remove holds one, nothing is removed, and the error says `why` it stays and the `fix`.
    */
-  keep?: (pem: string) => boolean;
+  keep?: { holds: (pem: string) => boolean; why: string; fix: string };
 }
 
 /**
@@ -109,14 +109,15 @@ export async function removeTrustedChains(
 ): Promise<{ chains: string[]; changed: boolean }> {
   const sha256 = sha256Fingerprint(caPems[0]!);
   const chains = await chainsHolding(client, sha256);
-  for (const chain of opts.keep ? chains : []) {
-    const kept = (await client.getChain(chain)).find((pem) => opts.keep!(pem));
+  const { keep } = opts;
+  for (const chain of keep ? chains : []) {
+    const kept = (await client.getChain(chain)).find((pem) => keep!.holds(pem));
     if (kept === undefined) continue;
     const { subject, sha256: keptSha256 } = summary(kept);
     throw new DepotkitError(
-      `The trusted root chain ${chain} of ${client.origin.host} holds ${subject} (SHA-256 ${keptSha256}), which must stay trusted: nothing was removed.`,
+      `The trusted root chain ${chain} of ${client.origin.host} holds ${subject} (SHA-256 ${keptSha256}), which ${keep!.why}: nothing was removed.`,
       EXIT.problems,
-      'Give the CA the depot was served under before, not one the depot serves now.',
+      keep!.fix,
     );
   }
   for (const chain of chains) await client.deleteChain(chain);

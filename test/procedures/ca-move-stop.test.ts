@@ -216,7 +216,8 @@ describe('depotkit depot move-ca: where the move stops', () => {
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      await until(() => seen.includes(`GET ${INSTALLER_API.applianceInfo}`), 'the first request after the log-in');
+      // Bounded by the command's start, which takes more than 10 s under a load of 20 on 2 cores.
+      await until(() => seen.includes(`GET ${INSTALLER_API.applianceInfo}`), 'the first request after the log-in', { timeoutMs: 60_000 });
       child.kill('SIGINT');
       expect(await exited, stderr).toBe(130);
       expect(seen).toContain(`DELETE ${INSTALLER_API.refreshToken}`);
@@ -228,7 +229,7 @@ describe('depotkit depot move-ca: where the move stops', () => {
       expect(state).toMatchObject({ version: 1, revalidated: [] });
       expect(state.switched).toBeUndefined();
       expect((await readdir(tmp.dir)).filter((f) => f.startsWith('stopped-state') && f !== 'stopped-state.json')).toEqual([]);
-    }, 60_000);
+    }, 120_000);
 
     it('revokes the session of a log-in it catches under way', async () => {
       seen.length = 0;
@@ -239,10 +240,10 @@ describe('depotkit depot move-ca: where the move stops', () => {
         env: { ...process.env, ...env },
       });
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      await until(() => seen.length > 0, 'the log-in request');
+      await until(() => seen.length > 0, 'the log-in request', { timeoutMs: 60_000 });
       child.kill('SIGTERM');
       expect(await exited).toBe(130);
       expect(seen).toEqual([`POST ${INSTALLER_API.tokens}`, `DELETE ${INSTALLER_API.refreshToken}`]);
-    }, 60_000);
+    }, 120_000);
   });
 });

@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isIP } from 'node:net';
 import { readCertificate, sha256Fingerprint, splitPemBlocks } from '../../cert/index.js';
-import { judgeChain } from '../../check/index.js';
+// check's verdict on a chain alone, not its index: the move's command loads none of check's HTTP phases.
+import { judgeChain } from '../../check/tls.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
 import { consumersDepotUrl, reachOf, reachText, type DepotReach } from './reach.js';

@@ -71,7 +71,12 @@ export async function retireOnVcenters(
         'Run the move again once the depot answers.',
       );
     }
-    const { chains, changed } = await removeTrustedChains(client, [input.oldCaPem], { keep: (pem) => anchorsChain(pem, served.chain) });
+    const keep = {
+      holds: (pem: string) => anchorsChain(pem, served.chain),
+      why: `anchors the chain the depot at ${reachText(input.reach)} serves now`,
+      fix: 'Give as `oldCa` the CA the depot was served under before the move.',
+    };
+    const { chains, changed } = await removeTrustedChains(client, [input.oldCaPem], { keep });
     return { ok: true, result: [{ ...old, action: changed ? 'removed' : 'absent', aliases: chains }] };
   });
   // A vCenter that could not be reached (or refused the log-in) says nothing of what to do: the re-run is the way.
