@@ -38,13 +38,13 @@ export async function tlsStage(target: Target, judging: TlsJudging, findings: Fi
     if (!first) throw new Error('the server sent no certificate');
     leaf = first;
     onSummary(summary(snapshot, leaf));
-    const intermediates = snapshot.chainPems.slice(1);
-    stage = [
-      ...tlsFindings(snapshot.protocol, leaf, intermediates, snapshot.publicRoot, target.hostName, judging),
-      ...leafGivenAsCa(leaf, intermediates, target.hostName, judging.caPems ?? []),
-      ...caExpiryFindings(leaf, intermediates, judging.caPems ?? [], judging.now),
-      ...sanPairFindings(leaf, target.hostName, target.address),
-    ];
+    stage = judgeChain(snapshot.chainPems, {
+      ...judging,
+      hostName: target.hostName,
+      address: target.address,
+      protocol: snapshot.protocol,
+      publicRoot: snapshot.publicRoot,
+    });
     findings.push(...stage);
   } catch (err) {
     if (err instanceof DepotkitError) throw err;
@@ -62,6 +62,33 @@ export async function tlsStage(target: Target, judging: TlsJudging, findings: Fi
   return { stop: false, withheldBecause: `the server's certificate failed the TLS checks (${failed.join(', ')}), so nothing says it is the depot` };
 }
 
+/** What the TLS stage judges a chain by: the given CAs, the name the installer uses, and what the handshake showed. */
+export interface ChainJudging extends TlsJudging {
+  hostName: string;
+  /** The address the depot's name resolved to: the SAN's name and address are judged as a pair when it is known. */
+  address?: string;
+  /** The protocol negotiated; none for a chain not served yet (the CA move's new pair). */
+  protocol?: string | null;
+  /** Whether the chain reaches a public root (only said in `tls.ca.not-given`). */
+  publicRoot?: boolean;
+}
+
+/**
+ * The TLS stage's verdict on a chain (leaf first, as PEM): what `check` finds of the certificate a depot
+ * serves, with its finding ids; the CA move judges its new pair by it before serving it.
+ */
+export function judgeChain(chainPems: string[], judging: ChainJudging): Finding[] {
+  const [leaf, ...intermediates] = chainPems;
+  if (!leaf) throw new Error('the chain holds no certificate');
+  const { hostName } = judging;
+  return [
+    ...tlsFindings(judging.protocol, leaf, intermediates, judging.publicRoot ?? false, hostName, judging),
+    ...leafGivenAsCa(leaf, intermediates, hostName, judging.caPems ?? []),
+    ...caExpiryFindings(leaf, intermediates, judging.caPems ?? [], judging.now),
+    ...(judging.address !== undefined ? sanPairFindings(leaf, hostName, judging.address) : []),
+  ];
+}
+
 /** The leaf as the report shows it (IPv6 addresses as people write them, fd00::2). */
 function summary(snapshot: TlsSnapshot, leaf: string): TlsSummary {
   const info = readCertificate(leaf);
@@ -76,9 +103,16 @@ function summary(snapshot: TlsSnapshot, leaf: string): TlsSummary {
   };
 }
 
-function tlsFindings(protocol: string | null, leaf: string, intermediates: string[], publicRoot: boolean, hostName: string, judging: TlsJudging): Finding[] {
+function tlsFindings(
+  protocol: string | null | undefined,
+  leaf: string,
+  intermediates: string[],
+  publicRoot: boolean,
+  hostName: string,
+  judging: TlsJudging,
+): Finding[] {
   const findings: Finding[] = [];
-  if (protocol !== 'TLSv1.2' && protocol !== 'TLSv1.3') {
+  if (protocol !== undefined && protocol !== 'TLSv1.2' && protocol !== 'TLSv1.3') {
     findings.push({
       id: 'tls.version',
       severity: 'error',

@@ -1,5 +1,5 @@
 import { findByFingerprint, normalizePem, readCertificate, sha256Fingerprint, splitPemBlocks } from '../cert/index.js';
-import { usageError } from '../util/errors.js';
+import { DepotkitError, EXIT, usageError } from '../util/errors.js';
 import { connectMgmt, type MgmtClient, type MgmtConnection } from './client.js';
 
 /** Where the trusted root chains are, and how to log in there. */
@@ -88,13 +88,55 @@ export async function listVcenterTrust(opts: VcenterTrustOptions): Promise<Trust
   });
 }
 
+/** What the removal keeps: certificates it must never take away, whatever chain holds them. */
+export interface RemoveChainsOptions {
+  /**
+   * `holds`: whether a certificate must stay trusted (one anchoring the chain a depot serves, say); when a
+   * chain to remove holds one, nothing is removed, and the error says `why` it stays and the `fix`.
+   */
+  keep?: { holds: (pem: string) => boolean; why: string; fix: string };
+}
+
+/**
+ * The one removal of a CA from the trusted root chains: every chain holding it (found by SHA-256) is
+ * removed, then the chains are listed again to prove none holds it; none holding it changes nothing.
+ * Refused before anything is removed when such a chain also holds a certificate `keep` keeps.
+ */
+export async function removeTrustedChains(
+  client: MgmtClient,
+  caPems: string[],
+  opts: RemoveChainsOptions = {},
+): Promise<{ chains: string[]; changed: boolean }> {
+  const sha256 = sha256Fingerprint(caPems[0]!);
+  const chains = await chainsHolding(client, sha256);
+  const { keep } = opts;
+  for (const chain of keep ? chains : []) {
+    const kept = (await client.getChain(chain)).find((pem) => keep!.holds(pem));
+    if (kept === undefined) continue;
+    const { subject, sha256: keptSha256 } = summary(kept);
+    throw new DepotkitError(
+      `The trusted root chain ${chain} of ${client.origin.host} holds ${subject} (SHA-256 ${keptSha256}), which ${keep!.why}: nothing was removed.`,
+      EXIT.problems,
+      keep!.fix,
+    );
+  }
+  for (const chain of chains) await client.deleteChain(chain);
+  const left = await chainsHolding(client, sha256);
+  if (left.length > 0) {
+    throw new DepotkitError(
+      `${client.origin.host} answered the removal but its chains ${left.join(', ')} still hold the CA: it is still trusted.`,
+      EXIT.problems,
+    );
+  }
+  return { chains, changed: chains.length > 0 };
+}
+
 /** Removes every trusted root chain that holds the CA; none holding it changes nothing. */
 export async function untrustVcenterCa(opts: VcenterTrustOptions & { caPem: string }): Promise<TrustReport> {
   const pems = caChain(opts.caPem);
   return withClient(opts, async (client) => {
-    const chains = await chainsHolding(client, sha256Fingerprint(pems[0]!));
-    for (const chain of chains) await client.deleteChain(chain);
-    return { server: client.origin.origin, api: client.generation, ca: summary(pems[0]!), chains, changed: chains.length > 0 };
+    const { chains, changed } = await removeTrustedChains(client, pems);
+    return { server: client.origin.origin, api: client.generation, ca: summary(pems[0]!), chains, changed };
   });
 }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { InstallerClient, pushDepot, ensureTrusted, type InstallerTarget } from '../../src/installer/index.js';
-import { createCa, issueServerCert, selfSignedServerCertificate, sha256Fingerprint, type CaMaterial } from '../../src/cert/index.js';
+import { createCa, issueServerCert, selfSignedServerCertificate, sha256Fingerprint, type CaMaterial, type ServerMaterial } from '../../src/cert/index.js';
 import type { CaMoveOptions } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson, type CliChild } from '../helpers/cli.js';
@@ -30,6 +30,24 @@ export interface MoveFixture {
   close(): Promise<void>;
 }
 
+/** The CAs and certificates of the fixtures of a test file, by the depot's name: made once, each fixture a move of its own all the same. */
+const PKI = new Map<string, Promise<{ oldCa: CaMaterial; newCa: CaMaterial; oldLeaf: ServerMaterial; newLeaf: ServerMaterial }>>();
+
+function pki(depotName: string): Promise<{ oldCa: CaMaterial; newCa: CaMaterial; oldLeaf: ServerMaterial; newLeaf: ServerMaterial }> {
+  let made = PKI.get(depotName);
+  if (!made) {
+    made = (async () => {
+      // 2048-bit keys: the move judges and serves them as any other, and they are made several times faster than the CA profile's.
+      const [oldCa, newCa] = await Promise.all([createCa({ cn: 'Old Depot CA', keySize: 2048 }), createCa({ cn: 'New Depot CA', keySize: 2048 })]);
+      const names = { dns: [depotName], ips: ['127.0.0.1'], keySize: 2048 as const };
+      const [oldLeaf, newLeaf] = await Promise.all([issueServerCert(oldCa, names), issueServerCert(newCa, names)]);
+      return { oldCa, newCa, oldLeaf, newLeaf };
+    })();
+    PKI.set(depotName, made);
+  }
+  return made;
+}
+
 /**
  * A depot served by `depotkit serve` on the old CA, and `count` consumers (mixed versions and roles) that
  * trust it and are pointed at it; with `depotName`, by that name, which only the consumers resolve (to 127.0.0.1).
@@ -40,9 +58,7 @@ export async function moveFixture(
   count: number,
   { depotName, restartable }: { depotName?: string; restartable?: boolean } = {},
 ): Promise<MoveFixture> {
-  const [oldCa, newCa] = await Promise.all([createCa({ cn: 'Old Depot CA' }), createCa({ cn: 'New Depot CA' })]);
-  const names = { dns: [depotName ?? 'localhost'], ips: ['127.0.0.1'], keySize: 2048 as const };
-  const [oldLeaf, newLeaf] = await Promise.all([issueServerCert(oldCa, names), issueServerCert(newCa, names)]);
+  const { oldCa, newCa, oldLeaf, newLeaf } = await pki(depotName ?? 'localhost');
   const files = {
     served: { cert: join(dir, 'served-cert.pem'), key: join(dir, 'served-key.pem') },
     newCert: join(dir, 'new-cert.pem'),
@@ -127,7 +143,7 @@ export async function startConsumers(
     sims[i] = sim;
     return sim;
   };
-  for (let i = 0; i < count; i++) await startConsumer(i);
+  await Promise.all(Array.from({ length: count }, (_, i) => startConsumer(i)));
   process.env[PASSWORD_ENV] = PASSWORD;
   const targets: InstallerTarget[] = sims.map((sim, i) => ({ name: `consumer-${i}`, url: sim!.url, user: USER, passwordEnv: PASSWORD_ENV, insecure: true }));
   return { sims, targets, startConsumer };

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { moveDepotCa, type CaMoveOptions, type ServedDepot } from '../../src/procedures/index.js';
 import { isServeCommandLine } from '../../src/procedures/ca-move/serve-process.js';
 import { loadTlsMaterial } from '../../src/server/tls.js';
@@ -29,11 +29,12 @@ function options(fx: MoveFixture, served: ServedDepot, extra: Partial<CaMoveOpti
 describe("the CA move's served files and serve's pid", () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };
   let fx: MoveFixture;
-  beforeEach(async () => {
+  // One fixture for the file: the refusals change nothing, and the last test writes files of its own.
+  beforeAll(async () => {
     tmp = await tempDir('depotkit-ca-move-files-');
     fx = await moveFixture(tmp.dir, 1);
   }, 120_000);
-  afterEach(async () => {
+  afterAll(async () => {
     await fx?.close();
     await tmp.cleanup();
   });

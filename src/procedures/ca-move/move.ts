@@ -7,7 +7,7 @@ import { importAndProve } from './trusting.js';
 import { retireOldCa } from './retire.js';
 import { revalidate } from './revalidate.js';
 import { ConsumerSessions } from './sessions.js';
-import { inOrder, isVcenter, syncOnVcenters, trustOnVcenters } from './vcenters.js';
+import { inOrder, isVcenter, retireOnVcenters, syncOnVcenters, trustOnVcenters } from './vcenters.js';
 import { ServedAnchors } from './route.js';
 import { consumersDepotUrl, reachFinding, reachOf } from './reach.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
@@ -146,14 +146,17 @@ class Move {
   }
 
   async retire(): Promise<boolean> {
-    // A vCenter keeps the old CA among its trusted root chains: `untrustVcenterCa` removes it once nothing it fetches needs it.
-    const targets = this.opts.consumers.filter((c) => !this.state.retired.includes(c.name) && !isVcenter(c));
-    const rows = await retireOldCa(this.sessions, targets, {
-      oldCaPem: this.material.oldCaPem!,
-      newCaPem: this.material.newCaPem,
-      timeoutMs: this.opts.timeoutMs,
-      reach: reachOf(this.plan),
-    });
+    const targets = this.opts.consumers.filter((c) => !this.state.retired.includes(c.name));
+    const input = { oldCaPem: this.material.oldCaPem!, newCaPem: this.material.newCaPem, timeoutMs: this.opts.timeoutMs, reach: reachOf(this.plan) };
+    const rows = inOrder(
+      targets,
+      await retireOldCa(
+        this.sessions,
+        targets.filter((t) => !isVcenter(t)),
+        input,
+      ),
+      await retireOnVcenters(this.sessions, targets.filter(isVcenter), input),
+    );
     for (const r of rows) if (r.ok) this.state.retired.push(r.name);
     await this.save();
     return this.record(

@@ -1,7 +1,10 @@
 import { createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { lintServerCertificate, readCertificate, sha256Fingerprint, splitPemBlocks } from '../../cert/index.js';
+import { isIP } from 'node:net';
+import { readCertificate, sha256Fingerprint, splitPemBlocks } from '../../cert/index.js';
+// check's verdict on a chain alone, not its index: the move's command loads none of check's HTTP phases.
+import { judgeChain } from '../../check/tls.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
 import { consumersDepotUrl, reachOf, reachText, type DepotReach } from './reach.js';
@@ -73,16 +76,25 @@ function keyMatches(certPem: string, keyText: string, keyFile: string): boolean 
 }
 
 /**
- * The new pair judged as `check` judges a served certificate: it chains to
- * the new CA, names every host and address the consumers use, is valid now,
- * and the key is its own.
+ * The new pair judged by `check`'s own verdict on a served chain (`judgeChain`, its finding ids): it
+ * chains to the new CA, names the depot's host (and every other name the consumers use), is valid now,
+ * the CA not about to lapse; and, which check cannot see, the key is its own. `address`: the depot's
+ * address as this host reaches it, when it is one, for the SAN's name and address as a pair.
  */
-export function judgeNewPair(material: CaMoveMaterial, opts: CaMoveOptions, depotHost: string): Finding[] {
-  const ips = (opts.names ?? []).filter((n) => /^[0-9.]+$|:/.test(n));
-  const findings = lintServerCertificate(material.certText, { host: depotHost, ips, caPems: [material.newCaPem] });
+export function judgeNewPair(material: CaMoveMaterial, opts: CaMoveOptions, depotHost: string, address?: string): Finding[] {
   const leafPem = oneCertificate(material.certText, opts.newCert);
-  for (const name of (opts.names ?? []).filter((n) => !ips.includes(n))) {
-    findings.push(...lintServerCertificate(material.certText, { host: name }).filter((f) => f.id.startsWith('cert.host') || f.id.startsWith('cert.san')));
+  const chain = splitPemBlocks(material.certText, 'CERTIFICATE');
+  const judging = { caPems: [material.newCaPem] };
+  const findings = judgeChain(chain, { ...judging, hostName: depotHost, ...(address !== undefined ? { address } : {}) });
+  // Each other name as check judges it given that name (`asHost`); what the names share is said once.
+  const said = new Set(findings.map((f) => `${f.id} ${f.message}`));
+  for (const name of opts.names ?? []) {
+    for (const f of judgeChain(chain, { ...judging, hostName: name })) {
+      const key = `${f.id} ${f.message}`;
+      if (said.has(key)) continue;
+      said.add(key);
+      findings.push(f);
+    }
   }
   if (!keyMatches(leafPem, material.keyText, opts.newKey)) {
     findings.push({
@@ -121,11 +133,12 @@ export function makePlan(material: CaMoveMaterial, opts: CaMoveOptions): CaMoveP
   if (!opts.depot.url) throw usageError('The move needs the depot URL the consumers use (`depotUrl`).');
   const url = consumersDepotUrl(opts);
   const reached = new URL(opts.depot.url).origin;
-  const findings = judgeNewPair(material, opts, hostOf(url));
+  const reachedHost = hostOf(new URL(reached));
+  const findings = judgeNewPair(material, opts, hostOf(url), isIP(reachedHost) !== 0 ? reachedHost : undefined);
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length > 0 && !opts.dryRun) {
     throw new DepotkitError(
-      `The new certificate would fail validation: ${errors.map((f) => f.message).join(' ')}`,
+      `The new certificate would fail validation: ${errors.map((f) => `${f.message} (${f.id})`).join(' ')}`,
       EXIT.problems,
       errors.find((f) => f.fix)?.fix,
     );
