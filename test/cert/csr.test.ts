@@ -6,7 +6,7 @@ import { createCa, generateCsr, generateKeyPem, readCertificate, parsePemBlocks,
 import { encodePem } from '../../src/cert/pem.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { tempDir } from '../helpers/temp.js';
-import { extensionText, openssl, x509Text } from './openssl.js';
+import { extensionText, openssl, opensslCsr as csrByOpenssl, x509Text } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 
 const DAY = 86_400_000;
@@ -22,14 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-/** A CSR made by openssl req, as a management server or an admin would make it. */
-function opensslCsr(name: string, subject: string, extra: string[] = [], keyAlg = ['-newkey', 'rsa:2048']): { csrPath: string; keyPath: string; pem: string } {
-  const csrPath = join(dir, `${name}.csr`);
-  const keyPath = join(dir, `${name}.key`);
-  const r = openssl(['req', '-new', ...keyAlg, '-nodes', '-keyout', keyPath, '-out', csrPath, '-subj', subject, '-utf8', ...extra]);
-  expect(r.code, r.stderr).toBe(0);
-  return { csrPath, keyPath, pem: openssl(['req', '-in', csrPath]).stdout };
-}
+const opensslCsr = (name: string, subject: string, extra?: string[], keyAlg?: string[]) => csrByOpenssl(dir, name, subject, extra, keyAlg);
 
 async function signError(csrPem: string, opts = {}): Promise<DepotkitError> {
   const err = await signCsr(ca, csrPem, opts).then(

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 
 export interface ToolResult {
   code: number;
@@ -26,4 +27,19 @@ export function extensionText(text: string, name: string): { header: string; val
   const i = lines.findIndex((l) => l.trim().startsWith(`X509v3 ${name}:`));
   if (i < 0) return undefined;
   return { header: lines[i]!.trim(), value: lines[i + 1]!.trim() };
+}
+
+/** A CSR made by openssl req in `dir`, as a management server or an admin would make it. */
+export function opensslCsr(
+  dir: string,
+  name: string,
+  subject: string,
+  extra: string[] = [],
+  keyAlg = ['-newkey', 'rsa:2048'],
+): { csrPath: string; keyPath: string; pem: string } {
+  const csrPath = join(dir, `${name}.csr`);
+  const keyPath = join(dir, `${name}.key`);
+  const r = openssl(['req', '-new', ...keyAlg, '-nodes', '-keyout', keyPath, '-out', csrPath, '-subj', subject, '-utf8', ...extra]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return { csrPath, keyPath, pem: openssl(['req', '-in', csrPath]).stdout };
 }
