@@ -2,10 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, inspectCsr, issueServerCert, lintServerCertificate, readPemBlocks, type CaMaterial } from '../../src/cert/index.js';
-import { DepotkitError } from '../../src/util/errors.js';
 import { brokenServerCert } from '../helpers/certs.js';
 import { tempDir } from '../helpers/temp.js';
 import { openssl, opensslCsr } from './openssl.js';
+import { usageRefusal } from './refusal.js';
 import { onTheCommandLine } from './words.js';
 
 // What cert inspect reads and lints, in-process; test/cert/cli.test.ts keeps how the command shows it.
@@ -20,15 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-async function readError(path: string): Promise<DepotkitError> {
-  const err = await readPemBlocks(path, INSPECTED).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DepotkitError);
-  expect((err as DepotkitError).exitCode).toBe(2);
-  return err as DepotkitError;
-}
+const readError = (path: string) => usageRefusal(readPemBlocks(path, INSPECTED));
 
 describe('what cert inspect reads', () => {
   it('refuses a missing file, malformed PEM and binary DER, saying how to convert DER', async () => {

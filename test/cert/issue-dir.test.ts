@@ -12,12 +12,12 @@ import {
   signCsrFile,
   writeCaDir,
 } from '../../src/cert/index.js';
-import { DepotkitError } from '../../src/util/errors.js';
 import { exists, exposedFileWarning } from '../../src/util/fs.js';
 import { readSecret } from '../../src/util/secrets.js';
 import { customCa } from '../helpers/certs.js';
 import { tempDir } from '../helpers/temp.js';
 import { openssl, opensslCsr } from './openssl.js';
+import { usageRefusal } from './refusal.js';
 import { onTheCommandLine } from './words.js';
 
 // The folder operations the cert commands run (cert ca, issue, sign-csr), in-process; test/cert/cli.test.ts
@@ -33,16 +33,8 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-/** The refusal `promise` ends in: one sentence, exit 2. */
-async function usageRefusal(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DepotkitError);
-  expect((err as DepotkitError).exitCode).toBe(2);
-  return (err as DepotkitError).message;
-}
+/** The sentence `promise` is refused with (exit 2). */
+const refusal = async (promise: Promise<unknown>): Promise<string> => (await usageRefusal(promise)).message;
 
 const verifies = (certFile: string): number => openssl(['verify', '-x509_strict', '-CAfile', join(caDir, CA_CERT_FILE), certFile]).code;
 
@@ -55,7 +47,7 @@ describe('writeCaDir: a CA folder', () => {
     expect((await stat(paths.keyPath)).mode & 0o777).toBe(0o600);
     // A key only its owner reads: nothing to warn about.
     expect(await exposedFileWarning(paths.keyPath)).toBeUndefined();
-    expect(await usageRefusal(writeCaDir(out, ca))).toBe(`${paths.keyPath} already exists.`);
+    expect(await refusal(writeCaDir(out, ca))).toBe(`${paths.keyPath} already exists.`);
     await writeCaDir(out, await createCa({ keySize: 2048 }), { force: true });
     expect(await readFile(paths.certPath, 'utf8')).not.toBe(ca.certPem);
   });
@@ -72,14 +64,14 @@ describe('writeCaDir: a CA folder', () => {
     const enc = join(dir, 'enc-ca');
     await writeCaDir(enc, await createCa({ keySize: 2048 }), { passphrase: 'lab passphrase' });
     expect(await readFile(join(enc, CA_KEY_FILE), 'utf8')).toContain('ENCRYPTED PRIVATE KEY');
-    expect(await usageRefusal(issueCert(join(dir, 'e1'), { caDir: enc, dns: [HOST] }))).toMatch(/ca-key\.pem is encrypted and no passphrase was given\./);
+    expect(await refusal(issueCert(join(dir, 'e1'), { caDir: enc, dns: [HOST] }))).toMatch(/ca-key\.pem is encrypted and no passphrase was given\./);
     const issued = await issueCert(join(dir, 'e1'), { caDir: enc, caPassphrase: 'lab passphrase', dns: [HOST] });
     expect(issued.certificate.commonName).toBe(HOST);
-    expect(await usageRefusal(issueCert(join(dir, 'e2'), { caDir: enc, caPassphrase: 'nope', dns: [HOST] }))).toMatch(
+    expect(await refusal(issueCert(join(dir, 'e2'), { caDir: enc, caPassphrase: 'nope', dns: [HOST] }))).toMatch(
       /cannot be decrypted with the given passphrase/,
     );
     expect(await exists(join(dir, 'e2'))).toBe(false);
-    expect(await usageRefusal(readSecret({ env: 'UNSET_DEPOTKIT_VAR' }, 'CA key passphrase'))).toMatch(
+    expect(await refusal(readSecret({ env: 'UNSET_DEPOTKIT_VAR' }, 'CA key passphrase'))).toMatch(
       /UNSET_DEPOTKIT_VAR that should hold the CA key passphrase is not set/,
     );
   });
@@ -109,7 +101,7 @@ describe('issueCert: a server certificate into a folder', () => {
 
   it('refuses an IP-only certificate unless allowIpOnly, and then warns', async () => {
     const out = join(dir, 'ip');
-    expect(await usageRefusal(issueCert(out, { caDir, ips: ['10.0.0.5'], dns: [] }))).toMatch(
+    expect(await refusal(issueCert(out, { caDir, ips: ['10.0.0.5'], dns: [] }))).toMatch(
       /^Refusing an IP-only certificate: its CN would be an IP address, which the installer rejects\./,
     );
     const ok = await issueCert(out, { caDir, ips: ['10.0.0.5'], dns: [], allowIpOnly: true });
@@ -119,21 +111,21 @@ describe('issueCert: a server certificate into a folder', () => {
   it('refuses a missing CA folder, a bad DNS name, a server folder given as the CA and a CA whose dates cannot be read, writing nothing', async () => {
     const out = join(dir, 'never');
     const nowhere = join(dir, 'nowhere');
-    expect(await usageRefusal(issueCert(out, { caDir: nowhere, dns: [HOST] }))).toBe(
+    expect(await refusal(issueCert(out, { caDir: nowhere, dns: [HOST] }))).toBe(
       `${join(nowhere, CA_CERT_FILE)} does not exist; ${nowhere} is not a CA folder.`,
     );
-    expect(await usageRefusal(issueCert(out, { caDir, dns: ['bad_name'] }))).toMatch(/"bad_name" is not a valid DNS name/);
+    expect(await refusal(issueCert(out, { caDir, dns: ['bad_name'] }))).toMatch(/"bad_name" is not a valid DNS name/);
     const srv = join(dir, 'srv-as-ca');
     await issueCert(srv, { caDir, dns: [HOST] });
     await writeFile(join(srv, CA_CERT_FILE), await readFile(join(srv, SERVER_CERT_FILE)));
     await writeFile(join(srv, CA_KEY_FILE), await readFile(join(srv, SERVER_KEY_FILE)));
-    expect(await usageRefusal(issueCert(out, { caDir: srv, dns: [HOST] }))).toMatch(/\(CN=depot\.lab\.local\) is not a CA certificate/);
+    expect(await refusal(issueCert(out, { caDir: srv, dns: [HOST] }))).toMatch(/\(CN=depot\.lab\.local\) is not a CA certificate/);
     const broken = customCa({ notAfter: new Date(Date.UTC(10240, 0, 1)) });
     const brokenDir = join(dir, 'broken-ca');
     await mkdir(brokenDir);
     await writeFile(join(brokenDir, CA_CERT_FILE), broken.certPem);
     await writeFile(join(brokenDir, CA_KEY_FILE), broken.keyPem, { mode: 0o600 });
-    expect(await usageRefusal(issueCert(out, { caDir: brokenDir, dns: [HOST] }))).toMatch(/has a validity date that cannot be read/);
+    expect(await refusal(issueCert(out, { caDir: brokenDir, dns: [HOST] }))).toMatch(/has a validity date that cannot be read/);
     expect(await exists(out)).toBe(false);
   });
 });
@@ -145,33 +137,33 @@ describe('signCsrFile: a request signed into a file', () => {
     const signed = await signCsrFile(csrPath, out, { caDir, days: 10 });
     expect(signed.certificate.san).toEqual({ dns: ['vc.lab.local'], ips: [] });
     expect(verifies(out)).toBe(0);
-    expect(await usageRefusal(signCsrFile(csrPath, out, { caDir }))).toMatch(/vc\.pem already exists/);
+    expect(await refusal(signCsrFile(csrPath, out, { caDir }))).toMatch(/vc\.pem already exists/);
   });
 
   it('refuses a CSR without SANs unless allowNoSan, one with a bad signature, and a missing file', async () => {
     const { csrPath } = opensslCsr(dir, 'nosan', '/CN=old.lab.local');
     const out = join(dir, 'nosan.pem');
-    expect(await usageRefusal(signCsrFile(csrPath, out, { caDir }))).toMatch(/requests no subject alternative names/);
+    expect(await refusal(signCsrFile(csrPath, out, { caDir }))).toMatch(/requests no subject alternative names/);
     expect((await signCsrFile(csrPath, out, { caDir, allowNoSan: true })).certificate.san.dns).toEqual(['old.lab.local']);
     const body = (await readFile(csrPath, 'utf8')).split('\n').slice(1, -2).join('');
     const bytes = Buffer.from(body, 'base64');
     bytes[bytes.indexOf('old.lab.local')] = 'x'.charCodeAt(0);
     const tampered = join(dir, 'tampered.csr');
     await writeFile(tampered, `-----BEGIN CERTIFICATE REQUEST-----\r\n${bytes.toString('base64')}\r\n-----END CERTIFICATE REQUEST-----\r\n`);
-    expect(await usageRefusal(signCsrFile(tampered, join(dir, 't.pem'), { caDir }))).toMatch(/^The CSR's signature does not verify/);
-    expect(await usageRefusal(signCsrFile(join(dir, 'none.csr'), join(dir, 't.pem'), { caDir }))).toMatch(/none\.csr does not exist/);
+    expect(await refusal(signCsrFile(tampered, join(dir, 't.pem'), { caDir }))).toMatch(/^The CSR's signature does not verify/);
+    expect(await refusal(signCsrFile(join(dir, 'none.csr'), join(dir, 't.pem'), { caDir }))).toMatch(/none\.csr does not exist/);
   });
 
   it("applies the server profile's refusals: a 1024-bit key, and a CN that is an IP unless allowIpOnly, then warns", async () => {
     const weak = opensslCsr(dir, 'weak', '/CN=10.0.0.5', ['-addext', 'subjectAltName=IP:10.0.0.5'], ['-newkey', 'rsa:1024']);
     const weakOut = join(dir, 'weak.pem');
-    expect(await usageRefusal(signCsrFile(weak.csrPath, weakOut, { caDir, allowIpOnly: true }))).toMatch(
+    expect(await refusal(signCsrFile(weak.csrPath, weakOut, { caDir, allowIpOnly: true }))).toMatch(
       /^The CSR's RSA key has 1024 bits; the installer requires at least 2048\./,
     );
     expect(await exists(weakOut)).toBe(false);
     const ip = opensslCsr(dir, 'ip', '/CN=10.0.0.6', ['-addext', 'subjectAltName=IP:10.0.0.6']);
     const ipOut = join(dir, 'ip-signed.pem');
-    expect(onTheCommandLine(await usageRefusal(signCsrFile(ip.csrPath, ipOut, { caDir })))).toMatch(
+    expect(onTheCommandLine(await refusal(signCsrFile(ip.csrPath, ipOut, { caDir })))).toMatch(
       /^Refusing to sign the CSR: its CN is an IP address \(10\.0\.0\.6\), which the installer rejects\./,
     );
     expect(await exists(ipOut)).toBe(false);

@@ -43,3 +43,24 @@ export function opensslCsr(
   if (r.code !== 0) throw new Error(r.stderr);
   return { csrPath, keyPath, pem: openssl(['req', '-in', csrPath]).stdout };
 }
+
+function succeeded(r: ToolResult): ToolResult {
+  if (r.code !== 0) throw new Error(r.stderr);
+  return r;
+}
+
+/** A self-signed RSA root made by openssl req -x509 (its key written to `keyPath`): its PEM. */
+export function opensslRoot(keyPath: string, subject: string, days: number, extra: string[] = []): string {
+  return succeeded(openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-subj', subject, '-days', String(days), ...extra])).stdout;
+}
+
+/** The request `csrPath` signed by openssl x509 -req with the CA in `caPath` and `caKeyPath` and the [v3] section of `extPath`: its PEM. */
+export function opensslSign(
+  csrPath: string,
+  ca: { caPath: string; caKeyPath: string },
+  extPath: string,
+  opts: { days?: number; digest?: string } = {},
+): string {
+  const args = ['x509', '-req', '-in', csrPath, '-CA', ca.caPath, '-CAkey', ca.caKeyPath, '-CAcreateserial', '-days', String(opts.days ?? 90)];
+  return succeeded(openssl([...args, `-${opts.digest ?? 'sha256'}`, '-extfile', extPath, '-extensions', 'v3'])).stdout;
+}
