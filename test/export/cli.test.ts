@@ -1,19 +1,13 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { PASSWORD, USER, makeFixture, type Fixture } from './helpers.js';
+import { PASSWORD, USER, fixtureForFile } from './helpers.js';
 
 // What only the command line does: the JSON and text it prints, the password read from its file, and the
 // refusals of its arguments. What exportConfig writes and refuses is export.test.ts.
-let fixture: Fixture;
-let n = 0;
-beforeAll(async () => {
-  fixture = await makeFixture();
-});
-afterAll(() => fixture?.cleanup());
-
-const outDir = () => join(fixture.dir, `out-${++n}`);
+const fixture = fixtureForFile();
+const outDir = fixture.outDir;
 const tls = () => ['--cert', fixture.certFile, '--key', fixture.keyFile];
 const auth = () => ['--user', USER, '--password-file', fixture.passwordFile];
 

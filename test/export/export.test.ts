@@ -2,23 +2,17 @@ import { chmod, copyFile, mkdir, readFile, readdir, stat, writeFile } from 'node
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import apacheMd5 from 'apache-md5';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { exportConfig, type ExportOptions, type ExportReport } from '../../src/export/index.js';
 import { usageRefusal } from '../cert/refusal.js';
 import { onTheCommandLine } from '../cert/words.js';
-import { CADDY, PASSWORD, USER, makeFixture, type Fixture } from './helpers.js';
+import { CADDY, PASSWORD, USER, fixtureForFile } from './helpers.js';
 
 // What exportConfig writes and refuses, in-process; cli.test.ts keeps what only the command line does.
-let fixture: Fixture;
-let n = 0;
-beforeAll(async () => {
-  fixture = await makeFixture();
-});
-afterAll(() => fixture?.cleanup());
-
-const outDir = () => join(fixture.dir, `out-${++n}`);
+const fixture = fixtureForFile();
+const outDir = fixture.outDir;
 const AUTH = { user: USER, password: PASSWORD };
 
 /** The options of `export <target>` with the fixture's depot, certificate and key into a fresh folder, and `extra`. */

@@ -17,11 +17,10 @@ import {
   USER,
   fetchRaw,
   javaProbe,
-  makeFixture,
+  fixtureForFile,
   startApacheSite,
   startCaddyfile,
   startNginxSite,
-  type Fixture,
   type RunningServer,
 } from './helpers.js';
 import { freePort } from '../helpers/ports.js';
@@ -36,12 +35,7 @@ const SERVERS = [
   { server: 'caddy', binary: CADDY, file: 'Caddyfile', start: startCaddyfile },
 ] as const;
 
-let fixture: Fixture;
-
-beforeAll(async () => {
-  fixture = await makeFixture();
-});
-afterAll(() => fixture?.cleanup());
+const fixture = fixtureForFile();
 
 describe.each(SERVERS)('depotkit export $server, run by the real server', ({ server, binary, file, start }) => {
   const running: RunningServer[] = [];
