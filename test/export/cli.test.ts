@@ -16,6 +16,8 @@ describe('depotkit export (the built CLI)', () => {
     const out = outDir();
     const r = await runCli(['export', 'nginx', fixture.root, '--out', out, ...tls(), ...auth(), '--open-hcl', '--json']);
     expect(r.code, r.stderr).toBe(0);
+    // With --json the warnings are in the report, not on stderr.
+    expect(r.stderr).toBe('');
     const report = JSON.parse(r.stdout) as { target: string; open: string[]; check: string; nextSteps: string[] };
     expect(report).toMatchObject({ target: 'nginx', open: ['PROD/vsan/hcl'] });
     expect(report.check).toBe(
