@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, generateCsr, generateKeyPem, readCertificate, parsePemBlocks, signCsr, type CaMaterial } from '../../src/cert/index.js';
 import { encodePem } from '../../src/cert/pem.js';
-import { DepotkitError } from '../../src/util/errors.js';
 import { tempDir } from '../helpers/temp.js';
-import { extensionText, openssl, x509Text } from './openssl.js';
+import { extensionText, openssl, opensslCsr as csrByOpenssl, x509Text } from './openssl.js';
+import { usageRefusal } from './refusal.js';
 import { onTheCommandLine } from './words.js';
 
 const DAY = 86_400_000;
@@ -22,24 +22,9 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-/** A CSR made by openssl req, as a management server or an admin would make it. */
-function opensslCsr(name: string, subject: string, extra: string[] = [], keyAlg = ['-newkey', 'rsa:2048']): { csrPath: string; keyPath: string; pem: string } {
-  const csrPath = join(dir, `${name}.csr`);
-  const keyPath = join(dir, `${name}.key`);
-  const r = openssl(['req', '-new', ...keyAlg, '-nodes', '-keyout', keyPath, '-out', csrPath, '-subj', subject, '-utf8', ...extra]);
-  expect(r.code, r.stderr).toBe(0);
-  return { csrPath, keyPath, pem: openssl(['req', '-in', csrPath]).stdout };
-}
+const opensslCsr = (name: string, subject: string, extra?: string[], keyAlg?: string[]) => csrByOpenssl(dir, name, subject, extra, keyAlg);
 
-async function signError(csrPem: string, opts = {}): Promise<DepotkitError> {
-  const err = await signCsr(ca, csrPem, opts).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DepotkitError);
-  expect((err as DepotkitError).exitCode).toBe(2);
-  return err as DepotkitError;
-}
+const signError = (csrPem: string, opts = {}) => usageRefusal(signCsr(ca, csrPem, opts));
 
 describe('signCsr', () => {
   it('signs a CSR from openssl req: subject and SANs copied, server profile, 730 days, verified strictly by openssl', async () => {

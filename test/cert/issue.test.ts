@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, readCertificate, issueServerCert, splitPemBlocks, writeServerDir, type CaMaterial } from '../../src/cert/index.js';
 import { tempDir } from '../helpers/temp.js';
-import { extensionText, openssl, x509Text } from './openssl.js';
+import { extensionText, openssl, opensslRoot, x509Text } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 
 const DAY = 86_400_000;
@@ -117,21 +117,7 @@ describe('issueServerCert', () => {
 describe('a CA made by openssl', () => {
   it("signs with it: the authority key id is openssl's subject key id and openssl verifies strictly", async () => {
     const keyPath = join(dir, 'os-ca.key');
-    const certPem = openssl([
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      keyPath,
-      '-subj',
-      '/O=Lab/CN=OpenSSL Root',
-      '-days',
-      '30',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-    ]).stdout;
+    const certPem = opensslRoot(keyPath, '/O=Lab/CN=OpenSSL Root', 30, ['-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
     const osCaPath = await save('os-ca.pem', certPem);
     const s = await issueServerCert({ certPem, keyPem: await readFile(keyPath, 'utf8') }, { dns: ['depot.lab.local'] });
     const path = await save('os-leaf.pem', s.certPem);

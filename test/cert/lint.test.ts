@@ -8,7 +8,7 @@ import { bareHost } from '../../src/util/url.js';
 import type { Finding } from '../../src/util/findings.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
 import { tempDir } from '../helpers/temp.js';
-import { openssl } from './openssl.js';
+import { openssl, opensslCsr, opensslRoot, opensslSign } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 
 const HOST = 'depot.lab.local';
@@ -35,42 +35,8 @@ async function opensslCert(name: string, opts: { bits?: number; ext: string; sub
   await writeFile(caCert, ca.certPem);
   const ext = join(dir, `${name}.ext`);
   await writeFile(ext, `[v3]\n${opts.ext}\n`);
-  const r1 = openssl([
-    'req',
-    '-new',
-    '-newkey',
-    `rsa:${opts.bits ?? 2048}`,
-    '-nodes',
-    '-keyout',
-    join(dir, `${name}.key`),
-    '-out',
-    join(dir, `${name}.csr`),
-    '-subj',
-    opts.subject ?? `/CN=${HOST}`,
-  ]);
-  expect(r1.code, r1.stderr).toBe(0);
-  const r2 = openssl([
-    'x509',
-    '-req',
-    '-in',
-    join(dir, `${name}.csr`),
-    '-CA',
-    caCert,
-    '-CAkey',
-    caKey,
-    '-CAcreateserial',
-    '-days',
-    '200',
-    `-${opts.digest ?? 'sha256'}`,
-    '-extfile',
-    ext,
-    '-extensions',
-    'v3',
-    '-out',
-    join(dir, `${name}.pem`),
-  ]);
-  expect(r2.code, r2.stderr).toBe(0);
-  return openssl(['x509', '-in', join(dir, `${name}.pem`)]).stdout;
+  const { csrPath } = opensslCsr(dir, name, opts.subject ?? `/CN=${HOST}`, [], ['-newkey', `rsa:${opts.bits ?? 2048}`]);
+  return opensslSign(csrPath, { caPath: caCert, caKeyPath: caKey }, ext, { days: 200, digest: opts.digest });
 }
 
 describe('lintServerCertificate', () => {
@@ -170,69 +136,20 @@ describe('lintServerCertificate', () => {
       '[v3]\nbasicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n',
     );
     const rootKey = join(dir, 'root.key');
-    const rootPem = openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', rootKey, '-subj', '/CN=Root', '-days', '100']).stdout;
+    const rootPem = opensslRoot(rootKey, '/CN=Root', 100);
     await writeFile(join(dir, 'root.pem'), rootPem);
-    expect(
-      openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'inter.key'), '-out', join(dir, 'inter.csr'), '-subj', '/CN=Intermediate'])
-        .code,
-    ).toBe(0);
-    const interPem = openssl([
-      'x509',
-      '-req',
-      '-in',
-      join(dir, 'inter.csr'),
-      '-CA',
-      join(dir, 'root.pem'),
-      '-CAkey',
-      rootKey,
-      '-CAcreateserial',
-      '-days',
-      '90',
-      '-extfile',
-      ext,
-      '-extensions',
-      'v3',
-    ]).stdout;
-    const inter = { certPem: interPem, keyPem: await readFile(join(dir, 'inter.key'), 'utf8') };
+    const { csrPath: interCsr, keyPath: interKey } = opensslCsr(dir, 'inter', '/CN=Intermediate');
+    const interPem = opensslSign(interCsr, { caPath: join(dir, 'root.pem'), caKeyPath: rootKey }, ext);
+    const inter = { certPem: interPem, keyPem: await readFile(interKey, 'utf8') };
     const leaf = await issueServerCert(inter, { dns: [HOST] });
     expect(errors(lintServerCertificate(leaf.certPem, { host: HOST, caPems: [rootPem] }))).toEqual(['cert.chain.untrusted']);
     expect(lintServerCertificate(leaf.certPem, { host: HOST, caPems: [rootPem], chainPems: [interPem] })).toEqual([]);
     expect(lintServerCertificate(leaf.chainPem, { host: HOST, caPems: [rootPem] })).toEqual([]);
     // A root limited to pathlen 0 may not have an intermediate below it.
     const tightKey = join(dir, 'tight.key');
-    const tightPem = openssl([
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      tightKey,
-      '-subj',
-      '/CN=Tight Root',
-      '-days',
-      '100',
-      '-addext',
-      'basicConstraints=critical,CA:TRUE,pathlen:0',
-    ]).stdout;
+    const tightPem = opensslRoot(tightKey, '/CN=Tight Root', 100, ['-addext', 'basicConstraints=critical,CA:TRUE,pathlen:0']);
     await writeFile(join(dir, 'tight.pem'), tightPem);
-    const tightInter = openssl([
-      'x509',
-      '-req',
-      '-in',
-      join(dir, 'inter.csr'),
-      '-CA',
-      join(dir, 'tight.pem'),
-      '-CAkey',
-      tightKey,
-      '-CAcreateserial',
-      '-days',
-      '90',
-      '-extfile',
-      ext,
-      '-extensions',
-      'v3',
-    ]).stdout;
+    const tightInter = opensslSign(interCsr, { caPath: join(dir, 'tight.pem'), caKeyPath: tightKey }, ext);
     const leaf2 = await issueServerCert({ certPem: tightInter, keyPem: inter.keyPem }, { dns: [HOST] });
     const f = lintServerCertificate(leaf2.chainPem, { host: HOST, caPems: [tightPem] });
     expect(errors(f)).toEqual(['cert.chain.path-length']);

@@ -278,12 +278,28 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     }
   });
 
-  it('CLI: exit 0 when accepted, 1 with findings, 2 for bad usage; never prints the password', async () => {
-    const server = await serve({ root: pristine, ...good, auth: { user: USER, password: PASSWORD } });
+  it('reports a refused connection and an unknown host', async () => {
+    const server = await serve({ root: pristine });
+    const url = server.url;
+    await server.stop();
+    expect(ids(await checkDepot(url))).toEqual(['net.refused']);
+    expect(ids(await checkDepot('https://no-such-host.invalid'))).toEqual(['net.unknown-host']);
+  });
+});
+
+// The command line once, against depotkit serve: what checkDepot finds is tested above behind each server.
+describe('depotkit check', () => {
+  const serveDepot = SERVERS.find((s) => s.name === 'depotkit serve')!.serve;
+
+  it('exits 0 when accepted, printing the warnings, and 1 with findings as JSON; never prints the password', async () => {
+    const server = await serveDepot({ root: pristine, ...good, auth: { user: USER, password: PASSWORD } });
+    // The depot's own certificate as the CA: accepted with a warning.
+    const leafFile = join(base, `leaf-${n++}.pem`);
+    await writeFile(leafFile, splitPemBlocks(good.certPem, 'CERTIFICATE')[0]!);
     try {
-      const args = [server.url, '--as-host', HOST, '--ca', caFile, '--user', USER, '--password-file', passwordFile];
-      const ok = await runCli(['check', ...args]);
+      const ok = await runCli(['check', server.url, '--as-host', HOST, '--ca', leafFile, '--user', USER, '--password-file', passwordFile]);
       expect(ok.code).toBe(0);
+      expect(ok.stdout).toMatch(/WARN {2}tls\.ca\.leaf: .*not a CA/);
       expect(ok.stdout).toContain('ACCEPT');
       const noCa = await runCli(['check', server.url, '--as-host', HOST, '--user', USER, '--password-file', passwordFile, '--json']);
       expect(noCa.code).toBe(1);
@@ -292,64 +308,38 @@ describe.each(SERVERS)('depot check against $name', ({ name, serve: serveWith, s
     } finally {
       await server.stop();
     }
-    const bad = await runCli(['check', 'ftp://x']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('must start with https:// or http://');
   });
 
-  it("CLI: --ca with the depot's own certificate warns and exits 0; --open-path is asked for without credentials", async () => {
+  it('asks for each --open-path without credentials', async () => {
     const dir = await depotCopy();
     await writeTree(dir, { [STORE_FILE]: '<index/>\n' });
-    const server = await serve({ root: dir, ...good, auth: { user: USER, password: PASSWORD }, open: [UMDS_PATCH_STORE_DIR] });
-    const leafFile = join(base, `leaf-${n++}.pem`);
-    await writeFile(leafFile, splitPemBlocks(good.certPem, 'CERTIFICATE')[0]!);
+    const server = await serveDepot({ root: dir, ...good, auth: { user: USER, password: PASSWORD }, open: [UMDS_PATCH_STORE_DIR] });
     try {
-      const r = await runCli([
-        'check',
-        server.url,
-        '--as-host',
-        HOST,
-        '--ca',
-        leafFile,
-        '--user',
-        USER,
-        '--password-file',
-        passwordFile,
-        '--open-path',
-        STORE_FILE,
-        '--open-path',
-        'PROD/COMP/',
-        '--json',
-      ]);
+      const args = ['--as-host', HOST, '--ca', caFile, '--user', USER, '--password-file', passwordFile, '--open-path', STORE_FILE, '--open-path', 'PROD/COMP/'];
+      const r = await runCli(['check', server.url, ...args, '--json']);
       expect(r.code).toBe(0);
       const findings = (JSON.parse(r.stdout) as CheckResult).findings.map((f) => [f.id, f.severity, f.path ?? null]);
-      expect(findings).toContainEqual(['tls.ca.leaf', 'warning', null]);
       expect(findings).toContainEqual(['open.anonymous', 'info', STORE_FILE]);
       expect(findings).toContainEqual(['open.anonymous', 'info', `${UMDS_PATCH_STORE_DIR}/`]);
       expect(findings).toContainEqual(['open.path.auth-required', 'warning', 'PROD/COMP/']);
-      const text = await runCli(['check', server.url, '--as-host', HOST, '--ca', leafFile, '--user', USER, '--password-file', passwordFile]);
-      expect(text.stdout).toMatch(/WARN {2}tls\.ca\.leaf: .*not a CA/);
-      expect(text.stdout).toContain('ACCEPT');
     } finally {
       await server.stop();
     }
-    for (const [args, message] of [
-      [['--user', USER, '--password-file', passwordFile, '--open-path', '/umds-patch-store'], /--open-path "\/umds-patch-store" must be relative/],
-      [['--user', USER, '--password-file', passwordFile, '--open-path', 'a/../b'], /"\.\."/],
-      [['--open-path', STORE_FILE], /--open-path needs --user/],
-    ] as const) {
-      const bad = await runCli(['check', 'https://127.0.0.1:1', ...args]);
-      expect(bad.code, args.join(' ')).toBe(2);
-      expect(bad.stderr).toMatch(message);
-    }
   });
 
-  it('reports a refused connection and an unknown host', async () => {
-    const server = await serve({ root: pristine });
-    const url = server.url;
-    await server.stop();
-    expect(ids(await checkDepot(url))).toEqual(['net.refused']);
-    expect(ids(await checkDepot('https://no-such-host.invalid'))).toEqual(['net.unknown-host']);
+  // Independent processes: run them side by side.
+  it.concurrent.each([
+    [['ftp://x'], /must start with https:\/\/ or http:\/\//],
+    [
+      ['https://127.0.0.1:1', '--user', USER, '--password-file', 'password', '--open-path', '/umds-patch-store'],
+      /--open-path "\/umds-patch-store" must be relative/,
+    ],
+    [['https://127.0.0.1:1', '--user', USER, '--password-file', 'password', '--open-path', 'a/../b'], /"\.\."/],
+    [['https://127.0.0.1:1', '--open-path', STORE_FILE], /--open-path needs --user/],
+  ])('exits 2 for %j', async (args, message) => {
+    const bad = await runCli(['check', ...args], { cwd: base });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(message);
   });
 });
 

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEsxDemo, vendorIndexXml } from '../../src/esx/index.js';
 import { verifyEsx } from '../../src/esx/verify.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
-import { startDepotServer } from '../../src/server/index.js';
-import { type EsxMirrorReport, mirrorEsx } from '../../src/transfer/esx-mirror/index.js';
+import { startDepotServer, type DepotServer } from '../../src/server/index.js';
+import { mirrorEsx } from '../../src/transfer/esx-mirror/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import { listFiles } from '../../src/util/walk.js';
 import { runCli } from '../helpers/cli.js';
@@ -209,69 +209,63 @@ describe('esx mirror of chosen products', () => {
   });
 });
 
-describe('esx mirror from a token URL (the CLI)', () => {
+describe('esx mirror from a token URL', () => {
   const TOKEN = 'Tk9-secret-download-token-5f3a';
-
-  it('puts the token where the URL says {token}, and writes or prints it nowhere', async () => {
+  let server: DepotServer;
+  let url: string;
+  let tokenFile: string;
+  beforeAll(async () => {
     // The vendor's layout: /<token>/PROD/COMP/ESX_HOST/main/vmw-depot-index.xml.
     const tree = join(base, 'vendor');
     const main = join(tree, TOKEN, 'PROD', 'COMP', 'ESX_HOST', 'main');
     await makeEsxDemo(main, { vibs: 3, vibSize: 4096 });
     await rename(join(main, 'index.xml'), join(main, 'vmw-depot-index.xml'));
-    const tokenFile = join(base, 'token');
+    tokenFile = join(base, 'token');
     await writeFile(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
-    const server = await startDepotServer({ root: tree, host: '127.0.0.1', port: 0, tls });
-    try {
-      const origin = server.url.replace('127.0.0.1', 'localhost');
-      const url = `${origin}/{token}/PROD/COMP/ESX_HOST/main/vmw-depot-index.xml`;
-      const out = outDir();
-      const res = await runCli(['esx', 'mirror', url, '--out', out, '--ca', caFile, '--token-file', tokenFile, '--json']);
-      expect(res.stderr).toBe('');
-      expect(res.code).toBe(0);
-      const report = JSON.parse(res.stdout) as EsxMirrorReport;
-      expect(report).toMatchObject({ ok: true, url, index: 'vmw-depot-index.xml' });
-      expect(report.downloaded).toHaveLength(3);
-      expect(res.stdout).not.toContain(TOKEN);
-      for (const file of await listFiles(out, { dot: true })) {
-        expect(await readFile(join(out, file), 'latin1')).not.toContain(TOKEN);
-      }
-      expect((await listFiles(out)).join('\n')).not.toContain(TOKEN);
+    server = await startDepotServer({ root: tree, host: '127.0.0.1', port: 0, tls });
+    url = `${server.url.replace('127.0.0.1', 'localhost')}/{token}/PROD/COMP/ESX_HOST/main/vmw-depot-index.xml`;
+  });
+  afterAll(() => server?.close());
 
-      // The text report, and an error from a wrong token (404), name the URL as given.
-      const text = await runCli(['esx', 'mirror', url, '--out', out, '--ca', caFile, '--token-env', 'DK_TEST_TOKEN'], { env: { DK_TEST_TOKEN: TOKEN } });
-      expect(text.code).toBe(0);
-      expect(`${text.stdout}${text.stderr}`).not.toContain(TOKEN);
-      expect(text.stdout).toContain('{token}');
-      const wrong = await runCli(['esx', 'mirror', url, '--out', outDir(), '--ca', caFile, '--token-env', 'DK_TEST_TOKEN'], {
-        env: { DK_TEST_TOKEN: `${TOKEN}x` },
-      });
-      expect(wrong.code).not.toBe(0);
-      expect(wrong.stderr).toContain('404');
-      expect(`${wrong.stdout}${wrong.stderr}`).not.toContain(TOKEN);
-      const chosen = await runCli([
-        'esx',
-        'mirror',
-        url,
-        '--out',
-        outDir(),
-        '--ca',
-        caFile,
-        '--token-file',
-        tokenFile,
-        '--product',
-        'esxio',
-        '--product-version',
-        '8.*',
-      ]);
-      expect(chosen.code).toBe(2);
-      expect(chosen.stderr).toContain('No product of the depot matches esxio 8.*; it offers: embeddedEsx 9.*, esxio 9.*.');
-      expect(chosen.stderr).not.toContain(TOKEN);
-      const none = await runCli(['esx', 'mirror', url, '--out', outDir(), '--ca', caFile]);
-      expect(none.code).toBe(2);
-      expect(none.stderr).toContain('--token-file');
-    } finally {
-      await server.close();
+  it('puts the token where the URL says {token}, writes it nowhere, and leaves it out of every error', async () => {
+    const out = outDir();
+    const report = await mirrorEsx({ url, token: TOKEN, out, caPems });
+    expect(report).toMatchObject({ ok: true, url, index: 'vmw-depot-index.xml' });
+    expect(report.downloaded).toHaveLength(3);
+    expect(JSON.stringify(report)).not.toContain(TOKEN);
+    for (const file of await listFiles(out, { dot: true })) {
+      expect(await readFile(join(out, file), 'latin1')).not.toContain(TOKEN);
     }
+    expect((await listFiles(out)).join('\n')).not.toContain(TOKEN);
+    // A wrong token (404) and a product the depot does not offer: said with the URL as given.
+    const wrong = await mirrorEsx({ url, token: `${TOKEN}x`, out: outDir(), caPems }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(wrong?.message).toContain('404');
+    expect(wrong?.message).not.toContain(TOKEN);
+    const chosen = mirrorEsx({ url, token: TOKEN, out: outDir(), caPems, select: { products: ['esxio'], versions: ['8.*'] } });
+    await expect(chosen).rejects.toMatchObject({
+      exitCode: 2,
+      message: 'No product of the depot matches esxio 8.*; it offers: embeddedEsx 9.*, esxio 9.*.',
+    });
+  });
+
+  it('the CLI takes the token from --token-file or --token-env and prints it nowhere, and says how to give it when missing', async () => {
+    const out = outDir();
+    const res = await runCli(['esx', 'mirror', url, '--out', out, '--ca', caFile, '--token-file', tokenFile, '--json']);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, url });
+    expect(res.stdout).not.toContain(TOKEN);
+    // The text report names the URL as given.
+    const text = await runCli(['esx', 'mirror', url, '--out', out, '--ca', caFile, '--token-env', 'DK_TEST_TOKEN'], { env: { DK_TEST_TOKEN: TOKEN } });
+    expect(text.code).toBe(0);
+    expect(`${text.stdout}${text.stderr}`).not.toContain(TOKEN);
+    expect(text.stdout).toContain('{token}');
+    const none = await runCli(['esx', 'mirror', url, '--out', outDir(), '--ca', caFile]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--token-file');
   });
 });
 

@@ -34,6 +34,13 @@ async function looked(root: string) {
   }
 }
 
+/** The gauge of the demo depot's VIBs of `product` in `state`. */
+const vibGauge = (product: string, state: string, value: number) => ({
+  name: 'depotkit_esx_vibs',
+  labels: { depot: UMDS_PATCH_STORE_DIR, product, version: '9.*', state },
+  value,
+});
+
 describe("serve's status page and /metrics show the ESX depot beside PROD/", () => {
   it('its products, VIB counts and completeness, in the JSON (schema-valid), the HTML and the gauges', async () => {
     const { json, html, metrics } = await looked(pristine);
@@ -54,11 +61,7 @@ describe("serve's status page and /metrics show the ESX depot beside PROD/", () 
     ]);
     expect(html).toContain('ESXi depots for vSphere Lifecycle Manager');
     expect(html).toContain('embeddedEsx 9.*: complete (6 VIBs)');
-    expect(metrics).toContainEqual({
-      name: 'depotkit_esx_vibs',
-      labels: { depot: UMDS_PATCH_STORE_DIR, product: 'esxio', version: '9.*', state: 'present' },
-      value: 6,
-    });
+    expect(metrics).toContainEqual(vibGauge('esxio', 'present', 6));
   });
 
   it('a VIB gone: the depot marked incomplete, the missing VIB named and counted', async () => {
@@ -70,11 +73,7 @@ describe("serve's status page and /metrics show the ESX depot beside PROD/", () 
     expect(depot).toMatchObject({ ok: false, present: 5 });
     expect(depot!.problems[0]).toContain(vib);
     expect(html).toContain('1 of 6 VIBs missing');
-    expect(metrics).toContainEqual({
-      name: 'depotkit_esx_vibs',
-      labels: { depot: UMDS_PATCH_STORE_DIR, product: 'embeddedEsx', version: '9.*', state: 'missing' },
-      value: 1,
-    });
+    expect(metrics).toContainEqual(vibGauge('embeddedEsx', 'missing', 1));
   });
 
   it('no ESX depot: no section and no series', async () => {

@@ -10,6 +10,7 @@ import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { NGINX } from '../helpers/nginx.js';
 import { ended, freePort, untilAccepting } from '../helpers/ports.js';
+import { afterAll, beforeAll } from 'vitest';
 
 export { NGINX };
 export const run = promisify(execFile);
@@ -280,4 +281,16 @@ export async function javaProbe(fixture: Fixture, port: number): Promise<string>
     PASSWORD,
   ]).catch((err: { stdout: string; stderr: string }) => ({ stdout: `${err.stdout}${err.stderr}` }));
   return stdout;
+}
+
+/** The fixture, made before a test file's tests and removed after them, with a fresh output folder in it per call of outDir. */
+export function fixtureForFile(): Fixture & { outDir(): string } {
+  const fixture = {} as Fixture & { outDir(): string };
+  let n = 0;
+  beforeAll(async () => {
+    Object.assign(fixture, await makeFixture());
+  });
+  afterAll(() => fixture.cleanup?.());
+  fixture.outDir = () => join(fixture.dir, `out-${++n}`);
+  return fixture;
 }

@@ -2,7 +2,9 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, SERVE_AUTH_REALM, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
-import { runCli } from '../helpers/cli.js';
+import { checkDepot } from '../../src/check/check.js';
+import { exportConfig, type ExportOptions } from '../../src/export/index.js';
+import { onTheCommandLine } from '../cert/words.js';
 import {
   APACHE,
   CADDY,
@@ -13,14 +15,12 @@ import {
   PASSWORD,
   SECRET_TEXT,
   USER,
-  exportArgs,
   fetchRaw,
   javaProbe,
-  makeFixture,
+  fixtureForFile,
   startApacheSite,
   startCaddyfile,
   startNginxSite,
-  type Fixture,
   type RunningServer,
 } from './helpers.js';
 import { freePort } from '../helpers/ports.js';
@@ -35,12 +35,7 @@ const SERVERS = [
   { server: 'caddy', binary: CADDY, file: 'Caddyfile', start: startCaddyfile },
 ] as const;
 
-let fixture: Fixture;
-
-beforeAll(async () => {
-  fixture = await makeFixture();
-});
-afterAll(() => fixture?.cleanup());
+const fixture = fixtureForFile();
 
 describe.each(SERVERS)('depotkit export $server, run by the real server', ({ server, binary, file, start }) => {
   const running: RunningServer[] = [];
@@ -50,23 +45,33 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
   let outOpen: string;
   let exportWarnings: string;
 
-  /** Exports with the CLI (as a user would) into a fresh folder, and starts the server on it. */
-  async function exportAndStart(name: string, extra: string[]): Promise<{ server: RunningServer; out: string; stderr: string }> {
+  /** Exports (as export does; its command line is cli.test.ts) into a fresh folder, and starts the server on it. */
+  async function exportAndStart(name: string, extra: Partial<ExportOptions>): Promise<{ server: RunningServer; out: string; warnings: string }> {
     const port = await freePort();
     const out = join(fixture.dir, `${server}-${name}`);
-    const exported = await runCli([...exportArgs(fixture, server, out, port), ...extra]);
-    expect(exported.code, exported.stderr).toBe(0);
+    const auth = { user: USER, password: PASSWORD };
+    const report = await exportConfig({
+      target: server,
+      root: fixture.root,
+      out,
+      host: '127.0.0.1',
+      port,
+      cert: fixture.certFile,
+      key: fixture.keyFile,
+      auth,
+      ...extra,
+    });
     await mkdir(join(out, 'run'));
     const s = await start(join(out, file), port, join(out, 'run'));
     running.push(s);
-    return { server: s, out, stderr: exported.stderr };
+    return { server: s, out, warnings: report.warnings.map(onTheCommandLine).join('\n') };
   }
 
   beforeAll(async () => {
     if (!binary) return;
     ca = await readFile(fixture.caFile, 'utf8');
-    ({ server: hclOpen, out: outOpen, stderr: exportWarnings } = await exportAndStart('hcl', ['--open-hcl', '--open', UMDS_PATCH_STORE_DIR]));
-    ({ server: closed } = await exportAndStart('closed', []));
+    ({ server: hclOpen, out: outOpen, warnings: exportWarnings } = await exportAndStart('hcl', { openHcl: true, openPrefixes: [UMDS_PATCH_STORE_DIR] }));
+    ({ server: closed } = await exportAndStart('closed', {}));
   });
   afterAll(async () => {
     for (const s of running) await s.stop();
@@ -81,24 +86,13 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
       expect((await stat(users)).mode & 0o777).toBe(0o640);
     });
 
-    it('depotkit check (the built CLI) accepts the depot through it', async () => {
-      const check = await runCli([
-        'check',
-        `https://127.0.0.1:${hclOpen.port}`,
-        '--as-host',
-        HOST,
-        '--ca',
-        fixture.caFile,
-        '--user',
-        USER,
-        '--password-file',
-        fixture.passwordFile,
-        '--json',
-      ]);
-      expect(check.code, `${check.stdout}${check.stderr}${await hclOpen.log()}`).toBe(0);
-      const result = JSON.parse(check.stdout) as { accepted: boolean; findings: Array<{ id: string; severity: string }> };
+    it('depotkit check accepts the depot through it', async () => {
+      const result = await checkDepot(`https://127.0.0.1:${hclOpen.port}`, { asHost: HOST, caPems: [ca], user: USER, password: PASSWORD });
+      expect(
+        result.findings.filter((f) => f.severity === 'error'),
+        await hclOpen.log(),
+      ).toEqual([]);
       expect(result.accepted).toBe(true);
-      expect(result.findings.filter((f) => f.severity === 'error')).toEqual([]);
     });
 
     it.skipIf(!JAVA)("Java's TLS client (the installer's stack) gets HEAD then GET of the catalog, with the same length", async () => {
@@ -130,7 +124,7 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
     });
 
     it('--status-page: a static copy of the status page at / behind the auth, the CA certificate at /ca.pem without', async () => {
-      const { server: withPage, out } = await exportAndStart('status', ['--status-page', '--open-hcl']);
+      const { server: withPage, out } = await exportAndStart('status', { statusPage: true, openHcl: true });
       expect((await fetchRaw(withPage.port, '/', { ca })).status).toBe(401);
       const page = await fetchRaw(withPage.port, '/', { ca, auth: true });
       expect(page.status).toBe(200);

@@ -1,17 +1,21 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatReport } from '../../src/cli/vcenter.js';
 import { MGMT_API, MGMT_HEADERS } from '../../src/constants.js';
-import { issueServerCert, sha256Fingerprint } from '../../src/cert/index.js';
+import { issueServerCert } from '../../src/cert/index.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
-import { runCli, spawnCliJson } from '../helpers/cli.js';
+import { replaceCertificate } from '../../src/vcenter/index.js';
+import { runCli, spawnCliJson, type CliResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { handshake } from '../../src/vcenter/served.js';
 import { PASSWORD, USER, basic, call, forgeCa, startSim, testCa, writeFixtures } from './helpers.js';
 
+// What only the command line does; what replaceCertificate does is replace.test.ts.
 describe('depotkit mgmt replace-cert', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
+  // Only planned against, never changed: each test that replaces a certificate starts its own.
   let sim: MgmtSimulator;
   let files: { caDir: string; serverCa: string; passwordFile: string };
 
@@ -25,9 +29,17 @@ describe('depotkit mgmt replace-cert', () => {
     await cleanup();
   });
 
-  const base = () => ['mgmt', 'replace-cert', '--server', sim.url, '--user', USER, '--password-file', files.passwordFile, '--ca', files.caDir];
+  const login = () => ['--user', USER, '--password-file', files.passwordFile, '--ca', files.caDir];
+  const base = (server = sim.url) => ['mgmt', 'replace-cert', '--server', server, ...login()];
 
-  it('--dry-run logs in, prints the plan and changes nothing', async () => {
+  /** Exit 2, the sentence, no stack trace. */
+  function expectUsageError(r: CliResult, message: string): void {
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  }
+
+  it('--dry-run logs in, prints the plan and changes nothing, without a word of --days at the default validity', async () => {
     const before = sim.currentCertPem();
     const res = await runCli([...base(), '--server-ca', files.serverCa, '--dry-run', '--san', 'vc.lab.local']);
     expect(res.stderr).not.toContain(PASSWORD);
@@ -39,82 +51,43 @@ describe('depotkit mgmt replace-cert', () => {
     expect(res.stderr).not.toContain('--days');
   });
 
-  it('warns about --insecure with --json too, on stderr, keeping stdout JSON', async () => {
-    const res = await runCli([...base(), '--insecure', '--dry-run', '--json']);
+  it("warns about --insecure and a --days that is not the server's two years on stderr with --json, keeping stdout JSON", async () => {
+    const res = await runCli([...base(), '--insecure', '--dry-run', '--days', '365', '--json']);
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, dryRun: true });
     expect(res.stderr).toContain("warning: not validating the server's current certificate (--insecure).");
-  });
-
-  it("replaces the certificate through /rest and reports it as JSON, warning that --days is not the server's two years", async () => {
-    const res = await runCli([...base(), '--server-ca', files.serverCa, '--api', 'rest', '--key-size', '2048', '--org', 'Lab', '--days', '365', '--json']);
-    expect(res.code).toBe(0);
     expect(res.stderr).toMatch(
       /warning: --days 365: a certificate for the server's own CSR is valid for 730 days \(2 years\) on the real server;.*some server versions may refuse it.*--cert and --key/,
     );
-    const report = JSON.parse(res.stdout);
-    // The toolkit's CA signs the validity asked for.
-    expect(Date.parse(report.certificate.notAfter) - Date.parse(report.certificate.notBefore)).toBe(365 * 86_400_000);
-    expect(report).toMatchObject({
-      ok: true,
-      api: 'rest',
-      verified: { trusted: true, hostname: true },
-      certificate: { subject: 'O=Lab, CN=127.0.0.1', issuer: 'CN=depotkit test CA' },
-    });
-    expect(report.certificate.sha256).toBe(sha256Fingerprint(sim.currentCertPem()));
-    expect(`${res.stdout}${res.stderr}`).not.toContain(PASSWORD);
   });
 
-  it('shows the server refusing the same certificate twice, with its message (exit 1)', async () => {
-    const made = await issueServerCert(await testCa(), { dns: ['localhost'], ips: ['127.0.0.1'], days: 30 });
-    await writeFile(join(dir, 'made.pem'), made.chainPem.replace(/\n/g, '\r\n'));
-    await writeFile(join(dir, 'made-key.pem'), made.keyPem, { mode: 0o600 });
-    const args = [...base(), '--server-ca', join(files.caDir, 'ca-cert.pem'), '--cert', join(dir, 'made.pem'), '--key', join(dir, 'made-key.pem')];
-    const first = await runCli(args);
-    expect(first.code).toBe(0);
-    expect(first.stdout).toContain('verified: trusted by the CA and valid for the host name');
-    expect(sim.currentCertPem()).toBe(made.certPem);
-    const second = await runCli(args);
-    expect(second.code).toBe(1);
-    expect(second.stderr).toMatch(/the server answered 400 INVALID_ARGUMENT: The certificate is the same as the current machine certificate/);
-    expect(second.stderr).not.toMatch(/\n\s+at /);
-  });
-
-  it("keeps the current certificate's names: reached as localhost, a server named 127.0.0.1 gets a certificate for both", async () => {
-    const named = await startSim({ hostname: '127.0.0.1' });
+  it('reads --cert and --key (a CRLF chain file), and shows the server refusing the certificate it serves already (exit 1)', async () => {
+    const own = await startSim();
     try {
-      const server = named.url.replace('127.0.0.1', 'localhost');
-      const res = await runCli([
-        'mgmt',
-        'replace-cert',
-        '--server',
-        server,
-        '--user',
-        USER,
-        '--password-file',
-        files.passwordFile,
-        '--ca',
-        files.caDir,
-        '--insecure',
-        '--key-size',
-        '2048',
-        '--json',
-      ]);
-      expect(res.stderr).not.toMatch(/subject alternative names do not include/);
-      expect(res.code).toBe(0);
-      expect(JSON.parse(res.stdout)).toMatchObject({
-        ok: true,
-        csrSpec: { common_name: 'localhost', subject_alt_name: ['localhost', '127.0.0.1'] },
-        certificate: { san: ['localhost', '127.0.0.1'] },
-        verified: { trusted: true, hostname: true },
+      const made = await issueServerCert(await testCa(), { dns: ['localhost'], ips: ['127.0.0.1'], days: 30 });
+      const first = await replaceCertificate({
+        server: own.url,
+        user: USER,
+        password: PASSWORD,
+        ca: { certPem: (await testCa()).certPem },
+        custom: { certPem: made.chainPem, keyPem: made.keyPem },
+        serverCaPems: [own.currentCertPem()],
       });
-      expect(named.restarts()).toBe(1);
+      expect(formatReport(first)).toContain('  verified: trusted by the CA and valid for the host name');
+      expect(own.currentCertPem()).toBe(made.certPem);
+      await writeFile(join(dir, 'made.pem'), made.chainPem.replace(/\n/g, '\r\n'));
+      await writeFile(join(dir, 'made-key.pem'), made.keyPem, { mode: 0o600 });
+      const args = [...base(own.url), '--server-ca', join(files.caDir, 'ca-cert.pem'), '--cert', join(dir, 'made.pem'), '--key', join(dir, 'made-key.pem')];
+      const second = await runCli(args);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toMatch(/the server answered 400 INVALID_ARGUMENT: The certificate is the same as the current machine certificate/);
+      expect(second.stderr).not.toMatch(/\n\s+at /);
     } finally {
-      await named.close();
+      await own.close();
     }
   });
 
-  it('signs with an intermediate CA whose ca-cert.pem holds the root after it, sending both as root_cert', async () => {
+  it('signs with the CA folder of an intermediate CA whose ca-cert.pem holds the root after it, sending both as root_cert', async () => {
     const root = forgeCa('CLI Root CA');
     const issuing = forgeCa('CLI Issuing CA', root);
     const caDir = join(dir, 'issuing-ca');
@@ -138,58 +111,35 @@ describe('depotkit mgmt replace-cert', () => {
         caDir,
         '--key-size',
         '2048',
-        '--json',
       ];
-      const res = await runCli([...args, '--server-ca', serverCa]);
+      const res = await runCli([...args, '--server-ca', serverCa, '--json']);
       expect(res.code).toBe(0);
       expect(JSON.parse(res.stdout)).toMatchObject({ ok: true, certificate: { issuer: 'CN=CLI Issuing CA' }, verified: { trusted: true, hostname: true } });
       // Served with its intermediate: a client that trusts only the root verifies it.
       expect(await handshake(new URL(chained.url), { caPems: [root.certPem] })).toMatchObject({ ok: true, authorized: true });
-
-      // Without the root after it, the CA is refused before the server is asked for anything.
-      await writeFile(join(caDir, 'ca-cert.pem'), issuing.certPem);
-      const sessions = chained.sessionsCreated();
-      const alone = await runCli([...args, '--insecure']);
-      expect(alone.code).toBe(2);
-      expect(alone.stderr).toContain('(CN=CLI Issuing CA) is not a self-signed root and its issuers up to the root are not given');
-      expect(alone.stderr).not.toMatch(/\n\s+at /);
-      expect(chained.sessionsCreated()).toBe(sessions);
     } finally {
       await chained.close();
     }
   });
 
-  it('refuses bad usage with one sentence and exit 2', async () => {
-    const both = await runCli([...base(), '--server-ca', files.serverCa, '--insecure']);
-    expect(both.code).toBe(2);
-    expect(both.stderr).toContain('Give --server-ca or --insecure, not both: --insecure trusts any certificate.');
-    const half = await runCli([...base(), '--cert', files.serverCa]);
-    expect(half.code).toBe(2);
-    expect(half.stderr).toContain('--cert and --key go together');
-    const http = await runCli(['mgmt', 'replace-cert', '--server', 'http://127.0.0.1:1', '--password-file', files.passwordFile, '--ca', files.caDir]);
-    expect(http.code).toBe(2);
-    expect(http.stderr).toContain('reached over HTTPS');
-    const api = await runCli([...base(), '--api', 'soap']);
-    expect(api.code).toBe(2);
+  // Independent processes: run them side by side.
+  it.concurrent.each([
+    [['--server-ca', 'server-ca.pem', '--insecure'], 'Give --server-ca or --insecure, not both: --insecure trusts any certificate.'],
+    [['--cert', 'server-ca.pem'], '--cert and --key go together'],
+    [['--api', 'soap'], '--api'],
+  ])('refuses %j with one sentence and exit 2, before asking the server anything', async (args, message) => {
     const sessions = sim.sessionsCreated();
-    const long = await runCli([...base(), '--server-ca', files.serverCa, '--days', '5000']);
-    expect(long.code).toBe(2);
-    expect(long.stderr).toContain('would outlive the CA');
-    // Refused before the server was asked for anything.
+    expectUsageError(await runCli([...base(), ...args], { cwd: dir }), message);
     expect(sim.sessionsCreated()).toBe(sessions);
   });
 
-  it('tells how to trust an untrusted server and refuses a wrong password without printing it', async () => {
-    const untrusted = await runCli(base());
-    expect(untrusted.code).toBe(1);
-    expect(untrusted.stderr).toMatch(/does not trust \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/);
-    expect(untrusted.stderr).toContain('--server-ca FILE');
+  it('refuses a wrong password without printing it (exit 1)', async () => {
     const wrongFile = join(dir, 'wrong');
     await writeFile(wrongFile, 'Wr0ng-pa55\n', { mode: 0o600 });
     const wrong = await runCli(['mgmt', 'replace-cert', '--server', sim.url, '--password-file', wrongFile, '--ca', files.caDir, '--insecure']);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('refused the user name or password');
-    expect(wrong.stderr).not.toContain('Wr0ng-pa55');
+    expect(`${wrong.stdout}${wrong.stderr}`).not.toContain('Wr0ng-pa55');
   });
 });
 

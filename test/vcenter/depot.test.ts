@@ -14,6 +14,7 @@ import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
 import { MgmtClient, connectVcenterDepot, trustVcenterCa, untrustVcenterCa } from '../../src/vcenter/index.js';
 import { tempDir } from '../helpers/temp.js';
+import { until } from '../helpers/poll.js';
 import { bundleOf } from '../esx/helpers.js';
 import { PASSWORD, USER, basic, call, startSim, testCa } from './helpers.js';
 
@@ -118,13 +119,13 @@ describe('vcenter depot against sim vcenter and a served demo ESX depot', () => 
 
   it('an offline bundle pulled as a task, its components listed; a bundle that is not there fails the task', async () => {
     const client = await MgmtClient.connect({ ...connection(), trust: { caPems: [sim.currentCertPem()] } });
-    const wait = async (task: unknown) => {
-      for (;;) {
-        const info = (await client.apiCall('task', 'GET', `${VLCM_API.tasks}/${String(task)}`)) as { status: string; result?: unknown; error?: unknown };
-        if (info.status === CIS_TASK_STATUS.succeeded || info.status === CIS_TASK_STATUS.failed) return info;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
+    const wait = (task: unknown) =>
+      until(
+        async () => (await client.apiCall('task', 'GET', `${VLCM_API.tasks}/${String(task)}`)) as { status: string; result?: unknown; error?: unknown },
+        (info) => info.status === CIS_TASK_STATUS.succeeded || info.status === CIS_TASK_STATUS.failed,
+        `task ${String(task)} to end`,
+        { everyMs: 20 },
+      );
     try {
       const offline = `${VLCM_API.offline}?${VLCM_API.taskQuery}=true`;
       const pulled = await wait(await client.apiCall('pull', 'POST', offline, { source_type: 'PULL', location: `${depot.url}/bundles/demo-depot.zip` }));

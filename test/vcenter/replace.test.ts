@@ -10,6 +10,7 @@ import { DepotkitError } from '../../src/util/errors.js';
 import { handshake } from '../../src/vcenter/served.js';
 import { PASSWORD, USER, forgeCa, startSim, startTweakedServer, testCa } from './helpers.js';
 import { until } from '../helpers/poll.js';
+import { onTheCommandLine } from '../cert/words.js';
 
 let sims: MgmtSimulator[] = [];
 afterEach(async () => {
@@ -109,7 +110,36 @@ describe('replaceCertificate: the whole flow', () => {
       await options(s, { ca: { certPem: `${root.certPem}${issuing.certPem}`, keyPem: issuing.keyPem }, serverCaPems: [root.certPem] }),
     );
     await expect(wrong).rejects.toThrow(/is not a self-signed root and its issuers up to the root are not given/);
+    // Without the root after it, too.
+    const alone = replaceCertificate(await options(s, { ca: { certPem: issuing.certPem, keyPem: issuing.keyPem }, serverCaPems: [root.certPem] }));
+    await expect(alone).rejects.toMatchObject({ exitCode: 2, message: expect.stringContaining('(CN=Library Issuing CA) is not a self-signed root') });
     expect(s.sessionsCreated()).toBe(created);
+  });
+
+  it('signs the validity asked for through /rest, with the subject fields given', async () => {
+    const s = await sim();
+    const report = await replaceCertificate(await options(s, { api: 'rest', days: 365, subject: { organization: 'Lab' } }));
+    expect(Date.parse(report.certificate!.notAfter) - Date.parse(report.certificate!.notBefore)).toBe(365 * DAY);
+    expect(report).toMatchObject({
+      ok: true,
+      api: 'rest',
+      verified: { trusted: true, hostname: true },
+      certificate: { subject: 'O=Lab, CN=127.0.0.1', issuer: 'CN=depotkit test CA' },
+    });
+    expect(report.certificate!.sha256).toBe(sha256Fingerprint(s.currentCertPem()));
+  });
+
+  it('refuses a plain HTTP server and a validity that outlives the CA before asking the server anything', async () => {
+    const s = await sim();
+    await expect(replaceCertificate(await options(s, { server: 'http://127.0.0.1:1' }))).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining('reached over HTTPS'),
+    });
+    await expect(replaceCertificate(await options(s, { days: 5000 }))).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringContaining('would outlive the CA'),
+    });
+    expect(s.sessionsCreated()).toBe(0);
   });
 
   it('auto picks /api when the server has it and falls back to /rest on an older server', async () => {
@@ -270,6 +300,9 @@ describe('replaceCertificate: the whole flow', () => {
     const untrusted = replaceCertificate({ ...(await options(s)), serverCaPems: undefined });
     await expect(untrusted).rejects.toThrow(DepotkitError);
     await expect(untrusted).rejects.toThrow(/does not trust \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
+    const { fix, exitCode } = (await untrusted.catch((e: unknown) => e)) as DepotkitError;
+    expect(exitCode).toBe(1);
+    expect(onTheCommandLine(fix)).toContain('--server-ca FILE');
     const insecure = await replaceCertificate({ ...(await options(s, { dryRun: true })), serverCaPems: undefined, insecure: true });
     expect(insecure.ok).toBe(true);
     const wrong = replaceCertificate(await options(s, { password: 'not-it' }));

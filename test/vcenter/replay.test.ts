@@ -173,34 +173,14 @@ describe('replayed clients: sessions', () => {
       const caFile = join(dir, 'sim.pem');
       const jar = join(dir, 'jar');
       await writeFile(caFile, ca);
-      const login = await run('curl', [
-        '-sS',
-        '--fail-with-body',
-        '-c',
-        jar,
-        '-b',
-        jar,
-        '--cacert',
-        caFile,
-        '-u',
-        `${USER}:${PASSWORD}`,
-        '-X',
-        'POST',
-        at(MGMT_API.rest.session),
-      ]);
+      // curl keeping its session in the jar (-c writes it, -b sends it).
+      const withJar = (...args: string[]) => run('curl', ['-sS', '--fail-with-body', '-c', jar, '-b', jar, '--cacert', caFile, ...args]);
+      const login = await withJar('-u', `${USER}:${PASSWORD}`, '-X', 'POST', at(MGMT_API.rest.session));
       const id = (JSON.parse(login.stdout) as { value: string }).value;
       expect(id).toMatch(SESSION_ID);
       // Netscape jar line: HttpOnly prefix, the host, path /, secure TRUE, a session cookie (expiry 0).
       expect(await readFile(jar, 'utf8')).toContain(`#HttpOnly_127.0.0.1\tFALSE\t/\tTRUE\t0\tvmware-api-session-id\t${id}`);
-      const csr = await run('curl', [
-        '-sS',
-        '--fail-with-body',
-        '-c',
-        jar,
-        '-b',
-        jar,
-        '--cacert',
-        caFile,
+      const csr = await withJar(
         '-X',
         'POST',
         '-H',
@@ -208,7 +188,7 @@ describe('replayed clients: sessions', () => {
         '-d',
         JSON.stringify({ spec: { key_size: 2048 } }),
         at(MGMT_API.rest.tlsCsr),
-      ]);
+      );
       expect((JSON.parse(csr.stdout) as { value: { csr: string } }).value.csr).toContain('BEGIN CERTIFICATE REQUEST');
       // The same jar ends the session; the next call through it is refused with the challenge.
       await run('curl', ['-sS', '--fail-with-body', '-b', jar, '--cacert', caFile, '-X', 'DELETE', at(MGMT_API.rest.session)]);
