@@ -166,8 +166,8 @@ async function names(path: string, mode: PlaceMode, file: { ino: number; dev: nu
 /** How often, at most, build saves its progress: the folders of the files placed are synced and the verified state written. */
 export const CHECKPOINT_EVERY_MS = 1000;
 
-/** Flushes at once: enough to keep the disk's queue full, few enough to leave libuv's threads to the writes. */
-const FLUSHES_AT_ONCE = 2;
+/** Flushes at once: libuv's four threads, so that the file system can commit several in one go. */
+const FLUSHES_AT_ONCE = 4;
 
 /** Flushes a placed file's data to disk; one gone since (removed, replaced) is nothing to flush. */
 async function flushFile(path: string): Promise<void> {

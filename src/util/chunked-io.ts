@@ -98,3 +98,18 @@ export class PositionalWriter {
     if (this.failure) throw this.failure;
   }
 }
+
+/** Writes `buffers` in order from `position` with as few system calls as the kernel allows (no copy into one buffer). */
+export async function writevAt(handle: FileHandle, buffers: readonly Buffer[], position: number): Promise<void> {
+  let rest = buffers.filter((b) => b.length > 0);
+  let at = position;
+  while (rest.length > 0) {
+    const { bytesWritten } = await handle.writev(rest, at);
+    if (bytesWritten === 0) throw Object.assign(new Error('the file system took no byte of a write'), { code: 'EIO' });
+    at += bytesWritten;
+    // A short write (rare on a regular file): skip what went out, go on with the rest.
+    let skip = bytesWritten;
+    while (rest.length > 0 && skip >= rest[0]!.length) skip -= rest.shift()!.length;
+    if (skip > 0) rest = [rest[0]!.subarray(skip), ...rest.slice(1)];
+  }
+}

@@ -9,7 +9,6 @@ import { planBinaries } from './plan.js';
 import { eachLimited } from '../../util/limit.js';
 import type { MirrorProgress } from './report.js';
 import { SavePacer } from './saving.js';
-import { SinkPool } from './sink.js';
 
 /** What a mirror records of its files as they land. */
 export type FilesTally = Pick<MirrorProgress, 'downloaded' | 'alreadyInPlace' | 'failed' | 'replacedPartials' | 'bytesDownloaded' | 'bytesHashedLocally'>;
@@ -42,11 +41,9 @@ export async function mirrorFiles(
   });
   options.onStart?.(plan.bytesToFetch);
   const pacer = new SavePacer(checkpoints, report.alreadyInPlace.length);
-  const sinks = new SinkPool(options.concurrency);
   const ctx = {
     conn,
     files,
-    sinks,
     placed: async (final: string, sha256: string, written: Written, flushed: boolean) => {
       await checkpoints.state.remember(final, sha256, written);
       if (!flushed) checkpoints.flushBeforeSave(final);
@@ -72,6 +69,5 @@ export async function mirrorFiles(
     });
   } finally {
     pacer.stop();
-    await sinks.close();
   }
 }

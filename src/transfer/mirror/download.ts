@@ -1,12 +1,13 @@
+import { createHash, type Hash } from 'node:crypto';
 import { type FileHandle, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CatalogBinary } from '../../depot/catalog.js';
 import { DepotkitError, errorMessage } from '../../util/errors.js';
+import { CHUNK_BYTES, readChunks, writevAt } from '../io.js';
 import { type Connection, authFailure, discard, get, watchProgress } from './connection.js';
 import { FileFailure, localFailure } from './failure.js';
 import { DepotFiles, type Written, partialPathFor } from './local.js';
 import type { ProgressWatch } from './progress.js';
-import { BATCH_BYTES, type FileSink, type SinkPool } from './sink.js';
 
 const RETRY_BASE_MS = 250;
 
@@ -18,8 +19,6 @@ export interface DownloadContext {
   files: DepotFiles;
   /** A verified file was renamed to `final`: to be remembered and made durable (its data too when `flushed` is false). */
   placed(final: string, sha256: string, written: Written, flushed: boolean): Promise<void>;
-  /** The threads the bytes are hashed and written in. */
-  sinks: SinkPool;
   retries: number;
   tally: { bytesDownloaded: number; bytesHashedLocally: number };
   onBytes?: (n: number) => void;
@@ -27,11 +26,18 @@ export interface DownloadContext {
   onReplaced?: (path: string, what: string) => void;
 }
 
-/** A partial file, written and hashed through its sink: `sink.have` bytes, and the hash of exactly those. */
+/** A partial file and the hash of exactly the bytes it holds. */
 interface Partial {
   handle: FileHandle;
   path: string;
-  sink: FileSink;
+  hash: Hash;
+  have: number;
+}
+
+async function restart(p: Partial): Promise<void> {
+  await p.handle.truncate(0);
+  p.hash = createHash('sha256');
+  p.have = 0;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,15 +53,16 @@ async function openPartial(ctx: DownloadContext, binary: MirroredFile): Promise<
   const path = partialPathFor(ctx.files.root, binary);
   const opened = await ctx.files.openPartial(path);
   if (opened.replaced) ctx.onReplaced?.(binary.path, opened.replaced);
+  const p: Partial = { handle: opened.handle, path, hash: createHash('sha256'), have: opened.have };
   try {
-    const sink = await ctx.sinks.open(opened.handle.fd, opened.have > binary.size ? 0 : opened.have);
-    if (opened.have > binary.size) await sink.restart();
-    ctx.tally.bytesHashedLocally += sink.have;
-    return { handle: opened.handle, path, sink };
+    if (p.have > binary.size) await restart(p);
+    for await (const chunk of readChunks(p.handle, 0, p.have)) p.hash.update(chunk);
+    ctx.tally.bytesHashedLocally += p.have;
   } catch (err) {
-    await opened.handle.close();
+    await p.handle.close();
     throw localFailure(err, path);
   }
+  return p;
 }
 
 /**
@@ -68,30 +75,30 @@ async function openPartial(ctx: DownloadContext, binary: MirroredFile): Promise<
 export async function downloadBinary(ctx: DownloadContext, binary: MirroredFile): Promise<number> {
   await ctx.files.folder(dirname(binary.path));
   const p = await openPartial(ctx, binary);
-  const resumedFrom = p.sink.have;
+  const resumedFrom = p.have;
   const watch = watchProgress(ctx.conn);
   let open = true;
   try {
     let fromScratch = false;
     for (let attempt = 0; ; attempt++) {
-      if (p.sink.have < binary.size) {
+      if (p.have < binary.size) {
         const error = await fetchInto(ctx, binary, p, watch);
-        if (p.sink.have < binary.size) {
+        if (p.have < binary.size) {
           const why = watch.stalled ?? error;
           if (watch.stalled || attempt >= ctx.retries)
             throw new FileFailure(
-              `the download stopped at ${p.sink.have} of ${binary.size} bytes after ${plural(attempt + 1)}${why ? `: ${errorMessage(why)}` : ''}`,
+              `the download stopped at ${p.have} of ${binary.size} bytes after ${plural(attempt + 1)}${why ? `: ${errorMessage(why)}` : ''}`,
             );
           await sleep(RETRY_BASE_MS * 2 ** attempt);
           continue;
         }
       }
-      const sha256 = await p.sink.digest();
+      const sha256 = p.hash.digest('hex');
       if (sha256 === binary.checksum) break;
       // A partial file from an earlier run may hold bytes of another version of the file: once, from scratch.
       if (resumedFrom > 0 && !fromScratch) {
         fromScratch = true;
-        await p.sink.restart();
+        await restart(p);
         continue;
       }
       throw new FileFailure(`its SHA-256 is ${sha256}, the catalog says ${binary.checksum}: the server's file is not the catalog's`, { cause: 'content' });
@@ -106,14 +113,11 @@ export async function downloadBinary(ctx: DownloadContext, binary: MirroredFile)
     await ctx.placed(final, binary.checksum, written, replacing);
     return resumedFrom;
   } catch (err) {
-    // No write may be in flight when the descriptor is closed (its number could name another file next).
-    await p.sink.quiet();
     if (open) await p.handle.close().catch(() => undefined);
     // A wrong file is of no use; a partial one is kept for the next run.
     if (err instanceof FileFailure && err.cause === 'content') await unlink(p.path).catch(() => undefined);
     throw err;
   } finally {
-    p.sink.forget();
     watch.stop();
   }
 }
@@ -128,7 +132,7 @@ const plural = (n: number) => `${n} attempt${n === 1 ? '' : 's'}`;
 async function fetchInto(ctx: DownloadContext, binary: MirroredFile, p: Partial, watch: ProgressWatch): Promise<unknown> {
   let res: Awaited<ReturnType<typeof get>>;
   try {
-    res = await get(ctx.conn, binary.path, p.sink.have > 0 ? { range: `bytes=${p.sink.have}-` } : {}, watch);
+    res = await get(ctx.conn, binary.path, p.have > 0 ? { range: `bytes=${p.have}-` } : {}, watch);
   } catch (err) {
     if (err instanceof DepotkitError) throw err;
     return err;
@@ -147,12 +151,12 @@ async function fetchInto(ctx: DownloadContext, binary: MirroredFile, p: Partial,
   if (status === 416) {
     // The server holds fewer bytes than already here: start again.
     await discard(res);
-    await p.sink.restart();
+    await restart(p);
     return new Error('HTTP 416');
   }
   if (status === 200) {
     // No range support (or the range ignored): the whole file comes again.
-    if (p.sink.have > 0) await p.sink.restart();
+    if (p.have > 0) await restart(p);
     const length = Number(res.headers['content-length']);
     if (res.headers['content-length'] !== undefined && Number.isFinite(length) && length !== binary.size)
       return refuse(new FileFailure(`the server has another size (${length} bytes) than the catalog (${binary.size})`, { cause: 'content' }));
@@ -160,9 +164,9 @@ async function fetchInto(ctx: DownloadContext, binary: MirroredFile, p: Partial,
     const range = contentRange(res.headers['content-range']);
     if (range?.total !== undefined && range.total !== binary.size)
       return refuse(new FileFailure(`the server has another size (${range.total} bytes) than the catalog (${binary.size})`, { cause: 'content' }));
-    if (!range || range.start !== p.sink.have) {
+    if (!range || range.start !== p.have) {
       await discard(res);
-      return new Error(`the server answered the range ${p.sink.have}- with ${String(res.headers['content-range'])}`);
+      return new Error(`the server answered the range ${p.have}- with ${String(res.headers['content-range'])}`);
     }
   } else {
     return refuse(new FileFailure(`the server answered ${status}`));
@@ -170,19 +174,22 @@ async function fetchInto(ctx: DownloadContext, binary: MirroredFile, p: Partial,
   return receive(ctx, binary, p, res, watch);
 }
 
-/** Bytes handed to the sink and not yet written before the body is paused. */
-const HELD_BYTES_MAX = 4 * BATCH_BYTES;
+/** Bytes gathered before they are written: one system call for many TLS records. */
+const WRITE_BATCH_BYTES = CHUNK_BYTES / 4;
+/** Bytes held waiting for the disk before the body is paused. */
+const HELD_BYTES_MAX = CHUNK_BYTES;
 
 /**
- * Streams an answer's body into the partial file through its sink, never past
- * the catalog's size. Event-driven rather than an async iteration: a VIB depot
- * is thousands of bodies of a few hundred TLS records each, and the per-record
- * cost of iterating was most of the main thread's work. The body is paused
- * while the sink's thread lags. Whenever this returns, what arrived is
- * written and hashed (`p.sink.have`).
+ * Streams an answer's body into the partial file, never past the catalog's
+ * size. Event-driven rather than an async iteration: a VIB depot is
+ * thousands of bodies of a few hundred TLS records each, and the per-record
+ * cost of iterating was most of the mirror's CPU. Each record is hashed as it
+ * arrives (in order) and written in batches, one write at a time; the body is
+ * paused while the disk lags. `p.have` counts written bytes only, and the hash
+ * covers exactly those whenever this returns: what arrived is written first.
  */
 async function receive(ctx: DownloadContext, binary: MirroredFile, p: Partial, res: Awaited<ReturnType<typeof get>>, watch: ProgressWatch): Promise<unknown> {
-  const max = binary.size - p.sink.have;
+  const max = binary.size - p.have;
   const tooLarge = () => new FileFailure(`the server sent more than the catalog's ${binary.size} bytes`, { cause: 'content' });
   const declared = Number(res.headers['content-length']);
   if (res.headers['content-length'] !== undefined && Number.isFinite(declared) && declared > max) {
@@ -190,41 +197,79 @@ async function receive(ctx: DownloadContext, binary: MirroredFile, p: Partial, r
     throw tooLarge();
   }
   const body = res.body;
-  const sink = p.sink;
   const release = watch.guard(body);
-  let failure: unknown;
   try {
-    await new Promise<void>((resolve, reject) => {
+    return await new Promise<unknown>((resolve, reject) => {
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
       let received = 0;
+      let writing = false;
       let ended = false;
-      const stop = (err: Error) => {
-        ended = true;
-        body.destroy();
-        reject(err);
+      let failure: unknown;
+      let fatal: Error | undefined;
+      let settled = false;
+      const settle = (err?: Error) => {
+        if (settled) return;
+        settled = true;
+        if (err) reject(err);
+        else resolve(failure);
+      };
+      const write = () => {
+        if (writing) return;
+        if (pendingBytes === 0) {
+          if (ended) settle();
+          return;
+        }
+        const buffers = pending;
+        const n = pendingBytes;
+        pending = [];
+        pendingBytes = 0;
+        writing = true;
+        writevAt(p.handle, buffers, p.have).then(
+          () => {
+            writing = false;
+            p.have += n;
+            if (fatal) return settle(fatal);
+            if (!ended && body.isPaused()) body.resume();
+            if (ended || pendingBytes >= WRITE_BATCH_BYTES) write();
+          },
+          // The local disk failed (full, quota): no retry helps.
+          (err: unknown) => {
+            body.destroy();
+            settle(localFailure(err, p.path));
+          },
+        );
       };
       const end = (err?: unknown) => {
         if (ended) return;
         ended = true;
-        // The watch ended the body: its reason, not the stream's.
-        if (err !== undefined) failure = watch.stalled ?? err;
-        resolve();
+        if (err !== undefined) {
+          // The watch ended the body: its reason, not the stream's.
+          failure = watch.stalled ?? err;
+        }
+        write();
       };
       body.on('data', (chunk: Buffer) => {
         if (ended) return;
         received += chunk.length;
-        if (received > max) return stop(tooLarge());
+        if (received > max) {
+          // Nothing more is written; a write under way ends first, before the caller removes the file.
+          ended = true;
+          fatal = tooLarge();
+          pending = [];
+          pendingBytes = 0;
+          body.destroy();
+          if (!writing) settle(fatal);
+          return;
+        }
         watch.add(chunk.length);
         ctx.tally.bytesDownloaded += chunk.length;
         ctx.onBytes?.(chunk.length);
-        try {
-          sink.push(chunk);
-        } catch (err) {
-          return stop(localFailure(err, p.path));
-        }
-        if (sink.pending >= HELD_BYTES_MAX && !body.isPaused()) {
-          body.pause();
-          void sink.below(HELD_BYTES_MAX / 2).then(() => !ended && body.resume());
-        }
+        p.hash.update(chunk);
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= WRITE_BATCH_BYTES) write();
+        if (pendingBytes >= HELD_BYTES_MAX) body.pause();
       });
       body.once('end', () => end());
       body.once('error', (err) => end(err));
@@ -234,7 +279,4 @@ async function receive(ctx: DownloadContext, binary: MirroredFile, p: Partial, r
   } finally {
     release();
   }
-  // Whatever arrived is written, so that the file and its hash agree for the next attempt.
-  await sink.flush().catch((err: unknown) => Promise.reject(localFailure(err, p.path)));
-  return failure;
 }

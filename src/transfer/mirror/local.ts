@@ -1,5 +1,5 @@
-import { type Stats, constants as fsConstants, fchmodSync, fstatSync, lstatSync, mkdirSync, readlinkSync, renameSync } from 'node:fs';
-import { type FileHandle, open, realpath, unlink } from 'node:fs/promises';
+import { type Stats, constants as fsConstants, lstatSync, mkdirSync, renameSync } from 'node:fs';
+import { type FileHandle, open, readlink, realpath, unlink } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../../constants.js';
 import { NAME_MAX_BYTES, nameWithin, tempPathFor } from '../../util/fs.js';
@@ -104,12 +104,7 @@ export class DepotFiles {
   /** Throws when the open file is not where it was asked for (a folder on the way was swapped for a link meanwhile). */
   private async assertInside(handle: FileHandle, path: string): Promise<void> {
     // Linux names the file behind a descriptor; elsewhere the folder checks stand alone.
-    let actual: string | undefined;
-    try {
-      actual = readlinkSync(`/proc/self/fd/${handle.fd}`);
-    } catch {
-      // No /proc: the folder checks stand alone.
-    }
+    const actual = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
     const expected = join(this.realRoot, relative(this.root, path));
     if (actual !== undefined && actual !== expected) {
       await handle.close();
@@ -179,9 +174,9 @@ export class DepotFiles {
    */
   static async finish(handle: FileHandle, durable = true): Promise<Written> {
     try {
-      fchmodSync(handle.fd, 0o644);
+      await handle.chmod(0o644);
       if (durable) await handle.datasync();
-      const info = fstatSync(handle.fd);
+      const info = await handle.stat();
       return { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
     } finally {
       await handle.close();
