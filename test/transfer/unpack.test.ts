@@ -5,16 +5,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import type { PackManifest } from '../../src/transfer/format.js';
-import type { PruneReport } from '../../src/transfer/prune.js';
+import { pruneDepot } from '../../src/transfer/prune.js';
 import type { UnpackReport } from '../../src/transfer/unpack.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { demo, flipByte, identities, nextRelease, treeOf } from './helpers.js';
+import { packIn, unpackIn as unpack, unpackText } from './in-process.js';
 import { until } from '../helpers/poll.js';
 import { ended } from '../helpers/ports.js';
 
 const BINARY = 200 * 1024;
-const VOLUME = '256K';
 
 let base: string;
 let cleanup: () => Promise<void>;
@@ -28,21 +28,10 @@ beforeAll(async () => {
   ({ dir: base, cleanup } = await tempDir('depotkit-unpack-'));
   depot = await demo(join(base, 'depot'), BINARY);
   packDir = join(base, 'pack');
-  const res = await runCli(['depot', 'pack', depot, '--out', packDir, '--volume-size', VOLUME, '--json']);
-  expect(res.code).toBe(0);
+  expect((await packIn(depot, packDir)).code).toBe(0);
   manifest = JSON.parse(await readFile(join(packDir, 'depot-pack.json'), 'utf8')) as PackManifest;
 });
 afterAll(() => cleanup());
-
-async function unpack(media: string[], out: string, extra: string[] = []): Promise<{ code: number; report: UnpackReport; stderr: string; stdout: string }> {
-  const res = await runCli(['depot', 'unpack', ...media, '--out', out, ...extra, '--json']);
-  return {
-    code: res.code,
-    report: res.stdout ? (JSON.parse(res.stdout) as UnpackReport) : (undefined as unknown as UnpackReport),
-    stderr: res.stderr,
-    stdout: res.stdout,
-  };
-}
 
 /** A copy of the pack to damage. */
 async function media(): Promise<string> {
@@ -120,13 +109,12 @@ describe('depot unpack', () => {
       }
       for (const path of outside) expect(existsSync(join(out, path))).toBe(true);
       expect(await tempsUnder(out)).toEqual([]);
-      const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
-      expect(human.code).toBe(1);
-      expect(human.stdout).toContain(`ERROR volume ${volume.name}`);
-      expect(human.stdout).toMatch(/^INCOMPLETE: fix the volumes named above/m);
+      const human = unpackText(first.report);
+      expect(human).toContain(`ERROR volume ${volume.name}`);
+      expect(human).toMatch(/^INCOMPLETE: fix the volumes named above/m);
       // Each binary the volume held is advised from the media, not from a download and a build.
-      expect(human.stdout).toContain('It is on the media: supply the volume named above');
-      expect(human.stdout).not.toContain('Download it and run');
+      expect(human).toContain('It is on the media: supply the volume named above');
+      expect(human).not.toContain('Download it and run');
 
       // The medium is fixed: only what was missing is read and placed.
       await cp(join(packDir, volume.name), join(dir, volume.name));
@@ -146,7 +134,7 @@ describe('depot unpack', () => {
     // Big enough that the kill lands while files are still to be placed.
     const big = await demo(fresh('big'), 3 * 1024 * 1024);
     const bigPack = fresh('big-pack');
-    expect((await runCli(['depot', 'pack', big, '--out', bigPack, '--volume-size', '4M', '--json'])).code).toBe(0);
+    expect((await packIn(big, bigPack, { volumeSize: 4 * 1024 * 1024 })).code).toBe(0);
     const files = (JSON.parse(await readFile(join(bigPack, 'depot-pack.json'), 'utf8')) as PackManifest).files;
     const out = fresh('killed');
     const state = join(out, '.depotkit', 'verified.json');
@@ -180,7 +168,7 @@ describe('depot unpack', () => {
   it('a delta unpacked onto the old depot gives the new one; what the new catalog drops is left for prune', async () => {
     const next = await nextRelease(depot, fresh('next'), BINARY);
     const delta = fresh('delta');
-    expect((await runCli(['depot', 'pack', next.dir, '--out', delta, '--since', depot, '--volume-size', VOLUME, '--json'])).code).toBe(0);
+    expect((await packIn(next.dir, delta, { since: depot })).code).toBe(0);
     // Not onto an empty folder: a delta alone is not a depot.
     const empty = fresh('empty');
     const alone = await unpack([delta], empty);
@@ -205,10 +193,9 @@ describe('depot unpack', () => {
     const expected = await treeOf(next.dir);
     expect(await treeOf(site)).toEqual({ ...expected, [next.dropped]: (await treeOf(depot))[next.dropped] });
 
-    const dry = await runCli(['depot', 'prune', site, '--json']);
-    expect((JSON.parse(dry.stdout) as PruneReport).candidates.map((c) => c.path)).toEqual([next.dropped]);
+    expect((await pruneDepot(site)).candidates.map((c) => c.path)).toEqual([next.dropped]);
     expect(existsSync(join(site, next.dropped))).toBe(true);
-    expect((await runCli(['depot', 'prune', site, '--yes'])).code).toBe(0);
+    await pruneDepot(site, { yes: true });
     expect(await treeOf(site)).toEqual(expected);
   });
 
@@ -226,19 +213,19 @@ describe('depot unpack', () => {
     const volume = manifest.volumes[whole.pieces[0]!.volume - 1]!;
     await rm(join(dir, volume.name));
     const component = folderOf(whole.path);
-    const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
-    expect(human.code).toBe(1);
-    const line = human.stdout.split('\n').findIndex((l) => l.includes('layout.component.missing') && l.includes(component.split('/')[2]!));
-    expect(line, human.stdout).toBeGreaterThanOrEqual(0);
+    const { code, report } = await unpack([dir], fresh('out'));
+    expect(code).toBe(1);
+    const human = unpackText(report);
+    const line = human.split('\n').findIndex((l) => l.includes('layout.component.missing') && l.includes(component.split('/')[2]!));
+    expect(line, human).toBeGreaterThanOrEqual(0);
     expect(
-      human.stdout
+      human
         .split('\n')
         .slice(line, line + 3)
         .join('\n'),
     ).toContain('It is on the media: supply the volume named above');
-    expect(human.stdout).not.toMatch(/depot build/);
+    expect(human).not.toMatch(/depot build/);
     // The report says it too, for a script.
-    const { report } = await unpack([dir], fresh('json'));
     const folder = report.verify.findings.find((f) => f.id === 'layout.component.missing');
     expect(folder).toMatchObject({ path: component, fix: expect.stringContaining('It is on the media') });
   });
@@ -246,7 +233,7 @@ describe('depot unpack', () => {
   it("a delta with a volume missing keeps the old depot's metadata (and so a consistent depot) until it is whole", async () => {
     const next = await nextRelease(depot, fresh('next'), BINARY);
     const delta = fresh('delta');
-    expect((await runCli(['depot', 'pack', next.dir, '--out', delta, '--since', depot, '--volume-size', VOLUME, '--json'])).code).toBe(0);
+    expect((await packIn(next.dir, delta, { since: depot })).code).toBe(0);
     const deltaManifest = JSON.parse(await readFile(join(delta, 'depot-pack.json'), 'utf8')) as PackManifest;
     const last = deltaManifest.volumes.at(-1)!;
     const aside = fresh('aside');
@@ -275,7 +262,7 @@ describe('depot unpack', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/already holds different files.*\n.*--force/);
     expect(await treeOf(other)).toEqual(before);
-    const forced = await unpack([packDir], other, ['--force']);
+    const forced = await unpack([packDir], other, { force: true });
     expect(forced.code).toBe(0);
     const tree = await treeOf(other);
     for (const [path, hash] of Object.entries(await treeOf(depot))) expect(tree[path]).toBe(hash);
@@ -299,5 +286,28 @@ describe('depot unpack', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/not a plain path under PROD\//);
     expect(existsSync(join(base, 'escaped.json'))).toBe(false);
+  });
+});
+
+describe('depot unpack on the command line', () => {
+  it('prints the report with --json, the human lines and exit 1 for a missing volume, and exit 2 with one sentence and its fix for a depot it may not replace', async () => {
+    const out = fresh('cli');
+    const json = await runCli(['depot', 'unpack', packDir, '--out', out, '--json']);
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.stdout) as UnpackReport).placed).toHaveLength(manifest.files.length);
+
+    const dir = await media();
+    const volume = manifest.volumes[2]!;
+    await rm(join(dir, volume.name));
+    const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toContain(`ERROR volume ${volume.name} is missing from every folder given`);
+    expect(human.stdout).toMatch(/^INCOMPLETE: fix the volumes named above/m);
+
+    const other = await demo(fresh('other'), BINARY + 1);
+    const refused = await runCli(['depot', 'unpack', packDir, '--out', other]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^depotkit: .*already holds different files.*\n.*--force/);
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
   });
 });
