@@ -8,9 +8,9 @@ import type { PackReport } from '../../src/transfer/pack.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { demo, flipByte, nextRelease, sha256, treeOf } from './helpers.js';
+import { packIn, packText } from './in-process.js';
 
 const BINARY = 200 * 1024;
-const VOLUME = '256K';
 
 let base: string;
 let cleanup: () => Promise<void>;
@@ -24,18 +24,15 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-async function pack(args: string[]): Promise<{ code: number; report: PackReport; stderr: string }> {
-  const res = await runCli(['depot', 'pack', ...args, '--json']);
-  return { code: res.code, report: res.stdout ? (JSON.parse(res.stdout) as PackReport) : (undefined as unknown as PackReport), stderr: res.stderr };
-}
-
 const manifestOf = async (out: string) => JSON.parse(await readFile(join(out, 'depot-pack.json'), 'utf8')) as PackManifest;
 
 describe('depot pack', () => {
   it('writes volumes no larger than --volume-size that sha256sum -c, tar and cat alone turn back into the depot', async () => {
     const out = fresh('pack');
-    const { code, report } = await pack([depot, '--out', out, '--volume-size', VOLUME]);
-    expect(code).toBe(0);
+    // The command line once, for its --json report; the rest of the file calls the library.
+    const res = await runCli(['depot', 'pack', depot, '--out', out, '--volume-size', '256K', '--json']);
+    expect(res.code).toBe(0);
+    const report = JSON.parse(res.stdout) as PackReport;
     expect(report.ok).toBe(true);
     expect(report.volumes.length).toBeGreaterThan(10);
     for (const v of report.volumes) {
@@ -64,13 +61,13 @@ describe('depot pack', () => {
 
   it('never overwrites an earlier pack without --force; with it, the earlier volumes go', async () => {
     const out = fresh('again');
-    expect((await pack([depot, '--out', out, '--volume-size', VOLUME])).code).toBe(0);
+    expect((await packIn(depot, out)).code).toBe(0);
     const before = await readdir(out);
-    const again = await runCli(['depot', 'pack', depot, '--out', out, '--volume-size', '1M']);
+    const again = await packIn(depot, out, { volumeSize: 1024 * 1024 });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds a pack.*\n.*--force/);
     expect(await readdir(out)).toEqual(before);
-    const forced = await pack([depot, '--out', out, '--volume-size', '1M', '--force']);
+    const forced = await packIn(depot, out, { volumeSize: 1024 * 1024, force: true });
     expect(forced.code).toBe(0);
     const names = (await readdir(out)).filter((f) => f.endsWith('.tar'));
     expect(names.sort()).toEqual(forced.report.volumes.map((v) => v.name).sort());
@@ -93,10 +90,10 @@ describe('depot pack', () => {
   it("--since packs only what the older depot (or its pack) lacks or has different: the next release's delta", async () => {
     const next = await nextRelease(depot, fresh('next'), BINARY);
     const oldPack = fresh('old-pack');
-    expect((await pack([depot, '--out', oldPack, '--volume-size', VOLUME])).code).toBe(0);
+    expect((await packIn(depot, oldPack)).code).toBe(0);
     for (const since of [depot, join(oldPack, 'depot-pack.json')]) {
       const out = fresh('delta');
-      const { code, report } = await pack([next.dir, '--out', out, '--volume-size', VOLUME, '--since', since]);
+      const { code, report } = await packIn(next.dir, out, { since });
       expect(code).toBe(0);
       expect(report.delta).toBe(true);
       const manifest = await manifestOf(out);
@@ -116,14 +113,14 @@ describe('depot pack', () => {
     const victim = `${DEPOT_PATHS.comp}/VCENTER/${(await readdir(join(broken, DEPOT_PATHS.comp, 'VCENTER'))).find((f) => f.endsWith('.iso'))!}`;
     await flipByte(join(broken, victim), 1000);
     const out = fresh('broken-pack');
-    const { code, report } = await pack([broken, '--out', out, '--volume-size', VOLUME]);
+    const { code, report } = await packIn(broken, out);
     expect(code).toBe(1);
     expect(report.wrongChecksum.map((w) => w.path)).toEqual([victim]);
     const manifest = await manifestOf(out);
     expect(manifest.files.find((f) => f.path === victim)?.catalogMismatch).toBe(true);
     expect(manifest.tree.some((t) => t.path === victim)).toBe(false);
-    const human = await runCli(['depot', 'pack', broken, '--out', fresh('broken-human'), '--volume-size', VOLUME]);
-    expect(human.stdout).toMatch(/Wrong content \(packed, flagged: unpack will not place them\): 1\n\s+PROD\/COMP\/VCENTER\//);
-    expect(human.stdout).toMatch(/^INCOMPLETE/m);
+    const human = packText(report);
+    expect(human).toMatch(/Wrong content \(packed, flagged: unpack will not place them\): 1\n\s+PROD\/COMP\/VCENTER\//);
+    expect(human).toMatch(/^INCOMPLETE/m);
   });
 });
