@@ -6,10 +6,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { PackReport } from '../../src/transfer/pack.js';
+import type { UnpackReport } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { demo, sha256, treeOf } from './helpers.js';
-import { copyPack, readManifest, stopLeftovers, unpack, writeManifest } from './tamper.js';
+import { packIn, unpackIn as unpack, unpackText } from './in-process.js';
+import { copyPack, readManifest, writeManifest } from './tamper.js';
 
 const BINARY = 32 * 1024;
 const CODE = '[0-9A-HJKMNP-TV-Z]{5}(?:-[0-9A-HJKMNP-TV-Z]{5}){4}';
@@ -22,23 +24,17 @@ let packed: PackReport;
 let n = 0;
 const fresh = (name: string) => join(base, `${name}-${n++}`);
 
-async function pack(dir: string, out: string, extra: string[] = []): Promise<{ code: number; report: PackReport; stdout: string; stderr: string }> {
-  const res = await runCli(['depot', 'pack', dir, '--out', out, '--volume-size', '256K', ...extra, '--json']);
-  return { ...res, report: res.stdout ? (JSON.parse(res.stdout) as PackReport) : (undefined as unknown as PackReport) };
-}
+const pem = (path: string) => readFile(path, 'utf8');
 
 beforeAll(async () => {
   ({ dir: base, cleanup } = await tempDir('depotkit-seal-'));
   depot = await demo(join(base, 'depot'), BINARY);
   packDir = join(base, 'pack');
-  const res = await pack(depot, packDir, ['--signing-key', join(base, 'depot-signing', 'signing-key.pem')]);
+  const res = await packIn(depot, packDir, { signingKeyPem: await pem(join(base, 'depot-signing', 'signing-key.pem')) });
   expect(res.code).toBe(0);
   packed = res.report;
 });
-afterAll(async () => {
-  stopLeftovers();
-  await cleanup();
-});
+afterAll(() => cleanup());
 
 describe('the seal and the signature of a pack', () => {
   it('pack ends with the seal (and --json with the full SHA-256s), writes it on no medium, and to --seal-out only outside --out', async () => {
@@ -56,12 +52,12 @@ describe('the seal and the signature of a pack', () => {
     expect(human.stdout).toMatch(new RegExp(`^Seal: catalog ${CODE} manifest ${CODE}$`, 'm'));
 
     const out = fresh('pack');
-    const inside = await runCli(['depot', 'pack', depot, '--out', out, '--seal-out', join(out, 'seal.txt')]);
+    const inside = await packIn(depot, out, { sealFile: join(out, 'seal.txt') });
     expect(inside.code).toBe(2);
     expect(inside.stderr).toContain('the seal must travel apart from the media it vouches for');
     expect(existsSync(out)).toBe(false);
     const sealFile = fresh('seal.txt');
-    const apart = await pack(depot, fresh('pack'), ['--seal-out', sealFile]);
+    const apart = await packIn(depot, fresh('pack'), { sealFile });
     expect(apart.code).toBe(0);
     expect(await readFile(sealFile, 'utf8')).toBe(`${apart.report.seal}\n`);
     expect(apart.report.sealFile).toBe(sealFile);
@@ -69,7 +65,7 @@ describe('the seal and the signature of a pack', () => {
 
   it('unpack --expect: the seal given lets the pack in; media whose catalog and binaries were both replaced, or whose manifest changed, are refused before anything is placed (exit 1)', async () => {
     const out = fresh('out');
-    const good = await unpack([packDir], out, ['--expect', packed.seal.toLowerCase()]);
+    const good = await unpack([packDir], out, { expect: packed.seal.toLowerCase() });
     expect(good.code).toBe(0);
     expect(good.report.vouchedBy).toBe('seal');
     expect(await treeOf(out)).toEqual(await treeOf(depot));
@@ -77,9 +73,9 @@ describe('the seal and the signature of a pack', () => {
     // A coherent pack of another depot: its checksums, its manifest, its catalog and binaries all agree.
     const other = await demo(fresh('other'), BINARY);
     const forged = fresh('forged');
-    expect((await pack(other, forged)).code).toBe(0);
+    expect((await packIn(other, forged)).code).toBe(0);
     const refusedOut = fresh('out');
-    const swapped = await unpack([forged], refusedOut, ['--expect', packed.seal]);
+    const swapped = await unpack([forged], refusedOut, { expect: packed.seal });
     expect(swapped.code).toBe(1);
     expect(swapped.stderr).toContain("The pack's catalog does not match the seal given: these media are not the pack the seal was made for, or were altered");
     expect(existsSync(refusedOut)).toBe(false);
@@ -88,7 +84,7 @@ describe('the seal and the signature of a pack', () => {
     const m = await readManifest(edited);
     m.created = new Date(0).toISOString();
     await writeManifest(edited, m);
-    const changed = await unpack([edited], refusedOut, ['--expect', packed.seal]);
+    const changed = await unpack([edited], refusedOut, { expect: packed.seal });
     expect(changed.code).toBe(1);
     expect(changed.stderr).toContain("The pack's manifest (depot-pack.json) does not match the seal given");
     expect(existsSync(refusedOut)).toBe(false);
@@ -97,38 +93,43 @@ describe('the seal and the signature of a pack', () => {
     const alone = await unpack([forged], fresh('out'));
     expect(alone.code).toBe(0);
     expect(alone.report.vouchedBy).toBe('media');
-    const human = await runCli(['depot', 'unpack', forged, '--out', fresh('out')]);
-    expect(human.stdout).toContain('The media vouched for themselves (no --expect seal or --pack-signing-cert given)');
-    expect(human.stdout).toContain(alone.report.seal);
+    const human = unpackText(alone.report);
+    expect(human).toContain('The media vouched for themselves (no --expect seal or --pack-signing-cert given)');
+    expect(human).toContain(alone.report.seal);
   });
 
   it('pack --signing-key signs the manifest into depot-pack.json.sig; unpack --pack-signing-cert holds the manifest to it before anything is placed', async () => {
     expect(packed.signature?.path).toBe(join(packDir, 'depot-pack.json.sig'));
     expect(execFileSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: packDir, encoding: 'utf8' })).toContain('depot-pack.json.sig: OK');
-    const cert = join(base, 'depot-signing', 'signing-public.pem');
-    const good = await unpack([packDir], fresh('out'), ['--pack-signing-cert', cert]);
+    const cert = await pem(join(base, 'depot-signing', 'signing-public.pem'));
+    const good = await unpack([packDir], fresh('out'), { packSigningCertPem: cert });
     expect(good.code).toBe(0);
     expect(good.report.vouchedBy).toBe('signature');
+    // The command line's flags for both, once.
+    const certFile = join(base, 'depot-signing', 'signing-public.pem');
+    const cli = await runCli(['depot', 'unpack', packDir, '--out', fresh('out'), '--expect', packed.seal, '--pack-signing-cert', certFile, '--json']);
+    expect(cli.code).toBe(0);
+    expect((JSON.parse(cli.stdout) as UnpackReport).vouchedBy).toBe('seal+signature');
 
     const out = fresh('out');
     const edited = await copyPack(packDir, fresh('edited'));
     const m = await readManifest(edited);
     m.created = new Date(0).toISOString();
     await writeManifest(edited, m);
-    const changed = await unpack([edited], out, ['--pack-signing-cert', cert]);
+    const changed = await unpack([edited], out, { packSigningCertPem: cert });
     expect(changed.code).toBe(1);
     expect(changed.stderr).toContain('the manifest was changed after it was signed');
     expect(existsSync(out)).toBe(false);
 
     const unsigned = await copyPack(packDir, fresh('unsigned'));
     await rm(join(unsigned, 'depot-pack.json.sig'));
-    const bare = await unpack([unsigned], out, ['--pack-signing-cert', cert]);
+    const bare = await unpack([unsigned], out, { packSigningCertPem: cert });
     expect(bare.code).toBe(1);
     expect(bare.stderr).toContain('The media carry no depot-pack.json.sig beside depot-pack.json, and a signed pack was asked for');
 
     await demo(fresh('stranger'), 0);
-    const strangerCert = join(base, `stranger-${n - 1}-signing`, 'signing-public.pem');
-    const other = await unpack([packDir], out, ['--pack-signing-cert', strangerCert]);
+    const strangerCert = await pem(join(base, `stranger-${n - 1}-signing`, 'signing-public.pem'));
+    const other = await unpack([packDir], out, { packSigningCertPem: strangerCert });
     expect(other.code).toBe(1);
     expect(other.stderr).toContain('depot-pack.json was signed by another key than the one given');
     expect(existsSync(out)).toBe(false);
