@@ -18,10 +18,11 @@ export interface Outcome<T> {
   stderr: string;
 }
 
-export async function outcome<T extends { ok: boolean }>(work: Promise<T>): Promise<Outcome<T>> {
+export async function outcome<T extends object>(work: Promise<T>): Promise<Outcome<T>> {
   try {
     const report = await work;
-    return { code: report.ok ? EXIT.ok : EXIT.problems, report, stderr: '' };
+    // A report without `ok` (prune's) is a success when it is made at all.
+    return { code: (report as { ok?: boolean }).ok === false ? EXIT.problems : EXIT.ok, report, stderr: '' };
   } catch (err) {
     const { message, exitCode, fix } = describeError(err);
     return {

@@ -4,12 +4,14 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { catalogBinaries } from '../../src/depot/catalog.js';
-import type { DiffReport } from '../../src/transfer/diff.js';
-import type { PruneReport } from '../../src/transfer/prune.js';
+import { verifyDepot } from '../../src/depot/verify.js';
+import { diffDepots } from '../../src/transfer/diff.js';
+import { pruneDepot } from '../../src/transfer/prune.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { zipFolder } from '../depot/helpers.js';
 import { demo, nextRelease, readCatalog, treeOf } from './helpers.js';
+import { outcome, packIn } from './in-process.js';
 
 const BINARY = 64 * 1024;
 
@@ -44,9 +46,7 @@ describe('depot prune', () => {
     for (const k of kept) await put(join(dir, k), 'metadata');
     const before = await treeOf(dir);
 
-    const dry = await runCli(['depot', 'prune', dir, '--json']);
-    expect(dry.code).toBe(0);
-    const listed = JSON.parse(dry.stdout) as PruneReport;
+    const listed = await pruneDepot(dir);
     expect(listed.removed).toBe(false);
     expect(listed.candidates).toEqual([
       { path: stale, size: 5000, kind: 'stale' },
@@ -55,26 +55,26 @@ describe('depot prune', () => {
     ]);
     expect(listed.bytes).toBe(6000);
     expect(await treeOf(dir)).toEqual(before);
+    // The command line once, for its human lines; the library for the rest.
     const human = await runCli(['depot', 'prune', dir]);
+    expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^Would remove 3 files, 5\.9 KiB/);
     expect(human.stdout).toMatch(/Nothing was removed; run again with --yes/);
 
-    const yes = await runCli(['depot', 'prune', dir, '--yes', '--json']);
-    expect(yes.code).toBe(0);
-    expect((JSON.parse(yes.stdout) as PruneReport).removed).toBe(true);
+    expect((await pruneDepot(dir, { yes: true })).removed).toBe(true);
     for (const p of [stale, temp, partial]) expect(existsSync(join(dir, p))).toBe(false);
     for (const k of kept) expect(existsSync(join(dir, k))).toBe(true);
     const after = { ...before };
     for (const p of [stale, temp, partial]) delete after[p];
     expect(await treeOf(dir)).toEqual(after);
-    expect((await runCli(['depot', 'verify', dir])).code).toBe(0);
+    expect((await verifyDepot(dir)).ok).toBe(true);
   });
 
   it('refuses a folder without a catalog (which would make every file look stale)', async () => {
     const dir = fresh('depot');
     await cp(depot, dir, { recursive: true });
     await rm(join(dir, DEPOT_PATHS.catalog));
-    const res = await runCli(['depot', 'prune', dir, '--yes']);
+    const res = await outcome(pruneDepot(dir, { yes: true }));
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/has no catalog/);
     expect(Object.keys(await treeOf(dir)).length).toBeGreaterThan(16);
@@ -91,15 +91,13 @@ describe('depot diff', () => {
     const zip = join(base, 'next-metadata.zip');
     await zipFolder(metadata, zip);
     const pack = fresh('pack');
-    expect((await runCli(['depot', 'pack', next.dir, '--out', pack, '--volume-size', '1M'])).code).toBe(0);
+    expect((await packIn(next.dir, pack, { volumeSize: 1024 * 1024 })).code).toBe(0);
 
     const addedBytes = (await Promise.all(next.added.map((p) => stat(join(next.dir, p))))).reduce((s, i) => s + i.size, 0);
     const changedMetadata = [DEPOT_PATHS.catalog, DEPOT_PATHS.manifest, DEPOT_PATHS.hclAll].sort();
     const metadataBytes = (await Promise.all(changedMetadata.map((p) => stat(join(next.dir, p))))).reduce((s, i) => s + i.size, 0);
     for (const newer of [next.dir, zip, join(pack, 'depot-pack.json')]) {
-      const res = await runCli(['depot', 'diff', depot, newer, '--json']);
-      expect(res.code).toBe(0);
-      const diff = JSON.parse(res.stdout) as DiffReport;
+      const diff = await diffDepots(depot, newer);
       expect(diff.binaries.added.map((b) => b.path)).toEqual([...next.added].sort());
       expect(diff.binaries.dropped.map((b) => b.path)).toEqual([next.dropped]);
       expect(diff.binaries.changed).toEqual([]);
