@@ -1,7 +1,9 @@
 import { describeError, forTheUser } from '../../src/cli/output.js';
+import { formatMirrorReport } from '../../src/cli/transfer-mirror.js';
 import { formatPackReport } from '../../src/cli/transfer-pack.js';
 import { formatUnpackReport } from '../../src/cli/transfer-unpack.js';
 import { EXIT } from '../../src/util/errors.js';
+import { type MirrorOptions, type MirrorReport, mirrorDepot } from '../../src/transfer/mirror.js';
 import { type PackOptions, type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { type UnpackOptions, type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
 
@@ -53,3 +55,11 @@ export const unpackText = (report: UnpackReport): string => formatUnpackReport(r
 
 /** The lines `depot pack` prints without --json, as the user reads them. */
 export const packText = (report: PackReport): string => formatPackReport(report).map(forTheUser).join('\n');
+
+/** `depot mirror <url> --out <out>`, in-process. */
+export function mirrorIn(url: string, out: string, options: Omit<MirrorOptions, 'url' | 'out'> = {}): Promise<Outcome<MirrorReport>> {
+  return outcome(mirrorDepot({ url, out, ...options }));
+}
+
+/** The lines `depot mirror` prints without --json, as the user reads them. */
+export const mirrorText = (report: MirrorReport): string => formatMirrorReport(report).map(forTheUser).join('\n');
