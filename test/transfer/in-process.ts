@@ -1,7 +1,10 @@
+import { formatBuildReport, formatVerifyResult } from '../../src/cli/depot.js';
 import { describeError, forTheUser } from '../../src/cli/output.js';
 import { formatMirrorReport } from '../../src/cli/transfer-mirror.js';
 import { formatPackReport } from '../../src/cli/transfer-pack.js';
 import { formatUnpackReport } from '../../src/cli/transfer-unpack.js';
+import type { BuildReport } from '../../src/depot/build.js';
+import type { VerifyResult } from '../../src/depot/verify.js';
 import { EXIT } from '../../src/util/errors.js';
 import { type MirrorOptions, type MirrorReport, mirrorDepot } from '../../src/transfer/mirror.js';
 import { type PackOptions, type PackReport, packDepot } from '../../src/transfer/pack.js';
@@ -63,3 +66,9 @@ export function mirrorIn(url: string, out: string, options: Omit<MirrorOptions, 
 
 /** The lines `depot mirror` prints without --json, as the user reads them. */
 export const mirrorText = (report: MirrorReport): string => formatMirrorReport(report).map(forTheUser).join('\n');
+
+/** The lines `depot build` prints without --json, as the user reads them. */
+export const buildText = (report: BuildReport): string => formatBuildReport(report).map(forTheUser).join('\n');
+
+/** The lines `depot verify` prints without --json, as the user reads them. */
+export const verifyText = (result: VerifyResult): string => formatVerifyResult(result).map(forTheUser).join('\n');
