@@ -2,11 +2,13 @@ import { formatBuildReport, formatVerifyResult } from '../../src/cli/depot.js';
 import { describeError, forTheUser } from '../../src/cli/output.js';
 import { formatMirrorReport } from '../../src/cli/transfer-mirror.js';
 import { formatPackReport } from '../../src/cli/transfer-pack.js';
+import { formatPruneReport } from '../../src/cli/transfer-prune.js';
 import { formatUnpackReport } from '../../src/cli/transfer-unpack.js';
 import type { BuildReport } from '../../src/depot/build.js';
 import type { VerifyResult } from '../../src/depot/verify.js';
 import { EXIT } from '../../src/util/errors.js';
 import { type MirrorOptions, type MirrorReport, mirrorDepot } from '../../src/transfer/mirror.js';
+import type { PruneReport } from '../../src/transfer/prune.js';
 import { type PackOptions, type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { type UnpackOptions, type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
 
@@ -72,3 +74,6 @@ export const buildText = (report: BuildReport): string => formatBuildReport(repo
 
 /** The lines `depot verify` prints without --json, as the user reads them. */
 export const verifyText = (result: VerifyResult): string => formatVerifyResult(result).map(forTheUser).join('\n');
+
+/** The lines `depot prune` prints without --json, as the user reads them. */
+export const pruneText = (report: PruneReport): string => formatPruneReport(report).map(forTheUser).join('\n');

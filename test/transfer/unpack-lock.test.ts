@@ -4,11 +4,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEMP_PREFIX } from '../../src/constants.js';
-import type { PruneReport } from '../../src/transfer/prune.js';
+import { pruneDepot } from '../../src/transfer/prune.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { demo, treeOf } from './helpers.js';
-import { stopLeftovers, unpack } from './tamper.js';
+import { outcome, packIn, pruneText, unpackIn as unpack, unpackText } from './in-process.js';
 import { deadPid } from '../helpers/process.js';
 
 let base: string;
@@ -22,12 +22,9 @@ beforeAll(async () => {
   ({ dir: base, cleanup } = await tempDir('depotkit-unpack-lock-'));
   depot = await demo(join(base, 'depot'), 16 * 1024);
   packDir = join(base, 'pack');
-  expect((await runCli(['depot', 'pack', depot, '--out', packDir, '--json'])).code).toBe(0);
+  expect((await packIn(depot, packDir)).code).toBe(0);
 });
-afterAll(async () => {
-  stopLeftovers();
-  await cleanup();
-});
+afterAll(() => cleanup());
 
 /** Writes the depot's lock as a run of `pid` on this machine would. */
 async function lockAs(root: string, pid: number, operation: string): Promise<void> {
@@ -53,8 +50,8 @@ describe('one writer per depot: unpack and prune --yes hold its lock', () => {
     expect(await treeOf(left)).toEqual(await treeOf(depot));
     // Released at the end.
     expect(existsSync(join(left, '.depotkit', 'lock'))).toBe(false);
-    const human = await runCli(['depot', 'unpack', packDir, '--out', left]);
-    expect(human.stdout).not.toContain("The depot's lock was left");
+    const again = await unpack([packDir], left);
+    expect(unpackText(again.report)).not.toContain("The depot's lock was left");
   });
 
   it("prune --yes removes nothing while another run writes the depot (its temporary files are that run's), and says when it took a dead run's lock", async () => {
@@ -63,23 +60,23 @@ describe('one writer per depot: unpack and prune --yes hold its lock', () => {
     const temp = join(site, 'PROD', `${TEMP_PREFIX}0123456789ab-vcenter.iso`);
     await writeFile(temp, 'being written by a mirror');
     await lockAs(site, process.pid, 'depot mirror');
+    // The command line for this refusal: exit 2 and its sentence; the library for the rest.
     const refused = await runCli(['depot', 'prune', site, '--yes']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('is being written by another run: depot mirror');
     expect(existsSync(temp)).toBe(true);
     // Listing alone takes no lock.
-    expect((await runCli(['depot', 'prune', site])).code).toBe(0);
+    expect((await outcome(pruneDepot(site))).code).toBe(0);
 
     const pid = await deadPid();
     await lockAs(site, pid, 'depot mirror');
-    const pruned = await runCli(['depot', 'prune', site, '--yes', '--json']);
-    expect(pruned.code).toBe(0);
-    const report = JSON.parse(pruned.stdout) as PruneReport;
+    const report = await pruneDepot(site, { yes: true });
     expect(report.lock?.tookOverFrom).toMatchObject({ pid });
     expect(report.candidates.map((c) => c.kind)).toEqual(['temporary']);
     expect(existsSync(temp)).toBe(false);
     await lockAs(site, await deadPid(), 'depot mirror');
-    const human = await runCli(['depot', 'prune', site, '--yes']);
-    expect(human.stdout).toMatch(/^The depot's lock was left by depot mirror \(process \d+ on .*\), which is gone: taken over\.$/m);
+    expect(pruneText(await pruneDepot(site, { yes: true }))).toMatch(
+      /^The depot's lock was left by depot mirror \(process \d+ on .*\), which is gone: taken over\.$/m,
+    );
   });
 });
