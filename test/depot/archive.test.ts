@@ -7,6 +7,7 @@ import { verifyDepot } from '../../src/depot/verify.js';
 import type { Finding } from '../../src/util/findings.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
+import { buildText, outcome, verifyText } from '../transfer/in-process.js';
 import { ARCHIVE_WRAPPER, listFiles, readZipEntries, vendorArchiveSource, zipFolder } from './helpers.js';
 
 let dir: string;
@@ -82,9 +83,7 @@ describe("depot build with the vendor's whole metadata archive", () => {
     expect(json.notInCatalog).toEqual([]);
     expect(json.verify.ok).toBe(true);
     for (const path of src.upgrades) expect((await readFile(join(out, path))).equals(await readFile(join(metadata, path)))).toBe(true);
-    const human = await runCli(['depot', 'build', '--metadata', metadata, '--binaries', src.binariesDir, '--out', out]);
-    expect(human.code).toBe(0);
-    expect(human.stdout).toContain(`OK: ${out} is complete; depot verify's checks: 0 errors, 0 warnings.`);
+    expect(buildText(json)).toContain(`OK: ${out} is complete; depot verify's checks: 0 errors, 0 warnings.`);
   });
 
   it('fails (exit 1) with the finding depot verify gives when the archive lacks the Compatibility data', async () => {
@@ -92,11 +91,9 @@ describe("depot build with the vendor's whole metadata archive", () => {
     const zip = join(dir, 'no-compatibility.zip');
     await zipFolder(src.metadataDir, zip, ARCHIVE_WRAPPER);
     const out = join(dir, 'out');
-    const args = ['depot', 'build', '--metadata', zip, '--binaries', src.binariesDir, '--out', out];
-
-    const built = await runCli([...args, '--json']);
+    const built = await outcome(buildDepot({ metadata: zip, binaries: [src.binariesDir], out }));
     expect(built.code).toBe(1);
-    const report = JSON.parse(built.stdout);
+    const report = built.report;
     expect(report.ok).toBe(false);
     // Every binary is there: only verify's checks fail.
     expect(report.placed.length).toBe(src.binaries.length);
@@ -105,19 +102,19 @@ describe("depot build with the vendor's whole metadata archive", () => {
     const missing = report.verify.findings.filter((f: Finding) => f.severity === 'error');
     expect(missing.map((f: Finding) => [f.id, f.path])).toEqual([['layout.file.missing', DEPOT_PATHS.compatibility]]);
 
-    const verified = await runCli(['depot', 'verify', out, '--json']);
-    expect(verified.code).toBe(1);
-    expect(report.verify.findings).toEqual(JSON.parse(verified.stdout).findings);
+    const verified = await verifyDepot(out);
+    expect(verified.ok).toBe(false);
+    expect(report.verify.findings).toEqual(verified.findings);
 
-    const human = await runCli(args);
-    expect(human.code).toBe(1);
-    const verifyHuman = await runCli(['depot', 'verify', out]);
-    const errorLines = verifyHuman.stdout.split('\n').filter((l) => l.startsWith('ERROR'));
+    const human = buildText(report);
+    const errorLines = verifyText(verified)
+      .split('\n')
+      .filter((l) => l.startsWith('ERROR'));
     expect(errorLines.length).toBe(1);
     expect(errorLines[0]).toContain(DEPOT_PATHS.compatibility);
-    expect(human.stdout.split('\n')).toContain(errorLines[0]);
-    expect(human.stdout).toContain(`FAILED: ${out} has every binary but fails depot verify's checks: 1 error, 0 warnings`);
-    expect(human.stdout).not.toContain('OK:');
+    expect(human.split('\n')).toContain(errorLines[0]);
+    expect(human).toContain(`FAILED: ${out} has every binary but fails depot verify's checks: 1 error, 0 warnings`);
+    expect(human).not.toContain('OK:');
   });
 
   it('refuses an archive entry that would leave PROD/ and writes nothing', async () => {
@@ -133,10 +130,10 @@ describe("depot build with the vendor's whole metadata archive", () => {
     const bytes = await readFile(zip);
     await writeFile(zip, Buffer.from(bytes.toString('latin1').split(decoy).join(evil), 'latin1'));
     const out = join(dir, 'out');
-    const result = await runCli(['depot', 'build', '--metadata', zip, '--binaries', src.binariesDir, '--out', out]);
+    const result = await outcome(buildDepot({ metadata: zip, binaries: [src.binariesDir], out }));
+    // Exit 2: a sentence of its own, not an error the CLI would print with its stack.
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(evil);
-    expect(result.stderr).not.toMatch(/\n\s+at /);
     await expect(stat(join(dir, 'escaped.txt'))).rejects.toThrow();
     await expect(stat(out)).rejects.toThrow();
   });

@@ -4,12 +4,13 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { BuildReport } from '../../src/depot/build.js';
+import { buildDepot } from '../../src/depot/build.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { lockDepot, lockFileFor } from '../../src/depot/lock.js';
 import { stateFileFor } from '../../src/depot/place.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { buildText, outcome } from '../transfer/in-process.js';
 import { sha256, vendorLikeSource } from './helpers.js';
 import { deadPid } from '../helpers/process.js';
 import { until } from '../helpers/poll.js';
@@ -49,9 +50,10 @@ describe('one writer per depot: build and demo hold its lock', () => {
     expect(Object.keys(saved).length).toBeGreaterThan(0);
     for (const [path, entry] of Object.entries(saved)) expect(sha256(await readFile(path))).toBe(entry.sha256);
 
-    const third = await runCli([...args, '--json']);
+    const build = () => outcome(buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out }));
+    const third = await build();
     expect(third.code, third.stderr).toBe(0);
-    const report = JSON.parse(third.stdout) as BuildReport;
+    const report = third.report;
     expect(report.tookOverLockFrom).toMatchObject({ pid: first.pid, host: hostname(), operation: 'depot build' });
     // It was killed mid-run: some binaries were left to this run, and what the first saved is in place.
     expect(report.placed.length).toBeGreaterThan(0);
@@ -62,9 +64,9 @@ describe('one writer per depot: build and demo hold its lock', () => {
     // The human report says so in a line of its own.
     const pid = await deadPid();
     await writeFile(lockFileFor(out), JSON.stringify({ pid, host: hostname(), operation: 'depot build', startedAt: '2026-01-01T00:00:00.000Z' }));
-    const fourth = await runCli(args);
+    const fourth = await build();
     expect(fourth.code, fourth.stderr).toBe(0);
-    expect(fourth.stdout).toContain(
+    expect(buildText(fourth.report)).toContain(
       `Took over the lock of ${out} from depot build (process ${pid} on ${hostname()}, since 2026-01-01T00:00:00.000Z), which is gone: what it left was checked again.`,
     );
   });

@@ -2,11 +2,10 @@ import { cp, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
-import type { BuildReport } from '../../src/depot/build.js';
-import type { UnpackReport } from '../../src/transfer/unpack.js';
-import { runCli } from '../helpers/cli.js';
+import { buildDepot } from '../../src/depot/build.js';
 import { tempDir } from '../helpers/temp.js';
 import { type NextRelease, demo, nextRelease } from '../transfer/helpers.js';
+import { outcome, packIn, unpackIn } from '../transfer/in-process.js';
 import { vendorLikeSource } from './helpers.js';
 
 const BINARY = 64 * 1024;
@@ -25,9 +24,9 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-async function pack(depot: string, extra: string[] = []): Promise<string> {
+async function pack(depot: string, since?: string): Promise<string> {
   const out = fresh('pack');
-  const res = await runCli(['depot', 'pack', depot, '--out', out, ...extra]);
+  const res = await packIn(depot, out, since ? { since } : {});
   expect(res.code, res.stderr).toBe(0);
   return out;
 }
@@ -48,14 +47,13 @@ describe('imports never move metadata backwards', () => {
     const depot = await copyOf(next.dir);
     const newCatalog = await readFile(join(depot, DEPOT_PATHS.catalog));
 
-    const refused = await runCli(['depot', 'unpack', older, '--out', depot]);
+    const refused = await unpackIn([older], depot);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/older than the one in .*backwards/);
     expect((await readFile(join(depot, DEPOT_PATHS.catalog))).equals(newCatalog)).toBe(true);
     expect(await backups(depot)).toEqual([]);
 
-    const forced = await runCli(['depot', 'unpack', older, '--out', depot, '--force', '--json']);
-    const report = JSON.parse(forced.stdout) as UnpackReport;
+    const { report } = await unpackIn([older], depot, { force: true });
     expect(report.metadata).toBe('placed');
     expect(report.metadataChange?.removed).toEqual(['NSX_T_MANAGER 9.0.1.0.25000000', 'VCENTER 9.0.1.0.25000000']);
     expect(report.metadataChange?.added.some((e) => e.startsWith('VRLI '))).toBe(true);
@@ -65,11 +63,10 @@ describe('imports never move metadata backwards', () => {
   });
 
   it('a delta of the next release onto the first keeps the first release complete, backs the old metadata up and names what was added', async () => {
-    const delta = await pack(next.dir, ['--since', first]);
+    const delta = await pack(next.dir, first);
     const depot = await copyOf(first);
     const oldCatalog = await readFile(join(depot, DEPOT_PATHS.catalog));
-    const res = await runCli(['depot', 'unpack', delta, '--out', depot, '--json']);
-    const report = JSON.parse(res.stdout) as UnpackReport;
+    const { report } = await unpackIn([delta], depot);
     expect(report.metadata).toBe('placed');
     expect(report.metadataChange?.added).toEqual(['NSX_T_MANAGER 9.0.1.0.25000000', 'VCENTER 9.0.1.0.25000000']);
     expect(report.releases.every((r) => r.complete)).toBe(true);
@@ -85,15 +82,14 @@ describe('imports never move metadata backwards', () => {
     const src = await vendorLikeSource(fresh('vendor'), BINARY);
     const depot = await copyOf(next.dir);
     const newCatalog = await readFile(join(depot, DEPOT_PATHS.catalog));
-    const args = ['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', depot];
+    const build = (force = false) => outcome(buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out: depot, force }));
 
-    const refused = await runCli(args);
+    const refused = await build();
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/older than the one in .*backwards/);
     expect(await backups(depot)).toEqual([]);
 
-    const forced = await runCli([...args, '--force', '--json']);
-    const report = JSON.parse(forced.stdout) as BuildReport;
+    const { report } = await build(true);
     expect(report.metadataChange?.removed).toEqual(['NSX_T_MANAGER 9.0.1.0.25000000', 'VCENTER 9.0.1.0.25000000']);
     const [kept] = await backups(depot);
     expect((await readFile(join(depot, '.depotkit', 'metadata-backup', kept!, DEPOT_PATHS.catalog))).equals(newCatalog)).toBe(true);

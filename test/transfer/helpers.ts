@@ -4,6 +4,8 @@ import { join, relative } from 'node:path';
 import { DEPOT_PATHS, componentDir } from '../../src/constants.js';
 import type { Catalog } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
+import { afterAll, beforeAll } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
 
 export const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
@@ -92,4 +94,26 @@ export async function flipByte(path: string, offset: number): Promise<void> {
   const data = await readFile(path);
   data[offset] = data[offset]! ^ 0xff;
   await writeFile(path, data);
+}
+
+export interface DemoFixture {
+  /** The file's temporary folder, removed after its tests. */
+  base: string;
+  /** A demo depot in it, made once for the file; tests copy it before they change it. */
+  depot: string;
+  /** A new path in the base folder for each call. */
+  fresh(name: string): string;
+}
+
+/** A file's shared depot: registers the hooks that make it before the file's tests (and its own `beforeAll`s) and remove it after. */
+export function demoFixture(prefix: string, binarySize: number): DemoFixture {
+  let n = 0;
+  let cleanup = async () => undefined as void;
+  const fixture: DemoFixture = { base: '', depot: '', fresh: (name) => join(fixture.base, `${name}-${n++}`) };
+  beforeAll(async () => {
+    ({ dir: fixture.base, cleanup } = await tempDir(prefix));
+    fixture.depot = await demo(join(fixture.base, 'depot'), binarySize);
+  });
+  afterAll(() => cleanup());
+  return fixture;
 }

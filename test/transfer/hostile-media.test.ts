@@ -5,33 +5,24 @@ import { appendFile, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PackFile, PackManifest } from '../../src/transfer/format.js';
-import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
-import { demo, sha256, treeOf } from './helpers.js';
-import { copyPack, readManifest, replaceBytes, resum, stopLeftovers, unpack, writeManifest } from './tamper.js';
+import { demoFixture, sha256, treeOf } from './helpers.js';
+import { packIn, unpackIn as unpack, unpackText } from './in-process.js';
+import { copyPack, readManifest, replaceBytes, resum, stopLeftovers, unpack as unpackProcess, writeManifest } from './tamper.js';
 
 const BINARY = 64 * 1024;
 
-let base: string;
-let cleanup: () => Promise<void>;
-let depot: string;
 let packDir: string;
 let manifest: PackManifest;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
-const media = () => copyPack(packDir, fresh('media'));
+const media = () => copyPack(packDir, fx.fresh('media'));
+
+const fx = demoFixture('depotkit-hostile-', BINARY);
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-hostile-'));
-  depot = await demo(join(base, 'depot'), BINARY);
-  packDir = join(base, 'pack');
-  expect((await runCli(['depot', 'pack', depot, '--out', packDir, '--volume-size', '256K', '--json'])).code).toBe(0);
+  packDir = join(fx.base, 'pack');
+  expect((await packIn(fx.depot, packDir)).code).toBe(0);
   manifest = await readManifest(packDir);
 });
-afterAll(async () => {
-  stopLeftovers();
-  await cleanup();
-});
+afterAll(() => stopLeftovers());
 
 /** A binary stored whole in one volume. */
 const oneBinary = (m: PackManifest, skip = 0): PackFile => m.files.filter((f) => f.kind === 'binary' && f.pieces.length === 1)[skip]!;
@@ -39,7 +30,7 @@ const oneBinary = (m: PackManifest, skip = 0): PackFile => m.files.filter((f) =>
 describe('depot unpack on hostile media', () => {
   it("never follows a volume that is a symbolic link: a local secret it points to is not read, and its files fail (state 'refused')", async () => {
     const dir = await media();
-    const secret = join(base, `secret-${n++}.key`);
+    const secret = fx.fresh('secret.key');
     const key = randomBytes(32);
     await writeFile(secret, key, { mode: 0o600 });
     // The attacker's manifest maps the linked volume's bytes to a file it knows the SHA-256 of.
@@ -57,7 +48,7 @@ describe('depot unpack on hostile media', () => {
     await symlink(secret, join(dir, 'depot-extra.tar'));
     await writeManifest(dir, m);
 
-    const out = fresh('out');
+    const out = fx.fresh('out');
     const { code, report } = await unpack([dir], out);
     expect(code).toBe(1);
     expect(report.volumes[index - 1]).toMatchObject({ name: 'depot-extra.tar', state: 'refused', reason: 'is a symbolic link, not a regular file' });
@@ -65,24 +56,24 @@ describe('depot unpack on hostile media', () => {
     expect(existsSync(join(out, 'PROD/leak.bin'))).toBe(false);
     expect(report.bytesRead).toBe(manifest.volumes.reduce((s, v) => s + v.size, 0));
     // The rest of the pack is placed.
-    expect(await treeOf(out)).toEqual(await treeOf(depot));
+    expect(await treeOf(out)).toEqual(await treeOf(fx.depot));
 
-    const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
-    expect(human.stdout).toContain('ERROR volume depot-extra.tar was not read: it is a symbolic link, not a regular file');
+    expect(unpackText(report)).toContain('ERROR volume depot-extra.tar was not read: it is a symbolic link, not a regular file');
   });
 
   it('reads the manifest and SHA256SUMS only as regular files: a FIFO, a link to /dev/zero, a folder is refused at once (exit 1), never read', async () => {
     const fifo = await media();
     await rm(join(fifo, 'depot-pack.json'));
     execFileSync('mkfifo', [join(fifo, 'depot-pack.json')]);
-    const blocked = await unpack([fifo], fresh('out'));
+    // A process of its own for these two: were one read, the open or the read would never return.
+    const blocked = await unpackProcess([fifo], fx.fresh('out'));
     expect(blocked.code).toBe(1);
     expect(blocked.stderr).toContain('depot-pack.json is a FIFO, not a regular file');
 
     const zero = await media();
     await rm(join(zero, 'depot-pack.json'));
     await symlink('/dev/zero', join(zero, 'depot-pack.json'));
-    const endless = await unpack([zero], fresh('out'));
+    const endless = await unpackProcess([zero], fx.fresh('out'));
     expect(endless.code).toBe(1);
     expect(endless.stderr).toContain('depot-pack.json is a symbolic link, not a regular file');
 
@@ -90,16 +81,17 @@ describe('depot unpack on hostile media', () => {
     const folder = await media();
     await rm(join(folder, 'SHA256SUMS'));
     await mkdir(join(folder, 'SHA256SUMS'));
-    const out = fresh('out');
+    const out = fx.fresh('out');
     const refused = await unpack([folder], out);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('SHA256SUMS is a folder, not a regular file');
     expect(existsSync(out)).toBe(false);
 
     const linked = await media();
-    await rename(join(linked, 'SHA256SUMS'), join(base, `sums-${n++}`));
-    await symlink(join(base, `sums-${n - 1}`), join(linked, 'SHA256SUMS'));
-    expect((await unpack([linked], fresh('out'))).stderr).toContain('SHA256SUMS is a symbolic link, not a regular file');
+    const sums = fx.fresh('sums');
+    await rename(join(linked, 'SHA256SUMS'), sums);
+    await symlink(sums, join(linked, 'SHA256SUMS'));
+    expect((await unpack([linked], fx.fresh('out'))).stderr).toContain('SHA256SUMS is a symbolic link, not a regular file');
   });
 
   it("holds every binary to the catalog the pack carries: bytes replaced with the manifest's SHA-256 changed to match are refused before they are read", async () => {
@@ -119,7 +111,7 @@ describe('depot unpack on hostile media', () => {
     m.files.push({ path: 'PROD/COMP/VCENTER/extra.bin', size: 0, sha256: sha256(''), kind: 'binary', mtime: 0, pieces: [] });
     await writeManifest(dir, m);
 
-    const out = fresh('out');
+    const out = fx.fresh('out');
     const { code, report } = await unpack([dir], out);
     expect(code).toBe(1);
     const reasons = Object.fromEntries(report.failed.map((f) => [f.path, f.reason]));
@@ -132,7 +124,7 @@ describe('depot unpack on hostile media', () => {
     expect(report.catalogFrom).toBe('pack');
     // Refused before reading: the volumes holding them are read only for the other files.
     const tree = await treeOf(out);
-    expect(Object.keys(tree).length).toBe(Object.keys(await treeOf(depot)).length - 2);
+    expect(Object.keys(tree).length).toBe(Object.keys(await treeOf(fx.depot)).length - 2);
   });
 
   it('refuses a manifest that names both X and X/child, or pieces over the same bytes of a volume, before anything is written (exit 2)', async () => {
@@ -141,7 +133,7 @@ describe('depot unpack on hostile media', () => {
     const file = m.files.find((f) => f.kind === 'metadata' && f.path !== 'PROD/metadata/productVersionCatalog/v1/productVersionCatalog.json')!;
     m.files.push({ ...file, path: `${file.path}/child` });
     await writeManifest(nested, m);
-    const out = fresh('out');
+    const out = fx.fresh('out');
     const res = await unpack([nested], out);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain(`it names ${file.path} as a file and as the folder of ${file.path}/child`);
@@ -162,7 +154,7 @@ describe('depot unpack on hostile media', () => {
       });
     }
     await writeManifest(overlapping, o);
-    const guessed = await unpack([overlapping], fresh('out'));
+    const guessed = await unpack([overlapping], fx.fresh('out'));
     expect(guessed.code).toBe(2);
     expect(guessed.stderr).toMatch(/pieces of .* lie over the same bytes of a volume/);
   });
@@ -172,7 +164,7 @@ describe('depot unpack on hostile media', () => {
     const m = await readManifest(dir);
     m.files.push({ path: 'PROD/metadata/empty.json', size: 0, sha256: sha256(''), kind: 'metadata', mtime: 0, pieces: [] });
     await writeManifest(dir, m);
-    const out = fresh('out');
+    const out = fx.fresh('out');
     const { code, report } = await unpack([dir], out);
     expect(code).toBe(0);
     expect(report.placed).toContainEqual({ path: 'PROD/metadata/empty.json', size: 0 });
@@ -184,14 +176,13 @@ describe('depot unpack on hostile media', () => {
     const last = manifest.volumes.at(-1)!;
     await appendFile(join(dir, last.name), Buffer.alloc(1024 * 1024));
     await resum(dir);
-    const out = fresh('out');
+    const out = fx.fresh('out');
     const { code, report } = await unpack([dir], out);
     expect(code).toBe(1);
     expect(report.volumes.at(-1)).toMatchObject({ state: 'corrupt', size: last.size, actualSize: last.size + 1024 * 1024 });
     expect(report.bytesRead).toBe(manifest.volumes.reduce((s, v) => s + v.size, 0));
     // Its files are whole (each checked by its own SHA-256): placed.
-    expect(await treeOf(out)).toEqual(await treeOf(depot));
-    const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
-    expect(human.stdout).toContain(`ERROR volume ${last.name} is ${last.size + 1024 * 1024} bytes, the manifest says ${last.size}`);
+    expect(await treeOf(out)).toEqual(await treeOf(fx.depot));
+    expect(unpackText(report)).toContain(`ERROR volume ${last.name} is ${last.size + 1024 * 1024} bytes, the manifest says ${last.size}`);
   });
 });

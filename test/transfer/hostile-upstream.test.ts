@@ -11,10 +11,11 @@ import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport } from '../../src/transfer/mirror.js';
 import { formatSeal, sealCode } from '../../src/transfer/seal.js';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { manyTinyBinaries } from './generated.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
+import { type Outcome, mirrorIn, mirrorText } from './in-process.js';
 import { sendFile, sendForever, startUpstream } from './upstream.js';
 import { until } from '../helpers/poll.js';
 import { ended } from '../helpers/ports.js';
@@ -29,6 +30,7 @@ let cleanup: () => Promise<void>;
 let depot: string;
 let binaries: CatalogBinary[];
 let caFile: string;
+let caPem: string;
 let tls: { certPem: string; keyPem: string };
 let n = 0;
 const fresh = (name: string) => join(base, `${name}-${n++}`);
@@ -43,6 +45,7 @@ beforeAll(async () => {
   tls = { certPem: issued.chainPem, keyPem: issued.keyPem };
   caFile = join(base, 'ca.pem');
   await writeFile(caFile, ca.certPem);
+  caPem = ca.certPem;
 });
 afterAll(() => cleanup());
 
@@ -55,10 +58,10 @@ interface Run {
   writtenMiB: number;
 }
 
-/** depot mirror as a user runs it, its peak memory and the bytes it wrote measured as it exits. */
-async function mirror(url: string, out: string, extra: string[] = [], json = true): Promise<Run> {
+/** depot mirror as a user runs it, its peak memory and the bytes it wrote measured as it exits: for what only a process of its own shows. */
+async function measured(url: string, out: string): Promise<Run> {
   const measure = join(base, `measure-${n++}.json`);
-  const args = ['--import', MEASURE, CLI, 'depot', 'mirror', url, '--out', out, '--ca', caFile, ...extra, ...(json ? ['--json'] : [])];
+  const args = ['--import', MEASURE, CLI, 'depot', 'mirror', url, '--out', out, '--ca', caFile, '--json'];
   const child = spawn(process.execPath, args, { env: { ...process.env, EXIT_MEASURE_FILE: measure }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -66,8 +69,17 @@ async function mirror(url: string, out: string, extra: string[] = [], json = tru
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const code = await new Promise<number>((r) => child.on('close', (c) => r(c ?? -1)));
   const measured = JSON.parse(await readFile(measure, 'utf8')) as { peakKiB: number; writtenBytes: number };
-  const report = json && stdout ? (JSON.parse(stdout) as MirrorReport) : (undefined as unknown as MirrorReport);
+  const report = stdout ? (JSON.parse(stdout) as MirrorReport) : (undefined as unknown as MirrorReport);
   return { code, stdout, stderr, report, peakMiB: measured.peakKiB / 1024, writtenMiB: measured.writtenBytes / 1024 ** 2 };
+}
+
+/** The mirror in this process, trusting the test CA; a timeout in seconds as --timeout takes it. */
+function mirror(url: string, out: string, options: { timeout?: number; expectSeal?: string } = {}): Promise<Outcome<MirrorReport>> {
+  return mirrorIn(url, out, {
+    caPems: [caPem],
+    ...(options.timeout ? { timeoutMs: options.timeout * 1000 } : {}),
+    ...(options.expectSeal ? { expectSeal: options.expectSeal } : {}),
+  });
 }
 
 /** Every temporary file under `root`. */
@@ -129,7 +141,7 @@ describe('depot mirror from a hostile upstream', () => {
     const server = await startUpstream(tls, (path, _req, res) => (path === DEPOT_PATHS.catalog ? sendForever(res) : false), depot);
     try {
       const out = fresh('endless-catalog');
-      const run = await mirror(server.url, out);
+      const run = await measured(server.url, out);
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/productVersionCatalog\.json is larger than 64\.0 MiB \(more than 64\.0 MiB sent\): not depot metadata/);
       expect(run.peakMiB).toBeLessThan(PEAK_MIB_BOUND);
@@ -143,7 +155,7 @@ describe('depot mirror from a hostile upstream', () => {
     const server = await startUpstream(tls, (path, _req, res) => (path === DEPOT_PATHS.hclAll ? sendForever(res) : false), depot);
     try {
       const out = fresh('endless-hcl');
-      const run = await mirror(server.url, out);
+      const run = await measured(server.url, out);
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/PROD\/vsan\/hcl\/all\.json is larger than 256\.0 MiB \(more than 256\.0 MiB sent\): not depot metadata/);
       expect(run.peakMiB).toBeLessThan(PEAK_MIB_BOUND);
@@ -168,7 +180,7 @@ describe('depot mirror from a hostile upstream', () => {
       depot,
     );
     try {
-      const { code, report } = await mirror(server.url, fresh('drip'), ['--timeout', '2']);
+      const { code, report } = await mirror(server.url, fresh('drip'), { timeout: 2 });
       expect(code).toBe(1);
       expect(report.failed).toEqual([
         {
@@ -195,7 +207,7 @@ describe('depot mirror from a hostile upstream', () => {
     });
     try {
       const out = fresh('drip-catalog');
-      const run = await mirror(server.url, out, ['--timeout', '2']);
+      const run = await mirror(server.url, out, { timeout: 2 });
       expect(run.code).toBe(1);
       expect(run.stderr).toMatch(/productVersionCatalog\.json could not be read: \d+ B arrived in the last 2 s, less than the 2\.0 KiB/);
       expect(existsSync(out)).toBe(false);
@@ -252,7 +264,7 @@ describe('depot mirror from a hostile upstream', () => {
       void sendFile(join(depot, path), res);
     });
     try {
-      const run = await mirror(server.url, fresh('tiny'));
+      const run = await measured(server.url, fresh('tiny'));
       // Depot verify's checks fail (the catalog names VCENTER alone); every binary came through.
       expect(run.code).toBe(1);
       expect(run.report.failed).toEqual([]);
@@ -294,9 +306,9 @@ describe('depot mirror: one writer per depot, and a seal carried apart', () => {
       first.kill('SIGKILL');
       await exited;
       stall = false;
-      const third = await mirror(server.url, out, [], false);
+      const third = await mirror(server.url, out);
       expect(third.code, third.stderr).toBe(0);
-      expect(third.stdout).toMatch(
+      expect(mirrorText(third.report)).toMatch(
         new RegExp(`^The depot's lock was left by depot mirror \\(process ${first.pid} on .*\\), which is gone: taken over\\.$`, 'm'),
       );
       const fourth = await mirror(server.url, out);
@@ -315,7 +327,7 @@ describe('depot mirror: one writer per depot, and a seal carried apart', () => {
       const other = sealCode(createHash('sha256').update('another catalog').digest('hex'));
 
       const refused = fresh('sealed-wrong');
-      const wrong = await mirror(server.url, refused, ['--expect', `catalog ${other}`]);
+      const wrong = await mirror(server.url, refused, { expectSeal: `catalog ${other}` });
       expect(wrong.code).toBe(1);
       expect(wrong.stderr).toContain(
         `is not the one the seal vouches for: its code is ${sealCode(catalogSha256)}, the seal's is ${other}; nothing was written.`,
@@ -323,13 +335,15 @@ describe('depot mirror: one writer per depot, and a seal carried apart', () => {
       expect(existsSync(refused)).toBe(false);
 
       // As a person reads it out: lower case, without dashes.
-      const held = await mirror(server.url, fresh('sealed'), ['--expect', sealCode(catalogSha256).replaceAll('-', '').toLowerCase()]);
+      // On the command line, once: --expect.
+      const code = sealCode(catalogSha256).replaceAll('-', '').toLowerCase();
+      const held = await runCli(['depot', 'mirror', server.url, '--out', fresh('sealed'), '--ca', caFile, '--expect', code, '--json']);
       expect(held.code).toBe(0);
-      expect(held.report).toMatchObject({ vouchedBy: 'seal', seal });
+      expect(JSON.parse(held.stdout)).toMatchObject({ vouchedBy: 'seal', seal });
 
-      const unsealed = await mirror(server.url, fresh('unsealed'), [], false);
+      const unsealed = await mirror(server.url, fresh('unsealed'));
       expect(unsealed.code).toBe(0);
-      expect(unsealed.stdout.trim().split('\n').at(-1)).toBe(
+      expect(mirrorText(unsealed.report).split('\n').at(-1)).toBe(
         `Seal of the source: ${seal}. Only the source vouched for its catalog: compare this seal with the one written down at the other site (or give it with --expect).`,
       );
     } finally {

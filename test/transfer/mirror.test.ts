@@ -12,12 +12,13 @@ import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport, UpgradeMetadataSource } from '../../src/transfer/mirror.js';
-import type { PruneReport } from '../../src/transfer/prune.js';
+import { pruneDepot } from '../../src/transfer/prune.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { writeUpgradeMetadata } from '../depot/helpers.js';
 import { demo, identities, nextRelease, readCatalog, treeOf } from './helpers.js';
+import { mirrorIn, mirrorText } from './in-process.js';
 import { catalogBinaries } from '../../src/depot/catalog.js';
 import { ended } from '../helpers/ports.js';
 import { until } from '../helpers/poll.js';
@@ -51,10 +52,12 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-async function mirror(url: string, out: string, extra: string[] = []): Promise<{ code: number; report: MirrorReport; stderr: string }> {
-  const res = await runCli(['depot', 'mirror', url, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile, ...extra, '--json']);
-  return { code: res.code, report: res.stdout ? (JSON.parse(res.stdout) as MirrorReport) : (undefined as unknown as MirrorReport), stderr: res.stderr };
-}
+/** The mirror as the library runs it, trusting the test CA with the depot's credentials. */
+const mirror = (url: string, out: string, options: { force?: boolean } = {}) =>
+  mirrorIn(url, out, { caPems: [ca.certPem], user: USER, password: PASSWORD, ...options });
+
+/** The command line's words for the same, for its smoke tests. */
+const mirrorArgs = (url: string, out: string) => ['depot', 'mirror', url, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile];
 
 interface Served {
   url: string;
@@ -126,10 +129,10 @@ describe('depot mirror', () => {
     const server = await startNginx({ root: depot, ...tls, auth: { user: USER, password: PASSWORD } });
     try {
       const out = fresh('unlisted');
-      const res = await runCli(['depot', 'mirror', server.url, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile]);
+      const res = await mirror(server.url, out);
       // The catalog's files are all there, so the mirror is complete as far as anyone can tell: exit 0, and a warning line.
       expect(res.code, res.stderr).toBe(0);
-      expect(res.stdout).toContain(`vCenter upgrade metadata (${VCENTER_UPGRADE_METADATA_DIR}/): the server lists none`);
+      expect(mirrorText(res.report)).toContain(`vCenter upgrade metadata (${VCENTER_UPGRADE_METADATA_DIR}/): the server lists none`);
       for (const path of upgradeFiles) expect(existsSync(join(out, path))).toBe(false);
     } finally {
       await server.stop();
@@ -187,11 +190,7 @@ describe('depot mirror', () => {
     const out = fresh('killed');
     const partial = partialPathFor(out, stalled);
     const state = join(out, '.depotkit', 'verified.json');
-    const child = spawn(
-      process.execPath,
-      [CLI, 'depot', 'mirror', `https://localhost:${port}`, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile, '--json'],
-      { stdio: 'ignore' },
-    );
+    const child = spawn(process.execPath, [CLI, ...mirrorArgs(`https://localhost:${port}`, out), '--json'], { stdio: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     const remembered = async () => Object.keys(JSON.parse(await readFile(state, 'utf8').catch(() => '{}')) as object);
     const halfway = async () => {
@@ -268,7 +267,7 @@ describe('depot mirror', () => {
         const port = await listen(server);
         const out = fresh('refused');
         const url = `https://${host}:${port}`;
-        const res = await runCli(['depot', 'mirror', url, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile]);
+        const res = await runCli(mirrorArgs(url, out));
         server.closeAllConnections();
         await new Promise((r) => server.close(r));
         expect(res.code).toBe(1);
@@ -326,15 +325,16 @@ describe('depot mirror', () => {
       // A first mirror lays out the metadata anyway, so that verify names what is missing.
       expect(first.report.verify.findings.filter((f) => f.severity === 'error').map((f) => [f.id, f.path])).toEqual([['binary.missing', gone.path]]);
       expect(first.report.releases[0]).toMatchObject({ complete: false, missing: [gone.path] });
-      const human = await runCli(['depot', 'mirror', server.url, '--out', out, '--ca', caFile, '--user', USER, '--password-file', passwordFile]);
+      // The command line for its human lines, and below for --json's report: the rest of the file calls the library.
+      const human = await runCli(mirrorArgs(server.url, out));
       expect(human.code).toBe(1);
       expect(human.stdout).toMatch(/^Failed: 1\n\s+PROD\/COMP\/VROPS\/.*HTTP 404/m);
       expect(human.stdout).toMatch(/Release 9\.0\.0\.0 has 1 of its 16 binaries missing: the installer fails their download\./);
 
       await cp(aside, join(served, gone.path));
-      const second = await mirror(server.url, out);
+      const second = await runCli([...mirrorArgs(server.url, out), '--json']);
       expect(second.code).toBe(0);
-      expect(second.report.downloaded.map((d) => d.path)).toEqual([gone.path]);
+      expect((JSON.parse(second.stdout) as MirrorReport).downloaded.map((d) => d.path)).toEqual([gone.path]);
       expect(await treeOf(out)).toEqual(await treeOf(served));
     } finally {
       await server.stop();
@@ -360,7 +360,7 @@ describe('depot mirror', () => {
         ['9.0.1.0', true],
       ]);
       expect(report.stale).toBe(1);
-      const pruned = JSON.parse((await runCli(['depot', 'prune', out, '--yes', '--json'])).stdout) as PruneReport;
+      const pruned = await pruneDepot(out, { yes: true });
       expect(pruned.candidates.map((c) => c.path)).toEqual([next.dropped]);
       expect(await treeOf(out)).toEqual(await treeOf(next.dir));
     } finally {
@@ -375,7 +375,7 @@ describe('depot mirror', () => {
       const res = await mirror(server.url, other);
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(/already holds a depot that is not a mirror.*\n.*--force/);
-      const forced = await mirror(server.url, other, ['--force']);
+      const forced = await mirror(server.url, other, { force: true });
       expect(forced.code).toBe(0);
       expect(forced.report.downloaded).toHaveLength(16);
     } finally {

@@ -1,41 +1,27 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { PackManifest } from '../../src/transfer/format.js';
 import type { PackReport } from '../../src/transfer/pack.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
-import { demo, flipByte, nextRelease, sha256, treeOf } from './helpers.js';
+import { demo, demoFixture, flipByte, nextRelease, sha256, treeOf } from './helpers.js';
+import { packIn, packText } from './in-process.js';
 
 const BINARY = 200 * 1024;
-const VOLUME = '256K';
 
-let base: string;
-let cleanup: () => Promise<void>;
-let depot: string;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
-
-beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-pack-'));
-  depot = await demo(join(base, 'depot'), BINARY);
-});
-afterAll(() => cleanup());
-
-async function pack(args: string[]): Promise<{ code: number; report: PackReport; stderr: string }> {
-  const res = await runCli(['depot', 'pack', ...args, '--json']);
-  return { code: res.code, report: res.stdout ? (JSON.parse(res.stdout) as PackReport) : (undefined as unknown as PackReport), stderr: res.stderr };
-}
+const fx = demoFixture('depotkit-pack-', BINARY);
 
 const manifestOf = async (out: string) => JSON.parse(await readFile(join(out, 'depot-pack.json'), 'utf8')) as PackManifest;
 
 describe('depot pack', () => {
   it('writes volumes no larger than --volume-size that sha256sum -c, tar and cat alone turn back into the depot', async () => {
-    const out = fresh('pack');
-    const { code, report } = await pack([depot, '--out', out, '--volume-size', VOLUME]);
-    expect(code).toBe(0);
+    const out = fx.fresh('pack');
+    // The command line once, for its --json report; the rest of the file calls the library.
+    const res = await runCli(['depot', 'pack', fx.depot, '--out', out, '--volume-size', '256K', '--json']);
+    expect(res.code).toBe(0);
+    const report = JSON.parse(res.stdout) as PackReport;
     expect(report.ok).toBe(true);
     expect(report.volumes.length).toBeGreaterThan(10);
     for (const v of report.volumes) {
@@ -59,18 +45,18 @@ describe('depot pack', () => {
       cwd: x,
     });
     expect(execFileSync('sha256sum', ['-c', join(out, 'depot-files.sha256')], { cwd: x, encoding: 'utf8' })).not.toMatch(/FAILED/);
-    expect(await treeOf(x)).toEqual(await treeOf(depot));
+    expect(await treeOf(x)).toEqual(await treeOf(fx.depot));
   });
 
   it('never overwrites an earlier pack without --force; with it, the earlier volumes go', async () => {
-    const out = fresh('again');
-    expect((await pack([depot, '--out', out, '--volume-size', VOLUME])).code).toBe(0);
+    const out = fx.fresh('again');
+    expect((await packIn(fx.depot, out)).code).toBe(0);
     const before = await readdir(out);
-    const again = await runCli(['depot', 'pack', depot, '--out', out, '--volume-size', '1M']);
+    const again = await packIn(fx.depot, out, { volumeSize: 1024 * 1024 });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds a pack.*\n.*--force/);
     expect(await readdir(out)).toEqual(before);
-    const forced = await pack([depot, '--out', out, '--volume-size', '1M', '--force']);
+    const forced = await packIn(fx.depot, out, { volumeSize: 1024 * 1024, force: true });
     expect(forced.code).toBe(0);
     const names = (await readdir(out)).filter((f) => f.endsWith('.tar'));
     expect(names.sort()).toEqual(forced.report.volumes.map((v) => v.name).sort());
@@ -78,32 +64,32 @@ describe('depot pack', () => {
   });
 
   it('refuses bad input in one sentence (exit 2): a volume too small, an --out inside the depot, a folder that is no depot', async () => {
-    const small = await runCli(['depot', 'pack', depot, '--out', fresh('small'), '--volume-size', '4K']);
+    const small = await runCli(['depot', 'pack', fx.depot, '--out', fx.fresh('small'), '--volume-size', '4K']);
     expect(small.code).toBe(2);
     expect(small.stderr).toMatch(/--volume-size must be at least 65536 bytes/);
-    const inside = await runCli(['depot', 'pack', depot, '--out', join(depot, 'PROD', 'pack')]);
+    const inside = await runCli(['depot', 'pack', fx.depot, '--out', join(fx.depot, 'PROD', 'pack')]);
     expect(inside.code).toBe(2);
     expect(inside.stderr).toMatch(/inside the depot's PROD\/ folder/);
-    const none = await runCli(['depot', 'pack', base, '--out', fresh('none')]);
+    const none = await runCli(['depot', 'pack', fx.base, '--out', fx.fresh('none')]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/has no PROD\/ folder/);
     for (const r of [small, inside, none]) expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   it("--since packs only what the older depot (or its pack) lacks or has different: the next release's delta", async () => {
-    const next = await nextRelease(depot, fresh('next'), BINARY);
-    const oldPack = fresh('old-pack');
-    expect((await pack([depot, '--out', oldPack, '--volume-size', VOLUME])).code).toBe(0);
-    for (const since of [depot, join(oldPack, 'depot-pack.json')]) {
-      const out = fresh('delta');
-      const { code, report } = await pack([next.dir, '--out', out, '--volume-size', VOLUME, '--since', since]);
+    const next = await nextRelease(fx.depot, fx.fresh('next'), BINARY);
+    const oldPack = fx.fresh('old-pack');
+    expect((await packIn(fx.depot, oldPack)).code).toBe(0);
+    for (const since of [fx.depot, join(oldPack, 'depot-pack.json')]) {
+      const out = fx.fresh('delta');
+      const { code, report } = await packIn(next.dir, out, { since });
       expect(code).toBe(0);
       expect(report.delta).toBe(true);
       const manifest = await manifestOf(out);
       const carried = manifest.files.map((f) => f.path).sort();
       expect(carried).toEqual([...next.added, DEPOT_PATHS.manifest, DEPOT_PATHS.catalog, DEPOT_PATHS.hclAll].sort());
       expect(report.removed).toEqual([next.dropped]);
-      expect(manifest.since?.catalogSha256).toBe(sha256(await readFile(join(depot, DEPOT_PATHS.catalog))));
+      expect(manifest.since?.catalogSha256).toBe(sha256(await readFile(join(fx.depot, DEPOT_PATHS.catalog))));
       // The tree is the whole new depot, carried or not: a later --since starts from it.
       expect(manifest.tree.map((t) => t.path).sort()).toEqual(Object.keys(await treeOf(next.dir)).sort());
       expect(execFileSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out, encoding: 'utf8' })).not.toMatch(/FAILED/);
@@ -111,19 +97,19 @@ describe('depot pack', () => {
   });
 
   it("a binary whose content is not the catalog's is carried flagged, and the pack exits 1", async () => {
-    const broken = fresh('broken');
+    const broken = fx.fresh('broken');
     await demo(broken, BINARY);
     const victim = `${DEPOT_PATHS.comp}/VCENTER/${(await readdir(join(broken, DEPOT_PATHS.comp, 'VCENTER'))).find((f) => f.endsWith('.iso'))!}`;
     await flipByte(join(broken, victim), 1000);
-    const out = fresh('broken-pack');
-    const { code, report } = await pack([broken, '--out', out, '--volume-size', VOLUME]);
+    const out = fx.fresh('broken-pack');
+    const { code, report } = await packIn(broken, out);
     expect(code).toBe(1);
     expect(report.wrongChecksum.map((w) => w.path)).toEqual([victim]);
     const manifest = await manifestOf(out);
     expect(manifest.files.find((f) => f.path === victim)?.catalogMismatch).toBe(true);
     expect(manifest.tree.some((t) => t.path === victim)).toBe(false);
-    const human = await runCli(['depot', 'pack', broken, '--out', fresh('broken-human'), '--volume-size', VOLUME]);
-    expect(human.stdout).toMatch(/Wrong content \(packed, flagged: unpack will not place them\): 1\n\s+PROD\/COMP\/VCENTER\//);
-    expect(human.stdout).toMatch(/^INCOMPLETE/m);
+    const human = packText(report);
+    expect(human).toMatch(/Wrong content \(packed, flagged: unpack will not place them\): 1\n\s+PROD\/COMP\/VCENTER\//);
+    expect(human).toMatch(/^INCOMPLETE/m);
   });
 });

@@ -1,29 +1,20 @@
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { catalogBinaries } from '../../src/depot/catalog.js';
-import type { DiffReport } from '../../src/transfer/diff.js';
-import type { PruneReport } from '../../src/transfer/prune.js';
+import { verifyDepot } from '../../src/depot/verify.js';
+import { diffDepots } from '../../src/transfer/diff.js';
+import { pruneDepot } from '../../src/transfer/prune.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
 import { zipFolder } from '../depot/helpers.js';
-import { demo, nextRelease, readCatalog, treeOf } from './helpers.js';
+import { demoFixture, nextRelease, readCatalog, treeOf } from './helpers.js';
+import { outcome, packIn } from './in-process.js';
 
 const BINARY = 64 * 1024;
 
-let base: string;
-let cleanup: () => Promise<void>;
-let depot: string;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
-
-beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-prune-'));
-  depot = await demo(join(base, 'depot'), BINARY);
-});
-afterAll(() => cleanup());
+const fx = demoFixture('depotkit-prune-', BINARY);
 
 async function put(path: string, data: string | Buffer): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
@@ -32,8 +23,8 @@ async function put(path: string, data: string | Buffer): Promise<void> {
 
 describe('depot prune', () => {
   it('lists stale binaries and leftovers with their sizes and removes nothing; --yes removes exactly those', async () => {
-    const dir = fresh('depot');
-    await cp(depot, dir, { recursive: true });
+    const dir = fx.fresh('depot');
+    await cp(fx.depot, dir, { recursive: true });
     const stale = `${DEPOT_PATHS.comp}/VCENTER/VMware-VCSA-all-8.0.3.00000.iso`;
     const temp = `${DEPOT_PATHS.comp}/VROPS/${TEMP_PREFIX}0123456789ab-Operations.ova`;
     const partial = `${DEPOT_PATHS.comp}/VRA/${TEMP_PREFIX}partial-0123456789abcdef-vra.tar`;
@@ -44,9 +35,7 @@ describe('depot prune', () => {
     for (const k of kept) await put(join(dir, k), 'metadata');
     const before = await treeOf(dir);
 
-    const dry = await runCli(['depot', 'prune', dir, '--json']);
-    expect(dry.code).toBe(0);
-    const listed = JSON.parse(dry.stdout) as PruneReport;
+    const listed = await pruneDepot(dir);
     expect(listed.removed).toBe(false);
     expect(listed.candidates).toEqual([
       { path: stale, size: 5000, kind: 'stale' },
@@ -55,26 +44,26 @@ describe('depot prune', () => {
     ]);
     expect(listed.bytes).toBe(6000);
     expect(await treeOf(dir)).toEqual(before);
+    // The command line once, for its human lines; the library for the rest.
     const human = await runCli(['depot', 'prune', dir]);
+    expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^Would remove 3 files, 5\.9 KiB/);
     expect(human.stdout).toMatch(/Nothing was removed; run again with --yes/);
 
-    const yes = await runCli(['depot', 'prune', dir, '--yes', '--json']);
-    expect(yes.code).toBe(0);
-    expect((JSON.parse(yes.stdout) as PruneReport).removed).toBe(true);
+    expect((await pruneDepot(dir, { yes: true })).removed).toBe(true);
     for (const p of [stale, temp, partial]) expect(existsSync(join(dir, p))).toBe(false);
     for (const k of kept) expect(existsSync(join(dir, k))).toBe(true);
     const after = { ...before };
     for (const p of [stale, temp, partial]) delete after[p];
     expect(await treeOf(dir)).toEqual(after);
-    expect((await runCli(['depot', 'verify', dir])).code).toBe(0);
+    expect((await verifyDepot(dir)).ok).toBe(true);
   });
 
   it('refuses a folder without a catalog (which would make every file look stale)', async () => {
-    const dir = fresh('depot');
-    await cp(depot, dir, { recursive: true });
+    const dir = fx.fresh('depot');
+    await cp(fx.depot, dir, { recursive: true });
     await rm(join(dir, DEPOT_PATHS.catalog));
-    const res = await runCli(['depot', 'prune', dir, '--yes']);
+    const res = await outcome(pruneDepot(dir, { yes: true }));
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/has no catalog/);
     expect(Object.keys(await treeOf(dir)).length).toBeGreaterThan(16);
@@ -83,23 +72,21 @@ describe('depot prune', () => {
 
 describe('depot diff', () => {
   it('says what the next release adds, changes and drops, and what must be downloaded and carried, from a depot, a metadata archive or a pack', async () => {
-    const next = await nextRelease(depot, fresh('next'), BINARY);
+    const next = await nextRelease(fx.depot, fx.fresh('next'), BINARY);
     // The vendor's archive of the next release: its metadata only.
-    const metadata = fresh('metadata');
+    const metadata = fx.fresh('metadata');
     const binaries = new Set(catalogBinaries(await readCatalog(next.dir)).map((b) => b.path));
     for (const path of Object.keys(await treeOf(next.dir))) if (!binaries.has(path)) await put(join(metadata, path), await readFile(join(next.dir, path)));
-    const zip = join(base, 'next-metadata.zip');
+    const zip = join(fx.base, 'next-metadata.zip');
     await zipFolder(metadata, zip);
-    const pack = fresh('pack');
-    expect((await runCli(['depot', 'pack', next.dir, '--out', pack, '--volume-size', '1M'])).code).toBe(0);
+    const pack = fx.fresh('pack');
+    expect((await packIn(next.dir, pack, { volumeSize: 1024 * 1024 })).code).toBe(0);
 
     const addedBytes = (await Promise.all(next.added.map((p) => stat(join(next.dir, p))))).reduce((s, i) => s + i.size, 0);
     const changedMetadata = [DEPOT_PATHS.catalog, DEPOT_PATHS.manifest, DEPOT_PATHS.hclAll].sort();
     const metadataBytes = (await Promise.all(changedMetadata.map((p) => stat(join(next.dir, p))))).reduce((s, i) => s + i.size, 0);
     for (const newer of [next.dir, zip, join(pack, 'depot-pack.json')]) {
-      const res = await runCli(['depot', 'diff', depot, newer, '--json']);
-      expect(res.code).toBe(0);
-      const diff = JSON.parse(res.stdout) as DiffReport;
+      const diff = await diffDepots(fx.depot, newer);
       expect(diff.binaries.added.map((b) => b.path)).toEqual([...next.added].sort());
       expect(diff.binaries.dropped.map((b) => b.path)).toEqual([next.dropped]);
       expect(diff.binaries.changed).toEqual([]);
@@ -108,16 +95,16 @@ describe('depot diff', () => {
       expect(diff.releases).toEqual({ added: ['9.0.1.0'], dropped: [] });
       expect(diff.bytes).toEqual({ download: addedBytes, carry: addedBytes + metadataBytes, dropped: BINARY });
     }
-    const human = await runCli(['depot', 'diff', depot, zip]);
+    const human = await runCli(['depot', 'diff', fx.depot, zip]);
     expect(human.stdout).toMatch(/^Releases added: 9\.0\.1\.0$/m);
     expect(human.stdout).toMatch(/^Binaries added: 2$/m);
     expect(human.stdout).toMatch(/^To download: 128\.0 KiB; to carry across \(pack --since\): \d+\.\d KiB; freed by prune: 64\.0 KiB\.$/m);
   });
 
   it('refuses what is neither a depot, a metadata archive nor a pack manifest (exit 2)', async () => {
-    const junk = join(base, 'junk.txt');
+    const junk = join(fx.base, 'junk.txt');
     await writeFile(junk, 'not a depot');
-    const res = await runCli(['depot', 'diff', depot, junk]);
+    const res = await runCli(['depot', 'diff', fx.depot, junk]);
     expect(res.code).toBe(2);
     expect(res.stderr).not.toMatch(/\n\s+at /);
   });

@@ -2,51 +2,33 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, readdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import type { PackManifest } from '../../src/transfer/format.js';
-import type { PruneReport } from '../../src/transfer/prune.js';
+import { pruneDepot } from '../../src/transfer/prune.js';
 import type { UnpackReport } from '../../src/transfer/unpack.js';
 import { CLI, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
-import { demo, flipByte, identities, nextRelease, treeOf } from './helpers.js';
+import { demo, demoFixture, flipByte, identities, nextRelease, treeOf } from './helpers.js';
+import { packIn, unpackIn as unpack, unpackText } from './in-process.js';
 import { until } from '../helpers/poll.js';
 import { ended } from '../helpers/ports.js';
 
 const BINARY = 200 * 1024;
-const VOLUME = '256K';
 
-let base: string;
-let cleanup: () => Promise<void>;
-let depot: string;
 let packDir: string;
 let manifest: PackManifest;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
+
+const fx = demoFixture('depotkit-unpack-', BINARY);
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-unpack-'));
-  depot = await demo(join(base, 'depot'), BINARY);
-  packDir = join(base, 'pack');
-  const res = await runCli(['depot', 'pack', depot, '--out', packDir, '--volume-size', VOLUME, '--json']);
-  expect(res.code).toBe(0);
+  packDir = join(fx.base, 'pack');
+  expect((await packIn(fx.depot, packDir)).code).toBe(0);
   manifest = JSON.parse(await readFile(join(packDir, 'depot-pack.json'), 'utf8')) as PackManifest;
 });
-afterAll(() => cleanup());
-
-async function unpack(media: string[], out: string, extra: string[] = []): Promise<{ code: number; report: UnpackReport; stderr: string; stdout: string }> {
-  const res = await runCli(['depot', 'unpack', ...media, '--out', out, ...extra, '--json']);
-  return {
-    code: res.code,
-    report: res.stdout ? (JSON.parse(res.stdout) as UnpackReport) : (undefined as unknown as UnpackReport),
-    stderr: res.stderr,
-    stdout: res.stdout,
-  };
-}
 
 /** A copy of the pack to damage. */
 async function media(): Promise<string> {
-  const dir = fresh('media');
+  const dir = fx.fresh('media');
   await cp(packDir, dir, { recursive: true });
   return dir;
 }
@@ -64,7 +46,7 @@ async function tempsUnder(root: string): Promise<string[]> {
 
 describe('depot unpack', () => {
   it("places every file from volumes spread over several folders, byte for byte, and ends with verify's checks", async () => {
-    const [discA, discB] = [fresh('disc-a'), fresh('disc-b')];
+    const [discA, discB] = [fx.fresh('disc-a'), fx.fresh('disc-b')];
     await mkdir(discA);
     await mkdir(discB);
     // The manifest and checksums travel on the first disc only; volumes alternate.
@@ -72,7 +54,7 @@ describe('depot unpack', () => {
       const volume = manifest.volumes.find((v) => v.name === name);
       await cp(join(packDir, name), join(volume && volume.index % 2 === 0 ? discB : discA, name));
     }
-    const out = fresh('out');
+    const out = fx.fresh('out');
     const { code, report } = await unpack([discA, discB], out);
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
@@ -80,7 +62,7 @@ describe('depot unpack', () => {
     expect(report.placed).toHaveLength(manifest.files.length);
     expect(report.verify.ok).toBe(true);
     expect(report.releases).toEqual([expect.objectContaining({ version: '9.0.0.0', complete: true })]);
-    expect(await treeOf(out)).toEqual(await treeOf(depot));
+    expect(await treeOf(out)).toEqual(await treeOf(fx.depot));
     expect(await tempsUnder(out)).toEqual([]);
 
     // Again: everything is remembered as verified; no volume is read, no file rewritten.
@@ -108,7 +90,7 @@ describe('depot unpack', () => {
       // Damage the data of the first file that starts in this volume.
       const piece = manifest.files.flatMap((f) => f.pieces).find((p) => p.volume === index && p.length > 100)!;
       await damage(join(dir, volume.name), piece.dataOffset + 50);
-      const out = fresh('out');
+      const out = fx.fresh('out');
       const first = await unpack([dir], out);
       expect(first.code).toBe(1);
       expect(first.report.volumes[index - 1]).toMatchObject({ name: volume.name, state });
@@ -120,13 +102,12 @@ describe('depot unpack', () => {
       }
       for (const path of outside) expect(existsSync(join(out, path))).toBe(true);
       expect(await tempsUnder(out)).toEqual([]);
-      const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
-      expect(human.code).toBe(1);
-      expect(human.stdout).toContain(`ERROR volume ${volume.name}`);
-      expect(human.stdout).toMatch(/^INCOMPLETE: fix the volumes named above/m);
+      const human = unpackText(first.report);
+      expect(human).toContain(`ERROR volume ${volume.name}`);
+      expect(human).toMatch(/^INCOMPLETE: fix the volumes named above/m);
       // Each binary the volume held is advised from the media, not from a download and a build.
-      expect(human.stdout).toContain('It is on the media: supply the volume named above');
-      expect(human.stdout).not.toContain('Download it and run');
+      expect(human).toContain('It is on the media: supply the volume named above');
+      expect(human).not.toContain('Download it and run');
 
       // The medium is fixed: only what was missing is read and placed.
       await cp(join(packDir, volume.name), join(dir, volume.name));
@@ -138,17 +119,17 @@ describe('depot unpack', () => {
       expect(second.report.alreadyInPlace.map((p) => p.path).sort()).toEqual(placed.sort());
       expect(second.report.bytesHashedInPlace).toBe(0);
       expect(await identities(out, placed)).toEqual(before);
-      expect(await treeOf(out)).toEqual(await treeOf(depot));
+      expect(await treeOf(out)).toEqual(await treeOf(fx.depot));
     },
   );
 
   it('a killed unpack (SIGKILL) resumes: the tree ends identical, nothing placed before the kill is rewritten, nothing remembered as verified is read again', async () => {
     // Big enough that the kill lands while files are still to be placed.
-    const big = await demo(fresh('big'), 3 * 1024 * 1024);
-    const bigPack = fresh('big-pack');
-    expect((await runCli(['depot', 'pack', big, '--out', bigPack, '--volume-size', '4M', '--json'])).code).toBe(0);
+    const big = await demo(fx.fresh('big'), 3 * 1024 * 1024);
+    const bigPack = fx.fresh('big-pack');
+    expect((await packIn(big, bigPack, { volumeSize: 4 * 1024 * 1024 })).code).toBe(0);
     const files = (JSON.parse(await readFile(join(bigPack, 'depot-pack.json'), 'utf8')) as PackManifest).files;
-    const out = fresh('killed');
+    const out = fx.fresh('killed');
     const state = join(out, '.depotkit', 'verified.json');
     const child = spawn(process.execPath, [CLI, 'depot', 'unpack', bigPack, '--out', out, '--json'], { stdio: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
@@ -178,16 +159,16 @@ describe('depot unpack', () => {
   });
 
   it('a delta unpacked onto the old depot gives the new one; what the new catalog drops is left for prune', async () => {
-    const next = await nextRelease(depot, fresh('next'), BINARY);
-    const delta = fresh('delta');
-    expect((await runCli(['depot', 'pack', next.dir, '--out', delta, '--since', depot, '--volume-size', VOLUME, '--json'])).code).toBe(0);
+    const next = await nextRelease(fx.depot, fx.fresh('next'), BINARY);
+    const delta = fx.fresh('delta');
+    expect((await packIn(next.dir, delta, { since: fx.depot })).code).toBe(0);
     // Not onto an empty folder: a delta alone is not a depot.
-    const empty = fresh('empty');
+    const empty = fx.fresh('empty');
     const alone = await unpack([delta], empty);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toMatch(/is a delta made against a depot whose catalog is not the one in .* \(no catalog\)/);
     expect(existsSync(empty)).toBe(false);
-    const site = fresh('site');
+    const site = fx.fresh('site');
     expect((await unpack([packDir], site)).code).toBe(0);
     const unchanged = Object.keys(await treeOf(site)).filter((p) => p !== next.dropped && !p.startsWith('PROD/metadata') && !p.startsWith('PROD/vsan'));
     const before = await identities(site, unchanged);
@@ -203,12 +184,11 @@ describe('depot unpack', () => {
     ]);
     expect(await identities(site, unchanged)).toEqual(before);
     const expected = await treeOf(next.dir);
-    expect(await treeOf(site)).toEqual({ ...expected, [next.dropped]: (await treeOf(depot))[next.dropped] });
+    expect(await treeOf(site)).toEqual({ ...expected, [next.dropped]: (await treeOf(fx.depot))[next.dropped] });
 
-    const dry = await runCli(['depot', 'prune', site, '--json']);
-    expect((JSON.parse(dry.stdout) as PruneReport).candidates.map((c) => c.path)).toEqual([next.dropped]);
+    expect((await pruneDepot(site)).candidates.map((c) => c.path)).toEqual([next.dropped]);
     expect(existsSync(join(site, next.dropped))).toBe(true);
-    expect((await runCli(['depot', 'prune', site, '--yes'])).code).toBe(0);
+    await pruneDepot(site, { yes: true });
     expect(await treeOf(site)).toEqual(expected);
   });
 
@@ -226,32 +206,32 @@ describe('depot unpack', () => {
     const volume = manifest.volumes[whole.pieces[0]!.volume - 1]!;
     await rm(join(dir, volume.name));
     const component = folderOf(whole.path);
-    const human = await runCli(['depot', 'unpack', dir, '--out', fresh('human')]);
-    expect(human.code).toBe(1);
-    const line = human.stdout.split('\n').findIndex((l) => l.includes('layout.component.missing') && l.includes(component.split('/')[2]!));
-    expect(line, human.stdout).toBeGreaterThanOrEqual(0);
+    const { code, report } = await unpack([dir], fx.fresh('out'));
+    expect(code).toBe(1);
+    const human = unpackText(report);
+    const line = human.split('\n').findIndex((l) => l.includes('layout.component.missing') && l.includes(component.split('/')[2]!));
+    expect(line, human).toBeGreaterThanOrEqual(0);
     expect(
-      human.stdout
+      human
         .split('\n')
         .slice(line, line + 3)
         .join('\n'),
     ).toContain('It is on the media: supply the volume named above');
-    expect(human.stdout).not.toMatch(/depot build/);
+    expect(human).not.toMatch(/depot build/);
     // The report says it too, for a script.
-    const { report } = await unpack([dir], fresh('json'));
     const folder = report.verify.findings.find((f) => f.id === 'layout.component.missing');
     expect(folder).toMatchObject({ path: component, fix: expect.stringContaining('It is on the media') });
   });
 
   it("a delta with a volume missing keeps the old depot's metadata (and so a consistent depot) until it is whole", async () => {
-    const next = await nextRelease(depot, fresh('next'), BINARY);
-    const delta = fresh('delta');
-    expect((await runCli(['depot', 'pack', next.dir, '--out', delta, '--since', depot, '--volume-size', VOLUME, '--json'])).code).toBe(0);
+    const next = await nextRelease(fx.depot, fx.fresh('next'), BINARY);
+    const delta = fx.fresh('delta');
+    expect((await packIn(next.dir, delta, { since: fx.depot })).code).toBe(0);
     const deltaManifest = JSON.parse(await readFile(join(delta, 'depot-pack.json'), 'utf8')) as PackManifest;
     const last = deltaManifest.volumes.at(-1)!;
-    const aside = fresh('aside');
+    const aside = fx.fresh('aside');
     await rename(join(delta, last.name), aside);
-    const site = fresh('site');
+    const site = fx.fresh('site');
     expect((await unpack([packDir], site)).code).toBe(0);
     const oldCatalog = await readFile(join(site, DEPOT_PATHS.catalog));
 
@@ -269,23 +249,23 @@ describe('depot unpack', () => {
   });
 
   it('does not replace different files of an unrelated depot without --force (exit 2, nothing written)', async () => {
-    const other = await demo(fresh('other'), BINARY + 1);
+    const other = await demo(fx.fresh('other'), BINARY + 1);
     const before = await treeOf(other);
     const refused = await unpack([packDir], other);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/already holds different files.*\n.*--force/);
     expect(await treeOf(other)).toEqual(before);
-    const forced = await unpack([packDir], other, ['--force']);
+    const forced = await unpack([packDir], other, { force: true });
     expect(forced.code).toBe(0);
     const tree = await treeOf(other);
-    for (const [path, hash] of Object.entries(await treeOf(depot))) expect(tree[path]).toBe(hash);
+    for (const [path, hash] of Object.entries(await treeOf(fx.depot))) expect(tree[path]).toBe(hash);
   });
 
   it('refuses a manifest that SHA256SUMS does not vouch for (exit 1), and one that would write outside PROD/ (exit 2)', async () => {
     const damaged = await media();
     const text = await readFile(join(damaged, 'depot-pack.json'), 'utf8');
     await writeFile(join(damaged, 'depot-pack.json'), text.replace('"volumeSize": 262144', '"volumeSize": 262145'));
-    const res = await unpack([damaged], fresh('out'));
+    const res = await unpack([damaged], fx.fresh('out'));
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/does not match its SHA-256 in SHA256SUMS: the manifest is damaged/);
 
@@ -294,10 +274,33 @@ describe('depot unpack', () => {
     const m = JSON.parse(text) as PackManifest;
     m.files[0]!.path = 'PROD/../../escaped.json';
     await writeFile(join(hostile, 'depot-pack.json'), JSON.stringify(m));
-    const out = fresh('out');
+    const out = fx.fresh('out');
     const refused = await unpack([hostile], out);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/not a plain path under PROD\//);
-    expect(existsSync(join(base, 'escaped.json'))).toBe(false);
+    expect(existsSync(join(fx.base, 'escaped.json'))).toBe(false);
+  });
+});
+
+describe('depot unpack on the command line', () => {
+  it('prints the report with --json, the human lines and exit 1 for a missing volume, and exit 2 with one sentence and its fix for a depot it may not replace', async () => {
+    const out = fx.fresh('cli');
+    const json = await runCli(['depot', 'unpack', packDir, '--out', out, '--json']);
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.stdout) as UnpackReport).placed).toHaveLength(manifest.files.length);
+
+    const dir = await media();
+    const volume = manifest.volumes[2]!;
+    await rm(join(dir, volume.name));
+    const human = await runCli(['depot', 'unpack', dir, '--out', fx.fresh('human')]);
+    expect(human.code).toBe(1);
+    expect(human.stdout).toContain(`ERROR volume ${volume.name} is missing from every folder given`);
+    expect(human.stdout).toMatch(/^INCOMPLETE: fix the volumes named above/m);
+
+    const other = await demo(fx.fresh('other'), BINARY + 1);
+    const refused = await runCli(['depot', 'unpack', packDir, '--out', other]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^depotkit: .*already holds different files.*\n.*--force/);
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
   });
 });
