@@ -13,6 +13,7 @@ import {
   FleetSession,
   INSTALLER_DEFAULTS,
   connectDepot,
+  depotCatalogDate,
   downloadRelease,
   ensureTrusted,
   installerStatus,
@@ -266,11 +267,16 @@ export async function runOnConsumers<T>(
   return { ok: rows.every((r) => r.ok), rows, warnings };
 }
 
-/** `installer connect-depot`'s task: its row's result as the command prints it (the push's fields, then what was trusted and synced). */
+/**
+ * `installer connect-depot`'s task: its row's result as the command prints it (the push's fields, then what
+ * was trusted and synced). As the command does, it asks the depot when its catalog changed (a consumer already
+ * on it syncs again when the catalog is newer than its last sync), trusting the CAs it imports.
+ */
 export const connectTask =
   (spec: DepotSpec, opts: ConnectDepotOptions = {}) =>
   async (client: InstallerClient) => {
-    const { ok, trusted, push, sync, ...listed } = await connectDepot(client, spec, { pollMs: 50, syncPollMs: 50, ...opts });
+    const catalog = (opts.sync ?? true) ? { catalog: depotCatalogDate(spec, { caPems: opts.caPems }) } : {};
+    const { ok, trusted, push, sync, ...listed } = await connectDepot(client, spec, { pollMs: 50, syncPollMs: 50, ...catalog, ...opts });
     return { ok, result: { ...push, ...(trusted ? { trusted } : {}), ...(sync ? { sync } : {}), ...listed } };
   };
 
