@@ -222,10 +222,10 @@ export interface TestDepot {
  */
 export async function startTestDepot(
   dir: string,
-  opts: { cert?: { certPem: string; keyPem: string }; auth?: boolean; port?: number } = {},
+  opts: { cert?: { certPem: string; keyPem: string }; auth?: boolean; port?: number; binarySize?: number } = {},
 ): Promise<TestDepot> {
   const root = join(dir, 'depot');
-  await makeDemoDepot(root, { binarySize: 1024, force: true, signingDir: join(dir, 'signing') });
+  await makeDemoDepot(root, { binarySize: opts.binarySize ?? 1024, force: true, signingDir: join(dir, 'signing') });
   const ca = await depotCa();
   const cert = opts.cert ?? (await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 }));
   const server = await startDepotServer({
