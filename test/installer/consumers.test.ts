@@ -15,6 +15,7 @@ import {
   asCommandLine,
   connectTask,
   runOnConsumers,
+  simTls,
   startSim,
   startTestDepot,
   statusTask,
@@ -50,14 +51,14 @@ describe('installer commands against installers and SDDC Managers', () => {
   it('a mixed inventory of 12 consumers (both roles, three versions, own accounts) is pushed (trust and depot) and reported (status) in one run each; a consumer of the wrong role fails its row saying both; remove with and without force', async () => {
     const sims: InstallerSimulator[] = [];
     try {
-      // Started at once: each simulator makes its own key.
+      // Started at once, with the file's one certificate.
       const entries = await Promise.all(
         Array.from({ length: 12 }, async (_, i) => {
           const role = i % 2 === 0 ? 'installer' : 'sddc-manager';
           // c04 has its own operator account and password file; the others the administrator of their role.
           const users: Record<string, string> =
             i === 4 ? { [OPS_USER]: OPS_PASSWORD } : role === 'installer' ? { [USER]: PASSWORD } : { [SSO_USER]: SSO_PASSWORD };
-          const sim = await startInstallerSimulator({ role, version: VERSIONS[i % 3], users });
+          const sim = await startInstallerSimulator({ role, version: VERSIONS[i % 3], users, tls: await simTls() });
           sims[i] = sim;
           const name = `c${String(i).padStart(2, '0')}`;
           await writeFile(join(tmp.dir, `${name}.pem`), sim.caPem);
@@ -66,7 +67,7 @@ describe('installer commands against installers and SDDC Managers', () => {
         }),
       );
       // An SDDC Manager listed as an installer: nothing may be changed on it.
-      const misfiled = await startInstallerSimulator({ role: 'sddc-manager', version: VERSIONS[2], users: { [USER]: PASSWORD } });
+      const misfiled = await startInstallerSimulator({ role: 'sddc-manager', version: VERSIONS[2], users: { [USER]: PASSWORD }, tls: await simTls() });
       sims.push(misfiled);
       await writeFile(join(tmp.dir, 'misfiled.pem'), misfiled.caPem);
       entries.push(`  - { name: misfiled, url: "${misfiled.url}", role: installer, installerCa: misfiled.pem }`);

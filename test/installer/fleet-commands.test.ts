@@ -22,6 +22,7 @@ import {
   connectTask,
   downloadTask,
   runOnConsumers,
+  simTls,
   startTestDepot,
   type TestDepot,
 } from './helpers.js';
@@ -43,8 +44,14 @@ beforeAll(async () => {
   depot = await startTestDepot(tmp.dir);
   // Both clocks run ten minutes behind: their syncs end before the release arrives (five minutes ago).
   const clock = () => Date.now() - 10 * MINUTE;
-  installer = await startInstallerSimulator({ role: 'installer', version: '9.0.1.0.24962180', users: { [USER]: PASSWORD }, clock });
-  manager = await startInstallerSimulator({ role: 'sddc-manager', version: '9.1.1.0.25800000', users: { [SSO_USER]: SSO_PASSWORD }, clock });
+  installer = await startInstallerSimulator({ role: 'installer', version: '9.0.1.0.24962180', users: { [USER]: PASSWORD }, clock, tls: await simTls() });
+  manager = await startInstallerSimulator({
+    role: 'sddc-manager',
+    version: '9.1.1.0.25800000',
+    users: { [SSO_USER]: SSO_PASSWORD },
+    clock,
+    tls: await simTls(),
+  });
   await writeFile(file('installer.pem'), installer.caPem);
   await writeFile(file('manager.pem'), manager.caPem);
   await writeFile(file('depot-ca.pem'), depot.ca.certPem);

@@ -6,7 +6,7 @@ import { Agent, request } from 'undici';
 import { expect } from 'vitest';
 import { inCommandLineWords } from '../../src/cli/wording.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
+import { createCa, issueServerCert, selfSignedServerCertificate, type CaMaterial } from '../../src/cert/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { startInstallerSimulator, type InstallerSimulator, type InstallerSimulatorOptions } from '../../src/simulators/installer/index.js';
 import {
@@ -34,8 +34,20 @@ export const PASSWORD = 'Install3r-Secret!';
 export const DEPOT_USER = 'depotuser';
 export const DEPOT_PASSWORD = 'Dep0t-Pa55word';
 
-export function startSim(opts: InstallerSimulatorOptions = {}): Promise<InstallerSimulator> {
-  return startInstallerSimulator({ users: { [USER]: PASSWORD }, ...opts });
+let simTlsPromise: Promise<{ certPem: string; keyPem: string }> | undefined;
+/**
+ * One self-signed certificate for 127.0.0.1 for the simulators a test file starts (as each would make its own):
+ * its 3072-bit key is most of a simulator's start.
+ */
+export function simTls(): Promise<{ certPem: string; keyPem: string }> {
+  simTlsPromise ??= selfSignedServerCertificate('127.0.0.1', '127.0.0.1', 729);
+  return simTlsPromise;
+}
+
+/** A simulated installer for the tests' user; on 127.0.0.1 under no other name, with the file's one certificate. */
+export async function startSim(opts: InstallerSimulatorOptions = {}): Promise<InstallerSimulator> {
+  const shared = opts.tls === undefined && opts.hostname === undefined && (opts.host ?? '127.0.0.1') === '127.0.0.1';
+  return startInstallerSimulator({ users: { [USER]: PASSWORD }, ...opts, ...(shared ? { tls: await simTls() } : {}) });
 }
 
 /**

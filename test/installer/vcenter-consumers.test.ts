@@ -18,7 +18,7 @@ import { startMgmtSimulator, type MgmtSimulator } from '../../src/simulators/vce
 import { connectVcenterDepot, trustVcenterCa } from '../../src/vcenter/index.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, runOnConsumers } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, runOnConsumers, simTls } from './helpers.js';
 
 const VC_PASSWORD = 'Vc-Adm1n-Secret!';
 
@@ -44,7 +44,7 @@ beforeAll(async () => {
     auth: { user: DEPOT_USER, password: DEPOT_PASSWORD },
     openPrefixes: [UMDS_PATCH_STORE_DIR],
   });
-  installer = await startInstallerSimulator({ users: { [USER]: PASSWORD } });
+  installer = await startInstallerSimulator({ users: { [USER]: PASSWORD }, tls: await simTls() });
   vcenter = await startMgmtSimulator({ users: { [MGMT_DEFAULT_USER]: VC_PASSWORD }, version: '9.0.1.0' });
   // The vCenter has the ESX depot already, as `vcenter depot` left it.
   const connection = { server: vcenter.url, user: MGMT_DEFAULT_USER, password: VC_PASSWORD, serverCaPems: [vcenter.currentCertPem()] };
