@@ -13,21 +13,8 @@ import type { InstallerSimulator } from '../../src/simulators/installer/index.js
 import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
-import {
-  DEPOT_PASSWORD,
-  DEPOT_USER,
-  PASSWORD,
-  USER,
-  asCommandLine,
-  connectTask,
-  depotCa,
-  runOnConsumers,
-  startSim,
-  startTestDepot,
-  statusTask,
-  trustTask,
-  type TestDepot,
-} from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { connectTask, runOnConsumers, statusTask, trustTask } from './commands.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let depot: TestDepot;

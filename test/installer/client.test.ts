@@ -29,6 +29,7 @@ import {
   expectRequestMatchesSpec,
   startSim,
   startTestDepot,
+  withClient,
   type TestDepot,
 } from './helpers.js';
 import { until } from '../helpers/poll.js';
@@ -190,21 +191,13 @@ describe('installer client', () => {
   });
 
   it('sees a quick sync end without waiting out its longest poll interval (10 minutes here): the first reads come sooner', async () => {
-    const sim = await startSim();
-    try {
-      const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
-      try {
-        await ensureTrusted(client, [depot.ca.certPem]);
-        expect((await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD })).ok).toBe(true);
-        const synced = await syncDepot(client, { pollMs: 600_000 });
-        expect(synced).toMatchObject({ ok: true, status: 'SYNCED' });
-        expect(synced.completedAt).toBeDefined();
-      } finally {
-        await client.close();
-      }
-    } finally {
-      await sim.close();
-    }
+    await withClient(async (client) => {
+      await ensureTrusted(client, [depot.ca.certPem]);
+      expect((await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD })).ok).toBe(true);
+      const synced = await syncDepot(client, { pollMs: 600_000 });
+      expect(synced).toMatchObject({ ok: true, status: 'SYNCED' });
+      expect(synced.completedAt).toBeDefined();
+    });
   });
 
   it('sends only requests the published spec accepts, JSON with its content type', async () => {

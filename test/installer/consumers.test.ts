@@ -7,20 +7,8 @@ import { daysLeft, sha256Fingerprint } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import {
-  DEPOT_PASSWORD,
-  DEPOT_USER,
-  PASSWORD,
-  USER,
-  asCommandLine,
-  connectTask,
-  runOnConsumers,
-  simTls,
-  startSim,
-  startTestDepot,
-  statusTask,
-  type TestDepot,
-} from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { connectTask, runOnConsumers, statusTask } from './commands.js';
 
 const SSO_USER = 'administrator@vsphere.local';
 const SSO_PASSWORD = 'Sso-Adm1n-Secret!';

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusLines } from '../../src/cli/installer-output.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { tempDir } from '../helpers/temp.js';
-import { PASSWORD, USER, asCommandLine, runOnConsumers, startSim, startTestDepot, statusTask, type TestDepot } from './helpers.js';
+import { PASSWORD, USER, asCommandLine, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { runOnConsumers, statusTask } from './commands.js';
 
 describe('installer commands say what they could not do', () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };

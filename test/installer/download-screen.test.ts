@@ -6,7 +6,8 @@ import type { InstallerSimulator } from '../../src/simulators/installer/index.js
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { finalScreen, HAS_SCRIPT, onTerminal } from '../helpers/terminal.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, connectTask, downloadTask, runOnConsumers, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { connectTask, downloadTask, runOnConsumers } from './commands.js';
 
 /** `installer download` on a terminal: its bars end before its rows are printed, so the rows stay on the screen. */
 describe.skipIf(!HAS_SCRIPT)('installer download on a terminal', () => {

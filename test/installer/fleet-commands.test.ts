@@ -13,19 +13,8 @@ import { EXIT } from '../../src/util/errors.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import {
-  DEPOT_PASSWORD,
-  DEPOT_USER,
-  PASSWORD,
-  USER,
-  asCommandLine,
-  connectTask,
-  downloadTask,
-  runOnConsumers,
-  simTls,
-  startTestDepot,
-  type TestDepot,
-} from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls, startTestDepot, type TestDepot } from './helpers.js';
+import { connectTask, downloadTask, runOnConsumers } from './commands.js';
 import { addRelease } from './release-depot.js';
 
 const SSO_USER = 'administrator@vsphere.local';

@@ -19,19 +19,8 @@ import { runCli } from '../helpers/cli.js';
 import { until } from '../helpers/poll.js';
 import { tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
-import {
-  DEPOT_PASSWORD,
-  DEPOT_USER,
-  PASSWORD,
-  USER,
-  asCommandLine,
-  connectTask,
-  depotCa,
-  downloadTask,
-  runOnConsumers,
-  startSim,
-  statusTask,
-} from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, depotCa, startSim } from './helpers.js';
+import { connectTask, downloadTask, runOnConsumers, statusTask } from './commands.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let root: string;

@@ -18,7 +18,8 @@ import { startMgmtSimulator, type MgmtSimulator } from '../../src/simulators/vce
 import { connectVcenterDepot, trustVcenterCa } from '../../src/vcenter/index.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, runOnConsumers, simTls } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls } from './helpers.js';
+import { runOnConsumers } from './commands.js';
 
 const VC_PASSWORD = 'Vc-Adm1n-Secret!';
 
