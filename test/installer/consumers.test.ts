@@ -182,16 +182,9 @@ describe('depot URLs the consumers refuse', () => {
   });
 
   it('the command line says so too, with exit 2, before logging in', async () => {
-    const res = await runCli([
-      'installer',
-      'connect-depot',
-      '--installer',
-      'https://127.0.0.1:1',
-      '--password-env',
-      'NOT_SET_ANYWHERE',
-      '--depot-url',
-      `https://localhost:${depot.port}/depot?x=1`,
-    ]);
+    // No password anywhere: the refusal comes before any log-in.
+    const unreachable = ['--installer', 'https://127.0.0.1:1', '--password-env', 'NOT_SET_ANYWHERE'];
+    const res = await runCli(['installer', 'connect-depot', ...unreachable, '--depot-url', `https://localhost:${depot.port}/depot?x=1`]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('has a query string: the installer wants a valid URL without query parameters or fragments.');
     expect(res.stderr).toContain(`--depot-url https://localhost:${depot.port}/depot`);
