@@ -3,13 +3,18 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { issueServerCert } from '../../src/cert/index.js';
+import { readCaPems } from '../../src/cert/trust-source.js';
+import { depotLine, statusLines, trustLine } from '../../src/cli/installer-output.js';
+import { checkDepotSpec, leafTrustWarnings } from '../../src/installer/index.js';
+import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { connectTask, runOnConsumers, statusTask, trustTask } from './commands.js';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let depot: TestDepot;
@@ -48,11 +53,18 @@ describe('depotkit installer', () => {
   it('the documented outcome: the depot update fails with the secure-protocol error, installer trust imports the CA, the same update succeeds, status shows it', async () => {
     const sim = await startSim();
     try {
-      const connection = ['--installer', sim.url, '--user', USER, '--password-file', files.password, '--installer-ca', await simCaFile(sim, 'flow')];
+      const caFile = await simCaFile(sim, 'flow');
       const depotArgs = [
         'installer',
         'depot',
-        ...connection,
+        '--installer',
+        sim.url,
+        '--user',
+        USER,
+        '--password-file',
+        files.password,
+        '--installer-ca',
+        caFile,
         '--depot-host',
         'localhost',
         '--depot-port',
@@ -62,7 +74,7 @@ describe('depotkit installer', () => {
         '--depot-password-file',
         files.depotPassword,
       ];
-
+      // The refusal as the command line prints it, for people and as JSON; the rest of the flow runs in-process.
       const failed = await runCli(depotArgs);
       expect(failed.code).toBe(1);
       // The installer keeps the refused attempt with its status: the row reports it.
@@ -70,52 +82,52 @@ describe('depotkit installer', () => {
       expect(failed.stdout).toContain(
         'VMWARE_DEPOT_CONNECT_FAILURE: Failed to connect to VMware depot with the provided user credentials. Cause: Secure protocol communication error',
       );
+      expect(failed.stdout).toContain('import the CA that issued it (depotkit installer trust --ca CA-CERT)');
       const failedJson = await runCli([...depotArgs, '--json']);
       expect(failedJson.code).toBe(1);
       const failedRow = (JSON.parse(failedJson.stdout) as Rows).installers[0]!;
       expect(failedRow).toMatchObject({ ok: false, result: { ok: false, status: 'UNKNOWN_FAILURE', errorCode: 'VMWARE_DEPOT_CONNECT_FAILURE' } });
       expect(failedJson.stdout).not.toContain(DEPOT_PASSWORD);
-      expect(failed.stdout).toContain('import the CA that issued it (depotkit installer trust --ca CA-CERT)');
       expect(sim.logs.join('\n')).toMatch(new RegExp(`TLS fatal alert certificate_unknown against depot localhost:${depot.port}`));
 
-      const trust = await runCli(['installer', 'trust', ...connection, '--ca', files.depotCa]);
-      expect(trust.code).toBe(0);
-      expect(trust.stdout).toMatch(/ok {2}imported: CN=depotkit installer test CA \(alias vcf_depotkit-installer-test-CA_[0-9a-f]{64}\)/);
+      const connection = { installer: sim.url, user: USER, passwordFile: files.password, installerCa: caFile };
+      const spec = { hostname: 'localhost', port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD };
+      expect(leafTrustWarnings([depot.ca.certPem])).toEqual([]);
+      const trust = await runOnConsumers(connection, trustTask([depot.ca.certPem]));
+      expect(trust.ok).toBe(true);
+      expect(trustLine(trust.rows[0]!.result!)).toEqual([
+        expect.stringMatching(/^imported: CN=depotkit installer test CA \(alias vcf_depotkit-installer-test-CA_[0-9a-f]{64}\)$/),
+      ]);
 
-      const ok = await runCli([...depotArgs, '--json']);
-      expect(ok.code).toBe(0);
-      const rows = JSON.parse(ok.stdout) as Rows;
-      expect(rows.ok).toBe(true);
-      expect(rows.installers[0]!.result).toMatchObject({ action: 'updated', ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL' });
+      const ok = await runOnConsumers(connection, connectTask(spec));
+      expect(ok.ok).toBe(true);
+      expect(ok.rows[0]!.result).toMatchObject({ action: 'updated', ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL' });
 
       const infoReads = () => sim.logs.filter((l) => l.includes('GET /v1/system/appliance-info')).length;
       const readsBefore = infoReads();
-      const status = await runCli(['installer', 'status', ...connection]);
-      expect(status.code).toBe(0);
+      const status = await runOnConsumers(connection, statusTask());
+      expect(status.ok).toBe(true);
       // One read of appliance-info per session: the row's role and version and the status's appliance are one answer.
       expect(infoReads() - readsBefore).toBe(1);
-      expect(status.stdout).toContain(`depot: localhost:${depot.port} as ${DEPOT_USER}: DEPOT_CONNECTION_SUCCESSFUL`);
-      expect(status.stdout).toMatch(/trusted certificates: 1\n\s+vcf_depotkit-installer-test-CA_[0-9a-f]{64}: CN=depotkit installer test CA/);
+      const statusText = statusLines(status.rows[0]!.result!).join('\n');
+      expect(statusText).toContain(`depot: localhost:${depot.port} as ${DEPOT_USER}: DEPOT_CONNECTION_SUCCESSFUL`);
+      expect(statusText).toMatch(/trusted certificates: 1\n\s+vcf_depotkit-installer-test-CA_[0-9a-f]{64}: CN=depotkit installer test CA/);
 
       // Re-runs do no duplicate work.
-      const trustAgain = await runCli(['installer', 'trust', ...connection, '--ca', files.depotCa]);
-      expect(trustAgain.stdout).toContain('already trusted');
-      const depotAgain = await runCli(depotArgs);
-      expect(depotAgain.code).toBe(0);
-      expect(depotAgain.stdout).toContain('(already set, nothing sent)');
+      const trustAgain = await runOnConsumers(connection, trustTask([depot.ca.certPem]));
+      expect(trustLine(trustAgain.rows[0]!.result!)[0]).toContain('already trusted');
+      const depotAgain = await runOnConsumers(connection, connectTask(spec));
+      expect(depotAgain.ok).toBe(true);
+      expect(depotLine(depotAgain.rows[0]!.result!)[0]).toContain('(already set, nothing sent)');
       expect(sim.logs.filter((l) => l.includes('POST /v1/sddc-manager/trusted-certificates'))).toHaveLength(1);
       expect(sim.logs.filter((l) => l.includes('PUT /v1/system/settings/depot 202'))).toHaveLength(1);
 
       // The depot's own certificate given as the CA: it works, with a warning that it will not last.
-      const leafFile = join(tmp.dir, 'depot-leaf.pem');
-      await writeFile(leafFile, depot.certPem);
-      const leafTrust = await runCli(['installer', 'trust', ...connection, '--ca', leafFile]);
-      expect(leafTrust.code).toBe(0);
-      expect(leafTrust.stderr).toMatch(
-        /^warning: CN=localhost is not a CA certificate .*re-issued\. Trust the CA that issued it instead \(CN=depotkit installer test CA\)\./m,
-      );
-      expect(trust.stderr).not.toContain('is not a CA certificate');
-      // Every session (one per command) was revoked at exit, and no password reached a log.
+      expect(leafTrustWarnings([depot.certPem])).toEqual([
+        expect.stringMatching(/^CN=localhost is not a CA certificate .*re-issued\. Trust the CA that issued it instead \(CN=depotkit installer test CA\)\./),
+      ]);
+      expect((await runOnConsumers(connection, trustTask([depot.certPem]))).ok).toBe(true);
+      // Every session (two commands, six runs in-process) was revoked at its end, and no password reached a log.
       expect(sim.logs.filter((l) => l.includes('DELETE /v1/tokens/refresh-token 204'))).toHaveLength(8);
       expect(sim.logs.join('\n')).not.toMatch(new RegExp(`${PASSWORD}|${DEPOT_PASSWORD}`));
     } finally {
@@ -153,44 +165,48 @@ describe('depotkit installer', () => {
       const caDir = join(tmp.dir, 'ca-folder');
       await mkdir(caDir);
       await writeFile(join(caDir, 'ca-cert.pem'), depot.ca.certPem);
-      const args = [
-        'installer',
-        'depot',
-        '--inventory',
-        inventory,
-        '--concurrency',
-        '2',
-        '--trust-ca',
-        caDir,
-        '--depot-url',
-        `https://localhost:${depot.port}`,
-        '--depot-user',
-        DEPOT_USER,
-        '--depot-password-env',
-        'FLEET_DEPOT_PASSWORD',
-      ];
-      const env = { FLEET_PASSWORD: PASSWORD, FLEET_DEPOT_PASSWORD: DEPOT_PASSWORD };
+      vi.stubEnv('FLEET_PASSWORD', PASSWORD);
 
-      const first = await runCli([...args, '--json'], { env });
-      expect(first.code).toBe(1);
-      expect(first.stderr).toContain(`${wrong} is readable by others (mode 0644); run chmod 600 ${wrong}.`);
-      const rows = JSON.parse(first.stdout) as Rows;
-      expect(rows.installers.map((r) => [r.name, r.ok])).toEqual([
+      const spec = { url: `https://localhost:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD };
+      const first = await runOnConsumers({ inventory, concurrency: 2 }, connectTask(spec, { caPems: await readCaPems([caDir]) }));
+      expect(first.ok).toBe(false);
+      expect(first.warnings).toEqual([expect.stringContaining(`${wrong} is readable by others (mode 0644); run chmod 600 ${wrong}.`)]);
+      expect(first.rows.map((r) => [r.name, r.ok])).toEqual([
         ['site-0', true],
         ['site-1', true],
         ['site-2', true],
         ['site-wrong', false],
         ['site-down', false],
       ]);
-      expect(rows.installers[0]!.result).toMatchObject({ action: 'updated', status: 'DEPOT_CONNECTION_SUCCESSFUL', trusted: [{ action: 'imported' }] });
-      expect(rows.installers[3]!.error).toMatchObject({
+      expect(first.rows[0]!.result).toMatchObject({ action: 'updated', status: 'DEPOT_CONNECTION_SUCCESSFUL', trusted: [{ action: 'imported' }] });
+      expect(first.rows[3]!.error).toMatchObject({
         errorCode: 'INVALID_CREDENTIALS',
         message: 'Log-in failed: INVALID_CREDENTIALS: Invalid username or password.',
       });
-      expect(rows.installers[4]!.error!.message).toMatch(/^Cannot reach the installer 127\.0\.0\.1:\d+: the connection was refused \(ECONNREFUSED\)\.$/);
+      expect(first.rows[4]!.error!.message).toMatch(/^Cannot reach the installer 127\.0\.0\.1:\d+: the connection was refused \(ECONNREFUSED\)\.$/);
 
-      const human = await runCli(args, { env });
+      // The re-run through the command line: its flags for a fleet, its rows and its count.
+      const human = await runCli(
+        [
+          'installer',
+          'depot',
+          '--inventory',
+          inventory,
+          '--concurrency',
+          '2',
+          '--trust-ca',
+          caDir,
+          '--depot-url',
+          spec.url,
+          '--depot-user',
+          DEPOT_USER,
+          '--depot-password-env',
+          'FLEET_DEPOT_PASSWORD',
+        ],
+        { env: { FLEET_PASSWORD: PASSWORD, FLEET_DEPOT_PASSWORD: DEPOT_PASSWORD } },
+      );
       expect(human.code).toBe(1);
+      expect(human.stderr).toContain(`${wrong} is readable by others (mode 0644); run chmod 600 ${wrong}.`);
       expect(human.stdout).toMatch(/^site-0 {2}VcfInstaller 9\.\S+ {2}ok {2}depot localhost:\d+: DEPOT_CONNECTION_SUCCESSFUL \(already set, nothing sent\)$/m);
       expect(human.stdout).toMatch(/^site-wrong {2}FAILED {2}Log-in failed: INVALID_CREDENTIALS/m);
       expect(human.stdout).toContain('5 consumers: 3 ok, 2 failed.');
@@ -199,98 +215,75 @@ describe('depotkit installer', () => {
         expect(sim.logs.filter((l) => l.includes('PUT /v1/system/settings/depot 202'))).toHaveLength(1);
       }
 
-      const status = await runCli(['installer', 'status', '--inventory', inventory, '--json'], { env });
-      const statusRows = JSON.parse(status.stdout) as Rows;
-      expect(statusRows.installers.filter((r) => r.ok)).toHaveLength(3);
+      const status = await runOnConsumers({ inventory }, statusTask());
+      expect(status.rows.filter((r) => r.ok)).toHaveLength(3);
     } finally {
+      vi.unstubAllEnvs();
       await Promise.all(sims.map((s) => s.close()));
     }
   });
 
   it('refuses bad usage with exit 2 and one sentence, and warns about --insecure', async () => {
     const sim = await startSim();
+    const depotOn = (...more: string[]) => ['installer', 'depot', '--installer', sim.url, '--password-file', files.password, '--insecure', ...more];
     try {
       const none = await runCli(['installer', 'status', '--password-file', files.password]);
       expect(none.code).toBe(2);
       expect(none.stderr).toContain('Give one installer with --installer URL, or a fleet with --inventory FILE.');
 
-      const noPassword = await runCli(['installer', 'status', '--installer', sim.url, '--insecure']);
-      expect(noPassword.code).toBe(2);
-      expect(noPassword.stderr).toContain(`No password source for ${USER}`);
-
-      const leaky = join(tmp.dir, 'leaky.yaml');
-      await writeFile(leaky, `installers:\n  - url: ${sim.url}\n    password: hunter2\n`);
-      const leak = await runCli(['installer', 'status', '--inventory', leaky]);
-      expect(leak.code).toBe(2);
-      expect(leak.stderr).toMatch(/installer 1 of .*leaky\.yaml holds a password; inventories name where passwords are/);
-      expect(leak.stderr).not.toContain('hunter2');
-
-      const both = await runCli([
-        'installer',
-        'depot',
-        '--installer',
-        sim.url,
-        '--password-file',
-        files.password,
-        '--insecure',
-        '--depot-url',
-        'https://a',
-        '--depot-host',
-        'a',
-      ]);
+      const both = await runCli(depotOn('--depot-url', 'https://a', '--depot-host', 'a'));
       expect(both.code).toBe(2);
 
       // Depot credentials never go over plain HTTP: refused before anything is sent.
-      const clear = await runCli([
-        'installer',
-        'depot',
-        '--installer',
-        sim.url,
-        '--password-file',
-        files.password,
-        '--insecure',
-        '--depot-url',
-        'http://depot.lab/',
-        '--depot-user',
-        DEPOT_USER,
-        '--depot-password-file',
-        files.depotPassword,
-      ]);
+      const clear = await runCli(depotOn('--depot-url', 'http://depot.lab/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword));
       expect(clear.code).toBe(2);
       expect(clear.stderr).toContain('Depot credentials go only over HTTPS; http://depot.lab/ is plain HTTP.');
       expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);
 
-      // A URL ending in /PROD would replace a working setting with a broken one: refused, naming the URL to use.
-      const prod = await runCli([
-        'installer',
-        'depot',
-        '--installer',
-        sim.url,
-        '--password-file',
-        files.password,
-        '--insecure',
-        '--depot-url',
-        'https://depot.lab.local:8443/PROD/',
-        '--depot-user',
-        DEPOT_USER,
-        '--depot-password-file',
-        files.depotPassword,
-      ]);
-      expect(prod.code).toBe(2);
-      expect(prod.stderr).toContain('The depot URL https://depot.lab.local:8443/PROD/ ends in /PROD');
-      expect(prod.stderr).toContain('Use --depot-url https://depot.lab.local:8443');
-      expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);
-
-      const untrusted = await runCli(['installer', 'status', '--installer', sim.url, '--password-file', files.password]);
-      expect(untrusted.code).toBe(1);
-      expect(untrusted.stdout).toMatch(/presented a certificate this client does not trust/);
-      expect(untrusted.stdout).toContain('--installer-ca FILE');
-
+      const infoReads = () => sim.logs.filter((l) => l.includes('GET /v1/system/appliance-info')).length;
       const insecure = await runCli(['installer', 'status', '--installer', sim.url, '--password-file', files.password, '--insecure']);
       expect(insecure.code).toBe(0);
       expect(insecure.stderr).toMatch(/^warning: not verifying the installer's certificate \(--insecure\)/m);
       expect(insecure.stdout).toMatch(/ {2}VcfInstaller 9\.1\.\S+ {2}ok {2}depot: not configured/);
       expect(insecure.stdout + insecure.stderr).not.toContain(PASSWORD);
+      // The command's one session reads appliance-info once: its row and its status share the answer.
+      expect(infoReads()).toBe(1);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('refuses, in the library, what the command line refuses with exit 2, in the words the command line prints', async () => {
+    const sim = await startSim();
+    try {
+      const usage = async (work: Promise<unknown>) => {
+        const err = (await work.then(
+          () => undefined,
+          (e: unknown) => e,
+        )) as (Error & { fix?: string }) | undefined;
+        expect(err).toBeInstanceOf(DepotkitError);
+        expect((err as DepotkitError).exitCode).toBe(EXIT.usage);
+        return asCommandLine(`${err!.message} ${err!.fix ?? ''}`);
+      };
+      expect(await usage(runOnConsumers({ installer: sim.url, insecure: true }, statusTask()))).toContain(`No password source for ${USER}`);
+
+      const leaky = join(tmp.dir, 'leaky.yaml');
+      await writeFile(leaky, `installers:\n  - url: ${sim.url}\n    password: hunter2\n`);
+      const leak = await usage(runOnConsumers({ inventory: leaky }, statusTask()));
+      expect(leak).toMatch(/installer 1 of .*leaky\.yaml holds a password; inventories name where passwords are/);
+      expect(leak).not.toContain('hunter2');
+
+      // A URL ending in /PROD would replace a working setting with a broken one: refused, naming the URL to use.
+      const prod = await usage(Promise.resolve().then(() => checkDepotSpec({ url: 'https://depot.lab.local:8443/PROD/', username: DEPOT_USER })));
+      expect(prod).toContain('The depot URL https://depot.lab.local:8443/PROD/ ends in /PROD');
+      expect(prod).toContain('Use --depot-url https://depot.lab.local:8443');
+      expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);
+
+      // Not trusted: the row fails, its fix naming the flag that gives the installer's CA.
+      const untrusted = await runOnConsumers({ installer: sim.url, passwordFile: files.password }, statusTask());
+      expect(untrusted.ok).toBe(false);
+      expect(untrusted.rows[0]!.error!.message).toMatch(/presented a certificate this client does not trust/);
+      expect(asCommandLine(untrusted.rows[0]!.error!.fix)).toContain('--installer-ca FILE');
     } finally {
       await sim.close();
     }
@@ -370,15 +363,15 @@ describe('depotkit installer', () => {
 
   it('depotkit sim installer --user NAME without a password file lets NAME log in with the lab password', async () => {
     const certOut = join(tmp.dir, 'cli-sim-user.pem');
+    const labPassword = join(tmp.dir, 'lab-password');
+    await writeFile(labPassword, 'VMware1!VMware1!\n', { mode: 0o600 });
     const sim = await spawnCliJson<{ url: string; user: string }>(['sim', 'installer', '--user', 'ops@lab', '--cert-out', certOut, '--quiet', '--json']);
     try {
       const { url, user } = sim.info;
       expect(user).toBe('ops@lab');
-      const connection = ['--installer', url, '--installer-ca', certOut, '--password-env', 'LAB_PW', '--json'];
-      const status = await runCli(['installer', 'status', ...connection, '--user', 'ops@lab'], { env: { LAB_PW: 'VMware1!VMware1!' } });
-      expect(status.code).toBe(0);
-      const admin = await runCli(['installer', 'status', ...connection, '--user', 'admin@local'], { env: { LAB_PW: 'VMware1!VMware1!' } });
-      expect(admin.code).toBe(1);
+      const connection = { installer: url, installerCa: certOut, passwordFile: labPassword };
+      expect((await runOnConsumers({ ...connection, user: 'ops@lab' }, statusTask())).ok).toBe(true);
+      expect((await runOnConsumers({ ...connection, user: 'admin@local' }, statusTask())).ok).toBe(false);
     } finally {
       sim.child.kill('SIGTERM');
     }
@@ -390,20 +383,8 @@ describe('depotkit installer', () => {
     const state = join(tmp.dir, 'cli-sim-state.json');
     const sim = await spawnCliJson<{ url: string }>(['sim', 'installer', '--password-file', files.password, '--cert-out', certOut, '--state', state, '--json']);
     try {
-      const { url } = sim.info;
-      const trust = await runCli([
-        'installer',
-        'trust',
-        '--installer',
-        url,
-        '--password-file',
-        files.password,
-        '--installer-ca',
-        certOut,
-        '--ca',
-        files.depotCa,
-      ]);
-      expect(trust.code).toBe(0);
+      const trust = await runOnConsumers({ installer: sim.info.url, passwordFile: files.password, installerCa: certOut }, trustTask([depot.ca.certPem]));
+      expect(trust.ok).toBe(true);
       expect(JSON.parse(await readFile(state, 'utf8'))).toMatchObject({ version: 1, trustedCertificates: [{ usage: 'TRUSTED_FOR_OUTBOUND' }] });
       expect(sim.stderr()).toContain('POST /v1/sddc-manager/trusted-certificates 200');
     } finally {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   InstallerApiError,
   InstallerClient,
+  type InstallerClientOptions,
   InstallerConnectionError,
   OPEN_DEPOT_ACCOUNT,
   downloadRelease,
@@ -29,6 +30,7 @@ import {
   expectRequestMatchesSpec,
   startSim,
   startTestDepot,
+  withClient,
   type TestDepot,
 } from './helpers.js';
 import { until } from '../helpers/poll.js';
@@ -108,13 +110,18 @@ async function recordingProxy(target: {
   };
 }
 
+/** A client logged in as USER to `server` (a simulator or a scripted installer), trusting its certificate. */
+function connectAs(server: { url: string; caPem: string }, opts: Partial<InstallerClientOptions> = {}): Promise<InstallerClient> {
+  return InstallerClient.connect({ url: server.url, user: USER, password: PASSWORD, trust: { caPems: [server.caPem] }, ...opts });
+}
+
 describe('installer client', () => {
   it('refreshes before expiry, refreshes once on a 401, logs in again when the refresh token is gone, revokes on close', async () => {
     let simNow = Date.now();
     let clientNow = simNow;
     const sim = await startSim({ clock: () => simNow });
     try {
-      const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] }, clock: () => clientNow });
+      const client = await connectAs(sim, { clock: () => clientNow });
       await client.listTrusted();
       expect(client.stats).toMatchObject({ logins: 1, refreshes: 0 });
       expect(client.tokenSecondsLeft()).toBeGreaterThan(3500);
@@ -155,7 +162,7 @@ describe('installer client', () => {
       expect((err as InstallerApiError).message).toBe('Log-in failed: INVALID_CREDENTIALS: Invalid username or password.');
       expect((err as InstallerApiError).fix).toBe('Check the user name and password.');
 
-      const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
+      const client = await connectAs(sim);
       try {
         // A refused depot is a result, read back from the installer: ok false with its status and errorCode.
         const failed = await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
@@ -190,28 +197,20 @@ describe('installer client', () => {
   });
 
   it('sees a quick sync end without waiting out its longest poll interval (10 minutes here): the first reads come sooner', async () => {
-    const sim = await startSim();
-    try {
-      const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
-      try {
-        await ensureTrusted(client, [depot.ca.certPem]);
-        expect((await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD })).ok).toBe(true);
-        const synced = await syncDepot(client, { pollMs: 600_000 });
-        expect(synced).toMatchObject({ ok: true, status: 'SYNCED' });
-        expect(synced.completedAt).toBeDefined();
-      } finally {
-        await client.close();
-      }
-    } finally {
-      await sim.close();
-    }
+    await withClient(async (client) => {
+      await ensureTrusted(client, [depot.ca.certPem]);
+      expect((await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD })).ok).toBe(true);
+      const synced = await syncDepot(client, { pollMs: 600_000 });
+      expect(synced).toMatchObject({ ok: true, status: 'SYNCED' });
+      expect(synced.completedAt).toBeDefined();
+    });
   });
 
   it('sends only requests the published spec accepts, JSON with its content type', async () => {
     const sim = await startSim();
     const proxy = await recordingProxy(sim);
     try {
-      const client = await InstallerClient.connect({ url: proxy.url, user: USER, password: PASSWORD, trust: { caPems: [proxy.caPem] } });
+      const client = await connectAs(proxy);
       await client.refresh();
       await ensureTrusted(client, [depot.ca.certPem]);
       await pushDepot(client, { hostname: depot.host, port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
@@ -265,7 +264,7 @@ describe('installer client', () => {
     try {
       for (const version of ['9.1.0.0.25368698', '9.0.2.0.24000000']) {
         const sim = await startSim({ version });
-        const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
+        const client = await connectAs(sim);
         try {
           const outcome = await pushDepot(client, { url: plain.url }).catch((e: unknown) => e);
           if (version.startsWith('9.1')) {
@@ -299,7 +298,7 @@ describe('installer client', () => {
           : { status: 200, body: { elements: [] } };
       });
       try {
-        const client = await InstallerClient.connect({ url: server.url, user: USER, password: PASSWORD, trust: { caPems: [server.caPem] } });
+        const client = await connectAs(server);
         const [outcome] = await ensureTrusted(client, [ca.certPem]);
         expect(outcome).toMatchObject({ action: importStatus === 409 ? 'already-trusted' : 'imported', alias: 'vcf_59:24:D5' });
         await client.close();
@@ -312,7 +311,7 @@ describe('installer client', () => {
   it('retries with back-off on 5xx and network errors only, and gives up with a clear sentence', async () => {
     const flaky = await scripted((n) => (n <= 2 ? { status: 503, body: { errorCode: 'UNAVAILABLE' } } : { status: 201, body: pair }));
     try {
-      const client = await InstallerClient.connect({ url: flaky.url, user: USER, password: PASSWORD, trust: { caPems: [flaky.caPem] }, backoffMs: 5 });
+      const client = await connectAs(flaky, { backoffMs: 5 });
       expect(client.stats.retries).toBe(2);
       expect(flaky.count()).toBe(3);
       await client.close();
@@ -322,9 +321,7 @@ describe('installer client', () => {
 
     const refusing = await scripted(() => ({ status: 400, body: { errorCode: 'BAD_REQUEST', message: 'no', remediationMessage: 'fix it' } }));
     try {
-      const err = await InstallerClient.connect({ url: refusing.url, user: USER, password: PASSWORD, trust: { caPems: [refusing.caPem] }, backoffMs: 5 }).catch(
-        (e: unknown) => e,
-      );
+      const err = await connectAs(refusing, { backoffMs: 5 }).catch((e: unknown) => e);
       expect((err as InstallerApiError).errorCode).toBe('BAD_REQUEST');
       expect(refusing.count()).toBe(1);
     } finally {
@@ -345,14 +342,7 @@ describe('installer client', () => {
   it('times out a silent installer, and verifies its certificate unless told --insecure', async () => {
     const silent = await scripted(() => 'hang');
     try {
-      const err = await InstallerClient.connect({
-        url: silent.url,
-        user: USER,
-        password: PASSWORD,
-        trust: { caPems: [silent.caPem] },
-        timeoutMs: 300,
-        retries: 0,
-      }).catch((e: unknown) => e);
+      const err = await connectAs(silent, { timeoutMs: 300, retries: 0 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InstallerConnectionError);
       expect((err as Error).message).toMatch(/NET_HEADERS_TIMEOUT/);
     } finally {
@@ -377,7 +367,7 @@ describe('installer client', () => {
     const open = await startTestDepot(join(dir, 'open'), { auth: false });
     const sim = await startSim();
     try {
-      const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
+      const client = await connectAs(sim);
       try {
         await ensureTrusted(client, [open.ca.certPem]);
         const pushed = await pushDepot(client, { hostname: open.host, port: open.port });
@@ -416,7 +406,7 @@ describe('installer client', () => {
       return { status: 500 };
     });
     try {
-      const client = await InstallerClient.connect({ url: echoing.url, user: USER, password: PASSWORD, trust: { caPems: [echoing.caPem] } });
+      const client = await connectAs(echoing);
       const status = await installerStatus(client);
       expect(JSON.stringify(status)).not.toContain(DEPOT_PASSWORD);
       const unchanged = await pushDepot(client, { hostname: 'localhost', port: 443, username: DEPOT_USER, password: 'x' });
@@ -450,14 +440,7 @@ describe('installer client', () => {
       method === 'GET' && n === 2 ? 'hang' : method === 'GET' ? { status: 200, body: { role: 'VcfInstaller', version: '9.1' } } : { status: 201, body: pair },
     );
     try {
-      const client = await InstallerClient.connect({
-        url: slowGet.url,
-        user: USER,
-        password: PASSWORD,
-        trust: { caPems: [slowGet.caPem] },
-        timeoutMs: 300,
-        backoffMs: 5,
-      });
+      const client = await connectAs(slowGet, { timeoutMs: 300, backoffMs: 5 });
       expect((await client.applianceInfo()).role).toBe('VcfInstaller');
       expect(client.stats.retries).toBe(1);
       await client.close();
@@ -467,14 +450,7 @@ describe('installer client', () => {
     // The installer validates the depot before it answers the PUT: slower than one request's timeout.
     const validating = await scripted((_n, method) => (method === 'PUT' ? { status: 202, delayMs: 900 } : { status: 201, body: pair }));
     try {
-      const client = await InstallerClient.connect({
-        url: validating.url,
-        user: USER,
-        password: PASSWORD,
-        trust: { caPems: [validating.caPem] },
-        timeoutMs: 300,
-        retries: 0,
-      });
+      const client = await connectAs(validating, { timeoutMs: 300, retries: 0 });
       await client.putDepotSettings({
         offlineAccount: { username: 'u', password: 'p' },
         depotConfiguration: { isOfflineDepot: true, hostname: 'h', port: 443 },
@@ -510,7 +486,7 @@ describe('installer client', () => {
       url === '/v1/tokens' ? { status: 201, body: pair } : method === 'GET' ? { status: 200, body: { elements: [] } } : { status: 200, body: { elements: [] } },
     );
     try {
-      const client = await InstallerClient.connect({ url: forgetful.url, user: USER, password: PASSWORD, trust: { caPems: [forgetful.caPem] } });
+      const client = await connectAs(forgetful);
       const err = await ensureTrusted(client, [ca.certPem]).catch((e: unknown) => e);
       expect((err as Error).message).toMatch(
         /^The installer answered the import of .* with HTTP 200 but does not list the certificate afterwards: it is not trusted\.$/,
@@ -525,7 +501,7 @@ describe('installer client', () => {
         : { status: 200, body: { elements: [], pageMetadata: { pageNumber: 0, pageSize: 0, totalElements: 3, totalPages: 2 } } },
     );
     try {
-      const client = await InstallerClient.connect({ url: paged.url, user: USER, password: PASSWORD, trust: { caPems: [paged.caPem] } });
+      const client = await connectAs(paged);
       expect(((await client.listTrusted().catch((e: unknown) => e)) as Error).message).toMatch(/lists 3 trusted certificates over 2 pages/);
       await client.close();
     } finally {

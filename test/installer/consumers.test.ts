@@ -7,7 +7,8 @@ import { daysLeft, sha256Fingerprint } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { connectTask, runOnConsumers, statusTask } from './commands.js';
 
 const SSO_USER = 'administrator@vsphere.local';
 const SSO_PASSWORD = 'Sso-Adm1n-Secret!';
@@ -30,16 +31,6 @@ afterAll(async () => {
   await tmp?.cleanup();
 });
 
-interface StatusResult {
-  depot: { depotConfiguration?: { hostname?: string; port?: number } };
-  trusted: Array<{ alias: string; subject?: string; issuer?: string; sha256?: string; daysLeft?: number }>;
-  depotCa?: { source: string; present: boolean; alias?: string; sha256?: string; daysLeft?: number; flag?: string };
-}
-interface Report<T> {
-  ok: boolean;
-  installers: Array<FleetRow<T>>;
-}
-
 async function client(sim: InstallerSimulator, user = USER, password = PASSWORD): Promise<InstallerClient> {
   return InstallerClient.connect({ url: sim.url, user, password, trust: { caPems: [sim.caPem] } });
 }
@@ -48,28 +39,29 @@ describe('installer commands against installers and SDDC Managers', () => {
   it('a mixed inventory of 12 consumers (both roles, three versions, own accounts) is pushed (trust and depot) and reported (status) in one run each; a consumer of the wrong role fails its row saying both; remove with and without force', async () => {
     const sims: InstallerSimulator[] = [];
     try {
-      const entries: string[] = [];
-      for (let i = 0; i < 12; i++) {
-        const role = i % 2 === 0 ? 'installer' : 'sddc-manager';
-        // c04 has its own operator account and password file; the others the administrator of their role.
-        const users: Record<string, string> =
-          i === 4 ? { [OPS_USER]: OPS_PASSWORD } : role === 'installer' ? { [USER]: PASSWORD } : { [SSO_USER]: SSO_PASSWORD };
-        const sim = await startInstallerSimulator({ role, version: VERSIONS[i % 3], users });
-        sims.push(sim);
-        const name = `c${String(i).padStart(2, '0')}`;
-        await writeFile(join(tmp.dir, `${name}.pem`), sim.caPem);
-        const account = i === 4 ? `, user: ${OPS_USER}, passwordFile: ops.pass` : role === 'sddc-manager' ? ', passwordFile: sso.pass' : '';
-        entries.push(`  - { name: ${name}, url: "${sim.url}", role: ${role}, installerCa: ${name}.pem${account} }`);
-      }
+      // Started at once, with the file's one certificate.
+      const entries = await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          const role = i % 2 === 0 ? 'installer' : 'sddc-manager';
+          // c04 has its own operator account and password file; the others the administrator of their role.
+          const users: Record<string, string> =
+            i === 4 ? { [OPS_USER]: OPS_PASSWORD } : role === 'installer' ? { [USER]: PASSWORD } : { [SSO_USER]: SSO_PASSWORD };
+          const sim = await startInstallerSimulator({ role, version: VERSIONS[i % 3], users, tls: await simTls() });
+          sims[i] = sim;
+          const name = `c${String(i).padStart(2, '0')}`;
+          await writeFile(join(tmp.dir, `${name}.pem`), sim.caPem);
+          const account = i === 4 ? `, user: ${OPS_USER}, passwordFile: ops.pass` : role === 'sddc-manager' ? ', passwordFile: sso.pass' : '';
+          return `  - { name: ${name}, url: "${sim.url}", role: ${role}, installerCa: ${name}.pem${account} }`;
+        }),
+      );
       // An SDDC Manager listed as an installer: nothing may be changed on it.
-      const misfiled = await startInstallerSimulator({ role: 'sddc-manager', version: VERSIONS[2], users: { [USER]: PASSWORD } });
+      const misfiled = await startInstallerSimulator({ role: 'sddc-manager', version: VERSIONS[2], users: { [USER]: PASSWORD }, tls: await simTls() });
       sims.push(misfiled);
       await writeFile(join(tmp.dir, 'misfiled.pem'), misfiled.caPem);
       entries.push(`  - { name: misfiled, url: "${misfiled.url}", role: installer, installerCa: misfiled.pem }`);
       await writeFile(join(tmp.dir, 'installer.pass'), `${PASSWORD}\n`, { mode: 0o600 });
       await writeFile(join(tmp.dir, 'sso.pass'), `${SSO_PASSWORD}\n`, { mode: 0o600 });
       await writeFile(join(tmp.dir, 'ops.pass'), `${OPS_PASSWORD}\n`, { mode: 0o600 });
-      await writeFile(join(tmp.dir, 'depot.pass'), `${DEPOT_PASSWORD}\n`, { mode: 0o600 });
       const inventory = join(tmp.dir, 'site.yaml');
       await writeFile(inventory, `defaults: { passwordFile: installer.pass }\nconsumers:\n${entries.join('\n')}\n`);
       const inv = ['--inventory', inventory, '--concurrency', '4'];
@@ -87,25 +79,11 @@ describe('installer commands against installers and SDDC Managers', () => {
         );
       };
 
-      const push = await runCli([
-        'installer',
-        'connect-depot',
-        ...inv,
-        '--trust-ca',
-        depotCaFile,
-        '--depot-url',
-        `https://localhost:${depot.port}`,
-        '--depot-user',
-        DEPOT_USER,
-        '--depot-password-file',
-        join(tmp.dir, 'depot.pass'),
-        '--no-sync',
-        '--json',
-      ]);
-      expect(push.code).toBe(1);
-      const pushed = JSON.parse(push.stdout) as Report<{ status: string; trusted: Array<{ action: string }> }>;
-      expectRows(pushed.installers);
-      for (const row of pushed.installers.slice(0, 12)) {
+      const spec = { url: `https://localhost:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD };
+      const push = await runOnConsumers({ inventory, concurrency: 4 }, connectTask(spec, { caPems: [depot.ca.certPem], sync: false }));
+      expect(push.ok).toBe(false);
+      expectRows(push.rows);
+      for (const row of push.rows.slice(0, 12)) {
         expect(row.ok, row.error?.message).toBe(true);
         expect(row.result).toMatchObject({ status: 'DEPOT_CONNECTION_SUCCESSFUL', trusted: [{ action: 'imported' }] });
       }
@@ -114,18 +92,19 @@ describe('installer commands against installers and SDDC Managers', () => {
       // The depot's CA is read from the chain each consumer's depot sends: no --ca.
       const caSha256 = sha256Fingerprint(depot.ca.certPem);
       const caDays = daysLeft({ notAfter: new Date(new X509Certificate(depot.ca.certPem).validTo) });
-      const status = await runCli(['installer', 'status', ...inv, '--json']);
-      expect(status.code).toBe(1);
-      const reported = JSON.parse(status.stdout) as Report<StatusResult>;
-      expectRows(reported.installers);
-      for (const row of reported.installers.slice(0, 12)) {
+      const status = await runOnConsumers({ inventory, concurrency: 4 }, statusTask());
+      expect(status.ok).toBe(false);
+      expectRows(status.rows);
+      for (const row of status.rows.slice(0, 12)) {
         expect(row.ok).toBe(true);
         expect(row.result!.depotCa).toMatchObject({ source: 'depot', present: true, sha256: caSha256, daysLeft: caDays });
         expect(row.result!.depotCa!.flag).toBeUndefined();
         const held = row.result!.trusted.find((t) => t.sha256 === caSha256)!;
         expect(held).toMatchObject({ subject: 'CN=depotkit installer test CA', issuer: 'CN=depotkit installer test CA', daysLeft: caDays });
       }
+      // The command line's rows for the fleet, with the depot's CA given.
       const human = await runCli(['installer', 'status', ...inv, '--ca', depotCaFile]);
+      expect(human.code).toBe(1);
       expect(human.stdout).toMatch(
         new RegExp(`^c01 {2}SddcManager ${VERSIONS[1]!.replace(/\./g, '\\.')} {2}ok {2}depot: localhost:${depot.port} as ${DEPOT_USER}`, 'm'),
       );
@@ -134,27 +113,24 @@ describe('installer commands against installers and SDDC Managers', () => {
       expect(human.stdout).toContain('13 consumers: 12 ok, 1 failed.');
 
       // A threshold above the CA's days left flags every consumer.
-      const soon = JSON.parse(
-        (await runCli(['installer', 'status', ...inv, '--json', '--expiry-warn-days', String(caDays + 1)])).stdout,
-      ) as Report<StatusResult>;
-      expect(soon.installers.slice(0, 12).map((r) => [r.ok, r.result!.depotCa!.flag])).toEqual(Array.from({ length: 12 }, () => [false, 'expiring']));
+      const soon = await runOnConsumers({ inventory, concurrency: 4 }, statusTask({ expiryWarnDays: caDays + 1 }));
+      expect(soon.rows.slice(0, 12).map((r) => [r.ok, r.result!.depotCa!.flag])).toEqual(Array.from({ length: 12 }, () => [false, 'expiring']));
 
       // Removing the CA the depot's chain needs is refused without force, on every consumer.
-      const remove = ['installer', 'trust', ...inv, '--ca', depotCaFile, '--remove', '--json'];
-      const refused = JSON.parse((await runCli(remove)).stdout) as Report<unknown>;
-      for (const row of refused.installers.slice(0, 12))
+      const remove = (force: boolean) => async (c: InstallerClient) => ({ ok: true, result: await removeTrusted(c, [depot.ca.certPem], { force }) });
+      const refused = await runOnConsumers({ inventory, concurrency: 4 }, remove(false));
+      for (const row of refused.rows.slice(0, 12))
         expect(row.error!.message).toMatch(
           /^CN=depotkit installer test CA \(SHA-256 ([0-9A-F]{2}:){31}[0-9A-F]{2}\) anchors the certificate chain the configured depot localhost:\d+ sends/,
         );
-      expect(refused.installers[0]!.error!.fix).toContain('--force');
-      const forced = await runCli([...remove, '--force']);
-      const removed = JSON.parse(forced.stdout) as Report<Array<{ action: string; aliases: string[] }>>;
-      for (const row of removed.installers.slice(0, 12)) expect(row.result).toMatchObject([{ action: 'removed', aliases: [expect.stringMatching(/^vcf_/)] }]);
-      const after = JSON.parse((await runCli(['installer', 'status', ...inv, '--json'])).stdout) as Report<StatusResult>;
-      for (const row of after.installers.slice(0, 12))
+      expect(asCommandLine(refused.rows[0]!.error!.fix)).toContain('--force');
+      const removed = await runOnConsumers({ inventory, concurrency: 4 }, remove(true));
+      for (const row of removed.rows.slice(0, 12)) expect(row.result).toMatchObject([{ action: 'removed', aliases: [expect.stringMatching(/^vcf_/)] }]);
+      const after = await runOnConsumers({ inventory, concurrency: 4 }, statusTask());
+      for (const row of after.rows.slice(0, 12))
         expect([row.ok, row.result!.depotCa]).toEqual([false, { source: 'depot', depot: `localhost:${depot.port}`, present: false, flag: 'missing' }]);
     } finally {
-      await Promise.all(sims.map((s) => s.close()));
+      await Promise.all(sims.map((s) => s?.close()));
     }
   }, 600_000);
 });
@@ -206,16 +182,9 @@ describe('depot URLs the consumers refuse', () => {
   });
 
   it('the command line says so too, with exit 2, before logging in', async () => {
-    const res = await runCli([
-      'installer',
-      'connect-depot',
-      '--installer',
-      'https://127.0.0.1:1',
-      '--password-env',
-      'NOT_SET_ANYWHERE',
-      '--depot-url',
-      `https://localhost:${depot.port}/depot?x=1`,
-    ]);
+    // No password anywhere: the refusal comes before any log-in.
+    const unreachable = ['--installer', 'https://127.0.0.1:1', '--password-env', 'NOT_SET_ANYWHERE'];
+    const res = await runCli(['installer', 'connect-depot', ...unreachable, '--depot-url', `https://localhost:${depot.port}/depot?x=1`]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('has a query string: the installer wants a valid URL without query parameters or fragments.');
     expect(res.stderr).toContain(`--depot-url https://localhost:${depot.port}/depot`);

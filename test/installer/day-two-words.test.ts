@@ -1,30 +1,20 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDemoDepot } from '../../src/depot/demo.js';
-import { issueServerCert } from '../../src/cert/index.js';
-import { startDepotServer, type DepotServer } from '../../src/server/index.js';
+import { statusLines } from '../../src/cli/installer-output.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim } from './helpers.js';
+import { PASSWORD, USER, asCommandLine, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { runOnConsumers, statusTask } from './commands.js';
 
 describe('installer commands say what they could not do', () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };
   let sim: InstallerSimulator;
-  let depot: DepotServer;
+  let depot: TestDepot;
   let password: string;
   beforeAll(async () => {
     tmp = await tempDir('depotkit-installer-words-');
-    await makeDemoDepot(join(tmp.dir, 'depot'), { binarySize: 1 });
-    const cert = await issueServerCert(await depotCa(), { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
-    depot = await startDepotServer({
-      root: join(tmp.dir, 'depot'),
-      host: '127.0.0.1',
-      port: 0,
-      tls: { certPem: cert.chainPem, keyPem: cert.keyPem },
-      auth: { user: DEPOT_USER, password: DEPOT_PASSWORD },
-    });
+    depot = await startTestDepot(tmp.dir);
     sim = await startSim();
     password = join(tmp.dir, 'admin.pass');
     await writeFile(password, `${PASSWORD}\n`, { mode: 0o600 });
@@ -36,25 +26,16 @@ describe('installer commands say what they could not do', () => {
   });
 
   it('installer status without --ca and no depot set says the depot CA was not checked, and why', async () => {
-    const r = await runCli(['installer', 'status', '--installer', sim.url, '--insecure', '--user', USER, '--password-file', password]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain("depot CA: not checked: no depot is set; pass --ca with the depot's CA to check it");
+    const run = await runOnConsumers({ installer: sim.url, insecure: true, user: USER, passwordFile: password }, statusTask());
+    expect(run.ok, JSON.stringify(run.rows)).toBe(true);
+    expect(statusLines(run.rows[0]!.result!)).toContain("depot CA: not checked: no depot is set; pass --ca with the depot's CA to check it");
   });
 
   it('--installer pointed at a depot says it does not answer as an installer or SDDC Manager', async () => {
-    const r = await runCli([
-      'installer',
-      'status',
-      '--installer',
-      `https://127.0.0.1:${depot.port}`,
-      '--insecure',
-      '--user',
-      USER,
-      '--password-file',
-      password,
-    ]);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/does not answer as an installer or SDDC Manager: its log-in answered HTTP 40[45], as a web server does\./);
-    expect(r.stdout).toContain('Check the URL given as --installer: the installer or SDDC Manager, not the depot.');
+    const run = await runOnConsumers({ installer: `https://127.0.0.1:${depot.port}`, insecure: true, user: USER, passwordFile: password }, statusTask());
+    expect(run.ok).toBe(false);
+    const { message, fix } = run.rows[0]!.error!;
+    expect(message).toMatch(/does not answer as an installer or SDDC Manager: its log-in answered HTTP 40[45], as a web server does\./);
+    expect(asCommandLine(fix)).toContain('Check the URL given as --installer: the installer or SDDC Manager, not the depot.');
   });
 });

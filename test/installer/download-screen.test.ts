@@ -2,59 +2,46 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { issueServerCert } from '../../src/cert/index.js';
-import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { finalScreen, HAS_SCRIPT, onTerminal } from '../helpers/terminal.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, depotCa, startSim } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { connectTask, downloadTask, runOnConsumers } from './commands.js';
 
 /** `installer download` on a terminal: its bars end before its rows are printed, so the rows stay on the screen. */
 describe.skipIf(!HAS_SCRIPT)('installer download on a terminal', () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };
-  let server: DepotServer;
+  let depot: TestDepot;
   let sim: InstallerSimulator;
   let conn: string[];
+  let files: { password: string; sim: string };
   beforeAll(async () => {
     tmp = await tempDir('depotkit-download-screen-');
-    const root = join(tmp.dir, 'depot');
-    await makeDemoDepot(root, { binarySize: 64 * 1024 });
-    const ca = await depotCa();
-    const cert = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
-    server = await startDepotServer({
-      root,
-      host: '127.0.0.1',
-      port: 0,
-      tls: { certPem: cert.chainPem, keyPem: cert.keyPem },
-      auth: { user: DEPOT_USER, password: DEPOT_PASSWORD },
-    });
+    // Bundles large enough for the bars to be drawn before they end.
+    depot = await startTestDepot(tmp.dir, { binarySize: 64 * 1024 });
     sim = await startSim();
-    const files = {
-      password: join(tmp.dir, 'admin.pass'),
-      depotPassword: join(tmp.dir, 'depot.pass'),
-      ca: join(tmp.dir, 'ca.pem'),
-      sim: join(tmp.dir, 'sim.pem'),
-    };
+    files = { password: join(tmp.dir, 'admin.pass'), sim: join(tmp.dir, 'sim.pem') };
     await writeFile(files.password, `${PASSWORD}\n`, { mode: 0o600 });
-    await writeFile(files.depotPassword, `${DEPOT_PASSWORD}\n`, { mode: 0o600 });
-    await writeFile(files.ca, ca.certPem);
     await writeFile(files.sim, sim.caPem);
     conn = ['--installer', sim.url, '--user', USER, '--password-file', files.password, '--installer-ca', files.sim];
-    const depot = ['--trust-ca', files.ca, '--depot-host', 'localhost', '--depot-port', String(server.port), '--depot-user', DEPOT_USER];
-    const connected = await runCli(['installer', 'depot', ...conn, ...depot, '--depot-password-file', files.depotPassword]);
-    expect(connected.code, connected.stdout + connected.stderr).toBe(0);
+    const spec = { hostname: 'localhost', port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD };
+    const connected = await runOnConsumers(
+      { installer: sim.url, passwordFile: files.password, installerCa: files.sim },
+      connectTask(spec, { caPems: [depot.ca.certPem] }),
+    );
+    expect(connected.ok, JSON.stringify(connected.rows)).toBe(true);
   });
   afterAll(async () => {
     await sim?.close();
-    await server?.close();
+    await depot?.close();
     await tmp?.cleanup();
   });
 
   it('shows every bundle SUCCESS on the final screen, and no bar', async () => {
     const output = await onTerminal(['installer', 'download', ...conn, '--release', '9.0.0.0']);
-    const { stdout } = await runCli(['installer', 'download', ...conn, '--release', '9.0.0.0', '--json']);
-    const bundles = (JSON.parse(stdout) as { installers: Array<{ result: { bundles: unknown[] } }> }).installers[0]!.result.bundles;
+    const again = await runOnConsumers({ installer: sim.url, passwordFile: files.password, installerCa: files.sim }, downloadTask({ release: '9.0.0.0' }));
+    const bundles = again.rows[0]!.result!.bundles;
     expect(bundles.length).toBeGreaterThan(3);
     // Bars were drawn: the terminal is what the test says it is.
     expect(output).toContain('%');

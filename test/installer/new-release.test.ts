@@ -20,7 +20,7 @@ import {
 } from '../../src/installer/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { tempDir } from '../helpers/temp.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, startTestDepot, type TestDepot } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, simTls, startTestDepot, type TestDepot } from './helpers.js';
 import { addRelease } from './release-depot.js';
 
 const SSO_USER = 'administrator@vsphere.local';
@@ -58,7 +58,7 @@ async function fleet(consumers: Consumer[], file: string): Promise<{ sims: Insta
   for (const c of consumers) {
     const users: Record<string, string> = c.role === 'installer' ? { [USER]: PASSWORD } : { [SSO_USER]: SSO_PASSWORD };
     const behind = c.behindMs ?? 0;
-    const sim = await startInstallerSimulator({ role: c.role, version: c.version, users, clock: () => Date.now() - behind });
+    const sim = await startInstallerSimulator({ role: c.role, version: c.version, users, clock: () => Date.now() - behind, tls: await simTls() });
     sims.push(sim);
     await writeFile(join(tmp.dir, `${c.name}.pem`), sim.caPem);
     const passwordFile = c.role === 'installer' ? 'installer.pass' : 'sso.pass';
@@ -196,7 +196,7 @@ describe('a new release on the depot, fleet-wide', () => {
     const refused = await depotCatalogDate({ ...spec, password: 'wrong' }, { caPems: [depot.ca.certPem] });
     expect(refused).toEqual({ note: 'the depot answered HTTP 401 for its catalog' });
 
-    const sim = await startInstallerSimulator({ users: { [USER]: PASSWORD } });
+    const sim = await startInstallerSimulator({ users: { [USER]: PASSWORD }, tls: await simTls() });
     const client = await InstallerClient.connect({ url: sim.url, user: USER, password: PASSWORD, trust: { caPems: [sim.caPem] } });
     try {
       await connectDepot(client, spec, { caPems: [depot.ca.certPem], ...fast });

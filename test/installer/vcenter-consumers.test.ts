@@ -11,14 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CIS_TASK_STATUS, MGMT_DEFAULT_USER, UMDS_PATCH_STORE_DIR, VCENTER_ROLE } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { loadInventory, type FleetRow } from '../../src/installer/index.js';
+import { listReleases, loadInventory, type FleetRow } from '../../src/installer/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { startMgmtSimulator, type MgmtSimulator } from '../../src/simulators/vcenter/index.js';
 import { connectVcenterDepot, trustVcenterCa } from '../../src/vcenter/index.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER } from './helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls } from './helpers.js';
+import { runOnConsumers } from './commands.js';
 
 const VC_PASSWORD = 'Vc-Adm1n-Secret!';
 
@@ -44,7 +45,7 @@ beforeAll(async () => {
     auth: { user: DEPOT_USER, password: DEPOT_PASSWORD },
     openPrefixes: [UMDS_PATCH_STORE_DIR],
   });
-  installer = await startInstallerSimulator({ users: { [USER]: PASSWORD } });
+  installer = await startInstallerSimulator({ users: { [USER]: PASSWORD }, tls: await simTls() });
   vcenter = await startMgmtSimulator({ users: { [MGMT_DEFAULT_USER]: VC_PASSWORD }, version: '9.0.1.0' });
   // The vCenter has the ESX depot already, as `vcenter depot` left it.
   const connection = { server: vcenter.url, user: MGMT_DEFAULT_USER, password: VC_PASSWORD, serverCaPems: [vcenter.currentCertPem()] };
@@ -119,13 +120,12 @@ describe('vCenters in the inventory of consumers', () => {
 
   it("a command of the depot API alone: the vCenter's row says it is one and nothing is sent; the installer's row is as before", async () => {
     const sessions = vcenter.sessionsCreated();
-    const { code, stdout } = await runCli(['installer', 'releases', '--inventory', inventory, '--json'], { cwd: tmp.dir });
-    expect(code).toBe(1);
-    const report = JSON.parse(stdout) as Report<unknown>;
-    expect(report.installers[0]).toMatchObject({ name: 'installer', ok: true, role: 'VcfInstaller' });
-    expect(report.installers[1]).toMatchObject({ name: 'vc-a', ok: false });
-    expect(report.installers[1]!.error?.message).toBe('vc-a is a vCenter (role vcenter): this works on installers and SDDC Managers; nothing was sent to it.');
-    expect(report.installers[1]!.error?.fix).toBe('A vCenter takes the ESX depot: depotkit vcenter depot.');
+    const run = await runOnConsumers({ inventory }, async (client) => ({ ok: true, result: await listReleases(client) }));
+    expect(run.ok).toBe(false);
+    expect(run.rows[0]).toMatchObject({ name: 'installer', ok: true, role: 'VcfInstaller' });
+    expect(run.rows[1]).toMatchObject({ name: 'vc-a', ok: false });
+    expect(run.rows[1]!.error?.message).toBe('vc-a is a vCenter (role vcenter): this works on installers and SDDC Managers; nothing was sent to it.');
+    expect(asCommandLine(run.rows[1]!.error?.fix)).toBe('A vCenter takes the ESX depot: depotkit vcenter depot.');
     expect(vcenter.sessionsCreated()).toBe(sessions);
   });
 });

@@ -11,7 +11,7 @@ import { startInstallerSimulator } from '../../src/simulators/installer/index.js
 import { spawnCliJson } from '../helpers/cli.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
-import { DEPOT_PASSWORD, DEPOT_USER, call, login, type TestDepot } from '../installer/helpers.js';
+import { DEPOT_PASSWORD, DEPOT_USER, call, login, simTls, type TestDepot } from '../installer/helpers.js';
 import { ansibleDepotType, type DepotView } from '../helpers/public-clients.js';
 import { useTestDepot } from '../helpers/installer-sim.js';
 
@@ -38,7 +38,7 @@ const offlineDepot = () => ({
 
 describe.each(MATRIX)('the simulator as $role on $version', ({ role, applianceRole, admin, version }) => {
   it('answers appliance-info with its role, lets its administrator in, and serves the depot API from nothing to a synced release', async () => {
-    const sim = await startInstallerSimulator({ role, version });
+    const sim = await startInstallerSimulator({ role, version, tls: await simTls() });
     try {
       const info = await call(sim, 'GET', '/v1/system/appliance-info');
       expect(info.body).toEqual({ role: applianceRole, version });
