@@ -9,7 +9,8 @@ import { readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { runCli } from '../helpers/cli.js';
+import { startDepotServer } from '../../src/server/index.js';
+import { refusal } from '../helpers/output.js';
 import { tempDir } from '../helpers/temp.js';
 import { fetchRaw, spawnServe, writeTree, type ServeChild } from './helpers.js';
 
@@ -29,7 +30,10 @@ afterAll(async () => {
   await cleanup?.();
 });
 
-const serveArgs = (log: string) => ['serve', root, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--access-log', log];
+const serveArgs = (log: string) => [root, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--access-log', log];
+
+/** The server serve --http starts, in this process, logging to `log`. */
+const serveTo = (log: string) => startDepotServer({ root, host: '127.0.0.1', port: 0, accessLog: { destination: log } });
 
 function expectRefusal(r: { code: number; stderr: string }, message: RegExp): void {
   expect(r.code, r.stderr).toBe(2);
@@ -43,37 +47,38 @@ describe('serve --access-log: the file it opens', () => {
     await writeFile(victim, VICTIM_TEXT);
     const link = join(dir, 'link.log');
     await symlink(victim, link);
-    expectRefusal(await runCli(serveArgs(link)), /^depotkit: The access log .*link\.log is a symbolic link; it is written only to a regular file\.$/);
+    expectRefusal(await refusal(serveTo(link)), /^depotkit: The access log .*link\.log is a symbolic link; it is written only to a regular file\.$/);
     expect(await readFile(victim, 'utf8')).toBe(VICTIM_TEXT);
 
     const dangling = join(dir, 'dangling.log');
     await symlink(join(dir, 'would-be-created'), dangling);
-    expectRefusal(await runCli(serveArgs(dangling)), /is a symbolic link/);
+    expectRefusal(await refusal(serveTo(dangling)), /is a symbolic link/);
     await expect(stat(join(dir, 'would-be-created'))).rejects.toThrow(/ENOENT/);
   });
 
   it('refuses a FIFO (without blocking on it) and a device: exit 2, one sentence', async () => {
     const fifo = join(dir, 'fifo.log');
     execFileSync('mkfifo', [fifo]);
-    expectRefusal(await runCli(serveArgs(fifo)), /^depotkit: The access log .*fifo\.log is not a regular file; it is written only to one\.$/);
-    expectRefusal(await runCli(serveArgs('/dev/null')), /^depotkit: The access log \/dev\/null is not a regular file/);
+    expectRefusal(await refusal(serveTo(fifo)), /^depotkit: The access log .*fifo\.log is not a regular file; it is written only to one\.$/);
+    expectRefusal(await refusal(serveTo('/dev/null')), /^depotkit: The access log \/dev\/null is not a regular file/);
   });
 
   it('creates a missing file with mode 0640 (less what the umask takes)', async () => {
     const log = join(dir, 'new.log');
-    const serve = await spawnServe(serveArgs(log).slice(1));
-    children.push(serve);
-    expect((await fetchRaw(serve.url, `/${DEPOT_PATHS.catalog}`)).status).toBe(200);
-    expect((await stat(log)).mode & 0o777).toBe(0o640 & ~process.umask());
-    serve.child.kill('SIGTERM');
-    expect(await serve.exited).toBe(0);
+    const server = await serveTo(log);
+    try {
+      expect((await fetchRaw(server.url, `/${DEPOT_PATHS.catalog}`)).status).toBe(200);
+      expect((await stat(log)).mode & 0o777).toBe(0o640 & ~process.umask());
+    } finally {
+      await server.close();
+    }
   });
 
   it('on SIGHUP, a symbolic link put at the path after logrotate moved the file is refused: the server keeps the previous file', async () => {
     const log = join(dir, 'rotated.log');
     const victim = join(dir, 'victim-hup');
     await writeFile(victim, VICTIM_TEXT);
-    const serve = await spawnServe(serveArgs(log).slice(1));
+    const serve = await spawnServe(serveArgs(log));
     children.push(serve);
     expect((await fetchRaw(serve.url, `/${DEPOT_PATHS.catalog}?before`)).status).toBe(200);
     await rename(log, `${log}.1`);
