@@ -5,18 +5,17 @@ import forge from 'node-forge';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { parseCatalog } from '../../src/depot/catalog.js';
-import { buildDepot } from '../../src/depot/build.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { formatVerifyResult } from '../../src/cli/depot.js';
 import { printJson, printLines } from '../../src/cli/output.js';
 import { escapeControlChars, hasControlChars } from '../../src/util/text.js';
 import { runCli } from '../helpers/cli.js';
-import { printed, refusal } from '../helpers/output.js';
+import { printed } from '../helpers/output.js';
 import { tempDir } from '../helpers/temp.js';
 import { freePort } from '../helpers/ports.js';
 import { vendorLikeSource } from '../depot/helpers.js';
-import { expectNoControlChars, expectOneSentence, listTree, makeZip } from './helpers.js';
+import { depotBuild, expectNoControlChars, expectOneSentence, listTree, makeZip, renameFirstBinary } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -27,14 +26,8 @@ afterEach(() => cleanup());
 const HOSTILE_NAME = 'VMware-VCSA\x1b]0;owned\x07\r\nOK: forged line\x1b[2J.iso';
 const HOSTILE_ESCAPED = 'VMware-VCSA\\x1b]0;owned\\x07\\r\\nOK: forged line\\x1b[2J.iso';
 
-/** Gives the first binary of the catalog at `root` a hostile file name. */
-async function poisonCatalog(root: string): Promise<void> {
-  const path = join(root, DEPOT_PATHS.catalog);
-  const catalog = JSON.parse(await readFile(path, 'utf8'));
-  const component = Object.keys(catalog.patches)[0]!;
-  catalog.patches[component][0].artifacts.bundles[0].binaries[0].fileName = HOSTILE_NAME;
-  await writeFile(path, JSON.stringify(catalog, null, 2));
-}
+/** Gives the first binary of the catalog at `root` the hostile file name. */
+const poisonCatalog = (root: string) => renameFirstBinary(root, HOSTILE_NAME);
 
 describe('control characters in names reach no terminal raw', () => {
   it('escapes C0, DEL and C1 as a JavaScript string would, and leaves other text alone', () => {
@@ -77,7 +70,7 @@ describe('control characters in names reach no terminal raw', () => {
     const src = await vendorLikeSource(dir, 512);
     await poisonCatalog(src.metadataDir);
     const out = join(dir, 'out');
-    const r = await refusal(buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out }));
+    const r = await depotBuild({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
     expectOneSentence(r, 2, /whose file name holds control characters: refused\./);
     expect(r.stderr).toContain(HOSTILE_ESCAPED);
     expect(await listTree(out)).toEqual([]);
@@ -111,7 +104,7 @@ describe('control characters in names reach no terminal raw', () => {
       ]),
     );
     const out = join(dir, 'out');
-    const r = await refusal(buildDepot({ metadata: zip, binaries: [src.binariesDir], out }));
+    const r = await depotBuild({ metadata: zip, binaries: [src.binariesDir], out });
     expectOneSentence(r, 2, /holds an entry whose name has control characters \("PROD\/metadata\/\\x1b\]0;owned\\x07notes\.txt"\)/);
     expect(await listTree(out)).toEqual([]);
   });
