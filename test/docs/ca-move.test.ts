@@ -8,9 +8,7 @@
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runbookRehearsal } from '../helpers/runbook.js';
-import { assignedNames, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
-import { freePort, portAccepts } from '../helpers/ports.js';
+import { expectNothingLeftRunning, rehearseRunbook, runbookRehearsal } from '../helpers/runbook.js';
 
 const RUNBOOK = 'docs/runbooks/ca-move.md';
 
@@ -19,14 +17,8 @@ const rehearsal = runbookRehearsal('ca-move');
 it('the CA-move rehearsal runs as written: a depot known by a name only the consumers resolve moves to the new CA, every phase ok; nothing left running', async () => {
   // The point of the rehearsal: the consumers' name for the depot does not resolve on this host.
   await expect(lookup('depot.lab.local')).rejects.toThrow();
-  const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
-  expect(assignedNames(block).sort()).toEqual(['depot_port', 'installer_port', 'manager_port', 'work']);
-  const work = join(rehearsal.dir(), 'ca-move');
-  const ports = { depot_port: await freePort(), installer_port: await freePort(), manager_port: await freePort() };
-  const script = setVariables(block, { work, ...ports });
-
-  const { code, stdout, stderr } = await rehearsal.run(script, 300);
-  expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
+  const run = await rehearseRunbook(rehearsal, RUNBOOK, join(rehearsal.dir(), 'ca-move'), ['depot_port', 'installer_port', 'manager_port'], 300);
+  const { stdout, stderr, ports } = run;
   const named = `https://depot.lab.local:${ports.depot_port}`;
   const reached = `https://127.0.0.1:${ports.depot_port}`;
   // The dry run and the move both name the consumers' URL and where this host reaches it.
@@ -48,6 +40,5 @@ it('the CA-move rehearsal runs as written: a depot known by a name only the cons
   expect(stdout + stderr).not.toContain('Dep0t-Secret');
   expect(stdout + stderr).not.toContain('VMware1!VMware1!');
 
-  expect(await processesUnder(work)).toEqual([]);
-  for (const port of Object.values(ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
+  await expectNothingLeftRunning(run);
 }, 360_000);

@@ -7,23 +7,15 @@
  */
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runbookRehearsal } from '../helpers/runbook.js';
-import { assignedNames, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
-import { freePort, portAccepts } from '../helpers/ports.js';
+import { expectNothingLeftRunning, rehearseRunbook, runbookRehearsal } from '../helpers/runbook.js';
 
 const RUNBOOK = 'docs/runbooks/esx-vlcm.md';
 
 const rehearsal = runbookRehearsal('esx-vlcm');
 
 it('the ESX rehearsal runs as written: carried, verified, served open, refused before the trust, then every vCenter synced; nothing left running', async () => {
-  const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
-  expect(assignedNames(block).sort()).toEqual(['depot_port', 'vc1_port', 'vc2_port', 'work']);
-  const work = join(rehearsal.dir(), 'esx-vlcm');
-  const ports = { depot_port: await freePort(), vc1_port: await freePort(), vc2_port: await freePort() };
-  const script = setVariables(block, { work, ...ports });
-
-  const { code, stdout, stderr } = await rehearsal.run(script, 300);
-  expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
+  const run = await rehearseRunbook(rehearsal, RUNBOOK, join(rehearsal.dir(), 'esx-vlcm'), ['depot_port', 'vc1_port', 'vc2_port'], 300);
+  const { stdout, stderr, ports } = run;
   const index = `https://127.0.0.1:${ports.depot_port}/umds-patch-store/index.xml`;
   expect(stdout).toContain('ACCEPT');
   // The refusal before the trust names the cause and the command to run.
@@ -41,6 +33,5 @@ it('the ESX rehearsal runs as written: carried, verified, served open, refused b
   expect(stdout + stderr).not.toContain('VMware1!VMware1!');
   expect(stdout + stderr).not.toContain('Dep0t-Secret');
 
-  expect(await processesUnder(work)).toEqual([]);
-  for (const port of Object.values(ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
+  await expectNothingLeftRunning(run);
 }, 360_000);

@@ -8,9 +8,7 @@
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runbookRehearsal } from '../helpers/runbook.js';
-import { assignedNames, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
-import { freePort, portAccepts } from '../helpers/ports.js';
+import { expectNothingLeftRunning, rehearseRunbook, runbookRehearsal } from '../helpers/runbook.js';
 
 const RUNBOOK = 'docs/runbooks/expiry.md';
 
@@ -18,14 +16,8 @@ const rehearsal = runbookRehearsal('expiry');
 
 it('the expiry rehearsal runs as written: check, the status page and /metrics each show the certificate and CA dates; nothing left running', async () => {
   await expect(lookup('depot.lab.local')).rejects.toThrow();
-  const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
-  expect(assignedNames(block).sort()).toEqual(['depot_port', 'work']);
-  const work = join(rehearsal.dir(), 'expiry');
-  const ports = { depot_port: await freePort() };
-  const script = setVariables(block, { work, ...ports });
-
-  const { code, stdout, stderr } = await rehearsal.run(script, 180);
-  expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
+  const run = await rehearseRunbook(rehearsal, RUNBOOK, join(rehearsal.dir(), 'expiry'), ['depot_port'], 180);
+  const { stdout, stderr } = run;
   // check, by address for depot.lab.local: both dates warned of, the depot still accepted.
   expect(stdout).toMatch(/^WARN {2}cert\.expiring-soon: /m);
   expect(stdout).toMatch(/^WARN {2}tls\.ca\.expiring-soon: /m);
@@ -43,6 +35,5 @@ it('the expiry rehearsal runs as written: check, the status page and /metrics ea
   expect(stdout).toMatch(/^depotkit_cert_not_after\{role="ca",.*\}: (24|25) days left$/m);
   expect(stdout + stderr).not.toContain('Dep0t-Secret');
 
-  expect(await processesUnder(work)).toEqual([]);
-  for (const port of Object.values(ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
+  await expectNothingLeftRunning(run);
 }, 240_000);

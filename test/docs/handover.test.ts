@@ -6,23 +6,15 @@
  */
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runbookRehearsal } from '../helpers/runbook.js';
-import { assignedNames, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
-import { freePort, portAccepts } from '../helpers/ports.js';
+import { expectNothingLeftRunning, rehearseRunbook, runbookRehearsal } from '../helpers/runbook.js';
 
 const RUNBOOK = 'docs/runbooks/sddc-manager-handover.md';
 
 const rehearsal = runbookRehearsal('handover');
 
 it('the hand-over rehearsal runs as written: both consumers trust the depot, connect it and sync; the rows name their roles; nothing left running', async () => {
-  const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
-  expect(assignedNames(block).sort()).toEqual(['depot_port', 'installer_port', 'manager_port', 'work']);
-  const work = join(rehearsal.dir(), 'handover');
-  const ports = { depot_port: await freePort(), installer_port: await freePort(), manager_port: await freePort() };
-  const script = setVariables(block, { work, ...ports });
-
-  const { code, stdout, stderr } = await rehearsal.run(script, 240);
-  expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
+  const run = await rehearseRunbook(rehearsal, RUNBOOK, join(rehearsal.dir(), 'handover'), ['depot_port', 'installer_port', 'manager_port'], 240);
+  const { stdout, stderr, ports } = run;
   // Each consumer's row names the role it answered; both end on the depot by its FQDN, synced.
   for (const [name, role] of [
     ['installer', 'VcfInstaller'],
@@ -37,6 +29,5 @@ it('the hand-over rehearsal runs as written: both consumers trust the depot, con
   expect(stdout + stderr).not.toContain('Dep0t-Secret');
   expect(stdout + stderr).not.toContain('VMware1!VMware1!');
 
-  expect(await processesUnder(work)).toEqual([]);
-  for (const port of Object.values(ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
+  await expectNothingLeftRunning(run);
 }, 300_000);

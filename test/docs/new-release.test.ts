@@ -7,23 +7,15 @@
  */
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runbookRehearsal } from '../helpers/runbook.js';
-import { assignedNames, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
-import { freePort, portAccepts } from '../helpers/ports.js';
+import { expectNothingLeftRunning, rehearseRunbook, runbookRehearsal } from '../helpers/runbook.js';
 
 const RUNBOOK = 'docs/runbooks/new-release.md';
 
 const rehearsal = runbookRehearsal('new-release');
 
 it('the new-release rehearsal runs as written: both consumers re-sync because the catalog changed, list the new release and download it; nothing left running', async () => {
-  const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
-  expect(assignedNames(block).sort()).toEqual(['depot_port', 'installer_port', 'manager_port', 'work']);
-  const work = join(rehearsal.dir(), 'new-release');
-  const ports = { depot_port: await freePort(), installer_port: await freePort(), manager_port: await freePort() };
-  const script = setVariables(block, { work, ...ports });
-
-  const { code, stdout, stderr } = await rehearsal.run(script, 400);
-  expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
+  const run = await rehearseRunbook(rehearsal, RUNBOOK, join(rehearsal.dir(), 'new-release'), ['depot_port', 'installer_port', 'manager_port'], 400);
+  const { stdout, stderr, ports } = run;
   // The depot was asked for its catalog's date: no warning that it could not be.
   expect(stderr).not.toContain("catalog's date");
   for (const [name, role] of [
@@ -52,6 +44,5 @@ it('the new-release rehearsal runs as written: both consumers re-sync because th
   expect(stdout + stderr).not.toContain('Dep0t-Secret');
   expect(stdout + stderr).not.toContain('VMware1!VMware1!');
 
-  expect(await processesUnder(work)).toEqual([]);
-  for (const port of Object.values(ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
+  await expectNothingLeftRunning(run);
 }, 480_000);

@@ -9,9 +9,7 @@
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runbookRehearsal } from '../helpers/runbook.js';
-import { assignedNames, processesUnder, setVariables, shBlockAfter } from '../helpers/readme.js';
-import { freePort, portAccepts } from '../helpers/ports.js';
+import { expectNothingLeftRunning, rehearseRunbook, runbookRehearsal } from '../helpers/runbook.js';
 
 const RUNBOOK = 'docs/runbooks/renewal.md';
 
@@ -19,14 +17,8 @@ const rehearsal = runbookRehearsal('renewal');
 
 it('the renewal rehearsal runs as written: check warns of the expiry before, not after; the installer validates the renewed depot by its name; nothing left running', async () => {
   await expect(lookup('depot.lab.local')).rejects.toThrow();
-  const block = await shBlockAfter(RUNBOOK, '## Rehearse it on one machine');
-  expect(assignedNames(block).sort()).toEqual(['depot_port', 'installer_port', 'work']);
-  const work = join(rehearsal.dir(), 'renewal');
-  const ports = { depot_port: await freePort(), installer_port: await freePort() };
-  const script = setVariables(block, { work, ...ports });
-
-  const { code, stdout, stderr } = await rehearsal.run(script, 240);
-  expect(code, `the rehearsal stopped (exit ${code}):\n${stdout}\n${stderr}`).toBe(0);
+  const run = await rehearseRunbook(rehearsal, RUNBOOK, join(rehearsal.dir(), 'renewal'), ['depot_port', 'installer_port'], 240);
+  const { stdout, stderr, ports } = run;
   // Two checks, each by address for depot.lab.local: the first warns of the expiry, the second, on the renewed certificate, does not.
   const checks = stdout.split(`Depot https://127.0.0.1:${ports.depot_port}/\n`).slice(1);
   expect(checks).toHaveLength(2);
@@ -42,6 +34,5 @@ it('the renewal rehearsal runs as written: check warns of the expiry before, not
   expect(stdout + stderr).not.toContain('Dep0t-Secret');
   expect(stdout + stderr).not.toContain('VMware1!VMware1!');
 
-  expect(await processesUnder(work)).toEqual([]);
-  for (const port of Object.values(ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
+  await expectNothingLeftRunning(run);
 }, 300_000);

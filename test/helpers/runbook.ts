@@ -5,9 +5,10 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { freePort, portAccepts } from './ports.js';
 import { tempDir } from './temp.js';
-import { processesUnder, runBash, writeDepotkitShim, type ShellResult } from './readme.js';
+import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim, type ShellResult } from './readme.js';
 
 export interface Rehearsal {
   /** The folder the rehearsal runs in (valid once the tests run). */
@@ -37,4 +38,32 @@ export function runbookRehearsal(name: string): Rehearsal {
     run: (script, seconds) =>
       runBash(script, { cwd: dir(), env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, seconds, file: join(dir(), `${name}.sh`) }),
   };
+}
+
+/** A runbook's rehearsal block as run: what it printed, its folder, and the ports it was given. */
+export interface RunbookRun extends ShellResult {
+  work: string;
+  ports: Record<string, number>;
+}
+
+/**
+ * A runbook's "Rehearse it on one machine" block, run as written in `rehearsal`'s folder: only its `work`
+ * (`work` there) and its port variables (`portNames`, free ports) are set. Fails the test unless the block
+ * assigns exactly those and ends with exit 0.
+ */
+export async function rehearseRunbook(rehearsal: Rehearsal, runbook: string, work: string, portNames: string[], seconds: number): Promise<RunbookRun> {
+  const block = await shBlockAfter(runbook, '## Rehearse it on one machine');
+  expect(assignedNames(block).sort()).toEqual([...portNames, 'work'].sort());
+  const ports: Record<string, number> = {};
+  // One after the other: two ports asked for at once could be the same.
+  for (const name of portNames) ports[name] = await freePort();
+  const result = await rehearsal.run(setVariables(block, { work, ...ports }), seconds);
+  expect(result.code, `the rehearsal stopped (exit ${result.code}):\n${result.stdout}\n${result.stderr}`).toBe(0);
+  return { ...result, work, ports };
+}
+
+/** Nothing a rehearsal started outlived it: no process under its folder, none of its ports accepting. */
+export async function expectNothingLeftRunning(run: RunbookRun): Promise<void> {
+  expect(await processesUnder(run.work)).toEqual([]);
+  for (const port of Object.values(run.ports)) expect(await portAccepts(port), `port ${port}`).toBe(false);
 }

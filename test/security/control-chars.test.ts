@@ -6,12 +6,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { parseCatalog } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
+import { verifyDepot } from '../../src/depot/verify.js';
+import { formatVerifyResult } from '../../src/cli/depot.js';
+import { printJson, printLines } from '../../src/cli/output.js';
 import { escapeControlChars, hasControlChars } from '../../src/util/text.js';
 import { runCli } from '../helpers/cli.js';
+import { printed } from '../helpers/output.js';
 import { tempDir } from '../helpers/temp.js';
 import { freePort } from '../helpers/ports.js';
 import { vendorLikeSource } from '../depot/helpers.js';
-import { expectNoControlChars, expectOneSentence, listTree, makeZip } from './helpers.js';
+import { depotBuild, expectNoControlChars, expectOneSentence, listTree, makeZip, renameFirstBinary } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -22,14 +26,8 @@ afterEach(() => cleanup());
 const HOSTILE_NAME = 'VMware-VCSA\x1b]0;owned\x07\r\nOK: forged line\x1b[2J.iso';
 const HOSTILE_ESCAPED = 'VMware-VCSA\\x1b]0;owned\\x07\\r\\nOK: forged line\\x1b[2J.iso';
 
-/** Gives the first binary of the catalog at `root` a hostile file name. */
-async function poisonCatalog(root: string): Promise<void> {
-  const path = join(root, DEPOT_PATHS.catalog);
-  const catalog = JSON.parse(await readFile(path, 'utf8'));
-  const component = Object.keys(catalog.patches)[0]!;
-  catalog.patches[component][0].artifacts.bundles[0].binaries[0].fileName = HOSTILE_NAME;
-  await writeFile(path, JSON.stringify(catalog, null, 2));
-}
+/** Gives the first binary of the catalog at `root` the hostile file name. */
+const poisonCatalog = (root: string) => renameFirstBinary(root, HOSTILE_NAME);
 
 describe('control characters in names reach no terminal raw', () => {
   it('escapes C0, DEL and C1 as a JavaScript string would, and leaves other text alone', () => {
@@ -48,8 +46,10 @@ describe('control characters in names reach no terminal raw', () => {
     await makeDemoDepot(root, { binarySize: 512 });
     await poisonCatalog(root);
 
-    const r = await runCli(['depot', 'verify', root]);
-    expect(r.code, r.stderr).toBe(1);
+    // depot verify's lines and its --json, printed as the command prints them.
+    const result = await verifyDepot(root);
+    expect(result.ok).toBe(false);
+    const r = printed(() => printLines(formatVerifyResult(result)));
     expectNoControlChars(r.stdout);
     expect(r.stdout).toContain(`"${HOSTILE_ESCAPED}"`);
     expect(r.stdout).toMatch(
@@ -58,10 +58,10 @@ describe('control characters in names reach no terminal raw', () => {
     // The forged text stays inside its own line.
     expect(r.stdout).not.toMatch(/^OK: forged line/m);
 
-    const json = await runCli(['depot', 'verify', root, '--json']);
-    const result = JSON.parse(json.stdout) as { ok: boolean; findings: { id: string; message: string }[] };
-    expect(result.ok).toBe(false);
-    expect(result.findings.map((f) => f.id)).toContain('catalog.file-name.invalid');
+    const json = printed(() => printJson(result));
+    const parsed = JSON.parse(json.stdout) as { ok: boolean; findings: { id: string; message: string }[] };
+    expect(parsed.ok).toBe(false);
+    expect(parsed.findings.map((f) => f.id)).toContain('catalog.file-name.invalid');
     // JSON escapes by itself: the message carries the escaped spelling, never the raw bytes.
     expect(json.stdout).not.toContain('\x1b');
   });
@@ -70,7 +70,7 @@ describe('control characters in names reach no terminal raw', () => {
     const src = await vendorLikeSource(dir, 512);
     await poisonCatalog(src.metadataDir);
     const out = join(dir, 'out');
-    const r = await runCli(['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', out]);
+    const r = await depotBuild({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
     expectOneSentence(r, 2, /whose file name holds control characters: refused\./);
     expect(r.stderr).toContain(HOSTILE_ESCAPED);
     expect(await listTree(out)).toEqual([]);
@@ -104,7 +104,7 @@ describe('control characters in names reach no terminal raw', () => {
       ]),
     );
     const out = join(dir, 'out');
-    const r = await runCli(['depot', 'build', '--metadata', zip, '--binaries', src.binariesDir, '--out', out]);
+    const r = await depotBuild({ metadata: zip, binaries: [src.binariesDir], out });
     expectOneSentence(r, 2, /holds an entry whose name has control characters \("PROD\/metadata\/\\x1b\]0;owned\\x07notes\.txt"\)/);
     expect(await listTree(out)).toEqual([]);
   });

@@ -1,9 +1,14 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
 import yazl from 'yazl';
+import { DEPOT_PATHS } from '../../src/constants.js';
+import { formatBuildReport } from '../../src/cli/depot.js';
+import { printLines } from '../../src/cli/output.js';
+import { buildDepot, type BuildOptions } from '../../src/depot/build.js';
 import { CLI, type CliResult } from '../helpers/cli.js';
+import { printed, shownError } from '../helpers/output.js';
 import { REPO_ROOT } from '../helpers/temp.js';
 
 /** Every file and folder under `dir` (relative), or [] when `dir` does not exist. */
@@ -144,3 +149,27 @@ export function runNodeScript(source: string): Promise<{ code: number | null; si
 }
 
 export const DIST = join(REPO_ROOT, 'dist');
+
+/**
+ * `depot build` as the command runs it, in this process: exit 1 when the
+ * report has errors, its report's lines, or the refusal as the user reads it.
+ */
+export async function depotBuild(options: BuildOptions): Promise<CliResult> {
+  let report;
+  try {
+    report = await buildDepot(options);
+  } catch (err) {
+    return shownError(err);
+  }
+  const { stdout } = printed(() => printLines(formatBuildReport(report)));
+  return { code: report.ok ? 0 : 1, stdout, stderr: '' };
+}
+
+/** Gives the first binary of the catalog at `root` (a depot or a metadata folder) the file name `name`. */
+export async function renameFirstBinary(root: string, name: string): Promise<void> {
+  const path = join(root, DEPOT_PATHS.catalog);
+  const catalog = JSON.parse(await readFile(path, 'utf8'));
+  const component = Object.keys(catalog.patches)[0]!;
+  catalog.patches[component][0].artifacts.bundles[0].binaries[0].fileName = name;
+  await writeFile(path, JSON.stringify(catalog, null, 2));
+}

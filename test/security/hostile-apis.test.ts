@@ -3,15 +3,18 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { checkDepot } from '../../src/check/check.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
-import { writeCaDir } from '../../src/cert/index.js';
+import { FleetSession, resolveTargets, type TargetSpec } from '../../src/installer/session.js';
+import { installerStatus } from '../../src/installer/status.js';
+import { replaceCertificate } from '../../src/vcenter/index.js';
 import { DepotTlsClient } from '../../src/simulators/installer/depot-tls.js';
 import { BundleDownloads } from '../../src/simulators/installer/downloads.js';
 import { ServiceLog } from '../../src/simulators/installer/log.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
-import { runCli } from '../helpers/cli.js';
+import { refusal } from '../helpers/output.js';
 import { tempDir } from '../helpers/temp.js';
 import { PASSWORD as INSTALLER_PASSWORD, USER as INSTALLER_USER, startSim, writeFleetInventory } from '../installer/helpers.js';
 import { testCa } from '../vcenter/helpers.js';
@@ -68,6 +71,16 @@ async function startEndlessApi(cert: ServedCertificate): Promise<Hostile> {
   };
 }
 
+/** installer status's rows for `spec`, as the command runs it (a row fails on its own; any failed row is exit 1). */
+async function statusRows(spec: TargetSpec) {
+  const session = new FleetSession(await resolveTargets(spec), { concurrency: 4, timeoutMs: 30_000 });
+  await session.resolvePasswords();
+  return session.run(async (client, _target, appliance) => {
+    const status = await installerStatus(client, { appliance });
+    return { ok: status.depotCa?.flag === undefined, result: status };
+  });
+}
+
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let cert: ServedCertificate;
 let certFile: string;
@@ -87,23 +100,9 @@ describe('API answers without end', () => {
   it('installer status: an endless answer to the log-in fails the installer with one sentence naming the host and the bound', async () => {
     const hostile = await startEndlessApi(cert);
     try {
-      const res = await runCli([
-        'installer',
-        'status',
-        '--installer',
-        hostile.url,
-        '--user',
-        INSTALLER_USER,
-        '--password-file',
-        passwordFile,
-        '--installer-ca',
-        certFile,
-        '--json',
-      ]);
-      expect(res.code, res.stderr).toBe(1);
-      const row = (JSON.parse(res.stdout) as { installers: Array<{ ok: boolean; error?: { message: string } }> }).installers[0]!;
-      expect(row.ok).toBe(false);
-      expect(row.error!.message).toBe(
+      const [row] = await statusRows({ installer: hostile.url, user: INSTALLER_USER, passwordFile, installerCa: certFile });
+      expect(row!.ok).toBe(false);
+      expect(row!.error!.message).toBe(
         `The installer ${hostile.host} answered POST /v1/tokens with more than 4.0 MiB, more than any answer of its API holds; the rest was not read.`,
       );
       // Not retried, and cut off at the bound: the client never held more than that.
@@ -119,9 +118,8 @@ describe('API answers without end', () => {
     const sim = await startSim();
     try {
       const inventory = await writeFleetInventory(tmp.dir, [sim.caPem, cert.certPem], { hostile: hostile.url, real: sim.url });
-      const res = await runCli(['installer', 'status', '--inventory', inventory, '--json'], { env: { FLEET_PASSWORD: INSTALLER_PASSWORD } });
-      expect(res.code, res.stderr).toBe(1);
-      const rows = (JSON.parse(res.stdout) as { installers: Array<{ name: string; ok: boolean; error?: { message: string } }> }).installers;
+      vi.stubEnv('FLEET_PASSWORD', INSTALLER_PASSWORD);
+      const rows = await statusRows({ inventory });
       expect(rows.map((r) => [r.name, r.ok])).toEqual([
         ['hostile', false],
         ['real', true],
@@ -129,6 +127,7 @@ describe('API answers without end', () => {
       expect(rows[0]!.error!.message).toContain(`The installer ${hostile.host} answered POST /v1/tokens with more than 4.0 MiB`);
       expect(hostile.sent()).toBeLessThan(SMALL);
     } finally {
+      vi.unstubAllEnvs();
       await Promise.all([hostile.close(), sim.close()]);
     }
   });
@@ -136,21 +135,16 @@ describe('API answers without end', () => {
   it('mgmt replace-cert: an endless answer to the log-in ends the command with one sentence naming the host and the bound', async () => {
     const hostile = await startEndlessApi(cert);
     try {
-      const caDir = join(tmp.dir, 'mgmt-ca');
-      await writeCaDir(caDir, await testCa());
-      const res = await runCli([
-        'mgmt',
-        'replace-cert',
-        '--server',
-        hostile.url,
-        '--password-file',
-        passwordFile,
-        '--ca',
-        caDir,
-        '--server-ca',
-        certFile,
-        '--dry-run',
-      ]);
+      const res = await refusal(
+        replaceCertificate({
+          server: hostile.url,
+          user: 'administrator@vsphere.local',
+          password: INSTALLER_PASSWORD,
+          ca: await testCa(),
+          serverCaPems: [cert.certPem],
+          dryRun: true,
+        }),
+      );
       expect(res.code, res.stderr).toBe(1);
       expect(res.stderr).toMatch(
         new RegExp(
@@ -189,9 +183,9 @@ describe('depot binaries without end', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const { port } = server.address() as AddressInfo;
-      const res = await runCli(['check', `http://127.0.0.1:${port}`, '--deep', '--json']);
-      expect(res.code, res.stderr).toBe(1);
-      const result = JSON.parse(res.stdout) as { findings: Array<{ id: string; path?: string; message: string }>; stats: { hashed: number; binaries: number } };
+      const result = await checkDepot(`http://127.0.0.1:${port}`, { deep: true });
+      // Not accepted: check exits 1.
+      expect(result.accepted).toBe(false);
       expect(result.findings.filter((f) => f.path === endless!.path)).toEqual([
         expect.objectContaining({
           id: 'binary.size-mismatch',

@@ -4,10 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { readMetadata } from '../../src/depot/metadata.js';
 import { METADATA_LIMITS } from '../../src/util/limits.js';
-import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { vendorLikeSource } from '../depot/helpers.js';
-import { expectOneSentence, listTree, makeZip, patchCentralSizes, type ZipEntrySpec } from './helpers.js';
+import { depotBuild, expectOneSentence, listTree, makeZip, patchCentralSizes, type ZipEntrySpec } from './helpers.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -38,7 +37,7 @@ async function build(zipBytes: Buffer) {
   const zip = join(dir, 'hostile.zip');
   await writeFile(zip, zipBytes);
   const out = join(dir, 'out');
-  const r = await runCli(['depot', 'build', '--metadata', zip, '--binaries', binariesDir, '--out', out]);
+  const r = await depotBuild({ metadata: zip, binaries: [binariesDir], out });
   return { ...r, written: await listTree(out) };
 }
 

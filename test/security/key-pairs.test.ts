@@ -1,10 +1,11 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CA_CERT_FILE, CA_KEY_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../../src/cert/files.js';
+import { createCa, issueCert, issueServerCert, writeCaDir, type CaMaterial, type ServerMaterial } from '../../src/cert/index.js';
 import { exists } from '../../src/util/fs.js';
-import { runCli } from '../helpers/cli.js';
+import { refusal } from '../helpers/output.js';
 import { tempDir } from '../helpers/temp.js';
 import { DIST, expectOneSentence, runNodeScript } from './helpers.js';
 
@@ -12,6 +13,14 @@ let dir: string;
 let cleanup: () => Promise<void>;
 beforeEach(async () => ({ dir, cleanup } = await tempDir()));
 afterEach(() => cleanup());
+
+/** The pairs each test writes and replaces, made once: the faults are in the writing, not in the making. */
+let material: { oldCa: CaMaterial; newCa: CaMaterial; oldServer: ServerMaterial; newServer: ServerMaterial };
+beforeAll(async () => {
+  const [oldCa, newCa] = await Promise.all([createCa({ cn: 'Old CA', keySize: 2048 }), createCa({ cn: 'New CA', keySize: 2048 })]);
+  const [oldServer, newServer] = await Promise.all([issueServerCert(oldCa, { dns: ['old.lab'] }), issueServerCert(oldCa, { dns: ['new.lab'] })]);
+  material = { oldCa, newCa, oldServer, newServer };
+});
 
 type Fault = { op: 'rename' | 'rm'; nth: number; action: 'crash' | 'fail' };
 
@@ -50,21 +59,12 @@ function replaceWithFault(kind: 'ca' | 'server', target: string, fault: Fault) {
     syncBuiltinESMExports();
     const pki = await import(${JSON.stringify(join(DIST, 'cert', 'index.js'))});
     const target = ${JSON.stringify(target)};
-    const ca = await pki.createCa({ cn: 'Old CA', keySize: 2048 });
-    let next;
-    if (${JSON.stringify(kind)} === 'ca') {
-      await pki.writeCaDir(target, ca);
-      next = await pki.createCa({ cn: 'New CA', keySize: 2048 });
-      writeFileSync(target + '/../new.json', JSON.stringify(next));
-      armed = true;
-      await pki.writeCaDir(target, next, { force: true });
-    } else {
-      await pki.writeServerDir(target, await pki.issueServerCert(ca, { dns: ['old.lab'] }));
-      next = await pki.issueServerCert(ca, { dns: ['new.lab'] });
-      writeFileSync(target + '/../new.json', JSON.stringify(next));
-      armed = true;
-      await pki.writeServerDir(target, next, { force: true });
-    }
+    const m = ${JSON.stringify(material)};
+    const [write, old, next] = ${JSON.stringify(kind)} === 'ca' ? [pki.writeCaDir, m.oldCa, m.newCa] : [pki.writeServerDir, m.oldServer, m.newServer];
+    await write(target, old);
+    writeFileSync(target + '/../new.json', JSON.stringify(next));
+    armed = true;
+    await write(target, next, { force: true });
     console.log('replaced');
   `);
 }
@@ -102,22 +102,23 @@ describe('--force on a key pair never leaves only a mismatched pair', () => {
     expect(state.backedUp).toBe(true);
     expect(subjectOf(state.certBak)).toBe('CN=Old CA');
 
-    const issue = await runCli(['cert', 'issue', '--ca', ca, '--dns', 'depot.lab', '--out', join(dir, 'srv')]);
+    const issueFrom = () => issueCert(join(dir, 'srv'), { caDir: ca, dns: ['depot.lab'] });
+    const issue = await refusal(issueFrom());
     expectOneSentence(
       issue,
       2,
       /ca-key\.pem does not belong to .*ca-cert\.pem: they are not a pair\.\n {2}A replacement of this CA was interrupted; the previous pair is .*ca-key\.pem\.bak and .*ca-cert\.pem\.bak/,
     );
     // Another --force does not run over the only whole pair.
-    const again = await runCli(['cert', 'ca', '--out', ca, '--key-size', '2048', '--force']);
+    const again = await refusal(writeCaDir(ca, material.newCa, { force: true }));
     expectOneSentence(again, 2, /ca-key\.pem\.bak and .*ca-cert\.pem\.bak are left from a replacement that was interrupted/);
     expect((await caState(ca)).backedUp).toBe(true);
 
     // The hint's remedy works.
     await rename(join(ca, `${CA_KEY_FILE}.bak`), join(ca, CA_KEY_FILE));
     await rename(join(ca, `${CA_CERT_FILE}.bak`), join(ca, CA_CERT_FILE));
-    expect((await runCli(['cert', 'issue', '--ca', ca, '--dns', 'depot.lab', '--out', join(dir, 'srv')])).code).toBe(0);
-    expect((await runCli(['cert', 'ca', '--out', ca, '--key-size', '2048', '--force'])).code).toBe(0);
+    await issueFrom();
+    await writeCaDir(ca, material.newCa, { force: true });
     expect((await readdir(ca)).sort()).toEqual([CA_CERT_FILE, CA_KEY_FILE]);
   });
 
@@ -171,8 +172,7 @@ describe('--force on a key pair never leaves only a mismatched pair', () => {
     expect(state.inPlace).toBe(true);
     expect(subjectOf(state.cert)).toBe('CN=New CA');
     expect(state.backedUp).toBe(true);
-    const again = await runCli(['cert', 'ca', '--out', ca, '--key-size', '2048', '--cn', 'Third CA', '--force']);
-    expect(again.code, again.stderr).toBe(0);
+    await writeCaDir(ca, await createCa({ cn: 'Third CA', keySize: 2048 }), { force: true });
     expect((await readdir(ca)).sort()).toEqual([CA_CERT_FILE, CA_KEY_FILE]);
     expect(subjectOf(await read(join(ca, CA_CERT_FILE)))).toBe('CN=Third CA');
   });

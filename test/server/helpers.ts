@@ -6,8 +6,11 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
+import { afterAll, beforeAll } from 'vitest';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
+import { DEPOT_PATHS } from '../../src/constants.js';
 import { spawnCliJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 export interface TestPki {
   caCertPem: string;
@@ -204,4 +207,36 @@ export async function certificatesAcross(port: number, pids: number[], rounds = 
 export function tlsServeArgs(root: string, dir: string, opts: { auth?: boolean } = {}): string[] {
   const tls = [root, '--host', '127.0.0.1', '--port', '0', '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem')];
   return opts.auth ? [...tls, '--user', 'depot', '--password-file', join(dir, 'password')] : tls;
+}
+
+/** A temporary folder with a depot root (an empty catalog under `web`), and the serve runs started there. */
+export interface ServeRuns {
+  readonly dir: string;
+  readonly root: string;
+  /** Each serve run started: killed after the block's tests. */
+  readonly children: ServeChild[];
+}
+
+/** For the describe block (or file) that calls it: the folder made before its tests; runs killed and folder removed after them. */
+export function useServeRuns(prefix?: string): ServeRuns {
+  let tmp: { dir: string; cleanup: () => Promise<void> } | undefined;
+  let root = '';
+  const children: ServeChild[] = [];
+  beforeAll(async () => {
+    tmp = await tempDir(prefix);
+    root = await writeTree(join(tmp.dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
+  });
+  afterAll(async () => {
+    for (const c of children) c.child.kill('SIGKILL');
+    await tmp?.cleanup();
+  });
+  return {
+    get dir() {
+      return tmp!.dir;
+    },
+    get root() {
+      return root;
+    },
+    children,
+  };
 }

@@ -1,32 +1,22 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS } from '../../src/constants.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer } from '../../src/server/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
-import { certificatesAcross, childPids, makePki, spawnServe, writeTree, type ServeChild, type TestPki } from './helpers.js';
+import { refusal } from '../helpers/output.js';
+import { certificatesAcross, childPids, makePki, spawnServe, useServeRuns, type ServeChild, type TestPki } from './helpers.js';
 import { until } from '../helpers/poll.js';
 
 describe('serve: certificate and key files', () => {
-  let dir: string;
-  let root: string;
-  let cleanup: () => Promise<void>;
+  const runs = useServeRuns();
   let pkiA: TestPki;
   let pkiB: TestPki;
-  const children: ServeChild[] = [];
-  const cert = () => join(dir, 'cert.pem');
-  const key = () => join(dir, 'key.pem');
+  const cert = () => join(runs.dir, 'cert.pem');
+  const key = () => join(runs.dir, 'key.pem');
 
   beforeAll(async () => {
-    ({ dir, cleanup } = await tempDir());
-    root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
     [pkiA, pkiB] = await Promise.all([makePki('CA A'), makePki('CA B')]);
-  });
-  afterAll(async () => {
-    for (const c of children) c.child.kill('SIGKILL');
-    await cleanup?.();
   });
 
   async function writePair(certPem: string, keyPem: string): Promise<void> {
@@ -35,8 +25,8 @@ describe('serve: certificate and key files', () => {
   }
 
   async function serve(workers: number): Promise<ServeChild> {
-    const s = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--cert', cert(), '--key', key(), '--workers', String(workers)]);
-    children.push(s);
+    const s = await spawnServe([runs.root, '--host', '127.0.0.1', '--port', '0', '--cert', cert(), '--key', key(), '--workers', String(workers)]);
+    runs.children.push(s);
     return s;
   }
 
@@ -49,17 +39,21 @@ describe('serve: certificate and key files', () => {
       [pkiA.keyPem, pkiA.keyPem, /cert\.pem holds no PEM certificate/],
       [pkiA.certPem, pkiB.keyPem, /does not belong to the certificate file/],
     ];
-    for (const [certPem, keyPem, message] of cases) {
+    // The built CLI for the first, the library serve calls (the files read before listening) for every one.
+    for (const [i, [certPem, keyPem, message]] of cases.entries()) {
       await writePair(certPem, keyPem);
-      const r = await runCli(['serve', root, '--host', '127.0.0.1', '--port', '0', '--cert', cert(), '--key', key(), '--workers', '1']);
+      const r =
+        i === 0
+          ? await runCli(['serve', runs.root, '--host', '127.0.0.1', '--port', '0', '--cert', cert(), '--key', key(), '--workers', '1'])
+          : await refusal(startDepotServer({ root: runs.root, host: '127.0.0.1', port: 0, tls: { certFile: cert(), keyFile: key() } }));
       expect(r.code, String(message)).toBe(2);
       expect(r.stderr, String(message)).toMatch(message);
       expect(r.stderr.split('\n').filter((l) => l.startsWith('depotkit:'))).toHaveLength(1);
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }
     // The library refuses the same, before listening.
-    await expect(startDepotServer({ root, tls: { certPem: '', keyPem: '' } })).rejects.toThrow(DepotkitError);
-    await expect(startDepotServer({ root, tls: { certPem: pkiA.certPem, keyPem: '' } })).rejects.toThrow(/no PEM private key/);
+    await expect(startDepotServer({ root: runs.root, tls: { certPem: '', keyPem: '' } })).rejects.toThrow(DepotkitError);
+    await expect(startDepotServer({ root: runs.root, tls: { certPem: pkiA.certPem, keyPem: '' } })).rejects.toThrow(/no PEM private key/);
   });
 
   it('on SIGHUP keeps the old pair in every serving process when the new certificate or key is empty, and warns', async () => {

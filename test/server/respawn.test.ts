@@ -1,35 +1,24 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS } from '../../src/constants.js';
+import { describe, expect, it } from 'vitest';
 import { respawnDelayMs } from '../../src/server/respawn.js';
-import { tempDir } from '../helpers/temp.js';
-import { childPids, spawnServe, writeTree, type ServeChild } from './helpers.js';
+import { childPids, spawnServe, useServeRuns } from './helpers.js';
 import { until } from '../helpers/poll.js';
 
 describe('serve: replacing workers that die', () => {
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  const children: ServeChild[] = [];
-
-  beforeAll(async () => {
-    ({ dir, cleanup } = await tempDir());
-  });
-  afterAll(async () => {
-    for (const c of children) c.child.kill('SIGKILL');
-    await cleanup?.();
-  });
+  const runs = useServeRuns();
+  const { children } = runs;
 
   it('waits longer after each worker that dies young: at once, then 1, 2, 4 ... seconds, never more than 30', () => {
     expect([1, 2, 3, 4, 5, 6, 7, 8, 20].map(respawnDelayMs)).toEqual([0, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
   });
 
   it('backs off while workers cannot start (the root is gone), says why once, and serves again when it is back', async () => {
-    const root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
+    const { root } = runs;
     // Every process of the server (the primary and each worker it forks inherit NODE_OPTIONS) notes its pid and
     // start time in a file: a count of forks that polling cannot miss, however short-lived they are.
-    const starts = join(dir, 'starts');
-    const mark = join(dir, 'mark.cjs');
+    const starts = join(runs.dir, 'starts');
+    const mark = join(runs.dir, 'mark.cjs');
     await writeFile(starts, '');
     await writeFile(mark, `require('node:fs').appendFileSync(${JSON.stringify(starts)}, process.pid + ' ' + Date.now() + '\\n');\n`);
     const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--http', '--workers', '2'], { NODE_OPTIONS: `--require ${mark}` });
@@ -44,7 +33,7 @@ describe('serve: replacing workers that die', () => {
         .map((line) => line.split(' ').map(Number) as [number, number])
         .filter(([pid]) => pid !== primary && pid !== first)
         .map(([, at]) => at);
-    await rename(root, join(dir, 'gone'));
+    await rename(root, join(runs.dir, 'gone'));
     process.kill(first!, 'SIGKILL');
     await until(replacements, (times) => times.length >= 3, 'three replacements', { timeoutMs: 30_000, everyMs: 50 });
     // The first at once, the second 1 s after the first died, the third 2 s after the second: at least 3 s from the
@@ -56,7 +45,7 @@ describe('serve: replacing workers that die', () => {
     expect(why).toHaveLength(1);
     expect(serve.stderr()).toMatch(/each wait doubles \(up to 30 s\) and this is not repeated/);
     // The root is back: the next attempt (4 s later at most) serves, and says so.
-    await rename(join(dir, 'gone'), root);
+    await rename(join(runs.dir, 'gone'), root);
     await serve.waitForStderr(/a server worker is serving again/);
     expect((await childPids(primary)).length).toBe(1);
     serve.child.kill('SIGTERM');

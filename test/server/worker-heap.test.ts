@@ -1,11 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { SERVE_WORKER_SEMI_SPACE_MB } from '../../src/server/tuning.js';
 import { workerEnv } from '../../src/server/worker-env.js';
-import { tempDir } from '../helpers/temp.js';
-import { childPids, spawnServe, writeTree, type ServeChild } from './helpers.js';
+import { childPids, spawnServe, useServeRuns, writeTree } from './helpers.js';
 
 /** NODE_OPTIONS as the process `pid` was started with (Linux /proc). */
 async function nodeOptionsOf(pid: number): Promise<string | undefined> {
@@ -14,17 +13,8 @@ async function nodeOptionsOf(pid: number): Promise<string | undefined> {
 }
 
 describe('serve: the young generation of forked serving processes', () => {
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  const children: ServeChild[] = [];
-
-  beforeAll(async () => {
-    ({ dir, cleanup } = await tempDir());
-  });
-  afterAll(async () => {
-    for (const c of children) c.child.kill('SIGKILL');
-    await cleanup?.();
-  });
+  const runs = useServeRuns();
+  const { children } = runs;
 
   it('adds a small semi-space to NODE_OPTIONS, keeping what was there, unless a size was given', () => {
     const flag = `--max-semi-space-size=${SERVE_WORKER_SEMI_SPACE_MB}`;
@@ -35,7 +25,7 @@ describe('serve: the young generation of forked serving processes', () => {
   });
 
   it('starts each worker with a small young generation and the primary as it was started', async () => {
-    const root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
+    const { root } = runs;
     const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--http', '--workers', '2'], { NODE_OPTIONS: '--no-warnings' });
     children.push(serve);
     const [worker] = await childPids(serve.child.pid!);
@@ -44,7 +34,7 @@ describe('serve: the young generation of forked serving processes', () => {
   });
 
   it("leaves a size given to the server to the server's workers", async () => {
-    const root = await writeTree(join(dir, 'web2'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
+    const root = await writeTree(join(runs.dir, 'web2'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
     const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--http', '--workers', '2'], { NODE_OPTIONS: '--max-semi-space-size=4' });
     children.push(serve);
     const [worker] = await childPids(serve.child.pid!);
