@@ -179,6 +179,54 @@ const WRITE_BATCH_BYTES = CHUNK_BYTES / 4;
 /** Bytes held waiting for the disk before the body is paused. */
 const HELD_BYTES_MAX = CHUNK_BYTES;
 
+/** A body's records written to the partial file in batches, one write at a time; `p.have` counts what landed. */
+class BatchWriter {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  writing = false;
+
+  constructor(
+    private readonly p: Partial,
+    /** A write landed (and none is under way). */
+    private readonly landed: () => void,
+    /** A write failed: the local disk (full, quota), which no retry helps. */
+    private readonly failed: (err: Error) => void,
+  ) {}
+
+  get held(): number {
+    return this.pendingBytes;
+  }
+
+  add(chunk: Buffer): void {
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+  }
+
+  drop(): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
+  /** Starts a write of what is held; false when there is nothing to write. */
+  write(): boolean {
+    if (this.writing) return true;
+    if (this.pendingBytes === 0) return false;
+    const buffers = this.pending;
+    const n = this.pendingBytes;
+    this.drop();
+    this.writing = true;
+    writevAt(this.p.handle, buffers, this.p.have).then(
+      () => {
+        this.writing = false;
+        this.p.have += n;
+        this.landed();
+      },
+      (err: unknown) => this.failed(localFailure(err, this.p.path)),
+    );
+    return true;
+  }
+}
+
 /**
  * Streams an answer's body into the partial file, never past the catalog's
  * size. Event-driven rather than an async iteration: a VIB depot is
@@ -200,10 +248,7 @@ async function receive(ctx: DownloadContext, binary: MirroredFile, p: Partial, r
   const release = watch.guard(body);
   try {
     return await new Promise<unknown>((resolve, reject) => {
-      let pending: Buffer[] = [];
-      let pendingBytes = 0;
       let received = 0;
-      let writing = false;
       let ended = false;
       let failure: unknown;
       let fatal: Error | undefined;
@@ -214,40 +259,24 @@ async function receive(ctx: DownloadContext, binary: MirroredFile, p: Partial, r
         if (err) reject(err);
         else resolve(failure);
       };
-      const write = () => {
-        if (writing) return;
-        if (pendingBytes === 0) {
-          if (ended) settle();
-          return;
-        }
-        const buffers = pending;
-        const n = pendingBytes;
-        pending = [];
-        pendingBytes = 0;
-        writing = true;
-        writevAt(p.handle, buffers, p.have).then(
-          () => {
-            writing = false;
-            p.have += n;
-            if (fatal) return settle(fatal);
-            if (!ended && body.isPaused()) body.resume();
-            if (ended || pendingBytes >= WRITE_BATCH_BYTES) write();
-          },
-          // The local disk failed (full, quota): no retry helps.
-          (err: unknown) => {
-            body.destroy();
-            settle(localFailure(err, p.path));
-          },
-        );
-      };
+      const writer = new BatchWriter(
+        p,
+        () => {
+          if (fatal) return settle(fatal);
+          if (!ended && body.isPaused()) body.resume();
+          if ((ended || writer.held >= WRITE_BATCH_BYTES) && !writer.write() && ended) settle();
+        },
+        (err) => {
+          body.destroy();
+          settle(err);
+        },
+      );
       const end = (err?: unknown) => {
         if (ended) return;
         ended = true;
-        if (err !== undefined) {
-          // The watch ended the body: its reason, not the stream's.
-          failure = watch.stalled ?? err;
-        }
-        write();
+        // The watch ended the body: its reason, not the stream's.
+        if (err !== undefined) failure = watch.stalled ?? err;
+        if (!writer.write()) settle();
       };
       body.on('data', (chunk: Buffer) => {
         if (ended) return;
@@ -256,20 +285,18 @@ async function receive(ctx: DownloadContext, binary: MirroredFile, p: Partial, r
           // Nothing more is written; a write under way ends first, before the caller removes the file.
           ended = true;
           fatal = tooLarge();
-          pending = [];
-          pendingBytes = 0;
+          writer.drop();
           body.destroy();
-          if (!writing) settle(fatal);
+          if (!writer.writing) settle(fatal);
           return;
         }
         watch.add(chunk.length);
         ctx.tally.bytesDownloaded += chunk.length;
         ctx.onBytes?.(chunk.length);
         p.hash.update(chunk);
-        pending.push(chunk);
-        pendingBytes += chunk.length;
-        if (pendingBytes >= WRITE_BATCH_BYTES) write();
-        if (pendingBytes >= HELD_BYTES_MAX) body.pause();
+        writer.add(chunk);
+        if (writer.held >= WRITE_BATCH_BYTES) writer.write();
+        if (writer.held >= HELD_BYTES_MAX) body.pause();
       });
       body.once('end', () => end());
       body.once('error', (err) => end(err));
