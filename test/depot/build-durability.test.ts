@@ -1,11 +1,11 @@
-import { readlinkSync } from 'node:fs';
-import { type FileHandle, open, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TEMP_PREFIX } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
 import { CHECKPOINT_EVERY_MS, Checkpoints, VerifiedState } from '../../src/depot/place.js';
 import { writeFileAtomic } from '../../src/util/fs.js';
+import { type Flush, recordFlushes as startRecording } from '../helpers/flushes.js';
 import { tempDir } from '../helpers/temp.js';
 import { vendorLikeSource } from './helpers.js';
 
@@ -22,27 +22,11 @@ afterEach(async () => {
   await cleanup();
 });
 
-interface Flush {
-  kind: 'sync' | 'datasync';
-  /** What the handle names at the time of the call, as the kernel tells it. */
-  path: string;
-}
-
-/** Records every fsync and fdatasync made through a FileHandle, in order (the real calls still run). */
+/** Records every flush from here on; the recording ends after the test. */
 async function recordFlushes(): Promise<Flush[]> {
-  const probe = await open(dir, 'r');
-  const proto = Object.getPrototypeOf(probe) as FileHandle;
-  await probe.close();
-  const flushes: Flush[] = [];
-  const original = { sync: proto.sync, datasync: proto.datasync };
-  for (const kind of ['sync', 'datasync'] as const) {
-    proto[kind] = function (this: FileHandle) {
-      flushes.push({ kind, path: readlinkSync(`/proc/self/fd/${this.fd}`) });
-      return original[kind].call(this);
-    };
-  }
-  restore = () => Object.assign(proto, original);
-  return flushes;
+  const recording = await startRecording();
+  restore = recording.restore;
+  return recording.flushes;
 }
 
 /** The index of the first flush of `path` at or after `from`, or -1. */

@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readlinkSync } from 'node:fs';
-import { type FileHandle, mkdir, open, readFile, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX, componentDir } from '../../src/constants.js';
@@ -8,6 +7,7 @@ import { VerifiedState } from '../../src/depot/place.js';
 import { TargetDepot } from '../../src/transfer/target.js';
 import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
 import { CLI, runCli } from '../helpers/cli.js';
+import { recordFlushes } from '../helpers/flushes.js';
 import { tempDir } from '../helpers/temp.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
 
@@ -41,22 +41,6 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-/** Records every fsync and fdatasync made through a FileHandle, in order, with what the handle names (the real calls still run). */
-async function recordFlushes(): Promise<{ flushes: string[]; restore: () => void }> {
-  const probe = await open(base, 'r');
-  const proto = Object.getPrototypeOf(probe) as FileHandle;
-  await probe.close();
-  const flushes: string[] = [];
-  const original = { sync: proto.sync, datasync: proto.datasync };
-  for (const kind of ['sync', 'datasync'] as const) {
-    proto[kind] = function (this: FileHandle) {
-      flushes.push(readlinkSync(`/proc/self/fd/${this.fd}`));
-      return original[kind].call(this);
-    };
-  }
-  return { flushes, restore: () => Object.assign(proto, original) };
-}
-
 describe('unpack writes durably and cheaply', () => {
   const out = () => join(base, 'out');
   let run: { flushes: string[]; saves: number; seconds: number; ok: boolean; placed: number } | undefined;
@@ -64,11 +48,17 @@ describe('unpack writes durably and cheaply', () => {
   const unpackWatched = async () => {
     if (run) return run;
     const saves = vi.spyOn(VerifiedState.prototype, 'save');
-    const { flushes, restore } = await recordFlushes();
+    const { flushes: recorded, restore } = await recordFlushes();
     const started = Date.now();
     try {
       const report = await unpackDepot({ media: [packDir], out: out() });
-      run = { flushes, saves: saves.mock.calls.length, seconds: (Date.now() - started) / 1000, ok: report.ok, placed: report.placed.length };
+      run = {
+        flushes: recorded.map((f) => f.path),
+        saves: saves.mock.calls.length,
+        seconds: (Date.now() - started) / 1000,
+        ok: report.ok,
+        placed: report.placed.length,
+      };
     } finally {
       restore();
       saves.mockRestore();
