@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { cp, readFile, readdir, rm } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { cp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
@@ -13,7 +13,7 @@ import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { sha256, treeOf } from './helpers.js';
+import { hashedTree, sha256, treeOf } from './helpers.js';
 import { copyPack, readManifest, replaceBytes, writeManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
@@ -29,18 +29,8 @@ let manifest: PackManifest;
 let n = 0;
 const fresh = (name: string) => join(base, `${name}-${n++}`);
 
-/** Every file of the ESX depot folder with its SHA-256 (the state folder aside). */
-async function esxTreeOf(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const dir = join(root, UMDS_PATCH_STORE_DIR);
-  if (!existsSync(dir)) return out;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const path = relative(root, join(entry.parentPath, entry.name));
-    if (!path.includes('.depotkit')) out[path] = sha256(await readFile(join(root, path)));
-  }
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
-}
+/** Every file of the ESX depot folder with its SHA-256 (none when there is no such folder). */
+const esxTreeOf = (root: string) => hashedTree(root, UMDS_PATCH_STORE_DIR, true);
 
 const vibOf = (m: PackManifest, skip = 0): PackFile => m.files.filter((f) => f.kind === 'esx-vib')[skip]!;
 

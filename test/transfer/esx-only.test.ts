@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
@@ -12,7 +12,7 @@ import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { sha256 } from './helpers.js';
+import { hashedTree, sha256 } from './helpers.js';
 import { copyPack, readManifest, replaceBytes, writeManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
@@ -26,19 +26,8 @@ let pack: PackReport;
 let n = 0;
 const fresh = (name: string) => join(base, `${name}-${n++}`);
 
-/** Every file under `root` with its SHA-256, state folders aside. */
-async function filesOf(root: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const entry of await readdir(root, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const path = relative(root, join(entry.parentPath, entry.name));
-    if (!path.split('/').includes('.depotkit')) out[path] = sha256(await readFile(join(root, path)));
-  }
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-const esxFilesOf = async (root: string) =>
-  Object.fromEntries(Object.entries(await filesOf(root)).filter(([path]) => path.startsWith(`${UMDS_PATCH_STORE_DIR}/`)));
+const filesOf = (root: string) => hashedTree(root);
+const esxFilesOf = (root: string) => hashedTree(root, UMDS_PATCH_STORE_DIR);
 
 beforeAll(async () => {
   ({ dir: base, cleanup } = await tempDir('depotkit-esx-only-'));

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { cp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { DEPOT_PATHS, componentDir } from '../../src/constants.js';
+import { DEPOT_PATHS, DEPOT_STATE_DIR, componentDir } from '../../src/constants.js';
 import type { Catalog } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { afterAll, beforeAll } from 'vitest';
@@ -9,16 +10,24 @@ import { tempDir } from '../helpers/temp.js';
 
 export const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
-/** Every file under PROD/ of a depot with its SHA-256 (the state folder and temp files aside): equal maps, equal depots. */
-export async function treeOf(root: string): Promise<Record<string, string>> {
+/**
+ * Every file under `root`, or under its folder `under`, with its SHA-256, by its path from `root`; the tools'
+ * state folders aside. A missing folder throws, or gives no file with `missingIsEmpty`.
+ */
+export async function hashedTree(root: string, under = '', missingIsEmpty = false): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const entry of await readdir(join(root, 'PROD'), { withFileTypes: true, recursive: true })) {
+  const dir = join(root, under);
+  if (missingIsEmpty && !existsSync(dir)) return out;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile()) continue;
     const path = relative(root, join(entry.parentPath, entry.name));
-    out[path] = sha256(await readFile(join(root, path)));
+    if (!path.split('/').includes(DEPOT_STATE_DIR)) out[path] = sha256(await readFile(join(root, path)));
   }
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }
+
+/** Every file under PROD/ with its SHA-256. */
+export const treeOf = (root: string) => hashedTree(root, 'PROD');
 
 /** Inode and mtime of each file: unchanged ones were not rewritten. */
 export async function identities(root: string, paths: string[]): Promise<Record<string, string>> {
