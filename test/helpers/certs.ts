@@ -17,7 +17,7 @@ export type BrokenKind = 'no-san' | 'ip-cn' | 'expired' | 'wrong-host' | 'self-s
 
 const DAY = 86_400_000;
 
-function newKey(bits = 2048): { keyPem: string; key: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey } {
+export function newKey(bits = 2048): { keyPem: string; key: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', {
     modulusLength: bits,
     publicKeyEncoding: { type: 'spki', format: 'pem' },

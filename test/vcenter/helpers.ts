@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +12,7 @@ import { TrustedChains } from '../../src/simulators/vcenter/trusted-chains.js';
 import { startMgmtSimulator, type MgmtSimulator, type MgmtSimulatorOptions } from '../../src/simulators/vcenter/index.js';
 import { SessionStore } from '../../src/simulators/vcenter/sessions.js';
 import { VlcmDepots } from '../../src/simulators/vcenter/vlcm-state.js';
+import { newKey } from '../helpers/certs.js';
 
 export const USER = 'administrator@vsphere.local';
 export const PASSWORD = 'Secr3t-pa55!';
@@ -112,19 +112,6 @@ export interface ForgeCa {
 
 const DAY = 86_400_000;
 
-function forgeKeys(): { keyPem: string; key: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  });
-  return {
-    keyPem: privateKey,
-    key: forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey,
-    publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey,
-  };
-}
-
 function newCertificate(publicKey: forge.pki.PublicKey, days: number): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.serialNumber = `4${forge.util.bytesToHex(forge.random.getBytesSync(16)).slice(1)}`;
@@ -143,7 +130,7 @@ function issuerKeyId(issuer: forge.pki.Certificate): string {
  * intermediate CA signed by `issuer` (path length 0: it signs leaves only).
  */
 export function forgeCa(cn: string, issuer?: ForgeCa): ForgeCa {
-  const { keyPem, key, publicKey } = forgeKeys();
+  const { keyPem, key, publicKey } = newKey();
   const cert = newCertificate(publicKey, 3650);
   const subject = [{ shortName: 'CN', value: cn }];
   cert.setSubject(subject);
