@@ -14,7 +14,7 @@ import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { hashedTree, sha256, treeOf } from './helpers.js';
-import { copyPack, readManifest, replaceBytes, writeManifest } from './tamper.js';
+import { copyPack, packWithForeignVib, readManifest, writeManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
 
@@ -80,14 +80,7 @@ describe('depot pack and unpack carry the ESX depot beside PROD/', () => {
   });
 
   it('never places a VIB whose bytes the metadata does not vouch for, even on media made coherent again', async () => {
-    const dir = await copyPack(packDir, fresh('media'));
-    const m = await readManifest(dir);
-    const vib = vibOf(m);
-    const other = Buffer.alloc(vib.size, 0x41);
-    // The attacker's VIB, with the manifest, the volume's SHA-256 and SHA256SUMS made to agree with it.
-    await replaceBytes(dir, m, vib, other);
-    vib.sha256 = sha256(other);
-    await writeManifest(dir, m);
+    const { dir, vib } = await packWithForeignVib(packDir, fresh('media'));
     const out = fresh('site');
     const report = await unpackDepot({ media: [dir], out });
     expect(report.ok).toBe(false);

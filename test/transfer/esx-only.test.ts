@@ -7,13 +7,12 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { makeEsxDemo } from '../../src/esx/demo.js';
 import { verifyEsx } from '../../src/esx/verify.js';
 import { diffDepots } from '../../src/transfer/diff.js';
-import type { PackFile } from '../../src/transfer/format.js';
 import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { hashedTree, sha256 } from './helpers.js';
-import { copyPack, readManifest, replaceBytes, writeManifest } from './tamper.js';
+import { hashedTree } from './helpers.js';
+import { packWithForeignVib, readManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
 
@@ -92,13 +91,7 @@ describe('a pack of the ESX depots alone', () => {
   });
 
   it('never places a tampered VIB, even on media made coherent again; the seal refuses such media whole', async () => {
-    const dir = await copyPack(packDir, fresh('media'));
-    const m = await readManifest(dir);
-    const vib = m.files.find((f) => f.kind === 'esx-vib') as PackFile;
-    const other = Buffer.alloc(vib.size, 0x41);
-    await replaceBytes(dir, m, vib, other);
-    vib.sha256 = sha256(other);
-    await writeManifest(dir, m);
+    const { dir, vib } = await packWithForeignVib(packDir, fresh('media'));
     const out = fresh('site');
     const report = await unpackDepot({ media: [dir], out });
     expect(report.ok).toBe(false);

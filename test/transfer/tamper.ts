@@ -92,3 +92,19 @@ export async function unpack(media: string[], out: string, extra: string[] = [])
   }
   return { code: res.code, report, stdout: res.stdout, stderr: res.stderr };
 }
+
+/**
+ * A copy of the pack at `from` whose first VIB is the attacker's (as many bytes, all 'A'), with the manifest,
+ * its volumes' SHA-256 and SHA256SUMS made to agree with it: only the ESX metadata can tell. Returns the copy
+ * and the VIB's entry.
+ */
+export async function packWithForeignVib(from: string, to: string): Promise<{ dir: string; vib: PackFile }> {
+  const dir = await copyPack(from, to);
+  const manifest = await readManifest(dir);
+  const vib = manifest.files.find((f) => f.kind === 'esx-vib')!;
+  const other = Buffer.alloc(vib.size, 0x41);
+  await replaceBytes(dir, manifest, vib, other);
+  vib.sha256 = sha256(other);
+  await writeManifest(dir, manifest);
+  return { dir, vib };
+}
