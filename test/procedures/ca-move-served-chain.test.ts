@@ -13,7 +13,9 @@ import { checkDepot } from '../../src/check/index.js';
 import { moveDepotCa, servedLeafSha256, type CaMoveOptions } from '../../src/procedures/index.js';
 import { tempDir } from '../helpers/temp.js';
 import { forgeCa } from '../vcenter/helpers.js';
-import { moveFixture, serveMoveOptions, type MoveFixture } from './ca-move-fixture.js';
+import { runCli } from '../helpers/cli.js';
+import { DEPOT_PASSWORD, DEPOT_USER } from '../installer/helpers.js';
+import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, moveFixture, serveMoveOptions, type MoveFixture } from './ca-move-fixture.js';
 
 /** The depot settings updates each consumer was sent: a validation of the depot. */
 function depotUpdates(fx: MoveFixture): number[] {
@@ -100,8 +102,24 @@ describe('the CA move judges the chain served after the switch', () => {
     // Not marked switched: a re-run judges the served chain again, and stops again while the server sends the leaf alone.
     const state = JSON.parse(await readFile(report.plan.stateFile, 'utf8')) as { switched?: string; revalidated: string[] };
     expect([state.switched, state.revalidated]).toEqual([undefined, []]);
-    const again = await moveDepotCa(opts);
-    expect(again.phases.at(-1)).toMatchObject({ phase: 'switch', ok: false });
+    // The re-run by the built command line: its text report names check's id under the switch, and what to fix.
+    const inventory = join(fx.dir, 'consumers.yaml');
+    const entries = fx.targets.map((t) => `  - { name: ${t.name}, url: "${t.url}", passwordEnv: ${PASSWORD_ENV}, insecure: true }`);
+    await writeFile(inventory, `installers:\n${entries.join('\n')}\n`);
+    const pair = newPair();
+    const again = await runCli(
+      [
+        ...['depot', 'move-ca', '--cert', pair.newCert, '--key', pair.newKey, '--new-ca', pair.newCa, '--trust-settle', '0'],
+        ...['--served-cert', siteChain, '--served-key', fx.files.served.key, '--reload-command', reloadCommand, '--inventory', inventory],
+        ...['--depot-url', fx.depotUrl, '--depot-user', DEPOT_USER, '--depot-password-env', DEPOT_PASSWORD_ENV],
+      ],
+      { env: { [DEPOT_PASSWORD_ENV]: DEPOT_PASSWORD } },
+    );
+    expect(again.code, again.stderr).toBe(1);
+    expect(again.stdout).toMatch(
+      /^switch: FAILED \(served, but check rejects the chain served \(cert\.chain\.untrusted\)\)\n {2}ERROR cert\.chain\.untrusted: /m,
+    );
+    expect(again.stdout).toMatch(/^Stopped\. The depot serves the new certificate with a chain check rejects; .* have it send that file whole/m);
     expect(depotUpdates(fx)).toEqual(before);
   }, 120_000);
 });

@@ -168,6 +168,7 @@ function steps(opts: CaMoveOptions, consumers: number, depot: URL, reach: DepotR
     `import the new CA into each of ${consumers} consumers that lacks it, keeping the old one: with the depot settings (9.1.1 and later, the CA of the served certificate sent along), by the separate import before 9.1.1`,
     "list each consumer's trusted certificates and find the new CA in it by SHA-256",
     `write ${opts.served.certFile} and ${opts.served.keyFile} (the old pair kept until the rename), then ${reload}`,
+    "judge the chain the depot then serves by check's verdict, as the new pair was judged: one check rejects stops the move before any consumer validates it",
     'have every consumer validate the depot again (the depot settings as the client sends them, with the new CA alone on 9.1.1 and later)',
     ...(opts.removeOld ? ['remove the old CA from every consumer, once every one validated the depot'] : []),
   ];
