@@ -125,12 +125,18 @@ describe('a delta of the ESX depots alone (pack --esx-only --since)', () => {
     expect(again.report.placed).toEqual([]);
   });
 
-  it('against the site folder itself (no PROD/) carries the same, and unpacks there', async () => {
+  it('against the site folder itself (no PROD/) carries the same, and unpacks there; prune there removes the VIB no longer listed', async () => {
     const site = await copyOf(site1, 'site');
     const { out, report } = await delta(site, 'depot');
-    const { code } = await unpackIn([out], site, { expect: report.seal });
-    expect(code).toBe(0);
+    const unpacked = await unpackIn([out], site, { expect: report.seal });
+    expect(unpacked.code).toBe(0);
     expect(await esxFilesOf(site)).toEqual(await esxFilesOf(month2));
+    // The command unpack prints runs on a site without PROD/.
+    expect(unpackText(unpacked.report)).toContain(`1 file the pack's source no longer has is still here: depotkit depot prune ${site} lists them.`);
+    const pruned = await pruneDepot(site, { yes: true });
+    expect(pruned.candidates.map((c) => [c.kind, c.path])).toEqual([['unlisted', DROPPED]]);
+    expect(existsSync(join(site, DROPPED))).toBe(false);
+    expect((await verifyEsx(site, { deep: true })).findings.filter((f) => f.severity !== 'info')).toEqual([]);
   });
 
   it('goes only onto the ESX depots it was made against: elsewhere refused, nothing written, unless force', async () => {
