@@ -105,10 +105,22 @@ export function formatUnpackReport(r: UnpackReport): string[] {
   const counts = countBySeverity(r.verify.findings);
   const whole = r.selection ? 'holds every binary this pack chose' : 'is complete';
   if (r.ok) lines.push(`OK: ${r.out} ${whole}; depot verify's checks: ${counts.error} errors, ${counts.warning} warnings.`);
-  else if (r.failed.length || r.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed'))
-    lines.push(`INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.`);
-  else lines.push(`FAILED: every file is in place but ${r.out} fails depot verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`);
+  else if (incomplete(r)) lines.push(INCOMPLETE);
+  else if (!r.verify.ok)
+    lines.push(`FAILED: every file is in place but ${r.out} fails depot verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`);
+  else lines.push(esxFailed(r));
   return lines;
+}
+
+const INCOMPLETE = 'INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.';
+
+/** Files the pack carries are not in place: the volumes are to blame. */
+const incomplete = (r: UnpackReport) => r.failed.length > 0 || r.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed');
+
+/** Every file carried is in place, yet the ESX depots fail their checks (a file the pack left to the depot is damaged there). */
+function esxFailed(r: UnpackReport): string {
+  const counts = countBySeverity(r.esx?.findings ?? []);
+  return `FAILED: every file is in place but the ESX depots in ${r.out} fail esx verify's checks: ${counts.error} errors, ${counts.warning} warnings (see above).`;
 }
 
 /** The last line after a pack of ESX depots alone: `PROD/` was neither touched nor judged, `esx verify`'s checks were run. */
@@ -116,7 +128,7 @@ function esxOnlyEnd(r: UnpackReport): string {
   const counts = countBySeverity(r.esx?.findings ?? []);
   const which = r.delta ? "of the pack's source: the delta went onto the ESX depots it was made against" : 'the pack carries';
   if (r.ok) return `OK: ${r.out} holds the ESX depots ${which} (not PROD/); esx verify's checks: ${counts.error} errors, ${counts.warning} warnings.`;
-  return 'INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.';
+  return incomplete(r) ? INCOMPLETE : esxFailed(r);
 }
 
 function formatUnpackEsx(esx: UnpackReport['esx']): string[] {

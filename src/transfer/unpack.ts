@@ -287,8 +287,10 @@ async function unpackLocked(start: Start, lock: DepotLock, options: UnpackOption
   const verify = adviseFromMedia(judged.verify, placed.failed);
   const esx = esxMetadata ? await esxVerdict(start.root, esxMetadata) : undefined;
   const badVolumes = placed.volumes.some((v) => v.state !== 'ok' && v.state !== 'ranges' && v.state !== 'not-needed');
+  // A VIB missing there is one the pack left out by choice (one it carried and could not place failed above).
+  const esxBroken = esx?.findings.some((f) => f.severity === 'error' && f.id !== 'esx.vib.missing') ?? false;
   return {
-    ok: placed.failed.length === 0 && !badVolumes && placed.flagged.length === 0 && verify.ok,
+    ok: placed.failed.length === 0 && !badVolumes && placed.flagged.length === 0 && verify.ok && !esxBroken,
     out: start.root,
     packId: placed.packId,
     delta: placed.delta,

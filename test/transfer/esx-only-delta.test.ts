@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { cp, mkdir } from 'node:fs/promises';
+import { cp, mkdir, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
@@ -137,6 +137,18 @@ describe('a delta of the ESX depots alone (pack --esx-only --since)', () => {
     expect(pruned.candidates.map((c) => [c.kind, c.path])).toEqual([['unlisted', DROPPED]]);
     expect(existsSync(join(site, DROPPED))).toBe(false);
     expect((await verifyEsx(site, { deep: true })).findings.filter((f) => f.severity !== 'info')).toEqual([]);
+  });
+
+  it("is not ok when a VIB it did not carry is damaged on the site: esx verify's error is unpack's", async () => {
+    const site = await copyOf(site1, 'site');
+    // VIB 2 is in both months, so the delta leaves it to the site; cut short there since month 1.
+    const kept = made.manifest.tree.find((t) => t.path.includes('demo-nic-driver-0002'))!;
+    await truncate(join(site, kept.path), 1);
+    const { report } = await unpackIn([made.out], site, { expect: made.report.seal });
+    expect(report.failed).toEqual([]);
+    expect(report.esx?.findings.map((f) => [f.id, f.severity])).toContainEqual(['esx.vib.size', 'error']);
+    expect(report.ok).toBe(false);
+    expect(unpackText(report)).toMatch(/^FAILED: every file is in place but the ESX depots in .+ fail esx verify's checks: 1 errors/m);
   });
 
   it('goes only onto the ESX depots it was made against: elsewhere refused, nothing written, unless force', async () => {
