@@ -1,27 +1,24 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { statusData, type StatusRelease } from '../../src/server/status-data.js';
 import { renderStatusPage } from '../../src/server/status-page.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 import { type ReleasesDepot, releasesDepot } from '../depot/releases.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { fetchRaw } from './helpers.js';
 import { demoDepot, STATUS_JSON_SCHEMA, writePki } from './status-helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-status-releases-');
 let root: string;
 let fixture: ReleasesDepot;
 
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir('depotkit-status-releases-'));
-  root = join(dir, 'releases');
+  root = join(tmp.dir, 'releases');
   fixture = await releasesDepot(root);
 });
-afterAll(() => cleanup());
 
 const states = (releases: StatusRelease[]) => releases.map((r) => [r.version, r.state]);
 const EXPECTED = [
@@ -59,7 +56,7 @@ describe('the status page, release by release', () => {
   });
 
   it('shows a release with no binary as a fault when no other release holds any', async () => {
-    const empty = join(dir, 'empty');
+    const empty = join(tmp.dir, 'empty');
     await demoDepot(empty, 1024);
     for (const b of await readCatalogBinaries(empty)) await rm(join(empty, b.path));
     const data = await statusData(empty, { url: 'http://depot.lab.local' });
@@ -71,7 +68,7 @@ describe('the status page, release by release', () => {
   });
 
   it('serves the same states in its JSON variant, in the documented shape', async () => {
-    const pki = await writePki(join(dir, 'pki'));
+    const pki = await writePki(join(tmp.dir, 'pki'));
     const server = await startDepotServer({ root, host: '127.0.0.1', port: 0, tls: { certPem: pki.chainPem, keyPem: pki.keyPem } });
     try {
       const json = await fetchRaw(server.url, '/', { ca: pki.caCertPem, headers: { Accept: 'application/json' } });

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { makeEsxDemo } from '../../src/esx/demo.js';
@@ -10,32 +10,28 @@ import { diffDepots } from '../../src/transfer/diff.js';
 import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { hashedTree } from './helpers.js';
 import { packWithForeignVib, readManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-esx-only-');
 /** A served tree: PROD/ and an ESX depot in umds-patch-store/ beside it, as `depot demo --esx` makes it. */
 let depot: string;
 let packDir: string;
 let pack: PackReport;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
+const fresh = tmp.fresh;
 
 const filesOf = (root: string) => hashedTree(root);
 const esxFilesOf = (root: string) => hashedTree(root, UMDS_PATCH_STORE_DIR);
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-esx-only-'));
-  depot = join(base, 'depot');
+  depot = join(tmp.dir, 'depot');
   await makeDemoDepot(depot, { binarySize: 1024, esx: true });
-  packDir = join(base, 'pack');
+  packDir = join(tmp.dir, 'pack');
   pack = await packDepot({ depot, out: packDir, volumeSize: VOLUME, esxOnly: true });
 });
-afterAll(() => cleanup());
 
 describe('a pack of the ESX depots alone', () => {
   it('carries every file of the ESX depots and nothing of PROD/, under a seal that says so', async () => {
