@@ -12,7 +12,7 @@ import { runCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp.js';
 import { addRelease } from '../transfer/releases-fixture.js';
 import { readCatalogBinaries } from './helpers.js';
-import { type ReleasesDepot, ownBinaries, releasesDepot } from './releases.js';
+import { CUT_RELEASE_STATES, RELEASE_STATES, type ReleasesDepot, ownBinaries, releaseStates, releasesDepot } from './releases.js';
 
 const tmp = useTempDir();
 let root: string;
@@ -30,18 +30,11 @@ async function copyOf(): Promise<string> {
   return dir;
 }
 
-const states = (releases: ReleaseVerdict[]) => releases.map((r) => [r.version, r.state]);
-
 describe('depot verify, release by release', () => {
   it('says which release is complete, metadata only, missing a binary, or holding another build', async () => {
     const result = await verifyDepot(root);
     expect(result.grouping).toBe('manifest');
-    expect(states(result.releases)).toEqual([
-      ['9.0.0.0', 'complete'],
-      ['9.0.1.0', 'metadata-only'],
-      ['9.0.2.0', 'binaries-missing'],
-      ['9.0.3.0', 'wrong-binaries'],
-    ]);
+    expect(releaseStates(result.releases)).toEqual(RELEASE_STATES);
     const [complete, metadataOnly, missing, other] = result.releases as [ReleaseVerdict, ReleaseVerdict, ReleaseVerdict, ReleaseVerdict];
     expect(complete.counts).toEqual({ binaries: 16, present: 16, missing: 0, wrongBytes: 0, unreadable: 0, leftOut: 0 });
     expect(complete.files).toEqual([]);
@@ -81,12 +74,7 @@ describe('depot verify, release by release', () => {
     const dir = await copyOf();
     for (const version of ['9.0.2.0', '9.0.3.0']) for (const path of ownBinaries(version)) await rm(join(dir, path), { force: true });
     const result = await verifyDepot(dir, { deep: true });
-    expect(states(result.releases)).toEqual([
-      ['9.0.0.0', 'complete'],
-      ['9.0.1.0', 'metadata-only'],
-      ['9.0.2.0', 'metadata-only'],
-      ['9.0.3.0', 'metadata-only'],
-    ]);
+    expect(releaseStates(result.releases)).toEqual(CUT_RELEASE_STATES);
     expect(result.findings.filter((f) => f.severity === 'error')).toEqual([]);
     expect(result.ok).toBe(true);
   });
@@ -96,7 +84,7 @@ describe('depot verify, release by release', () => {
     await makeDemoDepot(dir, { binarySize: 1024 });
     for (const b of await readCatalogBinaries(dir)) await rm(join(dir, b.path));
     const result = await verifyDepot(dir);
-    expect(states(result.releases)).toEqual([['9.0.0.0', 'metadata-only']]);
+    expect(releaseStates(result.releases)).toEqual([['9.0.0.0', 'metadata-only']]);
     expect(result.findings.filter((f) => f.id === 'binary.missing').every((f) => f.severity === 'error')).toBe(true);
     expect(result.ok).toBe(false);
   });
@@ -146,7 +134,7 @@ describe('depot verify after a selective mirror', () => {
       await server.close();
     }
     const result = await verifyDepot(out, { deep: true });
-    expect(states(result.releases)).toEqual([
+    expect(releaseStates(result.releases)).toEqual([
       ['9.0.0.0', 'metadata-only'],
       ['9.0.1.0', 'complete'],
       ['9.0.2.0', 'metadata-only'],
@@ -162,12 +150,7 @@ describe('depotkit depot verify, release by release', () => {
     expect(json.code).toBe(1);
     const report = JSON.parse(json.stdout) as { grouping: string; releases: ReleaseVerdict[] };
     expect(report.grouping).toBe('manifest');
-    expect(states(report.releases)).toEqual([
-      ['9.0.0.0', 'complete'],
-      ['9.0.1.0', 'metadata-only'],
-      ['9.0.2.0', 'binaries-missing'],
-      ['9.0.3.0', 'wrong-binaries'],
-    ]);
+    expect(releaseStates(report.releases)).toEqual(RELEASE_STATES);
     for (const r of report.releases) {
       expect(Object.keys(r).sort()).toEqual(['bytes', 'counts', 'files', 'leftOut', 'message', 'state', 'version']);
       expect(Object.keys(r.counts).sort()).toEqual(['binaries', 'leftOut', 'missing', 'present', 'unreadable', 'wrongBytes']);

@@ -14,7 +14,7 @@ import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp.js';
 import { hashedTree, sha256, treeOf } from './helpers.js';
-import { copyPack, packWithForeignVib, readManifest, writeManifest } from './tamper.js';
+import { copyPack, unpackForeignVib, readManifest, writeManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
 
@@ -76,12 +76,7 @@ describe('depot pack and unpack carry the ESX depot beside PROD/', () => {
   });
 
   it('never places a VIB whose bytes the metadata does not vouch for, even on media made coherent again', async () => {
-    const { dir, vib } = await packWithForeignVib(packDir, fresh('media'));
-    const out = fresh('site');
-    const report = await unpackDepot({ media: [dir], out });
-    expect(report.ok).toBe(false);
-    expect(report.failed.find((f) => f.path === vib.path)?.reason).toBe("its SHA-256 in the manifest is not its metadata's");
-    expect(existsSync(join(out, vib.path))).toBe(false);
+    const { report } = await unpackForeignVib(packDir, fresh('media'), fresh('site'));
     // Its metadata is the manifest's (the root index and the metadata zip): the other VIBs are placed.
     expect(report.placed.filter((p) => p.path.endsWith('.vib'))).toHaveLength(5);
   });

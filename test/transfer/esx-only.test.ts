@@ -12,7 +12,7 @@ import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp.js';
 import { hashedTree } from './helpers.js';
-import { packWithForeignVib, readManifest } from './tamper.js';
+import { unpackForeignVib, readManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
 
@@ -87,12 +87,7 @@ describe('a pack of the ESX depots alone', () => {
   });
 
   it('never places a tampered VIB, even on media made coherent again; the seal refuses such media whole', async () => {
-    const { dir, vib } = await packWithForeignVib(packDir, fresh('media'));
-    const out = fresh('site');
-    const report = await unpackDepot({ media: [dir], out });
-    expect(report.ok).toBe(false);
-    expect(report.failed.find((f) => f.path === vib.path)?.reason).toBe("its SHA-256 in the manifest is not its metadata's");
-    expect(existsSync(join(out, vib.path))).toBe(false);
+    const { dir, report } = await unpackForeignVib(packDir, fresh('media'), fresh('site'));
     // The index is held back from nothing (the folder had none): vLCM would see the VIB missing, never other bytes.
     expect(report.placed.filter((p) => p.path.endsWith('.vib'))).toHaveLength(5);
     await expect(unpackDepot({ media: [dir], out: fresh('site'), expect: pack.seal })).rejects.toThrow(/does not match the seal given/);
