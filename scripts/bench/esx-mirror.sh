@@ -7,7 +7,9 @@
 # ROUNDS times, each mirror into an empty folder; medians of wall time and CPU seconds (user+sys of
 # the client and its children; nginx's own CPU is not counted).
 # Usage:
-#   [ROUNDS=n] [VIBS=n] [CONCURRENCY=n] [DEPOTKIT_CLI=path/to/main.js] scripts/bench/esx-mirror.sh [work dir]
+#   [ROUNDS=n] [VIBS=n] [CONCURRENCY=n] [CEILING=1] [DEPOTKIT_CLI=path/to/main.js] scripts/bench/esx-mirror.sh [work dir]
+# CEILING=1 adds a bare client (esx-ceiling.mjs: two threads of TLS, no checks, no flushing) as the
+# most any Node client reaches here.
 # Run `npm run build` first.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -82,6 +84,10 @@ for _ in $(seq "$rounds"); do
   rm -rf "$work/out"; sync
   measure wget "wget -q --mirror -np -nH --cut-dirs=1 -R 'index.html*' --ca-certificate=$ca -P $work/out $base/ && (cd $work/out && sha256sum --quiet -c $work/vibs.sha256) && sync"
   rm -rf "$work/out"; sync
+  if [ -n "${CEILING:-}" ]; then
+    measure ceiling "node $repo/scripts/bench/esx-ceiling.mjs $base $ca $work/vibs.sha256 $work/out && sync"
+    rm -rf "$work/out"; sync
+  fi
   measure verify "$cli esx verify --deep $work/site/umds-patch-store --json >/dev/null"
   measure sha256sum "cd $work/site/umds-patch-store && sha256sum --quiet -c $work/vibs.sha256"
 done
@@ -95,4 +101,5 @@ row() { # name reference
   printf '| %s | %s [%s] | %s | %s |\n' "$1" "$m" "$(echo "${wall[$1]}" | xargs)" "$(median "${cpu[$1]}")" "$r"
 }
 row depotkit; row rclone depotkit; row wget depotkit
+[ -n "${CEILING:-}" ] && { row ceiling depotkit; row rclone ceiling; }
 row verify; row sha256sum verify

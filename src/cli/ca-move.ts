@@ -3,6 +3,7 @@ import { type Command } from 'commander';
 import type { CaMoveOptions, CaMoveReport, PhaseReport, ServedDepot } from '../procedures/index.js';
 import { INSTALLER_DEFAULT_USER, type ExportTarget } from '../constants.js';
 import { EXIT, errorMessage, usageError } from '../util/errors.js';
+import type { Finding } from '../util/findings.js';
 import { readFileBounded } from '../util/fs.js';
 import { note, printJson, printLines, warn } from './output.js';
 import { readPassword, terminalPrompt } from './options.js';
@@ -109,6 +110,11 @@ async function moveOptions(flags: CaMoveFlags): Promise<CaMoveOptions> {
   };
 }
 
+/** A finding of check's verdict (the plan's on the new pair, the switch's on the chain served), as one line. */
+function findingLine(f: Finding): string {
+  return `  ${f.severity === 'error' ? 'ERROR' : f.severity === 'warning' ? 'WARN ' : 'info '} ${f.id}: ${f.message}`;
+}
+
 function phaseLines(phase: PhaseReport): string[] {
   const head = `${phase.phase}: ${phase.skipped ? 'done before' : phase.ok ? 'ok' : 'FAILED'}${phase.note ? ` (${phase.note})` : ''}`;
   const rows = (phase.rows ?? []).map((r) => {
@@ -117,14 +123,14 @@ function phaseLines(phase: PhaseReport): string[] {
     const via = typeof r.result === 'object' && r.result !== null && 'via' in r.result ? `  via ${String(r.result.via)}` : '';
     return r.ok ? `${who}  ok${via}` : `${who}  FAILED  ${r.error?.message ?? JSON.stringify(r.result)}${r.error?.fix ? ` ${r.error.fix}` : ''}`;
   });
-  return [head, ...rows];
+  return [head, ...(phase.findings ?? []).map(findingLine), ...rows];
 }
 
 function reportLines(report: CaMoveReport): string[] {
   const { plan } = report;
   const reached = plan.reachedAt ? ` (reached here at ${plan.reachedAt})` : '';
   const lines = [`Moving ${plan.depotUrl}${reached} to ${plan.newCa.subject} (SHA-256 ${plan.newCa.sha256}) over ${plan.consumers.length} consumers.`];
-  for (const f of plan.findings) lines.push(`  ${f.severity === 'error' ? 'ERROR' : f.severity === 'warning' ? 'WARN ' : 'info '} ${f.id}: ${f.message}`);
+  lines.push(...plan.findings.map(findingLine));
   if (report.dryRun) return [...lines, 'Plan (nothing done):', ...plan.steps.map((s, i) => `  ${i + 1}. ${s}`), `State: ${plan.stateFile}`];
   if (report.resumed) lines.push(`Carrying on the move recorded in ${plan.stateFile}.`);
   lines.push(...report.phases.flatMap(phaseLines));

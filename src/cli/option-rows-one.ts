@@ -55,7 +55,11 @@ export const ONE_COMMAND_ROWS: Readonly<Record<string, OptionRow>> = {
     default: PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET],
     defaultShown: PACK_DEFAULT_VOLUME_PRESET,
   },
-  since: { argument: '<old>', description: "a depot folder or an earlier pack's manifest: pack only what it lacks or has different (a new release's delta)" },
+  since: {
+    argument: '<old>',
+    description:
+      "a depot folder, a folder of ESX depots or an earlier pack's manifest: pack only what it lacks or has different (a new release's delta; with --esx-only, the month's ESX patch)",
+  },
   'signing-key': {
     argument: '<pem>',
     description: `an ECDSA P-256 private key (e.g. depot demo's signing-key.pem) that signs the manifest, into ${PACK_MANIFEST_SIG_FILE}`,

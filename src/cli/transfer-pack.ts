@@ -74,9 +74,10 @@ export function formatPackReport(r: PackReport): string[] {
     `Packed ${plural(r.files, 'file')} (${formatBytes(r.bytes)}) from ${r.depot} into ${r.volumes.length} volume${r.volumes.length === 1 ? '' : 's'} of at most ${formatBytes(r.volumeSize)} in ${r.out}.`,
   ];
   lines.push(...formatSelection(r.selection));
+  const esxOnly = r.esxSha256 !== undefined;
   if (r.delta)
     lines.push(
-      `A delta against ${r.since?.source}: ${plural(r.unchanged.files, 'file')} (${formatBytes(r.unchanged.bytes)}) it already has ${r.unchanged.files === 1 ? 'was' : 'were'} left out; ${r.removed.length} of its files ${r.removed.length === 1 ? 'is' : 'are'} no longer in this depot.`,
+      `A delta${esxOnly ? ' of the ESX depots alone' : ''} against ${r.since?.source}: ${plural(r.unchanged.files, 'file')} (${formatBytes(r.unchanged.bytes)}) it already has ${r.unchanged.files === 1 ? 'was' : 'were'} left out; ${r.removed.length} of its files ${r.removed.length === 1 ? 'is' : 'are'} no longer in ${esxOnly ? 'these ESX depots' : 'this depot'}.`,
     );
   for (const v of r.volumes) lines.push(`  ${v.name}  ${formatBytes(v.size)}  ${v.sha256}`);
   lines.push(

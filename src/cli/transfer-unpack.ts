@@ -114,7 +114,8 @@ export function formatUnpackReport(r: UnpackReport): string[] {
 /** The last line after a pack of ESX depots alone: `PROD/` was neither touched nor judged, `esx verify`'s checks were run. */
 function esxOnlyEnd(r: UnpackReport): string {
   const counts = countBySeverity(r.esx?.findings ?? []);
-  if (r.ok) return `OK: ${r.out} holds the ESX depots the pack carries (not PROD/); esx verify's checks: ${counts.error} errors, ${counts.warning} warnings.`;
+  const which = r.delta ? "of the pack's source: the delta went onto the ESX depots it was made against" : 'the pack carries';
+  if (r.ok) return `OK: ${r.out} holds the ESX depots ${which} (not PROD/); esx verify's checks: ${counts.error} errors, ${counts.warning} warnings.`;
   return 'INCOMPLETE: fix the volumes named above and run the same command again: what is in place is kept.';
 }
 

@@ -14,6 +14,13 @@ export interface EsxDemoOptions {
   vibSize?: number;
   /** With it, each VIB's payload is of its own size from `vibSize` to this, spread evenly on a log scale (as real VIBs are: many small, a few large). */
   vibSizeMax?: number;
+  /**
+   * A later patch's demo: its VIBs numbered from this one on (default 1), in its own metadata zip (`metadata`). A VIB
+   * keeps its bytes from patch to patch; those below `firstVib` are no longer listed, as a patch that drops them.
+   */
+  firstVib?: number;
+  /** The metadata zip's file name (default the demo's), which the vendor index names. */
+  metadata?: string;
   force?: boolean;
 }
 
@@ -75,10 +82,11 @@ function payloadSize(i: number, count: number, size: number, max: number | undef
 }
 
 /** Each VIB's bytes are made once, written, and let go: only their size and SHA-256 are held, so a demo of GBs fits in memory. */
-function demoVibs(count: number, size: number, max: number | undefined): (DemoVib & { bytes: () => Buffer })[] {
+function demoVibs(count: number, first: number, size: number, max: number | undefined): (DemoVib & { bytes: () => Buffer })[] {
   return Array.from({ length: count }, (_, i) => {
-    const component = DEMO.components[i % DEMO.components.length]!;
-    const name = `${component.toLowerCase()}-${String(i + 1).padStart(4, '0')}`;
+    // By its number, not its place, so that a later patch's VIB of the same number is the same VIB.
+    const component = DEMO.components[(first - 1 + i) % DEMO.components.length]!;
+    const name = `${component.toLowerCase()}-${String(first + i).padStart(4, '0')}`;
     const version = `${DEMO.version}-${DEMO.build}`;
     const id = `DKD_bootbank_${name}_${version}`;
     const bytes = () => vibBytes(name, version, payloadSize(i, count, size, max));
@@ -146,12 +154,17 @@ export async function makeEsxDemo(dir: string, options: EsxDemoOptions = {}): Pr
     throw usageError(`The number of demo VIBs must be a whole number from 1 to 100000, not ${count}.`);
   if (!Number.isSafeInteger(size) || size < 0) throw usageError(`The size of each demo VIB must be a whole number of bytes, not ${size}.`);
   const max = options.vibSizeMax;
+  const first = options.firstVib ?? 1;
+  if (!Number.isSafeInteger(first) || first < 1 || first > 1_000_000)
+    throw usageError(`The number of the first demo VIB must be a whole number from 1 to 1000000, not ${first}.`);
+  const metadataName = options.metadata ?? DEMO.metadata;
+  if (!/^[\w.-]+\.zip$/.test(metadataName)) throw usageError(`The demo's metadata zip must be a plain file name ending in .zip, not "${metadataName}".`);
   if (max !== undefined && (!Number.isSafeInteger(max) || max < size))
     throw usageError(`The size of the largest demo VIB must be a whole number of bytes from that of the smallest (${size}) up, not ${max}.`);
   const root = resolve(dir);
   const index = ESX_DEPOT.rootIndexNames[0];
   if (!options.force && (await exists(join(root, index)))) throw usageError(`${join(root, index)} already exists.`, 'Use `force` to replace it.');
-  const vibs = demoVibs(count, size, max);
+  const vibs = demoVibs(count, first, size, max);
   const write = (path: string, data: string | Buffer) => writeFileAtomic(join(root, path), data, { force: true });
   // VIBs first and the root index last: a run cut short leaves no index that names missing files.
   for (const vib of vibs) {
@@ -160,9 +173,9 @@ export async function makeEsxDemo(dir: string, options: EsxDemoOptions = {}): Pr
     vib.sha256 = createHash('sha256').update(bytes).digest('hex');
     await write(vib.path, bytes);
   }
-  await write(DEMO.metadata, await metadataZip(vibs));
+  await write(metadataName, await metadataZip(vibs));
   const products = ESX_DEPOT.productIds.map((productId) => ({ productId, version: '9.*' }));
-  await write('vendor-index.xml', vendorIndexXml(products.map((p) => ({ ...p, url: DEMO.metadata, channels: ['default'] }))));
+  await write('vendor-index.xml', vendorIndexXml(products.map((p) => ({ ...p, url: metadataName, channels: ['default'] }))));
   await write(index, rootIndexXml([{ name: DEMO.vendor, code: DEMO.code, indexfile: 'vendor-index.xml', relativePath: '' }]));
-  return { dir: root, index, metadata: DEMO.metadata, products, vibs: vibs.length, bytes: vibs.reduce((sum, v) => sum + v.size, 0) };
+  return { dir: root, index, metadata: metadataName, products, vibs: vibs.length, bytes: vibs.reduce((sum, v) => sum + v.size, 0) };
 }

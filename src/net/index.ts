@@ -7,4 +7,13 @@ export { NetAgent, type StreamAnswer, type TextAnswer, discard, requestStream, r
 export { AnswerTooLargeError, JsonTransport, type JsonTransportOptions, type Reply, type SendOptions } from './json-transport.js';
 export { type ProxyChoice, type ProxyOptions, type ProxyRoute, type ProxyUse, chooseProxy, noProxyEntry, parseProxyUrl } from './proxy.js';
 export { ProxyFailure } from './tunnel.js';
-export { type Served, type ServedOptions, type WaitOptions, type WaitStatus, type Waited, servedCertificate, waitUntilServed } from './served.js';
+export {
+  type Served,
+  type ServedChain,
+  type ServedOptions,
+  type WaitOptions,
+  type WaitStatus,
+  type Waited,
+  servedCertificate,
+  waitUntilServed,
+} from './served.js';

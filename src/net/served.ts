@@ -34,6 +34,9 @@ export type Served =
     }
   | { ok: false; code?: string; reason: string; /** The failure's own message, as the socket said it. */ message: string };
 
+/** The chain a handshake showed and the protocol it negotiated, for the caller to judge. */
+export type ServedChain = Pick<Extract<Served, { ok: true }>, 'chainPems' | 'protocol'>;
+
 /** A certificate in the PEM that node:crypto writes, from the DER the handshake carries. */
 function pemOf(der: Buffer): string {
   return `-----BEGIN CERTIFICATE-----\n${der
@@ -131,6 +134,8 @@ export interface Waited {
   /** A handshake failed on the way (the server was restarting). */
   sawRestart: boolean;
   last: string;
+  /** What the handshake that presented the certificate showed; absent when `served` is false. */
+  shown?: ServedChain;
 }
 
 /**
@@ -147,7 +152,10 @@ export async function waitUntilServed(url: URL | string, sha256: string, opts: W
     const served = await servedCertificate(url, { ...opts, timeoutMs: Math.min(opts.timeoutMs ?? 10_000, Math.max(opts.waitMs, 1)) });
     polls++;
     const elapsedMs = Date.now() - started;
-    if (served.ok && served.leafSha256.replace(/:/g, '') === want) return { served: true, waitedMs: elapsedMs, polls, sawRestart, last: 'the certificate' };
+    if (served.ok && served.leafSha256.replace(/:/g, '') === want) {
+      const shown = { chainPems: served.chainPems, protocol: served.protocol };
+      return { served: true, waitedMs: elapsedMs, polls, sawRestart, last: 'the certificate', shown };
+    }
     if (!served.ok) sawRestart = true;
     const last = served.ok ? 'still the old certificate' : (opts.words?.(served) ?? served.reason);
     opts.onPoll?.({ elapsedMs, polls, last });

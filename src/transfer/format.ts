@@ -91,7 +91,7 @@ export interface PackManifest {
   volumeSize: number;
   source: PackSource;
   /** Set for a delta: what the pack was made against. */
-  since?: { catalogSha256: string | null; kind: 'depot' | 'pack'; packId?: string };
+  since?: PackSince;
   /** Set for a selective pack: the releases, components and image type chosen, and the binaries and bytes chosen and left out. */
   selection?: SelectionSummary;
   volumes: PackVolume[];
@@ -110,6 +110,16 @@ export interface PackManifest {
  * metadata (`esxContentSha256`: the indexes and metadata zips, which name every VIB's SHA-256).
  */
 export type PackSource = { catalogSha256: string; release: string; releases?: string[] } | { esxSha256: string; releases?: undefined };
+
+/**
+ * What a delta was made against: a depot's, by the catalog of its base (null when a pack manifest's tree lacked one);
+ * ESX depots' alone, by their base's ESX metadata (`esxMetadataSha256` of its ESX depots), which unpack holds the target's to.
+ */
+export type PackSince = ({ catalogSha256: string | null } | { esxSha256: string }) & { kind: 'depot' | 'pack'; packId?: string };
+
+/** The ESX metadata's SHA-256 a delta of ESX depots alone was made against; undefined for any other pack. */
+export const esxSinceOf = (manifest: Pick<PackManifest, 'since'>): string | undefined =>
+  manifest.since && 'esxSha256' in manifest.since ? manifest.since.esxSha256 : undefined;
 
 /** The catalog a pack was made from; undefined for a pack of ESX depots alone. */
 export const catalogOf = (manifest: Pick<PackManifest, 'source'>): string | undefined =>
@@ -287,7 +297,7 @@ export function parseManifest(text: string, source: string): PackManifest {
     seen.add(f.path);
     checkPieces(f, manifest.volumes, bad);
   }
-  checkEsxOnly(manifest, bad);
+  checkEsxOnly(manifest, esxFolders, bad);
   checkNesting(manifest.files, bad);
   checkOverlaps(manifest.files, bad);
   for (const t of manifest.tree) checkPackPath(t.path, 'tree entry', esxFolders);
@@ -296,15 +306,29 @@ export function parseManifest(text: string, source: string): PackManifest {
   return manifest;
 }
 
-/** A pack of ESX depots alone carries nothing else, all of them (no delta, no choice of binaries), and the metadata its source names. */
-function checkEsxOnly(manifest: PackManifest, bad: (what: string) => Error): void {
+/**
+ * A pack of ESX depots alone carries nothing else (no choice of binaries), and the metadata its source names: its
+ * tree's (a delta carries only what changed), each metadata file carried or named held to it. A delta of them names
+ * the ESX metadata it was made against, and removes nothing outside their folders; a depot's delta names a catalog.
+ */
+function checkEsxOnly(manifest: PackManifest, esxFolders: readonly string[], bad: (what: string) => Error): void {
   const esxSha256 = esxOnlyOf(manifest);
-  if (esxSha256 === undefined) return;
+  if (esxSha256 === undefined) {
+    if (manifest.since && !('catalogSha256' in manifest.since)) throw bad("it is a depot's delta and names no catalog it was made against");
+    return;
+  }
   if (!manifest.esx) throw bad('it names ESX depots as its source and carries none');
-  if (manifest.since || manifest.selection) throw bad('a pack of ESX depots alone is neither a delta nor a choice of binaries');
+  if (manifest.selection) throw bad('a pack of ESX depots alone is not a choice of binaries');
+  if (manifest.since && esxSinceOf(manifest) === undefined) throw bad('it is a delta of ESX depots alone and names no ESX metadata it was made against');
   const other = manifest.files.find((f) => !isEsxKind(f.kind));
   if (other) throw bad(`it holds ESX depots alone and carries ${escapeControlChars(other.path)}`);
-  if (esxMetadataSha256(manifest.files) !== esxSha256) throw bad('it names other ESX metadata as its source than it carries');
+  if (esxMetadataSha256(manifest.tree) !== esxSha256) throw bad('it names other ESX metadata as its source than its tree holds');
+  const tree = new Map(manifest.tree.map((t) => [t.path, t.sha256]));
+  const metadata = [...manifest.files.filter((f) => f.kind === 'esx-metadata'), ...manifest.esx.metadata];
+  const astray = metadata.find((f) => tree.get(f.path) !== f.sha256);
+  if (astray) throw bad(`it names ${escapeControlChars(astray.path)} with other content than its tree holds`);
+  const outside = manifest.removed.find((r) => !esxFolders.some((folder) => r.startsWith(`${folder}/`)));
+  if (outside) throw bad(`it holds ESX depots alone and removes ${escapeControlChars(outside)}`);
 }
 
 /** The pieces of a file cover it in order, each inside a volume of the pack. */

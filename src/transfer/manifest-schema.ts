@@ -8,6 +8,7 @@ const sha256 = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 const count = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
 const kind = { enum: ['binary', 'metadata', 'esx-vib', 'esx-metadata'] };
 const text = { type: 'string' };
+const base = { enum: ['depot', 'pack'] };
 const tally = { type: 'object', required: ['binaries', 'bytes'], properties: { binaries: count, bytes: count } };
 
 const piece = {
@@ -36,10 +37,12 @@ const manifestSchema = {
         { type: 'object', required: ['esxSha256'], properties: { esxSha256: sha256 } },
       ],
     },
+    // A depot's delta names its base's catalog; a delta of ESX depots alone, its base's ESX metadata (format.ts holds each to its source).
     since: {
-      type: 'object',
-      required: ['catalogSha256', 'kind'],
-      properties: { catalogSha256: { anyOf: [sha256, { type: 'null' }] }, kind: { enum: ['depot', 'pack'] }, packId: { type: 'string' } },
+      anyOf: [
+        { type: 'object', required: ['catalogSha256', 'kind'], properties: { catalogSha256: { anyOf: [sha256, { type: 'null' }] }, kind: base, packId: text } },
+        { type: 'object', required: ['esxSha256', 'kind'], properties: { esxSha256: sha256, kind: base, packId: text } },
+      ],
     },
     selection: {
       type: 'object',

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PACK_MANIFEST_FILE } from '../constants.js';
-import { type PackVolume, planVolumes } from './format.js';
+import { DEPOT_ROOT_DIR, PACK_MANIFEST_FILE } from '../constants.js';
+import { type PackVolume, isEsxKind, planVolumes } from './format.js';
 import type { DepotRecord } from './record.js';
 import { buildManifest } from './pack/manifest.js';
 import { writePackOutputs } from './pack/outputs.js';
@@ -51,7 +51,8 @@ export interface PackReport {
   out: string;
   packId: string;
   delta: boolean;
-  since?: { source: string; kind: DepotRecord['kind']; catalogSha256: string | null };
+  /** What the delta was made against: its base's catalog, or for the ESX depots alone (`catalogSha256` null) the base's ESX metadata. */
+  since?: { source: string; kind: DepotRecord['kind']; catalogSha256: string | null; esxSha256?: string; packId?: string };
   volumeSize: number;
   volumes: PackVolume[];
   manifest: string;
@@ -102,6 +103,7 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
   const source = options.esxOnly ? await readEsxOnlySource(options.depot, options.esxSelect) : await readSource(options.depot, options.select, esxSelect);
   const request = await checkRequest(source.root, options);
   const { out, since } = request;
+  checkBase(options.esxOnly ?? false, since);
   const selection = await selectEntries(source, since);
   const plan = planVolumes(selection.entries, options.volumeSize);
   // Space is judged before the folder is made or an earlier pack removed: a pack that cannot fit writes nothing.
@@ -138,7 +140,7 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
     out,
     packId,
     delta: since !== undefined,
-    since: since && { source: since.source, kind: since.kind, catalogSha256: since.catalogSha256 },
+    since: since && { catalogSha256: null, ...manifest.since, source: since.source, kind: since.kind },
     volumeSize: options.volumeSize,
     volumes: written.volumes,
     manifest: join(out, PACK_MANIFEST_FILE),
@@ -164,12 +166,25 @@ export async function packDepot(options: PackOptions): Promise<PackReport> {
 /** What of the ESX depots could not be carried with something to vouch for it: a VIB missing is not one (a selective mirror leaves some out). */
 const esxProblems = (esx: PackEsxReport | undefined): number => (esx ? esx.wrongSize.length + esx.noChecksum.length + esx.findings.length : 0);
 
-/** The ESX depots alone are one whole: no `PROD/` file to choose or to compare, and nothing to leave out. */
+/** The ESX depots alone: no `PROD/` file to choose (a delta of them compares their files only). */
 function checkEsxOnly(options: PackOptions): void {
   if (!options.esxOnly) return;
   if (options.esx === false) throw usageError('`esxOnly` carries the ESX depots alone and `noEsx` leaves them out: give one of them.');
-  if (selects(options.select) || options.since !== undefined)
+  if (selects(options.select))
+    throw usageError("`esxOnly` carries the ESX depots alone: `release`, `component` and `imageType` choose among PROD/'s files and do not go with it.");
+}
+
+/** A delta of the ESX depots alone is made against ESX depots; a depot's, against a depot's PROD/. */
+function checkBase(esxOnly: boolean, since: DepotRecord | undefined): void {
+  if (!since) return;
+  if (esxOnly && !since.esx)
     throw usageError(
-      "`esxOnly` carries the ESX depots alone, whole: `since`, `release`, `component` and `imageType` choose among PROD/'s files and do not go with it.",
+      `\`since\` ${since.source} holds no ESX depot: a delta of the ESX depots alone is made against the ESX depots the other side has.`,
+      'Pack them whole (without `since`), or name the folder or pack manifest that holds the ESX depots already there.',
+    );
+  if (!esxOnly && ![...since.files.values()].some((f) => !isEsxKind(f.kind)) && since.named.size === 0)
+    throw usageError(
+      `\`since\` ${since.source} holds ESX depots alone, no ${DEPOT_ROOT_DIR}/: a depot's delta is made against a depot.`,
+      'Add `esxOnly` for a delta of the ESX depots alone, or pack the depot whole (without `since`).',
     );
 }

@@ -1,9 +1,10 @@
 import { rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../constants.js';
+import { DEPOT_ROOT_DIR, MIRROR_PARTIAL_TAG, TEMP_PREFIX } from '../constants.js';
 import { type DepotLock, type DepotLockHolder, withDepotLock } from '../depot/lock.js';
 import { type TreeEsx, esxFolderOf, readTreeEsx } from '../esx/tree.js';
 import { describeFsError } from '../util/errors.js';
+import { isDirectory } from '../util/fs.js';
 import { type DepotContents, readDepotContents } from './contents.js';
 
 export interface PruneCandidate {
@@ -28,7 +29,7 @@ export interface PruneReport {
 
 const tempKind = (path: string) => (basename(path).startsWith(`${TEMP_PREFIX}${MIRROR_PARTIAL_TAG}`) ? ('partial' as const) : ('temporary' as const));
 
-function candidatesOf(inventory: DepotContents, esx: TreeEsx): PruneCandidate[] {
+function candidatesOf(inventory: Contents, esx: TreeEsx): PruneCandidate[] {
   // Whatever its name looks like, a file the catalog names is the depot's (the inventory counts it so; checked again here).
   const named = new Set(inventory.binaries.map((b) => b.path));
   // A depot whose chain breaks lists fewer VIBs than it holds: none of its VIBs is a candidate then.
@@ -47,6 +48,15 @@ function candidatesOf(inventory: DepotContents, esx: TreeEsx): PruneCandidate[] 
     .sort((a, b) => a.path.localeCompare(b.path));
 }
 
+type Contents = Pick<DepotContents, 'root' | 'binaries' | 'strays' | 'temps'>;
+
+/** What the depot holds by its catalog; a tree of ESX depots alone (a site that patches hosts only) has no PROD/ and none of it. */
+async function contentsOf(dir: string): Promise<Contents> {
+  const root = resolve(dir);
+  if (!(await isDirectory(join(root, DEPOT_ROOT_DIR))) && (await readTreeEsx(root)).depots.length > 0) return { root, binaries: [], strays: [], temps: [] };
+  return readDepotContents(dir);
+}
+
 /** Holds the lock of each folder in turn (the depot's, then each ESX depot's, which esx mirror takes), then runs `work`. */
 async function withLocks<T>(roots: readonly string[], work: (lock: DepotLock) => Promise<T>, first?: DepotLock): Promise<T> {
   if (roots.length === 0) return work(first!);
@@ -54,7 +64,7 @@ async function withLocks<T>(roots: readonly string[], work: (lock: DepotLock) =>
 }
 
 /**
- * What a depot holds that its catalog no longer names, VIBs of its ESX depots
+ * What a depot (or a tree of ESX depots alone) holds that its catalog no longer names, VIBs of its ESX depots
  * that no metadata lists, and temporary files of killed runs: listed, and removed only when `yes`, holding the depot's lock
  * (a temporary file of a run under way is not a killed run's). The catalog
  * decides, so a newer catalog that still names an older release's binaries
@@ -62,16 +72,16 @@ async function withLocks<T>(roots: readonly string[], work: (lock: DepotLock) =>
  */
 export async function pruneDepot(dir: string, options: { yes?: boolean } = {}): Promise<PruneReport> {
   if (!options.yes) {
-    const inventory = await readDepotContents(dir);
+    const inventory = await contentsOf(dir);
     const candidates = candidatesOf(inventory, await readTreeEsx(inventory.root));
     return { depot: inventory.root, removed: false, candidates, bytes: candidates.reduce((s, c) => s + c.size, 0) };
   }
   // The depot is checked before the lock is taken: a folder that is not a depot gets no lock file.
-  const root = (await readDepotContents(dir)).root;
+  const root = (await contentsOf(dir)).root;
   // While a mirror writes an ESX depot its new VIBs are not listed yet: prune waits for it.
   const esxFolders = (await readTreeEsx(root)).depots.map((d) => join(root, d.folder));
   return withLocks([resolve(root), ...esxFolders], async (lock) => {
-    const inventory = await readDepotContents(root);
+    const inventory = await contentsOf(root);
     const candidates = candidatesOf(inventory, await readTreeEsx(root));
     for (const c of candidates) {
       try {

@@ -6,9 +6,9 @@ import { readMetadata } from '../depot/metadata.js';
 import { describeFsError, usageError } from '../util/errors.js';
 import { isDirectory } from '../util/fs.js';
 import { sha256Files } from '../util/hash.js';
-import { type PackEsx, type TreeEntry, isMetadataKind, looksLikeManifest, parseManifest } from './format.js';
-import { readEsxSource } from './pack/esx.js';
-import { readDepotContents, sha256Hex } from './contents.js';
+import { type PackEsx, type TreeEntry, esxMetadataSha256, isMetadataKind, looksLikeManifest, parseManifest } from './format.js';
+import { type EsxSource, readEsxSource } from './pack/esx.js';
+import { type DepotFile, readDepotContents, sha256Hex } from './contents.js';
 import { releaseVersions } from './releases.js';
 
 /**
@@ -72,9 +72,22 @@ export async function loadRecord(source: string, what: string): Promise<DepotRec
     throw describeFsError(err, source);
   }
   if (info.isDirectory()) {
-    if (!(await isDirectory(join(path, DEPOT_ROOT_DIR))))
-      throw usageError(`${what} ${source} has no ${DEPOT_ROOT_DIR}/ folder: give a depot, the vendor's metadata archive, or a pack manifest.`);
-    return recordOfDepot(path);
+    if (await isDirectory(join(path, DEPOT_ROOT_DIR))) return recordOfDepot(path);
+    // A site that patches hosts only holds ESX depots and no PROD/.
+    const esx = await readEsxSource(path);
+    if (!esx)
+      throw usageError(
+        `${what} ${source} has no ${DEPOT_ROOT_DIR}/ folder and holds no ESX depot: give a depot, a folder of ESX depots, the vendor's metadata archive, or a pack manifest.`,
+      );
+    return {
+      kind: 'depot',
+      source: path,
+      catalogSha256: null,
+      releases: [],
+      files: await entriesOf(path, esx.files, new Map(), esx),
+      named: new Map(),
+      esx: esxOf(esx),
+    };
   }
   if (looksLikeManifest(await headOf(path))) {
     const manifest = parseManifest(await readFile(path, 'utf8'), source);
@@ -116,20 +129,21 @@ export async function loadRecord(source: string, what: string): Promise<DepotRec
   };
 }
 
-async function recordOfDepot(root: string): Promise<DepotRecord> {
-  const inventory = await readDepotContents(root);
-  const named = new Map(
-    inventory.binaries.map((b) => [b.path, { size: b.size, sha256: b.checksum, component: b.component, productVersion: b.productVersion }]),
+const esxOf = (esx: EsxSource): RecordEsx => ({ products: esx.manifest.products, vibs: esx.listed });
+
+/**
+ * The files a tree holds, by path: metadata hashed (a metadata zip already hashed as its VIBs were held to it is not
+ * read again), each VIB with the SHA-256 its metadata states, each binary with its catalog's when of the catalog's size.
+ */
+async function entriesOf(root: string, all: readonly DepotFile[], named: DepotRecord['named'], esx: EsxSource | undefined): Promise<Map<string, TreeEntry>> {
+  const known = (f: DepotFile) => (f.kind === 'esx-metadata' ? esx?.checksums.get(f.path) : undefined);
+  const hashes = await hashAll(
+    root,
+    all.filter((f) => isMetadataKind(f.kind) && known(f) === undefined).map((f) => f.path),
   );
   const files = new Map<string, TreeEntry>();
-  const esx = await readEsxSource(root);
-  // An ESX depot inside a component's folder is the ESX depot's, not PROD/'s metadata.
-  const inEsx = (path: string) => esx?.manifest.depots.some((d) => path.startsWith(`${d.folder}/`)) ?? false;
-  const all = [...[...inventory.files.values()].filter((f) => !inEsx(f.path)), ...(esx?.files ?? [])];
-  const metadata = all.filter((f) => isMetadataKind(f.kind)).map((f) => f.path);
-  const hashes = await hashAll(root, metadata);
   for (const f of all) {
-    if (isMetadataKind(f.kind)) files.set(f.path, { path: f.path, size: f.size, sha256: hashes.get(f.path)!, kind: f.kind });
+    if (isMetadataKind(f.kind)) files.set(f.path, { path: f.path, size: f.size, sha256: known(f) ?? hashes.get(f.path)!, kind: f.kind });
     else if (f.kind === 'esx-vib') files.set(f.path, { path: f.path, size: f.size, sha256: esx!.checksums.get(f.path)!, kind: f.kind });
     else {
       const binary = named.get(f.path)!;
@@ -137,6 +151,28 @@ async function recordOfDepot(root: string): Promise<DepotRecord> {
       if (f.size === binary.size) files.set(f.path, { path: f.path, size: f.size, sha256: binary.sha256, kind: 'binary' });
     }
   }
+  return files;
+}
+
+/**
+ * The SHA-256 that names the ESX depots of a tree (`esxMetadataSha256` of their files other than VIBs), as a delta of
+ * them names its base and a pack of them its source; undefined when the tree holds none.
+ */
+export async function esxSha256OfTree(root: string): Promise<string | undefined> {
+  const esx = await readEsxSource(root);
+  return esx && esxMetadataSha256([...(await entriesOf(root, esx.files, new Map(), esx)).values()]);
+}
+
+async function recordOfDepot(root: string): Promise<DepotRecord> {
+  const inventory = await readDepotContents(root);
+  const named = new Map(
+    inventory.binaries.map((b) => [b.path, { size: b.size, sha256: b.checksum, component: b.component, productVersion: b.productVersion }]),
+  );
+  const esx = await readEsxSource(root);
+  // An ESX depot inside a component's folder is the ESX depot's, not PROD/'s metadata.
+  const inEsx = (path: string) => esx?.manifest.depots.some((d) => path.startsWith(`${d.folder}/`)) ?? false;
+  const all = [...[...inventory.files.values()].filter((f) => !inEsx(f.path)), ...(esx?.files ?? [])];
+  const files = await entriesOf(root, all, named, esx);
   const kind = inventory.binaries.length > 0 && inventory.missing.length === inventory.binaries.length ? 'metadata' : 'depot';
   const manifestText = await readFile(join(root, DEPOT_PATHS.manifest), 'utf8').catch(() => undefined);
   return {
@@ -147,6 +183,6 @@ async function recordOfDepot(root: string): Promise<DepotRecord> {
     releases: releaseVersions(manifestText, inventory.catalog),
     files,
     named,
-    ...(esx ? { esx: { products: esx.manifest.products, vibs: esx.listed } } : {}),
+    ...(esx ? { esx: esxOf(esx) } : {}),
   };
 }

@@ -22,8 +22,8 @@ import { DepotkitError, usageError } from '../util/errors.js';
 import { exists, isDirectory } from '../util/fs.js';
 import { parseJsonOrUndefined } from '../util/json.js';
 import { MIRROR_LIMITS } from '../util/limits.js';
-import { type PackFile, type PackManifest, catalogOf, esxOnlyOf, isEsxKind } from './format.js';
-import { readCatalogOf, sha256Hex } from './contents.js';
+import { type PackFile, type PackManifest, esxOnlyOf, isEsxKind } from './format.js';
+import { readCatalogOf } from './contents.js';
 import { type ReleaseStatus, leftOutHere, releaseStatus } from './releases.js';
 import { formatPackSeal } from './seal.js';
 import { type SelectionSummary, applyChoice, checkedChoice } from './select.js';
@@ -37,6 +37,7 @@ import { planFiles } from './unpack/plan.js';
 import { ensureUnpackSpace } from './unpack/space.js';
 import { type VouchOptions, type VouchedBy, checkVouchers } from './unpack/vouch.js';
 import { type EsxAuthority, type UnpackEsxReport, esxRefusalOf, esxVerdict, inEsxFolder, placeEsxMetadata, readEsxAuthority } from './unpack/esx.js';
+import { type Owner, whoseDepot } from './unpack/owner.js';
 
 export type { VolumeReport, VolumeState } from './unpack/placing.js';
 export type { VouchedBy } from './unpack/vouch.js';
@@ -104,27 +105,6 @@ export interface UnpackReport {
   esx?: UnpackEsxReport;
   /** `esx`: the pack holds ESX depots alone; `PROD/` was not touched, nor judged (`verify` is empty, `releases` none). */
   holds?: 'esx';
-}
-
-interface Owner {
-  current?: { catalog: Catalog; bytes: Buffer };
-  /** Files of the depot that differ may be replaced: it is this pack's source (a resumed run) or its base (a delta), or --force. */
-  mayReplace: boolean;
-}
-
-/** Whose depot `root` is, and whether the pack may go there: a delta alone is not a depot, it belongs on the one it was made against. */
-async function whoseDepot(root: string, manifest: PackManifest, force: boolean): Promise<Owner> {
-  const current = await readCatalogOf(root).catch(() => undefined);
-  const currentSha = current ? sha256Hex(current.bytes) : undefined;
-  const ours =
-    currentSha !== undefined && (currentSha === catalogOf(manifest) || (manifest.since !== undefined && currentSha === manifest.since.catalogSha256));
-  if (manifest.since && !ours && !force) {
-    throw usageError(
-      `${manifest.packId} is a delta made against a depot whose catalog is not the one in ${root} (${current ? 'another catalog' : 'no catalog'}): unpacked there it would not make a whole depot.`,
-      'Unpack it onto the depot it was made against (the older release), or unpack the full pack of the older release first; `force` unpacks it anyway.',
-    );
-  }
-  return { current, mayReplace: force || ours };
 }
 
 /** Places a pack's files in a depot, checking every volume and every file on the way. */

@@ -1,5 +1,6 @@
 import yauzl from 'yauzl';
 import { open as openFile } from 'node:fs/promises';
+import { inflateRawSync } from 'node:zlib';
 import { describeFsError, usageError } from './errors.js';
 import { escapeControlChars, formatBytes, hasControlChars } from './text.js';
 
@@ -56,14 +57,33 @@ export function nextEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | undefined> 
   });
 }
 
+/** Deflate, the one compression method besides none that zips here use. */
+const DEFLATE = 8;
+/** Entries up to this size are inflated on the spot: about a millisecond's work. */
+const INFLATE_HERE_BYTES = 1024 * 1024;
+
+/** An entry's bytes, whole. */
 export function readEntryData(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer> {
+  // A small deflated entry is inflated here at once: a metadata zip is thousands of small documents, and a
+  // hop through zlib's stream and libuv's threads for each cost more than inflating it.
+  const inflateHere = entry.compressionMethod === DEFLATE && entry.uncompressedSize <= INFLATE_HERE_BYTES;
   return new Promise((resolvePromise, reject) => {
-    zip.openReadStream(entry, (err, stream) => {
+    zip.openReadStream(entry, inflateHere ? { decompress: false } : {}, (err, stream) => {
       if (err) return reject(err);
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('error', reject);
-      stream.on('end', () => resolvePromise(Buffer.concat(chunks)));
+      stream.on('end', () => {
+        if (!inflateHere) return resolvePromise(Buffer.concat(chunks));
+        try {
+          // Bounded by the size the directory declares (which the walk held to its limits), and held to it exactly, as yauzl's stream does.
+          const data = inflateRawSync(Buffer.concat(chunks), { maxOutputLength: Math.max(1, entry.uncompressedSize) });
+          if (data.length !== entry.uncompressedSize) throw new Error(`expected ${entry.uncompressedSize} bytes, got ${data.length}`);
+          resolvePromise(data);
+        } catch (inflateErr) {
+          reject(new Error(`${entry.fileName} does not inflate to its declared size (${(inflateErr as Error).message})`));
+        }
+      });
     });
   });
 }

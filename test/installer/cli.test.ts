@@ -2,9 +2,11 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer as createHttpsServer } from 'node:https';
+import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { issueServerCert } from '../../src/cert/index.js';
+import { daysLeft, issueServerCert } from '../../src/cert/index.js';
+import { DEPOT_PATHS, INSTALLER_API } from '../../src/constants.js';
 import { readCaPems } from '../../src/cert/trust-source.js';
 import { depotLine, statusLines, trustLine } from '../../src/cli/installer-output.js';
 import { checkDepotSpec, leafTrustWarnings } from '../../src/installer/index.js';
@@ -37,6 +39,21 @@ async function simCaFile(sim: InstallerSimulator, name: string): Promise<string>
   const path = join(tmp.dir, `${name}-ca.pem`);
   await writeFile(path, sim.caPem);
   return path;
+}
+
+/** The built CLI's flags for one installer, as `connection` gives it. */
+function onInstaller(connection: { installer: string; passwordFile: string; installerCa: string }): string[] {
+  return ['--installer', connection.installer, '--user', USER, '--password-file', connection.passwordFile, '--installer-ca', connection.installerCa];
+}
+
+/** `installer depot` on `sim`, with its CA written beside the others. */
+async function onSim(sim: InstallerSimulator): Promise<string[]> {
+  return ['installer', 'depot', ...onInstaller({ installer: sim.url, passwordFile: files.password, installerCa: await simCaFile(sim, `sim-${sim.port}`) })];
+}
+
+/** The test depot and its account, as `installer depot` takes them. */
+function depotFlags(): string[] {
+  return ['--depot-host', 'localhost', '--depot-port', String(depot.port), '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword];
 }
 
 interface Rows {
@@ -358,6 +375,69 @@ describe('depotkit installer', () => {
     } finally {
       slow.closeAllConnections();
       slow.close();
+    }
+  });
+
+  it('--no-sync: the built installer depot has the installer accept the depot and sends it no sync request', async () => {
+    const sim = await startSim();
+    try {
+      const connected = await runCli([...(await onSim(sim)), ...depotFlags(), '--trust-ca', files.depotCa, '--no-sync', '--json']);
+      expect(connected.code, connected.stderr).toBe(0);
+      const row = (JSON.parse(connected.stdout) as Rows).installers[0]!;
+      expect(row.result).toMatchObject({ ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL' });
+      expect(row.result).not.toHaveProperty('sync');
+      // Without the flag the command patches the sync info and waits for SYNCED.
+      expect(sim.logs.filter((l) => l.includes(`PUT ${INSTALLER_API.depotSettings} 202`))).toHaveLength(1);
+      expect(sim.logs.filter((l) => l.includes(` ${INSTALLER_API.depotSyncInfo} `))).toEqual([]);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it("--expiry-warn-days: a threshold above the depot CA's days left fails the built installer status row (exit 1), the default passes it", async () => {
+    const sim = await startSim();
+    try {
+      const connection = { installer: sim.url, user: USER, passwordFile: files.password, installerCa: await simCaFile(sim, 'expiry') };
+      const spec = { hostname: 'localhost', port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD };
+      expect((await runOnConsumers(connection, connectTask(spec, { caPems: [depot.ca.certPem], sync: false }))).ok).toBe(true);
+      const caDays = daysLeft({ notAfter: new Date(new X509Certificate(depot.ca.certPem).validTo) });
+      const status = (...more: string[]) => runCli(['installer', 'status', ...onInstaller(connection), '--ca', files.depotCa, ...more, '--json']);
+      const byDefault = await status();
+      expect(byDefault.code, byDefault.stderr).toBe(0);
+      expect((JSON.parse(byDefault.stdout) as Rows).installers[0]!.result!.depotCa).toMatchObject({ present: true, daysLeft: caDays });
+      const soon = await status('--expiry-warn-days', String(caDays + 1));
+      expect(soon.code).toBe(1);
+      const row = (JSON.parse(soon.stdout) as Rows).installers[0]!;
+      expect([row.ok, row.result!.depotCa]).toEqual([false, expect.objectContaining({ present: true, daysLeft: caDays, flag: 'expiring' })]);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('--component: the built installer download has the installer fetch the bundles of that component only', async () => {
+    const sim = await startSim();
+    try {
+      const connection = { installer: sim.url, user: USER, passwordFile: files.password, installerCa: await simCaFile(sim, 'component') };
+      const spec = { hostname: 'localhost', port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD };
+      // Accepted and synced in-process: the release's components are known to the installer.
+      const synced = await runOnConsumers(connection, connectTask(spec, { caPems: [depot.ca.certPem] }));
+      expect(synced.ok, JSON.stringify(synced.rows)).toBe(true);
+      const root = join(tmp.dir, 'depot');
+      const release = (JSON.parse(await readFile(join(root, DEPOT_PATHS.manifest), 'utf8')) as { releases: Array<{ version: string }> }).releases[0]!.version;
+      const components = Object.keys((JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as { patches: object }).patches);
+      expect(components.length).toBeGreaterThan(1);
+      const chosen = components[0]!;
+      const download = await runCli(['installer', 'download', ...onInstaller(connection), '--release', release, '--component', chosen, '--json']);
+      expect(download.code, download.stderr).toBe(0);
+      const bundles = (JSON.parse(download.stdout) as Rows).installers[0]!.result!.bundles as Array<{ component: string; status: string }>;
+      expect(bundles.length).toBeGreaterThan(0);
+      expect(bundles.map((b) => [b.component, b.status])).toEqual(bundles.map(() => [chosen, 'SUCCESS']));
+      // What the installer fetched from the depot: that component's files, no other's.
+      const fetched = sim.logs.filter((l) => /BundleDownloadService\] GET https:.*\/PROD\/COMP\//.test(l));
+      expect(fetched.length).toBeGreaterThan(0);
+      expect(fetched.filter((l) => !l.includes(`/PROD/COMP/${chosen}/`))).toEqual([]);
+    } finally {
+      await sim.close();
     }
   });
 

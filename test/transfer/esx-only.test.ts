@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
@@ -11,7 +10,7 @@ import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp.js';
-import { hashedTree } from './helpers.js';
+import { hashedTree, twoEsxDepots } from './helpers.js';
 import { unpackForeignVib, readManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
@@ -120,17 +119,11 @@ describe('a pack of the ESX depots alone', () => {
     const out = fresh('pack');
     await expect(packDepot({ depot, out, volumeSize: VOLUME, esxOnly: true, esx: false })).rejects.toMatchObject({ exitCode: 2 });
     await expect(packDepot({ depot, out, volumeSize: VOLUME, esxOnly: true, select: { releases: ['9.0.0.0'] } })).rejects.toMatchObject({ exitCode: 2 });
-    await expect(packDepot({ depot, out, volumeSize: VOLUME, esxOnly: true, since: packDir })).rejects.toMatchObject({ exitCode: 2 });
     expect(existsSync(out)).toBe(false);
   });
 
   it('carries only the VIBs of the ESX products and versions chosen, as esx mirror chooses them; the others arrive as metadata only', async () => {
-    // A second ESX depot beside the first, its vendor index offering 8.* (the metadata zip is the demo's).
-    const tree = fresh('two-esx');
-    await makeEsxDemo(join(tree, UMDS_PATCH_STORE_DIR));
-    await makeEsxDemo(join(tree, 'esx-8'));
-    const vendorIndex = join(tree, 'esx-8', 'vendor-index.xml');
-    await writeFile(vendorIndex, (await readFile(vendorIndex, 'utf8')).replaceAll('<version>9.*</version>', '<version>8.*</version>'));
+    const tree = await twoEsxDepots(fresh('two-esx'));
     const out = fresh('pack');
     const chosen = await packDepot({ depot: tree, out, volumeSize: VOLUME, esxOnly: true, esxSelect: { products: ['embeddedEsx'], versions: ['9.*'] } });
     expect(chosen.ok).toBe(true);
@@ -179,6 +172,11 @@ describe('depot pack --esx-only on the command line', () => {
     expect(existsSync(join(site, DEPOT_ROOT_DIR))).toBe(false);
     const verified = await runCli(['esx', 'verify', site, '--deep']);
     expect(verified.code).toBe(0);
+    // Next month's patch crosses as a delta against what the site has: here, nothing new.
+    const delta = await runCli(['depot', 'pack', depot, '--out', fresh('cli-delta'), '--volume-size', '256K', '--esx-only', '--since', site, '--json']);
+    expect(delta.code).toBe(0);
+    const report = JSON.parse(delta.stdout) as PackReport;
+    expect(report).toMatchObject({ delta: true, files: 0, removed: [], since: { kind: 'depot', catalogSha256: null, esxSha256: report.esxSha256 } });
     const refused = await runCli(['depot', 'pack', depot, '--out', fresh('cli-pack'), '--esx-only', '--no-esx']);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--esx-only carries the ESX depots alone and --no-esx leaves them out');

@@ -156,6 +156,11 @@ describe('manifest checks', () => {
     expect(() => parseManifest(JSON.stringify(since), 'm.json')).toThrow(/\/since\/kind must be equal to one of the allowed values/);
   });
 
+  it("refuses a depot's delta that names ESX metadata as its base instead of a catalog", () => {
+    const since = { ...valid, since: { esxSha256: 'd'.repeat(64), kind: 'pack' } };
+    expect(() => parseManifest(JSON.stringify(since), 'm.json')).toThrow(/it is a depot's delta and names no catalog it was made against/);
+  });
+
   it('refuses pieces that do not cover a file, or lie past their volume', () => {
     const gap = { ...valid, files: [{ ...valid.files[0]!, pieces: [{ ...valid.files[0]!.pieces[0]!, fileOffset: 1 }] }] };
     expect(() => parseManifest(JSON.stringify(gap), 'm.json')).toThrow(/do not cover it in order/);

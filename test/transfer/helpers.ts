@@ -2,9 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { cp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { DEPOT_PATHS, DEPOT_STATE_DIR, componentDir } from '../../src/constants.js';
+import { DEPOT_PATHS, DEPOT_STATE_DIR, UMDS_PATCH_STORE_DIR, componentDir } from '../../src/constants.js';
 import type { Catalog } from '../../src/depot/catalog.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
+import { makeEsxDemo } from '../../src/esx/demo.js';
 import { afterAll, beforeAll } from 'vitest';
 import { tempDir } from '../helpers/temp.js';
 
@@ -125,4 +126,13 @@ export function demoFixture(prefix: string, binarySize: number): DemoFixture {
   });
   afterAll(() => cleanup());
   return fixture;
+}
+
+/** A tree of two ESX depots, `umds-patch-store/` offering 9.* and `esx-8/` beside it offering 8.* (its metadata zip is the demo's): for a choice of products. */
+export async function twoEsxDepots(tree: string): Promise<string> {
+  await makeEsxDemo(join(tree, UMDS_PATCH_STORE_DIR));
+  await makeEsxDemo(join(tree, 'esx-8'));
+  const vendorIndex = join(tree, 'esx-8', 'vendor-index.xml');
+  await writeFile(vendorIndex, (await readFile(vendorIndex, 'utf8')).replaceAll('<version>9.*</version>', '<version>8.*</version>'));
+  return tree;
 }

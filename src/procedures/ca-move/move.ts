@@ -1,5 +1,5 @@
 import { promptedPasswords, type DepotSpec, type InstallerTarget } from '../../installer/index.js';
-import { makePlan, readMaterial, type CaMoveMaterial } from './plan.js';
+import { judgeServedChain, makePlan, readMaterial, type CaMoveMaterial } from './plan.js';
 import { freshState, loadState, saveState, type CaMoveState } from './state.js';
 import { CA_MOVE_WAITS, switchServed } from './switch.js';
 import { checkServeProcess } from './serve-process.js';
@@ -12,7 +12,10 @@ import { ServedAnchors } from './route.js';
 import { consumersDepotUrl, reachFinding, reachOf } from './reach.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
 import { DepotkitError, EXIT } from '../../util/errors.js';
-import type { CaMoveOptions, CaMovePlan, CaMoveReport, ConsumerRow, PhaseName, PhaseReport } from './types.js';
+import type { Finding } from '../../util/findings.js';
+import type { ServedChain } from '../../net/index.js';
+import { sha256Fingerprint, splitPemBlocks } from '../../cert/index.js';
+import type { CaMoveOptions, CaMovePlan, CaMoveReport, ConsumerRow, PhaseName, PhaseReport, ServedDepot } from './types.js';
 
 /** The names of the rows that failed, for a sentence. */
 function failedNames(rows: Array<ConsumerRow<unknown>>): string {
@@ -22,12 +25,29 @@ function failedNames(rows: Array<ConsumerRow<unknown>>): string {
     .join(', ');
 }
 
+/**
+ * What to do when check rejects the chain served after the switch. The plan passed the chain written, so
+ * a served chain that is another (the leaf alone, a chain file of the server's own) is the server's doing;
+ * else check's own fix.
+ */
+function rejectionFix(served: ServedChain, material: CaMoveMaterial, depot: ServedDepot, errors: Finding[]): string | undefined {
+  const written = splitPemBlocks(material.certText, 'CERTIFICATE').map(sha256Fingerprint);
+  const sent = served.chainPems.map(sha256Fingerprint);
+  // A server may add the CA after the chain: only what it leaves out of the file, or puts in its place, differs.
+  if (written.some((sha, i) => sent[i] !== sha)) {
+    return `The server sends ${sent.length} certificate(s), not the ${written.length} of ${depot.certFile}: have it send that file whole (the leaf, then its intermediates) and reload it.`;
+  }
+  return errors.find((f) => f.fix)?.fix;
+}
+
 class Move {
   readonly phases: PhaseReport[] = [];
   readonly sessions: ConsumerSessions;
   readonly anchors: ServedAnchors;
   /** The depot as the consumers are given it: by their name for it, with `asHost`. */
   readonly depot: DepotSpec;
+  /** What to do about a served chain check rejected after the switch. */
+  rejection?: string;
 
   constructor(
     readonly opts: CaMoveOptions,
@@ -100,11 +120,16 @@ class Move {
     });
   }
 
-  async switchOver(): Promise<'switched' | 'reload-needed'> {
-    const { action } = await switchServed(
+  /**
+   * The switch, then check's verdict on the chain the depot now serves: a rejected one fails the phase
+   * before any consumer validates it, unmarked as switched, so that a re-run judges it again.
+   */
+  async switchOver(): Promise<'switched' | 'reload-needed' | 'rejected'> {
+    const reach = reachOf(this.plan);
+    const switched = await switchServed(
       this.material,
       this.opts.served,
-      reachOf(this.plan),
+      reach,
       this.plan.leaf.sha256,
       {
         timeoutMs: this.opts.switchTimeoutMs ?? CA_MOVE_WAITS.switchTimeoutMs,
@@ -113,14 +138,31 @@ class Move {
       },
       this.opts.signal,
     );
-    if (action === 'reload-needed') {
-      this.record('switch', false, { note: action });
-      return action;
+    if (switched.action === 'reload-needed') {
+      this.record('switch', false, { note: switched.action });
+      return switched.action;
+    }
+    const findings = judgeServedChain(switched.served, this.material.newCaPem, reach, this.opts.names);
+    const errors = findings.filter((f) => f.severity === 'error');
+    if (errors.length > 0) {
+      this.rejection = rejectionFix(switched.served, this.material, this.opts.served, errors);
+      this.record('switch', false, { note: `served, but check rejects the chain served (${[...new Set(errors.map((f) => f.id))].join(', ')})`, findings });
+      return 'rejected';
     }
     this.state.switched = new Date().toISOString();
     await this.save();
-    this.record('switch', true, { note: action });
+    this.record('switch', true, { note: switched.action, findings });
     return 'switched';
+  }
+
+  /** The move stopped on check's rejection of the chain served after the switch: what to do, and the re-run. */
+  rejected(resumed: boolean): CaMoveReport {
+    const next = [
+      'The depot serves the new certificate with a chain check rejects; no consumer was asked to validate it.',
+      ...(this.rejection ? [this.rejection] : []),
+      'Then run the move again: it judges the served chain again before any consumer validates it.',
+    ];
+    return this.report(false, resumed, next.join(' '));
   }
 
   async revalidateRemaining(): Promise<boolean> {
@@ -224,7 +266,9 @@ async function runPhases(move: Move, resumed: boolean): Promise<CaMoveReport> {
   if (!move.state.switched) {
     move.state.trusted = new Date().toISOString();
     await move.save();
-    if ((await move.switchOver()) === 'reload-needed') return move.reloadNeeded(resumed);
+    const switched = await move.switchOver();
+    if (switched === 'reload-needed') return move.reloadNeeded(resumed);
+    if (switched === 'rejected') return move.rejected(resumed);
   } else move.record('switch', true, { skipped: true, note: 'already switched' });
   if (move.remaining().length > 0 && !(await move.revalidateRemaining())) return move.report(false, resumed, rerun);
   if (!move.phases.some((p) => p.phase === 'revalidate')) move.record('revalidate', true, { skipped: true });

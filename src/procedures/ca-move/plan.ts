@@ -7,6 +7,7 @@ import { readCertificate, sha256Fingerprint, splitPemBlocks } from '../../cert/i
 import { judgeChain } from '../../check/tls.js';
 import { DepotkitError, EXIT, describeFsError, usageError } from '../../util/errors.js';
 import type { Finding } from '../../util/findings.js';
+import type { ServedChain } from '../../net/index.js';
 import { consumersDepotUrl, reachOf, reachText, type DepotReach } from './reach.js';
 import { reloadHintText, reloadHints } from './reload-hint.js';
 import type { CaMoveOptions, CaMovePlan } from './types.js';
@@ -75,6 +76,43 @@ function keyMatches(certPem: string, keyText: string, keyFile: string): boolean 
   return readCertificate(certPem).pairsWith(key);
 }
 
+/** What the consumers' judging of a chain takes: the new CA, the depot's host and the other names they use. */
+interface ConsumersView {
+  newCaPem: string;
+  depotHost: string;
+  names: readonly string[];
+  /** The depot's address as this host reaches it, when it is one: the SAN's name and address are judged as a pair. */
+  address?: string;
+  /** The protocol the depot negotiated, for a chain it serves. */
+  protocol?: string | null;
+}
+
+/**
+ * `check`'s verdict on a chain (`judgeChain`, its finding ids) for every name the consumers use: the
+ * depot's host, then each other name as check judges it given that name (`asHost`); what the names
+ * share is said once.
+ */
+function judgeForConsumers(chain: string[], view: ConsumersView): Finding[] {
+  const judging = { caPems: [view.newCaPem], ...(view.protocol !== undefined ? { protocol: view.protocol } : {}) };
+  const findings = judgeChain(chain, { ...judging, hostName: view.depotHost, ...(view.address !== undefined ? { address: view.address } : {}) });
+  const said = new Set(findings.map((f) => `${f.id} ${f.message}`));
+  for (const name of view.names) {
+    for (const f of judgeChain(chain, { ...judging, hostName: name })) {
+      const key = `${f.id} ${f.message}`;
+      if (said.has(key)) continue;
+      said.add(key);
+      findings.push(f);
+    }
+  }
+  return findings;
+}
+
+/** The reached address, when the depot is reached at one (for the SAN's name and address as a pair). */
+function addressOf(origin: string): string | undefined {
+  const host = hostOf(new URL(origin));
+  return isIP(host) !== 0 ? host : undefined;
+}
+
 /**
  * The new pair judged by `check`'s own verdict on a served chain (`judgeChain`, its finding ids): it
  * chains to the new CA, names the depot's host (and every other name the consumers use), is valid now,
@@ -84,18 +122,8 @@ function keyMatches(certPem: string, keyText: string, keyFile: string): boolean 
 export function judgeNewPair(material: CaMoveMaterial, opts: CaMoveOptions, depotHost: string, address?: string): Finding[] {
   const leafPem = oneCertificate(material.certText, opts.newCert);
   const chain = splitPemBlocks(material.certText, 'CERTIFICATE');
-  const judging = { caPems: [material.newCaPem] };
-  const findings = judgeChain(chain, { ...judging, hostName: depotHost, ...(address !== undefined ? { address } : {}) });
-  // Each other name as check judges it given that name (`asHost`); what the names share is said once.
-  const said = new Set(findings.map((f) => `${f.id} ${f.message}`));
-  for (const name of opts.names ?? []) {
-    for (const f of judgeChain(chain, { ...judging, hostName: name })) {
-      const key = `${f.id} ${f.message}`;
-      if (said.has(key)) continue;
-      said.add(key);
-      findings.push(f);
-    }
-  }
+  const view = { newCaPem: material.newCaPem, depotHost, names: opts.names ?? [], ...(address !== undefined ? { address } : {}) };
+  const findings = judgeForConsumers(chain, view);
   if (!keyMatches(leafPem, material.keyText, opts.newKey)) {
     findings.push({
       id: 'cert.key.mismatch',
@@ -105,6 +133,22 @@ export function judgeNewPair(material: CaMoveMaterial, opts: CaMoveOptions, depo
     });
   }
   return findings;
+}
+
+/**
+ * The chain the depot serves after the switch, as read where this host reaches it, judged as the new
+ * pair was before it: what the server sends may not be the file written (a chain file of its own, the
+ * leaf alone), and no consumer is to validate a depot check rejects.
+ */
+export function judgeServedChain(served: ServedChain, newCaPem: string, reach: DepotReach, names: readonly string[] = []): Finding[] {
+  const address = addressOf(reach.origin);
+  return judgeForConsumers(served.chainPems, {
+    newCaPem,
+    depotHost: reach.serverName,
+    names,
+    protocol: served.protocol,
+    ...(address !== undefined ? { address } : {}),
+  });
 }
 
 /** The steps the move takes, as the dry run prints them. */
@@ -124,6 +168,7 @@ function steps(opts: CaMoveOptions, consumers: number, depot: URL, reach: DepotR
     `import the new CA into each of ${consumers} consumers that lacks it, keeping the old one: with the depot settings (9.1.1 and later, the CA of the served certificate sent along), by the separate import before 9.1.1`,
     "list each consumer's trusted certificates and find the new CA in it by SHA-256",
     `write ${opts.served.certFile} and ${opts.served.keyFile} (the old pair kept until the rename), then ${reload}`,
+    "judge the chain the depot then serves by check's verdict, as the new pair was judged: one check rejects stops the move before any consumer validates it",
     'have every consumer validate the depot again (the depot settings as the client sends them, with the new CA alone on 9.1.1 and later)',
     ...(opts.removeOld ? ['remove the old CA from every consumer, once every one validated the depot'] : []),
   ];
@@ -133,8 +178,7 @@ export function makePlan(material: CaMoveMaterial, opts: CaMoveOptions): CaMoveP
   if (!opts.depot.url) throw usageError('The move needs the depot URL the consumers use (`depotUrl`).');
   const url = consumersDepotUrl(opts);
   const reached = new URL(opts.depot.url).origin;
-  const reachedHost = hostOf(new URL(reached));
-  const findings = judgeNewPair(material, opts, hostOf(url), isIP(reachedHost) !== 0 ? reachedHost : undefined);
+  const findings = judgeNewPair(material, opts, hostOf(url), addressOf(reached));
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length > 0 && !opts.dryRun) {
     throw new DepotkitError(

@@ -6,7 +6,7 @@ import { DepotkitError, EXIT, errorMessage } from '../../util/errors.js';
 import { readFileBounded, sameFile, writeFileSetAtomic, type FileToWrite } from '../../util/fs.js';
 import { PEM_LIMITS } from '../../util/limits.js';
 import { INSTALLER_DEFAULTS } from '../../installer/index.js';
-import { servedCertificate, waitUntilServed } from '../../net/index.js';
+import { type ServedChain, servedCertificate, waitUntilServed } from '../../net/index.js';
 import { PRIVATE_KEY_MODE, keptAttributes } from '../../cert/index.js';
 import type { CaMoveMaterial } from './plan.js';
 import { reachText, type DepotReach } from './reach.js';
@@ -22,8 +22,13 @@ const POLL_MS = 250;
  * when `depotUrl` is its address as this host reaches it.
  */
 export async function servedLeafSha256(depotUrl: string, timeoutMs: number, serverName?: string): Promise<string | undefined> {
+  return (await servedNow(depotUrl, timeoutMs, serverName))?.leafSha256;
+}
+
+/** What the depot presents now (its chain as sent), or undefined when it does not answer. */
+async function servedNow(depotUrl: string, timeoutMs: number, serverName?: string): Promise<(ServedChain & { leafSha256: string }) | undefined> {
   const served = await servedCertificate(depotOrigin(depotUrl), { timeoutMs, ...(serverName ? { asHost: serverName } : {}) });
-  return served.ok ? served.leafSha256 : undefined;
+  return served.ok ? { chainPems: served.chainPems, protocol: served.protocol, leafSha256: served.leafSha256 } : undefined;
 }
 
 /** The depot's URL with its port spelt: a depot is served on the installer's default port when none is given. */
@@ -100,9 +105,9 @@ async function settle(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) throw new DepotkitError('The move was interrupted before the switch; nothing was written.', EXIT.problems);
 }
 
-/** The leaf served where this host reaches the depot, as the consumers are shown it. */
-function servedLeaf(reach: DepotReach): Promise<string | undefined> {
-  return servedLeafSha256(reach.origin, 5_000, reach.serverName);
+/** What is served where this host reaches the depot, as the consumers are shown it. */
+function servedThere(reach: DepotReach): ReturnType<typeof servedNow> {
+  return servedNow(reach.origin, 5_000, reach.serverName);
 }
 
 /** Do the served files hold the new pair (written by an earlier run)? */
@@ -112,8 +117,8 @@ async function holdsPair(material: CaMoveMaterial, served: ServedDepot): Promise
   return held.every(Boolean);
 }
 
-/** Whether the depot serves the certificate within `ms`. */
-async function servedWithin(reach: DepotReach, leafSha256: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+/** The chain the depot serves once it presents the certificate, within `ms`; undefined when it does not. */
+async function servedWithin(reach: DepotReach, leafSha256: string, ms: number, signal?: AbortSignal): Promise<ServedChain | undefined> {
   const waited = await waitUntilServed(depotOrigin(reach.origin), leafSha256, {
     waitMs: ms,
     timeoutMs: 5_000,
@@ -121,7 +126,7 @@ async function servedWithin(reach: DepotReach, leafSha256: string, ms: number, s
     ...(reach.serverName ? { asHost: reach.serverName } : {}),
     ...(signal ? { signal } : {}),
   });
-  return waited.served;
+  return waited.shown;
 }
 
 /**
@@ -155,6 +160,9 @@ async function reload(served: ServedDepot): Promise<'reloaded' | 'reload-needed'
   return 'reloaded';
 }
 
+/** What the switch did, and the chain the depot serves after it, as read there (for check's verdict). */
+export type SwitchOutcome = { action: 'switched' | 'already-served'; served: ServedChain } | { action: 'reload-needed' };
+
 /**
  * Switch: writes the new pair, reloads the server and waits until the depot
  * serves the new certificate. The old one stays served if any step fails.
@@ -166,8 +174,9 @@ export async function switchServed(
   leafSha256: string,
   waits: SwitchWaits,
   signal?: AbortSignal,
-): Promise<{ action: 'switched' | 'already-served' | 'reload-needed' }> {
-  if ((await servedLeaf(reach)) === leafSha256) return { action: 'already-served' };
+): Promise<SwitchOutcome> {
+  const now = await servedThere(reach);
+  if (now?.leafSha256 === leafSha256) return { action: 'already-served', served: now };
   // A re-run after a stop for the reload finds the pair written: a reload sent just before may still be under way.
   const written = served.kind === 'site' && !served.reloadCommand && (await holdsPair(material, served));
   if (served.kind === 'site' && served.reloadCommand) await settle(waits.trustSettleMs, signal);
@@ -175,11 +184,12 @@ export async function switchServed(
   await checkServeProcess(served);
   if (!written) await writePair(material, served);
   if ((await reload(served)) === 'reload-needed') {
-    const taken = written && (await servedWithin(reach, leafSha256, waits.reloadUnderWayMs, signal));
-    return { action: taken ? 'already-served' : 'reload-needed' };
+    const taken = written ? await servedWithin(reach, leafSha256, waits.reloadUnderWayMs, signal) : undefined;
+    return taken ? { action: 'already-served', served: taken } : { action: 'reload-needed' };
   }
   const { timeoutMs } = waits;
-  if (await servedWithin(reach, leafSha256, timeoutMs, signal)) return { action: 'switched' };
+  const switched = await servedWithin(reach, leafSha256, timeoutMs, signal);
+  if (switched) return { action: 'switched', served: switched };
   // The pair is written and the reload sent: a re-run finds the new certificate served, or waits for it again.
   if (signal?.aborted) throw new DepotkitError(`The move was interrupted while waiting for ${reachText(reach)} to serve the new certificate.`, EXIT.problems);
   throw new DepotkitError(

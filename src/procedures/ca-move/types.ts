@@ -95,6 +95,8 @@ export interface PhaseReport {
   skipped?: boolean;
   note?: string;
   rows?: Array<ConsumerRow<unknown>>;
+  /** The switch's: check's verdict on the chain the depot serves after it, judged as the new pair was in the plan. */
+  findings?: Finding[];
 }
 
 export interface CaMovePlan {

@@ -33,6 +33,8 @@ export interface EsxSource {
   checksums: Map<string, string>;
   /** Every VIB of the depots' folders their metadata lists with a SHA-256, held or not. */
   listed: Map<string, { size: number; sha256: string }>;
+  /** VIBs the metadata lists that a choice of products left out: still the depots' (a delta does not remove them on the other side). */
+  leftOut: Set<string>;
   manifest: PackEsx;
   report: PackEsxReport;
 }
@@ -95,7 +97,8 @@ export async function readEsxSource(root: string, select?: EsxSelectOptions): Pr
   const listed = new Map<string, { size: number; sha256: string }>();
   for (const [path, vib] of tree.vibs)
     if (vib.sha256 && esxFolderOf(tree.depots, path) && choice.wanted(path)) listed.set(path, { size: vib.size ?? 0, sha256: vib.sha256 });
-  return { files, checksums, listed, manifest, report };
+  const leftOut = new Set([...tree.vibs.keys()].filter((path) => !choice.wanted(path)));
+  return { files, checksums, listed, manifest, report, leftOut };
 }
 
 /**

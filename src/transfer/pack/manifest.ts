@@ -1,5 +1,5 @@
 import { PACK_FORMAT } from '../../constants.js';
-import { type PackManifest, type TreeEntry, esxMetadataSha256 } from '../format.js';
+import { type PackManifest, type PackSince, type TreeEntry, esxMetadataSha256 } from '../format.js';
 import type { DepotRecord } from '../record.js';
 import type { Source } from './source.js';
 import type { Written } from './volumes.js';
@@ -32,14 +32,12 @@ export function buildManifest(input: ManifestInput): PackManifest {
     packId: input.packId,
     created: input.created.toISOString(),
     volumeSize: input.volumeSize,
-    // ESX depots alone are named by their metadata, as a depot is by its catalog.
+    // ESX depots alone are named by their metadata (all of it: a delta carries only what changed), as a depot is by its catalog.
     source:
       source.catalogSha256 === undefined
-        ? { esxSha256: esxMetadataSha256(written.packed) }
+        ? { esxSha256: esxMetadataSha256(tree) }
         : { catalogSha256: source.catalogSha256, release: source.release ?? '', releases: source.releases },
-    ...(since
-      ? { since: { catalogSha256: since.catalogSha256, kind: since.kind === 'pack' ? 'pack' : 'depot', ...(since.packId ? { packId: since.packId } : {}) } }
-      : {}),
+    ...(since ? { since: sinceOf(since, source.catalogSha256 === undefined) } : {}),
     // Unpack judges the depot on what was chosen: binaries left out are not missing there.
     ...(source.selection ? { selection: source.selection.summary } : {}),
     volumes: written.volumes,
@@ -48,4 +46,10 @@ export function buildManifest(input: ManifestInput): PackManifest {
     removed: input.removed,
     ...(source.esx ? { esx: source.esx.manifest } : {}),
   };
+}
+
+/** What a delta was made against: the base's catalog, or for ESX depots alone the base's ESX metadata, held the same way. */
+function sinceOf(since: DepotRecord, esxOnly: boolean): PackSince {
+  const base = esxOnly ? { esxSha256: esxMetadataSha256([...since.files.values()]) } : { catalogSha256: since.catalogSha256 };
+  return { ...base, kind: since.kind === 'pack' ? 'pack' : 'depot', ...(since.packId ? { packId: since.packId } : {}) };
 }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEPOT_PATHS } from '../../constants.js';
+import { DEPOT_PATHS, DEPOT_ROOT_DIR } from '../../constants.js';
 import { describeFsError } from '../../util/errors.js';
 import { type TreeEntry, isEsxKind, isMetadataKind } from '../format.js';
 import { type DepotFile, sha256Hex } from '../contents.js';
@@ -53,15 +53,25 @@ export async function selectEntries(source: Source, since: DepotRecord | undefin
     } else selection.entries.push(entry);
   }
   if (since) {
-    // A binary left out by the selection is still this depot's: not removed on the other side; nor are ESX depots left out.
-    const held = new Set([...files.map((f) => f.path), ...(leftOut ?? [])]);
-    const esxLeftOut = source.esx === false;
+    // A binary or VIB left out by a choice is still this depot's: not removed on the other side.
+    const held = new Set([...files.map((f) => f.path), ...(leftOut ?? []), ...(source.esx ? source.esx.leftOut : [])]);
     selection.removed = [...since.files.values()]
-      .filter((f) => !held.has(f.path) && !(esxLeftOut && isEsxKind(f.kind)))
+      .filter((f) => !held.has(f.path) && mayRemove(source, f))
       .map((f) => f.path)
       .sort();
   }
   return selection;
+}
+
+/**
+ * What a delta may remove on the other side is what its manifest may name: PROD/'s files for a depot's pack, and the
+ * files of the ESX depots carried. ESX depots left out (or another's folders) are not touched; a delta of the ESX
+ * depots alone never removes a file of PROD/.
+ */
+function mayRemove(source: Source, file: TreeEntry): boolean {
+  const folders = source.esx ? source.esx.manifest.depots.map((d) => d.folder) : [];
+  if (folders.some((folder) => file.path.startsWith(`${folder}/`))) return isEsxKind(file.kind);
+  return source.catalogSha256 !== undefined && !isEsxKind(file.kind) && file.path.startsWith(`${DEPOT_ROOT_DIR}/`);
 }
 
 /** A file with what is known of its content before it is written: small metadata read whole, a binary's catalog checksum. */

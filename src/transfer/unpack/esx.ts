@@ -6,7 +6,9 @@ import { readEsxMetadata } from '../../esx/metadata-zip.js';
 import { readFileBounded } from '../../util/fs.js';
 import { ESX_LIMITS } from '../../util/limits.js';
 import { escapeControlChars } from '../../util/text.js';
-import { type PackFile, type PackManifest, isEsxKind } from '../format.js';
+import { type PackFile, type PackManifest, esxOnlyOf, esxSinceOf, isEsxKind } from '../format.js';
+import { esxSha256OfTree } from '../record.js';
+import { usageError } from '../../util/errors.js';
 import { sha256Hex, unplaceableName } from '../contents.js';
 import type { TargetDepot } from '../target.js';
 import { readPieces } from './authority.js';
@@ -78,6 +80,22 @@ export function esxRefusalOf(file: PackFile, authority: EsxAuthority | undefined
   if (listed.size !== undefined && listed.size !== file.size) return `its size in the manifest (${file.size}) is not its metadata's (${listed.size})`;
   if (listed.sha256 !== file.sha256) return "its SHA-256 in the manifest is not its metadata's";
   return undefined;
+}
+
+/**
+ * Whether a pack of ESX depots alone may replace the target's different files: with `force`, or for a delta when the
+ * target's ESX depots are the ones it was made against (their metadata hashed as its base's was) or already its
+ * source's (a resumed run). A delta is refused anywhere else before anything is written: alone it is not a depot.
+ */
+export async function mayReplaceEsx(root: string, manifest: PackManifest, force: boolean): Promise<boolean> {
+  const base = esxSinceOf(manifest);
+  if (force || base === undefined) return force;
+  const here = await esxSha256OfTree(root);
+  if (here !== undefined && (here === base || here === esxOnlyOf(manifest))) return true;
+  throw usageError(
+    `${manifest.packId} is a delta of ESX depots made against other ESX depots than ${root} holds (${here === undefined ? 'none' : 'other metadata'}): unpacked there it would not make whole ESX depots.`,
+    'Unpack it onto the ESX depots it was made against (the last patch carried there), or unpack a whole pack of them first (packed with `esxOnly`, without `since`); `force` unpacks it anyway.',
+  );
 }
 
 /** Whether `path` lies in one of the pack's ESX depots' folders. */
