@@ -1,27 +1,24 @@
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CA_CERT_FILE, CA_KEY_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, createCa, issueCert, writeCaDir } from '../../src/cert/index.js';
 import { exists } from '../../src/util/fs.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { opensslCsr } from './openssl.js';
 
 // What only the command line does: flags, the printed text and JSON, exit codes and the one sentence on bad
 // input. What the commands write and refuse is tested in-process: issue-dir.test.ts and inspect.test.ts.
 const HOST = 'depot.lab.local';
-let dir: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir();
 let caDir: string;
 let srvDir: string;
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir());
-  caDir = join(dir, 'ca');
-  srvDir = join(dir, 'srv');
+  caDir = join(tmp.dir, 'ca');
+  srvDir = join(tmp.dir, 'srv');
   await writeCaDir(caDir, await createCa({ cn: 'CLI Lab CA', keySize: 2048, days: 365 }));
   await issueCert(srvDir, { caDir, dns: [HOST, 'depot'], ips: ['10.0.0.5'] });
 });
-afterAll(() => cleanup());
 
 /** Bad input: exit 2, one sentence (plus an optional hint), no stack trace. */
 function expectUsageError(r: CliResult, message: RegExp): void {
@@ -33,9 +30,9 @@ function expectUsageError(r: CliResult, message: RegExp): void {
 
 describe('depotkit cert ca / issue', () => {
   it('prints JSON with --json, never the key or the passphrase, encrypts with --passphrase-file, and refuses to overwrite without --force', async () => {
-    const secret = join(dir, 'pass.txt');
+    const secret = join(tmp.dir, 'pass.txt');
     await writeFile(secret, 'lab passphrase\n');
-    const out = join(dir, 'ca2');
+    const out = join(tmp.dir, 'ca2');
     const r = await runCli(['cert', 'ca', '--out', out, '--key-size', '2048', '--passphrase-file', secret, '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
@@ -50,9 +47,9 @@ describe('depotkit cert ca / issue', () => {
   });
 
   it('takes the CA passphrase from --ca-passphrase-env, and says nothing of a CA key only its owner reads', async () => {
-    const enc = join(dir, 'enc-ca');
+    const enc = join(tmp.dir, 'enc-ca');
     await writeCaDir(enc, await createCa({ keySize: 2048 }), { passphrase: 'lab passphrase' });
-    const ok = await runCli(['cert', 'issue', '--ca', enc, '--dns', HOST, '--out', join(dir, 'e1'), '--ca-passphrase-env', 'LAB_CA_PASS'], {
+    const ok = await runCli(['cert', 'issue', '--ca', enc, '--dns', HOST, '--out', join(tmp.dir, 'e1'), '--ca-passphrase-env', 'LAB_CA_PASS'], {
       env: { LAB_CA_PASS: 'lab passphrase' },
     });
     expect(ok.code, ok.stderr).toBe(0);
@@ -62,10 +59,10 @@ describe('depotkit cert ca / issue', () => {
   });
 
   it('warns on stderr when the CA ends before the requested validity and when the CA key is readable by others', async () => {
-    const exposed = join(dir, 'exposed-ca');
+    const exposed = join(tmp.dir, 'exposed-ca');
     await writeCaDir(exposed, await createCa({ keySize: 2048, days: 365 }));
     await chmod(join(exposed, CA_KEY_FILE), 0o644);
-    const r = await runCli(['cert', 'issue', '--ca', exposed, '--dns', HOST, '--out', join(dir, 'exposed-srv'), '--days', '825']);
+    const r = await runCli(['cert', 'issue', '--ca', exposed, '--dns', HOST, '--out', join(tmp.dir, 'exposed-srv'), '--days', '825']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/warning: the CA expires on .* so the certificate ends then instead of after 825 days\./);
     expect(r.stderr).toContain(`warning: ${join(exposed, CA_KEY_FILE)} is readable by others (mode 0644); run chmod 600 ${join(exposed, CA_KEY_FILE)}.`);
@@ -82,19 +79,19 @@ describe('depotkit cert ca / issue', () => {
     ],
     [['cert', 'issue', '--ca', 'nowhere', '--dns', HOST, '--out', 'x'], /nowhere\/ca-cert\.pem does not exist; nowhere is not a CA folder\./],
   ])('exits 2 with one sentence for %j, writing nothing', async (args, message) => {
-    expectUsageError(await runCli(args, { cwd: dir }), message);
-    expect(await exists(join(dir, 'x'))).toBe(false);
+    expectUsageError(await runCli(args, { cwd: tmp.dir }), message);
+    expect(await exists(join(tmp.dir, 'x'))).toBe(false);
   });
 });
 
 describe('depotkit cert sign-csr', () => {
   it('prints the signed certificate as JSON with --json, and as lines naming the CA certificate to send', async () => {
-    const { csrPath } = opensslCsr(dir, 'vc', '/CN=vc.lab.local', ['-addext', 'subjectAltName=DNS:vc.lab.local']);
-    const r = await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', csrPath, '--out', join(dir, 'vc.pem'), '--days', '100', '--json']);
+    const { csrPath } = opensslCsr(tmp.dir, 'vc', '/CN=vc.lab.local', ['-addext', 'subjectAltName=DNS:vc.lab.local']);
+    const r = await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', csrPath, '--out', join(tmp.dir, 'vc.pem'), '--days', '100', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).certificate.san).toEqual({ dns: ['vc.lab.local'], ips: [] });
-    const nosan = opensslCsr(dir, 'nosan', '/CN=old.lab.local');
-    const text = await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', nosan.csrPath, '--out', join(dir, 'nosan.pem'), '--allow-no-san']);
+    const nosan = opensslCsr(tmp.dir, 'nosan', '/CN=old.lab.local');
+    const text = await runCli(['cert', 'sign-csr', '--ca', caDir, '--csr', nosan.csrPath, '--out', join(tmp.dir, 'nosan.pem'), '--allow-no-san']);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain('SAN:     DNS:old.lab.local');
     expect(text.stdout).toContain(`The CA certificate to send with it: ${join(caDir, CA_CERT_FILE)}`);
@@ -134,11 +131,11 @@ describe('depotkit cert inspect', () => {
     const r = await runCli(['cert', 'inspect', join(caDir, CA_CERT_FILE), '--json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).not.toHaveProperty('findings');
-    expectUsageError(await runCli(['cert', 'inspect', 'missing.pem'], { cwd: dir }), /missing\.pem does not exist/);
+    expectUsageError(await runCli(['cert', 'inspect', 'missing.pem'], { cwd: tmp.dir }), /missing\.pem does not exist/);
   });
 
   it('shows what a CSR asks for, and refuses to lint one', async () => {
-    const { csrPath } = opensslCsr(dir, 'show', '/O=Lab/CN=vc.lab.local', ['-addext', 'subjectAltName=DNS:vc.lab.local,IP:10.0.0.9']);
+    const { csrPath } = opensslCsr(tmp.dir, 'show', '/O=Lab/CN=vc.lab.local', ['-addext', 'subjectAltName=DNS:vc.lab.local,IP:10.0.0.9']);
     const r = await runCli(['cert', 'inspect', csrPath]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(

@@ -1,28 +1,25 @@
 import { createPublicKey } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createCa, generateCsr, generateKeyPem, readCertificate, parsePemBlocks, signCsr, type CaMaterial } from '../../src/cert/index.js';
 import { encodePem } from '../../src/cert/pem.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { extensionText, openssl, opensslCsr as csrByOpenssl, x509Text } from './openssl.js';
 import { usageRefusal } from './refusal.js';
 import { onTheCommandLine } from './words.js';
 
 const DAY = 86_400_000;
-let dir: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir();
 let ca: CaMaterial;
 let caPath: string;
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir());
   ca = await createCa({ cn: 'Zürich Lab CA', keySize: 2048 });
-  caPath = join(dir, 'ca.pem');
+  caPath = join(tmp.dir, 'ca.pem');
   await writeFile(caPath, ca.certPem);
 });
-afterAll(() => cleanup());
 
-const opensslCsr = (name: string, subject: string, extra?: string[], keyAlg?: string[]) => csrByOpenssl(dir, name, subject, extra, keyAlg);
+const opensslCsr = (name: string, subject: string, extra?: string[], keyAlg?: string[]) => csrByOpenssl(tmp.dir, name, subject, extra, keyAlg);
 
 const signError = (csrPem: string, opts = {}) => usageRefusal(signCsr(ca, csrPem, opts));
 
@@ -35,7 +32,7 @@ describe('signCsr', () => {
       'basicConstraints=critical,CA:TRUE',
     ]);
     const certPem = await signCsr(ca, pem.replace(/\n/g, '\r\n'));
-    const certPath = join(dir, 'vc.pem');
+    const certPath = join(tmp.dir, 'vc.pem');
     await writeFile(certPath, certPem);
     expect(openssl(['verify', '-x509_strict', '-purpose', 'sslserver', '-CAfile', caPath, certPath]).code).toBe(0);
     const text = x509Text(certPath);
@@ -87,7 +84,7 @@ describe('signCsr', () => {
   it('signs a CSR with an empty subject, making its SAN critical as RFC 5280 requires; refuses one naming nothing', async () => {
     const { pem } = opensslCsr('nosubject', '/', ['-addext', 'subjectAltName=DNS:bare.lab.local']);
     const certPem = await signCsr(ca, pem);
-    const path = join(dir, 'nosubject.pem');
+    const path = join(tmp.dir, 'nosubject.pem');
     await writeFile(path, certPem);
     expect(openssl(['verify', '-x509_strict', '-CAfile', caPath, path]).code).toBe(0);
     expect(extensionText(x509Text(path), 'Subject Alternative Name')!.header).toBe('X509v3 Subject Alternative Name: critical');
@@ -111,7 +108,7 @@ describe('signCsr', () => {
     expect(err.message).toBe('Refusing to sign the CSR: its CN is an IP address (10.0.0.7), which the installer rejects.');
     expect(onTheCommandLine(err.fix)).toMatch(/--allow-ip-only/);
     const certPem = await signCsr(ca, pem, { allowIpOnly: true });
-    const path = join(dir, 'cnip.pem');
+    const path = join(tmp.dir, 'cnip.pem');
     await writeFile(path, certPem);
     expect(openssl(['verify', '-x509_strict', '-CAfile', caPath, path]).code).toBe(0);
     expect(readCertificate(certPem).commonName).toBe('10.0.0.7');
@@ -159,7 +156,7 @@ describe('generateCsr', () => {
     });
     expect(csr).toMatch(/^-----BEGIN CERTIFICATE REQUEST-----\n[\s\S]+-----END CERTIFICATE REQUEST-----\n$/);
     expect(csr).not.toContain('\r');
-    const path = join(dir, 'gen.csr');
+    const path = join(tmp.dir, 'gen.csr');
     await writeFile(path, csr);
     const r = openssl(['req', '-in', path, '-verify', '-noout', '-text', '-nameopt', 'RFC2253']);
     expect(r.stdout + r.stderr).toMatch(/verify OK/i);
@@ -177,7 +174,7 @@ describe('generateCsr', () => {
     expect(() => generateCsr({ keyPem, commonName: ' ' })).toThrow(/must not be empty/);
     const ec = openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256']).stdout;
     expect(() => generateCsr({ keyPem: ec, commonName: 'x.lab' })).toThrow(/RSA keys only/);
-    const keyPath = join(dir, 'k.pem');
+    const keyPath = join(tmp.dir, 'k.pem');
     await writeFile(keyPath, keyPem);
     const enc = openssl(['pkey', '-in', keyPath, '-aes256', '-passout', 'pass:x']).stdout;
     expect(() => generateCsr({ keyPem: enc, commonName: 'x.lab' })).toThrow(/is encrypted and no passphrase was given/);

@@ -1,27 +1,24 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createCa, readCertificate, issueServerCert, splitPemBlocks, writeServerDir, type CaMaterial } from '../../src/cert/index.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { extensionText, openssl, opensslRoot, x509Text } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 
 const DAY = 86_400_000;
-let dir: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir();
 let ca: CaMaterial;
 let caPath: string;
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir());
   ca = await createCa({ keySize: 2048 });
-  caPath = join(dir, 'ca.pem');
+  caPath = join(tmp.dir, 'ca.pem');
   await writeFile(caPath, ca.certPem);
 });
-afterAll(() => cleanup());
 
 async function save(name: string, pem: string): Promise<string> {
-  const path = join(dir, name);
+  const path = join(tmp.dir, name);
   await writeFile(path, pem);
   return path;
 }
@@ -116,7 +113,7 @@ describe('issueServerCert', () => {
 
 describe('a CA made by openssl', () => {
   it("signs with it: the authority key id is openssl's subject key id and openssl verifies strictly", async () => {
-    const keyPath = join(dir, 'os-ca.key');
+    const keyPath = join(tmp.dir, 'os-ca.key');
     const certPem = opensslRoot(keyPath, '/O=Lab/CN=OpenSSL Root', 30, ['-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
     const osCaPath = await save('os-ca.pem', certPem);
     const s = await issueServerCert({ certPem, keyPem: await readFile(keyPath, 'utf8') }, { dns: ['depot.lab.local'] });
@@ -133,7 +130,7 @@ describe('a CA made by openssl', () => {
 describe('writeServerDir', () => {
   it('writes key 0600, certificate and chain, LF only, and refuses to overwrite without force', async () => {
     const s = await issueServerCert(ca, { dns: ['depot.lab.local'] });
-    const out = join(dir, 'srv');
+    const out = join(tmp.dir, 'srv');
     const paths = await writeServerDir(out, s);
     expect((await stat(paths.keyPath)).mode & 0o777).toBe(0o600);
     expect((await stat(paths.certPath)).mode & 0o777).toBe(0o644);
@@ -145,7 +142,7 @@ describe('writeServerDir', () => {
 
   it('leaves nothing behind when it refuses because one file exists', async () => {
     const s = await issueServerCert(ca, { dns: ['depot.lab.local'] });
-    const out = join(dir, 'partial');
+    const out = join(tmp.dir, 'partial');
     await writeServerDir(out, s);
     await rm(join(out, 'server-key.pem'));
     const before = await readFile(join(out, 'server-cert.pem'), 'utf8');

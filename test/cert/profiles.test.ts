@@ -35,6 +35,17 @@ const days = (info: Certificate) => (info.notAfter.getTime() - info.notBefore.ge
 const usagesOf = (profile: CertificateProfile) => KEY_USAGES.filter((u) => profile.keyUsage.usages.includes(u));
 const critical = (info: Certificate, name: string) => info.extensions.find((e) => e.name === name)?.critical;
 
+/** openssl names the key usages of `pem` (written to `name` in the folder) as `profile` titles them, in their order. */
+async function expectOpensslUsages(name: string, pem: string, profile: CertificateProfile): Promise<void> {
+  const path = join(dir, name);
+  await writeFile(path, pem);
+  expect(extensionText(x509Text(path), 'Key Usage')!.value).toBe(
+    usagesOf(profile)
+      .map((u) => KEY_USAGE_TITLES[u])
+      .join(', '),
+  );
+}
+
 /** What a certificate says about every part of a profile. */
 function asIssued(info: Certificate): Record<string, unknown> {
   const has = (name: string) => info.extensions.some((e) => e.name === name);
@@ -98,13 +109,7 @@ describe('issuing and linting read the same profiles', () => {
     expect(asIssued(info)).toEqual(asProfiled(SERVER_PROFILE));
     expect(days(info)).toBe(SERVER_PROFILE.validity.days);
     expect(critical(info, 'subjectAltName')).toBe(false);
-    const path = join(dir, 'server.pem');
-    await writeFile(path, s.certPem);
-    expect(extensionText(x509Text(path), 'Key Usage')!.value).toBe(
-      usagesOf(SERVER_PROFILE)
-        .map((u) => KEY_USAGE_TITLES[u])
-        .join(', '),
-    );
+    await expectOpensslUsages('server.pem', s.certPem, SERVER_PROFILE);
     expect(ids(s.certPem)).toEqual([]);
   });
 
@@ -114,13 +119,7 @@ describe('issuing and linting read the same profiles', () => {
     expect(asIssued(info)).toEqual(asProfiled(CA_PROFILE));
     expect(info.commonName).toBe(CA_PROFILE.subject.commonName);
     expect(days(info)).toBe(CA_PROFILE.validity.days);
-    const path = join(dir, 'ca.pem');
-    await writeFile(path, own.certPem);
-    expect(extensionText(x509Text(path), 'Key Usage')!.value).toBe(
-      usagesOf(CA_PROFILE)
-        .map((u) => KEY_USAGE_TITLES[u])
-        .join(', '),
-    );
+    await expectOpensslUsages('ca.pem', own.certPem, CA_PROFILE);
   });
 
   it('a changed copy of the server profile changes what is issued and what the lint accepts alike', async () => {

@@ -1,36 +1,33 @@
 import { X509Certificate } from 'node:crypto';
 import { chmod, chown, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { CA_CERT_FILE, SERVER_CERT_FILE, SERVER_CHAIN_FILE, SERVER_KEY_FILE } from '../../src/cert/files.js';
 import { createCa, issueCert, readCertificate, renewCert, writeCaDir } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { peerCertificate, writeTree } from '../server/helpers.js';
 import { openssl } from './openssl.js';
 
 // `cert renew`: the server folder's certificate issued again with its names and key size by the same CA,
 // written as a whole over the old files, and served after the server's reload (serve's SIGHUP runs that
 // reload: test/server/reload.test.ts).
-let dir: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-renew-');
 let caDir: string;
 let srvDir: string;
 
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir('depotkit-renew-'));
-  caDir = join(dir, 'ca');
-  srvDir = join(dir, 'srv');
+  caDir = join(tmp.dir, 'ca');
+  srvDir = join(tmp.dir, 'srv');
   await writeCaDir(caDir, await createCa({ cn: 'Renew Lab CA', keySize: 2048, days: 365 }));
   await issueCert(srvDir, { caDir, dns: ['localhost', 'depot.lab.local'], ips: ['127.0.0.1'], keySize: 3072, days: 30 });
 });
-afterAll(() => cleanup());
 
 const certIn = async (folder: string) => readCertificate(await readFile(join(folder, SERVER_CERT_FILE), 'utf8'));
 
 it('re-issues with the same names, CN and key size over the old files (with force), and the server sends it after its reload', async () => {
-  const root = await writeTree(join(dir, 'web'), { 'index.html': 'depot\n' });
+  const root = await writeTree(join(tmp.dir, 'web'), { 'index.html': 'depot\n' });
   const caPem = await readFile(join(caDir, CA_CERT_FILE), 'utf8');
   const old = await certIn(srvDir);
   const server = await startDepotServer({
@@ -71,7 +68,7 @@ it('re-issues with the same names, CN and key size over the old files (with forc
 
 it('writes beside the old files with --out, leaving them as they were, and says how serve picks them up', async () => {
   const before = await certIn(srvDir);
-  const beside = join(dir, 'srv-next');
+  const beside = join(tmp.dir, 'srv-next');
   const r = await runCli(['cert', 'renew', srvDir, '--ca', caDir, '--out', beside]);
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toContain('SIGHUP');
@@ -83,9 +80,9 @@ it('writes beside the old files with --out, leaving them as they were, and says 
 });
 
 it('refuses a CA folder that did not issue the certificate, in one sentence', async () => {
-  const otherCa = join(dir, 'other-ca');
+  const otherCa = join(tmp.dir, 'other-ca');
   await writeCaDir(otherCa, await createCa({ cn: 'Other CA', keySize: 2048 }));
-  await expect(renewCert(srvDir, { caDir: otherCa, outDir: join(dir, 'never') })).rejects.toMatchObject({
+  await expect(renewCert(srvDir, { caDir: otherCa, outDir: join(tmp.dir, 'never') })).rejects.toMatchObject({
     exitCode: 2,
     message: expect.stringMatching(/was not issued by the CA in/),
   });
@@ -94,7 +91,7 @@ it('refuses a CA folder that did not issue the certificate, in one sentence', as
 // An exported Caddy site reads the key as the caddy user through the key's group (0640): a renewal in place
 // that wrote it 0600 to its own user would stop Caddy at its next reload.
 it.skipIf(process.getuid?.() !== 0)('keeps the owner, group and mode of the files it replaces (a key its server reads through its group)', async () => {
-  const folder = join(dir, 'srv-group');
+  const folder = join(tmp.dir, 'srv-group');
   await issueCert(folder, { caDir, dns: ['localhost'], keySize: 2048 });
   const gid = 1; // daemon: a group the server would run in, not root's
   await chown(join(folder, SERVER_KEY_FILE), 0, gid);

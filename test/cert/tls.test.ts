@@ -7,17 +7,14 @@ import { connect, createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCa, generateCsr, generateKeyPem, issueServerCert, signCsr, type CaMaterial } from '../../src/cert/index.js';
 import { brokenServerCert } from '../helpers/certs.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 
 const HOST = 'depot.lab.local';
-let dir: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir();
 let ca: CaMaterial;
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir());
   ca = await createCa({ keySize: 2048 });
 });
-afterAll(() => cleanup());
 
 async function listen(keyPem: string, certPem: string): Promise<{ server: Server; port: number }> {
   const server = createServer({ key: keyPem, cert: certPem }, (socket) => socket.end('hello\n'));
@@ -101,7 +98,7 @@ describe('TLS with curl', () => {
     server = createHttpsServer({ key: s.keyPem, cert: s.chainPem }, (_req, res) => res.end('depot\n'));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
-    await writeFile(join(dir, 'ca.pem'), ca.certPem);
+    await writeFile(join(tmp.dir, 'ca.pem'), ca.certPem);
   });
   afterAll(() => new Promise((r) => server.close(r)));
 
@@ -110,7 +107,7 @@ describe('TLS with curl', () => {
     new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
         'curl',
-        ['-sS', '--max-time', '20', '--cacert', join(dir, 'ca.pem'), '--resolve', `${host}:${port}:127.0.0.1`, `https://${host}:${port}/`],
+        ['-sS', '--max-time', '20', '--cacert', join(tmp.dir, 'ca.pem'), '--resolve', `${host}:${port}:127.0.0.1`, `https://${host}:${port}/`],
         (err, stdout, stderr) => resolve({ status: err ? Number((err as { code?: number }).code) : 0, stdout, stderr }),
       );
     });

@@ -1,24 +1,21 @@
 import { execFileSync } from 'node:child_process';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { COMPONENTS_9_0, DEPOT_PATHS, REQUIRED_COMPONENTS, TEMP_PREFIX } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { validateCatalog, validateHclAll, validateHclLastUpdated } from '../../src/depot/validators.js';
 import { verifyCatalogSignature } from '../../src/depot/signature.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { readCatalogBinaries, sha256 } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => ({ dir, cleanup } = await tempDir()));
-afterEach(() => cleanup());
+const tmp = useTempDir(undefined, { each: true });
 
 describe('depot demo', () => {
   it('lays out every 9.0 component, the seven required among them, with a consistent catalog', async () => {
-    const root = join(dir, 'depot');
+    const root = join(tmp.dir, 'depot');
     const result = await makeDemoDepot(root, { binarySize: 10_000 });
     const folders = (await readdir(join(root, DEPOT_PATHS.comp))).sort();
     expect(folders).toEqual([...COMPONENTS_9_0].sort());
@@ -38,7 +35,7 @@ describe('depot demo', () => {
   });
 
   it('writes HCL files whose timestamps agree, the manifest and Compatibility data', async () => {
-    const root = join(dir, 'depot');
+    const root = join(tmp.dir, 'depot');
     await makeDemoDepot(root, { binarySize: 1 });
     const all = JSON.parse(await readFile(join(root, DEPOT_PATHS.hclAll), 'utf8'));
     const last = JSON.parse(await readFile(join(root, DEPOT_PATHS.hclLastUpdated), 'utf8'));
@@ -52,7 +49,7 @@ describe('depot demo', () => {
   });
 
   it('signs the catalog so that the public key alone verifies it, with our code and with openssl', async () => {
-    const root = join(dir, 'depot');
+    const root = join(tmp.dir, 'depot');
     const result = await makeDemoDepot(root, { binarySize: 1 });
     expect((await stat(result.signingKey)).mode & 0o777).toBe(0o600);
     expect(result.signingKey.startsWith(root + '/')).toBe(false); // the key is outside the web root
@@ -62,7 +59,7 @@ describe('depot demo', () => {
     expect(verifyCatalogSignature(catalog, sigText, publicPem).status).toBe('valid');
     expect(verifyCatalogSignature(Buffer.concat([catalog, Buffer.from(' ')]), sigText, publicPem).status).toBe('invalid');
 
-    const sigDer = join(dir, 'sig.der');
+    const sigDer = join(tmp.dir, 'sig.der');
     await writeFile(sigDer, Buffer.from(JSON.parse(sigText).signature, 'base64'));
     const out = execFileSync('openssl', ['dgst', '-sha256', '-verify', result.signingPublicKey, '-signature', sigDer, join(root, DEPOT_PATHS.catalog)], {
       encoding: 'utf8',
@@ -71,17 +68,17 @@ describe('depot demo', () => {
   });
 
   it('reuses the signing key on a re-made depot, so the same public key keeps verifying, and clears the partial files a killed run left', async () => {
-    const first = await makeDemoDepot(join(dir, 'depot'), { binarySize: 1 });
+    const first = await makeDemoDepot(join(tmp.dir, 'depot'), { binarySize: 1 });
     const key = await readFile(first.signingKey, 'utf8');
     const partials = [join(DEPOT_PATHS.comp, 'VCENTER', `${TEMP_PREFIX}1-a.iso`), join(DEPOT_PATHS.hclDir, `${TEMP_PREFIX}2-b.json`)];
-    for (const partial of partials) await writeFile(join(dir, 'depot', partial), 'x');
-    const second = await makeDemoDepot(join(dir, 'depot'), { binarySize: 1, force: true });
+    for (const partial of partials) await writeFile(join(tmp.dir, 'depot', partial), 'x');
+    const second = await makeDemoDepot(join(tmp.dir, 'depot'), { binarySize: 1, force: true });
     expect(await readFile(second.signingKey, 'utf8')).toBe(key);
-    expect((await readdir(join(dir, 'depot'), { recursive: true })).filter((f) => f.includes(TEMP_PREFIX))).toEqual([]);
+    expect((await readdir(join(tmp.dir, 'depot'), { recursive: true })).filter((f) => f.includes(TEMP_PREFIX))).toEqual([]);
   });
 
   it('lays out a 9.1 depot: VRSLCM gone, fleet services as yaml + tgz sets', async () => {
-    const root = join(dir, 'depot91');
+    const root = join(tmp.dir, 'depot91');
     await makeDemoDepot(root, { release: '9.1', binarySize: 1 });
     const folders = await readdir(join(root, DEPOT_PATHS.comp));
     expect(folders).not.toContain('VRSLCM');
@@ -96,7 +93,7 @@ describe('depot demo', () => {
   });
 
   it('CLI: makes a depot, refuses an existing one without --force (exit 2), parses sizes', async () => {
-    const root = join(dir, 'cli-depot');
+    const root = join(tmp.dir, 'cli-depot');
     const made = await runCli(['depot', 'demo', root, '--binary-size', '2K', '--json']);
     expect(made.code).toBe(0);
     const result = JSON.parse(made.stdout);
@@ -109,16 +106,16 @@ describe('depot demo', () => {
     expect(again.stderr).not.toMatch(/\n\s+at /); // no stack trace
 
     expect((await runCli(['depot', 'demo', root, '--force', '--binary-size', '1'])).code).toBe(0);
-    const bad = await runCli(['depot', 'demo', join(dir, 'x'), '--binary-size', 'lots']);
+    const bad = await runCli(['depot', 'demo', join(tmp.dir, 'x'), '--binary-size', 'lots']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('is not a size');
-    const badRelease = await runCli(['depot', 'demo', join(dir, 'y'), '--release', '8.0']);
+    const badRelease = await runCli(['depot', 'demo', join(tmp.dir, 'y'), '--release', '8.0']);
     expect(badRelease.code).toBe(2);
     expect(badRelease.stderr).toContain('--release must be one of 9.0, 9.1');
   });
 
   it('makes a depot of several releases: a GA, its patch and the next GA, each dated by its version, all complete', async () => {
-    const root = join(dir, 'releases');
+    const root = join(tmp.dir, 'releases');
     const result = await makeDemoDepot(root, { releases: ['9.1.0.0', '9.0.1', '9.0.0.0'], binarySize: 1 });
     expect(result.releases).toEqual(['9.0.0.0', '9.0.1.0', '9.1.0.0']);
     const manifest = JSON.parse(await readFile(join(root, DEPOT_PATHS.manifest), 'utf8')) as {
@@ -146,17 +143,17 @@ describe('depot demo', () => {
     const verified = await verifyDepot(root);
     expect(verified.ok).toBe(true);
     expect(verified.releases.map((r) => [r.version, r.state])).toEqual(result.releases.map((v) => [v, 'complete']));
-    await expect(makeDemoDepot(join(dir, 'lone-patch'), { releases: ['9.0.1.0'] })).rejects.toThrow('The patch 9.0.1.0 keeps the builds of 9.0.0.0');
+    await expect(makeDemoDepot(join(tmp.dir, 'lone-patch'), { releases: ['9.0.1.0'] })).rejects.toThrow('The patch 9.0.1.0 keeps the builds of 9.0.0.0');
   });
 
   it('CLI: --releases takes a comma-separated list, refuses a version that is no demo release, and is not given with --release', async () => {
-    const made = await runCli(['depot', 'demo', join(dir, 'cli-releases'), '--releases', '9.0.0.0,9.0.1.0', '--binary-size', '1', '--json']);
+    const made = await runCli(['depot', 'demo', join(tmp.dir, 'cli-releases'), '--releases', '9.0.0.0,9.0.1.0', '--binary-size', '1', '--json']);
     expect(made.code).toBe(0);
     expect(JSON.parse(made.stdout).releases).toEqual(['9.0.0.0', '9.0.1.0']);
-    const bad = await runCli(['depot', 'demo', join(dir, 'bad-releases'), '--releases', '8.0.0.0']);
+    const bad = await runCli(['depot', 'demo', join(tmp.dir, 'bad-releases'), '--releases', '8.0.0.0']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('A demo release is 9.0.0.0 or 9.1.0.0, or one of their patches (e.g. 9.0.1.0), not "8.0.0.0".');
-    const both = await runCli(['depot', 'demo', join(dir, 'both'), '--releases', '9.0.0.0', '--release', '9.1']);
+    const both = await runCli(['depot', 'demo', join(tmp.dir, 'both'), '--releases', '9.0.0.0', '--release', '9.1']);
     expect(both.code).toBe(2);
   });
 });

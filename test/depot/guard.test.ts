@@ -1,28 +1,24 @@
 import { cp, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { type NextRelease, demo, nextRelease } from '../transfer/helpers.js';
 import { outcome, packIn, unpackIn } from '../transfer/in-process.js';
 import { vendorLikeSource } from './helpers.js';
 
 const BINARY = 64 * 1024;
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-guard-');
 let first: string;
 let next: NextRelease;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
+const fresh = tmp.fresh;
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-guard-'));
-  first = await demo(join(base, 'first'), BINARY);
-  next = await nextRelease(first, join(base, 'next'), BINARY);
+  first = await demo(join(tmp.dir, 'first'), BINARY);
+  next = await nextRelease(first, join(tmp.dir, 'next'), BINARY);
 });
-afterAll(() => cleanup());
 
 async function pack(depot: string, since?: string): Promise<string> {
   const out = fresh('pack');

@@ -1,6 +1,6 @@
 import { copyFile, cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { formatVerifyResult } from '../../src/cli/depot.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import type { ReleaseVerdict } from '../../src/depot/release-status.js';
@@ -9,42 +9,32 @@ import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { addRelease } from '../transfer/releases-fixture.js';
 import { readCatalogBinaries } from './helpers.js';
-import { type ReleasesDepot, ownBinaries, releasesDepot } from './releases.js';
+import { CUT_RELEASE_STATES, RELEASE_STATES, type ReleasesDepot, ownBinaries, releaseStates, releasesDepot } from './releases.js';
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir();
 let root: string;
 let fixture: ReleasesDepot;
 let n = 0;
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir());
-  root = join(base, 'releases');
+  root = join(tmp.dir, 'releases');
   fixture = await releasesDepot(root);
 });
-afterAll(() => cleanup());
 
 async function copyOf(): Promise<string> {
-  const dir = join(base, `case-${n++}`);
+  const dir = join(tmp.dir, `case-${n++}`);
   await cp(root, dir, { recursive: true });
   return dir;
 }
-
-const states = (releases: ReleaseVerdict[]) => releases.map((r) => [r.version, r.state]);
 
 describe('depot verify, release by release', () => {
   it('says which release is complete, metadata only, missing a binary, or holding another build', async () => {
     const result = await verifyDepot(root);
     expect(result.grouping).toBe('manifest');
-    expect(states(result.releases)).toEqual([
-      ['9.0.0.0', 'complete'],
-      ['9.0.1.0', 'metadata-only'],
-      ['9.0.2.0', 'binaries-missing'],
-      ['9.0.3.0', 'wrong-binaries'],
-    ]);
+    expect(releaseStates(result.releases)).toEqual(RELEASE_STATES);
     const [complete, metadataOnly, missing, other] = result.releases as [ReleaseVerdict, ReleaseVerdict, ReleaseVerdict, ReleaseVerdict];
     expect(complete.counts).toEqual({ binaries: 16, present: 16, missing: 0, wrongBytes: 0, unreadable: 0, leftOut: 0 });
     expect(complete.files).toEqual([]);
@@ -84,22 +74,17 @@ describe('depot verify, release by release', () => {
     const dir = await copyOf();
     for (const version of ['9.0.2.0', '9.0.3.0']) for (const path of ownBinaries(version)) await rm(join(dir, path), { force: true });
     const result = await verifyDepot(dir, { deep: true });
-    expect(states(result.releases)).toEqual([
-      ['9.0.0.0', 'complete'],
-      ['9.0.1.0', 'metadata-only'],
-      ['9.0.2.0', 'metadata-only'],
-      ['9.0.3.0', 'metadata-only'],
-    ]);
+    expect(releaseStates(result.releases)).toEqual(CUT_RELEASE_STATES);
     expect(result.findings.filter((f) => f.severity === 'error')).toEqual([]);
     expect(result.ok).toBe(true);
   });
 
   it('still fails a depot that holds no binary at all', async () => {
-    const dir = join(base, `empty-${n++}`);
+    const dir = join(tmp.dir, `empty-${n++}`);
     await makeDemoDepot(dir, { binarySize: 1024 });
     for (const b of await readCatalogBinaries(dir)) await rm(join(dir, b.path));
     const result = await verifyDepot(dir);
-    expect(states(result.releases)).toEqual([['9.0.0.0', 'metadata-only']]);
+    expect(releaseStates(result.releases)).toEqual([['9.0.0.0', 'metadata-only']]);
     expect(result.findings.filter((f) => f.id === 'binary.missing').every((f) => f.severity === 'error')).toBe(true);
     expect(result.ok).toBe(false);
   });
@@ -136,20 +121,20 @@ describe('depot verify, release by release', () => {
 
 describe('depot verify after a selective mirror', () => {
   it('passes the mirror of one release of three: that release complete, the others metadata only', async () => {
-    const source = join(base, `source-${n++}`);
+    const source = join(tmp.dir, `source-${n++}`);
     await makeDemoDepot(source, { binarySize: 2048 });
     for (const [r, version] of ['9.0.1.0', '9.0.2.0'].entries()) await addRelease(source, version, ['VCENTER', 'NSX_T_MANAGER'], [3000 + r, 3100 + r]);
     const ca = await createCa({ keySize: 2048 });
     const issued = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
     const server = await startDepotServer({ root: source, host: '127.0.0.1', port: 0, tls: { certPem: issued.chainPem, keyPem: issued.keyPem } });
-    const out = join(base, `mirror-${n++}`);
+    const out = join(tmp.dir, `mirror-${n++}`);
     try {
       expect((await mirrorDepot({ url: server.url, out, caPems: [ca.certPem], select: { releases: ['9.0.1.0'] } })).ok).toBe(true);
     } finally {
       await server.close();
     }
     const result = await verifyDepot(out, { deep: true });
-    expect(states(result.releases)).toEqual([
+    expect(releaseStates(result.releases)).toEqual([
       ['9.0.0.0', 'metadata-only'],
       ['9.0.1.0', 'complete'],
       ['9.0.2.0', 'metadata-only'],
@@ -165,12 +150,7 @@ describe('depotkit depot verify, release by release', () => {
     expect(json.code).toBe(1);
     const report = JSON.parse(json.stdout) as { grouping: string; releases: ReleaseVerdict[] };
     expect(report.grouping).toBe('manifest');
-    expect(states(report.releases)).toEqual([
-      ['9.0.0.0', 'complete'],
-      ['9.0.1.0', 'metadata-only'],
-      ['9.0.2.0', 'binaries-missing'],
-      ['9.0.3.0', 'wrong-binaries'],
-    ]);
+    expect(releaseStates(report.releases)).toEqual(RELEASE_STATES);
     for (const r of report.releases) {
       expect(Object.keys(r).sort()).toEqual(['bytes', 'counts', 'files', 'leftOut', 'message', 'state', 'version']);
       expect(Object.keys(r.counts).sort()).toEqual(['binaries', 'leftOut', 'missing', 'present', 'unreadable', 'wrongBytes']);

@@ -63,3 +63,22 @@ export async function releasesDepot(root: string, binarySize = 4096): Promise<Re
     },
   };
 }
+
+/** Each release's version and state, in the order given. */
+export const releaseStates = (releases: ReadonlyArray<{ version: string; state: string }>): string[][] => releases.map((r) => [r.version, r.state]);
+
+/** The state verify, check and the status page give each release of releasesDepot's depot. */
+export const RELEASE_STATES = [
+  ['9.0.0.0', 'complete'],
+  ['9.0.1.0', 'metadata-only'],
+  ['9.0.2.0', 'binaries-missing'],
+  ['9.0.3.0', 'wrong-binaries'],
+];
+
+/** The same with 9.0.2.0's and 9.0.3.0's own binaries removed (a depot cut to 9.0.0.0): the later releases metadata only. */
+export const CUT_RELEASE_STATES = [
+  ['9.0.0.0', 'complete'],
+  ['9.0.1.0', 'metadata-only'],
+  ['9.0.2.0', 'metadata-only'],
+  ['9.0.3.0', 'metadata-only'],
+];

@@ -1,31 +1,28 @@
 import { mkdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX, VCENTER_UPGRADE_METADATA_DIR, VCENTER_UPGRADE_METADATA_FILES } from '../../src/constants.js';
 import { makeDemoDepot, type DemoResult } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { suggestComponent } from '../../src/depot/names.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { readCatalogBinaries } from './helpers.js';
 import { cp } from 'node:fs/promises';
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir();
 let pristine: string;
 let demo: DemoResult;
 let counter = 0;
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir());
-  pristine = join(base, 'pristine');
+  pristine = join(tmp.dir, 'pristine');
   demo = await makeDemoDepot(pristine, { binarySize: 8192 });
 });
-afterAll(() => cleanup());
 
 /** A fresh copy of the demo depot to break one thing in. */
 async function copyOfDemo(): Promise<string> {
-  const dir = join(base, `case-${counter++}`);
+  const dir = join(tmp.dir, `case-${counter++}`);
   await cp(pristine, dir, { recursive: true });
   return dir;
 }
@@ -79,7 +76,7 @@ describe('depot verify', () => {
 
   it('says when it is pointed at PROD itself or at a folder without PROD', async () => {
     expect(ids(await verifyDepot(join(pristine, 'PROD')))).toEqual(['layout.root.is-prod']);
-    expect(ids(await verifyDepot(base))).toEqual(['layout.root.missing']);
+    expect(ids(await verifyDepot(tmp.dir))).toEqual(['layout.root.missing']);
   });
 
   it('reports a catalog that is not JSON and one off the schema', async () => {
@@ -153,7 +150,7 @@ describe('depot verify', () => {
     await writeFile(join(dir, DEPOT_PATHS.catalog), JSON.stringify(catalog));
     expect(ids(await verifyDepot(dir, { signingCertPem: signer }))).toContain('signature.invalid');
 
-    const other = await makeDemoDepot(join(base, 'other'), { binarySize: 1 });
+    const other = await makeDemoDepot(join(tmp.dir, 'other'), { binarySize: 1 });
     expect(ids(await verifyDepot(pristine, { signingCertPem: await readFile(other.signingPublicKey, 'utf8') }))).toContain('signature.other-signer');
   });
 
@@ -176,10 +173,10 @@ describe('depot verify', () => {
     const json = JSON.parse(bad.stdout);
     expect(json.ok).toBe(false);
     expect(json.findings.find((f: { id: string }) => f.id === 'layout.file.missing').path).toBe(DEPOT_PATHS.catalogSig);
-    const usage = await runCli(['depot', 'verify', pristine, '--signing-cert', join(base, 'missing.pem')]);
+    const usage = await runCli(['depot', 'verify', pristine, '--signing-cert', join(tmp.dir, 'missing.pem')]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('missing.pem does not exist');
-    const nowhere = await runCli(['depot', 'verify', join(base, 'no-such-depot')]);
+    const nowhere = await runCli(['depot', 'verify', join(tmp.dir, 'no-such-depot')]);
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain('no-such-depot does not exist.');
   });

@@ -1,34 +1,31 @@
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEsxDemo } from '../../src/esx/demo.js';
 import { importBundles } from '../../src/esx/import.js';
 import { readEsxMetadata } from '../../src/esx/metadata-zip.js';
 import { verifyEsx } from '../../src/esx/verify.js';
 import { listFiles } from '../../src/util/walk.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { bundleOf, zipOf } from './helpers.js';
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-esx-import-');
 let bundleA: string;
 let bundleB: string;
 let firstVib: string;
 let counter = 0;
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-esx-import-'));
-  const demo = await makeEsxDemo(join(base, 'demo'), { vibs: 5, vibSize: 2048 });
-  bundleA = join(base, 'VMware-ESXi-9.0.0-demo-depot.zip');
-  bundleB = join(base, 'Vendor-addon-9.0.0-demo-depot.zip');
-  await bundleOf(join(base, 'demo'), bundleA);
-  await bundleOf(join(base, 'demo'), bundleB);
-  firstVib = (await readEsxMetadata(await readFile(join(base, 'demo', demo.metadata)), demo.metadata)).vibs[0]!.path;
+  const demo = await makeEsxDemo(join(tmp.dir, 'demo'), { vibs: 5, vibSize: 2048 });
+  bundleA = join(tmp.dir, 'VMware-ESXi-9.0.0-demo-depot.zip');
+  bundleB = join(tmp.dir, 'Vendor-addon-9.0.0-demo-depot.zip');
+  await bundleOf(join(tmp.dir, 'demo'), bundleA);
+  await bundleOf(join(tmp.dir, 'demo'), bundleB);
+  firstVib = (await readEsxMetadata(await readFile(join(tmp.dir, 'demo', demo.metadata)), demo.metadata)).vibs[0]!.path;
 });
-afterAll(() => cleanup());
 
-const out = (): string => join(base, `out-${counter++}`);
+const out = (): string => join(tmp.dir, `out-${counter++}`);
 
 describe('offline bundles imported into one depot', () => {
   it('lists every bundle under one root index that verifies whole, and a re-run writes nothing again', async () => {
@@ -57,10 +54,10 @@ describe('offline bundles imported into one depot', () => {
   });
 
   it('never places a VIB whose bytes the metadata does not vouch for, nor lists its bundle', async () => {
-    const bytes = Buffer.from(await readFile(join(base, 'demo', firstVib)));
+    const bytes = Buffer.from(await readFile(join(tmp.dir, 'demo', firstVib)));
     bytes[10] ^= 1;
-    const bad = join(base, 'Bad-9.0.0-depot.zip');
-    await bundleOf(join(base, 'demo'), bad, { [firstVib]: bytes });
+    const bad = join(tmp.dir, 'Bad-9.0.0-depot.zip');
+    await bundleOf(join(tmp.dir, 'demo'), bad, { [firstVib]: bytes });
     const dir = out();
     const result = await importBundles([bad, bundleA], dir);
     expect(result.ok).toBe(false);
@@ -76,7 +73,7 @@ describe('offline bundles imported into one depot', () => {
   });
 
   it('refuses a zip that is no bundle and a folder holding another depot, writing nothing', async () => {
-    const notBundle = join(base, 'not-a-bundle.zip');
+    const notBundle = join(tmp.dir, 'not-a-bundle.zip');
     await writeFile(notBundle, await zipOf({ 'readme.txt': 'x' }));
     const dir = out();
     await expect(importBundles([notBundle], dir)).rejects.toThrow(/not an ESX offline bundle/);
@@ -96,7 +93,7 @@ describe('depotkit esx import', () => {
     expect(ok.stdout).toContain('OK: 1 bundle imported into');
     const json = await runCli(['esx', 'import', bundleA, '--out', dir, '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, bundles: [{ kept: 5 }] });
-    const missing = await runCli(['esx', 'import', join(base, 'nope.zip'), '--out', dir]);
+    const missing = await runCli(['esx', 'import', join(tmp.dir, 'nope.zip'), '--out', dir]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('does not exist');
   });

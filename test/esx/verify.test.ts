@@ -1,27 +1,24 @@
 import { mkdir, readFile, readdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { makeEsxDemo, type EsxDemoResult } from '../../src/esx/demo.js';
 import { readEsxMetadata } from '../../src/esx/metadata-zip.js';
 import { verifyEsx } from '../../src/esx/verify.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { tempDir, useTempDir } from '../helpers/temp.js';
 import { bundleOf, copyOf, zipOf } from './helpers.js';
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-esx-');
 let pristine: string;
 let demo: EsxDemoResult;
 let counter = 0;
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-esx-'));
-  pristine = join(base, 'pristine');
+  pristine = join(tmp.dir, 'pristine');
   demo = await makeEsxDemo(pristine, { vibs: 6, vibSize: 4096 });
 });
-afterAll(() => cleanup());
 
-const fresh = (): Promise<string> => copyOf(pristine, join(base, `case-${counter++}`));
+const fresh = (): Promise<string> => copyOf(pristine, join(tmp.dir, `case-${counter++}`));
 const ids = (result: { findings: { id: string }[] }): string[] => result.findings.map((f) => f.id);
 
 /** The depot-relative paths of the demo's VIBs, as its metadata lists them. */
@@ -155,7 +152,7 @@ describe('a broken chain', () => {
 
 describe('where an ESX depot sits', () => {
   it('found in a served tree under umds-patch-store/ and PROD/COMP/ESX_HOST/<channel>/, each once', async () => {
-    const tree = join(base, `tree-${counter++}`);
+    const tree = join(tmp.dir, `tree-${counter++}`);
     await copyOf(pristine, join(tree, 'umds-patch-store'));
     await copyOf(pristine, join(tree, 'PROD', 'COMP', 'ESX_HOST', 'main'));
     await rename(join(tree, 'PROD/COMP/ESX_HOST/main/index.xml'), join(tree, 'PROD/COMP/ESX_HOST/main/vmw-depot-index.xml'));
@@ -170,7 +167,7 @@ describe('where an ESX depot sits', () => {
   });
 
   it('an offline bundle zip, deep, and one whose VIB was replaced', async () => {
-    const zip = join(base, `bundle-${counter++}-depot.zip`);
+    const zip = join(tmp.dir, `bundle-${counter++}-depot.zip`);
     await bundleOf(pristine, zip);
     const result = await verifyEsx(zip, { deep: true });
     expect(result.findings).toEqual([]);
@@ -179,13 +176,13 @@ describe('where an ESX depot sits', () => {
     const [first] = await demoVibs(pristine);
     const changed = Buffer.from(await readFile(join(pristine, first!)));
     changed[0] ^= 1;
-    const bad = join(base, `bundle-${counter++}-depot.zip`);
+    const bad = join(tmp.dir, `bundle-${counter++}-depot.zip`);
     await bundleOf(pristine, bad, { [first!]: changed });
     expect(ids(await verifyEsx(bad, { deep: true }))).toEqual(['esx.vib.checksum']);
   });
 
   it('a UMDS store: its metadata zips and VIBs verified, what its own index says not judged', async () => {
-    const store = join(base, `umds-${counter++}`);
+    const store = join(tmp.dir, `umds-${counter++}`);
     await copyOf(pristine, join(store, 'hostupdate', 'vmw'));
     for (const name of ['index.xml', 'vendor-index.xml']) await rm(join(store, 'hostupdate', 'vmw', name));
     await writeFile(join(store, 'hostupdate', '__hostupdate20-consolidated-index__.xml'), '<unpublished/>');
@@ -201,7 +198,7 @@ describe('depot demo with an ESX depot', () => {
   it('puts a whole ESX depot under umds-patch-store/ beside PROD/, and the PROD/ depot still verifies', async () => {
     const { makeDemoDepot } = await import('../../src/depot/demo.js');
     const { verifyDepot } = await import('../../src/depot/verify.js');
-    const dir = join(base, `demo-${counter++}`);
+    const dir = join(tmp.dir, `demo-${counter++}`);
     const made = await makeDemoDepot(dir, { binarySize: 512, esx: true });
     expect(made.esx).toMatchObject({ dir: join(dir, 'umds-patch-store'), index: 'index.xml', vibs: 6 });
     const esx = await verifyEsx(dir, { deep: true });
@@ -226,10 +223,10 @@ describe('depotkit esx verify', () => {
     expect(report.ok).toBe(false);
     expect(report.depots[0]!.products[0]!.state).toBe('metadata-only');
 
-    const missing = await runCli(['esx', 'verify', join(base, 'no-such')]);
+    const missing = await runCli(['esx', 'verify', join(tmp.dir, 'no-such')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('does not exist');
     expect(missing.stderr).not.toMatch(/\n\s+at /);
-    expect(await readdir(base)).not.toContain('no-such');
+    expect(await readdir(tmp.dir)).not.toContain('no-such');
   });
 });

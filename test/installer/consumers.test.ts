@@ -1,13 +1,13 @@
 import { X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, loadInventory, pushDepot, removeTrusted, ensureTrusted, installerStatus, type FleetRow } from '../../src/installer/index.js';
 import { daysLeft, sha256Fingerprint } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls, startSim, type TestDepot } from './helpers.js';
 import { connectTask, runOnConsumers, statusTask } from './commands.js';
 
 const SSO_USER = 'administrator@vsphere.local';
@@ -16,19 +16,14 @@ const OPS_USER = 'ops@local';
 const OPS_PASSWORD = 'Ops-0nly-Secret!';
 const VERSIONS = ['9.0.1.0.24962180', '9.1.0.0.25368698', '9.1.1.0.25800000'];
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let dir: string;
 let depot: TestDepot;
 let depotCaFile: string;
 
+useTestDepot('depotkit-installer-consumers-', (started) => ({ dir, depot } = started));
 beforeAll(async () => {
-  tmp = await tempDir('depotkit-installer-consumers-');
-  depot = await startTestDepot(tmp.dir);
-  depotCaFile = join(tmp.dir, 'depot-ca.pem');
+  depotCaFile = join(dir, 'depot-ca.pem');
   await writeFile(depotCaFile, depot.ca.certPem);
-});
-afterAll(async () => {
-  await depot?.close();
-  await tmp?.cleanup();
 });
 
 async function client(sim: InstallerSimulator, user = USER, password = PASSWORD): Promise<InstallerClient> {
@@ -49,7 +44,7 @@ describe('installer commands against installers and SDDC Managers', () => {
           const sim = await startInstallerSimulator({ role, version: VERSIONS[i % 3], users, tls: await simTls() });
           sims[i] = sim;
           const name = `c${String(i).padStart(2, '0')}`;
-          await writeFile(join(tmp.dir, `${name}.pem`), sim.caPem);
+          await writeFile(join(dir, `${name}.pem`), sim.caPem);
           const account = i === 4 ? `, user: ${OPS_USER}, passwordFile: ops.pass` : role === 'sddc-manager' ? ', passwordFile: sso.pass' : '';
           return `  - { name: ${name}, url: "${sim.url}", role: ${role}, installerCa: ${name}.pem${account} }`;
         }),
@@ -57,12 +52,12 @@ describe('installer commands against installers and SDDC Managers', () => {
       // An SDDC Manager listed as an installer: nothing may be changed on it.
       const misfiled = await startInstallerSimulator({ role: 'sddc-manager', version: VERSIONS[2], users: { [USER]: PASSWORD }, tls: await simTls() });
       sims.push(misfiled);
-      await writeFile(join(tmp.dir, 'misfiled.pem'), misfiled.caPem);
+      await writeFile(join(dir, 'misfiled.pem'), misfiled.caPem);
       entries.push(`  - { name: misfiled, url: "${misfiled.url}", role: installer, installerCa: misfiled.pem }`);
-      await writeFile(join(tmp.dir, 'installer.pass'), `${PASSWORD}\n`, { mode: 0o600 });
-      await writeFile(join(tmp.dir, 'sso.pass'), `${SSO_PASSWORD}\n`, { mode: 0o600 });
-      await writeFile(join(tmp.dir, 'ops.pass'), `${OPS_PASSWORD}\n`, { mode: 0o600 });
-      const inventory = join(tmp.dir, 'site.yaml');
+      await writeFile(join(dir, 'installer.pass'), `${PASSWORD}\n`, { mode: 0o600 });
+      await writeFile(join(dir, 'sso.pass'), `${SSO_PASSWORD}\n`, { mode: 0o600 });
+      await writeFile(join(dir, 'ops.pass'), `${OPS_PASSWORD}\n`, { mode: 0o600 });
+      const inventory = join(dir, 'site.yaml');
       await writeFile(inventory, `defaults: { passwordFile: installer.pass }\nconsumers:\n${entries.join('\n')}\n`);
       const inv = ['--inventory', inventory, '--concurrency', '4'];
       const expectRows = <T>(rows: Array<FleetRow<T>>) => {
@@ -193,7 +188,7 @@ describe('depot URLs the consumers refuse', () => {
 
 describe('the inventory of consumers', () => {
   it('takes consumers: beside installers:, an expected role, and the administrator of that role as the default user', async () => {
-    const file = join(tmp.dir, 'mixed.yaml');
+    const file = join(dir, 'mixed.yaml');
     await writeFile(
       file,
       'consumers:\n  - { name: i, url: https://i.lab, role: installer }\n  - { name: m, url: https://m.lab, role: sddc-manager }\n  - { name: m2, url: https://m2.lab, role: sddc-manager, user: ops@vsphere.local }\n  - https://any.lab\n',

@@ -3,26 +3,23 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusLines } from '../../src/cli/installer-output.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/temp.js';
-import { PASSWORD, USER, asCommandLine, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
+import { PASSWORD, USER, asCommandLine, startSim, type TestDepot } from './helpers.js';
 import { runOnConsumers, statusTask } from './commands.js';
 
 describe('installer commands say what they could not do', () => {
-  let tmp: { dir: string; cleanup: () => Promise<void> };
+  let dir: string;
   let sim: InstallerSimulator;
   let depot: TestDepot;
   let password: string;
+  useTestDepot('depotkit-installer-words-', (started) => ({ dir, depot } = started));
   beforeAll(async () => {
-    tmp = await tempDir('depotkit-installer-words-');
-    depot = await startTestDepot(tmp.dir);
     sim = await startSim();
-    password = join(tmp.dir, 'admin.pass');
+    password = join(dir, 'admin.pass');
     await writeFile(password, `${PASSWORD}\n`, { mode: 0o600 });
   });
   afterAll(async () => {
     await sim?.close();
-    await depot?.close();
-    await tmp?.cleanup();
   });
 
   it('installer status without --ca and no depot set says the depot CA was not checked, and why', async () => {

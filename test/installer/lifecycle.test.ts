@@ -9,11 +9,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/temp.js';
-import { call, depotSettings, login, startSim, startTestDepot, type TestDepot } from './helpers.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
+import { call, depotSettings, login, startSim, type TestDepot } from './helpers.js';
 import { until } from '../helpers/poll.js';
 
 const CERTS = '/v1/sddc-manager/trusted-certificates';
@@ -28,18 +28,13 @@ interface StatusRow {
   message?: string;
 }
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let dir: string;
 let depot: TestDepot;
 let root: string;
 
+useTestDepot('depotkit-installer-lifecycle-', (started) => ({ dir, depot } = started));
 beforeAll(async () => {
-  tmp = await tempDir('depotkit-installer-lifecycle-');
-  depot = await startTestDepot(tmp.dir);
-  root = join(tmp.dir, 'depot');
-});
-afterAll(async () => {
-  await depot?.close();
-  await tmp?.cleanup();
+  root = join(dir, 'depot');
 });
 
 async function withSim<T>(fn: (sim: InstallerSimulator, token: string) => Promise<T>, opts: Parameters<typeof startSim>[0] = {}): Promise<T> {
@@ -134,7 +129,7 @@ describe('depot sync', () => {
 
 describe('releases and bundle downloads', () => {
   it("lists the release's components and downloads every bundle as the lab-deployment script asks, validating size and SHA-256", async () => {
-    const store = join(tmp.dir, 'store');
+    const store = join(dir, 'store');
     await withSim(
       async (sim, token) => {
         await sync(sim, token);

@@ -5,7 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   FleetSession,
   connectDepot,
@@ -19,28 +19,23 @@ import {
   type FleetRow,
 } from '../../src/installer/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/temp.js';
-import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, simTls, startTestDepot, type TestDepot } from './helpers.js';
+import { useTestDepot } from '../helpers/installer-sim.js';
+import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, simTls, type TestDepot } from './helpers.js';
 import { addRelease } from './release-depot.js';
 
 const SSO_USER = 'administrator@vsphere.local';
 const SSO_PASSWORD = 'Sso-Adm1n-Secret!';
 const MINUTE = 60_000;
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+let dir: string;
 let depot: TestDepot;
 let spec: { url: string; username: string; password: string };
 
+useTestDepot('depotkit-new-release-', (started) => ({ dir, depot } = started));
 beforeAll(async () => {
-  tmp = await tempDir('depotkit-new-release-');
-  depot = await startTestDepot(tmp.dir);
   spec = { url: `https://localhost:${depot.port}`, username: DEPOT_USER, password: DEPOT_PASSWORD };
-  await writeFile(join(tmp.dir, 'installer.pass'), `${PASSWORD}\n`, { mode: 0o600 });
-  await writeFile(join(tmp.dir, 'sso.pass'), `${SSO_PASSWORD}\n`, { mode: 0o600 });
-});
-afterAll(async () => {
-  await depot?.close();
-  await tmp?.cleanup();
+  await writeFile(join(dir, 'installer.pass'), `${PASSWORD}\n`, { mode: 0o600 });
+  await writeFile(join(dir, 'sso.pass'), `${SSO_PASSWORD}\n`, { mode: 0o600 });
 });
 
 interface Consumer {
@@ -60,11 +55,11 @@ async function fleet(consumers: Consumer[], file: string): Promise<{ sims: Insta
     const behind = c.behindMs ?? 0;
     const sim = await startInstallerSimulator({ role: c.role, version: c.version, users, clock: () => Date.now() - behind, tls: await simTls() });
     sims.push(sim);
-    await writeFile(join(tmp.dir, `${c.name}.pem`), sim.caPem);
+    await writeFile(join(dir, `${c.name}.pem`), sim.caPem);
     const passwordFile = c.role === 'installer' ? 'installer.pass' : 'sso.pass';
     entries.push(`  - { name: ${c.name}, url: "${sim.url}", role: ${c.role}, passwordFile: ${passwordFile}, installerCa: ${c.name}.pem }`);
   }
-  const inventory = join(tmp.dir, file);
+  const inventory = join(dir, file);
   await writeFile(inventory, `consumers:\n${entries.join('\n')}\n`);
   const session = new FleetSession(await resolveTargets({ inventory }), { concurrency: 4, timeoutMs: 30_000 });
   return { sims, session, close: async () => void (await Promise.all(sims.map((s) => s.close()))) };
@@ -151,7 +146,7 @@ describe('a new release on the depot, fleet-wide', () => {
 
       // The release arrives five minutes ago, after a's and b's syncs; then c syncs on its own.
       const arrived = new Date(Math.floor((Date.now() - 5 * MINUTE) / 1000) * 1000);
-      await addRelease(join(tmp.dir, 'depot'), '9.0.1.0', ['VCENTER', 'NSX_T_MANAGER'], 2048, arrived);
+      await addRelease(join(dir, 'depot'), '9.0.1.0', ['VCENTER', 'NSX_T_MANAGER'], 2048, arrived);
       const catalog = await depotCatalogDate(spec, { caPems: [depot.ca.certPem] });
       expect(catalog).toEqual({ lastModified: arrived });
       const cSession = new FleetSession(session.targets.slice(2), { concurrency: 1, timeoutMs: 30_000 });

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, it } from 'vitest';
 import { EXPORT_DEBIAN } from '../../src/constants.js';
 import { CADDY, CADDY_USER, startCaddyfile } from '../export/helpers.js';
-import { exportedSite, moveRefusedThenCompleted, moveReloadedByHand, moveWithReload, type SiteKind } from './ca-move-site.js';
+import { moveRefusedThenCompleted, siteMoveTests, type SiteKind } from './ca-move-site.js';
 
 /**
  * Whether this host has the setting the export's steps give for Caddy: without it, Linux resets the
@@ -27,15 +27,7 @@ const CADDY_SITE: SiteKind = {
  * sets it); without it, none but connection resets.
  */
 describe.skipIf(!CADDY)('moving an exported Caddy site to another CA', () => {
-  const site = exportedSite(CADDY_SITE);
-
-  it('writes the new pair over the files the site reads, runs its reload, and every consumer validates before, during and after with zero failures', async () => {
-    await moveWithReload(site, CADDY_SITE);
-  }, 120_000);
-
-  it('without a reload command, writes the pair and stops naming the reload the export gives; after it, the same move carries on and completes', async () => {
-    await moveReloadedByHand(site, CADDY_SITE);
-  }, 120_000);
+  const site = siteMoveTests(CADDY_SITE);
 
   // Only where Caddy reads as the caddy user (the tests run as root): a key root's alone is then one it cannot read.
   it.runIf(CADDY_USER)(

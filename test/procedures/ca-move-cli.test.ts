@@ -1,23 +1,20 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { servedLeafSha256 } from '../../src/procedures/index.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER } from '../installer/helpers.js';
-import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, holds, moveFixture, type MoveFixture } from './ca-move-fixture.js';
+import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, holds, useMoveFixture, type MoveFixture } from './ca-move-fixture.js';
 
 const env = { [DEPOT_PASSWORD_ENV]: DEPOT_PASSWORD };
 
 describe('depotkit depot move-ca', () => {
-  let tmp: { dir: string; cleanup: () => Promise<void> };
   let fx: MoveFixture;
   let args: string[];
   // One fixture for the file: the refusal changes nothing, the move comes after it.
+  useMoveFixture('depotkit-ca-move-cli-', 3, (made) => (fx = made));
   beforeAll(async () => {
-    tmp = await tempDir('depotkit-ca-move-cli-');
-    fx = await moveFixture(tmp.dir, 3);
-    const inventory = join(tmp.dir, 'consumers.yaml');
+    const inventory = join(fx.dir, 'consumers.yaml');
     const entries = fx.targets.map((t) => `  - { name: ${t.name}, url: "${t.url}", passwordEnv: ${PASSWORD_ENV}, insecure: true }`);
     await writeFile(inventory, `installers:\n${entries.join('\n')}\n`);
     args = [
@@ -27,10 +24,6 @@ describe('depotkit depot move-ca', () => {
       ...['--served-cert', fx.files.served.cert, '--served-key', fx.files.served.key, '--serve-pid', String(fx.serve.info.pid)],
       ...['--depot-url', fx.depotUrl, '--depot-user', DEPOT_USER, '--depot-password-env', DEPOT_PASSWORD_ENV, '--inventory', inventory],
     ];
-  }, 120_000);
-  afterAll(async () => {
-    await fx?.close();
-    await tmp.cleanup();
   });
 
   it('refuses a new certificate that does not name the depot, before anything is changed', async () => {
@@ -62,7 +55,7 @@ describe('depotkit depot move-ca', () => {
       fx.targets.map((t) => expect.stringMatching(new RegExp(`^ {2}${t.name} {2}VcfInstaller 9\\.\\S+ {2}ok\\b`))),
     );
     expect(lines).toContain('The depot is on the new CA; every consumer validated it.');
-    const stateFile = join(tmp.dir, 'depotkit-ca-move.json');
+    const stateFile = join(fx.dir, 'depotkit-ca-move.json');
     const { leafSha256 } = JSON.parse(await readFile(stateFile, 'utf8')) as { leafSha256: string };
     expect(await servedLeafSha256(fx.depotUrl, 5000)).toBe(leafSha256);
     expect(await holds(fx.sims[2]!, fx.oldCa.certPem)).toBe(false);

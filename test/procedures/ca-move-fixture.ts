@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { InstallerClient, pushDepot, ensureTrusted, type InstallerTarget } from '../../src/installer/index.js';
@@ -7,6 +8,7 @@ import { createCa, issueServerCert, selfSignedServerCertificate, sha256Fingerpri
 import type { CaMoveOptions } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson, type CliChild } from '../helpers/cli.js';
+import { useTempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER } from '../installer/helpers.js';
 
 export const PASSWORD_ENV = 'DEPOTKIT_TEST_CONSUMER_PASSWORD';
@@ -249,4 +251,28 @@ export async function whileValidating<T>(fx: Pick<MoveFixture, 'sims' | 'depotUr
   const tallying = validateContinuously(fx, new Promise<void>((r) => (done = r)));
   const [result, tally] = await Promise.all([move().finally(() => done()), tallying]);
   return { result, tally };
+}
+
+/**
+ * Registers, for the calling block, a move fixture of `count` consumers in a temporary folder of its own: made
+ * before the block's tests (before each test with `each`), closed and removed after them; `set` is given it.
+ */
+export function useMoveFixture(prefix: string, count: number, set: (fx: MoveFixture) => void, options: { each?: boolean } = {}): void {
+  const tmp = useTempDir(prefix, options);
+  let fx: MoveFixture | undefined;
+  const make = async (): Promise<void> => {
+    fx = await moveFixture(tmp.dir, count);
+    set(fx);
+  };
+  const close = async (): Promise<void> => {
+    await fx?.close();
+    fx = undefined;
+  };
+  if (options.each) {
+    beforeEach(make, 120_000);
+    afterEach(close);
+  } else {
+    beforeAll(make, 120_000);
+    afterAll(close);
+  }
 }

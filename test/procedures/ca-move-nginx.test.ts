@@ -1,6 +1,6 @@
-import { describe, it } from 'vitest';
+import { describe } from 'vitest';
 import { NGINX, startNginxSite } from '../export/helpers.js';
-import { exportedSite, moveReloadedByHand, moveWithReload, type SiteKind } from './ca-move-site.js';
+import { siteMoveTests, type SiteKind } from './ca-move-site.js';
 
 const NGINX_SITE: SiteKind = { server: 'nginx', file: 'depotkit.conf', start: startNginxSite, refusals: /\[emerg\]|\[crit\]/ };
 
@@ -10,13 +10,5 @@ const NGINX_SITE: SiteKind = { server: 'nginx', file: 'depotkit.conf', start: st
  * nginx's own reload, while every consumer keeps validating the depot.
  */
 describe.skipIf(!NGINX)('moving an exported nginx site to another CA', () => {
-  const site = exportedSite(NGINX_SITE);
-
-  it('writes the new pair over the files the site reads, runs its reload, and every consumer validates before, during and after with zero failures', async () => {
-    await moveWithReload(site, NGINX_SITE);
-  }, 120_000);
-
-  it('without a reload command, writes the pair and stops naming the reload the export gives; after it, the same move carries on and completes', async () => {
-    await moveReloadedByHand(site, NGINX_SITE);
-  }, 120_000);
+  siteMoveTests(NGINX_SITE);
 });

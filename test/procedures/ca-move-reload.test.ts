@@ -1,26 +1,17 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { moveDepotCa, servedLeafSha256, type CaMoveOptions } from '../../src/procedures/index.js';
-import { tempDir } from '../helpers/temp.js';
-import { depotSpec, moveFixture, type MoveFixture } from './ca-move-fixture.js';
+import { depotSpec, useMoveFixture, type MoveFixture } from './ca-move-fixture.js';
 
 /**
  * A site reloaded by hand, the move run again at once: nginx's and Apache's reload commands return
  * before the server takes the new pair, so the re-run can find the old certificate still served.
  */
 describe('a CA move run again right after a reload by hand', () => {
-  let tmp: { dir: string; cleanup: () => Promise<void> };
   let fx: MoveFixture;
-  beforeAll(async () => {
-    tmp = await tempDir('depotkit-ca-move-reload-');
-    fx = await moveFixture(tmp.dir, 2);
-  }, 120_000);
-  afterAll(async () => {
-    await fx?.close();
-    await tmp?.cleanup();
-  });
+  useMoveFixture('depotkit-ca-move-reload-', 2, (made) => (fx = made));
 
   it('waits for the server to take the pair it finds written, and carries on', async () => {
     const opts: CaMoveOptions = {
@@ -53,7 +44,7 @@ describe('a CA move run again right after a reload by hand', () => {
   it('without the reload, stops for it again after a short wait, the pair left as written', async () => {
     const third = await createCa({ cn: 'Third Depot CA', keySize: 2048 });
     const leaf = await issueServerCert(third, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
-    const paths = { newCert: join(tmp.dir, 'third-cert.pem'), newKey: join(tmp.dir, 'third-key.pem'), newCa: join(tmp.dir, 'third-ca.pem') };
+    const paths = { newCert: join(fx.dir, 'third-cert.pem'), newKey: join(fx.dir, 'third-key.pem'), newCa: join(fx.dir, 'third-ca.pem') };
     await Promise.all([writeFile(paths.newCert, leaf.certPem), writeFile(paths.newKey, leaf.keyPem, { mode: 0o600 }), writeFile(paths.newCa, third.certPem)]);
     const opts: CaMoveOptions = {
       ...paths,

@@ -2,15 +2,14 @@ import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { INSTALLER_API } from '../../src/constants.js';
 import { InstallerClient } from '../../src/installer/index.js';
 import { selfSignedServerCertificate, sha256Fingerprint } from '../../src/cert/index.js';
 import { moveDepotCa, type CaMoveOptions, type CaMoveReport, type ConsumerRow } from '../../src/procedures/index.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { tempDir } from '../helpers/temp.js';
 import { PASSWORD, USER } from '../installer/helpers.js';
-import { MOVE_PHASES, holds, moveFixture, serveMoveOptions, whileValidating, type MoveFixture } from './ca-move-fixture.js';
+import { MOVE_PHASES, holds, useMoveFixture, serveMoveOptions, whileValidating, type MoveFixture } from './ca-move-fixture.js';
 
 function options(fx: MoveFixture, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
   return serveMoveOptions(fx, { concurrency: 4, ...extra });
@@ -41,16 +40,8 @@ const takesTrustedCertificates = (version: string | undefined) => /^9\.1\.[1-9]/
 describe('the CA move gives each consumer the new CA the way its version takes it', () => {
   // Twelve consumers: 9.0.2, 9.1.0 and 9.1.1, each as an installer and as an SDDC Manager.
   const CONSUMERS = 12;
-  let tmp: { dir: string; cleanup: () => Promise<void> };
   let fx: MoveFixture;
-  beforeEach(async () => {
-    tmp = await tempDir('depotkit-ca-move-routes-');
-    fx = await moveFixture(tmp.dir, CONSUMERS);
-  }, 120_000);
-  afterEach(async () => {
-    await fx?.close();
-    await tmp.cleanup();
-  });
+  useMoveFixture('depotkit-ca-move-routes-', CONSUMERS, (made) => (fx = made), { each: true });
 
   it('9.1.1 consumers get it with their depot settings (the old CA along until the switch), earlier ones by the separate import; zero failed validations; a re-run after the retire never sends the old CA back', async () => {
     const from = fx.sims.map((s) => s!.logs.length);
@@ -144,16 +135,8 @@ async function droppingProxy(sim: InstallerSimulator): Promise<{ url: string; cl
 }
 
 describe('a 9.1.1 consumer whose list does not show what its depot settings carried', () => {
-  let tmp: { dir: string; cleanup: () => Promise<void> };
   let fx: MoveFixture;
-  beforeEach(async () => {
-    tmp = await tempDir('depotkit-ca-move-unlisted-');
-    fx = await moveFixture(tmp.dir, 3);
-  }, 120_000);
-  afterEach(async () => {
-    await fx?.close();
-    await tmp.cleanup();
-  });
+  useMoveFixture('depotkit-ca-move-unlisted-', 3, (made) => (fx = made), { each: true });
 
   it('gets the new CA by the separate import after it, proven by the list before the switch, and validates the depot after it', async () => {
     // consumer-2 is the 9.1.1 installer.

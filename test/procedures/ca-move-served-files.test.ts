@@ -1,15 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { moveDepotCa, type CaMoveOptions, type ServedDepot } from '../../src/procedures/index.js';
 import { isServeCommandLine } from '../../src/procedures/ca-move/serve-process.js';
 import { loadTlsMaterial } from '../../src/server/tls.js';
 import { isTempName } from '../../src/util/fs.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
 import { DEPOT_PASSWORD, DEPOT_USER } from '../installer/helpers.js';
-import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, depotSpec, holds, moveFixture, type MoveFixture } from './ca-move-fixture.js';
+import { DEPOT_PASSWORD_ENV, PASSWORD_ENV, depotSpec, holds, useMoveFixture, type MoveFixture } from './ca-move-fixture.js';
 
 function options(fx: MoveFixture, served: ServedDepot, extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
   return {
@@ -27,17 +26,9 @@ function options(fx: MoveFixture, served: ServedDepot, extra: Partial<CaMoveOpti
 }
 
 describe("the CA move's served files and serve's pid", () => {
-  let tmp: { dir: string; cleanup: () => Promise<void> };
   let fx: MoveFixture;
   // One fixture for the file: the refusals change nothing, and the last test writes files of its own.
-  beforeAll(async () => {
-    tmp = await tempDir('depotkit-ca-move-files-');
-    fx = await moveFixture(tmp.dir, 1);
-  }, 120_000);
-  afterAll(async () => {
-    await fx?.close();
-    await tmp.cleanup();
-  });
+  useMoveFixture('depotkit-ca-move-files-', 1, (made) => (fx = made));
 
   it('refuses a pid that is not serve (a stale pid file) before anything is done: the process is not signalled', async () => {
     const files = { certFile: fx.files.served.cert, keyFile: fx.files.served.key };
@@ -66,7 +57,7 @@ describe("the CA move's served files and serve's pid", () => {
   }, 60_000);
 
   it('--serve-pid: a pid file that is a FIFO is refused unread, one of a serve that stopped with a sentence that says so (exit 2)', async () => {
-    const inventory = join(tmp.dir, 'consumers.yaml');
+    const inventory = join(fx.dir, 'consumers.yaml');
     await writeFile(inventory, `installers:\n  - { url: "${fx.targets[0]!.url}", passwordEnv: ${PASSWORD_ENV}, insecure: true }\n`);
     const move = (servePid: string) =>
       runCli(
@@ -77,13 +68,13 @@ describe("the CA move's served files and serve's pid", () => {
         ],
         { env: { [DEPOT_PASSWORD_ENV]: DEPOT_PASSWORD } },
       );
-    const fifo = join(tmp.dir, 'serve.pid');
+    const fifo = join(fx.dir, 'serve.pid');
     execFileSync('mkfifo', [fifo]);
     const blocked = await move(fifo);
     expect([blocked.code, blocked.stderr.trim()]).toEqual([2, `depotkit: ${fifo} is a FIFO, not a regular file: it is not a pid file.`]);
     const gone = spawn(process.execPath, ['-e', '']);
     await new Promise((r) => gone.once('exit', r));
-    const stale = join(tmp.dir, 'stale.pid');
+    const stale = join(fx.dir, 'stale.pid');
     await writeFile(stale, `${gone.pid}\n`);
     const refused = await move(stale);
     expect(refused.code).toBe(2);
@@ -92,7 +83,7 @@ describe("the CA move's served files and serve's pid", () => {
   }, 60_000);
 
   it('writes a combined PEM (certificate and key in one file) back as one, which serve loads, leaving no temporary copy of the key', async () => {
-    const combined = join(tmp.dir, 'served.pem');
+    const combined = join(fx.dir, 'served.pem');
     await writeFile(combined, `${await readFile(fx.files.served.cert, 'utf8')}${await readFile(fx.files.served.key, 'utf8')}`, { mode: 0o600 });
     const report = await moveDepotCa(options(fx, { kind: 'site', certFile: combined, keyFile: combined }));
     // No reload command: the pair is written and the move stops for the reload.
@@ -101,11 +92,11 @@ describe("the CA move's served files and serve's pid", () => {
     expect(await readFile(combined, 'utf8')).toBe(`${newCert}${newKey}`);
     expect((await stat(combined)).mode & 0o777).toBe(0o600);
     await expect(loadTlsMaterial({ certFile: combined, keyFile: combined })).resolves.toMatchObject({ certPem: `${newCert}${newKey}` });
-    expect((await readdir(tmp.dir)).filter((name) => isTempName(name) || name.endsWith('.bak'))).toEqual([]);
+    expect((await readdir(fx.dir)).filter((name) => isTempName(name) || name.endsWith('.bak'))).toEqual([]);
     // A file that had the key first gets it first again.
-    const keyFirst = join(tmp.dir, 'key-first.pem');
+    const keyFirst = join(fx.dir, 'key-first.pem');
     await writeFile(keyFirst, `${await readFile(fx.files.served.key, 'utf8')}${await readFile(fx.files.served.cert, 'utf8')}`, { mode: 0o600 });
-    await moveDepotCa(options(fx, { kind: 'site', certFile: keyFirst, keyFile: keyFirst }, { stateFile: join(tmp.dir, 'key-first-move.json') }));
+    await moveDepotCa(options(fx, { kind: 'site', certFile: keyFirst, keyFile: keyFirst }, { stateFile: join(fx.dir, 'key-first-move.json') }));
     expect(await readFile(keyFirst, 'utf8')).toBe(`${newKey}${newCert}`);
   }, 90_000);
 });

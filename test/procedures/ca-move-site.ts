@@ -1,6 +1,6 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DepotkitError } from '../../src/util/errors.js';
 import type { ExportTarget } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
@@ -70,7 +70,7 @@ async function groupSteps(stdout: string): Promise<void> {
  * and consumers that trust the old CA and validated the depot. Registers its own beforeAll and afterAll:
  * call it inside the describe.
  */
-export function exportedSite(kind: SiteKind) {
+function exportedSite(kind: SiteKind) {
   const site = {} as {
     dir: string;
     server: RunningServer;
@@ -179,7 +179,7 @@ async function validatedSince(tally: ValidationTally, from: number[], more = 1):
  * The move with the site's reload command, every consumer validating before, during and after: zero
  * failures, the real server serving the new certificate, and the consumers trusting the new CA only.
  */
-export async function moveWithReload(site: Site, kind: SiteKind): Promise<void> {
+async function moveWithReload(site: Site, kind: SiteKind): Promise<void> {
   let done!: () => void;
   const stop = new Promise<void>((r) => (done = r));
   const tally: ValidationTally = { ok: 0, failed: [], perConsumer: site.sims.map(() => 0) };
@@ -274,7 +274,7 @@ export async function moveRefusedThenCompleted(site: Site, kind: SiteKind): Prom
  * the site's kind, which is the one the export's next steps give; the server reloaded by hand, the same
  * move carries on and completes, with zero failed validations throughout.
  */
-export async function moveReloadedByHand(site: Site, kind: SiteKind): Promise<void> {
+async function moveReloadedByHand(site: Site, kind: SiteKind): Promise<void> {
   const paths = await anotherPair(site, 'third');
   const f = pairFiles(site.dir);
   const opts = moveOptions(site, { ...paths, oldCa: f.newCa, served: { kind: 'site', certFile: f.cert, keyFile: f.key, server: kind.server } });
@@ -314,4 +314,19 @@ export async function moveReloadedByHand(site: Site, kind: SiteKind): Promise<vo
   expect(second.resumed).toBe(true);
   expect(second.phases.find((p) => p.phase === 'switch')).toMatchObject({ ok: true, note: 'already-served' });
   expect(await servedLeafSha256(site.depotUrl, 5000)).toBe(second.plan.leaf.sha256);
+}
+
+/**
+ * Registers, inside the describe, `kind`'s exported site and the two moves every site passes: with its reload
+ * (`reload` names it in the test's name) and with a reload by hand. Returns the site, for tests of its own.
+ */
+export function siteMoveTests(kind: SiteKind, reload = 'its reload'): Site {
+  const site = exportedSite(kind);
+  it(`writes the new pair over the files the site reads, runs ${reload}, and every consumer validates before, during and after with zero failures`, async () => {
+    await moveWithReload(site, kind);
+  }, 120_000);
+  it('without a reload command, writes the pair and stops naming the reload the export gives; after it, the same move carries on and completes', async () => {
+    await moveReloadedByHand(site, kind);
+  }, 120_000);
+  return site;
 }

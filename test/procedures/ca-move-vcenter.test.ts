@@ -18,13 +18,11 @@ import { retireOnVcenters } from '../../src/procedures/ca-move/vcenters.js';
 import { startMgmtSimulator, type MgmtSimulator } from '../../src/simulators/vcenter/index.js';
 import { connectVcenterDepot, listVcenterTrust, trustVcenterCa } from '../../src/vcenter/index.js';
 import { closedPort } from '../helpers/ports.js';
-import { tempDir } from '../helpers/temp.js';
-import { moveFixture, serveMoveOptions, type MoveFixture } from './ca-move-fixture.js';
+import { useMoveFixture, serveMoveOptions, type MoveFixture } from './ca-move-fixture.js';
 
 const VC_PASSWORD_ENV = 'DEPOTKIT_TEST_VCENTER_PASSWORD';
 const VC_PASSWORD = 'Vc-Adm1n-Secret!';
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
 let fx: MoveFixture;
 let vcenters: MgmtSimulator[];
 const connection = (vcenter: MgmtSimulator) => ({
@@ -54,10 +52,9 @@ function options(extra: Partial<CaMoveOptions> = {}): CaMoveOptions {
   return serveMoveOptions(fx, { consumers: [...fx.targets, entry('vc-a', vcenters[0]!.url), entry('vc-b', vcenters[1]!.url)], ...extra });
 }
 
+useMoveFixture('depotkit-ca-move-vcenter-', 1, (made) => (fx = made));
 beforeAll(async () => {
-  tmp = await tempDir('depotkit-ca-move-vcenter-');
-  fx = await moveFixture(tmp.dir, 1);
-  await makeEsxDemo(join(tmp.dir, 'depot', UMDS_PATCH_STORE_DIR), { vibs: 3, vibSize: 1024 });
+  await makeEsxDemo(join(fx.dir, 'depot', UMDS_PATCH_STORE_DIR), { vibs: 3, vibSize: 1024 });
   vcenters = await Promise.all([0, 1].map(() => startMgmtSimulator({ users: { [MGMT_DEFAULT_USER]: VC_PASSWORD } })));
   // Before the move: each vCenter trusts the old CA and syncs the ESX depot on the old certificate.
   for (const vcenter of vcenters) {
@@ -68,8 +65,6 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await Promise.all((vcenters ?? []).map((v) => v.close()));
-  await fx?.close();
-  await tmp?.cleanup();
 });
 
 it('trusts the new CA on each vCenter before the switch and syncs its ESX depot after it; without `removeOld` the old CA stays', async () => {

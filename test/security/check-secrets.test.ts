@@ -10,7 +10,7 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, type CaMaterial } from '../../src/cert/index.js';
 import { checkDepot, type CheckResult } from '../../src/check/check.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { onTheCommandLine } from '../check/words.js';
 
 const HOST = 'depot.test';
@@ -94,8 +94,7 @@ const ids = (r: CheckResult) => r.findings.filter((f) => f.severity !== 'info').
 
 describe('check sends the depot password only where it may', () => {
   let root: string;
-  let dir: string;
-  let cleanup: () => Promise<void>;
+  const tmp = useTempDir();
   let caA: CaMaterial;
   let caB: CaMaterial;
   let trusted: { certPem: string; keyPem: string };
@@ -103,8 +102,7 @@ describe('check sends the depot password only where it may', () => {
   const caOf = (name: 'A' | 'B') => () => (name === 'A' ? caA : caB);
 
   beforeAll(async () => {
-    ({ dir, cleanup } = await tempDir());
-    root = join(dir, 'depot');
+    root = join(tmp.dir, 'depot');
     await makeDemoDepot(root, { binarySize: 1024 });
     [caA, caB] = await Promise.all([createCa({ cn: 'trusted CA', keySize: 2048 }), createCa({ cn: 'untrusted CA', keySize: 2048 })]);
     const issued = await issueServerCert(caA, { dns: [HOST], keySize: 2048 });
@@ -113,7 +111,6 @@ describe('check sends the depot password only where it may', () => {
   afterAll(async () => {
     for (const f of frontsToClose) await new Promise((r) => f.close(r));
     for (const s of servers) await s.stop();
-    await cleanup?.();
   });
 
   async function serve(tls?: { certPem: string; keyPem: string }): Promise<Recorder> {
@@ -186,7 +183,7 @@ describe('check sends the depot password only where it may', () => {
 
   it('CLI: --allow-http-credentials; the password is never printed', async () => {
     const s = await serve();
-    const passwordFile = join(dir, 'password');
+    const passwordFile = join(tmp.dir, 'password');
     await writeFile(passwordFile, `${PASSWORD}\n`);
     const held = await runCli(['check', s.url, '--user', USER, '--password-file', passwordFile, '--json']);
     expect(s.seen).toEqual([]);

@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkDepot } from '../../src/check/check.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { FleetSession, resolveTargets, type TargetSpec } from '../../src/installer/session.js';
@@ -15,7 +15,7 @@ import { ServiceLog } from '../../src/simulators/installer/log.js';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
 import { readCatalogBinaries } from '../depot/helpers.js';
 import { refusal } from '../helpers/output.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { PASSWORD as INSTALLER_PASSWORD, USER as INSTALLER_USER, startSim, writeFleetInventory } from '../installer/helpers.js';
 import { testCa } from '../vcenter/helpers.js';
 
@@ -81,20 +81,18 @@ async function statusRows(spec: TargetSpec) {
   });
 }
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+const tmp = useTempDir('depotkit-hostile-apis-');
 let cert: ServedCertificate;
 let certFile: string;
 let passwordFile: string;
 
 beforeAll(async () => {
-  tmp = await tempDir('depotkit-hostile-apis-');
   cert = await selfSignedCertificate('127.0.0.1', '127.0.0.1');
   certFile = join(tmp.dir, 'hostile.pem');
   await writeFile(certFile, cert.certPem);
   passwordFile = join(tmp.dir, 'password');
   await writeFile(passwordFile, `${INSTALLER_PASSWORD}\n`, { mode: 0o600 });
 });
-afterAll(() => tmp?.cleanup());
 
 describe('API answers without end', () => {
   it('installer status: an endless answer to the log-in fails the installer with one sentence naming the host and the bound', async () => {

@@ -2,14 +2,14 @@ import { writeFile } from 'node:fs/promises';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { selfSignedCertificate, type ServedCertificate } from '../../src/simulators/vcenter/certs.js';
 import { chooseProxy } from '../../src/net/index.js';
 import { parseDepotUrl } from '../../src/util/depot-url.js';
 import { DepotkitError } from '../../src/util/errors.js';
 import { registerSecret, scrubSecrets } from '../../src/util/scrub.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 
 /** The secrets a hostile consumer repeats in every string it answers. */
 const CONSUMER_PASSWORD = 'Cons-umer/Pa55?w#rd';
@@ -65,14 +65,13 @@ function hostileConsumer(cert: ServedCertificate): Promise<{ url: string; close(
   );
 }
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+const tmp = useTempDir('depotkit-printed-secrets-');
 let cert: ServedCertificate;
 let certFile: string;
 let consumerPasswordFile: string;
 let depotPasswordFile: string;
 
 beforeAll(async () => {
-  tmp = await tempDir('depotkit-printed-secrets-');
   cert = await selfSignedCertificate('127.0.0.1', '127.0.0.1');
   certFile = join(tmp.dir, 'consumer.pem');
   await writeFile(certFile, cert.certPem);
@@ -81,7 +80,6 @@ beforeAll(async () => {
   depotPasswordFile = join(tmp.dir, 'depot-password');
   await writeFile(depotPasswordFile, `${DEPOT_PASSWORD}\n`, { mode: 0o600 });
 });
-afterAll(() => tmp?.cleanup());
 
 describe('a consumer that echoes every secret it knows', () => {
   const consumerFlags = () => ['--user', 'admin@local', '--password-file', consumerPasswordFile, '--installer-ca', certFile];

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { basic, makePki, spawnServe, tlsServeArgs, writeTree, type ServeChild } from '../server/helpers.js';
 import { floodWrongPasswords, holdConnections, loopbackAddresses, timedGet, type Target } from './flood.js';
@@ -24,33 +24,30 @@ async function statuses(target: Target, user: string, password: string, from: st
 }
 
 describe('serve --htpasswd under a flood of wrong passwords from many addresses', () => {
-  let dir: string;
+  const tmp = useTempDir();
   let root: string;
   let htpasswd: string;
   let ca: string;
-  let cleanup: () => Promise<void>;
   const children: ServeChild[] = [];
 
   beforeAll(async () => {
-    ({ dir, cleanup } = await tempDir());
-    root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: CATALOG });
-    htpasswd = join(dir, 'htpasswd');
+    root = await writeTree(join(tmp.dir, 'web'), { [DEPOT_PATHS.catalog]: CATALOG });
+    htpasswd = join(tmp.dir, 'htpasswd');
     // Cost 10, a quarter of cost 12's time: the queue of checks is as full and ordered alike, the test shorter.
     await writeFile(htpasswd, `depot:${bcrypt.hashSync('right', 10)}\nsecond:${bcrypt.hashSync('other', 10)}\n`);
     const pki = await makePki();
     ca = pki.caCertPem;
-    await writeFile(join(dir, 'cert.pem'), pki.certPem);
-    await writeFile(join(dir, 'key.pem'), pki.keyPem, { mode: 0o600 });
+    await writeFile(join(tmp.dir, 'cert.pem'), pki.certPem);
+    await writeFile(join(tmp.dir, 'key.pem'), pki.keyPem, { mode: 0o600 });
   });
   afterAll(async () => {
     for (const c of children) c.child.kill('SIGKILL');
-    await cleanup?.();
   });
 
   it.each([12, 30])(
     'from %i addresses: a user and a second user, neither logged in before, get every file they ask for',
     async (addresses) => {
-      const serve = await spawnServe([...tlsServeArgs(root, dir), '--htpasswd', htpasswd, '--workers', '1']);
+      const serve = await spawnServe([...tlsServeArgs(root, tmp.dir), '--htpasswd', htpasswd, '--workers', '1']);
       children.push(serve);
       const target = { port: serve.port, ca, path: `/${DEPOT_PATHS.catalog}` };
       const loris = await holdConnections(target, 200, '127.0.200.1');

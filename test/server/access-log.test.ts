@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { childPids, openAnswered, pidsServing, spawnServe, writeTree, type ServeChild } from './helpers.js';
 import { until } from '../helpers/poll.js';
 
@@ -14,24 +14,21 @@ const BIG = randomBytes(16 * 1024 * 1024);
 const BIG_PATH = 'PROD/COMP/VCENTER/VMware-VCSA-all-9.0.0.0.1.iso';
 
 describe('serve: access log', () => {
-  let dir: string;
+  const tmp = useTempDir();
   let root: string;
-  let cleanup: () => Promise<void>;
   const servers: DepotServer[] = [];
   const children: ServeChild[] = [];
 
   beforeAll(async () => {
-    ({ dir, cleanup } = await tempDir());
-    root = await writeTree(join(dir, 'web'), { [BIG_PATH]: BIG, [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
+    root = await writeTree(join(tmp.dir, 'web'), { [BIG_PATH]: BIG, [DEPOT_PATHS.catalog]: '{"patches": {}}\n' });
   });
   afterAll(async () => {
     for (const s of servers) await s.close();
     for (const c of children) c.child.kill('SIGKILL');
-    await cleanup?.();
   });
 
   it('logs the client address of a download the client aborted', async () => {
-    const log = join(dir, 'aborted.log');
+    const log = join(tmp.dir, 'aborted.log');
     const s = await startDepotServer({ root, host: '127.0.0.1', port: 0, accessLog: { destination: log, format: 'json' } });
     servers.push(s);
     await new Promise<void>((resolve, reject) => {
@@ -53,7 +50,7 @@ describe('serve: access log', () => {
   });
 
   it('reopens the log file on SIGHUP in every serving process (logrotate without copytruncate)', async () => {
-    const log = join(dir, 'access.log');
+    const log = join(tmp.dir, 'access.log');
     const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--http', '--workers', '2', '--access-log', log]);
     children.push(serve);
     const pids = [serve.child.pid!, ...(await childPids(serve.child.pid!))];
@@ -94,7 +91,7 @@ describe('serve: access log', () => {
   });
 
   it('refuses an access log it cannot open with one sentence, exit 2', async () => {
-    const r = await runCli(['serve', root, '--http', '--port', '0', '--access-log', join(dir, 'missing-folder', 'access.log')]);
+    const r = await runCli(['serve', root, '--http', '--port', '0', '--access-log', join(tmp.dir, 'missing-folder', 'access.log')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/missing-folder\/access\.log.*does not exist/);
     expect(r.stderr).not.toMatch(/\n\s+at /);

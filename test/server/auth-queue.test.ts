@@ -1,13 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RecentCounts } from '../../src/server/auth-limit.js';
 import { createAuthenticator, type AuthVerdict } from '../../src/server/auth.js';
 import { createHashPool, HashPoolBusy } from '../../src/server/hash-pool.js';
 import { credentialKey, userKey } from '../../src/server/htpasswd.js';
 import { SuccessCache } from '../../src/server/success-cache.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { basic } from './helpers.js';
 
 describe('the queue of bcrypt checks', () => {
@@ -82,16 +82,13 @@ describe('what the authenticator keeps of credentials', () => {
 });
 
 describe('password checks under a flood, in one process', () => {
-  let dir: string;
-  let cleanup: () => Promise<void>;
+  const tmp = useTempDir();
   let htpasswd: string;
 
   beforeAll(async () => {
-    ({ dir, cleanup } = await tempDir());
-    htpasswd = join(dir, 'htpasswd');
+    htpasswd = join(tmp.dir, 'htpasswd');
     await writeFile(htpasswd, `depot:${bcrypt.hashSync('right', 8)}\nsecond:${bcrypt.hashSync('other', 8)}\n`);
   });
-  afterAll(async () => cleanup?.());
 
   it('a user who knows the password is checked before the flood; the refused attempts of the flood use up its budget', async () => {
     const auth = await createAuthenticator({ htpasswdFile: htpasswd }, { threads: 1, maxPending: 4, failures: 4, refillMs: 60_000 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { parseHtpasswd, startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { DepotkitError } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { basic, fetchRaw, makePki, writeTree, type TestPki } from './helpers.js';
 
 const CATALOG = `/${DEPOT_PATHS.catalog}`;
@@ -15,20 +15,15 @@ const HCL = `/${DEPOT_PATHS.hclAll}`;
 describe('Basic auth', () => {
   let pki: TestPki;
   let root: string;
-  let dir: string;
-  let cleanup: () => Promise<void>;
+  const tmp = useTempDir();
   const servers: DepotServer[] = [];
 
   beforeAll(async () => {
     pki = await makePki();
-    const t = await tempDir();
-    dir = t.dir;
-    cleanup = t.cleanup;
-    root = await writeTree(join(t.dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [DEPOT_PATHS.hclAll]: '{"timestamp": 1}\n' });
+    root = await writeTree(join(tmp.dir, 'web'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [DEPOT_PATHS.hclAll]: '{"timestamp": 1}\n' });
   });
   afterAll(async () => {
     for (const s of servers) await s.close();
-    await cleanup?.();
   });
 
   async function serve(options: Partial<Parameters<typeof startDepotServer>[0]>): Promise<DepotServer> {
@@ -67,7 +62,7 @@ describe('Basic auth', () => {
       `dave:${apr1}`,
       '',
     ];
-    const file = join(dir, 'htpasswd');
+    const file = join(tmp.dir, 'htpasswd');
     await writeFile(file, lines.join('\n'));
     const s = await serve({ auth: { htpasswdFile: file } });
     for (const [user, pw] of [
@@ -109,7 +104,7 @@ describe('Basic auth', () => {
     const UMDS = 'umds-patch-store';
     let tree: string;
     beforeAll(async () => {
-      tree = await writeTree(join(dir, 'open'), {
+      tree = await writeTree(join(tmp.dir, 'open'), {
         [DEPOT_PATHS.catalog]: '{"patches": {}}\n',
         [DEPOT_PATHS.hclAll]: '{"timestamp": 1}\n',
         [`${UMDS}/hostupdate/index.xml`]: '<index/>\n',
@@ -163,7 +158,7 @@ describe('Basic auth', () => {
       expect((await req(s, `/${UMDS}/hostupdate/index.xml`, 'GET', basic('u', 'p'))).status).toBe(200);
       expect((await req(s, CATALOG, 'GET', basic('u', 'p'))).status).toBe(200);
       // The same with users from an htpasswd file.
-      const file = join(dir, 'open.htpasswd');
+      const file = join(tmp.dir, 'open.htpasswd');
       await writeFile(file, `u:${bcrypt.hashSync('p', 4)}\n`);
       const h = await serve({ root: tree, auth: { htpasswdFile: file }, openPrefixes: [UMDS] });
       expect(await statuses(h, [`/${UMDS}/hostupdate/index.xml`, CATALOG])).toEqual([
@@ -194,7 +189,7 @@ describe('Basic auth', () => {
   });
 
   it('keeps a symlink under an open prefix that points into the protected tree protected', async () => {
-    const linked = await writeTree(join(dir, 'linked'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [DEPOT_PATHS.hclAll]: '{"timestamp": 1}\n' });
+    const linked = await writeTree(join(tmp.dir, 'linked'), { [DEPOT_PATHS.catalog]: '{"patches": {}}\n', [DEPOT_PATHS.hclAll]: '{"timestamp": 1}\n' });
     await symlink('../../metadata/productVersionCatalog/v1/productVersionCatalog.json', join(linked, DEPOT_PATHS.hclDir, 'leak.json'));
     const s = await serve({ root: linked, auth: { user: 'u', password: 'p' }, openHcl: true });
     for (const method of ['HEAD', 'GET']) {
@@ -208,8 +203,8 @@ describe('Basic auth', () => {
   });
 
   it('writes an access log, combined or JSON, that never holds a password', async () => {
-    const combined = join(dir, 'access.log');
-    const json = join(dir, 'access.jsonl');
+    const combined = join(tmp.dir, 'access.log');
+    const json = join(tmp.dir, 'access.jsonl');
     const a = await serve({ auth: { user: 'depot', password: 'Pa55-word' }, accessLog: { destination: combined } });
     const j = await serve({ auth: { user: 'depot', password: 'Pa55-word' }, accessLog: { destination: json, format: 'json' } });
     for (const s of [a, j]) {

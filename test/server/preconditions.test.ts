@@ -8,7 +8,7 @@ import { utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { fetchRaw, spawnServe, writeTree, type ServeChild } from './helpers.js';
 
 const BODY = 'the catalog, and nothing else.\n';
@@ -16,14 +16,12 @@ const BODY = 'the catalog, and nothing else.\n';
 const MTIME = new Date('2026-01-02T03:04:05Z');
 const PATH = `/${DEPOT_PATHS.catalog}`;
 
-let dir: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-preconditions-');
 let serve: ServeChild;
 let etag: string;
 
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir('depotkit-preconditions-'));
-  const root = await writeTree(join(dir, 'web'), { [DEPOT_PATHS.catalog]: BODY });
+  const root = await writeTree(join(tmp.dir, 'web'), { [DEPOT_PATHS.catalog]: BODY });
   await utimes(join(root, DEPOT_PATHS.catalog), MTIME, MTIME);
   serve = await spawnServe([root, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1']);
   etag = (await fetchRaw(serve.url, PATH)).headers.etag as string;
@@ -31,7 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   serve?.child.kill('SIGTERM');
   await serve?.exited;
-  await cleanup?.();
 });
 
 const ask = (headers: Record<string, string>, method = 'GET') => fetchRaw(serve.url, PATH, { method, headers });

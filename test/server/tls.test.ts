@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connect, type SecureVersion } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { makePki, writeTree, type TestPki } from './helpers.js';
 
 /** Runs openssl s_client against the server and returns what it printed (it exits non-zero on a failed handshake). */
@@ -38,20 +38,17 @@ describe('TLS settings', () => {
   let pki: TestPki;
   let server: DepotServer;
   let caFile: string;
-  let cleanup: () => Promise<void>;
+  const tmp = useTempDir();
 
   beforeAll(async () => {
     pki = await makePki();
-    const t = await tempDir();
-    cleanup = t.cleanup;
-    caFile = join(t.dir, 'ca.pem');
+    caFile = join(tmp.dir, 'ca.pem');
     await writeFile(caFile, pki.caCertPem);
-    const root = await writeTree(join(t.dir, 'web'), { 'PROD/x.json': '{}' });
+    const root = await writeTree(join(tmp.dir, 'web'), { 'PROD/x.json': '{}' });
     server = await startDepotServer({ root, host: '127.0.0.1', port: 0, tls: { certPem: pki.certPem, keyPem: pki.keyPem } });
   });
   afterAll(async () => {
     await server?.close();
-    await cleanup?.();
   });
 
   it('speaks TLS 1.3 and TLS 1.2 with AEAD suites, and refuses TLS 1.1 and CBC suites', async () => {

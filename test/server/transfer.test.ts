@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { basic, fetchRaw, makePki, writeTree, type TestPki } from './helpers.js';
 import { until } from '../helpers/poll.js';
 
@@ -30,16 +30,12 @@ function descriptorsOf(file: string): number {
 describe('downloads', () => {
   let pki: TestPki;
   let server: DepotServer;
-  let dir: string;
+  const tmp = useTempDir();
   let served: string;
-  let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
     pki = await makePki();
-    const t = await tempDir();
-    dir = t.dir;
-    cleanup = t.cleanup;
-    const root = await writeTree(join(t.dir, 'web'), { [PATH.slice(1)]: BIG });
+    const root = await writeTree(join(tmp.dir, 'web'), { [PATH.slice(1)]: BIG });
     served = join(root, PATH);
     server = await startDepotServer({
       root,
@@ -48,24 +44,23 @@ describe('downloads', () => {
       tls: { certPem: pki.certPem, keyPem: pki.keyPem },
       auth: { user: 'u', password: 'p' },
     });
-    await writeFile(join(dir, 'ca.pem'), pki.caCertPem);
+    await writeFile(join(tmp.dir, 'ca.pem'), pki.caCertPem);
   });
   afterAll(async () => {
     await server?.close();
-    await cleanup?.();
   });
 
   it('resumes an interrupted download with curl -C - and ends byte-identical', async () => {
-    const out = join(dir, 'resumed.ova');
+    const out = join(tmp.dir, 'resumed.ova');
     // The first part as an interrupted transfer leaves it, then curl continues from its size.
     await writeFile(out, BIG.subarray(0, 7_654_321));
     const url = `https://localhost:${server.port}${PATH}`;
-    await run('curl', ['-sS', '--fail', '--cacert', join(dir, 'ca.pem'), '-u', 'u:p', '-C', '-', '-o', out, url]);
+    await run('curl', ['-sS', '--fail', '--cacert', join(tmp.dir, 'ca.pem'), '-u', 'u:p', '-C', '-', '-o', out, url]);
     expect((await readFile(out)).equals(BIG)).toBe(true);
     // And a truncated file resumed again after a real cut-off (curl's own size limit stops it mid-way).
-    const cut = join(dir, 'cut.ova');
-    await run('curl', ['-sS', '--cacert', join(dir, 'ca.pem'), '-u', 'u:p', '-r', '0-999999', '-o', cut, url]);
-    await run('curl', ['-sS', '--fail', '--cacert', join(dir, 'ca.pem'), '-u', 'u:p', '-C', '-', '-o', cut, url]);
+    const cut = join(tmp.dir, 'cut.ova');
+    await run('curl', ['-sS', '--cacert', join(tmp.dir, 'ca.pem'), '-u', 'u:p', '-r', '0-999999', '-o', cut, url]);
+    await run('curl', ['-sS', '--fail', '--cacert', join(tmp.dir, 'ca.pem'), '-u', 'u:p', '-C', '-', '-o', cut, url]);
     expect((await readFile(cut)).equals(BIG)).toBe(true);
   });
 
@@ -75,7 +70,7 @@ describe('downloads', () => {
     const slow = spawn('curl', [
       '-sS',
       '--cacert',
-      join(dir, 'ca.pem'),
+      join(tmp.dir, 'ca.pem'),
       '-u',
       'u:p',
       '--limit-rate',

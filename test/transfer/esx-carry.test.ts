@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { makeEsxDemo } from '../../src/esx/demo.js';
@@ -12,22 +12,20 @@ import type { PackFile, PackManifest } from '../../src/transfer/format.js';
 import { type PackReport, packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { hashedTree, sha256, treeOf } from './helpers.js';
-import { copyPack, packWithForeignVib, readManifest, writeManifest } from './tamper.js';
+import { copyPack, unpackForeignVib, readManifest, writeManifest } from './tamper.js';
 
 const VOLUME = 256 * 1024;
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-esx-carry-');
 let depot: string;
 /** The same depot with the next ESX patch: two more VIBs and a new metadata zip. */
 let next: string;
 let packDir: string;
 let pack: PackReport;
 let manifest: PackManifest;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
+const fresh = tmp.fresh;
 
 /** Every file of the ESX depot folder with its SHA-256 (none when there is no such folder). */
 const esxTreeOf = (root: string) => hashedTree(root, UMDS_PATCH_STORE_DIR, true);
@@ -35,18 +33,16 @@ const esxTreeOf = (root: string) => hashedTree(root, UMDS_PATCH_STORE_DIR, true)
 const vibOf = (m: PackManifest, skip = 0): PackFile => m.files.filter((f) => f.kind === 'esx-vib')[skip]!;
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-esx-carry-'));
-  depot = join(base, 'depot');
+  depot = join(tmp.dir, 'depot');
   // As `depot demo --esx` makes it: PROD/ and an ESX depot in umds-patch-store/ beside it.
   await makeDemoDepot(depot, { binarySize: 1024, esx: true });
-  packDir = join(base, 'pack');
+  packDir = join(tmp.dir, 'pack');
   pack = await packDepot({ depot, out: packDir, volumeSize: VOLUME });
   manifest = await readManifest(packDir);
-  next = join(base, 'next');
+  next = join(tmp.dir, 'next');
   await cp(depot, next, { recursive: true });
   await makeEsxDemo(join(next, UMDS_PATCH_STORE_DIR), { vibs: 8, force: true });
 });
-afterAll(() => cleanup());
 
 describe('depot pack and unpack carry the ESX depot beside PROD/', () => {
   it('lists every file of the ESX depot in the sealed manifest with its SHA-256, the VIBs held to their metadata', async () => {
@@ -80,12 +76,7 @@ describe('depot pack and unpack carry the ESX depot beside PROD/', () => {
   });
 
   it('never places a VIB whose bytes the metadata does not vouch for, even on media made coherent again', async () => {
-    const { dir, vib } = await packWithForeignVib(packDir, fresh('media'));
-    const out = fresh('site');
-    const report = await unpackDepot({ media: [dir], out });
-    expect(report.ok).toBe(false);
-    expect(report.failed.find((f) => f.path === vib.path)?.reason).toBe("its SHA-256 in the manifest is not its metadata's");
-    expect(existsSync(join(out, vib.path))).toBe(false);
+    const { report } = await unpackForeignVib(packDir, fresh('media'), fresh('site'));
     // Its metadata is the manifest's (the root index and the metadata zip): the other VIBs are placed.
     expect(report.placed.filter((p) => p.path.endsWith('.vib'))).toHaveLength(5);
   });
@@ -141,7 +132,7 @@ describe('depot pack and unpack carry the ESX depot beside PROD/', () => {
     const zipVolume = m.files.find((f) => f.path.endsWith('-metadata.zip'))!.pieces[0]!.volume;
     const vib = m.files.find((f) => f.kind === 'esx-vib' && !known.has(f.path) && f.pieces.every((p) => p.volume !== zipVolume))!;
     const volume = m.volumes[vib.pieces[0]!.volume - 1]!.name;
-    const held = join(base, `held-${n++}.tar`);
+    const held = `${fresh('held')}.tar`;
     await cp(join(packed, volume), held);
     await rm(join(packed, volume));
     const first = await unpackDepot({ media: [packed], out });

@@ -1,6 +1,6 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatMirrorReport } from '../../src/cli/transfer-mirror.js';
 import { formatUnpackReport } from '../../src/cli/transfer-unpack.js';
 import { DEPOT_PATHS } from '../../src/constants.js';
@@ -15,7 +15,7 @@ import { mirrorDepot } from '../../src/transfer/mirror.js';
 import { packDepot } from '../../src/transfer/pack.js';
 import { unpackDepot } from '../../src/transfer/unpack.js';
 import { EXIT } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { readCatalog } from './helpers.js';
 import { readManifest, writeManifest } from './tamper.js';
 
@@ -24,17 +24,8 @@ import { readManifest, writeManifest } from './tamper.js';
 const VOLUME = 1024 ** 3;
 const DAY = 86_400_000;
 
-let base: string;
-let cleanup: () => Promise<void>;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
-
-beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-guard-edges-'));
-});
-afterAll(async () => {
-  await cleanup();
-});
+const tmp = useTempDir('depotkit-guard-edges-');
+const fresh = tmp.fresh;
 
 async function demoOf(releases: string[], now = new Date()): Promise<string> {
   const dir = fresh('demo');

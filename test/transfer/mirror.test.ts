@@ -6,7 +6,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
@@ -14,7 +14,7 @@ import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport, UpgradeMetadataSource } from '../../src/transfer/mirror.js';
 import { pruneDepot } from '../../src/transfer/prune.js';
 import { CLI, runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { writeUpgradeMetadata } from '../depot/helpers.js';
 import { demo, identities, nextRelease, readCatalog, treeOf } from './helpers.js';
@@ -27,30 +27,26 @@ const USER = 'depot';
 const PASSWORD = 'mirror me, not anyone else';
 const BINARY = 128 * 1024;
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-mirror-');
 let depot: string;
 let caFile: string;
 let passwordFile: string;
 let tls: { certPem: string; keyPem: string };
 let ca: Awaited<ReturnType<typeof createCa>>;
 let upgradeFiles: string[];
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
+const fresh = tmp.fresh;
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-mirror-'));
-  depot = await demo(join(base, 'depot'), BINARY);
+  depot = await demo(join(tmp.dir, 'depot'), BINARY);
   upgradeFiles = await writeUpgradeMetadata(depot, ['0b6f5c1e-2d3a-4c5b-9e8f-7a6b5c4d3e2f', 'a3c1e0d2-5b4f-4a6e-8d7c-1f2e3d4c5b6a']);
   ca = await createCa({ keySize: 2048 });
   const issued = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
   tls = { certPem: issued.chainPem, keyPem: issued.keyPem };
-  caFile = join(base, 'ca.pem');
+  caFile = join(tmp.dir, 'ca.pem');
   await writeFile(caFile, ca.certPem);
-  passwordFile = join(base, 'password');
+  passwordFile = join(tmp.dir, 'password');
   await writeFile(passwordFile, `${PASSWORD}\n`);
 });
-afterAll(() => cleanup());
 
 /** The mirror as the library runs it, trusting the test CA with the depot's credentials. */
 const mirror = (url: string, out: string, options: { force?: boolean } = {}) =>
@@ -211,7 +207,7 @@ describe('depot mirror', () => {
     const before = await identities(out, others);
 
     // The same URL again, now served by depotkit serve (which answers ranges).
-    const log = join(base, `access-${n++}.log`);
+    const log = `${fresh('access')}.log`;
     const server = await startDepotServer({
       root: big,
       host: '127.0.0.1',

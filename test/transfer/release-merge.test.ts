@@ -14,7 +14,7 @@ import { type MirrorOptions, type MirrorReport, mirrorDepot } from '../../src/tr
 import { packDepot } from '../../src/transfer/pack.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { demo } from './helpers.js';
 import { type AddedBinary, addRelease, firstReleaseBinaries } from './releases-fixture.js';
 
@@ -22,8 +22,7 @@ import { type AddedBinary, addRelease, firstReleaseBinaries } from './releases-f
 const BINARY = 4096;
 const VOLUME = 1024 ** 3;
 
-let base: string;
-let cleanup: () => Promise<void>;
+const tmp = useTempDir('depotkit-merge-');
 /** 9.0.0.0 (GA), 9.0.1.0 (new VCENTER and NSX_T_MANAGER builds), 9.0.2.0 (new VCENTER, ESX_HOST, SDDC_MANAGER_VCF builds). */
 let depot: string;
 /** The same depot before 9.0.1.0 and 9.0.2.0: the GA release alone. */
@@ -35,18 +34,16 @@ let served: string;
 let url: string;
 let caPem: string;
 let stop: () => Promise<void>;
-let n = 0;
-const fresh = (name: string) => join(base, `${name}-${n++}`);
+const fresh = tmp.fresh;
 
 beforeAll(async () => {
-  ({ dir: base, cleanup } = await tempDir('depotkit-merge-'));
-  ga = await demo(join(base, 'ga'), BINARY);
+  ga = await demo(join(tmp.dir, 'ga'), BINARY);
   gaBinaries = await firstReleaseBinaries(ga);
-  depot = join(base, 'depot');
+  depot = join(tmp.dir, 'depot');
   await cp(ga, depot, { recursive: true });
   added.set('9.0.1.0', await addRelease(depot, '9.0.1.0', ['VCENTER', 'NSX_T_MANAGER'], [3000, 5000]));
   added.set('9.0.2.0', await addRelease(depot, '9.0.2.0', ['VCENTER', 'ESX_HOST', 'SDDC_MANAGER_VCF'], [7000, 11000, 13000]));
-  served = join(base, 'served');
+  served = join(tmp.dir, 'served');
   await cp(depot, served, { recursive: true });
   const ca = await createCa({ keySize: 2048 });
   const issued = await issueServerCert(ca, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
@@ -57,7 +54,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await stop?.();
-  await cleanup();
 });
 
 /** The server now serves `root`'s files (those it lacks stay, as stale files do on a real server). */

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { PackFile, PackManifest } from '../../src/transfer/format.js';
-import type { UnpackReport } from '../../src/transfer/unpack.js';
+import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
 import { CLI } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/temp.js';
 import { sha256 } from './helpers.js';
@@ -107,4 +109,17 @@ export async function packWithForeignVib(from: string, to: string): Promise<{ di
   vib.sha256 = sha256(other);
   await writeManifest(dir, manifest);
   return { dir, vib };
+}
+
+/**
+ * Unpacks a copy of `from`'s pack whose first VIB holds other bytes (packWithForeignVib: media made coherent
+ * again) into `out`, and asserts what any pack's unpack must do with it: that VIB refused and not placed.
+ */
+export async function unpackForeignVib(from: string, media: string, out: string): Promise<{ dir: string; report: UnpackReport }> {
+  const { dir, vib } = await packWithForeignVib(from, media);
+  const report = await unpackDepot({ media: [dir], out });
+  expect(report.ok).toBe(false);
+  expect(report.failed.find((f) => f.path === vib.path)?.reason).toBe("its SHA-256 in the manifest is not its metadata's");
+  expect(existsSync(join(out, vib.path))).toBe(false);
+  return { dir, report };
 }

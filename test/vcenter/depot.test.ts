@@ -13,7 +13,7 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
 import { MgmtClient, connectVcenterDepot, trustVcenterCa, untrustVcenterCa } from '../../src/vcenter/index.js';
-import { tempDir } from '../helpers/temp.js';
+import { useTempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { bundleOf } from '../esx/helpers.js';
 import { PASSWORD, USER, basic, call, startSim, testCa } from './helpers.js';
@@ -21,12 +21,11 @@ import { PASSWORD, USER, basic, call, startSim, testCa } from './helpers.js';
 const INDEX = `/${UMDS_PATCH_STORE_DIR}/index.xml`;
 const DEMO_COMPONENTS = ['DEMO-ESXi', 'DEMO-host-tools', 'DEMO-nic-driver'];
 
-let tmp: { dir: string; cleanup: () => Promise<void> };
+const tmp = useTempDir('depotkit-vcenter-depot-');
 let depot: DepotServer;
 let sim: MgmtSimulator;
 
 beforeAll(async () => {
-  tmp = await tempDir('depotkit-vcenter-depot-');
   const root = join(tmp.dir, 'depot');
   await makeDemoDepot(root, { binarySize: 512, esx: true });
   // An offline bundle of the same ESX depot, served beside it.
@@ -48,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim?.close();
   await depot?.close();
-  await tmp?.cleanup();
 });
 
 const connection = () => ({ server: sim.url, user: USER, password: PASSWORD, serverCaPems: [sim.currentCertPem()] });
