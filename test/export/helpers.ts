@@ -7,8 +7,11 @@ import { promisify } from 'node:util';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
-import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { tempDir } from '../helpers/temp.js';
 import { NGINX } from '../helpers/nginx.js';
+import { javaProbes } from '../helpers/java.js';
+
+export { JAVA } from '../helpers/java.js';
 import { ended, freePort, untilAccepting } from '../helpers/ports.js';
 import { afterAll, beforeAll } from 'vitest';
 
@@ -19,10 +22,6 @@ export const run = promisify(execFile);
 export const APACHE = ['/usr/sbin/apache2', '/usr/sbin/httpd'].find((p) => existsSync(p));
 const APACHE_MODULES = ['/usr/lib/apache2/modules', '/usr/lib64/httpd/modules'].find((p) => existsSync(p));
 export const CADDY = ['/usr/bin/caddy', '/usr/local/bin/caddy'].find((p) => existsSync(p));
-export const JAVA = await run('java', ['-version']).then(
-  () => true,
-  () => false,
-);
 export const SYSTEMD_ANALYZE = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => existsSync(p));
 export const LOGROTATE = ['/usr/sbin/logrotate', '/sbin/logrotate'].find((p) => existsSync(p));
 
@@ -272,15 +271,10 @@ export function fetchRaw(
 
 /** Java's TLS client (the installer's stack) sends HEAD then GET of the catalog: its two output lines. */
 export async function javaProbe(fixture: Fixture, port: number): Promise<string> {
-  const { stdout } = await run('java', [
-    `-Djdk.net.hosts.file=${fixture.hostsFile}`,
-    join(REPO_ROOT, 'test/interop/DepotProbe.java'),
-    fixture.caFile,
-    `https://${HOST}:${port}`,
-    USER,
-    PASSWORD,
-  ]).catch((err: { stdout: string; stderr: string }) => ({ stdout: `${err.stdout}${err.stderr}` }));
-  return stdout;
+  const [out] = await javaProbes({ hostsFile: fixture.hostsFile, classDir: fixture.dir, user: USER, password: PASSWORD }, [
+    { trust: fixture.caFile, url: `https://${HOST}:${port}` },
+  ]);
+  return out!;
 }
 
 /** The fixture, made before a test file's tests and removed after them, with a fresh output folder in it per call of outDir. */
