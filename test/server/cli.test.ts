@@ -279,15 +279,20 @@ describe('depotkit serve (the built CLI)', () => {
       [[root, '--http', '--open', 'PROD/./vsan'], /not a normalised path/],
       [[root, '--http', '--open', ''], /names no path/],
     ];
-    for (const [args, message] of cases) {
-      const r = await runCli(['serve', ...args]);
+    // A key that is not the certificate's, in files of their own (other tests rewrite cert.pem and key.pem).
+    await writeFile(join(dir, 'mismatch-cert.pem'), pkiA.certPem);
+    await writeFile(join(dir, 'mismatch-key.pem'), pkiB.keyPem);
+    // Each a process of its own that ends at once: all started together.
+    const [mismatch, ...results] = await Promise.all([
+      runCli(['serve', root, '--cert', join(dir, 'mismatch-cert.pem'), '--key', join(dir, 'mismatch-key.pem')]),
+      ...cases.map(([args]) => runCli(['serve', ...args])),
+    ]);
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(message);
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }
-    await writeFile(join(dir, 'cert.pem'), pkiA.certPem);
-    await writeFile(join(dir, 'key.pem'), pkiB.keyPem);
-    const mismatch = await runCli(['serve', root, '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem')]);
     expect(mismatch.code).toBe(2);
     expect(mismatch.stderr).toMatch(/does not belong to the certificate file/);
   });
