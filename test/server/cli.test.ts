@@ -7,7 +7,9 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { createCa, writeCaDir } from '../../src/cert/index.js';
+import { openPrefixesOf } from '../../src/server/index.js';
 import { runCli } from '../helpers/cli.js';
+import { outcome } from '../transfer/in-process.js';
 import { tempDir } from '../helpers/temp.js';
 import {
   basic,
@@ -272,12 +274,8 @@ describe('depotkit serve (the built CLI)', () => {
       [[root, '--http', '--send-timeout', '0'], /--send-timeout must be at least 1 second/],
       [[root, '--http', '--send-timeout', '1.5'], /--send-timeout takes a whole number/],
       [[root, '--http', '--dns', 'x'], /give --ca/],
+      // One refusal of --open on the command line; the others are the library's, below.
       [[root, '--http', '--open', '/umds-patch-store'], /must be relative/],
-      [[root, '--http', '--open', '../umds-patch-store'], /"\.\."/],
-      [[root, '--http', '--open', '.depotkit'], /hidden/],
-      [[root, '--http', '--open', 'PROD//vsan'], /not a normalised path/],
-      [[root, '--http', '--open', 'PROD/./vsan'], /not a normalised path/],
-      [[root, '--http', '--open', ''], /names no path/],
     ];
     // A key that is not the certificate's, in files of their own (other tests rewrite cert.pem and key.pem).
     await writeFile(join(dir, 'mismatch-cert.pem'), pkiA.certPem);
@@ -295,5 +293,17 @@ describe('depotkit serve (the built CLI)', () => {
     }
     expect(mismatch.code).toBe(2);
     expect(mismatch.stderr).toMatch(/does not belong to the certificate file/);
+  });
+
+  it.each([
+    ['../umds-patch-store', /"\.\."/],
+    ['.depotkit', /hidden/],
+    ['PROD//vsan', /not a normalised path/],
+    ['PROD/./vsan', /not a normalised path/],
+    ['', /names no path/],
+  ])('refuses --open %j with one sentence and exit 2 (openPrefixesOf, which serve calls)', async (open, message) => {
+    const r = await outcome((async () => ({ prefixes: openPrefixesOf({ openPrefixes: [open] }) }))());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
   });
 });
