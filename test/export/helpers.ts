@@ -9,7 +9,7 @@ import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { tempDir } from '../helpers/temp.js';
 import { NGINX } from '../helpers/nginx.js';
-import { javaProbes } from '../helpers/java.js';
+import { startJavaProbes, type JavaProbes } from '../helpers/java.js';
 
 export { JAVA } from '../helpers/java.js';
 import { ended, freePort, untilAccepting } from '../helpers/ports.js';
@@ -269,12 +269,15 @@ export function fetchRaw(
   });
 }
 
-/** Java's TLS client (the installer's stack) sends HEAD then GET of the catalog: its two output lines. */
-export async function javaProbe(fixture: Fixture, port: number): Promise<string> {
-  const [out] = await javaProbes({ hostsFile: fixture.hostsFile, classDir: fixture.dir, user: USER, password: PASSWORD }, [
-    { trust: fixture.caFile, url: `https://${HOST}:${port}` },
-  ]);
-  return out!;
+let java: JavaProbes | undefined;
+
+/**
+ * Java's TLS client (the installer's stack) sends HEAD then GET of the catalog: its two output lines. One JVM per
+ * test file, started by its first probe and stopped with the fixture of fixtureForFile.
+ */
+export function javaProbe(fixture: Fixture, port: number): Promise<string> {
+  java ??= startJavaProbes({ hostsFile: fixture.hostsFile, user: USER, password: PASSWORD });
+  return java.probe({ trust: fixture.caFile, url: `https://${HOST}:${port}` });
 }
 
 /** The fixture, made before a test file's tests and removed after them, with a fresh output folder in it per call of outDir. */
@@ -284,7 +287,11 @@ export function fixtureForFile(): Fixture & { outDir(): string } {
   beforeAll(async () => {
     Object.assign(fixture, await makeFixture());
   });
-  afterAll(() => fixture.cleanup?.());
+  afterAll(async () => {
+    await java?.stop();
+    java = undefined;
+    await fixture.cleanup?.();
+  });
   fixture.outDir = () => join(fixture.dir, `out-${++n}`);
   return fixture;
 }

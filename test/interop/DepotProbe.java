@@ -2,11 +2,14 @@
 // certificates given (like the installer's store), verifies the host name
 // strictly (HttpsURLConnection's default verifier), and sends HEAD then GET of
 // the catalog with Basic credentials.
-// Run: java DepotProbe.java <user> <password> <ca.pem> <url> [<ca.pem> <url> ...]
-// Each (trust, url) pair is one probe, its lines ended by "--": one JVM serves
-// many probes, as a JVM start-up costs more than the probes themselves.
+// Run: java DepotProbe.java <user> <password> [<ca.pem> <url> ...]
+// Each (trust, url) pair is one probe, its lines ended by "--"; without pairs,
+// each line of stdin is one, "<ca.pem>\t<url>". One JVM serves many probes, as
+// its start-up (and the source launcher's compilation) costs more than they do.
+import java.io.BufferedReader;
 import java.io.FileInputStream;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.URL;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
@@ -21,6 +24,14 @@ public class DepotProbe {
     for (int i = 2; i + 1 < args.length; i += 2) {
       probe(args[i], args[i + 1], args[0], args[1]);
       System.out.println("--");
+    }
+    if (args.length > 2) return;
+    BufferedReader lines = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+    for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+      String[] pair = line.split("\t", 2);
+      probe(pair[0], pair[1], args[0], args[1]);
+      System.out.println("--");
+      System.out.flush();
     }
   }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { brokenServerCert } from '../helpers/certs.js';
-import { JAVA, javaProbes } from '../helpers/java.js';
+import { JAVA, startJavaProbes } from '../helpers/java.js';
 import { tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 
@@ -50,13 +50,11 @@ describe.skipIf(!JAVA || !NGINX)("Java's TLS stack, as the installer (strict hos
     };
     const names = Object.keys(probes);
     const servers = await Promise.all(names.map((n) => startNginx({ root: depot, ...probes[n]![0], auth: { user: 'u', password: 'p' } })));
+    const java = startJavaProbes({ hostsFile, user: 'u', password: 'p' });
     try {
-      const outputs = await javaProbes(
-        { hostsFile, classDir: base, user: 'u', password: 'p' },
-        names.map((n, i) => ({ trust: probes[n]![1], url: `https://${HOST}:${servers[i]!.port}` })),
-      );
-      names.forEach((n, i) => (out[n] = outputs[i]!));
+      for (const [i, n] of names.entries()) out[n] = await java.probe({ trust: probes[n]![1], url: `https://${HOST}:${servers[i]!.port}` });
     } finally {
+      await java.stop();
       await Promise.all(servers.map((s) => s.stop()));
     }
   });
