@@ -7,9 +7,9 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { createCa, writeCaDir } from '../../src/cert/index.js';
-import { openPrefixesOf } from '../../src/server/index.js';
+import { openPrefixesOf } from '../../src/server/root.js';
+import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { runCli } from '../helpers/cli.js';
-import { outcome } from '../transfer/in-process.js';
 import { tempDir } from '../helpers/temp.js';
 import {
   basic,
@@ -301,9 +301,17 @@ describe('depotkit serve (the built CLI)', () => {
     ['PROD//vsan', /not a normalised path/],
     ['PROD/./vsan', /not a normalised path/],
     ['', /names no path/],
-  ])('refuses --open %j with one sentence and exit 2 (openPrefixesOf, which serve calls)', async (open, message) => {
-    const r = await outcome((async () => ({ prefixes: openPrefixesOf({ openPrefixes: [open] }) }))());
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(message);
+  ])('refuses --open %j with one sentence and exit 2 (openPrefixesOf, which serve calls)', (open, message) => {
+    // The CLI prints a DepotkitError as its one sentence, without a stack, and exits with its code.
+    const refused = (() => {
+      try {
+        openPrefixesOf({ openPrefixes: [open] });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(refused).toBeInstanceOf(DepotkitError);
+    expect((refused as DepotkitError).exitCode).toBe(EXIT.usage);
+    expect((refused as DepotkitError).message).toMatch(message);
   });
 });
