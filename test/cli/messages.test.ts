@@ -42,27 +42,23 @@ describe('messages that say what is wrong', () => {
   it('an --out that is a file, with --force: says it is a file instead of asking for --force again', async () => {
     const file = join(f.dir, 'a-file');
     await writeFile(file, 'not a folder\n');
-    const runs = await Promise.all(
-      [
-        ['cert', 'ca', '--out', file, '--key-size', '2048', '--force'],
-        ['cert', 'issue', '--ca', f.caDir, '--dns', 'depot.lab', '--key-size', '2048', '--out', file, '--force'],
-        ['depot', 'pack', f.depot, '--out', file, '--force'],
-      ].map((args) => run(args)),
-    );
-    for (const r of runs) {
+    for (const args of [
+      ['cert', 'ca', '--out', file, '--key-size', '2048', '--force'],
+      ['cert', 'issue', '--ca', f.caDir, '--dns', 'depot.lab', '--key-size', '2048', '--out', file, '--force'],
+      ['depot', 'pack', f.depot, '--out', file, '--force'],
+    ]) {
+      const r = await run(args);
       expectOneSentence(r, new RegExp(`${file} is a file, not a folder\\.`));
       expect(r.stderr).not.toContain('--force');
     }
   });
 
   it('a busy port is one sentence and exit 2 for serve and both simulators', async () => {
-    const [serve, mgmt, installer] = await Promise.all([
-      run(['serve', f.depot, '--http', '--host', '127.0.0.1', '--port', String(busyPort)]),
-      run(['sim', 'mgmt', '--port', String(busyPort), '--password-file', f.passwordFile]),
-      run(['sim', 'installer', '--port', String(busyPort), '--quiet']),
-    ]);
+    const serve = await run(['serve', f.depot, '--http', '--host', '127.0.0.1', '--port', String(busyPort)]);
     expectOneSentence(serve, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.\\n {2}Pick another with --port`));
+    const mgmt = await run(['sim', 'mgmt', '--port', String(busyPort), '--password-file', f.passwordFile]);
     expectOneSentence(mgmt, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.`));
+    const installer = await run(['sim', 'installer', '--port', String(busyPort), '--quiet']);
     expectOneSentence(installer, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.`));
   });
 
@@ -82,11 +78,12 @@ describe('messages that say what is wrong', () => {
   });
 
   it("check: http:// on a TLS port is the URL's fault; an unknown host points at --as-host; counts are singular for one", async () => {
-    const [http, unknown] = await Promise.all([run(['check', server.url.replace('https:', 'http:')]), run(['check', 'https://depot.invalid'])]);
+    const http = await run(['check', server.url.replace('https:', 'http:')]);
     expect(http.code).toBe(1);
     expect(http.stdout).toContain(`ERROR http.tls-port: 127.0.0.1:${server.port} speaks TLS: use https://.`);
     expect(http.stdout).toContain(`fix: Give the depot as https://127.0.0.1:${server.port}, here and to the installer.`);
     expect(http.stdout).toContain('REJECT: the installer would not accept this depot (1 error, 0 warnings).');
+    const unknown = await run(['check', 'https://depot.invalid']);
     expect(unknown.stdout).toMatch(/net\.unknown-host: depot\.invalid does not resolve/);
     expect(unknown.stdout).toContain('--as-host depot.invalid');
   });
@@ -105,29 +102,27 @@ describe('messages that say what is wrong', () => {
   });
 
   it('a certificate and key given the wrong way round are called swapped (serve, export, mgmt), not "no start line"', async () => {
-    const [serve, exported, mgmt] = await Promise.all([
-      run(['serve', f.depot, '--cert', f.keyFile, '--key', f.chainFile, '--port', '0']),
-      run(['export', 'nginx', f.depot, '--out', join(f.dir, 'nginx'), '--cert', f.keyFile, '--key', f.chainFile]),
-      run([
-        'mgmt',
-        'replace-cert',
-        '--server',
-        'https://127.0.0.1:1',
-        '--password-file',
-        f.passwordFile,
-        '--ca',
-        join(f.caDir, 'ca-cert.pem'),
-        '--cert',
-        f.keyFile,
-        '--key',
-        f.chainFile,
-      ]),
-    ]);
+    const serve = await run(['serve', f.depot, '--cert', f.keyFile, '--key', f.chainFile, '--port', '0']);
     expectOneSentence(
       serve,
       /The certificate and the key are swapped: the certificate file .*server-key\.pem holds a private key and the key file .*server-chain\.pem a certificate/,
     );
+    const exported = await run(['export', 'nginx', f.depot, '--out', join(f.dir, 'nginx'), '--cert', f.keyFile, '--key', f.chainFile]);
     expectOneSentence(exported, /are swapped/);
+    const mgmt = await run([
+      'mgmt',
+      'replace-cert',
+      '--server',
+      'https://127.0.0.1:1',
+      '--password-file',
+      f.passwordFile,
+      '--ca',
+      join(f.caDir, 'ca-cert.pem'),
+      '--cert',
+      f.keyFile,
+      '--key',
+      f.chainFile,
+    ]);
     expectOneSentence(
       mgmt,
       /The certificate and the key are swapped: --cert .*server-key\.pem holds a private key and --key .*server-chain\.pem a certificate/,
@@ -140,12 +135,9 @@ describe('messages that say what is wrong', () => {
     const hint = new RegExp(
       `--ca ${caCert} is a file; signing needs the CA folder, which holds the CA's key\\.\\n {2}Give the folder it is in: --ca ${f.caDir}\\n`,
     );
-    const runs = await Promise.all([
-      run(['cert', 'issue', '--ca', caCert, '--dns', 'depot.lab', '--out', join(f.dir, 'issued')]),
-      run(['serve', f.depot, '--ca', caCert, '--port', '0']),
-      run(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', caCert]),
-    ]);
-    for (const r of runs) expectOneSentence(r, hint);
+    expectOneSentence(await run(['cert', 'issue', '--ca', caCert, '--dns', 'depot.lab', '--out', join(f.dir, 'issued')]), hint);
+    expectOneSentence(await run(['serve', f.depot, '--ca', caCert, '--port', '0']), hint);
+    expectOneSentence(await run(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', caCert]), hint);
   });
 
   it('two CAs with the same name are told apart by fingerprint', async () => {
@@ -162,15 +154,13 @@ describe('messages that say what is wrong', () => {
   });
 
   it('depot verify: a misspelt folder gets one fix, and so does a misspelt PROD', async () => {
+    const typo = await run(['depot', 'verify', join(f.dir, 'depoy')]);
+    expectOneSentence(typo, new RegExp(`${join(f.dir, 'depoy')} does not exist\\.\\n {2}Did you mean ${f.depot}\\?\\n$`));
+    const nowhere = await run(['depot', 'verify', join(f.dir, 'elsewhere')]);
+    expectOneSentence(nowhere, /elsewhere does not exist\.\n {2}Give the depot root: the folder that contains PROD\/\.\n$/);
     const lower = join(f.dir, 'lower');
     await mkdir(join(lower, 'prod'), { recursive: true });
-    const [typo, nowhere, misspelt] = await Promise.all([
-      run(['depot', 'verify', join(f.dir, 'depoy')]),
-      run(['depot', 'verify', join(f.dir, 'elsewhere')]),
-      run(['depot', 'verify', lower]),
-    ]);
-    expectOneSentence(typo, new RegExp(`${join(f.dir, 'depoy')} does not exist\\.\\n {2}Did you mean ${f.depot}\\?\\n$`));
-    expectOneSentence(nowhere, /elsewhere does not exist\.\n {2}Give the depot root: the folder that contains PROD\/\.\n$/);
+    const misspelt = await run(['depot', 'verify', lower]);
     expect(misspelt.code).toBe(1);
     expect(misspelt.stdout).toContain(
       `fix: Rename ${join(lower, 'prod')} to ${join(lower, DEPOT_ROOT_DIR)}: the installer asks for /${DEPOT_ROOT_DIR}/ exactly.`,
