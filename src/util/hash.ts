@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -51,13 +53,44 @@ export interface HashResult {
 }
 
 /**
+ * Files up to this size are hashed on the calling thread: starting a worker thread costs tens of
+ * milliseconds (far more on a loaded machine), hashing 64 KiB well under one.
+ */
+const INLINE_MAX_BYTES = 64 * 1024;
+
+/** Hashes the small files of `results` here; returns the indexes of those left for the workers. */
+async function hashSmallFiles(results: HashResult[], onBytes?: (n: number) => void): Promise<number[]> {
+  const left: number[] = [];
+  for (const [i, result] of results.entries()) {
+    const size = await stat(result.path).then(
+      (s) => (s.isFile() ? s.size : Infinity),
+      () => Infinity,
+    );
+    if (size > INLINE_MAX_BYTES) {
+      // Too big, not a file or not there: the worker hashes it or reports its error.
+      left.push(i);
+      continue;
+    }
+    try {
+      const data = await readFile(result.path);
+      result.sha256 = createHash('sha256').update(data).digest('hex');
+      if (data.length > 0) onBytes?.(data.length);
+    } catch (err) {
+      result.error = err as NodeJS.ErrnoException;
+    }
+  }
+  return left;
+}
+
+/**
  * SHA-256 of many files, `concurrency` at a time (default: every core), each
- * in its own worker thread. Results come back in the order of `paths`.
+ * big one in its own worker thread. Results come back in the order of `paths`.
  */
 export async function sha256Files(paths: readonly string[], options: { concurrency?: number; onBytes?: (n: number) => void } = {}): Promise<HashResult[]> {
   const results: HashResult[] = paths.map((path) => ({ path }));
-  if (paths.length === 0) return results;
-  const size = Math.max(1, Math.min(options.concurrency ?? availableParallelism(), paths.length));
+  const queue = await hashSmallFiles(results, options.onBytes);
+  if (queue.length === 0) return results;
+  const size = Math.max(1, Math.min(options.concurrency ?? availableParallelism(), queue.length));
   const workers = Array.from({ length: size }, () => new Worker(WORKER_SOURCE, { eval: true }));
   let next = 0;
   try {
@@ -66,8 +99,8 @@ export async function sha256Files(paths: readonly string[], options: { concurren
         (worker) =>
           new Promise<void>((resolve, reject) => {
             const dispatch = () => {
-              if (next >= paths.length) return resolve();
-              const id = next++;
+              if (next >= queue.length) return resolve();
+              const id = queue[next++]!;
               worker.postMessage({ id, path: paths[id] });
             };
             worker.on('message', (msg: WorkerMessage) => {

@@ -1,11 +1,12 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
-import { makeFixture, type CliFixture } from './fixtures.js';
+import { makeDemoDepot } from '../../src/depot/demo.js';
 import { until } from '../helpers/poll.js';
 
 const HAS_NPX = (() => {
@@ -57,22 +58,24 @@ describe('a server started by npm', () => {
   });
 });
 
-describe.skipIf(!HAS_NPX)('run through npx (the real npm)', () => {
+// npm's own start-up is most of each test: the two run side by side.
+describe.skipIf(!HAS_NPX).concurrent('run through npx (the real npm)', () => {
   let cleanup: () => Promise<void>;
-  let f: CliFixture;
+  let dir: string;
+  let depot: string;
   beforeAll(async () => {
     // npm makes a bin executable when it first links it; a build made since then (tsc writes 0644
     // files) in a checkout npx has linked before is run as it is, so do what npm does.
     await chmod(CLI, 0o755);
-    const t = await tempDir('depotkit-cli-npx-');
-    cleanup = t.cleanup;
-    f = await makeFixture(t.dir);
+    ({ dir, cleanup } = await tempDir('depotkit-cli-npx-'));
+    depot = join(dir, 'depot');
+    await makeDemoDepot(depot, { binarySize: 16 });
   });
   afterAll(async () => cleanup?.());
 
-  it('npx depotkit serve stops when the npx process is stopped with SIGTERM', async () => {
+  it('npx depotkit serve stops when the npx process is stopped with SIGTERM', async ({ expect }) => {
     // npx runs depotkit under sh -c: a SIGTERM to npx ends that shell, not depotkit.
-    const npx = spawn('npx', ['depotkit', 'serve', f.depot, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--json'], {
+    const npx = spawn('npx', ['depotkit', 'serve', depot, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--json'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -101,12 +104,11 @@ describe.skipIf(!HAS_NPX)('run through npx (the real npm)', () => {
     expect(err).toContain('Stopped.');
   }, 120_000);
 
-  it('npx depotkit prints its hints as npx depotkit', async () => {
-    const out = execFileSync('npx', ['depotkit', 'cert', 'ca', '--out', join(f.dir, 'npx-ca'), '--key-size', '2048'], {
+  it('npx depotkit prints its hints as npx depotkit', async ({ expect }) => {
+    const { stdout } = await promisify(execFile)('npx', ['depotkit', 'cert', 'ca', '--out', join(dir, 'npx-ca'), '--key-size', '2048'], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
     });
-    expect(out).toContain(`then: npx depotkit cert issue --ca ${join(f.dir, 'npx-ca')}`);
+    expect(stdout).toContain(`then: npx depotkit cert issue --ca ${join(dir, 'npx-ca')}`);
   });
 });

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { appendFile, chmod, cp, lstat, mkdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { join, relative } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import { buildDepot } from '../../src/depot/build.js';
 import { verifyDepot } from '../../src/depot/verify.js';
@@ -15,9 +15,29 @@ let cleanup: () => Promise<void>;
 beforeEach(async () => ({ dir, cleanup } = await tempDir()));
 afterEach(() => cleanup());
 
+/** The vendor-like source, made once per file (a demo depot's writes are durable, so slow) and copied per test. */
+let pristine: Awaited<ReturnType<typeof vendorLikeSource>> & { base: string; cleanup: () => Promise<void> };
+beforeAll(async () => {
+  const t = await tempDir();
+  pristine = { ...(await vendorLikeSource(t.dir)), base: t.dir, cleanup: t.cleanup };
+});
+afterAll(() => pristine?.cleanup());
+
+/** A copy of the source in this test's folder, laid out as vendorLikeSource(dir) lays it out: each test changes its own. */
+async function source(): Promise<Awaited<ReturnType<typeof vendorLikeSource>>> {
+  await cp(pristine.base, dir, { recursive: true });
+  const at = (p: string) => join(dir, relative(pristine.base, p));
+  return {
+    depot: at(pristine.depot),
+    metadataDir: at(pristine.metadataDir),
+    binariesDir: at(pristine.binariesDir),
+    binaries: structuredClone(pristine.binaries),
+  };
+}
+
 describe('depot build', () => {
   it('lays out a real zip byte for byte and places every binary, then verifies clean', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const zip = join(dir, 'vcf-9.0.0-offline-depot-metadata.zip');
     await zipFolder(src.metadataDir, zip);
     const out = join(dir, 'out');
@@ -32,7 +52,7 @@ describe('depot build', () => {
   });
 
   it('accepts a zip whose PROD/ sits under a wrapper folder, and an extracted folder', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const zip = join(dir, 'wrapped.zip');
     await zipFolder(src.metadataDir, zip, 'vcf-9.0-metadata');
     expect((await buildDepot({ metadata: zip, binaries: [src.binariesDir], out: join(dir, 'a') })).ok).toBe(true);
@@ -41,7 +61,7 @@ describe('depot build', () => {
   });
 
   it('reports missing, wrong size, wrong checksum (never placed) and files not in the catalog', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const [missing, short, corrupt] = src.binaries;
     const find = (name: string) =>
       listFiles(src.binariesDir).then((files) =>
@@ -78,7 +98,7 @@ describe('depot build', () => {
   });
 
   it('re-runs skip correct files without reading them, and replace a stale partial temp file', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const out = join(dir, 'out');
     await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
     // An interrupted run leaves only a temporary file; the next run removes it.
@@ -96,7 +116,7 @@ describe('depot build', () => {
   });
 
   it('a changed file at a final path is a conflict without --force and is replaced with it', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const out = join(dir, 'out');
     await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
     const target = join(out, src.binaries[0]!.path);
@@ -110,7 +130,7 @@ describe('depot build', () => {
   });
 
   it('hardlink and symlink modes link instead of copying', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const hard = await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out: join(dir, 'hard'), mode: 'hardlink' });
     expect(hard.ok).toBe(true);
     expect(hard.contentChecked).toBe(false);
@@ -126,7 +146,7 @@ describe('depot build', () => {
   });
 
   it('refuses different metadata in an existing output without --force, and changes nothing', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const out = join(dir, 'out');
     await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
     const manifest = join(src.metadataDir, DEPOT_PATHS.manifest);
@@ -142,7 +162,7 @@ describe('depot build', () => {
   });
 
   it('bad input: missing zip, corrupt zip, catalog not JSON, catalog off the schema, bad --binaries', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const out = join(dir, 'out');
     const run = (metadata: string, binaries = src.binariesDir) => outcome(buildDepot({ metadata, binaries: [binaries], out }));
 
@@ -209,7 +229,7 @@ describe('depot build', () => {
   });
 
   it('refuses a catalog whose component name would leave PROD/COMP, and writes nothing outside --out', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const catalogPath = join(src.metadataDir, DEPOT_PATHS.catalog);
     const catalog = JSON.parse(await readFile(catalogPath, 'utf8'));
     catalog.patches['../../../escaped'] = catalog.patches.VCENTER;
@@ -222,7 +242,7 @@ describe('depot build', () => {
   });
 
   it('--force keeps the old file when the new candidate has the wrong checksum', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const out = join(dir, 'out');
     await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
     const b = src.binaries[0]!;
@@ -241,7 +261,7 @@ describe('depot build', () => {
   });
 
   it('makes copies readable by the web server even when the download was private (0600)', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     for (const f of await listFiles(src.binariesDir)) await chmod(join(src.binariesDir, f), 0o600);
     const out = join(dir, 'out');
     await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
@@ -253,7 +273,7 @@ describe('depot build', () => {
   });
 
   it('does not take its own output for downloads when --out is inside a --binaries folder', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     const out = join(src.binariesDir, 'depot');
     await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out });
     const again = await buildDepot({ metadata: src.metadataDir, binaries: [src.binariesDir], out, force: true });
@@ -262,7 +282,7 @@ describe('depot build', () => {
   });
 
   it('lays out only metadata from a source that holds more, and the served HCL and Compatibility copies', async () => {
-    const src = await vendorLikeSource(dir);
+    const src = await source();
     // A whole depot given as --metadata: its binaries are not metadata.
     const report = await buildDepot({ metadata: src.depot, binaries: [src.binariesDir], out: join(dir, 'a') });
     expect(report.metadata.ignored.sort()).toEqual(src.binaries.map((b) => b.path).sort());

@@ -7,8 +7,11 @@ import { promisify } from 'node:util';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
-import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { tempDir } from '../helpers/temp.js';
 import { NGINX } from '../helpers/nginx.js';
+import { startJavaProbes, type JavaProbes } from '../helpers/java.js';
+
+export { JAVA } from '../helpers/java.js';
 import { ended, freePort, untilAccepting } from '../helpers/ports.js';
 import { afterAll, beforeAll } from 'vitest';
 
@@ -19,10 +22,6 @@ export const run = promisify(execFile);
 export const APACHE = ['/usr/sbin/apache2', '/usr/sbin/httpd'].find((p) => existsSync(p));
 const APACHE_MODULES = ['/usr/lib/apache2/modules', '/usr/lib64/httpd/modules'].find((p) => existsSync(p));
 export const CADDY = ['/usr/bin/caddy', '/usr/local/bin/caddy'].find((p) => existsSync(p));
-export const JAVA = await run('java', ['-version']).then(
-  () => true,
-  () => false,
-);
 export const SYSTEMD_ANALYZE = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => existsSync(p));
 export const LOGROTATE = ['/usr/sbin/logrotate', '/sbin/logrotate'].find((p) => existsSync(p));
 
@@ -270,17 +269,15 @@ export function fetchRaw(
   });
 }
 
-/** Java's TLS client (the installer's stack) sends HEAD then GET of the catalog: its two output lines. */
-export async function javaProbe(fixture: Fixture, port: number): Promise<string> {
-  const { stdout } = await run('java', [
-    `-Djdk.net.hosts.file=${fixture.hostsFile}`,
-    join(REPO_ROOT, 'test/interop/DepotProbe.java'),
-    fixture.caFile,
-    `https://${HOST}:${port}`,
-    USER,
-    PASSWORD,
-  ]).catch((err: { stdout: string; stderr: string }) => ({ stdout: `${err.stdout}${err.stderr}` }));
-  return stdout;
+let java: JavaProbes | undefined;
+
+/**
+ * Java's TLS client (the installer's stack) sends HEAD then GET of the catalog: its two output lines. One JVM per
+ * test file, started by its first probe and stopped with the fixture of fixtureForFile.
+ */
+export function javaProbe(fixture: Fixture, port: number): Promise<string> {
+  java ??= startJavaProbes({ hostsFile: fixture.hostsFile, user: USER, password: PASSWORD });
+  return java.probe({ trust: fixture.caFile, url: `https://${HOST}:${port}` });
 }
 
 /** The fixture, made before a test file's tests and removed after them, with a fresh output folder in it per call of outDir. */
@@ -290,7 +287,11 @@ export function fixtureForFile(): Fixture & { outDir(): string } {
   beforeAll(async () => {
     Object.assign(fixture, await makeFixture());
   });
-  afterAll(() => fixture.cleanup?.());
+  afterAll(async () => {
+    await java?.stop();
+    java = undefined;
+    await fixture.cleanup?.();
+  });
   fixture.outDir = () => join(fixture.dir, `out-${++n}`);
   return fixture;
 }

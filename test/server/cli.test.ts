@@ -7,6 +7,8 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, UMDS_PATCH_STORE_DIR } from '../../src/constants.js';
 import { createCa, writeCaDir } from '../../src/cert/index.js';
+import { openPrefixesOf } from '../../src/server/root.js';
+import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import {
@@ -272,23 +274,44 @@ describe('depotkit serve (the built CLI)', () => {
       [[root, '--http', '--send-timeout', '0'], /--send-timeout must be at least 1 second/],
       [[root, '--http', '--send-timeout', '1.5'], /--send-timeout takes a whole number/],
       [[root, '--http', '--dns', 'x'], /give --ca/],
+      // One refusal of --open on the command line; the others are the library's, below.
       [[root, '--http', '--open', '/umds-patch-store'], /must be relative/],
-      [[root, '--http', '--open', '../umds-patch-store'], /"\.\."/],
-      [[root, '--http', '--open', '.depotkit'], /hidden/],
-      [[root, '--http', '--open', 'PROD//vsan'], /not a normalised path/],
-      [[root, '--http', '--open', 'PROD/./vsan'], /not a normalised path/],
-      [[root, '--http', '--open', ''], /names no path/],
     ];
-    for (const [args, message] of cases) {
-      const r = await runCli(['serve', ...args]);
+    // A key that is not the certificate's, in files of their own (other tests rewrite cert.pem and key.pem).
+    await writeFile(join(dir, 'mismatch-cert.pem'), pkiA.certPem);
+    await writeFile(join(dir, 'mismatch-key.pem'), pkiB.keyPem);
+    // Each a process of its own that ends at once: all started together.
+    const [mismatch, ...results] = await Promise.all([
+      runCli(['serve', root, '--cert', join(dir, 'mismatch-cert.pem'), '--key', join(dir, 'mismatch-key.pem')]),
+      ...cases.map(([args]) => runCli(['serve', ...args])),
+    ]);
+    for (const [i, [args, message]] of cases.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toMatch(message);
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }
-    await writeFile(join(dir, 'cert.pem'), pkiA.certPem);
-    await writeFile(join(dir, 'key.pem'), pkiB.keyPem);
-    const mismatch = await runCli(['serve', root, '--cert', join(dir, 'cert.pem'), '--key', join(dir, 'key.pem')]);
     expect(mismatch.code).toBe(2);
     expect(mismatch.stderr).toMatch(/does not belong to the certificate file/);
+  });
+
+  it.each([
+    ['../umds-patch-store', /"\.\."/],
+    ['.depotkit', /hidden/],
+    ['PROD//vsan', /not a normalised path/],
+    ['PROD/./vsan', /not a normalised path/],
+    ['', /names no path/],
+  ])('refuses --open %j with one sentence and exit 2 (openPrefixesOf, which serve calls)', (open, message) => {
+    // The CLI prints a DepotkitError as its one sentence, without a stack, and exits with its code.
+    const refused = (() => {
+      try {
+        openPrefixesOf({ openPrefixes: [open] });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(refused).toBeInstanceOf(DepotkitError);
+    expect((refused as DepotkitError).exitCode).toBe(EXIT.usage);
+    expect((refused as DepotkitError).message).toMatch(message);
   });
 });
