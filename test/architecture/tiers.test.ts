@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { quickTier, slowBecause } from '../helpers/tiers.js';
+import { ownModules, quickTier, slowBecause } from '../helpers/tiers.js';
+import { suite } from '../../vitest.config.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -24,5 +25,20 @@ describe('the quick tier (npm run test:quick)', () => {
       expect(file).toMatch(/^test\/.+\.test\.ts$/);
       expect(readFileSync(join(ROOT, file), 'utf8'), file).not.toMatch(/\b(runCli|spawnCliJson|execFile|spawnSync)\b|helpers\/cli\.js|'dist\//);
     }
+  });
+});
+
+describe('the module graphs (vitest.config.ts)', () => {
+  it('gives a graph of its own to each file that replaces a library module (vi.mock), and shares the rest', () => {
+    const own = ownModules();
+    expect(own).toContain('test/transfer/named-temps.test.ts');
+    for (const file of own) expect(readFileSync(join(ROOT, file), 'utf8'), file).toMatch(/\bvi\.mock\(/);
+    const projects = (suite().test?.projects ?? []) as { test: { name: string; include: string[]; exclude?: string[]; isolate: boolean } }[];
+    expect(projects.map((p) => [p.test.name, p.test.isolate])).toEqual([
+      ['shared', false],
+      ['own-modules', true],
+    ]);
+    expect(projects[0]!.test.exclude).toEqual(own);
+    expect(projects[1]!.test.include).toEqual(own);
   });
 });

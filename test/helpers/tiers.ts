@@ -64,3 +64,14 @@ export function quickTier(): string[] {
     .map((file) => relative(dirname(TEST_DIR), file))
     .sort();
 }
+
+/**
+ * The test files that replace a module of the library (`vi.mock`): they need a module graph of their own. Every
+ * other file shares its worker's, so that the library is loaded once per worker rather than once per file.
+ */
+export function ownModules(): string[] {
+  return testFiles(TEST_DIR)
+    .filter((file) => /\bvi\.mock\(/.test(readFileSync(file, 'utf8')))
+    .map((file) => relative(dirname(TEST_DIR), file))
+    .sort();
+}
