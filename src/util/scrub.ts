@@ -25,7 +25,7 @@ const ANYWHERE_LENGTH = 8;
 /** The forms a secret takes in text: as given, and as a URL or a JSON string spells it. */
 const forms = new Set<string>();
 /** The forms, longest first, so that a secret inside another is not left half hidden; rebuilt when one is added. */
-let patterns: RegExp[] | undefined;
+let patterns: { form: string; regex: RegExp }[] | undefined;
 
 function pattern(form: string): RegExp {
   const literal = form.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
@@ -52,9 +52,10 @@ const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:"'<>]*):[^\s"'<>]*@/gi;
 
 /** `text` with every known secret and every password in a URL's userinfo replaced by `***`. */
 export function scrubSecrets(text: string): string {
-  let out = text.replace(URL_USERINFO, (_, head: string) => `${head}:${HIDDEN}@`);
+  // A report of 10,000 rows scrubs some 100,000 strings: a plain search first spares most of them the regular expressions.
+  let out = text.includes('://') ? text.replace(URL_USERINFO, (_, head: string) => `${head}:${HIDDEN}@`) : text;
   if (forms.size === 0) return out;
-  patterns ??= [...forms].sort((a, b) => b.length - a.length).map(pattern);
-  for (const secret of patterns) out = out.replace(secret, HIDDEN);
+  patterns ??= [...forms].sort((a, b) => b.length - a.length).map((form) => ({ form, regex: pattern(form) }));
+  for (const { form, regex } of patterns) if (out.includes(form)) out = out.replace(regex, HIDDEN);
   return out;
 }
