@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -72,14 +72,35 @@ async function hashSmallFiles(results: HashResult[], onBytes?: (n: number) => vo
       continue;
     }
     try {
-      const data = await readFile(result.path);
-      result.sha256 = createHash('sha256').update(data).digest('hex');
-      if (data.length > 0) onBytes?.(data.length);
+      const data = await readSmall(result.path);
+      // Grown since it was measured: the worker reads it whole.
+      if (data === undefined) left.push(i);
+      else {
+        result.sha256 = createHash('sha256').update(data).digest('hex');
+        if (data.length > 0) onBytes?.(data.length);
+      }
     } catch (err) {
       result.error = err as NodeJS.ErrnoException;
     }
   }
   return left;
+}
+
+/** The file's bytes when it holds no more than INLINE_MAX_BYTES, read no further; undefined when it holds more. */
+async function readSmall(path: string): Promise<Buffer | undefined> {
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.alloc(INLINE_MAX_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) return buffer.subarray(0, length);
+      length += bytesRead;
+      if (length > INLINE_MAX_BYTES) return undefined;
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
