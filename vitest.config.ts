@@ -2,14 +2,14 @@ import { defineConfig, type ViteUserConfig } from 'vitest/config';
 import { ownModules } from './test/helpers/tiers.js';
 
 /**
- * The suite over `include`, in two projects: the files that share their worker's module graph (the library is
+ * The suite (or the test files named), in two projects: the files that share their worker's module graph (the library is
  * loaded once per worker, not once per file: half the suite's CPU on 2 cores) and those that replace a module
  * of it (`vi.mock`), each with a graph of its own.
  */
-export function suite(include: string[] = ['test/**/*.test.ts']): ViteUserConfig {
+export function suite(files?: string[]): ViteUserConfig {
   const own = ownModules();
-  const glob = include.length === 1 && include[0]!.includes('*');
-  const ownIncluded = glob ? own : own.filter((file) => include.includes(file));
+  const include = files ?? ['test/**/*.test.ts'];
+  const ownIncluded = files ? own.filter((file) => files.includes(file)) : own;
   return defineConfig({
     test: {
       testTimeout: 60_000,

@@ -41,6 +41,14 @@ async function simCaFile(sim: InstallerSimulator, name: string): Promise<string>
   return path;
 }
 
+/** `sim` as the in-process commands reach it, its CA written to a file named after `name`. */
+async function connectionTo(sim: InstallerSimulator, name: string) {
+  return { installer: sim.url, user: USER, passwordFile: files.password, installerCa: await simCaFile(sim, name) };
+}
+
+/** The test depot and its account, as the in-process commands take them. */
+const depotSpec = () => ({ hostname: 'localhost', port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD });
+
 /** The built CLI's flags for one installer, as `connection` gives it. */
 function onInstaller(connection: { installer: string; passwordFile: string; installerCa: string }): string[] {
   return ['--installer', connection.installer, '--user', USER, '--password-file', connection.passwordFile, '--installer-ca', connection.installerCa];
@@ -108,7 +116,7 @@ describe('depotkit installer', () => {
       expect(sim.logs.join('\n')).toMatch(new RegExp(`TLS fatal alert certificate_unknown against depot localhost:${depot.port}`));
 
       const connection = { installer: sim.url, user: USER, passwordFile: files.password, installerCa: caFile };
-      const spec = { hostname: 'localhost', port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD };
+      const spec = depotSpec();
       expect(leafTrustWarnings([depot.ca.certPem])).toEqual([]);
       const trust = await runOnConsumers(connection, trustTask([depot.ca.certPem]));
       expect(trust.ok).toBe(true);
@@ -397,8 +405,8 @@ describe('depotkit installer', () => {
   it("--expiry-warn-days: a threshold above the depot CA's days left fails the built installer status row (exit 1), the default passes it", async () => {
     const sim = await startSim();
     try {
-      const connection = { installer: sim.url, user: USER, passwordFile: files.password, installerCa: await simCaFile(sim, 'expiry') };
-      const spec = { hostname: 'localhost', port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD };
+      const connection = await connectionTo(sim, 'expiry');
+      const spec = depotSpec();
       expect((await runOnConsumers(connection, connectTask(spec, { caPems: [depot.ca.certPem], sync: false }))).ok).toBe(true);
       const caDays = daysLeft({ notAfter: new Date(new X509Certificate(depot.ca.certPem).validTo) });
       const status = (...more: string[]) => runCli(['installer', 'status', ...onInstaller(connection), '--ca', files.depotCa, ...more, '--json']);
@@ -417,8 +425,8 @@ describe('depotkit installer', () => {
   it('--component: the built installer download has the installer fetch the bundles of that component only', async () => {
     const sim = await startSim();
     try {
-      const connection = { installer: sim.url, user: USER, passwordFile: files.password, installerCa: await simCaFile(sim, 'component') };
-      const spec = { hostname: 'localhost', port: depot.port, username: DEPOT_USER, password: DEPOT_PASSWORD };
+      const connection = await connectionTo(sim, 'component');
+      const spec = depotSpec();
       // Accepted and synced in-process: the release's components are known to the installer.
       const synced = await runOnConsumers(connection, connectTask(spec, { caPems: [depot.ca.certPem] }));
       expect(synced.ok, JSON.stringify(synced.rows)).toBe(true);
