@@ -16,7 +16,8 @@ export function suite(files?: string[]): ViteUserConfig {
       hookTimeout: 60_000,
       // TLS servers and child processes: keep to the 2 cores CI has.
       maxWorkers: 2,
-      setupFiles: ['test/setup/no-proxy.ts'],
+      globalSetup: ['test/setup/key-pool.ts'],
+      setupFiles: ['test/setup/no-proxy.ts', 'test/setup/keys.ts'],
       reporters: ['default'],
       // Files share modules: what a test stubs or spies on is put back after it.
       restoreMocks: true,

@@ -18,18 +18,36 @@ export function assertKeySize(bits: number): asserts bits is RsaKeySize {
   }
 }
 
-/**
- * A new RSA private key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`),
- * generated natively by node:crypto off the main thread.
- */
-export async function generateKeyPem(bits: number): Promise<string> {
-  assertKeySize(bits);
+/** Where new RSA keys come from: `bits` in, unencrypted PKCS#8 PEM out. */
+export type KeySource = (bits: RsaKeySize) => Promise<string>;
+
+const freshKeys: KeySource = async (bits) => {
   const { privateKey } = await generateKeyPairAsync('rsa', {
     modulusLength: bits,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
   return privateKey;
+};
+
+let keySource: KeySource = freshKeys;
+
+/**
+ * Replaces where generateKeyPem takes keys from, for a program that embeds the library and makes its keys
+ * elsewhere; `undefined` puts node:crypto back. The CLI never calls it. (The test suite hands out keys it
+ * generated once: generating a key per certificate was a fifth of its CPU.)
+ */
+export function useKeySource(source: KeySource | undefined): void {
+  keySource = source ?? freshKeys;
+}
+
+/**
+ * A new RSA private key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`),
+ * generated natively by node:crypto off the main thread (unless useKeySource said otherwise).
+ */
+export async function generateKeyPem(bits: number): Promise<string> {
+  assertKeySize(bits);
+  return keySource(bits);
 }
 
 /**

@@ -14,6 +14,9 @@ import {
   type CaMaterial,
 } from '../../src/cert/index.js';
 import { customCa } from '../helpers/certs.js';
+import { useKeySource } from '../../src/cert/keys.js';
+import { pooledKeys } from '../helpers/key-pool.js';
+import { poolSource } from '../setup/keys.js';
 import { tempDir } from '../helpers/temp.js';
 import { extensionText, openssl, x509Text } from './openssl.js';
 import { usageRefusal } from './refusal.js';
@@ -76,6 +79,20 @@ describe('createCa', () => {
     await expect(createCa({ keySize: 1024 as 2048 })).rejects.toThrow(/2048, 3072, 4096 bits, not 1024/);
     await expect(createCa({ cn: '  ' })).rejects.toThrow(/must not be empty/);
     await expect(generateKeyPem(512)).rejects.toThrow(/not 512/);
+  });
+
+  it('makes each key afresh with node:crypto unless a key source is set (the suite sets its pool)', async () => {
+    const pooled = await generateKeyPem(2048);
+    expect(await generateKeyPem(2048)).not.toBe(pooled);
+    useKeySource(undefined);
+    try {
+      const [a, b] = await Promise.all([generateKeyPem(2048), generateKeyPem(2048)]);
+      expect(a).not.toBe(b);
+      expect(createPrivateKey(a).asymmetricKeyDetails?.modulusLength).toBe(2048);
+      expect(pooledKeys()).not.toContain(a);
+    } finally {
+      useKeySource(poolSource);
+    }
   });
 });
 

@@ -4,7 +4,7 @@
  * Each one is wrong in exactly one way; everything else is a proper server
  * certificate issued by `ca`.
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { pooledKeyPem } from './key-pool.js';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
 
@@ -17,17 +17,11 @@ export type BrokenKind = 'no-san' | 'ip-cn' | 'expired' | 'wrong-host' | 'self-s
 
 const DAY = 86_400_000;
 
+/** A key from the suite's pool (test/helpers/key-pool.ts), as PEM and as node-forge's private and public keys. */
 export function newKey(bits = 2048): { keyPem: string; key: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-    modulusLength: bits,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  });
-  return {
-    keyPem: privateKey,
-    key: forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey,
-    publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey,
-  };
+  const keyPem = pooledKeyPem(bits);
+  const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
+  return { keyPem, key, publicKey: forge.pki.setRsaPublicKey(key.n, key.e) as forge.pki.rsa.PublicKey };
 }
 
 function serial(): string {
