@@ -78,11 +78,11 @@ describe.each(SERVERS)('depotkit export $server, run by the real server', ({ ser
   });
 
   describe.skipIf(!binary)(`with ${server} installed`, () => {
-    it('the users file holds no password in clear, mode 0640', async () => {
+    it("the users file holds no password in clear (Apache's and Caddy's bcrypt at htpasswd -B's cost, 5), mode 0640", async () => {
       const users = join(outOpen, server === 'caddy' ? 'depotkit.users' : 'depotkit.htpasswd');
       const text = await readFile(users, 'utf8');
       expect(text).not.toContain(PASSWORD);
-      expect(text).toMatch(server === 'nginx' ? /^depot:\$apr1\$/ : server === 'apache' ? /^depot:\$2y\$10\$/ : /^depot \$2b\$10\$/);
+      expect(text).toMatch(server === 'nginx' ? /^depot:\$apr1\$/ : server === 'apache' ? /^depot:\$2y\$05\$/ : /^depot \$2b\$05\$/);
       expect((await stat(users)).mode & 0o777).toBe(0o640);
     });
 
