@@ -3,9 +3,10 @@
 // (type-only imports count: a type cycle still ties two modules' designs together), and the
 // modules that own a platform API (X509Certificate, node:tls, node:https, undici) are the only
 // ones to use it. Used by test/architecture/floors.test.ts; by hand: `npx tsx scripts/arch/floors.ts`.
-import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, relative, dirname, resolve } from 'node:path';
 import ts from 'typescript';
+import { parsedSource, sourceFiles } from './sources.js';
 
 export interface Room {
   floor: number;
@@ -60,14 +61,6 @@ interface SourceFile {
   apis: string[];
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
 /** src/-relative path of a relative import, `.js` written for the `.ts` beside it. */
 function resolveImport(srcDir: string, from: string, spec: string): string | undefined {
   const base = resolve(dirname(from), spec);
@@ -78,8 +71,7 @@ function resolveImport(srcDir: string, from: string, spec: string): string | und
 }
 
 function read(srcDir: string, path: string): SourceFile {
-  const text = readFileSync(path, 'utf8');
-  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+  const { file } = parsedSource(path);
   const imports = new Set<string>();
   const apis = new Set<string>();
   const spec = (literal: ts.Expression | undefined): void => {

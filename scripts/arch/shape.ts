@@ -1,9 +1,9 @@
 // Measures the shape rules of docs/architecture.md: file and function lengths, imports between
 // floor-5 folders, and flag names in library strings. Used by test/architecture/floors.test.ts and
 // runnable by hand: `npx tsx scripts/arch/shape.ts`.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, dirname, resolve } from 'node:path';
 import ts from 'typescript';
+import { parsedSource, sourceFiles } from './sources.js';
 
 export const MAX_FILE_LINES = 400;
 export const MAX_FUNCTION_LINES = 80;
@@ -15,14 +15,6 @@ export interface Shape {
   longFunctions: { file: string; name: string; line: number; lines: number }[];
   floorFiveImports: { file: string; imports: string }[];
   flagStrings: { file: string; line: number; text: string }[];
-}
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith('.ts') ? [path] : [];
-  });
 }
 
 function functionName(node: ts.Node, file: ts.SourceFile): string {
@@ -43,10 +35,9 @@ export function measure(root: string): Shape {
   const shape: Shape = { longFiles: [], longFunctions: [], floorFiveImports: [], flagStrings: [] };
   for (const path of sourceFiles(join(root, 'src'))) {
     const rel = relative(root, path);
-    const text = readFileSync(path, 'utf8');
+    const { text, file } = parsedSource(path);
     const lineCount = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
     if (lineCount > MAX_FILE_LINES && rel !== 'src/constants.ts') shape.longFiles.push({ file: rel, lines: lineCount });
-    const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
     const lineOf = (pos: number): number => file.getLineAndCharacterOfPosition(pos).line + 1;
     const library = !rel.startsWith('src/cli/');
     const from = floorFive(root, path);

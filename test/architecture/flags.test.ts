@@ -1,4 +1,3 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { OPTION_TABLE, TAKES, commandPath, isFromTable } from '../../src/cli/opt
 import { buildProgram } from '../../src/cli/program.js';
 import { commandLineWord, flagsOf, namesIn } from '../../src/cli/wording.js';
 import { measure } from '../../scripts/arch/shape.js';
+import { parsedSource, sourceFiles } from '../../scripts/arch/sources.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -22,21 +22,13 @@ const COMMAND_LINE_TABLES: Record<string, string> = {
   'src/constants.ts': "other programs' command lines (caddy validate, systemctl) that the exporters write, as external interfaces",
 };
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith('.ts') ? [path] : [];
-  });
-}
-
 /** Every string literal of the library (src/ but src/cli/), with where it is. */
 function libraryStrings(): { file: string; line: number; text: string }[] {
   const strings: { file: string; line: number; text: string }[] = [];
   for (const path of sourceFiles(join(ROOT, 'src'))) {
     const file = relative(ROOT, path);
     if (file.startsWith('src/cli/')) continue;
-    const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+    const source = parsedSource(path).file;
     const visit = (node: ts.Node): void => {
       if (ts.isStringLiteralLike(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
         strings.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1, text: node.text });
@@ -79,7 +71,7 @@ describe('every option is defined once, in the option table', () => {
     for (const path of sourceFiles(join(ROOT, 'src/cli'))) {
       const file = relative(ROOT, path);
       if (TABLE_FILES.includes(file)) continue;
-      const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+      const source = parsedSource(path).file;
       const visit = (node: ts.Node): void => {
         const where = () => `${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}`;
         if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'Option') declared.push(`${where()} new Option`);

@@ -1,4 +1,3 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { CommanderError, type Command } from 'commander';
@@ -15,6 +14,7 @@ import { renderStatusPage } from '../../src/server/status-page.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
 import { runCli } from '../helpers/cli.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { parsedSource, sourceFiles } from '../../scripts/arch/sources.js';
 import { DEPOT_USER, useServedFixture } from './fixtures.js';
 
 /**
@@ -29,14 +29,9 @@ const ANY = '<…>';
 
 /** Every string literal and template of src/, a template's values as ANY, `${invokedAs()}` as depotkit. */
 function sourceStrings(): { where: string; text: string }[] {
-  const files = (dir: string): string[] =>
-    readdirSync(dir).flatMap((name) => {
-      const path = join(dir, name);
-      return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
-    });
   const strings: { where: string; text: string }[] = [];
-  for (const path of files(join(REPO_ROOT, 'src'))) {
-    const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  for (const path of sourceFiles(join(REPO_ROOT, 'src'))) {
+    const source = parsedSource(path).file;
     const where = (node: ts.Node) => `${relative(REPO_ROOT, path)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}`;
     const visit = (node: ts.Node): void => {
       if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) strings.push({ where: where(node), text: node.text });
