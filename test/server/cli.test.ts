@@ -175,14 +175,20 @@ describe('depotkit serve (the built CLI)', () => {
     const serve = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', '--http', '--workers', '2']);
     children.push(serve);
     const primary = serve.child.pid!;
-    /** Rounds of 16 connections held open at once, until every process in `pids` has accepted one (the kernel picks). */
+    /**
+     * Rounds of 16 connections held open at once, until every process in `pids` has accepted one (the kernel picks).
+     * Bounded in time, not in rounds: a replacement serves once booted, which takes seconds on a busy machine.
+     */
     async function serving(pids: number[]): Promise<Set<number>> {
       const seen = new Set<number>();
-      for (let round = 0; round < 30 && seen.size < pids.length; round++) {
+      const round = async (): Promise<boolean> => {
         const sockets = await openAnswered(serve.port, `/${DEPOT_PATHS.catalog}`, 16);
         for (const pid of await pidsServing(pids, serve.port)) seen.add(pid);
         for (const s of sockets) s.destroy();
-      }
+        return seen.size === pids.length;
+      };
+      // The caller's assertion names the processes never seen.
+      await until(round, 'every process to accept a connection', { timeoutMs: 20_000 }).catch(() => undefined);
       return seen;
     }
     const workers = await childPids(primary);
