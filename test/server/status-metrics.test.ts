@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, SERVE_HEALTH_BODIES, SERVE_METRIC_NAMES } from '../../src/constants.js';
+import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { tempDir } from '../helpers/temp.js';
 import { basic, fetchRaw, makePki, spawnServe, tlsServeArgs, writeTree, type ServeChild, type TestPki } from './helpers.js';
 import { parsePrometheus, sampleValue, type Sample } from './status-helpers.js';
@@ -21,6 +22,7 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
   let root: string;
   let pki: TestPki;
   const children: ServeChild[] = [];
+  const servers: DepotServer[] = [];
   const auth = { Authorization: basic('depot', 'depot-pw') };
 
   beforeAll(async () => {
@@ -33,6 +35,8 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
   });
   afterAll(async () => {
     for (const c of children) c.child.kill('SIGKILL');
+    // Closing one that is closed already resolves at once.
+    for (const s of servers) await s.close();
     await cleanup();
   });
 
@@ -109,9 +113,17 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
     expect(await s.exited).toBe(0);
   });
 
+  // The library's graceful stop, in this process: how SIGTERM starts it is the built CLI's (cli.test.ts).
   it('shows a running download in flight, and answers /healthz with 503 once a graceful stop has begun', async () => {
-    const s = await spawnServe([...tlsServeArgs(root, dir, { auth: true }), '--workers', '1', '--grace', '60', '--metrics-open']);
-    children.push(s);
+    const s = await startDepotServer({
+      root,
+      host: '127.0.0.1',
+      port: 0,
+      tls: { certPem: pki.certPem, keyPem: pki.keyPem },
+      auth: { user: 'depot', password: 'depot-pw' },
+      metricsOpen: true,
+    });
+    servers.push(s);
     const healthy = await fetchRaw(s.url, '/healthz', { ca: pki.caCertPem });
     expect(healthy.status).toBe(200);
     expect(healthy.body.toString()).toBe(SERVE_HEALTH_BODIES.ok);
@@ -127,8 +139,7 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
     const during = parsePrometheus((await fetchRaw(s.url, '/metrics', { ca: pki.caCertPem })).body.toString()).samples;
     expect(sampleValue(during, M.downloadsInFlight)).toBe(1);
 
-    s.child.kill('SIGTERM');
-    await s.waitForStderr(/Stopping/);
+    const stopped = s.close(60_000);
     socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n');
     const ended = new Promise<void>((resolve) => socket.once('end', resolve).once('close', resolve));
     socket.on('data', (d: Buffer) => chunks.push(d));
@@ -145,7 +156,7 @@ describe('depotkit serve: /metrics summed over the serving processes, and /healt
     const second = all.subarray(headEnd + 4 + BIG.length).toString('latin1');
     expect(second).toMatch(/^HTTP\/1.1 503 /);
     expect(second.endsWith(`\r\n\r\n${SERVE_HEALTH_BODIES.stopping}`)).toBe(true);
-    expect(await s.exited).toBe(0);
+    await stopped;
   });
 
   it("exports the served certificate's and its CA's not-after as gauges, the same in every process (not summed), and the new ones after SIGHUP", async () => {

@@ -6,6 +6,7 @@ import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS, REQUIRED_COMPONENTS, SERVE_HEALTH_BODIES, UMDS_PATCH_STORE_DIR, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
 import { upgradeMetadataPaths } from '../../src/depot/upgrade-metadata.js';
+import { startDepotServer, type DepotServer, type DepotServerOptions } from '../../src/server/index.js';
 import { statusData } from '../../src/server/status-data.js';
 import { renderStatusPage } from '../../src/server/status-page.js';
 import { runCli } from '../helpers/cli.js';
@@ -174,12 +175,13 @@ describe('the status page data and its HTML (library)', () => {
   });
 });
 
-describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', () => {
+describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI, and the library it runs)', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
   let root: string;
   let pki: Awaited<ReturnType<typeof writePki>>;
   const children: ServeChild[] = [];
+  const servers: DepotServer[] = [];
   const auth = { Authorization: basic('depot', PASSWORD) };
 
   beforeAll(async () => {
@@ -192,12 +194,19 @@ describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', ()
   });
   afterAll(async () => {
     for (const c of children) c.child.kill('SIGKILL');
+    for (const s of servers) await s.close();
     await cleanup();
   });
 
   async function serve(args: string[]): Promise<ServeChild> {
     const s = await spawnServe([root, '--host', '127.0.0.1', '--port', '0', ...args]);
     children.push(s);
+    return s;
+  }
+
+  async function serveHere(options: DepotServerOptions): Promise<DepotServer> {
+    const s = await startDepotServer(options);
+    servers.push(s);
     return s;
   }
 
@@ -293,8 +302,10 @@ describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', ()
     expect((await fetchRaw(s.url, '/', { ca, method: 'POST', headers: auth })).status).toBe(405);
   });
 
-  it('over plain HTTP without auth: the page says there is no certificate, /ca.pem is 404; --metrics-open opens only /metrics', async () => {
-    const http = await serve(['--http', '--workers', '1']);
+  // What the page says of the other ways to serve is the library's: served in this process (the flags that choose
+  // them, --http and --metrics-open, are the built CLI's in test/server/cli.test.ts and status-metrics.test.ts).
+  it('over plain HTTP without auth: the page says there is no certificate, /ca.pem is 404; metricsOpen opens only /metrics', async () => {
+    const http = await serveHere({ root, host: '127.0.0.1', port: 0 });
     const page = await fetchRaw(http.url, '/');
     expect(page.status).toBe(200);
     expect(page.body.toString()).toContain('Served over plain HTTP');
@@ -307,7 +318,14 @@ describe('depotkit serve: /, /healthz, /metrics and /ca.pem (the built CLI)', ()
 
     // Users from an htpasswd file: the page names no user, /metrics opens with --metrics-open, / does not.
     await writeFile(join(dir, 'htpasswd'), `depot:${bcrypt.hashSync(PASSWORD, 4)}\n`);
-    const open = await serve(['--cert', pki.leaf, '--key', pki.key, '--htpasswd', join(dir, 'htpasswd'), '--metrics-open', '--workers', '1']);
+    const open = await serveHere({
+      root,
+      host: '127.0.0.1',
+      port: 0,
+      tls: { certFile: pki.leaf, keyFile: pki.key },
+      auth: { htpasswdFile: join(dir, 'htpasswd') },
+      metricsOpen: true,
+    });
     const ca = pki.caCertPem;
     expect((await fetchRaw(open.url, '/metrics', { ca })).status).toBe(200);
     expect((await fetchRaw(open.url, '/', { ca })).status).toBe(401);
