@@ -18,13 +18,21 @@ export async function runMain(args: string[], env: NodeJS.ProcessEnv = {}): Prom
   process.exitCode = undefined;
   process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write;
   process.stderr.write = ((chunk: string) => ((stderr += chunk), true)) as typeof process.stderr.write;
+  const listeners = () => LISTENED.map((event) => process.listenerCount(event)).join();
+  const before = listeners();
+  let code: number;
   try {
-    const code = await mainWith([process.execPath, CLI, ...args], programFor);
-    return { code, stdout, stderr };
+    code = await mainWith([process.execPath, CLI, ...args], programFor);
   } finally {
     process.stdout.write = outWrite;
     process.stderr.write = errWrite;
     process.exitCode = exitCode;
     vi.unstubAllEnvs();
   }
+  // A command that got as far as listening for signals (serve, sim ...) would stop the test runner's process on its
+  // SIGTERM: such commands are for runCli.
+  if (listeners() !== before) throw new Error(`depotkit ${args.join(' ')} left signal or exit listeners behind: run it with runCli`);
+  return { code, stdout, stderr };
 }
+
+const LISTENED = ['SIGINT', 'SIGTERM', 'SIGHUP', 'exit'] as const;
