@@ -15,6 +15,7 @@ import { packDepot } from '../../src/transfer/pack.js';
 import { listenOn } from '../../src/util/listen.js';
 import { runCli } from '../helpers/cli.js';
 import { refusal } from '../helpers/output.js';
+import { runMain } from './in-process.js';
 import { onTheCommandLine } from '../check/words.js';
 import { DEPOT_PASSWORD, DEPOT_USER, useServedFixture, withoutNpm, type CliFixture } from './fixtures.js';
 
@@ -47,6 +48,8 @@ describe('messages that say what is wrong', () => {
   afterAll(() => busy?.close());
 
   const run = (args: string[], cwd?: string) => runCli(args, { env: withoutNpm(), cwd });
+  /** The CLI's main in this process, for commands the built CLI runs elsewhere in this file or its neighbours. */
+  const main = (args: string[]) => runMain(args, withoutNpm());
 
   it('an --out that is a file, with --force: says it is a file instead of asking for --force again', async () => {
     const file = join(f.dir, 'a-file');
@@ -72,7 +75,7 @@ describe('messages that say what is wrong', () => {
   });
 
   it('installer commands read a --password-file given on the command line first: a missing one is exit 2, not a FAILED row', async () => {
-    const r = await run([
+    const r = await main([
       'installer',
       'depot',
       '--installer',
@@ -119,7 +122,7 @@ describe('messages that say what is wrong', () => {
     );
     const exported = await refusal(exportConfig({ target: 'nginx', root: f.depot, out: join(f.dir, 'nginx'), cert: f.keyFile, key: f.chainFile }));
     expectOneSentence(exported, /are swapped/);
-    const mgmt = await run([
+    const mgmt = await main([
       'mgmt',
       'replace-cert',
       '--server',
@@ -147,7 +150,7 @@ describe('messages that say what is wrong', () => {
     );
     expectOneSentence(await run(['cert', 'issue', '--ca', caCert, '--dns', 'depot.lab', '--out', join(f.dir, 'issued')]), hint);
     expectOneSentence(await run(['serve', f.depot, '--ca', caCert, '--port', '0']), hint);
-    expectOneSentence(await run(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', caCert]), hint);
+    expectOneSentence(await main(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', caCert]), hint);
   });
 
   it('two CAs with the same name are told apart by fingerprint', async () => {

@@ -6,6 +6,7 @@ import { buildProgram } from '../../src/cli/program.js';
 import { runCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/temp.js';
 import { withoutNpm } from './fixtures.js';
+import { runMain } from './in-process.js';
 
 const run = (args: string[]) => runCli(args, { env: withoutNpm() });
 
@@ -56,7 +57,8 @@ describe('the names users expect, the first names kept as aliases', () => {
 
   it('runs installer connect-depot by both names', async () => {
     const given = ['--installer', 'https://127.0.0.1:1', '--password-env', 'NONE'];
-    for (const said of await Promise.all([run(['installer', 'connect-depot', ...given]), run(['installer', 'depot', ...given])])) {
+    // The built CLI by the old name, the CLI's main in this process by the new one.
+    for (const said of [await run(['installer', 'depot', ...given]), await runMain(['installer', 'connect-depot', ...given], withoutNpm())]) {
       expect(said.code).toBe(2);
       expect(said.stderr).toContain('Give the depot with --depot-url, or with --depot-host');
     }

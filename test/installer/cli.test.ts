@@ -13,6 +13,7 @@ import { checkDepotSpec, leafTrustWarnings } from '../../src/installer/index.js'
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
+import { runMain } from '../cli/in-process.js';
 import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
@@ -256,11 +257,12 @@ describe('depotkit installer', () => {
       expect(none.code).toBe(2);
       expect(none.stderr).toContain('Give one installer with --installer URL, or a fleet with --inventory FILE.');
 
-      const both = await runCli(depotOn('--depot-url', 'https://a', '--depot-host', 'a'));
+      // The built CLI once (above); the CLI's main in this process for the other refusals.
+      const both = await runMain(depotOn('--depot-url', 'https://a', '--depot-host', 'a'));
       expect(both.code).toBe(2);
 
       // Depot credentials never go over plain HTTP: refused before anything is sent.
-      const clear = await runCli(depotOn('--depot-url', 'http://depot.lab/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword));
+      const clear = await runMain(depotOn('--depot-url', 'http://depot.lab/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword));
       expect(clear.code).toBe(2);
       expect(clear.stderr).toContain('Depot credentials go only over HTTPS; http://depot.lab/ is plain HTTP.');
       expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, loadInventory, pushDepot, removeTrusted, ensureTrusted, installerStatus, type FleetRow } from '../../src/installer/index.js';
 import { daysLeft, sha256Fingerprint } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
+import { runMain } from '../cli/in-process.js';
 import { runCli } from '../helpers/cli.js';
 import { useTestDepot } from '../helpers/installer-sim.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls, startSim, type TestDepot } from './helpers.js';
@@ -181,7 +182,8 @@ describe('depot URLs the consumers refuse', () => {
   it('the command line says so too, with exit 2, before logging in', async () => {
     // No password anywhere: the refusal comes before any log-in.
     const unreachable = ['--installer', 'https://127.0.0.1:1', '--password-env', 'NOT_SET_ANYWHERE'];
-    const res = await runCli(['installer', 'connect-depot', ...unreachable, '--depot-url', `https://localhost:${depot.port}/depot?x=1`]);
+    // The CLI's main in this process: the built CLI refuses installer usage in names.test.ts and cli.test.ts.
+    const res = await runMain(['installer', 'connect-depot', ...unreachable, '--depot-url', `https://localhost:${depot.port}/depot?x=1`]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('has a query string: the installer wants a valid URL without query parameters or fragments.');
     expect(res.stderr).toContain(`--depot-url https://localhost:${depot.port}/depot`);
