@@ -391,7 +391,8 @@ describe('depotkit installer', () => {
   it('--no-sync: the built installer depot has the installer accept the depot and sends it no sync request', async () => {
     const sim = await startSim();
     try {
-      const connected = await runCli([...(await onSim(sim)), ...depotFlags(), '--trust-ca', files.depotCa, '--no-sync', '--json']);
+      // The CLI's main in this process: its flags and its --json, without a process of its own.
+      const connected = await runMain([...(await onSim(sim)), ...depotFlags(), '--trust-ca', files.depotCa, '--no-sync', '--json']);
       expect(connected.code, connected.stderr).toBe(0);
       const row = (JSON.parse(connected.stdout) as Rows).installers[0]!;
       expect(row.result).toMatchObject({ ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL' });
@@ -411,7 +412,9 @@ describe('depotkit installer', () => {
       const spec = depotSpec();
       expect((await runOnConsumers(connection, connectTask(spec, { caPems: [depot.ca.certPem], sync: false }))).ok).toBe(true);
       const caDays = daysLeft({ notAfter: new Date(new X509Certificate(depot.ca.certPem).validTo) });
-      const status = (...more: string[]) => runCli(['installer', 'status', ...onInstaller(connection), '--ca', files.depotCa, ...more, '--json']);
+      // The built CLI by default, the CLI's main in this process with the threshold.
+      const args = (...more: string[]) => ['installer', 'status', ...onInstaller(connection), '--ca', files.depotCa, ...more, '--json'];
+      const status = (...more: string[]) => (more.length ? runMain(args(...more)) : runCli(args()));
       const byDefault = await status();
       expect(byDefault.code, byDefault.stderr).toBe(0);
       expect((JSON.parse(byDefault.stdout) as Rows).installers[0]!.result!.depotCa).toMatchObject({ present: true, daysLeft: caDays });
@@ -437,7 +440,7 @@ describe('depotkit installer', () => {
       const components = Object.keys((JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as { patches: object }).patches);
       expect(components.length).toBeGreaterThan(1);
       const chosen = components[0]!;
-      const download = await runCli(['installer', 'download', ...onInstaller(connection), '--release', release, '--component', chosen, '--json']);
+      const download = await runMain(['installer', 'download', ...onInstaller(connection), '--release', release, '--component', chosen, '--json']);
       expect(download.code, download.stderr).toBe(0);
       const bundles = (JSON.parse(download.stdout) as Rows).installers[0]!.result!.bundles as Array<{ component: string; status: string }>;
       expect(bundles.length).toBeGreaterThan(0);
