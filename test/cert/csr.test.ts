@@ -1,9 +1,11 @@
 import { createPublicKey } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCa, generateCsr, generateKeyPem, readCertificate, parsePemBlocks, signCsr, type CaMaterial } from '../../src/cert/index.js';
 import { encodePem } from '../../src/cert/pem.js';
+import { pooledKeyPem } from '../helpers/key-pool.js';
 import { useTempDir } from '../helpers/temp.js';
 import { extensionText, openssl, opensslCsr as csrByOpenssl, x509Text } from './openssl.js';
 import { usageRefusal } from './refusal.js';
@@ -19,7 +21,15 @@ beforeAll(async () => {
   await writeFile(caPath, ca.certPem);
 });
 
-const opensslCsr = (name: string, subject: string, extra?: string[], keyAlg?: string[]) => csrByOpenssl(tmp.dir, name, subject, extra, keyAlg);
+/** openssl req's CSR of `subject`; its key one of the suite's pooled 2048-bit keys unless `keyAlg` says otherwise. */
+function opensslCsr(name: string, subject: string, extra?: string[], keyAlg?: string[]) {
+  if (!keyAlg) {
+    const pooled = join(tmp.dir, `${name}.pool.key`);
+    writeFileSync(pooled, pooledKeyPem(2048), { mode: 0o600 });
+    keyAlg = ['-key', pooled];
+  }
+  return csrByOpenssl(tmp.dir, name, subject, extra, keyAlg);
+}
 
 const signError = (csrPem: string, opts = {}) => usageRefusal(signCsr(ca, csrPem, opts));
 
@@ -98,7 +108,7 @@ describe('signCsr', () => {
     const weak = opensslCsr('weak', '/CN=10.0.0.5', ['-addext', 'subjectAltName=IP:10.0.0.5'], ['-newkey', 'rsa:1024']);
     const err = await signError(weak.pem, { allowIpOnly: true });
     expect(err.message).toBe("The CSR's RSA key has 1024 bits; the installer requires at least 2048.");
-    const fine = opensslCsr('fine', '/CN=fine.lab.local', ['-addext', 'subjectAltName=DNS:fine.lab.local'], ['-newkey', 'rsa:2048']);
+    const fine = opensslCsr('fine', '/CN=fine.lab.local', ['-addext', 'subjectAltName=DNS:fine.lab.local']);
     expect(readCertificate(await signCsr(ca, fine.pem)).key.bits).toBe(2048);
   });
 

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,8 +8,9 @@ import { INSTALLER_MESSAGES } from '../../src/constants.js';
 import { bareHost } from '../../src/util/url.js';
 import type { Finding } from '../../src/util/findings.js';
 import { brokenServerCert, customCa } from '../helpers/certs.js';
+import { pooledKeyPem } from '../helpers/key-pool.js';
 import { tempDir } from '../helpers/temp.js';
-import { openssl, opensslCsr, opensslRoot, opensslSign } from './openssl.js';
+import { openssl, opensslCsr, opensslSign } from './openssl.js';
 import { onTheCommandLine } from './words.js';
 
 const HOST = 'depot.lab.local';
@@ -28,6 +30,21 @@ const ids = (findings: Finding[]) => findings.map((f) => f.id);
 const errors = (findings: Finding[]) => findings.filter((f) => f.severity === 'error').map((f) => f.id);
 
 /** A certificate made by openssl from a config snippet, signed by our CA. */
+/** One of the suite's pooled 2048-bit keys in `name`.key: openssl signs with it instead of making its own. */
+function pooledKeyFile(name: string): string {
+  const path = join(dir, `${name}.key`);
+  writeFileSync(path, pooledKeyPem(2048), { mode: 0o600 });
+  return path;
+}
+
+/** A self-signed root made by openssl req -x509 with a pooled key (`keyPath`): its PEM. */
+function pooledRoot(name: string, subject: string, extra: string[] = []): { keyPath: string; pem: string } {
+  const keyPath = pooledKeyFile(name);
+  const r = openssl(['req', '-x509', '-key', keyPath, '-subj', subject, '-days', '100', ...extra]);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return { keyPath, pem: r.stdout };
+}
+
 async function opensslCert(name: string, opts: { bits?: number; ext: string; subject?: string; digest?: string }): Promise<string> {
   const caKey = join(dir, 'ca.key');
   const caCert = join(dir, 'ca.pem');
@@ -35,7 +52,9 @@ async function opensslCert(name: string, opts: { bits?: number; ext: string; sub
   await writeFile(caCert, ca.certPem);
   const ext = join(dir, `${name}.ext`);
   await writeFile(ext, `[v3]\n${opts.ext}\n`);
-  const { csrPath } = opensslCsr(dir, name, opts.subject ?? `/CN=${HOST}`, [], ['-newkey', `rsa:${opts.bits ?? 2048}`]);
+  // A pooled key unless the size is the point (openssl's own 1024-bit key is quick to make).
+  const keyAlg = opts.bits === undefined ? ['-key', pooledKeyFile(name)] : ['-newkey', `rsa:${opts.bits}`];
+  const { csrPath } = opensslCsr(dir, name, opts.subject ?? `/CN=${HOST}`, [], keyAlg);
   return opensslSign(csrPath, { caPath: caCert, caKeyPath: caKey }, ext, { days: 200, digest: opts.digest });
 }
 
@@ -135,10 +154,9 @@ describe('lintServerCertificate', () => {
       ext,
       '[v3]\nbasicConstraints=critical,CA:TRUE,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n',
     );
-    const rootKey = join(dir, 'root.key');
-    const rootPem = opensslRoot(rootKey, '/CN=Root', 100);
+    const { keyPath: rootKey, pem: rootPem } = pooledRoot('root', '/CN=Root');
     await writeFile(join(dir, 'root.pem'), rootPem);
-    const { csrPath: interCsr, keyPath: interKey } = opensslCsr(dir, 'inter', '/CN=Intermediate');
+    const { csrPath: interCsr, keyPath: interKey } = opensslCsr(dir, 'inter', '/CN=Intermediate', [], ['-key', pooledKeyFile('inter')]);
     const interPem = opensslSign(interCsr, { caPath: join(dir, 'root.pem'), caKeyPath: rootKey }, ext);
     const inter = { certPem: interPem, keyPem: await readFile(interKey, 'utf8') };
     const leaf = await issueServerCert(inter, { dns: [HOST] });
@@ -146,8 +164,7 @@ describe('lintServerCertificate', () => {
     expect(lintServerCertificate(leaf.certPem, { host: HOST, caPems: [rootPem], chainPems: [interPem] })).toEqual([]);
     expect(lintServerCertificate(leaf.chainPem, { host: HOST, caPems: [rootPem] })).toEqual([]);
     // A root limited to pathlen 0 may not have an intermediate below it.
-    const tightKey = join(dir, 'tight.key');
-    const tightPem = opensslRoot(tightKey, '/CN=Tight Root', 100, ['-addext', 'basicConstraints=critical,CA:TRUE,pathlen:0']);
+    const { keyPath: tightKey, pem: tightPem } = pooledRoot('tight', '/CN=Tight Root', ['-addext', 'basicConstraints=critical,CA:TRUE,pathlen:0']);
     await writeFile(join(dir, 'tight.pem'), tightPem);
     const tightInter = opensslSign(interCsr, { caPath: join(dir, 'tight.pem'), caKeyPath: tightKey }, ext);
     const leaf2 = await issueServerCert({ certPem: tightInter, keyPem: inter.keyPem }, { dns: [HOST] });

@@ -10,6 +10,9 @@ import { createCa, readCertificate, issueServerCert, splitPemBlocks, type CaMate
 import { checkDepot, type CheckResult } from '../../src/check/check.js';
 import { brokenServerCert } from '../helpers/certs.js';
 import { runCli } from '../helpers/cli.js';
+import { refusal } from '../helpers/output.js';
+import { runMain } from '../cli/in-process.js';
+import { normaliseOpenPrefix } from '../../src/server/paths.js';
 import { tempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { startDepotServer } from '../../src/server/index.js';
@@ -327,17 +330,22 @@ describe('depotkit check', () => {
     }
   });
 
-  // Independent processes: run them side by side.
-  it.concurrent.each([
+  // The CLI's main in this process: the built CLI's exit 2 of check is in newcomer-messages.test.ts.
+  it.each([
     [['ftp://x'], /must start with https:\/\/ or http:\/\//],
-    [
-      ['https://127.0.0.1:1', '--user', USER, '--password-file', 'password', '--open-path', '/umds-patch-store'],
-      /--open-path "\/umds-patch-store" must be relative/,
-    ],
-    [['https://127.0.0.1:1', '--user', USER, '--password-file', 'password', '--open-path', 'a/../b'], /"\.\."/],
     [['https://127.0.0.1:1', '--open-path', STORE_FILE], /--open-path needs --user/],
   ])('exits 2 for %j', async (args, message) => {
-    const bad = await runCli(['check', ...args], { cwd: base });
+    const bad = await runMain(['check', ...args]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(message);
+  });
+
+  // check reads each --open-path with normaliseOpenPrefix, named as the flag: its refusals, as the command prints them.
+  it.each([
+    ['/umds-patch-store', /--open-path "\/umds-patch-store" must be relative/],
+    ['a/../b', /"\.\."/],
+  ])('exits 2 for --open-path %j', async (path, message) => {
+    const bad = await refusal(() => normaliseOpenPrefix(path, '--open-path'));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(message);
   });

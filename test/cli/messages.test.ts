@@ -4,12 +4,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_ROOT_DIR } from '../../src/constants.js';
 import { createCa, writeCaDir } from '../../src/cert/index.js';
+import { issueCert } from '../../src/cert/issue-dir.js';
+import { checkDepot } from '../../src/check/check.js';
+import { verifyDepot } from '../../src/depot/verify.js';
+import { exportConfig } from '../../src/export/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
+import { startInstallerSimulator } from '../../src/simulators/installer/index.js';
+import { startMgmtSimulator } from '../../src/simulators/vcenter/index.js';
+import { packDepot } from '../../src/transfer/pack.js';
 import { listenOn } from '../../src/util/listen.js';
 import { runCli } from '../helpers/cli.js';
+import { refusal } from '../helpers/output.js';
+import { runMain } from './in-process.js';
+import { onTheCommandLine } from '../check/words.js';
 import { DEPOT_PASSWORD, DEPOT_USER, useServedFixture, withoutNpm, type CliFixture } from './fixtures.js';
 
-/** One sentence (and at most a hint line), exit 2, no stack. */
+/** One sentence (and at most a hint line), exit 2, no stack: from the built CLI, or a library refusal as printError shows it. */
 function expectOneSentence(r: { code: number; stderr: string }, pattern: RegExp): void {
   expect(r.code, r.stderr).toBe(2);
   expect(r.stderr).toMatch(pattern);
@@ -38,32 +48,34 @@ describe('messages that say what is wrong', () => {
   afterAll(() => busy?.close());
 
   const run = (args: string[], cwd?: string) => runCli(args, { env: withoutNpm(), cwd });
+  /** The CLI's main in this process, for commands the built CLI runs elsewhere in this file or its neighbours. */
+  const main = (args: string[]) => runMain(args, withoutNpm());
 
   it('an --out that is a file, with --force: says it is a file instead of asking for --force again', async () => {
     const file = join(f.dir, 'a-file');
     await writeFile(file, 'not a folder\n');
-    for (const args of [
-      ['cert', 'ca', '--out', file, '--key-size', '2048', '--force'],
-      ['cert', 'issue', '--ca', f.caDir, '--dns', 'depot.lab', '--key-size', '2048', '--out', file, '--force'],
-      ['depot', 'pack', f.depot, '--out', file, '--force'],
-    ]) {
-      const r = await run(args);
+    // The command line once; cert issue and depot pack refuse in their libraries, in the same words.
+    const ca = await run(['cert', 'ca', '--out', file, '--key-size', '2048', '--force']);
+    const issue = await refusal(issueCert(file, { caDir: f.caDir, dns: ['depot.lab'], keySize: 2048, force: true }));
+    const pack = await refusal(packDepot({ depot: f.depot, out: file, volumeSize: 1024 ** 3, force: true }));
+    for (const r of [ca, issue, pack]) {
       expectOneSentence(r, new RegExp(`${file} is a file, not a folder\\.`));
-      expect(r.stderr).not.toContain('--force');
+      expect(r.stderr).not.toContain('force');
     }
   });
 
   it('a busy port is one sentence and exit 2 for serve and both simulators', async () => {
     const serve = await run(['serve', f.depot, '--http', '--host', '127.0.0.1', '--port', String(busyPort)]);
     expectOneSentence(serve, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.\\n {2}Pick another with --port`));
-    const mgmt = await run(['sim', 'mgmt', '--port', String(busyPort), '--password-file', f.passwordFile]);
+    // The simulators refuse in their libraries, which `sim mgmt` and `sim installer` call with --port as given.
+    const mgmt = await refusal(startMgmtSimulator({ host: '127.0.0.1', port: busyPort }));
     expectOneSentence(mgmt, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.`));
-    const installer = await run(['sim', 'installer', '--port', String(busyPort), '--quiet']);
+    const installer = await refusal(startInstallerSimulator({ host: '127.0.0.1', port: busyPort }));
     expectOneSentence(installer, new RegExp(`Port ${busyPort} on 127\\.0\\.0\\.1 is already in use\\.`));
   });
 
   it('installer commands read a --password-file given on the command line first: a missing one is exit 2, not a FAILED row', async () => {
-    const r = await run([
+    const r = await main([
       'installer',
       'depot',
       '--installer',
@@ -83,9 +95,10 @@ describe('messages that say what is wrong', () => {
     expect(http.stdout).toContain(`ERROR http.tls-port: 127.0.0.1:${server.port} speaks TLS: use https://.`);
     expect(http.stdout).toContain(`fix: Give the depot as https://127.0.0.1:${server.port}, here and to the installer.`);
     expect(http.stdout).toContain('REJECT: the installer would not accept this depot (1 error, 0 warnings).');
-    const unknown = await run(['check', 'https://depot.invalid']);
-    expect(unknown.stdout).toMatch(/net\.unknown-host: depot\.invalid does not resolve/);
-    expect(unknown.stdout).toContain('--as-host depot.invalid');
+    // The finding is the library's; its fix as the command line prints it.
+    const unknown = (await checkDepot('https://depot.invalid')).findings.find((x) => x.id === 'net.unknown-host')!;
+    expect(unknown.message).toMatch(/^depot\.invalid does not resolve/);
+    expect(onTheCommandLine(`${unknown.message} ${unknown.fix ?? ''}`)).toContain('--as-host depot.invalid');
   });
 
   it('check --timeout is in seconds', async () => {
@@ -107,9 +120,9 @@ describe('messages that say what is wrong', () => {
       serve,
       /The certificate and the key are swapped: the certificate file .*server-key\.pem holds a private key and the key file .*server-chain\.pem a certificate/,
     );
-    const exported = await run(['export', 'nginx', f.depot, '--out', join(f.dir, 'nginx'), '--cert', f.keyFile, '--key', f.chainFile]);
+    const exported = await refusal(exportConfig({ target: 'nginx', root: f.depot, out: join(f.dir, 'nginx'), cert: f.keyFile, key: f.chainFile }));
     expectOneSentence(exported, /are swapped/);
-    const mgmt = await run([
+    const mgmt = await main([
       'mgmt',
       'replace-cert',
       '--server',
@@ -137,7 +150,7 @@ describe('messages that say what is wrong', () => {
     );
     expectOneSentence(await run(['cert', 'issue', '--ca', caCert, '--dns', 'depot.lab', '--out', join(f.dir, 'issued')]), hint);
     expectOneSentence(await run(['serve', f.depot, '--ca', caCert, '--port', '0']), hint);
-    expectOneSentence(await run(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', caCert]), hint);
+    expectOneSentence(await main(['mgmt', 'replace-cert', '--server', 'https://127.0.0.1:1', '--password-file', f.passwordFile, '--ca', caCert]), hint);
   });
 
   it('two CAs with the same name are told apart by fingerprint', async () => {
@@ -156,7 +169,7 @@ describe('messages that say what is wrong', () => {
   it('depot verify: a misspelt folder gets one fix, and so does a misspelt PROD', async () => {
     const typo = await run(['depot', 'verify', join(f.dir, 'depoy')]);
     expectOneSentence(typo, new RegExp(`${join(f.dir, 'depoy')} does not exist\\.\\n {2}Did you mean ${f.depot}\\?\\n$`));
-    const nowhere = await run(['depot', 'verify', join(f.dir, 'elsewhere')]);
+    const nowhere = await refusal(verifyDepot(join(f.dir, 'elsewhere')));
     expectOneSentence(nowhere, /elsewhere does not exist\.\n {2}Give the depot root: the folder that contains PROD\/\.\n$/);
     const lower = join(f.dir, 'lower');
     await mkdir(join(lower, 'prod'), { recursive: true });

@@ -1,11 +1,25 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
 import { runCli } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/temp.js';
 import { withoutNpm } from './fixtures.js';
+import { runMain } from './in-process.js';
 
 const run = (args: string[]) => runCli(args, { env: withoutNpm() });
+
+const program = await buildProgram();
+
+/** The command the words name, by name or alias, as commander looks it up. */
+function lookUp(words: string[]): Command {
+  return words.reduce<Command>((cmd, word) => {
+    const found = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    expect(found, words.join(' ')).toBeDefined();
+    return found!;
+  }, program);
+}
 
 describe('the names users expect, the first names kept as aliases', () => {
   const pairs: Array<[string[], string[]]> = [
@@ -25,18 +39,26 @@ describe('the names users expect, the first names kept as aliases', () => {
     ],
   ];
 
-  it.each(pairs)('%j answers as its alias does, under its new name', async (name, alias) => {
-    const [byName, byAlias] = await Promise.all([run([...name, '--help']), run([...alias, '--help'])]);
+  // The lookup and the help text in this process; the built CLI's --help by both names once, below.
+  it.each(pairs)('%j answers as its alias does, under its new name', (name, alias) => {
+    const cmd = lookUp(name);
+    expect(lookUp(alias)).toBe(cmd);
+    const aliased = name.at(-1) === alias.at(-1) ? '' : `|${alias.at(-1)}`;
+    expect(cmd.helpInformation()).toContain(`Usage: depotkit ${name.join(' ')}${aliased} `);
+  });
+
+  it('prints the same help by both names from the built CLI', async () => {
+    const [byName, byAlias] = await Promise.all([run(['installer', 'connect-depot', '--help']), run(['installer', 'depot', '--help'])]);
     expect(byName.code).toBe(0);
     expect(byAlias.code).toBe(0);
     expect(byAlias.stdout).toBe(byName.stdout);
-    const aliased = name.at(-1) === alias.at(-1) ? '' : `|${alias.at(-1)}`;
-    expect(byName.stdout).toContain(`Usage: depotkit ${name.join(' ')}${aliased} `);
+    expect(byName.stdout).toContain('Usage: depotkit installer connect-depot|depot ');
   });
 
   it('runs installer connect-depot by both names', async () => {
     const given = ['--installer', 'https://127.0.0.1:1', '--password-env', 'NONE'];
-    for (const said of await Promise.all([run(['installer', 'connect-depot', ...given]), run(['installer', 'depot', ...given])])) {
+    // The built CLI by the old name, the CLI's main in this process by the new one.
+    for (const said of [await run(['installer', 'depot', ...given]), await runMain(['installer', 'connect-depot', ...given], withoutNpm())]) {
       expect(said.code).toBe(2);
       expect(said.stderr).toContain('Give the depot with --depot-url, or with --depot-host');
     }

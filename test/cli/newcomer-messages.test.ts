@@ -3,8 +3,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusData, renderStatusPage } from '../../src/server/index.js';
 import { runCli, spawnCliJson } from '../helpers/cli.js';
+import { pooledKeyPem } from '../helpers/key-pool.js';
 import { tempDir } from '../helpers/temp.js';
+import { checkDepot } from '../../src/check/check.js';
 import { makeFixture, withoutNpm, type CliFixture } from './fixtures.js';
+import { runMain } from './in-process.js';
 
 /** What a newcomer reads when a step goes wrong: sentences that name the fix, in depotkit's words. */
 describe('messages a newcomer meets', () => {
@@ -17,6 +20,8 @@ describe('messages a newcomer meets', () => {
   });
   afterAll(() => cleanup());
   const run = (args: string[]) => runCli(args, { env: withoutNpm() });
+  // The CLI's main in this process, for refusals made before any work; the built CLI runs one per command below.
+  const main = (args: string[]) => runMain(args, withoutNpm());
 
   it('an empty password file is named as such, in one plain sentence', async () => {
     const empty = join(f.dir, 'empty.pass');
@@ -27,20 +32,20 @@ describe('messages a newcomer meets', () => {
   });
 
   it('--dns with an address names --ip', async () => {
-    const r = await run(['cert', 'issue', '--ca', f.caDir, '--dns', '10.0.0.5', '--out', join(f.dir, 'x')]);
+    const r = await main(['cert', 'issue', '--ca', f.caDir, '--dns', '10.0.0.5', '--out', join(f.dir, 'x')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('"10.0.0.5" is an IP address, not a DNS name: give it with --ip 10.0.0.5.');
   });
 
   it('a depot URL without its scheme is shown with https:// in front', async () => {
-    const r = await run(['check', 'depot.lab.local:8443']);
+    const r = await main(['check', 'depot.lab.local:8443']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('The depot URL must start with https:// (e.g. https://depot.lab.local:8443).');
   });
 
   it('the /PROD fix of a check by address gives the installer the name of --as-host, not the address', async () => {
-    const r = await run(['check', 'https://127.0.0.1:9/PROD', '--as-host', 'depot.lab.local', '--timeout', '2', '--json']);
-    const findings = (JSON.parse(r.stdout) as { findings: { id: string; fix: string }[] }).findings;
+    // The finding and its fix are checkDepot's; the command passes --as-host on as asHost.
+    const { findings } = await checkDepot('https://127.0.0.1:9/PROD', { asHost: 'depot.lab.local', timeoutMs: 2000 });
     expect(findings.find((x) => x.id === 'url.ends-with-prod')?.fix).toContain('Give the installer https://depot.lab.local:9 ');
   });
 
@@ -48,15 +53,15 @@ describe('messages a newcomer meets', () => {
     const r = await run(['export', 'nginx', f.depot, '--out', join(f.dir, 'nginx'), '--cert', f.chainFile]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--cert and --key go together\.\nusage: depotkit export \[options\] <server> <depot-dir>\n/);
-    const noName = await run(['cert', 'issue', '--ca', f.caDir, '--out', join(f.dir, 'y')]);
+    const noName = await main(['cert', 'issue', '--ca', f.caDir, '--out', join(f.dir, 'y')]);
     expect(noName.stderr).toMatch(/usage: depotkit cert issue \[options\]/);
   });
 
   it('a key that is not the certificate names both files', async () => {
     const otherKey = join(f.dir, 'other-key.pem');
-    const { generateKeyPairSync } = await import('node:crypto');
-    await writeFile(otherKey, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
-    const r = await run(['export', 'nginx', f.depot, '--out', join(f.dir, 'nginx2'), '--cert', f.chainFile, '--key', otherKey]);
+    // The pool hands its keys out in turn: the next one is not the fixture's.
+    await writeFile(otherKey, pooledKeyPem(2048));
+    const r = await main(['export', 'nginx', f.depot, '--out', join(f.dir, 'nginx2'), '--cert', f.chainFile, '--key', otherKey]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`The key file ${otherKey} does not belong to the certificate file ${f.chainFile}: they are not a pair.`);
   });

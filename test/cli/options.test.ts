@@ -10,6 +10,7 @@ import { MIRROR_DEFAULTS } from '../../src/transfer/defaults.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { makeFixture, withoutNpm, type CliFixture } from './fixtures.js';
+import { runMain } from './in-process.js';
 
 /** Every command that runs something (no subcommands), with its full name. */
 function leaves(cmd: Command, prefix = ''): Array<{ name: string; cmd: Command }> {
@@ -109,6 +110,8 @@ describe('usage errors (the built CLI)', () => {
   afterAll(async () => cleanup?.());
 
   const run = (args: string[]) => runCli(args, { env: withoutNpm() });
+  /** The same main in this process: what it prints and returns (the built CLI's runs above and below show it is the process's). */
+  const main = (args: string[]) => runMain(args, withoutNpm());
 
   it("says one sentence and the command's usage line, not the whole help", async () => {
     const cases: Array<[string[], string, string]> = [
@@ -138,8 +141,9 @@ describe('usage errors (the built CLI)', () => {
       ],
       [['depot', 'verify'], 'The <dir> argument is missing.', 'depotkit depot verify [options] <dir>'],
     ];
-    for (const [args, sentence, usage] of cases) {
-      const r = await run(args);
+    // The built CLI for a parse error and for serve (which listens for signals as it starts); main in this process for the rest.
+    for (const [i, [args, sentence, usage]] of cases.entries()) {
+      const r = await (i === 0 || args[0] === 'serve' ? run : main)(args);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toBe(`depotkit: ${sentence}\nusage: ${usage}\n`);
       expect(r.stdout).toBe('');
@@ -152,7 +156,7 @@ describe('usage errors (the built CLI)', () => {
     expect(r.stderr).toContain("depotkit: --password is not an option: a password on the command line would show in ps and in the shell's history.");
     expect(r.stderr).toContain('Use --password-file <file> or --password-env <name>, or give neither to be asked on a terminal.');
     expect(r.stderr).not.toContain('hunter2');
-    const depot = await run(['installer', 'depot', '--installer', 'https://installer.invalid', '--depot-password=hunter2']);
+    const depot = await main(['installer', 'depot', '--installer', 'https://installer.invalid', '--depot-password=hunter2']);
     expect(depot.code).toBe(2);
     expect(depot.stderr).toContain('Use --depot-password-file <file> or --depot-password-env <name>');
     expect(depot.stderr).not.toContain('hunter2');
@@ -165,10 +169,10 @@ describe('usage errors (the built CLI)', () => {
       error: { message: '--concurrency must be at least 1.', exitCode: 2, fix: 'usage: depotkit check [options] <depot-url>' },
     });
     expect(usage.stderr).toContain('depotkit: --concurrency must be at least 1.');
-    const input = await run(['depot', 'verify', join(f.dir, 'depoy'), '--json']);
+    const input = await main(['depot', 'verify', join(f.dir, 'depoy'), '--json']);
     expect(input.code).toBe(2);
     expect(JSON.parse(input.stdout)).toEqual({ error: { message: `${join(f.dir, 'depoy')} does not exist.`, exitCode: 2, fix: `Did you mean ${f.depot}?` } });
-    const password = await run(['check', 'https://x.invalid', '--user', 'u', '--json']);
+    const password = await main(['check', 'https://x.invalid', '--user', 'u', '--json']);
     expect(password.code).toBe(2);
     expect(JSON.parse(password.stdout).error).toEqual({
       message: 'The password of depot user u is needed and there is no terminal to ask on.',

@@ -2,7 +2,10 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmod, copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { readCaPems } from '../../src/cert/trust-source.js';
+import { checkDepot } from '../../src/check/check.js';
 import { DEPOT_PATHS } from '../../src/constants.js';
+import { exposedFileWarning } from '../../src/util/fs.js';
 import type { DepotServer } from '../../src/server/index.js';
 import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/temp.js';
@@ -114,11 +117,11 @@ describe('passwords from a file, a variable or a terminal; trust from a CA file 
     const others = await runCli(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER, '--password-file', shared], { env: withoutNpm() });
     expect(others.code).toBe(0);
     expect(others.stderr).toContain(`warning: ${shared} is readable by others (mode 0644); run chmod 600 ${shared}.`);
+    // The sentence the command prints after "warning: " is exposedFileWarning's; a file of mode 0600 gets
+    // none, and check prints no warning at all then (the CA folder test below runs it so).
     await chmod(shared, 0o640);
-    const group = await runCli(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER, '--password-file', shared], { env: withoutNpm() });
-    expect(group.stderr).toContain(`warning: ${shared} is readable by its group (mode 0640)`);
-    const own = await runCli(['check', localUrl(), '--ca', f.caDir, '--user', DEPOT_USER, '--password-file', f.passwordFile], { env: withoutNpm() });
-    expect(own.stderr).not.toContain('warning');
+    expect(await exposedFileWarning(shared)).toBe(`${shared} is readable by its group (mode 0640); run chmod 600 ${shared}.`);
+    expect(await exposedFileWarning(f.passwordFile)).toBeUndefined();
   });
 
   it.skipIf(!HAS_PYTHON)('asks on a terminal when neither a file nor a variable is given, without echoing', async () => {
@@ -148,9 +151,14 @@ describe('passwords from a file, a variable or a terminal; trust from a CA file 
     const certs = join(f.dir, 'certs');
     await mkdir(certs);
     await copyFile(join(f.caDir, 'ca-cert.pem'), join(certs, 'lab-root.crt'));
+    // The command line once, with the folder of certificate files and a password file of mode 0600: accepted, no warning.
+    const r = await runCli(['check', localUrl(), '--ca', certs, '--user', DEPOT_USER, '--password-file', f.passwordFile], { env: withoutNpm() });
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stderr).not.toContain('warning');
+    // check reads --ca with readCaPems and checks with checkDepot: the CA folder and the CA file as the command gives them.
     for (const ca of [f.caDir, certs, join(f.caDir, 'ca-cert.pem')]) {
-      const r = await runCli(['check', localUrl(), '--ca', ca, '--user', DEPOT_USER, '--password-file', f.passwordFile], { env: withoutNpm() });
-      expect(r.code, `${ca}: ${r.stdout}`).toBe(0);
+      const result = await checkDepot(localUrl(), { caPems: await readCaPems([ca]), user: DEPOT_USER, password: DEPOT_PASSWORD });
+      expect(result.accepted, `${ca}: ${JSON.stringify(result.findings)}`).toBe(true);
     }
   });
 

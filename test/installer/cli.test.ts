@@ -13,6 +13,7 @@ import { checkDepotSpec, leafTrustWarnings } from '../../src/installer/index.js'
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
 import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
+import { runMain } from '../cli/in-process.js';
 import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, depotCa, startSim, startTestDepot, type TestDepot } from './helpers.js';
@@ -256,11 +257,12 @@ describe('depotkit installer', () => {
       expect(none.code).toBe(2);
       expect(none.stderr).toContain('Give one installer with --installer URL, or a fleet with --inventory FILE.');
 
-      const both = await runCli(depotOn('--depot-url', 'https://a', '--depot-host', 'a'));
+      // The built CLI once (above); the CLI's main in this process for the other refusals.
+      const both = await runMain(depotOn('--depot-url', 'https://a', '--depot-host', 'a'));
       expect(both.code).toBe(2);
 
       // Depot credentials never go over plain HTTP: refused before anything is sent.
-      const clear = await runCli(depotOn('--depot-url', 'http://depot.lab/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword));
+      const clear = await runMain(depotOn('--depot-url', 'http://depot.lab/', '--depot-user', DEPOT_USER, '--depot-password-file', files.depotPassword));
       expect(clear.code).toBe(2);
       expect(clear.stderr).toContain('Depot credentials go only over HTTPS; http://depot.lab/ is plain HTTP.');
       expect(sim.logs.some((l) => l.includes('POST /v1/tokens'))).toBe(false);
@@ -389,7 +391,8 @@ describe('depotkit installer', () => {
   it('--no-sync: the built installer depot has the installer accept the depot and sends it no sync request', async () => {
     const sim = await startSim();
     try {
-      const connected = await runCli([...(await onSim(sim)), ...depotFlags(), '--trust-ca', files.depotCa, '--no-sync', '--json']);
+      // The CLI's main in this process: its flags and its --json, without a process of its own.
+      const connected = await runMain([...(await onSim(sim)), ...depotFlags(), '--trust-ca', files.depotCa, '--no-sync', '--json']);
       expect(connected.code, connected.stderr).toBe(0);
       const row = (JSON.parse(connected.stdout) as Rows).installers[0]!;
       expect(row.result).toMatchObject({ ok: true, status: 'DEPOT_CONNECTION_SUCCESSFUL' });
@@ -409,7 +412,9 @@ describe('depotkit installer', () => {
       const spec = depotSpec();
       expect((await runOnConsumers(connection, connectTask(spec, { caPems: [depot.ca.certPem], sync: false }))).ok).toBe(true);
       const caDays = daysLeft({ notAfter: new Date(new X509Certificate(depot.ca.certPem).validTo) });
-      const status = (...more: string[]) => runCli(['installer', 'status', ...onInstaller(connection), '--ca', files.depotCa, ...more, '--json']);
+      // The built CLI by default, the CLI's main in this process with the threshold.
+      const args = (...more: string[]) => ['installer', 'status', ...onInstaller(connection), '--ca', files.depotCa, ...more, '--json'];
+      const status = (...more: string[]) => (more.length ? runMain(args(...more)) : runCli(args()));
       const byDefault = await status();
       expect(byDefault.code, byDefault.stderr).toBe(0);
       expect((JSON.parse(byDefault.stdout) as Rows).installers[0]!.result!.depotCa).toMatchObject({ present: true, daysLeft: caDays });
@@ -435,7 +440,7 @@ describe('depotkit installer', () => {
       const components = Object.keys((JSON.parse(await readFile(join(root, DEPOT_PATHS.catalog), 'utf8')) as { patches: object }).patches);
       expect(components.length).toBeGreaterThan(1);
       const chosen = components[0]!;
-      const download = await runCli(['installer', 'download', ...onInstaller(connection), '--release', release, '--component', chosen, '--json']);
+      const download = await runMain(['installer', 'download', ...onInstaller(connection), '--release', release, '--component', chosen, '--json']);
       expect(download.code, download.stderr).toBe(0);
       const bundles = (JSON.parse(download.stdout) as Rows).installers[0]!.result!.bundles as Array<{ component: string; status: string }>;
       expect(bundles.length).toBeGreaterThan(0);

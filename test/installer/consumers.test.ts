@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { InstallerClient, loadInventory, pushDepot, removeTrusted, ensureTrusted, installerStatus, type FleetRow } from '../../src/installer/index.js';
 import { daysLeft, sha256Fingerprint } from '../../src/cert/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
+import { runMain } from '../cli/in-process.js';
 import { runCli } from '../helpers/cli.js';
 import { useTestDepot } from '../helpers/installer-sim.js';
 import { DEPOT_PASSWORD, DEPOT_USER, PASSWORD, USER, asCommandLine, simTls, startSim, type TestDepot } from './helpers.js';
@@ -15,6 +16,8 @@ const SSO_PASSWORD = 'Sso-Adm1n-Secret!';
 const OPS_USER = 'ops@local';
 const OPS_PASSWORD = 'Ops-0nly-Secret!';
 const VERSIONS = ['9.0.1.0.24962180', '9.1.0.0.25368698', '9.1.1.0.25800000'];
+/** Consumer i plays role i % 2 at version i % 3: six give each role at each version once, more than --concurrency 4. */
+const FLEET = 6;
 
 let dir: string;
 let depot: TestDepot;
@@ -31,12 +34,12 @@ async function client(sim: InstallerSimulator, user = USER, password = PASSWORD)
 }
 
 describe('installer commands against installers and SDDC Managers', () => {
-  it('a mixed inventory of 12 consumers (both roles, three versions, own accounts) is pushed (trust and depot) and reported (status) in one run each; a consumer of the wrong role fails its row saying both; remove with and without force', async () => {
+  it('a mixed inventory of 6 consumers (both roles at each of three versions, own accounts) is pushed (trust and depot) and reported (status) in one run each; a consumer of the wrong role fails its row saying both; remove with and without force', async () => {
     const sims: InstallerSimulator[] = [];
     try {
       // Started at once, with the file's one certificate.
       const entries = await Promise.all(
-        Array.from({ length: 12 }, async (_, i) => {
+        Array.from({ length: FLEET }, async (_, i) => {
           const role = i % 2 === 0 ? 'installer' : 'sddc-manager';
           // c04 has its own operator account and password file; the others the administrator of their role.
           const users: Record<string, string> =
@@ -61,15 +64,15 @@ describe('installer commands against installers and SDDC Managers', () => {
       await writeFile(inventory, `defaults: { passwordFile: installer.pass }\nconsumers:\n${entries.join('\n')}\n`);
       const inv = ['--inventory', inventory, '--concurrency', '4'];
       const expectRows = <T>(rows: Array<FleetRow<T>>) => {
-        expect(rows).toHaveLength(13);
-        rows.slice(0, 12).forEach((row, i) => {
+        expect(rows).toHaveLength(FLEET + 1);
+        rows.slice(0, FLEET).forEach((row, i) => {
           expect(row.name).toBe(`c${String(i).padStart(2, '0')}`);
           expect(row.url).toBe(sims[i]!.url);
           expect(row.role).toBe(i % 2 === 0 ? 'VcfInstaller' : 'SddcManager');
           expect(row.version).toBe(VERSIONS[i % 3]);
         });
-        expect(rows[12]).toMatchObject({ name: 'misfiled', ok: false, role: 'SddcManager', version: VERSIONS[2] });
-        expect(rows[12]!.error!.message).toBe(
+        expect(rows[FLEET]).toMatchObject({ name: 'misfiled', ok: false, role: 'SddcManager', version: VERSIONS[2] });
+        expect(rows[FLEET]!.error!.message).toBe(
           `misfiled is expected to be an installer (role VcfInstaller) but answers role SddcManager (an SDDC Manager, version ${VERSIONS[2]}): nothing was changed on it.`,
         );
       };
@@ -78,7 +81,7 @@ describe('installer commands against installers and SDDC Managers', () => {
       const push = await runOnConsumers({ inventory, concurrency: 4 }, connectTask(spec, { caPems: [depot.ca.certPem], sync: false }));
       expect(push.ok).toBe(false);
       expectRows(push.rows);
-      for (const row of push.rows.slice(0, 12)) {
+      for (const row of push.rows.slice(0, FLEET)) {
         expect(row.ok, row.error?.message).toBe(true);
         expect(row.result).toMatchObject({ status: 'DEPOT_CONNECTION_SUCCESSFUL', trusted: [{ action: 'imported' }] });
       }
@@ -90,7 +93,7 @@ describe('installer commands against installers and SDDC Managers', () => {
       const status = await runOnConsumers({ inventory, concurrency: 4 }, statusTask());
       expect(status.ok).toBe(false);
       expectRows(status.rows);
-      for (const row of status.rows.slice(0, 12)) {
+      for (const row of status.rows.slice(0, FLEET)) {
         expect(row.ok).toBe(true);
         expect(row.result!.depotCa).toMatchObject({ source: 'depot', present: true, sha256: caSha256, daysLeft: caDays });
         expect(row.result!.depotCa!.flag).toBeUndefined();
@@ -105,24 +108,24 @@ describe('installer commands against installers and SDDC Managers', () => {
       );
       expect(human.stdout).toMatch(new RegExp(`depot CA: the depot's CA \\(given\\) is trusted as \\S+, ${caDays} days left`));
       expect(human.stdout).toContain(`SHA-256 ${caSha256}`);
-      expect(human.stdout).toContain('13 consumers: 12 ok, 1 failed.');
+      expect(human.stdout).toContain(`${FLEET + 1} consumers: ${FLEET} ok, 1 failed.`);
 
       // A threshold above the CA's days left flags every consumer.
       const soon = await runOnConsumers({ inventory, concurrency: 4 }, statusTask({ expiryWarnDays: caDays + 1 }));
-      expect(soon.rows.slice(0, 12).map((r) => [r.ok, r.result!.depotCa!.flag])).toEqual(Array.from({ length: 12 }, () => [false, 'expiring']));
+      expect(soon.rows.slice(0, FLEET).map((r) => [r.ok, r.result!.depotCa!.flag])).toEqual(Array.from({ length: FLEET }, () => [false, 'expiring']));
 
       // Removing the CA the depot's chain needs is refused without force, on every consumer.
       const remove = (force: boolean) => async (c: InstallerClient) => ({ ok: true, result: await removeTrusted(c, [depot.ca.certPem], { force }) });
       const refused = await runOnConsumers({ inventory, concurrency: 4 }, remove(false));
-      for (const row of refused.rows.slice(0, 12))
+      for (const row of refused.rows.slice(0, FLEET))
         expect(row.error!.message).toMatch(
           /^CN=depotkit installer test CA \(SHA-256 ([0-9A-F]{2}:){31}[0-9A-F]{2}\) anchors the certificate chain the configured depot localhost:\d+ sends/,
         );
       expect(asCommandLine(refused.rows[0]!.error!.fix)).toContain('--force');
       const removed = await runOnConsumers({ inventory, concurrency: 4 }, remove(true));
-      for (const row of removed.rows.slice(0, 12)) expect(row.result).toMatchObject([{ action: 'removed', aliases: [expect.stringMatching(/^vcf_/)] }]);
+      for (const row of removed.rows.slice(0, FLEET)) expect(row.result).toMatchObject([{ action: 'removed', aliases: [expect.stringMatching(/^vcf_/)] }]);
       const after = await runOnConsumers({ inventory, concurrency: 4 }, statusTask());
-      for (const row of after.rows.slice(0, 12))
+      for (const row of after.rows.slice(0, FLEET))
         expect([row.ok, row.result!.depotCa]).toEqual([false, { source: 'depot', depot: `localhost:${depot.port}`, present: false, flag: 'missing' }]);
     } finally {
       await Promise.all(sims.map((s) => s?.close()));
@@ -179,7 +182,8 @@ describe('depot URLs the consumers refuse', () => {
   it('the command line says so too, with exit 2, before logging in', async () => {
     // No password anywhere: the refusal comes before any log-in.
     const unreachable = ['--installer', 'https://127.0.0.1:1', '--password-env', 'NOT_SET_ANYWHERE'];
-    const res = await runCli(['installer', 'connect-depot', ...unreachable, '--depot-url', `https://localhost:${depot.port}/depot?x=1`]);
+    // The CLI's main in this process: the built CLI refuses installer usage in names.test.ts and cli.test.ts.
+    const res = await runMain(['installer', 'connect-depot', ...unreachable, '--depot-url', `https://localhost:${depot.port}/depot?x=1`]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('has a query string: the installer wants a valid URL without query parameters or fragments.');
     expect(res.stderr).toContain(`--depot-url https://localhost:${depot.port}/depot`);
