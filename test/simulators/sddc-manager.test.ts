@@ -63,7 +63,8 @@ describe.each(MATRIX)('the simulator as $role on $version', ({ role, applianceRo
         async () => (await call(sim, 'GET', SYNC, { token })).body as { syncStatus: string },
         (s) => s.syncStatus === 'SYNCED' || s.syncStatus === 'SYNC_FAILED',
         'the sync to end',
-        { timeoutMs: 60_000 },
+        // Each read is an HTTPS call on a connection of its own (a TLS handshake): every 100 ms, not the default 25.
+        { timeoutMs: 60_000, everyMs: 100 },
       );
       expect(synced.syncStatus).toBe('SYNCED');
       const releases = await call(sim, 'GET', '/v1/releases', { token });
