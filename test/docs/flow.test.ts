@@ -5,9 +5,8 @@
  * here through the library, that resolves the depot's FQDN as a hosts file
  * would), `depotkit` the built CLI (its new RSA keys, of the sizes the block
  * asks for, from the suite's pool), the admin password typed on its standard
- * input. The block is
- * pasted twice into the same shell, as a reader would; each step prints what
- * its `prints:` comment says, each time.
+ * input. The block is pasted twice into the same shell, as a reader would;
+ * each step prints what its `prints:` comment says, each time.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, stat } from 'node:fs/promises';
