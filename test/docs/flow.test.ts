@@ -1,18 +1,20 @@
 /**
  * The README's flow by hand runs as written on a machine with the vendor's
  * metadata zip and names that resolve: its variables set for this one (a
- * vendor-like zip and downloads made here, the installer a simulator that
- * resolves the depot's FQDN with --resolve, as a hosts file would), `depotkit`
- * the built CLI, the admin password typed on its standard input. The block is
- * pasted twice into the same shell, as a reader would; each step prints what
- * its `prints:` comment says, each time.
+ * vendor-like zip and downloads made here, the installer a simulator, started
+ * here through the library, that resolves the depot's FQDN as a hosts file
+ * would), `depotkit` the built CLI (its new RSA keys, of the sizes the block
+ * asks for, from the suite's pool), the admin password typed on its standard
+ * input. The block is pasted twice into the same shell, as a reader would;
+ * each step prints what its `prints:` comment says, each time.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { spawnCliJson, type CliChild } from '../helpers/cli.js';
+import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
+import { pooledKeysEnv } from '../helpers/key-pool.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { assignedNames, fixedWords, processesUnder, promisedLines, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
 import { freePort, portAccepts } from '../helpers/ports.js';
@@ -26,18 +28,13 @@ const DEPOT_FQDN = 'depot.lab.local';
 const PASTED_AGAIN = '--- the block pasted again';
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
-let installer: CliChild<{ url: string; port: number }>;
-let installerCa: string;
+let installer: InstallerSimulator;
 beforeAll(async () => {
   tmp = await tempDir('depotkit-flow-');
-  installerCa = join(tmp.dir, 'installer-ca.pem');
-  installer = await spawnCliJson(['sim', 'installer', '--port', '0', '--cert-out', installerCa, '--resolve', `${DEPOT_FQDN}=127.0.0.1`, '--quiet', '--json'], {
-    cwd: tmp.dir,
-  });
+  installer = await startInstallerSimulator({ resolve: { [DEPOT_FQDN]: '127.0.0.1' } });
 }, 60_000);
 afterAll(async () => {
-  installer?.child.kill('SIGTERM');
-  await installer?.exited;
+  await installer?.close();
   // Whatever a failed run left (the depot's server), so that nothing outlives the test.
   for (const pid of await processesUnder(tmp.dir)) process.kill(pid, 'SIGKILL');
   await tmp?.cleanup();
@@ -74,7 +71,7 @@ it("the README's flow by hand runs as written, pasted twice: build from the vend
     depot_fqdn: DEPOT_FQDN,
     depot_ip: '127.0.0.1',
     depot_port: depotPort,
-    installer: installer.info.url,
+    installer: installer.url,
     installer_ca: savedInstallerCa,
     metadata,
     binaries: vendor.binariesDir,
@@ -84,6 +81,7 @@ it("the README's flow by hand runs as written, pasted twice: build from the vend
   const bin = join(tmp.dir, 'bin');
   await mkdir(bin);
   await writeDepotkitShim(bin);
+  const keys = await pooledKeysEnv(bin);
   // Pasted twice into one shell, then stopped the README's way: the first server must not outlive the second paste.
   // A server still running when the shell ends is named and stopped, so that a failed step fails at once.
   const leftRunning = `trap 'left=$(jobs -p); if [ -n "$left" ]; then echo "left running: $left" >&2; kill $left; fi' EXIT`;
@@ -92,7 +90,7 @@ it("the README's flow by hand runs as written, pasted twice: build from the vend
 
   const { code, stdout, stderr } = await runBash(script, {
     cwd: tmp.dir,
-    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+    env: { ...process.env, ...keys, PATH: `${bin}:${process.env.PATH}` },
     input: `${ADMIN_PASSWORD}\n`,
     seconds: 240,
     file: join(tmp.dir, 'flow.sh'),
@@ -112,7 +110,7 @@ it("the README's flow by hand runs as written, pasted twice: build from the vend
 
   // The installer's certificate saved in step 5 is the one it serves.
   const pem = (text: string) => /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(text)?.[0];
-  expect(pem(await readFile(savedInstallerCa, 'utf8'))).toBe(pem(await readFile(installerCa, 'utf8')));
+  expect(pem(await readFile(savedInstallerCa, 'utf8'))).toBe(pem(installer.caPem));
 
   // The passwords: in files only their owner reads, never printed.
   for (const file of ['depot.pass', 'admin.pass']) expect((await stat(join(work, file))).mode & 0o777, file).toBe(0o600);

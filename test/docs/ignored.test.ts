@@ -2,6 +2,7 @@
  * What `npm start` writes in the checkout (the demo depot, its signing key,
  * the demo CA, the server key, the password) is ignored by git: run in a
  * scratch repository holding the checkout's .gitignore, git sees nothing new.
+ * Its RSA keys, of the sizes `npm start` asks for, come from the suite's pool.
  */
 import { execFile, spawn } from 'node:child_process';
 import { copyFile, readdir } from 'node:fs/promises';
@@ -9,21 +10,30 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CLI, runCli } from '../helpers/cli.js';
+import { pooledKeysEnv } from '../helpers/key-pool.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 
 const run = promisify(execFile);
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
+// Outside the scratch repository: git must see only what `npm start` writes.
+let keysDir: { dir: string; cleanup: () => Promise<void> };
+let keys: NodeJS.ProcessEnv;
 beforeAll(async () => {
   tmp = await tempDir('depotkit-ignored-');
+  keysDir = await tempDir('depotkit-ignored-keys-');
+  keys = await pooledKeysEnv(keysDir.dir);
   await run('git', ['init', '-q', tmp.dir]);
   await copyFile(join(REPO_ROOT, '.gitignore'), join(tmp.dir, '.gitignore'));
 });
-afterAll(() => tmp?.cleanup());
+afterAll(async () => {
+  await tmp?.cleanup();
+  await keysDir?.cleanup();
+});
 
 /** `depotkit start` serving on a free port until it says so, then stopped as Ctrl-C would. */
 async function startAndStop(cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd, env: { ...process.env, ...keys }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
@@ -36,7 +46,7 @@ async function startAndStop(cwd: string): Promise<{ code: number; stdout: string
 }
 
 it('npm start leaves no key, password or demo file that git would add', async () => {
-  const made = await runCli(['start', '--no-serve'], { cwd: tmp.dir });
+  const made = await runCli(['start', '--no-serve'], { cwd: tmp.dir, env: keys });
   expect(made.code, made.stderr).toBe(0);
   const served = await startAndStop(tmp.dir);
   expect(served.stderr).toContain('Made in ./demo-pki');

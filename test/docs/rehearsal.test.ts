@@ -1,7 +1,8 @@
 /**
  * The README's rehearsal runs as written: its shell block, unchanged but for
  * its folder and ports (free ones, so that tests can run side by side), with
- * `depotkit` the built CLI. Pasted twice into one shell, as a reader pasting
+ * `depotkit` the built CLI (its new RSA keys, of the sizes the block asks for,
+ * from the suite's pool). Pasted twice into one shell, as a reader pasting
  * it again would; each paste leaves nothing running.
  */
 import { execFile } from 'node:child_process';
@@ -14,6 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
 import { freePort, portAccepts } from '../helpers/ports.js';
+import { pooledKeysEnv } from '../helpers/key-pool.js';
 
 const run = promisify(execFile);
 const HEADING = '## Rehearsal: the whole flow on one machine';
@@ -23,11 +25,14 @@ const PASTED_AGAIN = '--- the block pasted again';
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let bin: string;
 let repo: string;
+let keys: NodeJS.ProcessEnv;
 beforeAll(async () => {
   tmp = await tempDir('depotkit-rehearsal-');
   bin = join(tmp.dir, 'bin');
   await mkdir(bin);
   await writeDepotkitShim(bin);
+  // Outside the scratch checkout: git must see only what the block writes.
+  keys = await pooledKeysEnv(bin);
   // A scratch repository with the checkout's .gitignore: the rehearsal run where a reader may run it, in the checkout.
   repo = join(tmp.dir, 'checkout');
   await mkdir(repo);
@@ -46,7 +51,7 @@ async function rehearsal(work: string, ports: { depot: number; installer: number
   return setVariables(block, { work, depot_port: ports.depot, installer_port: ports.installer, vc_port: ports.vc });
 }
 
-const env = () => ({ ...process.env, PATH: `${bin}:${process.env.PATH}` });
+const env = () => ({ ...process.env, ...keys, PATH: `${bin}:${process.env.PATH}` });
 
 it("the README's rehearsal runs as written, pasted twice into one shell: depot served and checked, installer trusting it by its FQDN, management certificate replaced; nothing left running, nothing unignored", async () => {
   const work = join(repo, 'rehearsal');

@@ -1,11 +1,14 @@
 /**
  * A runbook's rehearsal as a test: a folder of its own with `depotkit` (the
- * built CLI) first on the PATH, the block run there, and whatever it left
- * running killed afterwards so that no server outlives the test.
+ * built CLI) first on the PATH, its new RSA keys from the suite's pool (the
+ * sizes the runbook asks for, not generated anew in each command), the block
+ * run there, and whatever it left running killed afterwards so that no server
+ * outlives the test.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { pooledKeysEnv } from './key-pool.js';
 import { freePort, portAccepts } from './ports.js';
 import { tempDir } from './temp.js';
 import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim, type ShellResult } from './readme.js';
@@ -21,11 +24,13 @@ export interface Rehearsal {
 export function runbookRehearsal(name: string): Rehearsal {
   let tmp: { dir: string; cleanup: () => Promise<void> } | undefined;
   let bin = '';
+  let keys: NodeJS.ProcessEnv = {};
   beforeAll(async () => {
     tmp = await tempDir(`depotkit-${name}-`);
     bin = join(tmp.dir, 'bin');
     await mkdir(bin);
     await writeDepotkitShim(bin);
+    keys = await pooledKeysEnv(bin);
   });
   afterAll(async () => {
     if (!tmp) return;
@@ -36,7 +41,7 @@ export function runbookRehearsal(name: string): Rehearsal {
   return {
     dir,
     run: (script, seconds) =>
-      runBash(script, { cwd: dir(), env: { ...process.env, PATH: `${bin}:${process.env.PATH}` }, seconds, file: join(dir(), `${name}.sh`) }),
+      runBash(script, { cwd: dir(), env: { ...process.env, ...keys, PATH: `${bin}:${process.env.PATH}` }, seconds, file: join(dir(), `${name}.sh`) }),
   };
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startInstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson } from '../helpers/cli.js';
+import { pooledKeysEnv } from '../helpers/key-pool.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, call, login, simTls, type TestDepot } from '../installer/helpers.js';
@@ -62,7 +63,8 @@ describe.each(MATRIX)('the simulator as $role on $version', ({ role, applianceRo
         async () => (await call(sim, 'GET', SYNC, { token })).body as { syncStatus: string },
         (s) => s.syncStatus === 'SYNCED' || s.syncStatus === 'SYNC_FAILED',
         'the sync to end',
-        { timeoutMs: 60_000 },
+        // Each read is an HTTPS call on a connection of its own (a TLS handshake): every 100 ms, not the default 25.
+        { timeoutMs: 60_000, everyMs: 100 },
       );
       expect(synced.syncStatus).toBe('SYNCED');
       const releases = await call(sim, 'GET', '/v1/releases', { token });
@@ -83,7 +85,11 @@ describe('the role', () => {
 
   it('depotkit sim installer --role sddc-manager answers SddcManager and lets administrator@vsphere.local in with the lab password', async () => {
     const certOut = join(dir, 'sddc-sim.pem');
-    const sim = await spawnCliJson<{ url: string; user: string }>(['sim', 'installer', '--role', 'sddc-manager', '--cert-out', certOut, '--quiet', '--json']);
+    // Its self-signed certificate's key from the suite's pool: what is asserted is the role and the user, not the key.
+    const env = await pooledKeysEnv(dir);
+    const sim = await spawnCliJson<{ url: string; user: string }>(['sim', 'installer', '--role', 'sddc-manager', '--cert-out', certOut, '--quiet', '--json'], {
+      env,
+    });
     try {
       expect(sim.info.user).toBe('administrator@vsphere.local');
       const handle = { url: sim.info.url, caPem: await readFile(certOut, 'utf8') } as Parameters<typeof call>[0];
