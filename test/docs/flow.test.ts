@@ -81,7 +81,7 @@ it("the README's flow by hand runs as written, pasted twice: build from the vend
   const bin = join(tmp.dir, 'bin');
   await mkdir(bin);
   await writeDepotkitShim(bin);
-  const keys = await pooledKeysEnv(bin);
+  const keys = pooledKeysEnv();
   // Pasted twice into one shell, then stopped the README's way: the first server must not outlive the second paste.
   // A server still running when the shell ends is named and stopped, so that a failed step fails at once.
   const leftRunning = `trap 'left=$(jobs -p); if [ -n "$left" ]; then echo "left running: $left" >&2; kill $left; fi' EXIT`;

@@ -17,18 +17,15 @@ const run = promisify(execFile);
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
 // Outside the scratch repository: git must see only what `npm start` writes.
-let keysDir: { dir: string; cleanup: () => Promise<void> };
 let keys: NodeJS.ProcessEnv;
 beforeAll(async () => {
   tmp = await tempDir('depotkit-ignored-');
-  keysDir = await tempDir('depotkit-ignored-keys-');
-  keys = await pooledKeysEnv(keysDir.dir);
+  keys = pooledKeysEnv();
   await run('git', ['init', '-q', tmp.dir]);
   await copyFile(join(REPO_ROOT, '.gitignore'), join(tmp.dir, '.gitignore'));
 });
 afterAll(async () => {
   await tmp?.cleanup();
-  await keysDir?.cleanup();
 });
 
 /** `depotkit start` serving on a free port until it says so, then stopped as Ctrl-C would. */
@@ -46,7 +43,7 @@ async function startAndStop(cwd: string): Promise<{ code: number; stdout: string
 }
 
 it('npm start leaves no key, password or demo file that git would add', async () => {
-  const made = await runCli(['start', '--no-serve'], { cwd: tmp.dir, env: keys });
+  const made = await runCli(['start', '--no-serve'], { cwd: tmp.dir });
   expect(made.code, made.stderr).toBe(0);
   const served = await startAndStop(tmp.dir);
   expect(served.stderr).toContain('Made in ./demo-pki');

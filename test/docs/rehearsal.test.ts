@@ -31,8 +31,7 @@ beforeAll(async () => {
   bin = join(tmp.dir, 'bin');
   await mkdir(bin);
   await writeDepotkitShim(bin);
-  // Outside the scratch checkout: git must see only what the block writes.
-  keys = await pooledKeysEnv(bin);
+  keys = pooledKeysEnv();
   // A scratch repository with the checkout's .gitignore: the rehearsal run where a reader may run it, in the checkout.
   repo = join(tmp.dir, 'checkout');
   await mkdir(repo);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
+import { pooledKeysEnv } from './key-pool.js';
 import { REPO_ROOT } from './temp.js';
 
 export const CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
@@ -10,12 +11,15 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the built CLI (`npm test` builds first) as a user would, and collects its output. */
+/**
+ * Runs the built CLI (`npm test` builds first) as a user would, and collects its output. Every child takes the RSA keys
+ * it generates from the suite's pool (pooledKeysEnv).
+ */
 export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, ...options.env },
+      env: { ...process.env, ...pooledKeysEnv(), ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -44,7 +48,7 @@ export interface CliChild<T> {
 export function spawnCliJson<T>(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliChild<T>> {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
-    env: { ...process.env, ...options.env },
+    env: { ...process.env, ...pooledKeysEnv(), ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';

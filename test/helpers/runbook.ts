@@ -30,7 +30,7 @@ export function runbookRehearsal(name: string): Rehearsal {
     bin = join(tmp.dir, 'bin');
     await mkdir(bin);
     await writeDepotkitShim(bin);
-    keys = await pooledKeysEnv(bin);
+    keys = pooledKeysEnv();
   });
   afterAll(async () => {
     if (!tmp) return;

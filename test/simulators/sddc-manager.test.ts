@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startInstallerSimulator } from '../../src/simulators/installer/index.js';
 import { spawnCliJson } from '../helpers/cli.js';
-import { pooledKeysEnv } from '../helpers/key-pool.js';
 import { withSim } from '../helpers/installer-sim.js';
 import { until } from '../helpers/poll.js';
 import { DEPOT_PASSWORD, DEPOT_USER, call, login, simTls, type TestDepot } from '../installer/helpers.js';
@@ -85,11 +84,10 @@ describe('the role', () => {
 
   it('depotkit sim installer --role sddc-manager answers SddcManager and lets administrator@vsphere.local in with the lab password', async () => {
     const certOut = join(dir, 'sddc-sim.pem');
-    // Its self-signed certificate's key from the suite's pool: what is asserted is the role and the user, not the key.
-    const env = await pooledKeysEnv(dir);
-    const sim = await spawnCliJson<{ url: string; user: string }>(['sim', 'installer', '--role', 'sddc-manager', '--cert-out', certOut, '--quiet', '--json'], {
-      env,
-    });
+    const sim = await spawnCliJson<{ url: string; user: string }>(
+      ['sim', 'installer', '--role', 'sddc-manager', '--cert-out', certOut, '--quiet', '--json'],
+      {},
+    );
     try {
       expect(sim.info.user).toBe('administrator@vsphere.local');
       const handle = { url: sim.info.url, caPem: await readFile(certOut, 'utf8') } as Parameters<typeof call>[0];

@@ -7,7 +7,6 @@ import { issueServerCert } from '../../src/cert/index.js';
 import type { MgmtSimulator } from '../../src/simulators/vcenter/index.js';
 import { replaceCertificate } from '../../src/vcenter/index.js';
 import { runCli, spawnCliJson, type CliResult } from '../helpers/cli.js';
-import { pooledKeysEnv } from '../helpers/key-pool.js';
 import { tempDir } from '../helpers/temp.js';
 import { handshake } from '../../src/vcenter/served.js';
 import { PASSWORD, USER, basic, call, forgeCa, startSim, testCa, writeFixtures } from './helpers.js';
@@ -149,11 +148,17 @@ describe('depotkit sim mgmt', () => {
     const { dir, cleanup } = await tempDir();
     const passwordFile = join(dir, 'pw');
     await writeFile(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
-    // Its self-signed certificate's key from the suite's pool: what is asserted is the API and the user, not the key.
-    const started = await spawnCliJson<{ url: string; certificate: string }>(
-      ['sim', 'mgmt', '--password-file', passwordFile, '--cert-out', join(dir, 'sim.pem'), '--restart-ms', '100', '--json'],
-      { env: await pooledKeysEnv(dir) },
-    );
+    const started = await spawnCliJson<{ url: string; certificate: string }>([
+      'sim',
+      'mgmt',
+      '--password-file',
+      passwordFile,
+      '--cert-out',
+      join(dir, 'sim.pem'),
+      '--restart-ms',
+      '100',
+      '--json',
+    ]);
     const { child, info } = started;
     try {
       const sim = { url: info.url, currentCertPem: () => '' } as unknown as MgmtSimulator;
