@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
+import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR, componentDir } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
@@ -17,7 +17,7 @@ import { CLI, runCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { writeUpgradeMetadata } from '../depot/helpers.js';
-import { demo, identities, nextRelease, readCatalog, treeOf } from './helpers.js';
+import { demo, identities, nextRelease, readCatalog, sha256, treeOf } from './helpers.js';
 import { mirrorIn, mirrorText } from './in-process.js';
 import { catalogBinaries } from '../../src/depot/catalog.js';
 import { ended } from '../helpers/ports.js';
@@ -160,10 +160,20 @@ describe('depot mirror', () => {
   });
 
   it('a mirror killed (SIGKILL) in the middle of a file resumes it with a Range request; the rest is not fetched or rewritten again', async () => {
-    // Big enough that the other files take more than the second between two saves of the verified state.
-    const big = await demo(fresh('big'), 4 * 1024 * 1024);
-    const binaries = catalogBinaries(await readCatalog(big));
+    // The depot with its VCENTER binary 4 MiB: half of it is more than the download writes to its partial file at once.
+    const big = fresh('big');
+    await cp(depot, big, { recursive: true });
+    // Without the vCenter upgrade metadata: the stalling server below serves files, not folder listings.
+    await rm(join(big, VCENTER_UPGRADE_METADATA_DIR), { recursive: true });
+    const catalog = await readCatalog(big);
+    const entry = catalog.patches.VCENTER![0]!.artifacts.bundles[0]!.binaries[0]!;
+    const data = randomBytes(4 * 1024 * 1024);
+    await writeFile(join(big, componentDir('VCENTER'), entry.fileName), data);
+    Object.assign(entry, { size: data.length, checksum: sha256(data) });
+    await writeFile(join(big, DEPOT_PATHS.catalog), JSON.stringify(catalog));
+    const binaries = catalogBinaries(catalog);
     const stalled = binaries.find((b) => b.component === 'VCENTER')!;
+    expect(stalled.size).toBe(data.length);
     const half = 2 * 1024 * 1024;
     // A real HTTPS server that sends half of one binary and then nothing more, and every other file whole.
     let sentHalf = false;
