@@ -8,7 +8,7 @@ import { verifyDepot } from '../../src/depot/verify.js';
 import { validateCatalog, validateHclAll, validateHclLastUpdated } from '../../src/depot/validators.js';
 import { verifyCatalogSignature } from '../../src/depot/signature.js';
 import { runCli } from '../helpers/cli.js';
-import { outcome } from '../transfer/in-process.js';
+import { refusal } from '../helpers/output.js';
 import { useTempDir } from '../helpers/temp.js';
 import { readCatalogBinaries, sha256 } from './helpers.js';
 
@@ -150,7 +150,7 @@ describe('depot demo', () => {
 
   it('--releases refuses a version that is no demo release (exit 2), and is not given with --release', async () => {
     // The library refuses the version, in the sentence the command prints.
-    const bad = await outcome(makeDemoDepot(join(tmp.dir, 'bad-releases'), { releases: ['8.0.0.0'] }));
+    const bad = await refusal(makeDemoDepot(join(tmp.dir, 'bad-releases'), { releases: ['8.0.0.0'] }));
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('A demo release is 9.0.0.0 or 9.1.0.0, or one of their patches (e.g. 9.0.1.0), not "8.0.0.0".');
     const both = await runCli(['depot', 'demo', join(tmp.dir, 'both'), '--releases', '9.0.0.0', '--release', '9.1']);

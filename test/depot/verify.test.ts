@@ -6,7 +6,7 @@ import { makeDemoDepot, type DemoResult } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { suggestComponent } from '../../src/depot/names.js';
 import { runCli } from '../helpers/cli.js';
-import { outcome } from '../transfer/in-process.js';
+import { refusal } from '../helpers/output.js';
 import { useTempDir } from '../helpers/temp.js';
 import { readCatalogBinaries } from './helpers.js';
 import { cp } from 'node:fs/promises';
@@ -178,7 +178,7 @@ describe('depot verify', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('missing.pem does not exist');
     // The library refuses a folder that is not there, in the sentence the command prints.
-    const nowhere = await outcome(verifyDepot(join(tmp.dir, 'no-such-depot')));
+    const nowhere = await refusal(verifyDepot(join(tmp.dir, 'no-such-depot')));
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain('no-such-depot does not exist.');
   });

@@ -4,13 +4,13 @@ import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEPOT_PATHS, PACK_DEFAULT_VOLUME_PRESET, PACK_VOLUME_PRESETS, TEMP_PREFIX, componentDir } from '../../src/constants.js';
 import { VerifiedState } from '../../src/depot/place.js';
+import { packDepot } from '../../src/transfer/pack.js';
 import { TargetDepot } from '../../src/transfer/target.js';
 import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
 import { CLI } from '../helpers/cli.js';
 import { recordFlushes } from '../helpers/flushes.js';
 import { tempDir } from '../helpers/temp.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
-import { packIn } from './in-process.js';
 
 const TINY = 300;
 
@@ -39,7 +39,7 @@ beforeAll(async () => {
   tiny = await manyTinyBinaries(join(base, 'depot'));
   packDir = join(base, 'pack');
   // One volume of the command's default size: it holds every tiny file.
-  expect((await packIn(join(base, 'depot'), packDir, { volumeSize: PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET]! })).code).toBe(0);
+  expect((await packDepot({ depot: join(base, 'depot'), out: packDir, volumeSize: PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET]! })).ok).toBe(true);
 });
 afterAll(() => cleanup());
 
