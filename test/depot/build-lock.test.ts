@@ -27,7 +27,8 @@ const appears = (path: string, child: ChildProcess) =>
 
 describe('one writer per depot: build and demo hold its lock', () => {
   it('refuses a second build while one runs, naming it; a killed build kept what it verified, and the next takes its lock over', async () => {
-    const src = await vendorLikeSource(dir, 8 << 20);
+    // Big enough that the build is still placing binaries when the kill lands, just after its first save.
+    const src = await vendorLikeSource(dir, 2 << 20);
     const out = join(dir, 'out');
     const args = ['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', out];
     const first = spawn(process.execPath, [CLI, ...args, '--json'], { stdio: 'ignore' });
@@ -73,18 +74,25 @@ describe('one writer per depot: build and demo hold its lock', () => {
 
   it('a lock is never seen empty or half written while it is taken: that would pass for a dead holder lock', async () => {
     const lockModule = join(REPO_ROOT, 'dist', 'depot', 'lock.js');
-    for (let round = 0; round < 10; round++) {
-      const root = join(dir, `depot-${round}`);
-      const script = `import(${JSON.stringify(lockModule)}).then((m) => m.lockDepot(${JSON.stringify(root)}, 'depot build')).then(() => setInterval(() => {}, 1000));`;
-      const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
-      const exited = new Promise((resolve) => child.on('exit', resolve));
-      await appears(lockFileFor(root), child);
-      // Frozen the moment the lock appears: what another run reads now is what it judges.
-      child.kill('SIGSTOP');
-      const text = await readFile(lockFileFor(root), 'utf8');
+    // One process takes a lock on each depot it is given a line at a time: ten rounds, one start of node.
+    const script = `const { lockDepot } = await import(${JSON.stringify(lockModule)});
+for await (const root of (await import('node:readline')).createInterface({ input: process.stdin })) await lockDepot(root, 'depot build');`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      for (let round = 0; round < 10; round++) {
+        const root = join(dir, `depot-${round}`);
+        child.stdin.write(`${root}\n`);
+        await appears(lockFileFor(root), child);
+        // Frozen the moment the lock appears: what another run reads now is what it judges.
+        child.kill('SIGSTOP');
+        const text = await readFile(lockFileFor(root), 'utf8');
+        child.kill('SIGCONT');
+        expect(JSON.parse(text)).toMatchObject({ pid: child.pid, operation: 'depot build' });
+      }
+    } finally {
       child.kill('SIGKILL');
       await exited;
-      expect(JSON.parse(text)).toMatchObject({ pid: child.pid, operation: 'depot build' });
     }
   });
 

@@ -6,6 +6,7 @@ import { makeDemoDepot, type DemoResult } from '../../src/depot/demo.js';
 import { verifyDepot } from '../../src/depot/verify.js';
 import { suggestComponent } from '../../src/depot/names.js';
 import { runCli } from '../helpers/cli.js';
+import { refusal } from '../helpers/output.js';
 import { useTempDir } from '../helpers/temp.js';
 import { readCatalogBinaries } from './helpers.js';
 import { cp } from 'node:fs/promises';
@@ -176,7 +177,8 @@ describe('depot verify', () => {
     const usage = await runCli(['depot', 'verify', pristine, '--signing-cert', join(tmp.dir, 'missing.pem')]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('missing.pem does not exist');
-    const nowhere = await runCli(['depot', 'verify', join(tmp.dir, 'no-such-depot')]);
+    // The library refuses a folder that is not there, in the sentence the command prints.
+    const nowhere = await refusal(verifyDepot(join(tmp.dir, 'no-such-depot')));
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain('no-such-depot does not exist.');
   });

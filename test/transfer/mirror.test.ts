@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR } from '../../src/constants.js';
+import { DEPOT_PATHS, VCENTER_UPGRADE_METADATA_DIR, componentDir } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { startDepotServer } from '../../src/server/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
@@ -17,7 +17,7 @@ import { CLI, runCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { writeUpgradeMetadata } from '../depot/helpers.js';
-import { demo, identities, nextRelease, readCatalog, treeOf } from './helpers.js';
+import { demo, identities, nextRelease, readCatalog, sha256, treeOf } from './helpers.js';
 import { mirrorIn, mirrorText } from './in-process.js';
 import { catalogBinaries } from '../../src/depot/catalog.js';
 import { ended } from '../helpers/ports.js';
@@ -160,9 +160,20 @@ describe('depot mirror', () => {
   });
 
   it('a mirror killed (SIGKILL) in the middle of a file resumes it with a Range request; the rest is not fetched or rewritten again', async () => {
-    const big = await demo(fresh('big'), 4 * 1024 * 1024);
-    const binaries = catalogBinaries(await readCatalog(big));
+    // The depot with its VCENTER binary 4 MiB: half of it is more than the download writes to its partial file at once.
+    const big = fresh('big');
+    await cp(depot, big, { recursive: true });
+    // Without the vCenter upgrade metadata: the stalling server below serves files, not folder listings.
+    await rm(join(big, VCENTER_UPGRADE_METADATA_DIR), { recursive: true });
+    const catalog = await readCatalog(big);
+    const entry = catalog.patches.VCENTER![0]!.artifacts.bundles[0]!.binaries[0]!;
+    const data = randomBytes(4 * 1024 * 1024);
+    await writeFile(join(big, componentDir('VCENTER'), entry.fileName), data);
+    Object.assign(entry, { size: data.length, checksum: sha256(data) });
+    await writeFile(join(big, DEPOT_PATHS.catalog), JSON.stringify(catalog));
+    const binaries = catalogBinaries(catalog);
     const stalled = binaries.find((b) => b.component === 'VCENTER')!;
+    expect(stalled.size).toBe(data.length);
     const half = 2 * 1024 * 1024;
     // A real HTTPS server that sends half of one binary and then nothing more, and every other file whole.
     let sentHalf = false;
@@ -196,7 +207,7 @@ describe('depot mirror', () => {
       );
       return sentHalf && held >= 1024 * 1024 && (await remembered()).length === binaries.length - 1;
     };
-    await until(halfway, 'mirror halfway through its last file', { timeoutMs: 60_000, everyMs: 10, failIf: ended(child) });
+    await until(halfway, 'mirror halfway through its last file', { timeoutMs: 60_000, failIf: ended(child) });
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     stalling.closeAllConnections();
@@ -254,16 +265,22 @@ describe('depot mirror', () => {
       const impostor = await issueServerCert(otherCa, { dns: ['localhost'], ips: ['127.0.0.1'], keySize: 2048 });
       // Issued by the trusted CA, but for a name only: reached by its address, it does not name the host.
       const nameOnly = await issueServerCert(ca, { dns: ['localhost'], keySize: 2048 });
-      for (const [cert, host, expected] of [
-        [impostor, 'localhost', /did not pass the TLS checks \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/],
-        [nameOnly, '127.0.0.1', /did not pass the TLS checks \(ERR_TLS_CERT_ALTNAME_INVALID/],
+      // The command line for the first (what it prints never holds the password), the library for the second.
+      for (const [cert, host, expected, run] of [
+        [
+          impostor,
+          'localhost',
+          /did not pass the TLS checks \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)/,
+          (url: string, out: string) => runCli(mirrorArgs(url, out)),
+        ],
+        [nameOnly, '127.0.0.1', /did not pass the TLS checks \(ERR_TLS_CERT_ALTNAME_INVALID/, mirror],
       ] as const) {
         seen = 0;
         const server = createHttpsServer({ cert: cert.chainPem, key: cert.keyPem });
         const port = await listen(server);
         const out = fresh('refused');
         const url = `https://${host}:${port}`;
-        const res = await runCli(mirrorArgs(url, out));
+        const res = await run(url, out);
         server.closeAllConnections();
         await new Promise((r) => server.close(r));
         expect(res.code).toBe(1);
@@ -321,12 +338,11 @@ describe('depot mirror', () => {
       // A first mirror lays out the metadata anyway, so that verify names what is missing.
       expect(first.report.verify.findings.filter((f) => f.severity === 'error').map((f) => [f.id, f.path])).toEqual([['binary.missing', gone.path]]);
       expect(first.report.releases[0]).toMatchObject({ complete: false, missing: [gone.path] });
-      // The command line for its human lines, and below for --json's report: the rest of the file calls the library.
-      const human = await runCli(mirrorArgs(server.url, out));
-      expect(human.code).toBe(1);
-      expect(human.stdout).toMatch(/^Failed: 1\n\s+PROD\/COMP\/VROPS\/.*HTTP 404/m);
-      expect(human.stdout).toMatch(/Release 9\.0\.0\.0 has 1 of its 16 binaries missing: the installer fails their download\./);
+      const human = mirrorText(first.report);
+      expect(human).toMatch(/^Failed: 1\n\s+PROD\/COMP\/VROPS\/.*HTTP 404/m);
+      expect(human).toMatch(/Release 9\.0\.0\.0 has 1 of its 16 binaries missing: the installer fails their download\./);
 
+      // The command line once, for --json's report: the rest of the file calls the library.
       await cp(aside, join(served, gone.path));
       const second = await runCli([...mirrorArgs(server.url, out), '--json']);
       expect(second.code).toBe(0);

@@ -67,10 +67,11 @@ describe('depot pack', () => {
     const small = await runCli(['depot', 'pack', fx.depot, '--out', fx.fresh('small'), '--volume-size', '4K']);
     expect(small.code).toBe(2);
     expect(small.stderr).toMatch(/--volume-size must be at least 65536 bytes/);
-    const inside = await runCli(['depot', 'pack', fx.depot, '--out', join(fx.depot, 'PROD', 'pack')]);
+    // The command line parses the size; the library refuses the folders, in the sentence the command prints.
+    const inside = await packIn(fx.depot, join(fx.depot, 'PROD', 'pack'));
     expect(inside.code).toBe(2);
     expect(inside.stderr).toMatch(/inside the depot's PROD\/ folder/);
-    const none = await runCli(['depot', 'pack', fx.base, '--out', fx.fresh('none')]);
+    const none = await packIn(fx.base, fx.fresh('none'));
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/has no PROD\/ folder/);
     for (const r of [small, inside, none]) expect(r.stderr).not.toMatch(/\n\s+at /);

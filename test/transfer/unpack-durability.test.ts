@@ -2,11 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DEPOT_PATHS, TEMP_PREFIX, componentDir } from '../../src/constants.js';
+import { DEPOT_PATHS, PACK_DEFAULT_VOLUME_PRESET, PACK_VOLUME_PRESETS, TEMP_PREFIX, componentDir } from '../../src/constants.js';
 import { VerifiedState } from '../../src/depot/place.js';
+import { packDepot } from '../../src/transfer/pack.js';
 import { TargetDepot } from '../../src/transfer/target.js';
 import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
 import { recordFlushes } from '../helpers/flushes.js';
 import { tempDir } from '../helpers/temp.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
@@ -37,7 +38,8 @@ beforeAll(async () => {
   base = await realpath(base);
   tiny = await manyTinyBinaries(join(base, 'depot'));
   packDir = join(base, 'pack');
-  expect((await runCli(['depot', 'pack', join(base, 'depot'), '--out', packDir, '--json'])).code).toBe(0);
+  // One volume of the command's default size: it holds every tiny file.
+  expect((await packDepot({ depot: join(base, 'depot'), out: packDir, volumeSize: PACK_VOLUME_PRESETS[PACK_DEFAULT_VOLUME_PRESET]! })).ok).toBe(true);
 });
 afterAll(() => cleanup());
 

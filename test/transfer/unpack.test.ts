@@ -124,10 +124,10 @@ describe('depot unpack', () => {
   );
 
   it('a killed unpack (SIGKILL) resumes: the tree ends identical, nothing placed before the kill is rewritten, nothing remembered as verified is read again', async () => {
-    // Big enough that the kill lands while files are still to be placed.
-    const big = await demo(fx.fresh('big'), 3 * 1024 * 1024);
+    // Big enough that the kill lands while files are still to be placed (the poll below is as close as it can be).
+    const big = await demo(fx.fresh('big'), 1536 * 1024);
     const bigPack = fx.fresh('big-pack');
-    expect((await packIn(big, bigPack, { volumeSize: 4 * 1024 * 1024 })).code).toBe(0);
+    expect((await packIn(big, bigPack, { volumeSize: 2 * 1024 * 1024 })).code).toBe(0);
     const files = (JSON.parse(await readFile(join(bigPack, 'depot-pack.json'), 'utf8')) as PackManifest).files;
     const out = fx.fresh('killed');
     const state = join(out, '.depotkit', 'verified.json');
