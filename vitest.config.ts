@@ -17,7 +17,7 @@ export function suite(files?: string[]): ViteUserConfig {
       // TLS servers and child processes: keep to the 2 cores CI has.
       maxWorkers: 2,
       globalSetup: ['test/setup/key-pool.ts'],
-      setupFiles: ['test/setup/no-proxy.ts', 'test/setup/keys.ts'],
+      setupFiles: ['test/setup/no-proxy.ts', 'test/setup/keys.ts', 'test/setup/secrets.ts'],
       reporters: ['default'],
       // Files share modules: what a test stubs or spies on is put back after it.
       restoreMocks: true,

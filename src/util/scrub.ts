@@ -59,3 +59,12 @@ export function scrubSecrets(text: string): string {
   for (const { form, regex } of patterns) if (out.includes(form)) out = out.replace(regex, HIDDEN);
   return out;
 }
+
+/**
+ * Forgets every secret registered so far: for a program that runs one job after another in one process and must not
+ * hide one job's words because an earlier job's password was the same word (the test suite runs its files so).
+ */
+export function forgetSecrets(): void {
+  forms.clear();
+  patterns = undefined;
+}

@@ -7,7 +7,7 @@ import { selfSignedCertificate, type ServedCertificate } from '../../src/simulat
 import { chooseProxy } from '../../src/net/index.js';
 import { parseDepotUrl } from '../../src/util/depot-url.js';
 import { DepotkitError } from '../../src/util/errors.js';
-import { registerSecret, scrubSecrets } from '../../src/util/scrub.js';
+import { forgetSecrets, registerSecret, scrubSecrets } from '../../src/util/scrub.js';
 import { runCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp.js';
 
@@ -196,5 +196,15 @@ describe('a proxy password, whatever it holds', () => {
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/--proxy holds a password/);
     expect(res.stderr).not.toMatch(/PROXY|S3cret/);
+  });
+});
+
+describe('forgetting the secrets of an earlier job', () => {
+  it('a weak password registered before is hidden until forgotten, and the words are whole again after', () => {
+    registerSecret('depot');
+    expect(scrubSecrets('Give the depot with --depot-url')).toBe('Give the *** with --***-url');
+    forgetSecrets();
+    expect(scrubSecrets('Give the depot with --depot-url')).toBe('Give the depot with --depot-url');
+    expect(scrubSecrets('https://user:pw@example.test/')).toBe('https://user:***@example.test/');
   });
 });
