@@ -6,9 +6,10 @@ import { usageError } from '../util/errors.js';
 import { authUserName } from './values.js';
 
 /**
- * bcrypt's work factor for the hashes written here: htpasswd -B's default (5; its -C). Apache and Caddy
- * check the hash on every request, HEADs included, so the cost is paid per request: at 10, six installers
- * polling a depot every 200 ms kept an Apache core busy (about 60 ms a check); at 5 it is about 2 ms.
+ * bcrypt's work factor for the hashes written here: htpasswd -B's default (5; its -C). Apache checks the
+ * hash on every request, HEADs included: at 10, six installers polling a depot every 200 ms kept an Apache
+ * core busy (about 60 ms a check); at 5 a check is about 2 ms. Caddy keeps the checks that succeeded (a
+ * Caddyfile's basic_auth turns its hash cache on).
  */
 const BCRYPT_COST = 5;
 
