@@ -14,9 +14,18 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { pooledKeysEnv } from '../helpers/key-pool.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
-import { assignedNames, fixedWords, processesUnder, promisedLines, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+import {
+  assignedNames,
+  fixedWords,
+  processesUnder,
+  promisedLines,
+  runBash,
+  setVariables,
+  shBlockAfter,
+  shimEnv,
+  writeDepotkitShim,
+} from '../helpers/readme.js';
 import { freePort, portAccepts } from '../helpers/ports.js';
 import { ARCHIVE_WRAPPER, listFiles, vendorArchiveSource, zipFolder } from '../depot/helpers.js';
 
@@ -81,7 +90,6 @@ it("the README's flow by hand runs as written, pasted twice: build from the vend
   const bin = join(tmp.dir, 'bin');
   await mkdir(bin);
   await writeDepotkitShim(bin);
-  const keys = pooledKeysEnv();
   // Pasted twice into one shell, then stopped the README's way: the first server must not outlive the second paste.
   // A server still running when the shell ends is named and stopped, so that a failed step fails at once.
   const leftRunning = `trap 'left=$(jobs -p); if [ -n "$left" ]; then echo "left running: $left" >&2; kill $left; fi' EXIT`;
@@ -90,7 +98,7 @@ it("the README's flow by hand runs as written, pasted twice: build from the vend
 
   const { code, stdout, stderr } = await runBash(script, {
     cwd: tmp.dir,
-    env: { ...process.env, ...keys, PATH: `${bin}:${process.env.PATH}` },
+    env: shimEnv(bin),
     input: `${ADMIN_PASSWORD}\n`,
     seconds: 240,
     file: join(tmp.dir, 'flow.sh'),

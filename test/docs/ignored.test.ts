@@ -16,21 +16,16 @@ import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 const run = promisify(execFile);
 
 let tmp: { dir: string; cleanup: () => Promise<void> };
-// Outside the scratch repository: git must see only what `npm start` writes.
-let keys: NodeJS.ProcessEnv;
 beforeAll(async () => {
   tmp = await tempDir('depotkit-ignored-');
-  keys = pooledKeysEnv();
   await run('git', ['init', '-q', tmp.dir]);
   await copyFile(join(REPO_ROOT, '.gitignore'), join(tmp.dir, '.gitignore'));
 });
-afterAll(async () => {
-  await tmp?.cleanup();
-});
+afterAll(() => tmp?.cleanup());
 
 /** `depotkit start` serving on a free port until it says so, then stopped as Ctrl-C would. */
 async function startAndStop(cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd, env: { ...process.env, ...keys }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd, env: { ...process.env, ...pooledKeysEnv() }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));

@@ -13,9 +13,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
-import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
+import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, shimEnv, writeDepotkitShim } from '../helpers/readme.js';
 import { freePort, portAccepts } from '../helpers/ports.js';
-import { pooledKeysEnv } from '../helpers/key-pool.js';
 
 const run = promisify(execFile);
 const HEADING = '## Rehearsal: the whole flow on one machine';
@@ -25,13 +24,11 @@ const PASTED_AGAIN = '--- the block pasted again';
 let tmp: { dir: string; cleanup: () => Promise<void> };
 let bin: string;
 let repo: string;
-let keys: NodeJS.ProcessEnv;
 beforeAll(async () => {
   tmp = await tempDir('depotkit-rehearsal-');
   bin = join(tmp.dir, 'bin');
   await mkdir(bin);
   await writeDepotkitShim(bin);
-  keys = pooledKeysEnv();
   // A scratch repository with the checkout's .gitignore: the rehearsal run where a reader may run it, in the checkout.
   repo = join(tmp.dir, 'checkout');
   await mkdir(repo);
@@ -50,7 +47,7 @@ async function rehearsal(work: string, ports: { depot: number; installer: number
   return setVariables(block, { work, depot_port: ports.depot, installer_port: ports.installer, vc_port: ports.vc });
 }
 
-const env = () => ({ ...process.env, ...keys, PATH: `${bin}:${process.env.PATH}` });
+const env = () => shimEnv(bin);
 
 it("the README's rehearsal runs as written, pasted twice into one shell: depot served and checked, installer trusting it by its FQDN, management certificate replaced; nothing left running, nothing unignored", async () => {
   const work = join(repo, 'rehearsal');

@@ -8,6 +8,7 @@ import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CLI } from './cli.js';
 import { REPO_ROOT } from './temp.js';
+import { pooledKeysEnv } from './key-pool.js';
 
 /** Where this machine keeps a command: a block may run with a PATH that has neither bash nor timeout. */
 function commandPath(name: string): string {
@@ -59,6 +60,14 @@ export function assignedNames(block: string): string[] {
 /** Writes `<binDir>/depotkit` running `command` (the built CLI under this Node by default) with its arguments. */
 export async function writeDepotkitShim(binDir: string, command: string[] = [process.execPath, CLI]): Promise<void> {
   await writeFile(join(binDir, 'depotkit'), `#!/bin/sh\nexec ${command.map(quote).join(' ')} "$@"\n`, { mode: 0o755 });
+}
+
+/**
+ * The environment a script runs `depotkit` in: the shim's folder (writeDepotkitShim) first on the PATH, and the
+ * RSA keys its commands generate taken from the suite's pool (pooledKeysEnv).
+ */
+export function shimEnv(binDir: string): NodeJS.ProcessEnv {
+  return { ...process.env, ...pooledKeysEnv(), PATH: `${binDir}:${process.env.PATH}` };
 }
 
 export interface ShellResult {

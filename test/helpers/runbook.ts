@@ -8,10 +8,9 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { pooledKeysEnv } from './key-pool.js';
 import { freePort, portAccepts } from './ports.js';
 import { tempDir } from './temp.js';
-import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim, type ShellResult } from './readme.js';
+import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim, shimEnv, type ShellResult } from './readme.js';
 
 export interface Rehearsal {
   /** The folder the rehearsal runs in (valid once the tests run). */
@@ -24,13 +23,11 @@ export interface Rehearsal {
 export function runbookRehearsal(name: string): Rehearsal {
   let tmp: { dir: string; cleanup: () => Promise<void> } | undefined;
   let bin = '';
-  let keys: NodeJS.ProcessEnv = {};
   beforeAll(async () => {
     tmp = await tempDir(`depotkit-${name}-`);
     bin = join(tmp.dir, 'bin');
     await mkdir(bin);
     await writeDepotkitShim(bin);
-    keys = pooledKeysEnv();
   });
   afterAll(async () => {
     if (!tmp) return;
@@ -40,8 +37,7 @@ export function runbookRehearsal(name: string): Rehearsal {
   const dir = (): string => tmp!.dir;
   return {
     dir,
-    run: (script, seconds) =>
-      runBash(script, { cwd: dir(), env: { ...process.env, ...keys, PATH: `${bin}:${process.env.PATH}` }, seconds, file: join(dir(), `${name}.sh`) }),
+    run: (script, seconds) => runBash(script, { cwd: dir(), env: shimEnv(bin), seconds, file: join(dir(), `${name}.sh`) }),
   };
 }
 

@@ -10,7 +10,7 @@ import type { TestProject } from 'vitest/node';
 import { REPO_ROOT } from '../helpers/temp.js';
 
 /** How many keys of each size: enough that the keys of one test differ; 2048 is what most tests ask for. */
-export const KEY_POOL_SIZES = { 2048: 32, 3072: 6, 4096: 2 } as const;
+const KEY_POOL_SIZES = { 2048: 32, 3072: 6, 4096: 2 } as const;
 const FILE = join(REPO_ROOT, 'node_modules', '.cache', 'depotkit-test', 'key-pool-v1.json');
 
 declare module 'vitest' {
