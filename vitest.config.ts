@@ -1,5 +1,6 @@
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 import { ownModules } from './test/helpers/tiers.js';
+import { LongestFirst } from './test/setup/longest-first.js';
 
 /**
  * The suite (or the test files named), in two projects: the files that share their worker's module graph (the library is
@@ -16,9 +17,11 @@ export function suite(files?: string[]): ViteUserConfig {
       hookTimeout: 60_000,
       // TLS servers and child processes: keep to the 2 cores CI has.
       maxWorkers: 2,
-      globalSetup: ['test/setup/key-pool.ts'],
+      globalSetup: ['test/setup/temp-in-memory.ts', 'test/setup/key-pool.ts'],
       setupFiles: ['test/setup/no-proxy.ts', 'test/setup/keys.ts', 'test/setup/secrets.ts'],
       reporters: ['default'],
+      // The longest files first (test/durations.json), so that no worker is left alone at the end.
+      sequence: { sequencer: LongestFirst },
       // Files share modules: what a test stubs or spies on is put back after it.
       restoreMocks: true,
       unstubEnvs: true,

@@ -1,6 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import type { TestSpecification, Vitest } from 'vitest/node';
+import { LongestFirst, recordedDurations } from '../setup/longest-first.js';
+import inMemory from '../setup/temp-in-memory.js';
 import { ownModules, quickTier, slowBecause } from '../helpers/tiers.js';
 import { suite } from '../../vitest.config.js';
 
@@ -40,5 +45,56 @@ describe('the module graphs (vitest.config.ts)', () => {
     ]);
     expect(projects[0]!.test.exclude).toEqual(own);
     expect(projects[1]!.test.include).toEqual(own);
+  });
+});
+
+describe('the order of the files (test/setup/longest-first.ts)', () => {
+  const spec = (file: string, isolate = false) => ({ moduleId: join(ROOT, file), project: { config: { isolate } } }) as unknown as TestSpecification;
+  const sort = (files: TestSpecification[]) =>
+    new LongestFirst({ config: { root: ROOT } } as unknown as Vitest).sort(files).then((sorted) => sorted.map((s) => relative(ROOT, s.moduleId)));
+
+  it('records durations of test files that exist, in seconds', () => {
+    const recorded = recordedDurations();
+    expect(Object.keys(recorded).length).toBeGreaterThan(100);
+    for (const [file, seconds] of Object.entries(recorded)) {
+      expect(existsSync(join(ROOT, file)), file).toBe(true);
+      expect(seconds).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('runs the isolated files first, then the files not yet recorded (larger first), then the longest recorded', async () => {
+    const recorded = recordedDurations();
+    const [long, short] = Object.keys(recorded)
+      .sort((a, b) => recorded[b]! - recorded[a]!)
+      .filter((_, i, all) => i === 0 || i === all.length - 1);
+    const sorted = await sort([
+      spec(short!),
+      spec('vitest.quick.config.ts'),
+      spec(long!),
+      spec('vitest.config.ts'),
+      spec('test/transfer/named-temps.test.ts', true),
+    ]);
+    expect(sorted).toEqual(['test/transfer/named-temps.test.ts', 'vitest.config.ts', 'vitest.quick.config.ts', long, short]);
+  });
+});
+
+describe('where the tests write (test/setup/temp-in-memory.ts)', () => {
+  it.skipIf(!existsSync('/dev/shm'))('makes a folder like /tmp on /dev/shm the TMPDIR of the run, and removes it with what is in it', async () => {
+    vi.stubEnv('TMPDIR', undefined);
+    const teardown = await inMemory();
+    const dir = process.env.TMPDIR!;
+    expect(dir).toMatch(/^\/dev\/shm\/depotkit-test-/);
+    expect((await stat(dir)).mode & 0o7777).toBe(0o1777);
+    expect(tmpdir()).toBe(dir);
+    await writeFile(join(dir, 'left-behind'), 'x');
+    await teardown!();
+    expect(existsSync(dir)).toBe(false);
+    expect(process.env.TMPDIR).toBeUndefined();
+  });
+
+  it('leaves a TMPDIR the user set alone', async () => {
+    vi.stubEnv('TMPDIR', '/var/tmp');
+    expect(await inMemory()).toBeUndefined();
+    expect(process.env.TMPDIR).toBe('/var/tmp');
   });
 });

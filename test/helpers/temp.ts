@@ -11,6 +11,19 @@ export async function tempDir(prefix = 'depotkit-test-'): Promise<{ dir: string;
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A fresh temporary folder on the machine's own temporary file system (where TMPDIR pointed before the run),
+ * for a test that needs a disk under its files: the suite's other folders are in memory
+ * (test/setup/temp-in-memory.ts).
+ */
+export async function diskTempDir(prefix = 'depotkit-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(process.env[DISK_TMPDIR] ?? tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The environment variable naming it for the workers and what they start. */
+export const DISK_TMPDIR = 'DEPOTKIT_TEST_DISK_TMPDIR';
+
 /** A temporary folder that a describe block (or file) registered with useTempDir: valid once its tests run. */
 export interface UsedTempDir {
   readonly dir: string;
