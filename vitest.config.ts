@@ -17,8 +17,8 @@ export function suite(files?: string[]): ViteUserConfig {
       hookTimeout: 60_000,
       // TLS servers and child processes: keep to the 2 cores CI has.
       maxWorkers: 2,
-      globalSetup: ['test/setup/temp-in-memory.ts', 'test/setup/key-pool.ts'],
-      setupFiles: ['test/setup/no-proxy.ts', 'test/setup/keys.ts', 'test/setup/secrets.ts'],
+      globalSetup: ['test/setup/environment.ts', 'test/setup/temp-in-memory.ts', 'test/setup/key-pool.ts'],
+      setupFiles: ['test/setup/keys.ts', 'test/setup/secrets.ts'],
       reporters: ['default'],
       // The longest files first (test/durations.json), so that no worker is left alone at the end.
       sequence: { sequencer: LongestFirst },

@@ -42,7 +42,7 @@ const kept = Object.fromEntries(
     .filter(([file]) => existsSync(join(ROOT, file)))
     .sort(([a], [b]) => (a < b ? -1 : 1)),
 );
-await writeJsonAtomic(DURATIONS_FILE, kept);
+await writeJsonAtomic(DURATIONS_FILE, kept, { force: true });
 console.log(
   `${relative(ROOT, DURATIONS_FILE)}: ${Object.keys(kept).length} files, ${report.testResults.length} from this run${report.success ? '' : ' (some tests failed)'}`,
 );

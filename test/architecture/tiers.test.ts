@@ -5,6 +5,7 @@ import { join, relative, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { TestSpecification, Vitest } from 'vitest/node';
 import { LongestFirst, recordedDurations } from '../setup/longest-first.js';
+import environment from '../setup/environment.js';
 import inMemory from '../setup/temp-in-memory.js';
 import { ownModules, quickTier, slowBecause } from '../helpers/tiers.js';
 import { suite } from '../../vitest.config.js';
@@ -96,5 +97,17 @@ describe('where the tests write (test/setup/temp-in-memory.ts)', () => {
     vi.stubEnv('TMPDIR', '/var/tmp');
     expect(await inMemory()).toBeUndefined();
     expect(process.env.TMPDIR).toBe('/var/tmp');
+  });
+});
+
+describe("the run's environment (test/setup/environment.ts)", () => {
+  it('passes on no proxy and no extra CA file, to the workers and what they start', async () => {
+    expect(process.env.NODE_EXTRA_CA_CERTS).toBeUndefined();
+    expect(process.env.HTTPS_PROXY).toBeUndefined();
+    vi.stubEnv('HTTPS_PROXY', 'http://proxy.test:3128');
+    vi.stubEnv('NODE_EXTRA_CA_CERTS', '/etc/ssl/certs/ca-certificates.crt');
+    environment();
+    expect(process.env.HTTPS_PROXY).toBeUndefined();
+    expect(process.env.NODE_EXTRA_CA_CERTS).toBeUndefined();
   });
 });
