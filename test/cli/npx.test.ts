@@ -58,6 +58,13 @@ describe('a server started by npm', () => {
   });
 });
 
+/**
+ * npx runs the checkout as a package it links (`file:`), and the first time in a checkout npm runs its `prepare`
+ * script there: the whole build again, 15 CPU s, which `npm test` has just done. Without scripts npx runs it as
+ * it is, the same way.
+ */
+const NPX_ENV = { ...process.env, npm_config_ignore_scripts: 'true' };
+
 // npm's own start-up is most of each test: the two run side by side.
 describe.skipIf(!HAS_NPX).concurrent('run through npx (the real npm)', () => {
   let cleanup: () => Promise<void>;
@@ -77,6 +84,7 @@ describe.skipIf(!HAS_NPX).concurrent('run through npx (the real npm)', () => {
     // npx runs depotkit under sh -c: a SIGTERM to npx ends that shell, not depotkit.
     const npx = spawn('npx', ['depotkit', 'serve', depot, '--http', '--host', '127.0.0.1', '--port', '0', '--workers', '1', '--json'], {
       cwd: REPO_ROOT,
+      env: NPX_ENV,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -107,6 +115,7 @@ describe.skipIf(!HAS_NPX).concurrent('run through npx (the real npm)', () => {
   it('npx depotkit prints its hints as npx depotkit', async ({ expect }) => {
     const { stdout } = await promisify(execFile)('npx', ['depotkit', 'cert', 'ca', '--out', join(dir, 'npx-ca'), '--key-size', '2048'], {
       cwd: REPO_ROOT,
+      env: NPX_ENV,
       encoding: 'utf8',
     });
     expect(stdout).toContain(`then: npx depotkit cert issue --ca ${join(dir, 'npx-ca')}`);
