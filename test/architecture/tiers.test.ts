@@ -7,6 +7,7 @@ import type { TestSpecification, Vitest } from 'vitest/node';
 import { LongestFirst, recordedDurations } from '../setup/longest-first.js';
 import environment from '../setup/environment.js';
 import inMemory from '../setup/temp-in-memory.js';
+import { DISK_TMPDIR } from '../helpers/temp.js';
 import { ownModules, quickTier, slowBecause } from '../helpers/tiers.js';
 import { suite } from '../../vitest.config.js';
 
@@ -82,6 +83,8 @@ describe('the order of the files (test/setup/longest-first.ts)', () => {
 describe('where the tests write (test/setup/temp-in-memory.ts)', () => {
   it.skipIf(!existsSync('/dev/shm'))('makes a folder like /tmp on /dev/shm the TMPDIR of the run, and removes it with what is in it', async () => {
     vi.stubEnv('TMPDIR', undefined);
+    // The set-up names the disk folder to the run and takes it back after: this worker keeps its own.
+    vi.stubEnv(DISK_TMPDIR, process.env[DISK_TMPDIR]);
     const teardown = await inMemory();
     const dir = process.env.TMPDIR!;
     expect(dir).toMatch(/^\/dev\/shm\/depotkit-test-/);
