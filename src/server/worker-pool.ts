@@ -29,6 +29,8 @@ export class WorkerPool {
   /** Every worker has served once: from then on one that dies is replaced. */
   private started = false;
   private readonly respawn = new RespawnPolicy(() => this.spawn());
+  /** The workers being started: each resolves once that worker serves the pool's current pair. */
+  private readonly starting = new Set<Promise<void>>();
 
   /** `live`: the workers alive, which this pool keeps up to date (the metrics gatherer reads it). */
   constructor(
@@ -95,8 +97,28 @@ export class WorkerPool {
     }
   }
 
+  /**
+   * Resolves once every worker being started now serves, with the pair the pool starts one with: a reload is
+   * done only when a worker that was starting meanwhile has caught up (spawn), not just the workers that served.
+   */
+  async startsSettled(): Promise<void> {
+    await Promise.allSettled([...this.starting]);
+  }
+
+  /** Forks a worker and serves with it (start), tracked while it starts (startsSettled). */
+  private spawn(): Promise<void> {
+    const started = this.startOne();
+    this.starting.add(started);
+    // Its failure is the caller's to act on; this copy only stops tracking it.
+    started.then(
+      () => this.starting.delete(started),
+      () => this.starting.delete(started),
+    );
+    return started;
+  }
+
   /** Forks a worker, prepares it, hands it the socket; resolves once it serves. */
-  private async spawn(): Promise<void> {
+  private async startOne(): Promise<void> {
     // The primary's flags, not its arguments: the worker entry takes none. A small young generation (worker-env.ts).
     const worker = fork(WORKER_ENTRY, [], { stdio: 'inherit', env: workerEnv() });
     this.live.add(worker);

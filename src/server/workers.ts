@@ -82,6 +82,8 @@ async function reloadAll(server: DepotServer, pool: WorkerPool, given: TlsMateri
     ownReloaded = true;
     const [ownError, ...workerErrors] = await Promise.all([errorOf(server.reloadTls(material)), ...replies]);
     throwFirst([ownError, ...workerErrors]);
+    // A worker that was starting (replacing one that died) may have answered before it served: done once it serves the new pair.
+    await pool.startsSettled();
   } finally {
     // Whatever became of the certificate, every process shows the depot as it is now.
     if (!ownReloaded) await server.refreshStatus().catch(() => {});
