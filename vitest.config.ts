@@ -11,24 +11,28 @@ export function suite(files?: string[]): ViteUserConfig {
   const own = ownModules();
   const include = files ?? ['test/**/*.test.ts'];
   const ownIncluded = files ? own.filter((file) => files.includes(file)) : own;
+  // What the files of either project run with. Not inherited from the root (`extends`): a project that inherits
+  // globalSetup runs it again, and it is the run's, once (vitest runs the root's whatever the projects).
+  const perFile = {
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    setupFiles: ['test/setup/keys.ts', 'test/setup/secrets.ts'],
+    // Files share modules: what a test stubs or spies on is put back after it.
+    restoreMocks: true,
+    unstubEnvs: true,
+    unstubGlobals: true,
+  };
   return defineConfig({
     test: {
-      testTimeout: 60_000,
-      hookTimeout: 60_000,
       // TLS servers and child processes: keep to the 2 cores CI has.
       maxWorkers: 2,
       globalSetup: ['test/setup/environment.ts', 'test/setup/temp-in-memory.ts', 'test/setup/key-pool.ts'],
-      setupFiles: ['test/setup/keys.ts', 'test/setup/secrets.ts'],
       reporters: ['default'],
       // The longest files first (test/durations.json), so that no worker is left alone at the end.
       sequence: { sequencer: LongestFirst },
-      // Files share modules: what a test stubs or spies on is put back after it.
-      restoreMocks: true,
-      unstubEnvs: true,
-      unstubGlobals: true,
       projects: [
-        { extends: true as const, test: { name: 'shared', include, exclude: own, isolate: false } },
-        ...(ownIncluded.length > 0 ? [{ extends: true as const, test: { name: 'own-modules', include: ownIncluded, isolate: true } }] : []),
+        { test: { ...perFile, name: 'shared', include, exclude: own, isolate: false } },
+        ...(ownIncluded.length > 0 ? [{ test: { ...perFile, name: 'own-modules', include: ownIncluded, isolate: true } }] : []),
       ],
     },
   });

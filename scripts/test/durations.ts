@@ -33,16 +33,23 @@ function runSuite(): Report {
   }
 }
 
-const from = process.argv[2];
-const report = from ? (JSON.parse(readFileSync(from, 'utf8')) as Report) : runSuite();
-const seconds: Record<string, number> = { ...recordedDurations() };
-for (const file of report.testResults) seconds[relative(ROOT, file.name)] = Math.round((file.endTime - file.startTime) / 100) / 10;
-const kept = Object.fromEntries(
-  Object.entries(seconds)
-    .filter(([file]) => existsSync(join(ROOT, file)))
-    .sort(([a], [b]) => (a < b ? -1 : 1)),
-);
-await writeJsonAtomic(DURATIONS_FILE, kept, { force: true });
-console.log(
-  `${relative(ROOT, DURATIONS_FILE)}: ${Object.keys(kept).length} files, ${report.testResults.length} from this run${report.success ? '' : ' (some tests failed)'}`,
-);
+async function record(from: string | undefined): Promise<void> {
+  const report = from ? (JSON.parse(readFileSync(from, 'utf8')) as Report) : runSuite();
+  const seconds: Record<string, number> = { ...recordedDurations() };
+  for (const file of report.testResults) seconds[relative(ROOT, file.name)] = Math.round((file.endTime - file.startTime) / 100) / 10;
+  const kept = Object.fromEntries(
+    Object.entries(seconds)
+      .filter(([file]) => existsSync(join(ROOT, file)))
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
+  await writeJsonAtomic(DURATIONS_FILE, kept, { force: true });
+  console.log(
+    `${relative(ROOT, DURATIONS_FILE)}: ${Object.keys(kept).length} files, ${report.testResults.length} from this run${report.success ? '' : ' (some tests failed)'}`,
+  );
+}
+
+// One sentence and exit 1, not a stack trace.
+await record(process.argv[2]).catch((err: Error) => {
+  console.error(`test:durations: ${err.message}`);
+  process.exitCode = 1;
+});

@@ -1,3 +1,4 @@
+import { statfsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -5,9 +6,20 @@ import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 
-/** A fresh temporary folder, removed by the returned cleanup. */
-export async function tempDir(prefix = 'depotkit-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
+/** The environment variable naming the machine's own temporary folder to the run's processes (test/setup/temp-in-memory.ts). */
+export const DISK_TMPDIR = 'DEPOTKIT_TEST_DISK_TMPDIR';
+
+/** statfs's f_type of tmpfs (linux/magic.h). */
+const TMPFS_MAGIC = 0x01021994;
+
+/** Whether `path` is on a tmpfs, whose files live in the page cache itself. */
+export function onTmpfs(path: string): boolean {
+  return statfsSync(path).type === TMPFS_MAGIC;
+}
+
+/** A fresh temporary folder (in `parent`, the run's temporary folder by default), removed by the returned cleanup. */
+export async function tempDir(prefix = 'depotkit-test-', parent = tmpdir()): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(parent, prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -16,13 +28,9 @@ export async function tempDir(prefix = 'depotkit-test-'): Promise<{ dir: string;
  * for a test that needs a disk under its files: the suite's other folders are in memory
  * (test/setup/temp-in-memory.ts).
  */
-export async function diskTempDir(prefix = 'depotkit-test-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(process.env[DISK_TMPDIR] ?? tmpdir(), prefix));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+export function diskTempDir(prefix?: string): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  return tempDir(prefix, process.env[DISK_TMPDIR] ?? tmpdir());
 }
-
-/** The environment variable naming it for the workers and what they start. */
-export const DISK_TMPDIR = 'DEPOTKIT_TEST_DISK_TMPDIR';
 
 /** A temporary folder that a describe block (or file) registered with useTempDir: valid once its tests run. */
 export interface UsedTempDir {

@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { statfsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVE_METRIC_NAMES } from '../../src/constants.js';
 import { startDepotServer, type DepotServer, type FileReadPolicy } from '../../src/server/index.js';
-import { diskTempDir } from '../helpers/temp.js';
+import { diskTempDir, onTmpfs } from '../helpers/temp.js';
 import { fetchRaw, makePki, writeTree, type TestPki } from './helpers.js';
 
 const run = promisify(execFile);
@@ -18,8 +17,7 @@ const BUFFER = 256 * 1024;
 const READS = Math.ceil(BODY.length / BUFFER);
 // A tmpfs holds its files in the page cache itself: nothing there can be dropped to make a read wait for a disk.
 // The files are on the machine's own temporary folder, not in the suite's memory one.
-const TMPFS_MAGIC = 0x01021994;
-let onTmpfs = false;
+let inPageCache = false;
 
 /** Reads in the event loop this server counted as slow (its metric). */
 function slowReads(server: DepotServer): number {
@@ -67,7 +65,7 @@ describe('file reads: in the event loop while fast, through the thread pool afte
   beforeAll(async () => {
     pki = await makePki();
     const t = await diskTempDir();
-    onTmpfs = statfsSync(t.dir).type === TMPFS_MAGIC;
+    inPageCache = onTmpfs(t.dir);
     cleanup = t.cleanup;
     root = await writeTree(join(t.dir, 'web'), { [PATH.slice(1)]: BODY });
   });
@@ -94,7 +92,7 @@ describe('file reads: in the event loop while fast, through the thread pool afte
   });
 
   it('counts a read that waited for the disk', async ({ skip }) => {
-    if (onTmpfs) skip("the machine's temporary folder is a tmpfs");
+    if (inPageCache) skip("the machine's temporary folder is a tmpfs");
     const server = await serve({ loopBoundMs: 0.001, poolMs: Number.POSITIVE_INFINITY });
     // Written out and dropped from the page cache (dd's `nocache`: posix_fadvise DONTNEED on the file): the first
     // read has to wait for the disk, and the thread sleeps meanwhile.

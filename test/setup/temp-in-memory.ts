@@ -4,19 +4,17 @@
 // (docs/testing.md). The files stay real files behind the same system calls. The folder goes when the run ends, with
 // whatever a failed test left in it.
 import { constants } from 'node:fs';
-import { access, chmod, mkdtemp, rm, statfs } from 'node:fs/promises';
+import { access, chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DISK_TMPDIR } from '../helpers/temp.js';
+import { DISK_TMPDIR, onTmpfs } from '../helpers/temp.js';
 
 const SHM = '/dev/shm';
-/** statfs's f_type of tmpfs (linux/magic.h). */
-const TMPFS_MAGIC = 0x01021994;
 
 async function inMemory(dir: string): Promise<boolean> {
   try {
     await access(dir, constants.W_OK);
-    return (await statfs(dir)).type === TMPFS_MAGIC;
+    return onTmpfs(dir);
   } catch {
     return false;
   }
