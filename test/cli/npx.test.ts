@@ -60,8 +60,8 @@ describe('a server started by npm', () => {
 
 /**
  * npx runs the checkout as a package it links (`file:`), and the first time in a checkout npm runs its `prepare`
- * script there: the whole build again (about 16 CPU s here: the first `npx depotkit --version` in a checkout took 17.3 CPU s, the next 1.4), which `npm test` has just done. Without scripts npx runs it as
- * it is, the same way.
+ * script there: the whole build again, which `npm test` has just done (here the first `npx depotkit --version` in
+ * a checkout took 17.3 CPU s, the next 1.4). Without scripts npx runs it as it is, the same way.
  */
 const NPX_ENV = { ...process.env, npm_config_ignore_scripts: 'true' };
 
