@@ -10,12 +10,13 @@ import {
   readCertificate,
   issueServerCert,
   loadCaDir,
+  selfSignedServerCertificate,
   writeCaDir,
   type CaMaterial,
 } from '../../src/cert/index.js';
 import { customCa } from '../helpers/certs.js';
 import { useKeySource } from '../../src/cert/keys.js';
-import { pooledKeys } from '../helpers/key-pool.js';
+import { lastingKeys, pooledKeys } from '../helpers/key-pool.js';
 import { poolSource } from '../setup/keys.js';
 import { tempDir } from '../helpers/temp.js';
 import { extensionText, openssl, x509Text } from './openssl.js';
@@ -93,6 +94,15 @@ describe('createCa', () => {
     } finally {
       useKeySource(poolSource);
     }
+  });
+  it("keeps the key of a certificate a helper holds for the worker's life from every other certificate of the process", async () => {
+    // Two self-signed certificates of one name and one key have one key id: a client trusting both can take the one
+    // for the other (DEPTH_ZERO_SELF_SIGNED_CERT), as a simulator's lasting certificate and a test's own once did.
+    const [a, b] = await lastingKeys(() => Promise.all([selfSignedServerCertificate('127.0.0.1', '127.0.0.1', 30), generateKeyPem(2048)]));
+    expect(a.keyPem).not.toBe(b);
+    const others = await Promise.all(Array.from({ length: 2 * pooledKeys().length }, () => generateKeyPem(2048)));
+    expect(others).not.toContain(a.keyPem);
+    expect(others).not.toContain(b);
   });
 });
 

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { inject } from 'vitest';
@@ -16,13 +17,35 @@ export function pooledKeys(): string[] {
 }
 
 /**
+ * How many keys of a size stay out of the round robin, for certificates a helper keeps for a worker's whole life
+ * (lastingKeys). Were such a certificate's key handed out again, a later certificate of the same name (two
+ * self-signed `CN=127.0.0.1`, say) would carry the same key id, and OpenSSL, looking the trust anchor up by name
+ * and key id, could take the one for the other: a flaky DEPTH_ZERO_SELF_SIGNED_CERT.
+ */
+const LASTING: Record<number, number> = { 2048: 6 };
+const lasting = new AsyncLocalStorage<true>();
+const lastingTaken = new Map<number, number>();
+
+/** Runs `make` with keys no other certificate of this process gets (at most LASTING of a size for its whole life). */
+export function lastingKeys<T>(make: () => Promise<T>): Promise<T> {
+  return lasting.run(true, make);
+}
+
+/**
  * The next of the suite's pre-generated RSA keys of `bits` (test/setup/key-pool.ts), as PKCS#8 PEM: round robin, so
- * the keys a test takes one after another differ.
+ * the keys a test takes one after another differ; inside lastingKeys, one of the keys kept out of the round robin.
  */
 export function pooledKeyPem(bits: number): string {
   const keys = loaded()[String(bits)];
   if (!keys?.length) throw new Error(`the test key pool holds no ${bits}-bit keys`);
-  const next = ((handedOut.get(bits) ?? -1) + 1) % keys.length;
+  const reserved = LASTING[bits] ?? 0;
+  if (lasting.getStore()) {
+    const taken = lastingTaken.get(bits) ?? 0;
+    if (taken >= reserved) throw new Error(`the test key pool keeps ${reserved} ${bits}-bit keys for lasting certificates, all taken`);
+    lastingTaken.set(bits, taken + 1);
+    return keys[keys.length - 1 - taken]!;
+  }
+  const next = ((handedOut.get(bits) ?? -1) + 1) % (keys.length - reserved);
   handedOut.set(bits, next);
   return keys[next]!;
 }

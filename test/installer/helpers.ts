@@ -10,6 +10,7 @@ import { createCa, issueServerCert, selfSignedServerCertificate, type CaMaterial
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
 import { startInstallerSimulator, type InstallerSimulator, type InstallerSimulatorOptions } from '../../src/simulators/installer/index.js';
 import { InstallerClient } from '../../src/installer/client.js';
+import { lastingKeys } from '../helpers/key-pool.js';
 
 export const USER = 'admin@local';
 export const PASSWORD = 'Install3r-Secret!';
@@ -18,11 +19,11 @@ export const DEPOT_PASSWORD = 'Dep0t-Pa55word';
 
 let simTlsPromise: Promise<{ certPem: string; keyPem: string }> | undefined;
 /**
- * One self-signed certificate for 127.0.0.1 for the simulators a test file starts (as each would make its own):
- * its 3072-bit key is most of a simulator's start.
+ * One self-signed certificate for 127.0.0.1 for the simulators the tests start (as each would make its own), kept
+ * while the worker lives: its key, one no other certificate gets (lastingKeys), is most of a simulator's start.
  */
 export function simTls(): Promise<{ certPem: string; keyPem: string }> {
-  simTlsPromise ??= selfSignedServerCertificate('127.0.0.1', '127.0.0.1', 729);
+  simTlsPromise ??= lastingKeys(() => selfSignedServerCertificate('127.0.0.1', '127.0.0.1', 729));
   return simTlsPromise;
 }
 
@@ -197,9 +198,9 @@ export async function login(sim: InstallerSimulator, user = USER, password = PAS
 // ------------------------------------------------------------ a real depot
 
 let caPromise: Promise<CaMaterial> | undefined;
-/** One 2048-bit CA per test file: key generation is the slow part. */
+/** One 2048-bit CA for the worker's life (key generation is the slow part), with a key no other certificate gets. */
 export function depotCa(): Promise<CaMaterial> {
-  caPromise ??= createCa({ cn: 'depotkit installer test CA', keySize: 2048 });
+  caPromise ??= lastingKeys(() => createCa({ cn: 'depotkit installer test CA', keySize: 2048 }));
   return caPromise;
 }
 

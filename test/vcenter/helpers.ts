@@ -13,6 +13,7 @@ import { startMgmtSimulator, type MgmtSimulator, type MgmtSimulatorOptions } fro
 import { SessionStore } from '../../src/simulators/vcenter/sessions.js';
 import { VlcmDepots } from '../../src/simulators/vcenter/vlcm-state.js';
 import { newKey } from '../helpers/certs.js';
+import { lastingKeys } from '../helpers/key-pool.js';
 
 export const USER = 'administrator@vsphere.local';
 export const PASSWORD = 'Secr3t-pa55!';
@@ -23,9 +24,9 @@ export function startSim(opts: MgmtSimulatorOptions = {}): Promise<MgmtSimulator
 }
 
 let caPromise: Promise<CaMaterial> | undefined;
-/** One 2048-bit CA shared by a test file (key generation is the slow part). */
+/** One 2048-bit CA for the worker's life (key generation is the slow part), with a key no other certificate gets. */
 export function testCa(): Promise<CaMaterial> {
-  caPromise ??= createCa({ cn: 'depotkit test CA', keySize: 2048 });
+  caPromise ??= lastingKeys(() => createCa({ cn: 'depotkit test CA', keySize: 2048 }));
   return caPromise;
 }
 
