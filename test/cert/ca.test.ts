@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
 import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   CA_CERT_FILE,
   CA_KEY_FILE,
@@ -16,7 +18,8 @@ import {
 } from '../../src/cert/index.js';
 import { customCa } from '../helpers/certs.js';
 import { useKeySource } from '../../src/cert/keys.js';
-import { lastingKeys, pooledKeys } from '../helpers/key-pool.js';
+import { lastingKeys, pooledKeys, pooledKeysEnv } from '../helpers/key-pool.js';
+import { KEY_POOL_LASTING } from '../setup/key-pool.js';
 import { poolSource } from '../setup/keys.js';
 import { tempDir } from '../helpers/temp.js';
 import { extensionText, openssl, x509Text } from './openssl.js';
@@ -103,6 +106,19 @@ describe('createCa', () => {
     const others = await Promise.all(Array.from({ length: 2 * pooledKeys().length }, () => generateKeyPem(2048)));
     expect(others).not.toContain(a.keyPem);
     expect(others).not.toContain(b);
+  });
+
+  it("keeps those keys from the CLI's children too, which take theirs from the same pool", async () => {
+    const script = `const { generateKeyPair } = await import('node:crypto'); const { promisify } = await import('node:util');
+      const pem = { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } };
+      const keys = []; for (let i = 0; i < 40; i++) keys.push((await promisify(generateKeyPair)('rsa', { modulusLength: 2048, ...pem })).privateKey);
+      process.stdout.write(JSON.stringify(keys));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ...pooledKeysEnv() } });
+    const taken = JSON.parse(stdout) as string[];
+    const pool2048 = (JSON.parse(await readFile(inject('keyPool'), 'utf8')) as Record<string, string[]>)['2048']!;
+    const kept = pool2048.slice(pool2048.length - KEY_POOL_LASTING['2048']!);
+    expect(taken.every((k) => pool2048.includes(k))).toBe(true);
+    expect(taken.filter((k) => kept.includes(k))).toEqual([]);
   });
 });
 

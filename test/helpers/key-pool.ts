@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { inject } from 'vitest';
+import { KEY_POOL_LASTING } from '../setup/key-pool.js';
 
 let pool: Record<string, string[]> | undefined;
 const handedOut = new Map<number, number>();
@@ -16,17 +17,15 @@ export function pooledKeys(): string[] {
   return Object.values(loaded()).flat();
 }
 
-/**
- * How many keys of a size stay out of the round robin, for certificates a helper keeps for a worker's whole life
- * (lastingKeys). Were such a certificate's key handed out again, a later certificate of the same name (two
- * self-signed `CN=127.0.0.1`, say) would carry the same key id, and OpenSSL, looking the trust anchor up by name
- * and key id, could take the one for the other: a flaky DEPTH_ZERO_SELF_SIGNED_CERT.
- */
-const LASTING: Record<number, number> = { 2048: 6 };
 const lasting = new AsyncLocalStorage<true>();
 const lastingTaken = new Map<number, number>();
 
-/** Runs `make` with keys no other certificate of this process gets (at most LASTING of a size for its whole life). */
+/**
+ * Runs `make` with keys the round robin (this process's and the CLI children's) never hands out, at most
+ * KEY_POOL_LASTING of a size for the process's whole life: for a certificate a helper keeps while the worker lives. Were its key handed out again, a later
+ * certificate of the same name (two self-signed `CN=127.0.0.1`, say) would carry the same key id, and OpenSSL, looking
+ * the trust anchor up by name and key id, could take the one for the other: a flaky DEPTH_ZERO_SELF_SIGNED_CERT.
+ */
 export function lastingKeys<T>(make: () => Promise<T>): Promise<T> {
   return lasting.run(true, make);
 }
@@ -38,7 +37,7 @@ export function lastingKeys<T>(make: () => Promise<T>): Promise<T> {
 export function pooledKeyPem(bits: number): string {
   const keys = loaded()[String(bits)];
   if (!keys?.length) throw new Error(`the test key pool holds no ${bits}-bit keys`);
-  const reserved = LASTING[bits] ?? 0;
+  const reserved = KEY_POOL_LASTING[String(bits)] ?? 0;
   if (lasting.getStore()) {
     const taken = lastingTaken.get(bits) ?? 0;
     if (taken >= reserved) throw new Error(`the test key pool keeps ${reserved} ${bits}-bit keys for lasting certificates, all taken`);

@@ -14,6 +14,11 @@ import { REPO_ROOT } from '../helpers/temp.js';
  * default of a CA and of a management server's CSR. No test asks for 4096 bits; a CLI child that does makes its own.
  */
 const KEY_POOL_SIZES = { 2048: 32, 3072: 6 } as const;
+/**
+ * How many keys of a size stay out of the round robin, the tests' and the CLI children's alike, for the certificates
+ * a helper keeps for a worker's whole life (lastingKeys in test/helpers/key-pool.ts).
+ */
+export const KEY_POOL_LASTING: Readonly<Record<string, number>> = { 2048: 6 };
 const FILE = join(REPO_ROOT, 'node_modules', '.cache', 'depotkit-test', 'key-pool-v1.json');
 
 declare module 'vitest' {
@@ -52,7 +57,7 @@ async function makePool(): Promise<void> {
  * the n-th key of a size for the n-th taken by any child of this run (claimed by exclusive create in `claims`).
  */
 function preloadModule(claims: string): string {
-  return PRELOAD.replace('POOL', JSON.stringify(FILE)).replace('CLAIMS', JSON.stringify(claims));
+  return PRELOAD.replace('POOL', JSON.stringify(FILE)).replace('CLAIMS', JSON.stringify(claims)).replace('LASTING', JSON.stringify(KEY_POOL_LASTING));
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -72,6 +77,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { promisify } from 'node:util';
 const pool = JSON.parse(readFileSync(POOL, 'utf8'));
+const lasting = LASTING;
 const original = crypto.generateKeyPair;
 const originalAsync = promisify(original);
 // The n-th key of a size taken by any child: the first name n free to create exclusively.
@@ -89,7 +95,7 @@ function pooled(type, options) {
   const keys = pool[String(options?.modulusLength)];
   const pem = (encoding, kind) => encoding?.format === 'pem' && encoding.type === kind;
   if (type !== 'rsa' || !keys?.length || !pem(options.publicKeyEncoding, 'spki') || !pem(options.privateKeyEncoding, 'pkcs8') || options.privateKeyEncoding.cipher) return undefined;
-  const privateKey = keys[next(options.modulusLength) % keys.length];
+  const privateKey = keys[next(options.modulusLength) % (keys.length - (lasting[String(options.modulusLength)] ?? 0))];
   return { publicKey: crypto.createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }), privateKey };
 }
 function generateKeyPair(type, options, callback) {
