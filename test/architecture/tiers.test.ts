@@ -8,6 +8,7 @@ import { LongestFirst, recordedDurations } from '../setup/longest-first.js';
 import environment from '../setup/environment.js';
 import inMemory from '../setup/temp-in-memory.js';
 import { DISK_TMPDIR } from '../helpers/temp.js';
+import { freePorts, portAccepts } from '../helpers/ports.js';
 import { ownModules, quickTier, slowBecause } from '../helpers/tiers.js';
 import { suite } from '../../vitest.config.js';
 
@@ -112,5 +113,13 @@ describe("the run's environment (test/setup/environment.ts)", () => {
     environment();
     expect(process.env.HTTPS_PROXY).toBeUndefined();
     expect(process.env.NODE_EXTRA_CA_CERTS).toBeUndefined();
+  });
+});
+
+describe('the ports handed to peers (test/helpers/ports.ts)', () => {
+  it('hands out ports that differ from each other and that nothing listens on', async () => {
+    const ports = await freePorts(40);
+    expect(new Set(ports).size).toBe(40);
+    expect(await Promise.all(ports.map((port) => portAccepts(port)))).not.toContain(true);
   });
 });

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, shimEnv, writeDepotkitShim } from '../helpers/readme.js';
-import { freePort, portAccepts } from '../helpers/ports.js';
+import { freePorts, portAccepts } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 const HEADING = '## Rehearsal: the whole flow on one machine';
@@ -51,7 +51,8 @@ const env = () => shimEnv(bin);
 
 it("the README's rehearsal runs as written, pasted twice into one shell: depot served and checked, installer trusting it by its FQDN, management certificate replaced; nothing left running, nothing unignored", async () => {
   const work = join(repo, 'rehearsal');
-  const ports = { depot: await freePort(), installer: await freePort(), vc: await freePort() };
+  const [depot, installer, vc] = await freePorts(3);
+  const ports = { depot: depot!, installer: installer!, vc: vc! };
   const block = await rehearsal(work, ports);
   // Pasted twice into the same shell, as a reader would: the second paste starts where the first one left the shell.
   const script = `${block}\necho '${PASTED_AGAIN}'\n${block}\n`;
@@ -86,7 +87,8 @@ it('says at once that a port is taken, and starts nothing', async () => {
   const depot = (taken.address() as { port: number }).port;
   const work = join(tmp.dir, 'busy');
   try {
-    const script = await rehearsal(work, { depot, installer: await freePort(), vc: await freePort() });
+    const [installer, vc] = await freePorts(2);
+    const script = await rehearsal(work, { depot, installer: installer!, vc: vc! });
     const { code, stdout, stderr } = await runBash(script, { cwd: tmp.dir, env: env(), seconds: 60, file: join(tmp.dir, 'busy.sh') });
     expect(code).toBe(1);
     expect(stderr).toContain(`port ${depot} is taken`);

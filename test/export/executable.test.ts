@@ -9,7 +9,7 @@ import { DEPOT_PATHS } from '../../src/constants.js';
 import { runCli } from '../helpers/cli.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { runBash, setVariables, shBlockAfter, writeDepotkitShim } from '../helpers/readme.js';
-import { freePort } from '../helpers/ports.js';
+import { freePorts } from '../helpers/ports.js';
 
 const run = promisify(execFile);
 const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -155,7 +155,7 @@ describe.skipIf(!BUILT)('the single executable (release/depotkit-<version>-linux
 
   it("runs the README's rehearsal as written, with the executable as depotkit: serve, check, the installer and management simulators, installer depot, mgmt replace-cert", async () => {
     const block = await shBlockAfter('README.md', '## Rehearsal: the whole flow on one machine');
-    const [depot, installer, vc] = await Promise.all([freePort(), freePort(), freePort()]);
+    const [depot, installer, vc] = await freePorts(3);
     const work = join(dir, 'rehearsal');
     const bin = join(dir, 'rehearsal-bin');
     await mkdir(bin, { recursive: true });

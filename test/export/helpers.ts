@@ -12,7 +12,7 @@ import { NGINX } from '../helpers/nginx.js';
 import { startJavaProbes, type JavaProbes } from '../helpers/java.js';
 
 export { JAVA } from '../helpers/java.js';
-import { ended, freePort, untilAccepting } from '../helpers/ports.js';
+import { ended, freePorts, untilAccepting } from '../helpers/ports.js';
 import { afterAll, beforeAll } from 'vitest';
 
 export { NGINX };
@@ -224,8 +224,10 @@ export const CADDY_USER = IS_ROOT
  */
 export async function startCaddyfile(caddyfile: string, port: number, dir: string, options: { asCaddyUser?: boolean } = {}): Promise<RunningServer> {
   const copy = join(dir, 'Caddyfile');
+  // Not the site's port, released just before (the kernel may pick it again): of two ports held at once, one differs.
+  const admin = (await freePorts(2)).find((p) => p !== port)!;
   // The exported file opens with its global options block.
-  await writeFile(copy, (await readFile(caddyfile, 'utf8')).replace(/^\{$/m, `{\n\tadmin 127.0.0.1:${await freePort()}`));
+  await writeFile(copy, (await readFile(caddyfile, 'utf8')).replace(/^\{$/m, `{\n\tadmin 127.0.0.1:${admin}`));
   const data = { HOME: dir, XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') };
   const env = { ...process.env, ...data };
   const { stderr } = await run(CADDY!, ['adapt', '--config', copy, '--adapter', 'caddyfile'], { env });

@@ -3,18 +3,32 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { until, type PollOptions } from './poll.js';
 
 /**
- * A port on 127.0.0.1 that nothing listens on now: the kernel's pick for port 0, released. For a peer
- * that cannot be told to pick one itself (nginx, a server started with a port of its own).
+ * `count` different ports on 127.0.0.1 that nothing listens on now: the kernel's picks for port 0, all held until
+ * the last is known, then released. For peers that cannot be told to pick one themselves (nginx, a server started
+ * with a port of its own). Asked for one at a time, the kernel may pick a port it has just released again: a
+ * rehearsal once got the same port for two simulators.
  */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<number>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => (server.listening ? server.close(resolve) : resolve(undefined)))));
+  }
+}
+
+/** One port on 127.0.0.1 that nothing listens on now (freePorts). */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const [port] = await freePorts(1);
+  return port!;
 }
 
 /** The same port, named for its use: one to connect to and be refused at once. */

@@ -8,7 +8,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { freePort, portAccepts } from './ports.js';
+import { freePorts, portAccepts } from './ports.js';
 import { tempDir } from './temp.js';
 import { assignedNames, processesUnder, runBash, setVariables, shBlockAfter, writeDepotkitShim, shimEnv, type ShellResult } from './readme.js';
 
@@ -55,9 +55,8 @@ export interface RunbookRun extends ShellResult {
 export async function rehearseRunbook(rehearsal: Rehearsal, runbook: string, work: string, portNames: string[], seconds: number): Promise<RunbookRun> {
   const block = await shBlockAfter(runbook, '## Rehearse it on one machine');
   expect(assignedNames(block).sort()).toEqual([...portNames, 'work'].sort());
-  const ports: Record<string, number> = {};
-  // One after the other: two ports asked for at once could be the same.
-  for (const name of portNames) ports[name] = await freePort();
+  const picked = await freePorts(portNames.length);
+  const ports = Object.fromEntries(portNames.map((name, i) => [name, picked[i]!]));
   const result = await rehearsal.run(setVariables(block, { work, ...ports }), seconds);
   expect(result.code, `the rehearsal stopped (exit ${result.code}):\n${result.stdout}\n${result.stderr}`).toBe(0);
   return { ...result, work, ports };
