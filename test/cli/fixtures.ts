@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { createCa, issueServerCert, writeCaDir, writeServerDir, type CaMaterial } from '../../src/cert/index.js';
 import { startDepotServer, type DepotServer } from '../../src/server/index.js';
-import { CLI } from '../helpers/cli.js';
-import { REPO_ROOT, tempDir } from '../helpers/temp.js';
+import { spawnCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 export const DEPOT_USER = 'depot';
 export const DEPOT_PASSWORD = 'Dep0t-cli-pw';
@@ -87,7 +86,7 @@ export const AS_NPX: NodeJS.ProcessEnv = { npm_lifecycle_event: 'npx', npm_lifec
  */
 export function runWithClosedStdout(args: string[], options: { cwd?: string } = {}): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd ?? REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli(args, { cwd: options.cwd });
     // Our end of the pipe closes at once: the CLI's first write meets EPIPE.
     child.stdout.destroy();
     let stderr = '';

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
+import { runCli, spawnCliJson, spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 
@@ -12,7 +11,7 @@ function start(
   args: string[],
   cwd?: string,
 ): { interrupt(): void; stderr(): string; done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnCli(args, { cwd });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

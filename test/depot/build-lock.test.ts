@@ -8,7 +8,7 @@ import { buildDepot } from '../../src/depot/build.js';
 import { makeDemoDepot } from '../../src/depot/demo.js';
 import { lockDepot, lockFileFor } from '../../src/depot/lock.js';
 import { stateFileFor } from '../../src/depot/place.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 import { buildText, outcome } from '../transfer/in-process.js';
 import { sha256, vendorLikeSource } from './helpers.js';
@@ -31,7 +31,7 @@ describe('one writer per depot: build and demo hold its lock', () => {
     const src = await vendorLikeSource(dir, 2 << 20);
     const out = join(dir, 'out');
     const args = ['depot', 'build', '--metadata', src.metadataDir, '--binaries', src.binariesDir, '--out', out];
-    const first = spawn(process.execPath, [CLI, ...args, '--json'], { stdio: 'ignore' });
+    const first = spawnCli([...args, '--json'], { output: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => first.on('exit', (_code, signal) => resolve(signal)));
 
     // Stopped once it holds the lock: whatever it does next, it holds it while the second build runs.

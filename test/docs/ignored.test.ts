@@ -4,13 +4,12 @@
  * scratch repository holding the checkout's .gitignore, git sees nothing new.
  * Its RSA keys, of the sizes `npm start` asks for, come from the suite's pool.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { CLI, runCli } from '../helpers/cli.js';
-import { pooledKeysEnv } from '../helpers/key-pool.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { REPO_ROOT, tempDir } from '../helpers/temp.js';
 
 const run = promisify(execFile);
@@ -25,7 +24,7 @@ afterAll(() => tmp?.cleanup());
 
 /** `depotkit start` serving on a free port until it says so, then stopped as Ctrl-C would. */
 async function startAndStop(cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd, env: { ...process.env, ...pooledKeysEnv() }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnCli(['start', '--port', '0'], { cwd });
   let stdout = '';
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));

@@ -1,5 +1,6 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessByStdio, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { pooledKeysEnv } from './key-pool.js';
 import { REPO_ROOT } from './temp.js';
 
@@ -11,17 +12,30 @@ export interface CliResult {
   stderr: string;
 }
 
+type Stdio = 'pipe' | 'ignore';
+type Stream<S extends Stdio, T> = S extends 'pipe' ? T : null;
+
 /**
- * Runs the built CLI (`npm test` builds first) as a user would, and collects its output. Every child takes the RSA keys
- * it generates from the suite's pool (pooledKeysEnv).
+ * The built CLI (`npm test` builds first) as a child process, taking the RSA keys it generates from the suite's pool
+ * (pooledKeysEnv), in `cwd` (the checkout by default): stdin ignored and its output piped unless told otherwise. For
+ * a test that drives it by hand (a signal, a closed pipe, a kill mid-run); runCli and spawnCliJson start theirs here.
  */
+export function spawnCli<In extends Stdio = 'ignore', Out extends Stdio = 'pipe'>(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: In; output?: Out } = {},
+): ChildProcessByStdio<Stream<In, Writable>, Stream<Out, Readable>, Stream<Out, Readable>> {
+  const output = options.output ?? 'pipe';
+  return spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: { ...process.env, ...pooledKeysEnv(), ...options.env },
+    stdio: [options.stdin ?? 'ignore', output, output],
+  }) as ChildProcessByStdio<Stream<In, Writable>, Stream<Out, Readable>, Stream<Out, Readable>>;
+}
+
+/** Runs the built CLI as a user would (spawnCli), `input` on its stdin, and collects its output. */
 export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, ...pooledKeysEnv(), ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawnCli(args, { cwd: options.cwd, env: options.env, stdin: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -46,11 +60,7 @@ export interface CliChild<T> {
  * resolves once its stdout holds a whole JSON value; rejects if it exits first.
  */
 export function spawnCliJson<T>(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliChild<T>> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: options.cwd ?? REPO_ROOT,
-    env: { ...process.env, ...pooledKeysEnv(), ...options.env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawnCli(args, { cwd: options.cwd, env: options.env, stdin: 'pipe' });
   let out = '';
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));

@@ -54,7 +54,7 @@ export function pooledKeyPem(bits: number): string {
  * as the tests' own library calls do (test/setup/keys.ts): real keys of the size asked for, not generated anew in each
  * child. The CLI's bundle holds no useKeySource, so the module Node loads first (`--import`, written by
  * test/setup/key-pool.ts) answers node:crypto's generateKeyPair for RSA PEM keys of a pooled size; keys taken one after
- * another differ across the children too. runCli and spawnCliJson give it to every child.
+ * another differ across the children too. spawnCli (and runCli, spawnCliJson through it) gives it to every child.
  */
 export function pooledKeysEnv(): NodeJS.ProcessEnv {
   return { NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${pathToFileURL(inject('keyPreload')).href}`].filter(Boolean).join(' ') };

@@ -12,7 +12,7 @@ import { depotLine, statusLines, trustLine } from '../../src/cli/installer-outpu
 import { checkDepotSpec, leafTrustWarnings } from '../../src/installer/index.js';
 import { DepotkitError, EXIT } from '../../src/util/errors.js';
 import type { InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { CLI, runCli, spawnCliJson } from '../helpers/cli.js';
+import { CLI, runCli, spawnCliJson, spawnCli } from '../helpers/cli.js';
 import { runMain } from '../cli/in-process.js';
 import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
@@ -374,9 +374,7 @@ describe('depotkit installer', () => {
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     try {
       const url = `https://127.0.0.1:${(slow.address() as AddressInfo).port}`;
-      const child = spawn(process.execPath, [CLI, 'installer', 'status', '--installer', url, '--password-file', files.password, '--insecure'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawnCli(['installer', 'status', '--installer', url, '--password-file', files.password, '--insecure']);
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
       await until(() => seen.length > 0, 'the log-in request');
       child.kill('SIGINT');

@@ -8,7 +8,7 @@ import { INSTALLER_API, type ExportTarget } from '../../src/constants.js';
 import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { moveDepotCa, type CaMoveOptions, type CaMoveReport } from '../../src/procedures/index.js';
 import { startInstallerSimulator, type InstallerSimulator } from '../../src/simulators/installer/index.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { CLI, runCli, spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/poll.js';
 import { PASSWORD, USER } from '../installer/helpers.js';
@@ -209,10 +209,7 @@ describe('depotkit depot move-ca: where the move stops', () => {
 
     it("revokes the consumers' sessions the move holds, keeps its state for a re-run and exits 130", async () => {
       const url = `https://127.0.0.1:${(consumer.address() as AddressInfo).port}`;
-      const child = spawn(process.execPath, [CLI, ...(await moveArgs('stopped', url)), '--reload-command', 'true'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, ...env },
-      });
+      const child = spawnCli([...(await moveArgs('stopped', url)), '--reload-command', 'true'], { env });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -235,10 +232,7 @@ describe('depotkit depot move-ca: where the move stops', () => {
       seen.length = 0;
       slowLogIn = true;
       const url = `https://127.0.0.1:${(consumer.address() as AddressInfo).port}`;
-      const child = spawn(process.execPath, [CLI, ...(await moveArgs('log-in', url)), '--reload-command', 'true'], {
-        stdio: ['ignore', 'ignore', 'ignore'],
-        env: { ...process.env, ...env },
-      });
+      const child = spawnCli([...(await moveArgs('log-in', url)), '--reload-command', 'true'], { env, output: 'ignore' });
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
       await until(() => seen.length > 0, 'the log-in request', { timeoutMs: 60_000 });
       child.kill('SIGTERM');

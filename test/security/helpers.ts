@@ -8,6 +8,7 @@ import { formatBuildReport } from '../../src/cli/depot.js';
 import { printLines } from '../../src/cli/output.js';
 import { buildDepot, type BuildOptions } from '../../src/depot/build.js';
 import { CLI, type CliResult } from '../helpers/cli.js';
+import { pooledKeysEnv } from '../helpers/key-pool.js';
 import { printed, shownError } from '../helpers/output.js';
 import { REPO_ROOT } from '../helpers/temp.js';
 
@@ -109,7 +110,11 @@ export function runCliOnTmpfs(mountPoint: string, size: string, args: string[], 
     .filter(Boolean)
     .join('\n');
   return new Promise((resolve, reject) => {
-    const child = spawn('unshare', ['-rm', 'sh', '-c', script], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    const child = spawn('unshare', ['-rm', 'sh', '-c', script], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...pooledKeysEnv() },
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let tree = '';

@@ -5,12 +5,12 @@
  * has forked by then) the moment its port accepts a connection, and looks at
  * what became of it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPOT_PATHS } from '../../src/constants.js';
-import { CLI } from '../helpers/cli.js';
+import { spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { fetchRaw, writeTree } from './helpers.js';
 import { ended, freePort, untilAccepting } from '../helpers/ports.js';
@@ -66,10 +66,7 @@ interface Started {
 /** Starts `depotkit <args> --port <free> --json`, without waiting for anything. */
 async function start(args: string[], env?: NodeJS.ProcessEnv): Promise<Started> {
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, ...args, '--port', String(port), '--json'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
+  const child = spawnCli([...args, '--port', String(port), '--json'], { env });
   children.push(child);
   let out = '';
   let err = '';

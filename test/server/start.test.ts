@@ -1,9 +1,9 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
+import { spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const run = promisify(execFile);
@@ -15,7 +15,7 @@ describe('npm start (depotkit start)', () => {
   it('makes the demo depot and PKI, serves it over HTTPS with Basic auth, and prints a curl line that works', async () => {
     const t = await tempDir();
     cleanup = t.cleanup;
-    const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd: t.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli(['start', '--port', '0'], { cwd: t.dir });
     let out = '';
     let err = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
@@ -48,7 +48,7 @@ describe('npm start (depotkit start)', () => {
     try {
       // Before it listened for the signal ahead of that line, most such runs died of the SIGINT itself.
       for (let round = 0; round < 4; round++) {
-        const child = spawn(process.execPath, [CLI, 'start', '--port', '0'], { cwd: t.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawnCli(['start', '--port', '0'], { cwd: t.dir });
         let out = '';
         let err = '';
         child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));

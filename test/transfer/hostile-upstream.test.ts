@@ -11,7 +11,7 @@ import { createCa, issueServerCert } from '../../src/cert/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport } from '../../src/transfer/mirror.js';
 import { formatSeal, sealCode } from '../../src/transfer/seal.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { CLI, runCli, spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { manyTinyBinaries } from './generated.js';
 import { demo, readCatalog, sha256 } from './helpers.js';
@@ -294,7 +294,7 @@ describe('depot mirror: one writer per depot, and a seal carried apart', () => {
     );
     const out = fresh('locked');
     try {
-      const first = spawn(process.execPath, [CLI, 'depot', 'mirror', server.url, '--out', out, '--ca', caFile, '--json'], { stdio: 'ignore' });
+      const first = spawnCli(['depot', 'mirror', server.url, '--out', out, '--ca', caFile, '--json'], { output: 'ignore' });
       const exited = new Promise((r) => first.on('exit', r));
       // The partial file exists once its download has started, with the lock held.
       const partial = partialPathFor(out, stalled);

@@ -1,9 +1,6 @@
-import { spawn } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +10,9 @@ import { startDepotServer } from '../../src/server/index.js';
 import { partialPathFor } from '../../src/transfer/mirror.js';
 import type { MirrorReport, UpgradeMetadataSource } from '../../src/transfer/mirror.js';
 import { pruneDepot } from '../../src/transfer/prune.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { useTempDir } from '../helpers/temp.js';
 import { NGINX, startNginx } from '../helpers/nginx.js';
 import { writeUpgradeMetadata } from '../depot/helpers.js';
@@ -197,7 +196,7 @@ describe('depot mirror', () => {
     const out = fresh('killed');
     const partial = partialPathFor(out, stalled);
     const state = join(out, '.depotkit', 'verified.json');
-    const child = spawn(process.execPath, [CLI, ...mirrorArgs(`https://localhost:${port}`, out), '--json'], { stdio: 'ignore' });
+    const child = spawnCli([...mirrorArgs(`https://localhost:${port}`, out), '--json'], { output: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     const remembered = async () => Object.keys(JSON.parse(await readFile(state, 'utf8').catch(() => '{}')) as object);
     const halfway = async () => {

@@ -1,12 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { PackFile, PackManifest } from '../../src/transfer/format.js';
 import { type UnpackReport, unpackDepot } from '../../src/transfer/unpack.js';
-import { CLI } from '../helpers/cli.js';
-import { REPO_ROOT } from '../helpers/temp.js';
+import { spawnCli } from '../helpers/cli.js';
 import { sha256 } from './helpers.js';
 
 /**
@@ -70,7 +69,7 @@ export function stopLeftovers(): void {
 /** Runs the built CLI as runCli does, keeping the child so that stopLeftovers can end it. */
 function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnCli(args);
     running.add(child);
     let stdout = '';
     let stderr = '';

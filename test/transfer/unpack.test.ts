@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, readFile, readdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import { DEPOT_PATHS, TEMP_PREFIX } from '../../src/constants.js';
 import type { PackManifest } from '../../src/transfer/format.js';
 import { pruneDepot } from '../../src/transfer/prune.js';
 import type { UnpackReport } from '../../src/transfer/unpack.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { demo, demoFixture, flipByte, identities, nextRelease, treeOf } from './helpers.js';
 import { packIn, unpackIn as unpack, unpackText } from './in-process.js';
 import { until } from '../helpers/poll.js';
@@ -131,7 +130,7 @@ describe('depot unpack', () => {
     const files = (JSON.parse(await readFile(join(bigPack, 'depot-pack.json'), 'utf8')) as PackManifest).files;
     const out = fx.fresh('killed');
     const state = join(out, '.depotkit', 'verified.json');
-    const child = spawn(process.execPath, [CLI, 'depot', 'unpack', bigPack, '--out', out, '--json'], { stdio: 'ignore' });
+    const child = spawnCli(['depot', 'unpack', bigPack, '--out', out, '--json'], { output: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     // Kill as soon as the first file is remembered as verified.
     const oneVerified = async () => existsSync(state) && Object.keys(JSON.parse(await readFile(state, 'utf8').catch(() => '{}')) as object).length > 0;
