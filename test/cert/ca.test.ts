@@ -3,7 +3,7 @@ import { createPrivateKey } from 'node:crypto';
 import { readFile, stat, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CA_CERT_FILE,
   CA_KEY_FILE,
@@ -18,8 +18,7 @@ import {
 } from '../../src/cert/index.js';
 import { customCa } from '../helpers/certs.js';
 import { useKeySource } from '../../src/cert/keys.js';
-import { lastingKeys, pooledKeys, pooledKeysEnv } from '../helpers/key-pool.js';
-import { KEY_POOL_LASTING } from '../setup/key-pool.js';
+import { lastingKeyPems, lastingKeys, pooledKeys, pooledKeysEnv } from '../helpers/key-pool.js';
 import { poolSource } from '../setup/keys.js';
 import { tempDir } from '../helpers/temp.js';
 import { extensionText, openssl, x509Text } from './openssl.js';
@@ -115,9 +114,9 @@ describe('createCa', () => {
       process.stdout.write(JSON.stringify(keys));`;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ...pooledKeysEnv() } });
     const taken = JSON.parse(stdout) as string[];
-    const pool2048 = (JSON.parse(await readFile(inject('keyPool'), 'utf8')) as Record<string, string[]>)['2048']!;
-    const kept = pool2048.slice(pool2048.length - KEY_POOL_LASTING['2048']!);
-    expect(taken.every((k) => pool2048.includes(k))).toBe(true);
+    const kept = lastingKeyPems(2048);
+    expect(kept).toHaveLength(6);
+    expect(taken.every((k) => pooledKeys().includes(k))).toBe(true);
     expect(taken.filter((k) => kept.includes(k))).toEqual([]);
   });
 });

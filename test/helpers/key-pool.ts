@@ -22,29 +22,36 @@ const lastingTaken = new Map<number, number>();
 
 /**
  * Runs `make` with keys the round robin (this process's and the CLI children's) never hands out, at most
- * KEY_POOL_LASTING of a size for the process's whole life: for a certificate a helper keeps while the worker lives. Were its key handed out again, a later
- * certificate of the same name (two self-signed `CN=127.0.0.1`, say) would carry the same key id, and OpenSSL, looking
- * the trust anchor up by name and key id, could take the one for the other: a flaky DEPTH_ZERO_SELF_SIGNED_CERT.
+ * KEY_POOL_LASTING of a size for the process's whole life: for a certificate a helper keeps while the worker
+ * lives. Were its key handed out again, a later certificate of the same name (two self-signed `CN=127.0.0.1`, say)
+ * would carry the same key id, and OpenSSL, looking the trust anchor up by name and key id, could take the one for
+ * the other: a flaky DEPTH_ZERO_SELF_SIGNED_CERT.
  */
 export function lastingKeys<T>(make: () => Promise<T>): Promise<T> {
   return lasting.run(true, make);
 }
 
+/** The pool's keys of `bits` kept out of the round robin for lastingKeys: its last KEY_POOL_LASTING. */
+export function lastingKeyPems(bits: number): string[] {
+  const keys = loaded()[String(bits)] ?? [];
+  return keys.slice(keys.length - (KEY_POOL_LASTING[String(bits)] ?? 0));
+}
+
 /**
  * The next of the suite's pre-generated RSA keys of `bits` (test/setup/key-pool.ts), as PKCS#8 PEM: round robin, so
- * the keys a test takes one after another differ; inside lastingKeys, one of the keys kept out of the round robin.
+ * the keys a test takes one after another differ; inside lastingKeys, the next of lastingKeyPems instead.
  */
 export function pooledKeyPem(bits: number): string {
   const keys = loaded()[String(bits)];
   if (!keys?.length) throw new Error(`the test key pool holds no ${bits}-bit keys`);
-  const reserved = KEY_POOL_LASTING[String(bits)] ?? 0;
+  const kept = lastingKeyPems(bits);
   if (lasting.getStore()) {
     const taken = lastingTaken.get(bits) ?? 0;
-    if (taken >= reserved) throw new Error(`the test key pool keeps ${reserved} ${bits}-bit keys for lasting certificates, all taken`);
+    if (taken >= kept.length) throw new Error(`the test key pool keeps ${kept.length} ${bits}-bit keys for lasting certificates, all taken`);
     lastingTaken.set(bits, taken + 1);
-    return keys[keys.length - 1 - taken]!;
+    return kept[taken]!;
   }
-  const next = ((handedOut.get(bits) ?? -1) + 1) % (keys.length - reserved);
+  const next = ((handedOut.get(bits) ?? -1) + 1) % (keys.length - kept.length);
   handedOut.set(bits, next);
   return keys[next]!;
 }
